@@ -1,0 +1,75 @@
+package history
+
+import "fmt"
+
+// Error is an input error that names where it happened and which field is
+// wrong, like io/fs.PathError.
+type Error struct {
+	Pos   Pos
+	ID    string
+	Field string
+	Err   error
+}
+
+func (e *Error) Error() string {
+	where := e.Pos.String()
+	if e.ID != "" {
+		where += " (txn " + e.ID + ")"
+	}
+	if e.Field != "" {
+		return fmt.Sprintf("%s: field %s: %v", where, e.Field, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", where, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Validate checks what every checker relies on: unique ids, end >= start,
+// and each key used either as a register or as a list, never both. It
+// returns the first problem found, naming its position and field.
+func (h *History) Validate() error {
+	seen := make(map[string]int, len(h.Txns))
+	kind := make(map[Key]bool) // true = list key
+	kindAt := make(map[Key]int)
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		if j, dup := seen[t.ID]; dup {
+			return &Error{Pos: t.Pos, ID: t.ID, Field: "id", Err: fmt.Errorf("duplicate id (first at %s)", h.Txns[j].Pos)}
+		}
+		seen[t.ID] = i
+		if t.HasTime && t.End < t.Start {
+			return &Error{Pos: t.Pos, ID: t.ID, Field: "end", Err: fmt.Errorf("end %d is before start %d", t.End, t.Start)}
+		}
+		for _, op := range t.Ops {
+			var list, decided bool
+			switch {
+			case op.Kind == Append || (op.Kind == Read && op.IsList):
+				list, decided = true, true
+			case op.Kind == Write:
+				list, decided = false, true
+			}
+			if !decided {
+				continue
+			}
+			if prev, ok := kind[op.Key]; ok && prev != list {
+				return &Error{Pos: t.Pos, ID: t.ID, Field: "ops", Err: fmt.Errorf("key %s is used as a list and as a register (see txn %s)", op.Key, h.Txns[kindAt[op.Key]].ID)}
+			}
+			kind[op.Key] = list
+			kindAt[op.Key] = i
+		}
+	}
+	return nil
+}
+
+// ListKeys returns the keys used as lists (appended to or read as a list).
+func (h *History) ListKeys() map[Key]bool {
+	keys := make(map[Key]bool)
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind == Append || (op.Kind == Read && op.IsList) {
+				keys[op.Key] = true
+			}
+		}
+	}
+	return keys
+}
