@@ -68,3 +68,15 @@ func TestPrecedesWidensBySkewAndUnknownNeverEnds(t *testing.T) {
 		t.Error("unknown with horizon 10 ends at 20")
 	}
 }
+
+func TestPrecedesPointTransactionsAtOneInstantAreConcurrent(t *testing.T) {
+	h, _ := ParseCompact("A[5,5] w x1 · B[5,5] w x2 · C[0,5] w x3 · D[5,9] w x4")
+	o := DefaultOptions()
+	a, b, c, d := &h.Txns[0], &h.Txns[1], &h.Txns[2], &h.Txns[3]
+	if o.Precedes(a, b) || o.Precedes(b, a) {
+		t.Error("A and B coincide: concurrent")
+	}
+	if !o.Precedes(c, a) || !o.Precedes(a, d) || !o.Precedes(c, d) {
+		t.Error("ties with e_i = s_j order i first")
+	}
+}

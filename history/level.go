@@ -128,16 +128,22 @@ func (o *Options) EffectiveEnd(t *Txn) int64 {
 }
 
 // Precedes reports whether a precedes b in real time under o (both must
-// have timestamps): effEnd(a)+Δ <= start(b)-Δ, and a != b. Saturating
-// arithmetic keeps +∞ ends from wrapping.
+// have timestamps): effEnd(a)+Δ <= start(b)-Δ, and a != b. The one case in
+// which that holds both ways, two zero-length transactions at the same
+// instant with Δ = 0, counts as concurrent: "finished before began" cannot
+// order two points that coincide. Every checker and oracle uses this
+// function, so they agree on that corner.
 func (o *Options) Precedes(a, b *Txn) bool {
 	if a == b {
 		return false
 	}
+	return o.precedes(a, b) && !o.precedes(b, a)
+}
+
+func (o *Options) precedes(a, b *Txn) bool {
 	ea := o.EffectiveEnd(a)
 	if ea == math.MaxInt64 {
 		return false
 	}
-	// ea + 2Δ <= sb, computed without overflow.
 	return ea <= b.Start-2*o.Skew
 }
