@@ -1,6 +1,7 @@
 package history
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -211,7 +212,8 @@ func (t *Txn) Compact() string {
 }
 
 func unquote(v Value) string {
-	if s, err := strconv.Unquote(string(v)); err == nil {
+	var s string
+	if len(v) > 0 && v[0] == '"' && json.Unmarshal([]byte(v), &s) == nil {
 		return s
 	}
 	return string(v)

@@ -1,6 +1,9 @@
 package history
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 func TestParseCompactNotation(t *testing.T) {
 	h, err := ParseCompact("W[0,100] w x1, w y7 · T[10,20] r x1 (session c) · U[30,40] w x2 (unknown, session c)\nL r l [1 2 3], append l 4, r x null")
@@ -78,5 +81,27 @@ func TestPrecedesPointTransactionsAtOneInstantAreConcurrent(t *testing.T) {
 	}
 	if !o.Precedes(c, a) || !o.Precedes(a, d) || !o.Precedes(c, d) {
 		t.Error("ties with e_i = s_j order i first")
+	}
+}
+
+func TestStringValueIsJSON(t *testing.T) {
+	for _, s := range []string{"a", "1", "", "q\"\\", "\x01\n\t", "é", "\xff"} {
+		v := StringValue(s)
+		var back string
+		if err := json.Unmarshal([]byte(v), &back); err != nil {
+			t.Fatalf("%q: %s is not JSON: %v", s, v, err)
+		}
+		want, _ := json.Marshal(s)
+		if s != "\xff" && back != s {
+			t.Errorf("%q round-trips to %q", s, back)
+		}
+		var wantS string
+		json.Unmarshal(want, &wantS)
+		if back != wantS {
+			t.Errorf("%q: decodes to %q, encoding/json to %q", s, back, wantS)
+		}
+	}
+	if StringValue("1") == IntValue(1) {
+		t.Error(`"1" and 1 must differ`)
 	}
 }

@@ -14,6 +14,7 @@ package history
 import (
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Status is the outcome of a transaction as the client learned it.
@@ -92,8 +93,47 @@ const Null Value = "null"
 // IntValue is the canonical text of an integer.
 func IntValue(i int64) Value { return Value(strconv.FormatInt(i, 10)) }
 
-// StringValue is the canonical text of a string datum.
-func StringValue(s string) Value { return Value(strconv.Quote(s)) }
+// StringValue is the canonical text of a string datum: its JSON encoding
+// (no HTML escaping), so that a Value is always valid JSON and two
+// spellings of one string ("\u0041", "A") become one value.
+func StringValue(s string) Value { return Value(AppendJSONString(nil, s)) }
+
+// AppendJSONString appends s as a JSON string literal, escaping only what
+// JSON requires (quote, backslash, control characters) and replacing
+// invalid UTF-8 with U+FFFD, as encoding/json does.
+func AppendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, "\\ufffd"...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}
 
 // Op is one micro-operation.
 type Op struct {
