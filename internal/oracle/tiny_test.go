@@ -1,0 +1,88 @@
+package oracle
+
+import (
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// tinyCount is the number of generated histories per randomized test:
+// ORACLE_TINY=N overrides it (e.g. ORACLE_TINY=200000 for a long run).
+func tinyCount(t *testing.T, def int) int {
+	if s := os.Getenv("ORACLE_TINY"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("ORACLE_TINY=%q: %v", s, err)
+		}
+		return n
+	}
+	if testing.Short() || raceEnabled {
+		return def / 10
+	}
+	return def
+}
+
+// tinyOptions are the option sets every randomized test runs: each level,
+// Δ = 0 and Δ > 0.
+func tinyOptions() []history.Options {
+	var out []history.Options
+	for _, l := range []history.Level{history.Serializable, history.StrongSessionSerializable, history.StrictSerializable} {
+		for _, skew := range []int64{0, 3} {
+			o := history.DefaultOptions()
+			o.Level, o.Skew = l, skew
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// TestTinyMix reports the generator's mix per level and Δ and holds it to
+// EXACTNESS.md §4: at least 30% valid and 30% invalid needing search.
+func TestTinyMix(t *testing.T) {
+	n := tinyCount(t, 10000)
+	rng := rand.New(rand.NewPCG(1, 2))
+	cfg := DefaultTinyConfig()
+	hs := make([]*history.History, n)
+	for i := range hs {
+		hs[i] = RandomTiny(rng, cfg)
+	}
+	began := time.Now()
+	for _, o := range tinyOptions() {
+		var valid, search int
+		for _, h := range hs {
+			v, s := Classify(h, o)
+			if v {
+				valid++
+			}
+			if s {
+				search++
+			}
+		}
+		pv, ps := 100*valid/n, 100*search/n
+		t.Logf("%-28s Δ=%d: %5d histories, valid %2d%%, invalid needing search %2d%%, invalid on its face %2d%%",
+			o.Level, o.Skew, n, pv, ps, 100-pv-ps)
+		if pv < 30 || ps < 30 {
+			t.Errorf("%s Δ=%d: mix valid %d%%, needs search %d%%; want both >= 30%%", o.Level, o.Skew, pv, ps)
+		}
+	}
+	t.Logf("%d checks in %v", n*len(tinyOptions()), time.Since(began))
+}
+
+// TestTinyValidInput: the generator's histories are input every checker
+// accepts.
+func TestTinyValidInput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range tinyCount(t, 5000) {
+		h := RandomTiny(rng, DefaultTinyConfig())
+		if err := h.Validate(); err != nil {
+			t.Fatalf("%v\n%s", err, compactOf(h))
+		}
+		if _, _, err := Check(h, history.Options{Level: history.StrictSerializable, InDoubt: history.NoInDoubt}); err != nil {
+			t.Fatalf("%v\n%s", err, compactOf(h))
+		}
+	}
+}
