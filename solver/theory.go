@@ -1,0 +1,598 @@
+package solver
+
+import "slices"
+
+// edge is a theory edge from -> to. It is present when all of its
+// literals are true: a base edge has none (a == litUndef), a single edge
+// one (b == litUndef), a conjunction edge two (doc.go, "Theory").
+type edge struct {
+	from, to Node
+	a, b     Lit
+	// at is the trail index of the literal whose processing made the edge
+	// present, -1 for base edges; meaningful only while present.
+	at      int32
+	present bool
+	dead    bool // removed with a node or a retired variable
+}
+
+func (e *edge) isBase() bool { return e.a == litUndef }
+
+// theory is the acyclicity theory: the edges, the subgraph of present
+// edges with a Pearce–Kelly topological order over it, and the trail
+// cursor that feeds it.
+type theory struct {
+	edges   []edge
+	edgesOf [][]int32 // per literal: edges that literal helps make present
+	out, in [][]int32 // per node: present edges, in activation order
+	cand    [][]int32 // per node: non-base edges leaving it, present or not
+	candIn  [][]int32 // per node: non-base edges entering it
+	ord     []int32   // ord[u]: u's position in the topological order
+	pos     []Node    // pos[i]: the node at position i (inverse of ord)
+	removed []bool    // removed node ids (pending or free)
+	free    []Node    // removed and purged: NewNode may reuse them
+	// pendingNodes are removed but their dead edges may still sit in the
+	// edge table; they become free at the next Compact.
+	pendingNodes []Node
+	dead         int // dead edges in the table
+
+	active []int32 // present literal edges in activation order (a stack)
+	head   int     // next trail index to feed to the theory
+	nCand  int     // live non-base edges; 0 skips theory propagation
+
+	baseSet     map[[2]Node]struct{}
+	oracle      ReachOracle
+	oracleOrder []Node
+
+	// Search scratch, stamped so that no clearing is needed.
+	fmark, bmark []uint32
+	fgen, bgen   uint32
+	stack        []Node
+	deltaF       []Node
+	deltaB       []Node
+	ords         []int32
+	parent       []int32 // parent edge during path searches
+	dist         []int32
+	q0, q1       []Node
+	confl        []Lit
+	expl         []Lit
+	propagated   bool
+}
+
+func (t *theory) init() { t.baseSet = map[[2]Node]struct{}{} }
+
+func (t *theory) growLits(n int) {
+	for len(t.edgesOf) < n {
+		t.edgesOf = append(t.edgesOf, nil)
+	}
+}
+
+// NewNode adds a node to the theory, recycling a removed id when one is
+// free. A new node goes last in the topological order.
+func (s *Solver) NewNode() Node {
+	t := &s.th
+	if len(t.free) == 0 && len(t.pendingNodes) >= 64 && len(t.pendingNodes)*8 >= len(t.ord) {
+		s.Compact()
+	}
+	if n := len(t.free); n > 0 {
+		u := t.free[n-1]
+		t.free = t.free[:n-1]
+		t.removed[u] = false
+		return u
+	}
+	u := Node(len(t.ord))
+	t.ord = append(t.ord, int32(len(t.pos)))
+	t.pos = append(t.pos, u)
+	t.out = append(t.out, nil)
+	t.in = append(t.in, nil)
+	t.cand = append(t.cand, nil)
+	t.candIn = append(t.candIn, nil)
+	t.removed = append(t.removed, false)
+	t.fmark = append(t.fmark, 0)
+	t.bmark = append(t.bmark, 0)
+	t.parent = append(t.parent, -1)
+	t.dist = append(t.dist, 0)
+	return u
+}
+
+// NumNodes returns the number of node ids in use, removed ones included.
+func (s *Solver) NumNodes() int { return len(s.th.ord) }
+
+// SetBaseOracle adds reachability that holds in every model without
+// explicit edges. The solver consults it when an edge is inserted and
+// checks the complete graph against it before answering Sat.
+func (s *Solver) SetBaseOracle(o ReachOracle) {
+	s.cancelUntil(0)
+	s.th.oracle = o
+}
+
+// AddBaseEdge adds an edge present in every model. It returns false if the
+// edge closes a cycle with base edges and edges true at level 0.
+func (s *Solver) AddBaseEdge(from, to Node) bool {
+	if !s.ok {
+		return false
+	}
+	s.cancelUntil(0)
+	s.hasModel = false
+	if s.propagate() != nil {
+		s.ok = false
+		return false
+	}
+	t := &s.th
+	if from == to || (t.oracle != nil && t.oracle.Reaches(to, from)) {
+		s.ok = false
+		return false
+	}
+	key := [2]Node{from, to}
+	if _, dup := t.baseSet[key]; dup {
+		return true
+	}
+	t.baseSet[key] = struct{}{}
+	t.edges = append(t.edges, edge{from: from, to: to, a: litUndef, b: litUndef, at: -1})
+	e := int32(len(t.edges) - 1)
+	if !t.insert(s, e) {
+		s.ok = false
+		return false
+	}
+	t.edges[e].present = true
+	t.link(e)
+	t.propagateFrom(s, e)
+	if s.propagate() != nil {
+		s.ok = false
+	}
+	return s.ok
+}
+
+// AddEdge attaches edge from -> to to literal p: the edge is present
+// exactly when p is true.
+func (s *Solver) AddEdge(p Lit, from, to Node) {
+	s.addEdge(p, litUndef, from, to)
+}
+
+// AddEdge2 attaches an edge that is present exactly when p and q are both
+// true.
+func (s *Solver) AddEdge2(p, q Lit, from, to Node) {
+	s.addEdge(p, q, from, to)
+}
+
+func (s *Solver) addEdge(p, q Lit, from, to Node) {
+	if !s.ok {
+		return
+	}
+	s.cancelUntil(0)
+	s.hasModel = false
+	if s.retired[p.Var()] || (q != litUndef && s.retired[q.Var()]) {
+		panic("solver: edge on a retired variable")
+	}
+	// Normalize: literals fixed true at level 0 drop out, fixed false or
+	// complementary literals make the edge impossible.
+	if q == p {
+		q = litUndef
+	}
+	if q != litUndef && (q == p.Not() || s.val[p] < 0 || s.val[q] < 0) {
+		return
+	}
+	if q != litUndef && s.val[q] > 0 {
+		q = litUndef
+	} else if q != litUndef && s.val[p] > 0 {
+		p, q = q, litUndef
+	}
+	if from == to {
+		if q == litUndef {
+			s.AddClause(p.Not())
+		} else {
+			s.AddClause(p.Not(), q.Not())
+		}
+		return
+	}
+	if s.val[p] < 0 {
+		return
+	}
+	t := &s.th
+	t.edges = append(t.edges, edge{from: from, to: to, a: p, b: q, at: -1})
+	e := int32(len(t.edges) - 1)
+	t.edgesOf[p] = append(t.edgesOf[p], e)
+	if q != litUndef {
+		t.edgesOf[q] = append(t.edgesOf[q], e)
+	}
+	t.cand[from] = append(t.cand[from], e)
+	t.candIn[to] = append(t.candIn[to], e)
+	t.nCand++
+	if s.propagate() != nil {
+		s.ok = false
+		return
+	}
+	if s.val[p] > 0 && q == litUndef {
+		// p was fed to the theory before this edge existed.
+		if !t.insert(s, e) {
+			s.ok = false
+			return
+		}
+		t.activate(s, e, s.trailPos[p.Var()])
+		t.propagateFrom(s, e)
+		if s.propagate() != nil {
+			s.ok = false
+		}
+	}
+}
+
+// link puts present edge e into the adjacency lists.
+func (t *theory) link(e int32) {
+	ed := &t.edges[e]
+	t.out[ed.from] = append(t.out[ed.from], e)
+	t.in[ed.to] = append(t.in[ed.to], e)
+}
+
+func (t *theory) activate(s *Solver, e int32, at int32) {
+	ed := &t.edges[e]
+	ed.present = true
+	ed.at = at
+	t.link(e)
+	t.active = append(t.active, e)
+	s.stats.EdgeInsertions++
+}
+
+// backtrack removes the edges made present at trail index lim or later
+// (invariant T2: the present set is a function of the trail prefix that
+// the theory has seen). The topological order is kept: it stays valid for
+// any subgraph.
+func (t *theory) backtrack(s *Solver, lim int) {
+	for n := len(t.active); n > 0; n-- {
+		e := t.active[n-1]
+		ed := &t.edges[e]
+		if int(ed.at) < lim {
+			break
+		}
+		ed.present = false
+		o := t.out[ed.from]
+		if o[len(o)-1] != e {
+			panic("solver: theory adjacency is not LIFO")
+		}
+		t.out[ed.from] = o[:len(o)-1]
+		i := t.in[ed.to]
+		t.in[ed.to] = i[:len(i)-1]
+		t.active = t.active[:n-1]
+	}
+	t.head = min(t.head, lim)
+}
+
+// propagate feeds the trail to the theory from t.head. It stops early when
+// it implied literals (so that cheap unit propagation runs first) and
+// returns a conflict clause when an edge closes a cycle.
+func (t *theory) propagate(s *Solver) []Lit {
+	t.propagated = false
+	for t.head < len(s.trail) && !t.propagated {
+		k := t.head
+		p := s.trail[k]
+		for _, e := range t.edgesOf[p] {
+			ed := &t.edges[e]
+			if ed.dead || ed.present {
+				continue
+			}
+			if ed.b != litUndef {
+				other := ed.a
+				if other == p {
+					other = ed.b
+				}
+				if s.val[other] <= 0 || int(s.trailPos[other.Var()]) > k {
+					continue // the later of the two literals activates it
+				}
+			}
+			if !t.insert(s, e) {
+				s.stats.TheoryConflicts++
+				return t.confl
+			}
+			t.activate(s, e, int32(k))
+			t.propagateFrom(s, e)
+		}
+		t.head++
+	}
+	return nil
+}
+
+// insert checks that edge e (not yet present) keeps the present graph
+// acyclic and updates the order (Pearce–Kelly). On a cycle it leaves the
+// order untouched, fills t.confl and returns false.
+func (t *theory) insert(s *Solver, e int32) bool {
+	ed := &t.edges[e]
+	u, v := ed.from, ed.to
+	if t.oracle != nil && t.oracle.Reaches(v, u) {
+		t.confl = t.appendNeg(s, t.confl[:0], e)
+		return false
+	}
+	lb, ub := t.ord[v], t.ord[u]
+	if ub < lb {
+		return true
+	}
+	// Forward from v among nodes ordered at most ub: reaching u is a cycle.
+	t.fgen++
+	t.deltaF = t.deltaF[:0]
+	t.stack = append(t.stack[:0], v)
+	t.fmark[v] = t.fgen
+	for len(t.stack) > 0 {
+		x := t.stack[len(t.stack)-1]
+		t.stack = t.stack[:len(t.stack)-1]
+		t.deltaF = append(t.deltaF, x)
+		for _, f := range t.out[x] {
+			y := t.edges[f].to
+			if y == u {
+				t.cycleClause(s, e)
+				return false
+			}
+			if t.fmark[y] != t.fgen && t.ord[y] < ub {
+				t.fmark[y] = t.fgen
+				t.stack = append(t.stack, y)
+			}
+		}
+	}
+	// Backward from u among nodes ordered above lb.
+	t.bgen++
+	t.deltaB = t.deltaB[:0]
+	t.stack = append(t.stack[:0], u)
+	t.bmark[u] = t.bgen
+	for len(t.stack) > 0 {
+		x := t.stack[len(t.stack)-1]
+		t.stack = t.stack[:len(t.stack)-1]
+		t.deltaB = append(t.deltaB, x)
+		for _, f := range t.in[x] {
+			y := t.edges[f].from
+			if t.bmark[y] != t.bgen && t.ord[y] > lb {
+				t.bmark[y] = t.bgen
+				t.stack = append(t.stack, y)
+			}
+		}
+	}
+	// Reorder: the ancestors of u take the lowest of the freed positions,
+	// the descendants of v the highest, each group keeping its order.
+	byOrd := func(a, b Node) int { return int(t.ord[a] - t.ord[b]) }
+	slices.SortFunc(t.deltaB, byOrd)
+	slices.SortFunc(t.deltaF, byOrd)
+	t.ords = t.ords[:0]
+	for _, x := range t.deltaB {
+		t.ords = append(t.ords, t.ord[x])
+	}
+	for _, x := range t.deltaF {
+		t.ords = append(t.ords, t.ord[x])
+	}
+	slices.Sort(t.ords)
+	i := 0
+	for _, x := range t.deltaB {
+		t.ord[x] = t.ords[i]
+		t.pos[t.ords[i]] = x
+		i++
+	}
+	for _, x := range t.deltaF {
+		t.ord[x] = t.ords[i]
+		t.pos[t.ords[i]] = x
+		i++
+	}
+	return true
+}
+
+// appendNeg appends the negations of e's literals.
+func (t *theory) appendNeg(s *Solver, out []Lit, e int32) []Lit {
+	ed := &t.edges[e]
+	if ed.a != litUndef {
+		out = append(out, ed.a.Not())
+	}
+	if ed.b != litUndef {
+		out = append(out, ed.b.Not())
+	}
+	return out
+}
+
+// cycleClause builds the conflict for edge e = u->v given that v reaches
+// u: e's literals and those of a path from v to u with the fewest
+// literals (invariant T3: every literal of the clause is false).
+func (t *theory) cycleClause(s *Solver, e int32) {
+	ed := &t.edges[e]
+	t.confl = t.appendNeg(s, t.confl[:0], e)
+	t.confl = t.shortestPath(s, ed.to, ed.from, -1, t.confl)
+}
+
+// shortestPath appends to out the negated literals of a path from x to y
+// over present edges activated before trail index before (-1: any
+// present edge), minimizing the number of literal-carrying edges (0-1
+// BFS: base edges cost nothing). It panics if there is no such path.
+func (t *theory) shortestPath(s *Solver, x, y Node, before int32, out []Lit) []Lit {
+	t.bgen++
+	gen := t.bgen
+	// bmark: settled; fmark with fgen: discovered. Discovery keeps the
+	// parent of the first (cheapest-layer) push.
+	t.fgen++
+	t.q0 = append(t.q0[:0], x)
+	t.q1 = t.q1[:0]
+	t.fmark[x] = t.fgen
+	t.parent[x] = -1
+	for len(t.q0) > 0 {
+		for i := 0; i < len(t.q0); i++ {
+			z := t.q0[i]
+			if t.bmark[z] == gen {
+				continue
+			}
+			t.bmark[z] = gen
+			if z == y {
+				for z != x {
+					f := t.parent[z]
+					out = t.appendNeg(s, out, f)
+					z = t.edges[f].from
+				}
+				return out
+			}
+			for _, f := range t.out[z] {
+				fe := &t.edges[f]
+				if before >= 0 && fe.at >= before {
+					continue
+				}
+				w := fe.to
+				if t.bmark[w] == gen {
+					continue
+				}
+				if fe.isBase() {
+					// Cost 0: same layer; may improve a parent found via
+					// a cost-1 edge.
+					if t.fmark[w] != t.fgen || t.dist[w] > 0 {
+						t.parent[w] = f
+						t.fmark[w] = t.fgen
+						t.dist[w] = 0
+					}
+					t.q0 = append(t.q0, w)
+				} else if t.fmark[w] != t.fgen {
+					t.parent[w] = f
+					t.fmark[w] = t.fgen
+					t.dist[w] = 1
+					t.q1 = append(t.q1, w)
+				}
+			}
+		}
+		// Next layer: nodes discovered through a literal edge now count
+		// as distance 0 relative to the new layer.
+		t.q0, t.q1 = t.q1, t.q0[:0]
+		for _, z := range t.q0 {
+			t.dist[z] = 0
+		}
+	}
+	panic("solver: theory path not found")
+}
+
+// propagateFrom looks, after edge e = u->v became present, for non-present
+// edges b->a with b below v and a above u (bounded searches): such an edge
+// would close a cycle, so its literal is set false (Vbox §3.6
+// "Propagation"). The reason is built lazily by explain.
+func (t *theory) propagateFrom(s *Solver, e int32) {
+	limit := s.opts.TheoryPropagationLimit
+	if limit < 0 || t.nCand == 0 {
+		return
+	}
+	ed := &t.edges[e]
+	u, v := ed.from, ed.to
+	// Descendants of v.
+	t.fgen++
+	t.deltaF = append(t.deltaF[:0], v)
+	t.fmark[v] = t.fgen
+	for i := 0; i < len(t.deltaF) && len(t.deltaF) < limit; i++ {
+		for _, f := range t.out[t.deltaF[i]] {
+			y := t.edges[f].to
+			if t.fmark[y] != t.fgen {
+				t.fmark[y] = t.fgen
+				t.deltaF = append(t.deltaF, y)
+			}
+		}
+	}
+	// Ancestors of u.
+	t.bgen++
+	t.deltaB = append(t.deltaB[:0], u)
+	t.bmark[u] = t.bgen
+	for i := 0; i < len(t.deltaB) && len(t.deltaB) < limit; i++ {
+		for _, f := range t.in[t.deltaB[i]] {
+			y := t.edges[f].from
+			if t.bmark[y] != t.bgen {
+				t.bmark[y] = t.bgen
+				t.deltaB = append(t.deltaB, y)
+			}
+		}
+	}
+	ou := t.ord[u]
+	for _, b := range t.deltaF {
+		for _, c := range t.cand[b] {
+			ce := &t.edges[c]
+			a := ce.to
+			if ce.present || ce.dead || t.ord[a] > ou || t.bmark[a] != t.bgen {
+				continue
+			}
+			// a reaches u -> v reaches b: edge b->a must stay absent.
+			var p Lit
+			switch {
+			case ce.b == litUndef:
+				p = ce.a
+			case s.val[ce.a] > 0:
+				p = ce.b
+			case s.val[ce.b] > 0:
+				p = ce.a
+			default:
+				continue
+			}
+			if s.val[p] != 0 {
+				continue // already false, or true and about to conflict
+			}
+			s.enqueue(p.Not(), crefTheory)
+			s.tReason[p.Var()] = c
+			s.stats.TheoryPropagations++
+			t.propagated = true
+		}
+	}
+}
+
+// explain builds the reason clause of variable v, implied by the theory:
+// the implied literal first, then the negations of the other literal of
+// its edge (if any) and of a path that closes the cycle, using only edges
+// present before v was assigned (invariant T4).
+func (t *theory) explain(s *Solver, v Var) cref {
+	s.stats.TheoryExplanations++
+	e := s.tReason[v]
+	ed := &t.edges[e]
+	implied := s.trail[s.trailPos[v]]
+	out := append(t.expl[:0], implied)
+	switch {
+	case ed.b == litUndef:
+	case ed.a.Var() == v:
+		out = append(out, ed.b.Not())
+	default:
+		out = append(out, ed.a.Not())
+	}
+	out = t.shortestPath(s, ed.to, ed.from, s.trailPos[v], out)
+	t.expl = out
+	c := s.alloc(out, flagLearnt|flagDetached, len(out))
+	s.detached = append(s.detached, c)
+	s.reason[v] = c
+	return c
+}
+
+// phase is the order-guided polarity of VeriStrong §6.2 generalized to
+// edge sets (doc.go, "Phase"): +1 for true, -1 for false, 0 for no
+// preference.
+func (t *theory) phase(s *Solver, v Var) int {
+	score := t.vote(s, PosLit(v)) - t.vote(s, NegLit(v))
+	switch {
+	case score > 0:
+		return 1
+	case score < 0:
+		return -1
+	}
+	return 0
+}
+
+// vote counts p's possible edges pointing forward minus those pointing
+// backward in the current order.
+func (t *theory) vote(s *Solver, p Lit) int {
+	n := 0
+	for _, e := range t.edgesOf[p] {
+		ed := &t.edges[e]
+		if ed.dead || ed.present {
+			continue
+		}
+		if ed.b != litUndef {
+			other := ed.a
+			if other == p {
+				other = ed.b
+			}
+			if s.val[other] < 0 {
+				continue
+			}
+		}
+		if t.ord[ed.from] < t.ord[ed.to] {
+			n++
+		} else {
+			n--
+		}
+	}
+	return n
+}
+
+// order appends the nodes in topological order of the present edges (and
+// of the oracle, when there is one; finalCheck computed it then).
+func (t *theory) order(s *Solver, out []Node) []Node {
+	if t.oracle != nil && len(t.oracleOrder) == len(t.pos) {
+		return append(out, t.oracleOrder...)
+	}
+	return append(out, t.pos...)
+}
