@@ -32,7 +32,8 @@
 // The projection H|C (EXACTNESS.md §3) keeps the transactions of C, with
 // their writes, and a read r of T in C iff every possible writer of r's
 // value is in C, or it has none (a garbage read), or r follows T's own write
-// of the key. Possible writers are all transactions of the whole history,
+// of the key (register reads only; a list read after its own append
+// still shows elements appended by others). Possible writers are all transactions of the whole history,
 // whatever their status, with a write of that key and value at any
 // position, minus those the level places after T (real time under
 // strict-serializable, later in T's session under levels with session

@@ -55,7 +55,8 @@ func internalRead(t *history.Txn, n int) bool {
 // order, each keeping its writes and those reads all of whose possible
 // writers are in C (the initial state counts as always present), or that
 // have no possible writer at all (garbage reads), or that follow the
-// transaction's own write of the key. Ids in core that h does not have are
+// transaction's own write of the key (register reads only: a list read is
+// kept iff every possible appender of its elements is in C). Ids in core that h does not have are
 // ignored.
 func Project(h *history.History, opts history.Options, core []string) *history.History {
 	in := make([]bool, len(h.Txns))
@@ -72,7 +73,13 @@ func Project(h *history.History, opts history.Options, core []string) *history.H
 		t := h.Txns[r]
 		ops := make([]history.Op, 0, len(t.Ops))
 		for n, op := range t.Ops {
-			if op.Kind == history.Read && !internalRead(&t, n) {
+			// A list read after the transaction's own append still shows
+			// other appenders' elements, so only register reads are
+			// exempt as internal: keeping an internal list read whose
+			// prefix came from outside C breaks monotonicity (a history
+			// found by TestProjectSoundAndMonotone:
+			// T1 append x 4 · T4 append x 3, r x [4 3], C = {T4}).
+			if op.Kind == history.Read && (lists[op.Key] || !internalRead(&t, n)) {
 				writers, _ := possibleWriters(h, &opts, rank, lists, r, op)
 				kept := true
 				for _, w := range writers {
