@@ -159,9 +159,12 @@ func project(core, all []history.Txn, strict bool) []history.Txn {
 				nt.Ops = append(nt.Ops, op)
 				continue
 			}
+			// Only a register read after the transaction's own write is
+			// decided by the transaction alone; a list read still shows
+			// other appenders' elements.
 			own := false
 			for _, prev := range t.Ops[:j] {
-				if prev.Key == op.Key && prev.Kind != history.Read {
+				if prev.Key == op.Key && prev.Kind == history.Write && !op.IsList {
 					own = true
 				}
 			}
