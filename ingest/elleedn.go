@@ -1,0 +1,557 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"olympos.io/encoding/edn"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// EDN is parsed by olympos.io/encoding/edn. This file only finds where each
+// top-level form begins and ends (so that errors name a line, which the
+// library cannot report) and reads scalars from the library's raw tokens
+// (so that number literals keep their exact text, which the library's
+// float64 conversion would lose).
+
+// ednForms splits EDN text into forms. It understands just enough of the
+// lexical syntax to find a form's end (strings, characters, comments,
+// brackets, #_ discards, tags); the library validates each form's content.
+type ednForms struct {
+	b     []byte
+	i     int
+	lines lineCounter
+}
+
+func isEDNSpace(r rune) bool { return r == ',' || unicode.IsSpace(r) }
+
+func isEDNDelim(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\f', '\v', ',', '(', ')', '[', ']', '{', '}', '"', ';':
+		return true
+	}
+	return false
+}
+
+// skipSpace skips whitespace, commas and comments.
+func (f *ednForms) skipSpace() {
+	for f.i < len(f.b) {
+		c := f.b[f.i]
+		switch {
+		case c == ';':
+			for f.i < len(f.b) && f.b[f.i] != '\n' {
+				f.i++
+			}
+		case c < utf8.RuneSelf:
+			if !isEDNSpace(rune(c)) {
+				return
+			}
+			f.i++
+		default:
+			r, size := utf8.DecodeRune(f.b[f.i:])
+			if !isEDNSpace(r) {
+				return
+			}
+			f.i += size
+		}
+	}
+}
+
+var errUnbalanced = errors.New("unbalanced brackets")
+
+// next returns the extent of the next form, skipping #_ discards, or
+// start == len(b) at the end of input. A closing bracket where a form
+// should begin is returned as a one-byte form for the caller to judge.
+func (f *ednForms) next() (start, end int, err error) {
+	for {
+		f.skipSpace()
+		if f.i+1 < len(f.b) && f.b[f.i] == '#' && f.b[f.i+1] == '_' {
+			f.i += 2
+			if s, _, err := f.next(); err != nil || s == len(f.b) {
+				if err == nil {
+					err = errors.New("#_ discards nothing")
+				}
+				return s, s, err
+			}
+			continue
+		}
+		break
+	}
+	start = f.i
+	if start >= len(f.b) {
+		return start, start, nil
+	}
+	switch c := f.b[f.i]; {
+	case c == ')' || c == ']' || c == '}':
+		f.i++
+		return start, f.i, nil
+	case c == '#' && f.i+1 < len(f.b) && f.b[f.i+1] != '{':
+		// A tag (#inst "..." or #jepsen.history.Op{...}): the tag
+		// symbol, then the tagged form.
+		f.atom()
+		if s, _, err := f.next(); err != nil || s == len(f.b) {
+			if err == nil {
+				err = errors.New("tag without a value")
+			}
+			return start, f.i, err
+		}
+		return start, f.i, nil
+	}
+	err = f.form()
+	return start, f.i, err
+}
+
+// atom skips a token up to the next delimiter.
+func (f *ednForms) atom() {
+	if f.i < len(f.b) && f.b[f.i] == '\\' {
+		// A character: the byte after the backslash belongs to it even
+		// when it is a delimiter (\( \" \space).
+		f.i++
+		if f.i < len(f.b) {
+			_, size := utf8.DecodeRune(f.b[f.i:])
+			f.i += size
+		}
+	}
+	for f.i < len(f.b) && !isEDNDelim(f.b[f.i]) {
+		f.i++
+	}
+}
+
+// form skips one form starting at f.i (not a discard or tag).
+func (f *ednForms) form() error {
+	depth := 0
+	for f.i < len(f.b) {
+		c := f.b[f.i]
+		switch {
+		case c == '(' || c == '[' || c == '{':
+			depth++
+			f.i++
+		case c == ')' || c == ']' || c == '}':
+			if depth == 0 {
+				return errUnbalanced
+			}
+			depth--
+			f.i++
+		case c == '"':
+			f.i++
+			for f.i < len(f.b) && f.b[f.i] != '"' {
+				if f.b[f.i] == '\\' {
+					f.i++
+				}
+				f.i++
+			}
+			if f.i >= len(f.b) {
+				return errors.New("unterminated string")
+			}
+			f.i++
+		case c == ';':
+			for f.i < len(f.b) && f.b[f.i] != '\n' {
+				f.i++
+			}
+		case isEDNDelim(c):
+			f.i++
+		default:
+			f.atom()
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+	return errors.New("unexpected end of input inside a form")
+}
+
+// readElleEDN reads a Jepsen history in EDN: one vector (or list) of
+// operation maps, or a sequence of maps (one per line, as Jepsen's
+// history.edn).
+func readElleEDN(b []byte, source string, st *Stats) (*history.History, error) {
+	f := &ednForms{b: b, lines: lineCounter{b: b}}
+	posAt := func(off int) history.Pos {
+		return history.Pos{Source: source, Line: f.lines.lineAt(off), Offset: int64(off)}
+	}
+	var ops []elleOp
+	add := func(start, end int) error {
+		op, err := parseEDNOp(b[start:end], posAt(start))
+		if err != nil {
+			return err
+		}
+		op.ordinal = len(ops) + 1
+		ops = append(ops, op)
+		return nil
+	}
+	f.skipSpace()
+	if start := f.i; start < len(b) && (b[start] == '[' || b[start] == '(') {
+		// One collection of operations: walk its elements.
+		closer := byte(']')
+		if b[start] == '(' {
+			closer = ')'
+		}
+		f.i++
+		for {
+			s, e, err := f.next()
+			if err != nil {
+				return nil, &history.Error{Pos: posAt(s), Err: err}
+			}
+			if s == len(b) {
+				return nil, &history.Error{Pos: posAt(start), Err: errors.New("history vector is not closed")}
+			}
+			if e == s+1 && b[s] == closer {
+				break
+			}
+			if err := add(s, e); err != nil {
+				return nil, err
+			}
+		}
+		if s, _, err := f.next(); err != nil || s != len(b) {
+			if err == nil {
+				err = errors.New("data after the history vector")
+			}
+			return nil, &history.Error{Pos: posAt(s), Err: err}
+		}
+	} else {
+		for {
+			s, e, err := f.next()
+			if err != nil {
+				return nil, &history.Error{Pos: posAt(s), Err: err}
+			}
+			if s == len(b) {
+				break
+			}
+			if err := add(s, e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return pairElle(ops, st)
+}
+
+// ednUnmarshal calls the library and turns a panic into an error: the
+// library recovers its own errors but re-panics runtime errors, and
+// malformed input must never crash the daemon.
+func ednUnmarshal(b []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed EDN (%v)", r)
+		}
+	}()
+	return edn.Unmarshal(b, v)
+}
+
+// trimEDN strips the whitespace and commas that raw values may carry.
+func trimEDN(b []byte) []byte {
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if !isEDNSpace(r) {
+			break
+		}
+		b = b[size:]
+	}
+	for len(b) > 0 {
+		r, size := utf8.DecodeLastRune(b)
+		if !isEDNSpace(r) {
+			break
+		}
+		b = b[:len(b)-size]
+	}
+	return b
+}
+
+// ednElems decodes a vector or list into its elements' raw text.
+func ednElems(raw []byte) ([]edn.RawMessage, error) {
+	raw = trimEDN(raw)
+	if len(raw) == 0 || raw[0] != '[' && raw[0] != '(' {
+		return nil, fmt.Errorf("%s is not a vector", abbrev(raw))
+	}
+	var elems []edn.RawMessage
+	if err := ednUnmarshal(raw, &elems); err != nil {
+		return nil, err
+	}
+	for i := range elems {
+		elems[i] = trimEDN(elems[i])
+	}
+	return elems, nil
+}
+
+func abbrev(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:37]) + "..."
+	}
+	return string(b)
+}
+
+// parseEDNOp reads one operation map (a record tag such as
+// #jepsen.history.Op is accepted and ignored).
+func parseEDNOp(form []byte, pos history.Pos) (elleOp, error) {
+	op := elleOp{pos: pos, isTxn: true}
+	fail := func(field string, err error) (elleOp, error) {
+		return op, &history.Error{Pos: pos, Field: field, Err: err}
+	}
+	if len(form) > 1 && form[0] == '#' && form[1] != '{' {
+		i := 1
+		for i < len(form) && !isEDNDelim(form[i]) {
+			i++
+		}
+		form = trimEDN(form[i:])
+	}
+	if len(form) < 2 || form[0] != '{' || form[len(form)-1] != '}' {
+		return fail("", fmt.Errorf("%s is not an operation map", abbrev(form)))
+	}
+	// Read the map as a vector of alternating keys and values, which keeps
+	// duplicate keys visible (the library's maps keep the last silently;
+	// Clojure's reader rejects them).
+	vec := append([]byte{'['}, form[1:len(form)-1]...)
+	vec = append(vec, ']')
+	kvs, err := ednElems(vec)
+	if err != nil {
+		return fail("", err)
+	}
+	if len(kvs)%2 != 0 {
+		return fail("", errors.New("map has an odd number of forms"))
+	}
+	var raw struct{ typ, f, process, time, index, value []byte }
+	seen := map[string]bool{}
+	for i := 0; i < len(kvs); i += 2 {
+		k, v := string(kvs[i]), []byte(kvs[i+1])
+		if seen[k] {
+			return fail(k, errors.New("given twice"))
+		}
+		seen[k] = true
+		switch k {
+		case ":type":
+			raw.typ = v
+		case ":f":
+			raw.f = v
+		case ":process":
+			raw.process = v
+		case ":time":
+			raw.time = v
+		case ":index":
+			raw.index = v
+		case ":value":
+			raw.value = v
+		}
+	}
+	if raw.typ != nil {
+		op.hasType = true
+		op.typeText = strings.TrimPrefix(string(raw.typ), ":")
+		if raw.typ[0] == ':' {
+			op.typ = parseElleType(op.typeText)
+		}
+	}
+	if raw.f != nil {
+		op.isTxn = string(raw.f) == ":txn"
+	}
+	if raw.process != nil && string(raw.process) != "nil" {
+		v, k, err := ednScalar(raw.process)
+		switch {
+		case err != nil:
+			return fail(":process", err)
+		case k == kInt:
+			op.process = string(v)
+		case string(raw.process) == ":nemesis":
+			op.nemesis = true
+			op.process = "nemesis"
+		case k == kString && v[0] == '"':
+			op.process = unquoteValue(v)
+		case k == kString:
+			op.process = string(raw.process) // another keyword
+		default:
+			return fail(":process", fmt.Errorf("%s is not an integer, keyword or string", abbrev(raw.process)))
+		}
+		op.hasProcess = true
+	}
+	var err2 error
+	if raw.time != nil {
+		if op.time, op.hasTime, err2 = ednInt(raw.time); err2 != nil {
+			return fail(":time", err2)
+		}
+	}
+	if raw.index != nil {
+		if op.index, op.hasIndex, err2 = ednInt(raw.index); err2 != nil {
+			return fail(":index", err2)
+		}
+	}
+	if raw.value != nil && op.isTxn && !op.nemesis && string(raw.value) != "nil" {
+		ops, field, err := ednMicroOps(raw.value)
+		if err != nil {
+			return fail(field, err)
+		}
+		op.ops, op.hasValue = ops, true
+	}
+	return op, nil
+}
+
+func unquoteValue(v history.Value) string {
+	s, _ := strUnquote(v)
+	return s
+}
+
+// strUnquote decodes canonical string text (valid JSON by construction).
+func strUnquote(v history.Value) (string, bool) {
+	var sc scanner
+	sc.reset([]byte(v))
+	s := sc.str()
+	return s, sc.err == nil
+}
+
+// ednInt reads an integer (nil is absent).
+func ednInt(raw []byte) (int64, bool, error) {
+	if string(raw) == "nil" {
+		return 0, false, nil
+	}
+	v, k, err := ednScalar(raw)
+	if err != nil {
+		return 0, false, err
+	}
+	if k != kInt {
+		return 0, false, fmt.Errorf("%s is not an integer", abbrev(raw))
+	}
+	n, err := parseInt([]byte(v))
+	return n, true, err
+}
+
+func ednMicroOps(raw []byte) ([]history.Op, string, error) {
+	mops, err := ednElems(raw)
+	if err != nil {
+		return nil, ":value", err
+	}
+	if len(mops) == 0 {
+		return nil, "", nil
+	}
+	ops := make([]history.Op, 0, len(mops))
+	for i, m := range mops {
+		field := fmt.Sprintf(":value[%d]", i)
+		el, err := ednElems(m)
+		if err != nil {
+			return nil, field, err
+		}
+		if len(el) != 3 {
+			return nil, field, fmt.Errorf("micro-op has %d elements, want 3 [f key value]", len(el))
+		}
+		var op history.Op
+		switch string(el[0]) {
+		case ":r", `"r"`:
+			op.Kind = history.Read
+		case ":w", `"w"`:
+			op.Kind = history.Write
+		case ":append", `"append"`:
+			op.Kind = history.Append
+		default:
+			return nil, field, fmt.Errorf("unknown micro-op function %s (want :r, :w or :append)", abbrev(el[0]))
+		}
+		k, kk, err := ednScalar(el[1])
+		if err != nil {
+			return nil, field, fmt.Errorf("key: %w", err)
+		}
+		if kk != kInt && kk != kString {
+			return nil, field, fmt.Errorf("key %s is not an integer, string or keyword", abbrev(el[1]))
+		}
+		op.Key = k
+		if v := el[2]; op.Kind == history.Read && len(v) > 0 && (v[0] == '[' || v[0] == '(') {
+			op.IsList = true
+			elems, err := ednElems(v)
+			if err != nil {
+				return nil, field, err
+			}
+			for _, e := range elems {
+				x, xk, err := ednScalar(e)
+				if err != nil {
+					return nil, field, fmt.Errorf("list element: %w", err)
+				}
+				if xk == kNull {
+					return nil, field, errors.New("list element is nil")
+				}
+				op.List = append(op.List, x)
+			}
+		} else {
+			x, xk, err := ednScalar(v)
+			if err != nil {
+				return nil, field, fmt.Errorf("value: %w", err)
+			}
+			if xk == kNull && op.Kind != history.Read {
+				return nil, field, fmt.Errorf("%s value is nil", op.Kind)
+			}
+			op.Value = x
+		}
+		ops = append(ops, op)
+	}
+	return ops, "", nil
+}
+
+// ednScalar reads one EDN scalar token as canonical text, the way JSON
+// scalars map (doc.go): integers exactly (a trailing N is allowed, out of
+// int64 range is an error), floats by their literal text when it is a JSON
+// number, strings JSON-quoted, keywords as the string ":name", nil as
+// null, true and false as themselves. Keywords report kString.
+func ednScalar(raw []byte) (history.Value, scalarKind, error) {
+	raw = trimEDN(raw)
+	if len(raw) == 0 {
+		return "", kNull, errors.New("empty value")
+	}
+	switch c := raw[0]; {
+	case string(raw) == "nil":
+		return history.Null, kNull, nil
+	case string(raw) == "true" || string(raw) == "false":
+		return history.Value(raw), kBool, nil
+	case c == '"':
+		var s string
+		if err := ednUnmarshal(raw, &s); err != nil {
+			return "", kNull, err
+		}
+		return history.StringValue(s), kString, nil
+	case c == ':':
+		if len(raw) == 1 || !utf8.Valid(raw) || strings.ContainsFunc(string(raw), func(r rune) bool {
+			return r < utf8.RuneSelf && isEDNDelim(byte(r)) || isEDNSpace(r)
+		}) {
+			return "", kNull, fmt.Errorf("malformed keyword %s", abbrev(raw))
+		}
+		return history.StringValue(string(raw)), kString, nil
+	case '0' <= c && c <= '9' || (c == '+' || c == '-') && len(raw) > 1 && '0' <= raw[1] && raw[1] <= '9':
+		return ednNumber(raw)
+	case c == '[' || c == '(' || c == '{' || c == '#':
+		return "", kNull, fmt.Errorf("%s is not a scalar", abbrev(raw))
+	case c == '\\':
+		return "", kNull, fmt.Errorf("character %s is not supported as a value", abbrev(raw))
+	}
+	return "", kNull, fmt.Errorf("symbol %s is not supported as a value", abbrev(raw))
+}
+
+func ednNumber(raw []byte) (history.Value, scalarKind, error) {
+	lit := raw
+	if lit[0] == '+' {
+		lit = lit[1:]
+	}
+	isInt := true
+	for _, c := range lit {
+		if c == '.' || c == 'e' || c == 'E' || c == 'M' {
+			isInt = false
+		}
+	}
+	if isInt {
+		lit = []byte(strings.TrimSuffix(string(lit), "N"))
+	} else if lit[len(lit)-1] == 'M' {
+		return "", kNull, fmt.Errorf("decimal %s (M suffix) is not supported", abbrev(raw))
+	}
+	// The remaining text must be a JSON number, so that the canonical text
+	// is the same whichever format spelled it ("1.0" in EDN and JSON).
+	var s scanner
+	s.reset(lit)
+	n, kind := s.number()
+	if s.err != nil || s.i != len(lit) || len(n) == 0 {
+		return "", kNull, fmt.Errorf("number %s has no exact JSON spelling", abbrev(raw))
+	}
+	if kind == numInt != isInt {
+		return "", kNull, fmt.Errorf("malformed number %s", abbrev(raw))
+	}
+	if isInt {
+		v, err := intValue(n)
+		if err != nil {
+			return "", kNull, fmt.Errorf("integer %s is %v", abbrev(raw), err)
+		}
+		return v, kInt, nil
+	}
+	return history.Value(n), kNumber, nil
+}

@@ -1,0 +1,519 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// NativeDecoder decodes native events, one JSON object per line (or per
+// Kafka message), into history.Txn. It is reusable and not safe for
+// concurrent use: give each decoding goroutine its own. It keeps a bounded
+// intern table for keys and sessions, which repeat from event to event, so
+// that they are allocated once and shared by every Txn that mentions them.
+//
+// The zero value is ready to use.
+type NativeDecoder struct {
+	s        scanner
+	keys     map[string]history.Value
+	sessions map[string]string
+	ops      []history.Op    // scratch for the current event's ops
+	vals     []history.Value // scratch for the current list read
+}
+
+// internLimit bounds each intern table; a full table is cleared, which only
+// costs allocations later (a stream of ever-new UUID keys must not grow it
+// without bound).
+const internLimit = 1 << 16
+
+func (d *NativeDecoder) internKey(b []byte) history.Value {
+	if v, ok := d.keys[string(b)]; ok {
+		return v
+	}
+	if d.keys == nil || len(d.keys) >= internLimit {
+		d.keys = make(map[string]history.Value, 256)
+	}
+	v := history.Value(b)
+	d.keys[string(v)] = v
+	return v
+}
+
+func (d *NativeDecoder) internSession(b []byte) string {
+	if v, ok := d.sessions[string(b)]; ok {
+		return v
+	}
+	if d.sessions == nil || len(d.sessions) >= internLimit {
+		d.sessions = make(map[string]string, 64)
+	}
+	v := string(b)
+	d.sessions[v] = v
+	return v
+}
+
+// Native field bits, for duplicate detection.
+const (
+	fSession = 1 << iota
+	fID
+	fStart
+	fEnd
+	fStatus
+	fOps
+)
+
+var nativeFields = [...]struct {
+	name string
+	bit  int
+}{
+	{"session", fSession}, {"id", fID}, {"start", fStart}, {"end", fEnd}, {"status", fStatus}, {"ops", fOps},
+}
+
+// decodeError is a decoding failure before it is placed (history.Error).
+type decodeError struct {
+	field string
+	col   int // 1-based byte column in the line; 0 when not useful
+	err   error
+}
+
+// Decode decodes one native event. pos says where the line came from; the
+// Txn carries it, and errors name it (a *history.Error with the field and
+// the byte column). line must hold exactly one JSON object; surrounding
+// whitespace is allowed. Decode copies what it keeps: line may be reused
+// after it returns.
+//
+// Rules (doc.go, "Native format", has the reasons): status and ops are
+// required; session and id are strings or integers; start and end are
+// int64 nanoseconds, both or neither, end >= start; a micro-op is
+// [f, key, value] with f r, w or append; keys are integers or strings;
+// values are any JSON scalar, null only for a read; a read's value may be an
+// array of scalars (a list read). Unknown fields are skipped (but must be
+// well-formed JSON); a known field given twice is an error.
+func (d *NativeDecoder) Decode(line []byte, pos history.Pos) (history.Txn, error) {
+	t, derr := d.decode(line, pos)
+	if derr != nil {
+		return history.Txn{}, nativeError(pos, t.ID, derr)
+	}
+	return t, nil
+}
+
+func nativeError(pos history.Pos, id string, de *decodeError) error {
+	err := de.err
+	if de.col > 0 {
+		err = fmt.Errorf("column %d: %w", de.col, err)
+		pos.Offset += int64(de.col - 1)
+	}
+	return &history.Error{Pos: pos, ID: id, Field: de.field, Err: err}
+}
+
+func (d *NativeDecoder) decode(line []byte, pos history.Pos) (history.Txn, *decodeError) {
+	var t history.Txn
+	t.Pos = pos
+	s := &d.s
+	s.reset(line)
+	var seen int
+	var start, end int64
+	var hasStart, hasEnd bool
+	field := ""
+	fail := func() *decodeError {
+		return &decodeError{field: field, col: s.at + 1, err: s.err}
+	}
+	if s.peek() != '{' {
+		s.unexpected("'{' (a native event is one JSON object)")
+		return t, fail()
+	}
+	if s.open('{', '}') {
+		for {
+			field = ""
+			name := s.str()
+			if s.err != nil {
+				return t, fail()
+			}
+			bit := 0
+			for _, f := range nativeFields {
+				if f.name == name {
+					bit = f.bit
+					field = f.name
+				}
+			}
+			if bit != 0 && seen&bit != 0 {
+				return t, &decodeError{field: field, err: errors.New("given twice")}
+			}
+			seen |= bit
+			if !s.expect(':') {
+				return t, fail()
+			}
+			switch bit {
+			case fSession:
+				t.Session, t.HasSession = d.nameField(true)
+			case fID:
+				t.ID, _ = d.nameField(false)
+			case fStart:
+				start, hasStart = s.int64Field()
+			case fEnd:
+				end, hasEnd = s.int64Field()
+			case fStatus:
+				if s.peek() != '"' {
+					s.unexpected("a string: committed, aborted or unknown")
+					return t, fail()
+				}
+				c := s.i
+				st := s.str()
+				if s.err != nil {
+					return t, fail()
+				}
+				var ok bool
+				if t.Status, ok = history.ParseStatus(st); !ok {
+					return t, &decodeError{field: field, col: c + 1, err: fmt.Errorf("unknown status %q (want committed, aborted or unknown)", st)}
+				}
+			case fOps:
+				var de *decodeError
+				if t.Ops, de = d.decodeOps("ops"); de != nil {
+					return t, de
+				}
+			default:
+				s.skip(0)
+			}
+			if s.err != nil {
+				return t, fail()
+			}
+			if !s.more('}') {
+				break
+			}
+		}
+	}
+	field = ""
+	if s.err != nil {
+		return t, fail()
+	}
+	if s.peek() != 0 {
+		s.fail(s.i, "data after the event object")
+		return t, fail()
+	}
+	if seen&fStatus == 0 {
+		return t, &decodeError{field: "status", err: errors.New("missing (want committed, aborted or unknown)")}
+	}
+	if seen&fOps == 0 {
+		return t, &decodeError{field: "ops", err: errors.New("missing")}
+	}
+	switch {
+	case hasStart && hasEnd:
+		if end < start {
+			return t, &decodeError{field: "end", err: fmt.Errorf("end %d is before start %d", end, start)}
+		}
+		t.Start, t.End, t.HasTime = start, end, true
+	case hasStart:
+		return t, &decodeError{field: "end", err: errors.New("missing (start and end come together)")}
+	case hasEnd:
+		return t, &decodeError{field: "start", err: errors.New("missing (start and end come together)")}
+	}
+	if t.ID == "" { // absent or null
+		t.ID = defaultID(&t, pos)
+	}
+	return t, nil
+}
+
+// defaultID names a transaction whose event has no id: "<session>-<line>"
+// or the line number alone (the Kafka offset when there are no lines). Line
+// numbers are unique within a file; an explicit id that collides is caught
+// by History.Validate as a duplicate.
+func defaultID(t *history.Txn, pos history.Pos) string {
+	n := int64(pos.Line)
+	if n == 0 {
+		n = pos.Offset
+	}
+	if t.HasSession {
+		return t.Session + "-" + strconv.FormatInt(n, 10)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// nameField reads a session or an id: a non-empty string (its decoded
+// text) or an integer (its decimal text), or null for absent. Session 1 and
+// session "1" are one session: both read "1" (doc.go).
+func (d *NativeDecoder) nameField(session bool) (string, bool) {
+	s := &d.s
+	at := s.i
+	switch c := s.peek(); {
+	case c == 'n':
+		s.literal()
+		return "", false
+	case c == '"':
+		raw, esc := s.rawString()
+		if s.err != nil {
+			return "", false
+		}
+		if len(raw) == 0 {
+			s.fail(at, "empty string")
+			return "", false
+		}
+		if !esc && (plainASCII(raw) || utf8.Valid(raw)) {
+			if session {
+				return d.internSession(raw), true
+			}
+			return string(raw), true
+		}
+		s.scratch = unescape(s.scratch[:0], raw)
+		return string(s.scratch), true
+	case c == '-' || '0' <= c && c <= '9':
+		lit, kind := s.number()
+		if s.err != nil {
+			return "", false
+		}
+		if kind != numInt {
+			s.fail(at, "%s is not an integer or a string", lit)
+			return "", false
+		}
+		v, err := intValue(lit)
+		if err != nil {
+			s.fail(at, "integer %s is %v", lit, err)
+			return "", false
+		}
+		if session {
+			return d.internSession([]byte(v)), true
+		}
+		return string(v), true
+	}
+	s.unexpected("a string or an integer")
+	return "", false
+}
+
+// decodeOps reads an array of micro-ops; field names the array in errors
+// ("ops" for native events, "value" for Elle operations).
+func (d *NativeDecoder) decodeOps(field string) ([]history.Op, *decodeError) {
+	s := &d.s
+	d.ops = d.ops[:0]
+	if s.peek() != '[' {
+		s.unexpected("an array of micro-ops")
+		return nil, &decodeError{field: field, col: s.at + 1, err: s.err}
+	}
+	if s.open('[', ']') {
+		for {
+			op, de := d.decodeOp(field, len(d.ops))
+			if de != nil {
+				return nil, de
+			}
+			d.ops = append(d.ops, op)
+			if !s.more(']') {
+				break
+			}
+		}
+	}
+	if s.err != nil {
+		return nil, &decodeError{field: field, col: s.at + 1, err: s.err}
+	}
+	if len(d.ops) == 0 {
+		return nil, nil
+	}
+	// One exact allocation per transaction: a shared slab would let one
+	// long-lived transaction pin its neighbours' ops in the online window.
+	return append([]history.Op(nil), d.ops...), nil
+}
+
+func (d *NativeDecoder) decodeOp(field string, i int) (history.Op, *decodeError) {
+	s := &d.s
+	var op history.Op
+	fail := func() (history.Op, *decodeError) {
+		return op, &decodeError{field: field + "[" + strconv.Itoa(i) + "]", col: s.at + 1, err: s.err}
+	}
+	bad := func(at int, format string, args ...any) (history.Op, *decodeError) {
+		s.fail(at, format, args...)
+		return fail()
+	}
+	if !s.expect('[') {
+		return fail()
+	}
+	at := s.i
+	if s.peek() != '"' {
+		return bad(s.i, "micro-op function must be a string: r, w or append")
+	}
+	raw, esc := s.rawString()
+	if s.err != nil {
+		return fail()
+	}
+	if esc {
+		raw = unescape(s.scratch[:0], raw)
+	}
+	switch string(raw) {
+	case "r":
+		op.Kind = history.Read
+	case "w":
+		op.Kind = history.Write
+	case "append":
+		op.Kind = history.Append
+	default:
+		return bad(at, "unknown micro-op function %q (want r, w or append)", raw)
+	}
+	if !s.expect(',') {
+		return fail()
+	}
+	op.Key = d.key()
+	if s.err != nil {
+		return fail()
+	}
+	if !s.expect(',') {
+		return fail()
+	}
+	at = s.i
+	s.ws()
+	if op.Kind == history.Read && s.peek() == '[' {
+		op.IsList = true
+		d.vals = d.vals[:0]
+		if s.open('[', ']') {
+			for {
+				eat := s.i
+				v, k := s.scalar()
+				if s.err != nil {
+					return fail()
+				}
+				switch k {
+				case kArray, kObject:
+					return bad(eat, "list element is %s (want a scalar)", k)
+				case kNull:
+					return bad(eat, "list element is null")
+				}
+				d.vals = append(d.vals, v)
+				if !s.more(']') {
+					break
+				}
+			}
+		}
+		if s.err != nil {
+			return fail()
+		}
+		if len(d.vals) > 0 {
+			op.List = append([]history.Value(nil), d.vals...)
+		}
+	} else {
+		at = s.i
+		v, k := s.scalar()
+		if s.err != nil {
+			return fail()
+		}
+		switch {
+		case k == kArray || k == kObject:
+			if op.Kind == history.Read {
+				return bad(at, "read value is %s (want a scalar, null or an array)", k)
+			}
+			return bad(at, "%s value is %s (want a scalar)", op.Kind, k)
+		case k == kNull && op.Kind != history.Read:
+			return bad(at, "%s value is null", op.Kind)
+		}
+		op.Value = v
+	}
+	if !s.expect(']') {
+		if s.peek() == ',' {
+			s.err = nil
+			return bad(s.i, "micro-op has more than 3 elements")
+		}
+		return fail()
+	}
+	return op, nil
+}
+
+// key reads a micro-op key: an integer or a string, interned.
+func (d *NativeDecoder) key() history.Value {
+	s := &d.s
+	s.ws()
+	at := s.i
+	switch c := s.peek(); {
+	case c == '"':
+		raw, esc := s.rawString()
+		if s.err != nil {
+			return ""
+		}
+		if !esc && (plainASCII(raw) || utf8.Valid(raw)) {
+			return d.internKey(s.b[at:s.i])
+		}
+		s.scratch = unescape(s.scratch[:0], raw)
+		return d.internKey(history.AppendJSONString(nil, string(s.scratch)))
+	case c == '-' || '0' <= c && c <= '9':
+		lit, kind := s.number()
+		if s.err != nil {
+			return ""
+		}
+		if kind != numInt {
+			s.fail(at, "key %s is not an integer or a string", lit)
+			return ""
+		}
+		if _, err := intValue(lit); err != nil {
+			s.fail(at, "key %s is %v", lit, err)
+			return ""
+		}
+		if string(lit) == "-0" {
+			lit = []byte("0")
+		}
+		return d.internKey(lit)
+	case c == '[':
+		s.fail(at, "key is an array (want an integer or a string)")
+		return ""
+	case c == '{':
+		s.fail(at, "key is an object (want an integer or a string)")
+		return ""
+	}
+	w := s.literal()
+	if s.err == nil {
+		s.fail(at, "key is %s (want an integer or a string)", w)
+	}
+	return ""
+}
+
+// AppendNative appends t as one native event (no trailing newline). Every
+// field Decode reads is written, so Decode(AppendNative(t)) equals t apart
+// from Pos (property-tested). The session and the id are written as strings:
+// an integer session read from the input comes back as its decimal string,
+// which Decode maps to the same text. Values are canonical text, which is
+// valid JSON, so they are copied; an empty Value (not canonical) is written
+// as null so that the line stays valid JSON.
+func AppendNative(dst []byte, t *history.Txn) []byte {
+	dst = append(dst, '{')
+	if t.HasSession {
+		dst = append(dst, `"session":`...)
+		dst = history.AppendJSONString(dst, t.Session)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"id":`...)
+	dst = history.AppendJSONString(dst, t.ID)
+	if t.HasTime {
+		dst = append(dst, `,"start":`...)
+		dst = strconv.AppendInt(dst, t.Start, 10)
+		dst = append(dst, `,"end":`...)
+		dst = strconv.AppendInt(dst, t.End, 10)
+	}
+	dst = append(dst, `,"status":"`...)
+	dst = append(dst, t.Status.String()...)
+	dst = append(dst, `","ops":[`...)
+	for i := range t.Ops {
+		op := &t.Ops[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `["`...)
+		dst = append(dst, op.Kind.String()...)
+		dst = append(dst, `",`...)
+		dst = appendValue(dst, op.Key)
+		dst = append(dst, ',')
+		if op.Kind == history.Read && op.IsList {
+			dst = append(dst, '[')
+			for j, v := range op.List {
+				if j > 0 {
+					dst = append(dst, ',')
+				}
+				dst = appendValue(dst, v)
+			}
+			dst = append(dst, ']')
+		} else {
+			dst = appendValue(dst, op.Value)
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, "]}"...)
+}
+
+func appendValue(dst []byte, v history.Value) []byte {
+	if v == "" {
+		return append(dst, "null"...)
+	}
+	return append(dst, v...)
+}

@@ -1,0 +1,229 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// Format is an input format, detected from content.
+type Format uint8
+
+const (
+	// FormatNative: JSON Lines, one finished transaction per line.
+	FormatNative Format = iota
+	// FormatElleEDN: a Jepsen/Elle history in EDN.
+	FormatElleEDN
+	// FormatElleJSON: a Jepsen/Elle history in JSON.
+	FormatElleJSON
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatNative:
+		return "native"
+	case FormatElleEDN:
+		return "elle-edn"
+	case FormatElleJSON:
+		return "elle-json"
+	}
+	return fmt.Sprintf("Format(%d)", uint8(f))
+}
+
+// peekSize is how much input format detection may look at, and the read
+// buffer size.
+const peekSize = 1 << 20
+
+// ReadFile reads a whole history from a file in any supported format,
+// gzip-compressed or not. "-" reads standard input.
+func ReadFile(path string) (*history.History, Format, error) {
+	h, f, _, err := ReadFileStats(path)
+	return h, f, err
+}
+
+// ReadFileStats is ReadFile that also returns what was read and set aside.
+func ReadFileStats(path string) (*history.History, Format, Stats, error) {
+	if path == "-" {
+		return ReadHistoryStats(os.Stdin, "-")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, Stats{}, err
+	}
+	defer f.Close()
+	return ReadHistoryStats(f, path)
+}
+
+// ReadHistory reads a whole history in any supported format (detected
+// from content; gzip is detected by its magic bytes). source names the
+// input in positions and errors. It returns the whole history, validated
+// (history.Validate), or an error and no history; decoding errors are
+// *history.Error naming the line and field.
+func ReadHistory(r io.Reader, source string) (*history.History, Format, error) {
+	h, f, _, err := ReadHistoryStats(r, source)
+	return h, f, err
+}
+
+// ReadHistoryStats is ReadHistory that also returns what was read and set
+// aside (Elle operations of the nemesis or with another :f, invocations
+// never completed).
+func ReadHistoryStats(r io.Reader, source string) (*history.History, Format, Stats, error) {
+	var st Stats
+	br := bufio.NewReaderSize(r, peekSize)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, 0, st, &history.Error{Pos: history.Pos{Source: source}, Err: fmt.Errorf("gzip: %w", err)}
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, peekSize)
+	}
+	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
+		_, _ = br.Discard(3)
+	}
+	head, err := br.Peek(peekSize)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil, 0, st, &history.Error{Pos: history.Pos{Source: source, Line: 1}, Err: err}
+	}
+	format, err := detect(head)
+	if err != nil {
+		return nil, 0, st, &history.Error{Pos: history.Pos{Source: source, Line: 1}, Err: err}
+	}
+	var h *history.History
+	switch format {
+	case FormatNative:
+		h, err = readNative(br, source, &st)
+	default:
+		var all []byte
+		all, err = io.ReadAll(br)
+		if err != nil {
+			err = &history.Error{Pos: history.Pos{Source: source}, Err: err}
+			break
+		}
+		if format == FormatElleEDN {
+			h, err = readElleEDN(all, source, &st)
+		} else {
+			h, err = readElleJSON(all, source, &st)
+		}
+	}
+	if err == nil {
+		err = h.Validate()
+	}
+	if err != nil {
+		return nil, format, st, err
+	}
+	return h, format, st, nil
+}
+
+// detect tells the format from the first bytes (doc.go, "Format
+// detection").
+func detect(head []byte) (Format, error) {
+	s := &scanner{b: head}
+	switch c := s.peek(); c {
+	case 0:
+		return FormatNative, nil // empty: no transactions
+	case '{':
+		s.i++
+		switch s.peek() {
+		case ':':
+			return FormatElleEDN, nil
+		case '"':
+		default:
+			return FormatNative, nil // let the native decoder say what is wrong
+		}
+		s.i--
+		// Read the first object's keys; "ops" means native, "type" Elle.
+		// The object may be cut off by the peek limit; keys seen so far
+		// decide.
+		hasType := false
+		if s.open('{', '}') {
+			for s.err == nil {
+				switch s.str() {
+				case "ops":
+					return FormatNative, nil
+				case "type":
+					hasType = true
+				}
+				s.expect(':')
+				s.skip(0)
+				if !s.more('}') {
+					break
+				}
+			}
+		}
+		if hasType {
+			return FormatElleJSON, nil
+		}
+		return 0, errors.New(`cannot tell the format: the first object has neither "ops" (native) nor "type" (Jepsen/Elle)`)
+	case '[':
+		s.i++
+		switch s.peek() {
+		case ']':
+			return FormatElleJSON, nil
+		case '{':
+			s.i++
+			switch s.peek() {
+			case '"', '}':
+				return FormatElleJSON, nil
+			}
+		}
+		return FormatElleEDN, nil
+	case ';', '#', '(':
+		return FormatElleEDN, nil
+	}
+	return 0, fmt.Errorf("cannot tell the format: input starts with %s, want '{' or '['", describeByte(head[s.i]))
+}
+
+// readNative reads JSON Lines; blank lines are skipped.
+func readNative(br *bufio.Reader, source string, st *Stats) (*history.History, error) {
+	var d NativeDecoder
+	h := &history.History{}
+	var off int64
+	var long []byte
+	for line := 1; ; line++ {
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], b...)
+			for err == bufio.ErrBufferFull {
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
+		if err != nil && err != io.EOF {
+			return nil, &history.Error{Pos: history.Pos{Source: source, Line: line, Offset: off}, Err: err}
+		}
+		if !blank(b) {
+			st.Records++
+			t, derr := d.Decode(b, history.Pos{Source: source, Line: line, Offset: off})
+			if derr != nil {
+				return nil, derr
+			}
+			h.Txns = append(h.Txns, t)
+		}
+		off += int64(len(b))
+		if err == io.EOF {
+			break
+		}
+	}
+	st.Txns = len(h.Txns)
+	return h, nil
+}
+
+// blank reports whether a line holds only JSON whitespace.
+func blank(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return false
+		}
+	}
+	return true
+}
