@@ -1,0 +1,298 @@
+package incremental
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/solver"
+)
+
+// Verdict is three-valued, like porcupine's CheckResult.
+type Verdict uint8
+
+const (
+	// Valid: the history satisfies the level (a witness order exists).
+	Valid Verdict = iota
+	// Invalid: at least one anomaly, each with a core.
+	Invalid
+	// Unknown: the budget (context) ran out before a verdict.
+	Unknown
+)
+
+func (v Verdict) String() string {
+	return [...]string{"valid", "invalid", "unknown"}[v]
+}
+
+// Config tunes a check. The zero value checks for one anomaly.
+type Config struct {
+	// MaxAnomalies bounds how many independent anomalies are reported;
+	// after each core the search repeats with the core projected out.
+	// 0 means 1.
+	MaxAnomalies int
+
+	_ struct{}
+}
+
+// Result is a checker's answer.
+type Result struct {
+	Verdict   Verdict
+	Options   history.Options
+	Anomalies []Anomaly
+	// Witness is a serial order of the committed transactions (and the
+	// unknown ones taken as committed) when the verdict is Valid.
+	Witness []string
+	Stats   Stats
+}
+
+// Stats describe the work done.
+type Stats struct {
+	Txns        int
+	Reads       int
+	Pairs       int
+	Vars        int
+	Nodes       int
+	Conflicts   int64
+	CoreChecks  int
+	EncodeTime  time.Duration
+	SolveTime   time.Duration
+	CoreTime    time.Duration
+	TimedOutAny bool
+}
+
+// Anomaly is one proven violation: a core whose projection violates the
+// level, minimal under the projection (EXACTNESS.md §3), with an
+// explanation a person can check.
+type Anomaly struct {
+	// Type is the most specific name (history.LostUpdate, ...); Class the
+	// Adya class of the final cycle with its suffix.
+	Type  string
+	Class string
+	Core  []string
+	// Forced lists the orders the core forces before its final cycle, each
+	// justified by a cycle that the other choice would close.
+	Forced []Forced
+	Cycle  []Step
+	// Text is the Elle-style explanation, one sentence per step.
+	Text []string
+}
+
+// Step is one edge of an explanation cycle.
+type Step struct {
+	From, To string
+	Kind     string // ww, wr, rw, process, realtime
+	Key      string `json:",omitempty"`
+	Why      string
+}
+
+// Forced is an order decided by the core: the alternative closes Cycle.
+type Forced struct {
+	Order string
+	Cycle []Step
+}
+
+// ErrMissingTimestamps is returned for real-time levels on histories
+// without client timestamps.
+var ErrMissingTimestamps = errors.New("incremental: level needs timestamps")
+
+// Check decides whether h satisfies opts.Level and, if not, finds up to
+// cfg.MaxAnomalies independent minimal cores.
+func Check(ctx context.Context, h *history.History, opts history.Options, cfg Config) (*Result, error) {
+	if opts.Level.RealTime() {
+		for i := range h.Txns {
+			if !h.Txns[i].HasTime {
+				t := &h.Txns[i]
+				return nil, &history.Error{Pos: t.Pos, ID: t.ID, Field: "start", Err: fmt.Errorf("%w: %s orders transactions by client time", ErrMissingTimestamps, opts.Level)}
+			}
+		}
+	}
+	switch opts.Level {
+	case history.Serializable, history.StrongSessionSerializable, history.StrictSerializable:
+	default:
+		return nil, fmt.Errorf("incremental: level %s is not supported yet", opts.Level)
+	}
+	res := &Result{Options: opts}
+	res.Stats.Txns = len(h.Txns)
+	t0 := time.Now()
+	p := prepare(h, opts)
+	e := newEncoder(p, encodeConfig{})
+	e.encode()
+	res.Stats.EncodeTime = time.Since(t0)
+	res.Stats.Reads = len(e.reads)
+	res.Stats.Pairs = len(e.pairsL)
+	res.Stats.Vars = e.s.NumVars()
+	res.Stats.Nodes = e.s.NumNodes()
+	t1 := time.Now()
+	st := e.solve(ctx)
+	res.Stats.SolveTime = time.Since(t1)
+	res.Stats.Conflicts = e.s.Stats().Conflicts
+	switch st {
+	case solver.Sat:
+		res.Verdict = Valid
+		res.Witness = e.witness()
+		return res, nil
+	case solver.Unknown:
+		res.Verdict = Unknown
+		res.Stats.TimedOutAny = true
+		return res, nil
+	}
+	res.Verdict = Invalid
+	t2 := time.Now()
+	defer func() { res.Stats.CoreTime = time.Since(t2) }()
+	max := cfg.MaxAnomalies
+	if max <= 0 {
+		max = 1
+	}
+	cf := newCoreFinder(p)
+	remaining := make([]bool, len(h.Txns))
+	for i := range remaining {
+		remaining[i] = true
+	}
+	for len(res.Anomalies) < max {
+		core, err := cf.find(ctx, remaining)
+		res.Stats.CoreChecks = cf.checks
+		if err != nil {
+			if ctx.Err() != nil {
+				res.Stats.TimedOutAny = true
+				return res, nil
+			}
+			return nil, err
+		}
+		res.Anomalies = append(res.Anomalies, describe(p, core))
+		for _, t := range core {
+			remaining[t] = false
+		}
+		// Anything left to find? The rest is checked as the projection.
+		rest := cf.check(ctx, remaining)
+		if rest != solver.Unsat {
+			if rest == solver.Unknown {
+				res.Stats.TimedOutAny = true
+			}
+			break
+		}
+	}
+	return res, nil
+}
+
+func (e *encoder) solve(ctx context.Context, assumptions ...solver.Lit) solver.Status {
+	if e.unsat {
+		return solver.Unsat
+	}
+	return e.s.Solve(ctx, assumptions...)
+}
+
+// witness maps the solver's topological order to transaction ids,
+// keeping committed transactions and unknown ones the model commits.
+func (e *encoder) witness() []string {
+	var out []string
+	for _, n := range e.s.Order() {
+		t := e.nodeTxn[n]
+		if t < 0 {
+			continue
+		}
+		if c := e.com[t]; c != litTrue && !e.s.Value(solver.Lit(c)) {
+			continue
+		}
+		out = append(out, e.p.h.Txns[t].ID)
+	}
+	return out
+}
+
+// coreFinder extracts minimal cores: a guarded encoding of the whole
+// history, solved under selector assumptions, names a violating set; then
+// deletion shrinks it under the projection.
+type coreFinder struct {
+	p      *prepared
+	g      *encoder
+	checks int
+}
+
+func newCoreFinder(p *prepared) *coreFinder {
+	g := newEncoder(p, encodeConfig{guarded: true})
+	g.encode()
+	return &coreFinder{p: p, g: g}
+}
+
+// assumptions select exactly the members.
+func (cf *coreFinder) assumptions(members []bool) []solver.Lit {
+	var as []solver.Lit
+	for i, s := range cf.g.sel {
+		if s == litFalse || s == litTrue {
+			continue
+		}
+		if members[i] {
+			as = append(as, solver.Lit(s))
+		} else {
+			as = append(as, solver.Lit(s.not()))
+		}
+	}
+	return as
+}
+
+// check decides the projection H|members with the guarded instance.
+func (cf *coreFinder) check(ctx context.Context, members []bool) solver.Status {
+	return cf.g.solve(ctx, cf.assumptions(members)...)
+}
+
+func (cf *coreFinder) find(ctx context.Context, members []bool) ([]int32, error) {
+	st := cf.check(ctx, members)
+	switch st {
+	case solver.Unknown:
+		return nil, ctx.Err()
+	case solver.Sat:
+		return nil, errors.New("incremental: guarded instance is satisfiable where the plain one is not")
+	}
+	var core []int32
+	pos := map[solver.Lit]int32{}
+	for i, s := range cf.g.sel {
+		if s != litFalse && s != litTrue {
+			pos[solver.Lit(s)] = int32(i)
+		}
+	}
+	for _, a := range cf.g.s.FailedAssumptions() {
+		if t, ok := pos[a]; ok {
+			core = append(core, t)
+		}
+	}
+	if len(core) == 0 {
+		return nil, errors.New("incremental: unsatisfiable with no transaction selected")
+	}
+	return cf.shrink(ctx, core)
+}
+
+// shrink removes members one at a time while the projection still
+// violates the level. The projection is monotone, so one pass leaves a
+// subset-minimal core (EXACTNESS.md §3).
+func (cf *coreFinder) shrink(ctx context.Context, core []int32) ([]int32, error) {
+	h := cf.p.h
+	// Try the latest transactions first: cores found this way tend to keep
+	// the earlier, causally prior ones, which reads more naturally.
+	sort.Slice(core, func(i, j int) bool { return core[i] < core[j] })
+	members := make([]bool, len(h.Txns))
+	for _, t := range core {
+		members[t] = true
+	}
+	for i := len(core) - 1; i >= 0; i-- {
+		t := core[i]
+		members[t] = false
+		cf.checks++
+		st := cf.check(ctx, members)
+		switch st {
+		case solver.Unknown:
+			return nil, ctx.Err()
+		case solver.Unsat:
+			continue // still violates without t
+		}
+		members[t] = true
+	}
+	var out []int32
+	for _, t := range core {
+		if members[t] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}

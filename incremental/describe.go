@@ -1,0 +1,305 @@
+package incremental
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// describe names a core and explains it. It re-encodes the projection
+// H|C with every edge recorded and replays, by hand, the reasoning a
+// person would follow: choices that would close a cycle are excluded
+// (each a Forced step with its cycle), until the known edges alone close
+// the final cycle. Cores are small, so this naive propagation is cheap.
+func describe(p *prepared, core []int32) Anomaly {
+	h := p.h
+	in := make([]bool, len(h.Txns))
+	ids := make([]string, 0, len(core))
+	for _, t := range core {
+		in[t] = true
+	}
+	sorted := append([]int32(nil), core...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	for _, t := range sorted {
+		ids = append(ids, h.Txns[t].ID)
+	}
+	a := Anomaly{Core: ids}
+	hc := p.project(in)
+	pc := prepare(hc, p.opts)
+	if name, text := specialAnomaly(pc); name != "" {
+		a.Type, a.Class, a.Text = name, name, text
+		return a
+	}
+	e := newEncoder(pc, encodeConfig{record: true})
+	e.encode()
+	x := newExplainer(e)
+	forced, cycle := x.run()
+	for _, f := range forced {
+		a.Forced = append(a.Forced, Forced{Order: f.what, Cycle: x.steps(f.cycle)})
+	}
+	a.Cycle = x.steps(cycle)
+	a.Class = classify(a.Cycle)
+	a.Type = pattern(pc, a.Cycle, a.Class)
+	for _, f := range a.Forced {
+		a.Text = append(a.Text, fmt.Sprintf("%s, because the other order would close the cycle %s.", f.Order, cycleString(f.Cycle)))
+	}
+	for _, s := range a.Cycle {
+		a.Text = append(a.Text, s.Why+".")
+	}
+	if len(a.Cycle) > 0 {
+		a.Text = append(a.Text, "That closes the cycle "+cycleString(a.Cycle)+".")
+	}
+	return a
+}
+
+func cycleString(steps []Step) string {
+	if len(steps) == 0 {
+		return "(none)"
+	}
+	var b strings.Builder
+	b.WriteString(steps[0].From)
+	for _, s := range steps {
+		fmt.Fprintf(&b, " -%s-> %s", s.Kind, s.To)
+	}
+	return b.String()
+}
+
+// specialAnomaly recognises violations found without search: a read with
+// no possible source, an internal inconsistency, an impossible list.
+func specialAnomaly(p *prepared) (string, []string) {
+	h := p.h
+	for _, ia := range p.internal {
+		t := &h.Txns[ia.txn]
+		return history.Internal, []string{fmt.Sprintf("%s read %s=%s after writing %s=%s itself.", t.ID, unq(p.keys[ia.key]), ia.got, unq(p.keys[ia.key]), ia.want)}
+	}
+	for ti := range h.Txns {
+		t := &h.Txns[ti]
+		if t.Status != history.Committed {
+			continue
+		}
+		for ri := range p.txns[ti].reads {
+			r := &p.txns[ti].reads[ri]
+			if r.isList {
+				if name, text := listSpecial(p, int32(ti), r); name != "" {
+					return name, []string{text}
+				}
+				continue
+			}
+			ws, initial := p.possibleWriters(int32(ti), r)
+			if initial {
+				continue
+			}
+			var aborted, intermediate, committed []string
+			for _, w := range ws {
+				wt := &h.Txns[w]
+				final, _ := p.txns[w].finalValue(r.key)
+				switch {
+				case wt.Status == history.Aborted:
+					aborted = append(aborted, wt.ID)
+				case final != r.val:
+					intermediate = append(intermediate, wt.ID)
+				default:
+					committed = append(committed, wt.ID)
+				}
+			}
+			if len(committed) > 0 {
+				continue
+			}
+			k := unq(p.keys[r.key])
+			switch {
+			case len(aborted) > 0:
+				return history.G1a, []string{fmt.Sprintf("%s read %s=%s, which only aborted %s wrote.", t.ID, k, r.val, strings.Join(aborted, ", "))}
+			case len(intermediate) > 0:
+				return history.G1b, []string{fmt.Sprintf("%s read %s=%s, which %s wrote and then overwrote in the same transaction.", t.ID, k, r.val, strings.Join(intermediate, ", "))}
+			default:
+				return history.GarbageRead, []string{fmt.Sprintf("%s read %s=%s, which no transaction wrote.", t.ID, k, r.val)}
+			}
+		}
+	}
+	// Two list reads of one key, neither a prefix of the other.
+	for k := range p.keys {
+		if !p.isList[k] {
+			continue
+		}
+		var reads []struct {
+			t    int32
+			list []history.Value
+		}
+		for ti := range h.Txns {
+			if h.Txns[ti].Status != history.Committed {
+				continue
+			}
+			for _, r := range p.txns[ti].reads {
+				if r.key == int32(k) && r.isList {
+					reads = append(reads, struct {
+						t    int32
+						list []history.Value
+					}{int32(ti), r.list})
+				}
+			}
+		}
+		for i := range reads {
+			for j := i + 1; j < len(reads); j++ {
+				a, b := reads[i].list, reads[j].list
+				if len(a) > len(b) {
+					a, b = b, a
+				}
+				if !equalValues(a, b[:len(a)]) {
+					return history.IncompatibleOrder, []string{fmt.Sprintf("%s read %s=%s and %s read %s=%s: neither list is a prefix of the other.",
+						h.Txns[reads[i].t].ID, unq(p.keys[k]), joinValues(reads[i].list), h.Txns[reads[j].t].ID, unq(p.keys[k]), joinValues(reads[j].list))}
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+func listSpecial(p *prepared, t int32, r *pread) (string, string) {
+	h := p.h
+	id := h.Txns[t].ID
+	k := unq(p.keys[r.key])
+	count := map[history.Value]int{}
+	for _, el := range r.list {
+		count[el]++
+	}
+	for _, el := range r.list {
+		var appended, committed int
+		var aborted []string
+		for _, a := range p.appendersOf[r.key][el] {
+			if a == t {
+				continue
+			}
+			n := 0
+			for _, x := range p.txns[a].appendsTo(r.key) {
+				if x == el {
+					n++
+				}
+			}
+			if n == 0 { // only through a non-final path; count the ops
+				for _, op := range h.Txns[a].Ops {
+					if op.Kind == history.Append && op.Key == p.keys[r.key] && op.Value == el {
+						n++
+					}
+				}
+			}
+			appended += n
+			if h.Txns[a].Status == history.Aborted {
+				aborted = append(aborted, h.Txns[a].ID)
+			} else {
+				committed += n
+			}
+		}
+		if p.opts.InitialState == history.InitialUnknown {
+			continue
+		}
+		switch {
+		case appended == 0:
+			return history.GarbageRead, fmt.Sprintf("%s read %s=%s, whose element %s nobody appended.", id, k, joinValues(r.list), el)
+		case committed == 0:
+			return history.G1a, fmt.Sprintf("%s read %s=%s, whose element %s only aborted %s appended.", id, k, joinValues(r.list), el, strings.Join(aborted, ", "))
+		case count[el] > committed:
+			return history.DuplicateElements, fmt.Sprintf("%s read %s=%s, where %s occurs %d times but was appended %d times.", id, k, joinValues(r.list), el, count[el], committed)
+		}
+	}
+	return "", ""
+}
+
+func unq(v history.Value) string {
+	s := string(v)
+	if len(s) >= 2 && s[0] == '"' {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// classify names a cycle by the weakest Adya class, with Elle's suffixes.
+func classify(cycle []Step) string {
+	if len(cycle) == 0 {
+		return "cycle"
+	}
+	var rw, wr int
+	var rt, so bool
+	for _, s := range cycle {
+		switch s.Kind {
+		case "rw":
+			rw++
+		case "wr":
+			wr++
+		case "realtime":
+			rt = true
+		case "process":
+			so = true
+		}
+	}
+	var class string
+	switch {
+	case rw == 0 && wr == 0:
+		class = history.G0
+	case rw == 0:
+		class = history.G1c
+	case rw == 1:
+		class = history.GSingle
+	default:
+		adjacent := false
+		for i := range cycle {
+			if cycle[i].Kind == "rw" && cycle[(i+1)%len(cycle)].Kind == "rw" {
+				adjacent = true
+			}
+		}
+		if adjacent {
+			class = history.G2Item
+		} else {
+			class = history.GNonadjacent
+		}
+	}
+	switch {
+	case rt:
+		class += history.RealtimeSuffix
+	case so:
+		class += history.ProcessSuffix
+	}
+	return class
+}
+
+// pattern gives familiar names to two-transaction cores.
+func pattern(p *prepared, cycle []Step, class string) string {
+	h := p.h
+	if len(h.Txns) != 2 || strings.Contains(class, "-") && class != history.GSingle && class != history.GNonadjacent {
+		return class
+	}
+	a, b := &p.txns[0], &p.txns[1]
+	// Lost update: both read the same value of a key and both write it.
+	for _, ra := range a.reads {
+		if ra.isList {
+			continue
+		}
+		if _, ok := a.finalValue(ra.key); !ok {
+			continue
+		}
+		if _, ok := b.finalValue(ra.key); !ok {
+			continue
+		}
+		for _, rb := range b.reads {
+			if rb.key == ra.key && !rb.isList && rb.val == ra.val {
+				return history.LostUpdate
+			}
+		}
+	}
+	rws := 0
+	keys := map[string]bool{}
+	for _, s := range cycle {
+		if s.Kind == "rw" {
+			rws++
+			keys[s.Key] = true
+		}
+	}
+	switch {
+	case rws == 2 && len(keys) == 2 && class == history.G2Item:
+		return history.WriteSkew
+	case class == history.GSingle:
+		return history.ReadSkew
+	}
+	return class
+}

@@ -1,0 +1,60 @@
+// Package incremental owns the encoding of a history as a satisfiability
+// problem and the search for anomalies and their minimal cores: the
+// dependency graph (known edges and constraints), pruning, the encodings
+// per isolation level, and core extraction. The offline checker (Check)
+// builds one instance per history; the online engine (window/) will feed
+// the same builder a sliding window.
+//
+// # Model
+//
+// Every committed or unknown transaction is a node of the solver's
+// acyclicity theory. A history satisfies a serializable level iff some
+// choice of the unknowns makes the graph of chosen edges acyclic:
+//
+//   - rf(r, w): read r reads from writer w (one of the writers of its value;
+//     the initial version counts as a writer). Exactly one per read
+//     (VeriStrong §3, hyper-polygraphs: duplicates make WR unknown).
+//   - x(a, b): a precedes b in version order on every key both write. One
+//     variable per pair of writers (an edge set, Vbox §3.5): under
+//     serializability every key's version order follows the serial order,
+//     so one variable covers all shared keys.
+//   - c(t): unknown transaction t committed (EXACTNESS.md §2).
+//   - init(k, v): under --initial-state unknown, the initial value of k.
+//
+// Edges and their conditions:
+//
+//	wr  w -> t             if rf(r, w)
+//	ww  a -> b             if x(a, b)    (b -> a if not)
+//	rw  t -> b             if rf(r, a) and x(a, b)   (conditions imply edge,
+//	                                                   never only the converse)
+//	rw  t -> b             if rf(r, init_k), for every writer b of k
+//	so  session chain      t -> Q_i -> ... -> Q_j-1 -> u
+//	rt  time-point chain   t -> E(e_t+Δ) -> ... -> S(s_u-Δ) -> u
+//
+// Session and real-time order are drawn through chains of auxiliary point
+// nodes, which gives exactly the O(n^2) order relation with O(n) edges and
+// keeps it exact when transactions are removed from a projection (a removed
+// transaction's own edges vanish; the chain stays).
+//
+// # Invariants
+//
+//	I1 Every edge leaving transaction t is conditioned on act(t), "t is in
+//	   the instance and committed". Edges into t need no condition: when
+//	   act(t) is false, t has no outgoing edge, so it lies on no cycle.
+//	I2 A read's exactly-one constraint is conditioned on g(r): its reader is
+//	   active and every possible writer of its value (EXACTNESS.md §3,
+//	   aborted and intermediate writers included) is selected. This makes
+//	   the guarded encoding (one selector per transaction) mirror the
+//	   projection rule exactly, so failed assumptions name a set whose
+//	   projection violates the level.
+//	I3 Candidates that follow the reader in real time or session order are
+//	   not candidates (they are not possible writers either, §3).
+//
+// # Cores
+//
+// The fast path encodes with constants for selectors. On a violation the
+// history is encoded again with one selector per transaction, assumed true;
+// the failed assumptions are a violating set C0 (I2). C0 is shrunk by
+// deletion, re-checking the projection H|C each time; the projection is
+// monotone, so one pass gives a subset-minimal core.
+package incremental

@@ -1,0 +1,677 @@
+package incremental
+
+import (
+	"math"
+	"sort"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/solver"
+)
+
+// lit is a solver literal or one of two constants, so that the encoding can
+// be written once for the fast path (selectors are constants) and the
+// guarded path (selectors are variables).
+type lit int32
+
+const (
+	litTrue  lit = -1
+	litFalse lit = -2
+)
+
+func (l lit) not() lit {
+	switch l {
+	case litTrue:
+		return litFalse
+	case litFalse:
+		return litTrue
+	}
+	return lit(solver.Lit(l).Not())
+}
+
+// edgeKind classifies a dependency for explanations and anomaly names.
+type edgeKind uint8
+
+const (
+	kindWW edgeKind = iota
+	kindWR
+	kindRW
+	kindSO   // session order
+	kindRT   // real time
+	kindAux  // chain edges among point nodes
+	kindNone // placeholder
+)
+
+func (k edgeKind) String() string {
+	return [...]string{"ww", "wr", "rw", "process", "realtime", "aux", "?"}[k]
+}
+
+// edgeRec records one conditional edge of the instance, for explanations
+// of small instances (cores).
+type edgeRec struct {
+	from, to int32 // solver nodes
+	a, b     lit
+	kind     edgeKind
+	key      int32
+	val      string
+	// reader/writer name the transactions behind a rw or wr edge: for rw,
+	// the reader read writer's version and `to` overwrote it.
+	writer int32
+}
+
+// readVar ties a read to its candidate sources. cand -1 is the initial
+// version.
+type readVar struct {
+	txn   int32
+	read  int32 // index in ptxn.reads
+	cands []int32
+	rf    []lit
+	g     lit
+	// parses of a list read: each candidate is a sequence of appenders
+	// (and, under an unknown initial state, an initial prefix length).
+	parses []listParse
+}
+
+type listParse struct {
+	initLen   int
+	appenders []int32
+}
+
+type pairVar struct {
+	a, b int32
+	x    lit // a before b
+}
+
+// encoder builds one solver instance for a prepared history. selected
+// reports which transactions are in the instance: those outside it are
+// absent (their writes still count as possible writers, which makes the
+// reads they could explain disappear, as the projection rule says).
+type encoder struct {
+	p       *prepared
+	s       *solver.Solver
+	guarded bool
+	record  bool // keep edgeRecs for explanations
+
+	sel  []lit // per transaction: selector
+	act  []lit // per transaction: in the instance and committed
+	node []solver.Node
+	com  []lit // commit variable of unknown transactions
+
+	unsat bool
+	edges []edgeRec
+
+	reads  []readVar
+	pairs  map[[2]int32]*pairVar
+	pairsL []*pairVar
+	inits  map[int32]map[string]lit // key -> initial value -> var
+
+	and2cache map[[2]lit]lit
+
+	nodeTxn []int32 // solver node -> transaction (-1 for point nodes)
+}
+
+type encodeConfig struct {
+	guarded bool
+	record  bool
+}
+
+func newEncoder(p *prepared, cfg encodeConfig) *encoder {
+	n := len(p.h.Txns)
+	e := &encoder{
+		p: p, s: solver.New(solver.Options{Seed: 1}),
+		guarded: cfg.guarded, record: cfg.record,
+		sel: make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
+		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
+	}
+	for i := range p.h.Txns {
+		t := &p.h.Txns[i]
+		e.node[i] = -1
+		if p.txns[i].dropped {
+			// Write-free unknown transactions explain nothing and need
+			// nothing explained: they are not part of any instance.
+			e.sel[i], e.act[i], e.com[i] = litFalse, litFalse, litFalse
+			continue
+		}
+		e.sel[i] = litTrue
+		if cfg.guarded {
+			e.sel[i] = e.newLit()
+		}
+		switch t.Status {
+		case history.Aborted:
+			// Not a node, but a possible writer: its selector still
+			// decides which reads a projection keeps (I2).
+			e.com[i], e.act[i] = litFalse, litFalse
+			continue
+		case history.Unknown:
+			e.com[i] = e.newLit()
+		default:
+			e.com[i] = litTrue
+		}
+		e.act[i] = e.and2(e.sel[i], e.com[i])
+		e.node[i] = e.newNode(int32(i))
+	}
+	return e
+}
+
+func (e *encoder) newLit() lit { return lit(solver.PosLit(e.s.NewVar())) }
+
+func (e *encoder) newNode(txn int32) solver.Node {
+	n := e.s.NewNode()
+	e.nodeTxn = append(e.nodeTxn, txn)
+	return n
+}
+
+// and2 is a Tseitin conjunction, cached.
+func (e *encoder) and2(a, b lit) lit {
+	switch {
+	case a == litFalse || b == litFalse:
+		return litFalse
+	case a == litTrue:
+		return b
+	case b == litTrue:
+		return a
+	case a == b:
+		return a
+	}
+	if a > b {
+		a, b = b, a
+	}
+	if v, ok := e.and2cache[[2]lit{a, b}]; ok {
+		return v
+	}
+	v := e.newLit()
+	e.clause(v.not(), a)
+	e.clause(v.not(), b)
+	e.clause(v, a.not(), b.not())
+	e.and2cache[[2]lit{a, b}] = v
+	return v
+}
+
+// clause adds a clause over lits with constants folded.
+func (e *encoder) clause(lits ...lit) {
+	out := make([]solver.Lit, 0, len(lits))
+	for _, l := range lits {
+		switch l {
+		case litTrue:
+			return
+		case litFalse:
+			continue
+		}
+		out = append(out, solver.Lit(l))
+	}
+	if !e.s.AddClause(out...) {
+		e.unsat = true
+	}
+}
+
+// edge adds from -> to present when a and b hold.
+func (e *encoder) edge(a, b lit, from, to solver.Node, rec edgeRec) {
+	if from < 0 || to < 0 || from == to || a == litFalse || b == litFalse {
+		return
+	}
+	if a == litTrue {
+		a, b = b, a
+	}
+	switch {
+	case a == litTrue: // both true
+		if !e.s.AddBaseEdge(from, to) {
+			e.unsat = true
+		}
+	case b == litTrue:
+		e.s.AddEdge(solver.Lit(a), from, to)
+	default:
+		e.s.AddEdge2(solver.Lit(a), solver.Lit(b), from, to)
+	}
+	if e.record {
+		rec.from, rec.to, rec.a, rec.b = int32(from), int32(to), a, b
+		e.edges = append(e.edges, rec)
+	}
+}
+
+// encode builds the whole instance.
+func (e *encoder) encode() {
+	p := e.p
+	for _, ia := range p.internal {
+		// A transaction that disagrees with its own writes cannot be
+		// committed; for a list read, only while the read is kept (I2).
+		g := e.act[ia.txn]
+		if ia.isList && e.guarded {
+			ws, _ := p.possibleWriters(ia.txn, &pread{key: ia.key, full: ia.full, isList: true})
+			for _, w := range ws {
+				g = e.and2(g, e.sel[w])
+			}
+		}
+		e.clause(g.not())
+	}
+	if p.opts.Level.SessionOrder() {
+		e.encodeSessions()
+	}
+	if p.opts.Level.RealTime() {
+		e.encodeRealTime()
+	}
+	e.encodeReads()
+	e.encodeVersionOrder()
+	e.encodeInitialValues()
+}
+
+func (e *encoder) encodeSessions() {
+	p := e.p
+	bySession := map[int32][]int32{}
+	for i := range p.h.Txns {
+		if s := p.sessionOf[i]; s >= 0 && e.node[i] >= 0 {
+			bySession[s] = append(bySession[s], int32(i))
+		}
+	}
+	sessions := make([]int32, 0, len(bySession))
+	for s := range bySession {
+		sessions = append(sessions, s)
+	}
+	sort.Slice(sessions, func(i, j int) bool { return sessions[i] < sessions[j] })
+	for _, s := range sessions {
+		members := bySession[s]
+		sort.Slice(members, func(i, j int) bool { return p.sessionRank[members[i]] < p.sessionRank[members[j]] })
+		// Q_{i-1} -> T_i -> Q_i, Q_i -> Q_{i+1}.
+		var prevQ solver.Node = -1
+		for _, t := range members {
+			if prevQ >= 0 {
+				e.edge(litTrue, litTrue, prevQ, e.node[t], edgeRec{kind: kindSO, writer: -1})
+			}
+			q := e.newNode(-1)
+			e.edge(e.act[t], litTrue, e.node[t], q, edgeRec{kind: kindSO, writer: -1})
+			if prevQ >= 0 {
+				e.edge(litTrue, litTrue, prevQ, q, edgeRec{kind: kindAux, writer: -1})
+			}
+			prevQ = q
+		}
+	}
+}
+
+// encodeRealTime draws real-time order through a chain of time points:
+// t -> E(e_t+Δ) and S(s_u-Δ) -> u, points sorted by (time, rank) with end
+// points before start points at one instant, so t reaches u iff
+// e_t+Δ <= s_u-Δ. Zero-length transactions at Δ = 0 hang between two
+// private ranks so that they do not reach themselves nor each other.
+func (e *encoder) encodeRealTime() {
+	p := e.p
+	const (
+		rankEnd = iota
+		rankZin
+		rankZout
+		rankStart
+	)
+	type pt struct {
+		time int64
+		rank int8
+	}
+	type attach struct {
+		p    pt
+		txn  int32
+		into bool // point -> txn
+	}
+	var at []attach
+	for i := range p.h.Txns {
+		if e.node[i] < 0 {
+			continue
+		}
+		t := &p.h.Txns[i]
+		s := t.Start - p.opts.Skew
+		end := p.opts.EffectiveEnd(t)
+		if end != math.MaxInt64 && end+p.opts.Skew == s {
+			at = append(at, attach{pt{s, rankZin}, int32(i), true}, attach{pt{s, rankZout}, int32(i), false})
+			continue
+		}
+		at = append(at, attach{pt{s, rankStart}, int32(i), true})
+		if end != math.MaxInt64 {
+			at = append(at, attach{pt{end + p.opts.Skew, rankEnd}, int32(i), false})
+		}
+	}
+	sort.Slice(at, func(i, j int) bool {
+		if at[i].p.time != at[j].p.time {
+			return at[i].p.time < at[j].p.time
+		}
+		return at[i].p.rank < at[j].p.rank
+	})
+	var prev solver.Node = -1
+	var prevPt pt
+	for i, a := range at {
+		if i == 0 || a.p != prevPt {
+			n := e.newNode(-1)
+			if prev >= 0 {
+				e.edge(litTrue, litTrue, prev, n, edgeRec{kind: kindAux, writer: -1})
+			}
+			prev, prevPt = n, a.p
+		}
+		if a.into {
+			e.edge(litTrue, litTrue, prev, e.node[a.txn], edgeRec{kind: kindRT, writer: -1})
+		} else {
+			e.edge(e.act[a.txn], litTrue, e.node[a.txn], prev, edgeRec{kind: kindRT, writer: -1})
+		}
+	}
+}
+
+// encodeReads creates read-from choices (I2, I3) and the wr edges.
+func (e *encoder) encodeReads() {
+	p := e.p
+	for ti := range p.h.Txns {
+		if e.node[ti] < 0 {
+			continue
+		}
+		pt := &p.txns[ti]
+		for ri := range pt.reads {
+			r := &pt.reads[ri]
+			rv := readVar{txn: int32(ti), read: int32(ri)}
+			ws, initial := p.possibleWriters(int32(ti), r)
+			g := e.act[ti]
+			if e.guarded {
+				for _, w := range ws {
+					g = e.and2(g, e.sel[w])
+				}
+			}
+			rv.g = g
+			if g == litFalse {
+				continue
+			}
+			if r.isList {
+				e.encodeListRead(&rv, r, initial)
+			} else {
+				e.encodeRegisterRead(&rv, r, ws, initial)
+			}
+			e.reads = append(e.reads, rv)
+		}
+	}
+}
+
+func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial bool) {
+	p := e.p
+	for _, w := range ws {
+		if e.node[w] < 0 {
+			continue
+		}
+		if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
+			rv.cands = append(rv.cands, w)
+		}
+	}
+	if initial {
+		rv.cands = append(rv.cands, -1)
+	}
+	e.chooseOne(rv)
+	for i, w := range rv.cands {
+		if w >= 0 {
+			e.edge(rv.rf[i], litTrue, e.node[w], e.node[rv.txn], edgeRec{kind: kindWR, key: r.key, val: string(r.val), writer: w})
+		}
+	}
+}
+
+// chooseOne creates the exactly-one choice over rv.cands, conditioned on
+// rv.g, with each choice implying its writer is active.
+func (e *encoder) chooseOne(rv *readVar) {
+	n := len(rv.cands)
+	rv.rf = make([]lit, n)
+	if n == 1 {
+		rv.rf[0] = rv.g
+	} else {
+		for i := range rv.rf {
+			rv.rf[i] = e.newLit()
+			e.clause(rv.rf[i].not(), rv.g)
+		}
+	}
+	at := make([]lit, 0, n+1)
+	at = append(at, rv.g.not())
+	at = append(at, rv.rf...)
+	e.clause(at...)
+	e.atMostOne(rv.rf)
+	for i, w := range rv.cands {
+		if w >= 0 {
+			e.clause(rv.rf[i].not(), e.act[w])
+		}
+	}
+}
+
+func (e *encoder) atMostOne(ls []lit) {
+	if len(ls) <= 6 {
+		for i := range ls {
+			for j := i + 1; j < len(ls); j++ {
+				e.clause(ls[i].not(), ls[j].not())
+			}
+		}
+		return
+	}
+	// Sequential counter: s_i = "some of ls[0..i] holds".
+	prev := ls[0]
+	for i := 1; i < len(ls); i++ {
+		s := e.newLit()
+		e.clause(prev.not(), s)
+		e.clause(ls[i].not(), s)
+		e.clause(prev.not(), ls[i].not())
+		prev = s
+	}
+}
+
+// encodeListRead enumerates the ways the list can be the concatenation of
+// whole append sequences (one per appender) after an optional initial
+// prefix, and makes them the read's candidates. Each parse orders its
+// appenders, puts them before the reader, and every other appender of the
+// key after it.
+func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
+	p := e.p
+	var appenders []int32
+	for _, w := range p.writersOf[r.key] {
+		if e.node[w] >= 0 && w != rv.txn {
+			appenders = append(appenders, w)
+		}
+	}
+	unknownInit := p.opts.InitialState == history.InitialUnknown
+	const maxParses = 256
+	var parses []listParse
+	used := map[int32]bool{}
+	var seq []int32
+	var walk func(pos int)
+	walk = func(pos int) {
+		if len(parses) >= maxParses {
+			return
+		}
+		if pos == len(r.list) {
+			parses = append(parses, listParse{appenders: append([]int32(nil), seq...)})
+			return
+		}
+		for _, a := range appenders {
+			if used[a] {
+				continue
+			}
+			app := p.txns[a].appendsTo(r.key)
+			if len(app) == 0 || pos+len(app) > len(r.list) || !equalValues(r.list[pos:pos+len(app)], app) {
+				continue
+			}
+			used[a] = true
+			seq = append(seq, a)
+			walk(pos + len(app))
+			seq = seq[:len(seq)-1]
+			used[a] = false
+		}
+	}
+	starts := []int{0}
+	if unknownInit {
+		starts = starts[:0]
+		for j := 0; j <= len(r.list); j++ {
+			starts = append(starts, j)
+		}
+	}
+	for _, j := range starts {
+		before := len(parses)
+		walk(j)
+		for i := before; i < len(parses); i++ {
+			parses[i].initLen = j
+		}
+	}
+	rv.parses = parses
+	rv.cands = make([]int32, len(parses))
+	for i := range rv.cands {
+		rv.cands[i] = -2 // list parse
+	}
+	_ = initial
+	e.chooseOneParse(rv)
+	for i, ps := range parses {
+		rf := rv.rf[i]
+		inParse := map[int32]bool{}
+		for j, a := range ps.appenders {
+			inParse[a] = true
+			e.clause(rf.not(), e.act[a])
+			if j+1 < len(ps.appenders) {
+				e.edge(rf, litTrue, e.node[a], e.node[ps.appenders[j+1]], edgeRec{kind: kindWW, key: r.key, writer: a})
+			}
+		}
+		if n := len(ps.appenders); n > 0 {
+			last := ps.appenders[n-1]
+			e.edge(rf, litTrue, e.node[last], e.node[rv.txn], edgeRec{kind: kindWR, key: r.key, val: joinValues(r.list), writer: last})
+		}
+		for _, a := range appenders {
+			if !inParse[a] {
+				e.edge(rf, litTrue, e.node[rv.txn], e.node[a], edgeRec{kind: kindRW, key: r.key, val: joinValues(r.list), writer: -1})
+			}
+		}
+		if unknownInit {
+			e.clause(rf.not(), e.initVar(r.key, joinValues(r.list[:ps.initLen])))
+		}
+	}
+}
+
+func (e *encoder) chooseOneParse(rv *readVar) {
+	n := len(rv.cands)
+	rv.rf = make([]lit, n)
+	if n == 1 {
+		rv.rf[0] = rv.g
+	} else {
+		for i := range rv.rf {
+			rv.rf[i] = e.newLit()
+			e.clause(rv.rf[i].not(), rv.g)
+		}
+	}
+	at := append([]lit{rv.g.not()}, rv.rf...)
+	e.clause(at...)
+	e.atMostOne(rv.rf)
+}
+
+// initVar is the variable "the initial value of key k is v" (unknown
+// initial state). At most one per key holds.
+func (e *encoder) initVar(k int32, v string) lit {
+	m := e.inits[k]
+	if m == nil {
+		m = map[string]lit{}
+		e.inits[k] = m
+	}
+	if l, ok := m[v]; ok {
+		return l
+	}
+	l := e.newLit()
+	m[v] = l
+	return l
+}
+
+func (e *encoder) encodeInitialValues() {
+	keys := make([]int32, 0, len(e.inits))
+	for k := range e.inits {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	for _, k := range keys {
+		vals := make([]string, 0, len(e.inits[k]))
+		for v := range e.inits[k] {
+			vals = append(vals, v)
+		}
+		sort.Strings(vals)
+		ls := make([]lit, len(vals))
+		for i, v := range vals {
+			ls[i] = e.inits[k][v]
+		}
+		e.atMostOne(ls)
+	}
+}
+
+// encodeVersionOrder creates one order variable per pair of writers that
+// share a register key, and the ww and derived rw edges of every shared
+// key; reads of the initial version get rw edges to every writer.
+func (e *encoder) encodeVersionOrder() {
+	p := e.p
+	// Readers per (key, candidate writer), from the read variables.
+	type readerRef struct {
+		txn int32
+		rf  lit
+	}
+	readersOf := map[[2]int32][]readerRef{} // (key, writer) -> readers
+	for ri := range e.reads {
+		rv := &e.reads[ri]
+		r := &p.txns[rv.txn].reads[rv.read]
+		if r.isList {
+			continue
+		}
+		for i, w := range rv.cands {
+			if w == -1 {
+				// Initial version: before every writer of the key.
+				for _, b := range p.writersOf[r.key] {
+					if e.node[b] >= 0 && b != rv.txn {
+						e.edge(rv.rf[i], litTrue, e.node[rv.txn], e.node[b], edgeRec{kind: kindRW, key: r.key, val: string(r.val), writer: -1})
+					}
+				}
+				if p.opts.InitialState == history.InitialUnknown {
+					e.clause(rv.rf[i].not(), e.initVar(r.key, string(r.val)))
+				}
+				continue
+			}
+			readersOf[[2]int32{r.key, w}] = append(readersOf[[2]int32{r.key, w}], readerRef{rv.txn, rv.rf[i]})
+		}
+	}
+	for k := range p.keys {
+		if p.isList[k] {
+			continue
+		}
+		var ws []int32
+		for _, w := range p.writersOf[k] {
+			if e.node[w] >= 0 {
+				ws = append(ws, w)
+			}
+		}
+		for i := 0; i < len(ws); i++ {
+			for j := i + 1; j < len(ws); j++ {
+				a, b := ws[i], ws[j]
+				x := e.pairVar(a, b)
+				// a before b on k.
+				for _, rd := range readersOf[[2]int32{int32(k), a}] {
+					if rd.txn != b {
+						e.edge(rd.rf, x, e.node[rd.txn], e.node[b], edgeRec{kind: kindRW, key: int32(k), writer: a})
+					}
+				}
+				for _, rd := range readersOf[[2]int32{int32(k), b}] {
+					if rd.txn != a {
+						e.edge(rd.rf, x.not(), e.node[rd.txn], e.node[a], edgeRec{kind: kindRW, key: int32(k), writer: b})
+					}
+				}
+			}
+		}
+	}
+}
+
+// pairVar returns the order variable of a pair (a before b), creating it
+// with its ww edges on first use. Pairs ordered by session or real time
+// are constants.
+func (e *encoder) pairVar(a, b int32) lit {
+	if a > b {
+		return e.pairVar(b, a).not()
+	}
+	if pv, ok := e.pairs[[2]int32{a, b}]; ok {
+		return pv.x
+	}
+	var x lit
+	switch {
+	case e.p.before(a, b):
+		x = litTrue
+	case e.p.before(b, a):
+		x = litFalse
+	default:
+		x = e.newLit()
+	}
+	pv := &pairVar{a: a, b: b, x: x}
+	e.pairs[[2]int32{a, b}] = pv
+	e.pairsL = append(e.pairsL, pv)
+	e.edge(x, e.act[a], e.node[a], e.node[b], edgeRec{kind: kindWW, key: -1, writer: a})
+	e.edge(x.not(), e.act[b], e.node[b], e.node[a], edgeRec{kind: kindWW, key: -1, writer: b})
+	return x
+}

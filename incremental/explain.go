@@ -1,0 +1,317 @@
+package incremental
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// explainer replays the reasoning behind a small unsatisfiable instance:
+// 1-width pruning (VeriStrong §6.1.1) done by hand, recording why.
+type explainer struct {
+	e      *encoder
+	assign map[lit]bool
+	adj    map[int32][]int // node -> indices into e.edges
+}
+
+type forcedStep struct {
+	what  string
+	cycle []edgeRec
+}
+
+func newExplainer(e *encoder) *explainer {
+	x := &explainer{e: e, assign: map[lit]bool{}, adj: map[int32][]int{}}
+	for i, r := range e.edges {
+		x.adj[r.from] = append(x.adj[r.from], i)
+	}
+	return x
+}
+
+func (x *explainer) value(l lit) (val, ok bool) {
+	switch l {
+	case litTrue:
+		return true, true
+	case litFalse:
+		return false, true
+	}
+	if v, ok := x.assign[l]; ok {
+		return v, true
+	}
+	if v, ok := x.assign[l.not()]; ok {
+		return !v, true
+	}
+	return false, false
+}
+
+func (x *explainer) set(l lit, v bool) {
+	if l == litTrue || l == litFalse {
+		return
+	}
+	delete(x.assign, l.not())
+	x.assign[l] = v
+}
+
+// holds reports whether an edge is present, treating extra as true.
+func (x *explainer) holds(r *edgeRec, extra lit) bool {
+	for _, l := range []lit{r.a, r.b} {
+		if l == extra {
+			continue
+		}
+		if v, ok := x.value(l); !ok || !v {
+			return false
+		}
+	}
+	return true
+}
+
+// cycle finds a shortest cycle among present edges (with extra assumed
+// true) that uses at least one edge conditioned on extra, or any cycle
+// when extra is litTrue.
+func (x *explainer) cycle(extra lit) []edgeRec {
+	var best []edgeRec
+	for i := range x.e.edges {
+		r := &x.e.edges[i]
+		if !x.holds(r, extra) {
+			continue
+		}
+		if extra != litTrue && r.a != extra && r.b != extra {
+			continue
+		}
+		// Shortest path r.to ~> r.from by BFS.
+		path := x.path(r.to, r.from, extra)
+		if path == nil {
+			continue
+		}
+		c := append([]edgeRec{*r}, path...)
+		if best == nil || weight(c) < weight(best) {
+			best = c
+		}
+	}
+	return best
+}
+
+// weight counts transaction hops, so point chains do not look long.
+func weight(c []edgeRec) int {
+	n := 0
+	for _, r := range c {
+		if r.kind != kindAux {
+			n++
+		}
+	}
+	return n
+}
+
+func (x *explainer) path(from, to int32, extra lit) []edgeRec {
+	if from == to {
+		return []edgeRec{}
+	}
+	prev := map[int32]int{from: -1}
+	queue := []int32{from}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, ei := range x.adj[n] {
+			r := &x.e.edges[ei]
+			if _, seen := prev[r.to]; seen || !x.holds(r, extra) {
+				continue
+			}
+			prev[r.to] = ei
+			if r.to == to {
+				var out []edgeRec
+				for at := to; at != from; {
+					ei := prev[at]
+					out = append([]edgeRec{x.e.edges[ei]}, out...)
+					at = x.e.edges[ei].from
+				}
+				return out
+			}
+			queue = append(queue, r.to)
+		}
+	}
+	return nil
+}
+
+// choices are the literals a person would reason about.
+func (x *explainer) choices() []lit {
+	var out []lit
+	for _, pv := range x.e.pairsL {
+		if pv.x != litTrue && pv.x != litFalse {
+			out = append(out, pv.x)
+		}
+	}
+	for _, rv := range x.e.reads {
+		for _, l := range rv.rf {
+			if l != litTrue && l != litFalse {
+				out = append(out, l)
+			}
+		}
+	}
+	for _, c := range x.e.com {
+		if c != litTrue && c != litFalse {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (x *explainer) run() ([]forcedStep, []edgeRec) {
+	var forced []forcedStep
+	choices := x.choices()
+	for iter := 0; iter < 1000; iter++ {
+		if c := x.cycle(litTrue); c != nil {
+			return forced, c
+		}
+		progress := false
+		for _, l := range choices {
+			if _, ok := x.value(l); ok {
+				continue
+			}
+			for _, pol := range []lit{l, l.not()} {
+				if c := x.cycle(pol); c != nil {
+					x.set(pol, false)
+					forced = append(forced, forcedStep{what: x.describeLit(pol.not()), cycle: c})
+					progress = true
+					break
+				}
+			}
+			if progress {
+				break
+			}
+		}
+		// Exactly-one elimination and commit implications.
+		for _, rv := range x.e.reads {
+			var open []int
+			anyTrue := false
+			for i, l := range rv.rf {
+				v, ok := x.value(l)
+				switch {
+				case !ok:
+					open = append(open, i)
+				case v:
+					anyTrue = true
+				}
+			}
+			if gv, ok := x.value(rv.g); ok && gv && !anyTrue && len(open) == 1 {
+				x.set(rv.rf[open[0]], true)
+				progress = true
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	return forced, nil
+}
+
+func (x *explainer) describeLit(l lit) string {
+	e := x.e
+	h := e.p.h
+	for _, pv := range e.pairsL {
+		switch l {
+		case pv.x:
+			return fmt.Sprintf("%s must precede %s", h.Txns[pv.a].ID, h.Txns[pv.b].ID)
+		case pv.x.not():
+			return fmt.Sprintf("%s must precede %s", h.Txns[pv.b].ID, h.Txns[pv.a].ID)
+		}
+	}
+	for _, rv := range e.reads {
+		for i, r := range rv.rf {
+			if r == l || r == l.not() {
+				neg := ""
+				if r != l {
+					neg = " not"
+				}
+				src := "the initial version"
+				if w := rv.cands[i]; w >= 0 {
+					src = h.Txns[w].ID
+				} else if w == -2 {
+					src = fmt.Sprintf("parse %d of its list", i+1)
+				}
+				return fmt.Sprintf("%s must%s read from %s", h.Txns[rv.txn].ID, neg, src)
+			}
+		}
+	}
+	for t, c := range e.com {
+		if c == l {
+			return h.Txns[t].ID + " must have committed"
+		}
+		if c == l.not() {
+			return h.Txns[t].ID + " cannot have committed"
+		}
+	}
+	return "a choice is forced"
+}
+
+// steps turns a cycle of edge records into transaction-level steps,
+// folding the point chains of session and real-time order.
+func (x *explainer) steps(c []edgeRec) []Step {
+	if len(c) == 0 {
+		return nil
+	}
+	e := x.e
+	// Rotate so the cycle starts at a transaction node.
+	start := 0
+	for i, r := range c {
+		if e.nodeTxn[r.from] >= 0 {
+			start = i
+			break
+		}
+	}
+	c = append(append([]edgeRec(nil), c[start:]...), c[:start]...)
+	var out []Step
+	h := e.p.h
+	for i := 0; i < len(c); {
+		from := e.nodeTxn[c[i].from]
+		kind := c[i].kind
+		first := c[i]
+		j := i
+		for e.nodeTxn[c[j].to] < 0 {
+			j++
+			if c[j].kind == kindSO || c[j].kind == kindRT {
+				kind = c[j].kind
+			}
+		}
+		to := e.nodeTxn[c[j].to]
+		out = append(out, x.step(from, to, kind, first, h))
+		i = j + 1
+	}
+	return out
+}
+
+func (x *explainer) step(from, to int32, kind edgeKind, r edgeRec, h *history.History) Step {
+	p := x.e.p
+	tf, tt := &h.Txns[from], &h.Txns[to]
+	s := Step{From: tf.ID, To: tt.ID, Kind: kind.String()}
+	key := ""
+	if r.key >= 0 && int(r.key) < len(p.keys) {
+		key = unq(p.keys[r.key])
+		s.Key = key
+	}
+	switch kind {
+	case kindWR:
+		s.Why = fmt.Sprintf("%s read %s=%s written by %s, so %s wr-> %s", tt.ID, key, r.val, tf.ID, tf.ID, tt.ID)
+	case kindWW:
+		if key != "" {
+			s.Why = fmt.Sprintf("%s appended to %s before %s, so %s ww-> %s", tf.ID, key, tt.ID, tf.ID, tt.ID)
+		} else {
+			s.Why = fmt.Sprintf("%s's writes come before %s's in version order, so %s ww-> %s", tf.ID, tt.ID, tf.ID, tt.ID)
+		}
+	case kindRW:
+		src := "the initial version"
+		if r.writer >= 0 {
+			src = h.Txns[r.writer].ID + "'s version"
+		}
+		s.Why = fmt.Sprintf("%s read %s of %s and %s wrote %s over it, so %s rw-> %s", tf.ID, src, key, tt.ID, key, tf.ID, tt.ID)
+	case kindSO:
+		s.Why = fmt.Sprintf("%s came before %s in session %s, so %s process-> %s", tf.ID, tt.ID, tf.Session, tf.ID, tt.ID)
+	case kindRT:
+		end := p.opts.EffectiveEnd(tf)
+		slack := "∞"
+		if end != math.MaxInt64 {
+			slack = fmt.Sprint((tt.Start - p.opts.Skew) - (end + p.opts.Skew))
+		}
+		s.Why = fmt.Sprintf("%s ended (%d+Δ) before %s began (%d-Δ), Δ=%d, slack %s, so %s realtime-> %s", tf.ID, end, tt.ID, tt.Start, p.opts.Skew, slack, tf.ID, tt.ID)
+	}
+	return s
+}

@@ -1,0 +1,121 @@
+package incremental
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/oracle"
+)
+
+// tinyCount is the number of random tiny histories per configuration;
+// STREAMCHECK_TINY raises it (the acceptance run uses 10000).
+func tinyCount(def int) int {
+	if s := os.Getenv("STREAMCHECK_TINY"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+type tinyCase struct {
+	level   history.Level
+	skew    int64
+	indoubt int64
+	initial history.InitialState
+}
+
+func (c tinyCase) String() string {
+	return fmt.Sprintf("%s/skew=%d/indoubt=%d/init=%s", c.level, c.skew, c.indoubt, c.initial)
+}
+
+// TestAgainstBruteForce is the differential test of issue #4 acceptance 1:
+// the SAT checker and the serial-replay oracle agree on random tiny
+// histories; every core passes the oracle's core check and every witness
+// replays.
+func TestAgainstBruteForce(t *testing.T) {
+	var cases []tinyCase
+	for _, lv := range []history.Level{history.Serializable, history.StrongSessionSerializable, history.StrictSerializable} {
+		for _, skew := range []int64{0, 3} {
+			cases = append(cases, tinyCase{level: lv, skew: skew, indoubt: history.NoInDoubt})
+		}
+	}
+	cases = append(cases,
+		tinyCase{level: history.StrictSerializable, skew: 2, indoubt: 5},
+		tinyCase{level: history.StrictSerializable, skew: 0, indoubt: history.NoInDoubt, initial: history.InitialUnknown},
+		tinyCase{level: history.Serializable, skew: 0, indoubt: history.NoInDoubt, initial: history.InitialUnknown},
+	)
+	n := tinyCount(300)
+	for ci, c := range cases {
+		t.Run(c.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(ci), 7))
+			cfg := oracle.DefaultTinyConfig()
+			cfg.Timestamps = true
+			cfg.Sessions = true
+			cfg.Lists = true
+			cfg.Unknowns = true
+			cfg.Aborts = true
+			cfg.InitialValues = c.initial == history.InitialUnknown
+			opts := history.DefaultOptions()
+			opts.Level, opts.Skew, opts.InDoubt, opts.InitialState = c.level, c.skew, c.indoubt, c.initial
+			var valid, invalid, search int
+			for i := 0; i < n; i++ {
+				h := oracle.RandomTiny(rng, cfg)
+				if h.Validate() != nil {
+					continue
+				}
+				want, _, err := oracle.Check(h, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := Check(context.Background(), h, opts, Config{MaxAnomalies: 3})
+				if err != nil {
+					t.Fatalf("%v\n%s", err, dump(h))
+				}
+				got := res.Verdict == Valid
+				if got != want {
+					t.Fatalf("history %d: checker says valid=%v, oracle says %v\n%s", i, got, want, dump(h))
+				}
+				if got {
+					valid++
+					if err := oracle.ReplayWitness(h, opts, res.Witness); err != nil {
+						t.Fatalf("history %d: witness %v does not replay: %v\n%s", i, res.Witness, err, dump(h))
+					}
+					continue
+				}
+				invalid++
+				if _, ns := oracle.Classify(h, opts); ns {
+					search++
+				}
+				if len(res.Anomalies) == 0 {
+					t.Fatalf("history %d: invalid with no anomaly\n%s", i, dump(h))
+				}
+				// The first core is a core of H itself.
+				if err := oracle.CheckCore(h, opts, res.Anomalies[0].Core); err != nil {
+					t.Fatalf("history %d: core %v: %v\n%s", i, res.Anomalies[0].Core, err, dump(h))
+				}
+			}
+			t.Logf("%d histories: %d valid (%.0f%%), %d invalid, %d needing search (%.0f%%)", valid+invalid, valid, pct(valid, valid+invalid), invalid, search, pct(search, valid+invalid))
+		})
+	}
+}
+
+func pct(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+func dump(h *history.History) string {
+	s := ""
+	for i := range h.Txns {
+		s += "  " + h.Txns[i].Compact() + "\n"
+	}
+	return s
+}

@@ -1,0 +1,332 @@
+package incremental
+
+import (
+	"sort"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// prepared is a history digested for encoding: keys interned, each
+// transaction's external reads, final writes and intermediate writes per
+// key, and the anomalies that need no search (internal inconsistencies).
+// It is computed once per history and shared by the fast and the guarded
+// encodings and by the projection.
+type prepared struct {
+	h    *history.History
+	opts history.Options
+
+	keyIndex map[history.Value]int32
+	keys     []history.Value
+	isList   []bool
+
+	txns []ptxn
+	// byKey[k] lists transactions with a write/append of k (any status).
+	writersOf [][]int32
+	// valueWriters[k][v] = transactions with any write of (k, v), any
+	// status, any position: the possible writers of §3 before the real-time
+	// and session exclusions.
+	valueWriters []map[history.Value][]int32
+	// appendersOf[k][elem] = transactions appending elem to list key k.
+	appendersOf []map[history.Value][]int32
+
+	// sessionRank orders each session's transactions: start time, then
+	// input order (EXACTNESS.md §1).
+	sessionOf   []int32
+	sessionRank []int32
+
+	internal []internalAnomaly
+}
+
+type ptxn struct {
+	// dropped: a write-free unknown transaction (EXACTNESS.md §2).
+	dropped bool
+	// reads are the external reads, deduplicated per (key, value).
+	reads []pread
+	// finals are the final writes (registers) per key, sorted by key.
+	finals []keyVal
+	// appends[k] is the transaction's append sequence per list key.
+	appends []keyList
+}
+
+type keyVal struct {
+	key int32
+	val history.Value
+}
+
+type keyList struct {
+	key   int32
+	elems []history.Value
+}
+
+type pread struct {
+	key    int32
+	val    history.Value   // register read
+	list   []history.Value // list read (external part)
+	full   []history.Value // list read as read, own appends included
+	isList bool
+}
+
+type internalAnomaly struct {
+	txn  int32
+	key  int32
+	want string
+	got  string
+	// full is set for a list read: the projection keeps it (and so the
+	// anomaly) only while every appender of its elements is a member.
+	full   []history.Value
+	isList bool
+}
+
+func prepare(h *history.History, opts history.Options) *prepared {
+	p := &prepared{h: h, opts: opts, keyIndex: map[history.Value]int32{}}
+	listKeys := h.ListKeys()
+	key := func(k history.Value) int32 {
+		if i, ok := p.keyIndex[k]; ok {
+			return i
+		}
+		i := int32(len(p.keys))
+		p.keyIndex[k] = i
+		p.keys = append(p.keys, k)
+		p.isList = append(p.isList, listKeys[k])
+		p.writersOf = append(p.writersOf, nil)
+		p.valueWriters = append(p.valueWriters, nil)
+		p.appendersOf = append(p.appendersOf, nil)
+		return i
+	}
+	p.txns = make([]ptxn, len(h.Txns))
+	for ti := range h.Txns {
+		t := &h.Txns[ti]
+		pt := &p.txns[ti]
+		if t.Status == history.Unknown && !t.Writes() {
+			pt.dropped = true
+			continue
+		}
+		// Walk the ops keeping the transaction's own view of each key.
+		type view struct {
+			wrote   bool
+			last    history.Value   // register: last own write
+			ownApp  []history.Value // list: own appends so far
+			readExt bool
+		}
+		views := map[int32]*view{}
+		get := func(k int32) *view {
+			v := views[k]
+			if v == nil {
+				v = &view{}
+				views[k] = v
+			}
+			return v
+		}
+		seenRead := map[int32][]int{}
+		for _, op := range t.Ops {
+			k := key(op.Key)
+			v := get(k)
+			switch op.Kind {
+			case history.Write:
+				if p.valueWriters[k] == nil {
+					p.valueWriters[k] = map[history.Value][]int32{}
+				}
+				ws := p.valueWriters[k][op.Value]
+				if len(ws) == 0 || ws[len(ws)-1] != int32(ti) {
+					p.valueWriters[k][op.Value] = append(ws, int32(ti))
+				}
+				v.wrote, v.last = true, op.Value
+			case history.Append:
+				if p.appendersOf[k] == nil {
+					p.appendersOf[k] = map[history.Value][]int32{}
+				}
+				as := p.appendersOf[k][op.Value]
+				if len(as) == 0 || as[len(as)-1] != int32(ti) {
+					p.appendersOf[k][op.Value] = append(as, int32(ti))
+				}
+				v.wrote = true
+				v.ownApp = append(v.ownApp, op.Value)
+			case history.Read:
+				if p.isList[k] {
+					list := op.List
+					if !op.IsList && op.Value != history.Null {
+						// A scalar read of a list key: a garbage value no
+						// list can produce; keep it as a one-element list
+						// that no parse explains.
+						list = []history.Value{"scalar:" + op.Value}
+					}
+					ext := list
+					if len(v.ownApp) > 0 {
+						n := len(list) - len(v.ownApp)
+						if n < 0 || !equalValues(list[n:], v.ownApp) {
+							p.internal = append(p.internal, internalAnomaly{txn: int32(ti), key: k, want: "… " + joinValues(v.ownApp), got: joinValues(list), full: list, isList: true})
+							continue
+						}
+						ext = list[:n]
+					}
+					// Repeated external reads are separate reads: if they
+					// differ, no version explains both, which the encoding
+					// finds as a cycle.
+					dup := false
+					for _, ri := range seenRead[k] {
+						if pt.reads[ri].isList && equalValues(pt.reads[ri].full, list) && equalValues(pt.reads[ri].list, ext) {
+							dup = true
+						}
+					}
+					if !dup {
+						seenRead[k] = append(seenRead[k], len(pt.reads))
+						pt.reads = append(pt.reads, pread{key: k, list: append([]history.Value(nil), ext...), full: list, isList: true})
+					}
+					continue
+				}
+				if v.wrote {
+					if op.Value != v.last {
+						p.internal = append(p.internal, internalAnomaly{txn: int32(ti), key: k, want: string(v.last), got: string(op.Value)})
+					}
+					continue
+				}
+				dup := false
+				for _, ri := range seenRead[k] {
+					if pt.reads[ri].val == op.Value {
+						dup = true
+					}
+				}
+				if !dup {
+					seenRead[k] = append(seenRead[k], len(pt.reads))
+					pt.reads = append(pt.reads, pread{key: k, val: op.Value})
+				}
+			}
+		}
+		for k, v := range views {
+			if !v.wrote {
+				continue
+			}
+			if p.isList[k] {
+				pt.appends = append(pt.appends, keyList{key: k, elems: v.ownApp})
+			} else {
+				pt.finals = append(pt.finals, keyVal{key: k, val: v.last})
+			}
+			p.writersOf[k] = append(p.writersOf[k], int32(ti))
+		}
+		sort.Slice(pt.finals, func(i, j int) bool { return pt.finals[i].key < pt.finals[j].key })
+		sort.Slice(pt.appends, func(i, j int) bool { return pt.appends[i].key < pt.appends[j].key })
+	}
+	for k := range p.writersOf {
+		ws := p.writersOf[k]
+		sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
+	}
+	p.rankSessions()
+	return p
+}
+
+func (p *prepared) rankSessions() {
+	h := p.h
+	p.sessionOf = make([]int32, len(h.Txns))
+	p.sessionRank = make([]int32, len(h.Txns))
+	sessions := map[string][]int32{}
+	var names []string
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		p.sessionOf[i] = -1
+		if !t.HasSession {
+			continue
+		}
+		if _, ok := sessions[t.Session]; !ok {
+			names = append(names, t.Session)
+		}
+		sessions[t.Session] = append(sessions[t.Session], int32(i))
+	}
+	for si, name := range names {
+		members := sessions[name]
+		sort.SliceStable(members, func(a, b int) bool {
+			ta, tb := &h.Txns[members[a]], &h.Txns[members[b]]
+			if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
+				return ta.Start < tb.Start
+			}
+			return members[a] < members[b]
+		})
+		for r, ti := range members {
+			p.sessionOf[ti] = int32(si)
+			p.sessionRank[ti] = int32(r)
+		}
+	}
+}
+
+// before reports whether a must precede b by the level's session or
+// real-time order (a fact of the history, not of any choice).
+func (p *prepared) before(a, b int32) bool {
+	if p.opts.Level.SessionOrder() && p.sessionOf[a] >= 0 && p.sessionOf[a] == p.sessionOf[b] && p.sessionRank[a] < p.sessionRank[b] {
+		return true
+	}
+	if p.opts.Level.RealTime() {
+		ta, tb := &p.h.Txns[a], &p.h.Txns[b]
+		if ta.HasTime && tb.HasTime && p.opts.Precedes(ta, tb) {
+			return true
+		}
+	}
+	return false
+}
+
+// possibleWriters lists the possible writers (§3) of a read of txn t: every
+// transaction with a write of the value (or, for a list read, an append of
+// one of its elements), any status, except t itself and, for registers,
+// those that follow t by the level's order. initial reports whether the
+// initial version is a possible writer too.
+func (p *prepared) possibleWriters(t int32, r *pread) (ws []int32, initial bool) {
+	if r.isList {
+		// Every appender of any element of the list as read, own
+		// appended elements included (EXACTNESS.md §3 for lists).
+		seen := map[int32]bool{}
+		for _, e := range r.full {
+			for _, a := range p.appendersOf[r.key][e] {
+				if a != t && !seen[a] && !p.before(t, a) {
+					seen[a] = true
+					ws = append(ws, a)
+				}
+			}
+		}
+		sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
+		return ws, p.opts.InitialState == history.InitialUnknown || len(r.full) == 0
+	}
+	for _, w := range p.valueWriters[r.key][r.val] {
+		if w != t && !p.before(t, w) {
+			ws = append(ws, w)
+		}
+	}
+	return ws, p.opts.InitialState == history.InitialUnknown || r.val == history.Null
+}
+
+// finalValue returns t's final write of key k.
+func (pt *ptxn) finalValue(k int32) (history.Value, bool) {
+	i := sort.Search(len(pt.finals), func(i int) bool { return pt.finals[i].key >= k })
+	if i < len(pt.finals) && pt.finals[i].key == k {
+		return pt.finals[i].val, true
+	}
+	return "", false
+}
+
+func (pt *ptxn) appendsTo(k int32) []history.Value {
+	i := sort.Search(len(pt.appends), func(i int) bool { return pt.appends[i].key >= k })
+	if i < len(pt.appends) && pt.appends[i].key == k {
+		return pt.appends[i].elems
+	}
+	return nil
+}
+
+func equalValues(a, b []history.Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func joinValues(vs []history.Value) string {
+	s := "["
+	for i, v := range vs {
+		if i > 0 {
+			s += " "
+		}
+		s += string(v)
+	}
+	return s + "]"
+}
