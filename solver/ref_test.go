@@ -464,3 +464,54 @@ func (o *matrixOracle) Path(from, to Node) []Node {
 	}
 	return []Node{from, to} // not a real edge path; the solver never needs one
 }
+
+// polygraph builds a polygraph-like instance: every variable chooses
+// between two edge sets (one per polarity), some edges need two literals
+// (derived anti-dependencies), a few clauses tie choices together, and a
+// sparse base DAG orders some nodes.
+func (g *gen) polygraph(nVars, nNodes int) *ref {
+	r := &ref{nVars: nVars, nNodes: nNodes}
+	for range nNodes / 2 {
+		e := g.edge(1, nNodes)
+		e.a, e.b = litUndef, litUndef
+		if e.from != e.to && r.baseAcyclicWith(e) {
+			r.edges = append(r.edges, e)
+		}
+	}
+	pair := func() (Node, Node) {
+		u := Node(g.rng.IntN(nNodes))
+		v := Node(g.rng.IntN(nNodes - 1))
+		if v >= u {
+			v++
+		}
+		return u, v
+	}
+	for v := range nVars {
+		for _, p := range []Lit{PosLit(Var(v)), NegLit(Var(v))} {
+			for range 1 + g.rng.IntN(2) {
+				u, w := pair()
+				r.edges = append(r.edges, refEdge{from: u, to: w, a: p, b: litUndef})
+			}
+		}
+	}
+	for range nVars / 2 {
+		u, w := pair()
+		r.edges = append(r.edges, refEdge{from: u, to: w, a: g.lit(nVars), b: g.lit(nVars)})
+	}
+	for range g.rng.IntN(nVars/2 + 1) {
+		r.clauses = append(r.clauses, g.clause(nVars))
+	}
+	return r
+}
+
+func TestRandomPolygraph(t *testing.T) {
+	g := &gen{rand.New(rand.NewPCG(7, 8))}
+	for i := range 300 {
+		n := testSize(g.rng, 16)
+		r := g.polygraph(n, 3+g.rng.IntN(2*n))
+		s := New(Options{Seed: uint64(i), TheoryPropagationLimit: []int{-1, 0, 3}[i%3]})
+		r.load(s)
+		as := g.assumptions(n)
+		r.checkAnswer(t, s, s.Solve(context.Background(), as...), as)
+	}
+}
