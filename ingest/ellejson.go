@@ -189,4 +189,3 @@ func parseElleJSONOp(o *scanner, d *NativeDecoder, pos history.Pos) (elleOp, err
 	}
 	return op, nil
 }
-

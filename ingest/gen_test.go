@@ -38,8 +38,11 @@ func randScalar(rng *rand.Rand, keyOnly bool) history.Value {
 	}
 }
 
+// randString returns a short string of awkward characters. It is valid
+// UTF-8, as every decoded string is (decoders replace invalid bytes with
+// U+FFFD).
 func randString(rng *rand.Rand) string {
-	alphabet := []string{"a", "b", "x", "1", "\"", "\\", "\n", "\x00", "é", "😀", "<", "\u2028", "\x7f", " ", "\xff"}
+	alphabet := []string{"a", "b", "x", "1", "\"", "\\", "\n", "\x00", "é", "😀", "<", "\u2028", "\x7f", " ", "\uFFFD", "/", ":"}
 	var b []byte
 	for range rng.IntN(5) {
 		b = append(b, alphabet[rng.IntN(len(alphabet))]...)

@@ -41,7 +41,40 @@ func sameTxn(a, b *history.Txn) bool {
 }
 
 func txnString(t *history.Txn) string {
-	return fmt.Sprintf("%s sess=%q/%v time=%v[%d,%d] %s", t.Compact(), t.Session, t.HasSession, t.HasTime, t.Start, t.End, t.Status)
+	return fmt.Sprintf("%s sess=%q/%v time=%v[%d,%d] %s", render(t), t.Session, t.HasSession, t.HasTime, t.Start, t.End, t.Status)
+}
+
+// render is Txn.Compact with values in canonical text, so that 1 and "1"
+// stay apart.
+func render(t *history.Txn) string {
+	var b strings.Builder
+	b.WriteString(t.ID)
+	if t.HasTime {
+		fmt.Fprintf(&b, "[%d,%d]", t.Start, t.End)
+	}
+	for i, op := range t.Ops {
+		if i == 0 {
+			b.WriteByte(' ')
+		} else {
+			b.WriteString(", ")
+		}
+		if op.IsList {
+			fmt.Fprintf(&b, "%s %s %v", op.Kind, op.Key, op.List)
+		} else {
+			fmt.Fprintf(&b, "%s %s %s", op.Kind, op.Key, op.Value)
+		}
+	}
+	var ann []string
+	if t.Status != history.Committed {
+		ann = append(ann, t.Status.String())
+	}
+	if t.HasSession {
+		ann = append(ann, "session "+t.Session)
+	}
+	if len(ann) > 0 {
+		b.WriteString(" (" + strings.Join(ann, ", ") + ")")
+	}
+	return b.String()
 }
 
 func diffHistories(t *testing.T, what string, got, want *history.History) {
