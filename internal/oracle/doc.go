@@ -40,6 +40,15 @@
 // order); the initial state is always present. A list read's possible
 // writers are the possible appenders of its elements.
 //
+// # API
+//
+// Check and ReplayWitness decide and certify; Project, CheckCore, Cores
+// and ShrinkCore implement §3; Classify and TrivialAnomaly report how hard
+// a history is; RandomTiny generates tiny histories from simulated
+// executions (strict serializable, or with stale and fractured reads),
+// then mutates them. Nothing here does IO or keeps global state; a
+// *rand.Rand (math/rand/v2) is passed in.
+//
 // # Invariants
 //
 //	O1 Check(h) is valid iff some order and subset as above replays h; its

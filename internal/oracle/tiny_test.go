@@ -86,3 +86,54 @@ func TestTinyValidInput(t *testing.T) {
 		}
 	}
 }
+
+// TestTinyConfigs: every feature can be switched off, and what is off does
+// not appear.
+func TestTinyConfigs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for range tinyCount(t, 2000) {
+		cfg := DefaultTinyConfig()
+		cfg.Timestamps = rng.IntN(2) == 0
+		cfg.Sessions = rng.IntN(2) == 0
+		cfg.Lists = rng.IntN(2) == 0
+		cfg.Unknowns = rng.IntN(2) == 0
+		cfg.Aborts = rng.IntN(2) == 0
+		cfg.InitialValues = rng.IntN(2) == 0
+		cfg.Keys = 2 + rng.IntN(2)
+		h := RandomTiny(rng, cfg)
+		if err := h.Validate(); err != nil {
+			t.Fatalf("%v\n%s", err, compactOf(h))
+		}
+		if n := len(h.Txns); n < 2 || n > 6 {
+			t.Fatalf("%d transactions", n)
+		}
+		keys := map[history.Key]bool{}
+		for i := range h.Txns {
+			tx := &h.Txns[i]
+			switch {
+			case tx.HasTime != cfg.Timestamps:
+				t.Fatalf("HasTime %v with Timestamps %v", tx.HasTime, cfg.Timestamps)
+			case tx.HasSession && !cfg.Sessions:
+				t.Fatal("a session with Sessions off")
+			case tx.Status == history.Unknown && !cfg.Unknowns, tx.Status == history.Aborted && !cfg.Aborts:
+				t.Fatalf("status %s with it off", tx.Status)
+			}
+			for _, op := range tx.Ops {
+				keys[op.Key] = true
+			}
+		}
+		if len(h.ListKeys()) > 0 && !cfg.Lists {
+			t.Fatal("a list with Lists off")
+		}
+		if len(keys) > cfg.Keys {
+			t.Fatalf("%d keys, want at most %d", len(keys), cfg.Keys)
+		}
+		o := history.DefaultOptions()
+		if cfg.Timestamps {
+			o.Level = history.StrictSerializable
+		}
+		if _, _, err := Check(h, o); err != nil {
+			t.Fatalf("%v\n%s", err, compactOf(h))
+		}
+	}
+}
