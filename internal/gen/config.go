@@ -200,6 +200,13 @@ func Preset(name string) (Config, error) {
 	return f(), nil
 }
 
+// Validate reports every knob out of range (after defaults), as
+// GenerateStream would before emitting anything.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 // withDefaults fills zero integer knobs and checks the rest.
 func (c Config) withDefaults() (Config, error) {
 	if c.Txns == 0 {
