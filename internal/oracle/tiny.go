@@ -146,7 +146,7 @@ func (g *tinyGen) plan() {
 		case cfg.Unknowns && r == 1:
 			t.Status = history.Unknown
 		}
-		for range g.intn(1, cfg.MaxOps) {
+		for range g.intn(1, max(cfg.MaxOps, 1)) {
 			k := g.keys[g.rng.IntN(len(g.keys))]
 			read := history.Op{Kind: history.Read, Key: k, IsList: g.list[k]}
 			write := history.Op{Kind: history.Write, Key: k, Value: g.value()}
