@@ -397,6 +397,23 @@ func strUnquote(v history.Value) (string, bool) {
 	return s, sc.err == nil
 }
 
+// validUTF8 replaces each invalid byte with U+FFFD, as JSON decoding does,
+// so that a string has one canonical text whichever format carried it
+// (history.StringValue spells an invalid byte as the escape \ufffd, but a
+// decoded U+FFFD as the character itself).
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		b = utf8.AppendRune(b, r) // RuneError for an invalid byte
+		i += size
+	}
+	return string(b)
+}
+
 // ednInt reads an integer (nil is absent).
 func ednInt(raw []byte) (int64, bool, error) {
 	if string(raw) == "nil" {
@@ -414,22 +431,27 @@ func ednInt(raw []byte) (int64, bool, error) {
 }
 
 func ednMicroOps(raw []byte) ([]history.Op, string, error) {
-	mops, err := ednElems(raw)
-	if err != nil {
-		return nil, ":value", err
+	raw = trimEDN(raw)
+	if len(raw) == 0 || raw[0] != '[' && raw[0] != '(' {
+		return nil, ":value", fmt.Errorf("%s is not a vector of micro-ops", abbrev(raw))
+	}
+	// One library call for the whole transaction (each call costs a
+	// buffered reader); list reads are split below.
+	var mops [][]edn.RawMessage
+	if err := ednUnmarshal(raw, &mops); err != nil {
+		return nil, ":value", fmt.Errorf("want a vector of [f key value] micro-ops: %w", err)
 	}
 	if len(mops) == 0 {
 		return nil, "", nil
 	}
 	ops := make([]history.Op, 0, len(mops))
-	for i, m := range mops {
+	for i, el := range mops {
 		field := fmt.Sprintf(":value[%d]", i)
-		el, err := ednElems(m)
-		if err != nil {
-			return nil, field, err
-		}
 		if len(el) != 3 {
 			return nil, field, fmt.Errorf("micro-op has %d elements, want 3 [f key value]", len(el))
+		}
+		for j := range el {
+			el[j] = trimEDN(el[j])
 		}
 		var op history.Op
 		switch string(el[0]) {
@@ -501,7 +523,7 @@ func ednScalar(raw []byte) (history.Value, scalarKind, error) {
 		if err := ednUnmarshal(raw, &s); err != nil {
 			return "", kNull, err
 		}
-		return history.StringValue(s), kString, nil
+		return history.StringValue(validUTF8(s)), kString, nil
 	case c == ':':
 		if len(raw) == 1 || !utf8.Valid(raw) || strings.ContainsFunc(string(raw), func(r rune) bool {
 			return r < utf8.RuneSelf && isEDNDelim(byte(r)) || isEDNSpace(r)

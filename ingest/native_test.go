@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -148,7 +149,7 @@ func TestNativeRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	var d NativeDecoder
 	var buf []byte
-	for i := range 20000 {
+	for i := range scaled(20000) {
 		want := randTxn(rng, i)
 		buf = AppendNative(buf[:0], &want)
 		pos := history.Pos{Line: i + 1}
@@ -172,10 +173,7 @@ func TestNativeRoundTrip(t *testing.T) {
 func TestNativeMutations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	var d NativeDecoder
-	n := 30000
-	if testing.Short() {
-		n = 3000
-	}
+	n := scaled(30000)
 	pieces := []string{"{", "}", "[", "]", ",", ":", `"`, `\`, "0", "-", "1.5", "e", "null", "true", " ", "\n", `"r"`, `"w"`, `"append"`, `"ops"`, `"status"`, `"id"`, `"session"`, `"start"`, `"end"`, `"committed"`, "\xff", "é", `\u0041`, `\ud800`, "9223372036854775808"}
 	accepted := 0
 	for i := range n {
@@ -215,4 +213,16 @@ func TestNativeMutations(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d mutated events accepted", accepted, n)
+}
+
+// scaled sizes a randomized test: n by default, n/10 under -short, 20n
+// with INGEST_LONG=1 set (a longer soak, minutes).
+func scaled(n int) int {
+	switch {
+	case os.Getenv("INGEST_LONG") != "":
+		return 20 * n
+	case testing.Short():
+		return max(1, n/10)
+	}
+	return n
 }

@@ -38,7 +38,7 @@ func (f Format) String() string {
 
 // peekSize is how much input format detection may look at, and the read
 // buffer size.
-const peekSize = 1 << 20
+const peekSize = 64 << 10
 
 // ReadFile reads a whole history from a file in any supported format,
 // gzip-compressed or not. "-" reads standard input.
