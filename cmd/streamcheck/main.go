@@ -1,0 +1,83 @@
+// Command streamcheck proves whether a database keeps its promised
+// isolation level. Each subcommand lives in a library package; this file
+// only dispatches.
+//
+//	streamcheck check example:lost-update   # a bundled history
+//	streamcheck check [flags] FILE          # FILE, "-" (stdin), example:NAME
+//	streamcheck gen [flags] > h.jsonl       # synthetic histories
+//	streamcheck help
+package main
+
+import (
+	"embed"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/streamcheck/streamcheck/internal/checkcmd"
+	"github.com/streamcheck/streamcheck/internal/gencmd"
+)
+
+// The bundled example histories, read by `check example:NAME`.
+//
+//go:embed examples
+var embedded embed.FS
+
+type command struct {
+	name, summary string
+	run           func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	examples, _ := fs.Sub(embedded, "examples")
+	return []command{
+		{"check", "check a recorded history against an isolation level", func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+			return checkcmd.Main(args, examples, stdin, stdout, stderr)
+		}},
+		{"gen", "generate a synthetic history with injected anomalies", func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			return gencmd.Main(args, stdout, stderr)
+		}},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 {
+		usage(stderr, cmds)
+		return checkcmd.ExitError
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		usage(stdout, cmds)
+		return 0
+	}
+	for _, c := range cmds {
+		if c.name == args[0] {
+			return c.run(args[1:], stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "streamcheck: unknown command %q\n\n", args[0])
+	usage(stderr, cmds)
+	return checkcmd.ExitError
+}
+
+func usage(w io.Writer, cmds []command) {
+	examples, _ := fs.Sub(embedded, "examples")
+	var b strings.Builder
+	b.WriteString("usage: streamcheck COMMAND [flags] [args]\n\nCommands:\n")
+	for _, c := range cmds {
+		fmt.Fprintf(&b, "  %-6s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(&b, "  %-6s %s\n", "help", "show this text")
+	b.WriteString("\nRun `streamcheck COMMAND -h` for a command's flags.\n\nBundled examples (streamcheck check example:NAME):\n")
+	for _, n := range checkcmd.ExampleNames(examples) {
+		fmt.Fprintf(&b, "  example:%s\n", n)
+	}
+	io.WriteString(w, b.String())
+}

@@ -1,0 +1,273 @@
+package checkcmd
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/ingest"
+	"github.com/streamcheck/streamcheck/internal/report"
+)
+
+// Exit codes, by precedence: an error beats an anomaly beats unknown.
+const (
+	ExitValid   = 0
+	ExitAnomaly = 1
+	ExitError   = 2 // usage, input or output error
+	ExitUnknown = 3 // the time budget ran out with no anomaly found
+)
+
+// ExamplePrefix marks a FILE argument naming a bundled history.
+const ExamplePrefix = "example:"
+
+// Main runs `streamcheck check`: args are the arguments after "check".
+// examples holds the bundled histories, one file per example named
+// NAME.EXT at its root (nil: none); FILE "example:NAME" reads one.
+func Main(args []string, examples fs.FS, stdin io.Reader, stdout, stderr io.Writer) int {
+	names := ExampleNames(examples)
+	c, err := parse(args, stderr, names, isTerminal(stderr))
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitValid
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "streamcheck check: %v\n", err)
+		return ExitError
+	}
+	r := &runner{c: c, stderr: stderr}
+	return r.run(examples, names, stdin, stdout)
+}
+
+type runner struct {
+	c      config
+	stderr io.Writer
+	start  time.Time
+}
+
+func (r *runner) progressf(format string, args ...any) {
+	if r.c.progress {
+		fmt.Fprintf(r.stderr, "streamcheck: "+format+"\n", args...)
+	}
+}
+
+func (r *runner) fail(err error) int {
+	fmt.Fprintf(r.stderr, "streamcheck check: %v\n", err)
+	if errors.Is(err, incremental.ErrMissingTimestamps) {
+		fmt.Fprintf(r.stderr, "streamcheck check: record client start and end times, or check a level without real-time order (--level serializable)\n")
+	}
+	return ExitError
+}
+
+func (r *runner) run(examples fs.FS, names []string, stdin io.Reader, stdout io.Writer) int {
+	c := r.c
+	r.start = time.Now()
+	r.progressf("reading %s", c.file)
+	h, format, err := read(c.file, examples, names, stdin)
+	if err != nil {
+		return r.fail(err)
+	}
+	r.progressf("read %d transactions (%s) in %s; checking %s", len(h.Txns), format, since(r.start), c.opts.Level)
+
+	ctx := context.Background()
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	stop := r.ticker()
+	res, err := incremental.Check(ctx, h, c.opts, incremental.Config{MaxAnomalies: c.maxAnomalies})
+	stop()
+	if err != nil {
+		return r.fail(err)
+	}
+	st := res.Stats
+	r.progressf("encoded %d variables, %d nodes in %s; solved in %s (%d conflicts); cores in %s (%d checks)",
+		st.Vars, st.Nodes, round(st.EncodeTime), round(st.SolveTime), st.Conflicts, round(st.CoreTime), st.CoreChecks)
+
+	rep := report.New(res, h)
+	rep.MaxAnomalies = c.maxAnomalies
+	code := exitCode(res.Verdict)
+
+	// Files first: a failure to write them is an error (exit 2) and the
+	// report below must not claim a witness file that is not there.
+	hint := "witness order available with --witness"
+	if c.witness != "" {
+		if res.Verdict == incremental.Valid {
+			if err := writeWitness(c.witness, res.Witness); err != nil {
+				return r.fail(err)
+			}
+			hint = "witness order written to " + c.witness
+		} else {
+			fmt.Fprintf(r.stderr, "streamcheck check: no witness written: the verdict is %s\n", res.Verdict)
+		}
+	}
+	if c.dotDir != "" && len(rep.Anomalies) > 0 {
+		files, err := writeDOT(c.dotDir, rep.Anomalies)
+		if err != nil {
+			return r.fail(err)
+		}
+		r.progressf("wrote %s", strings.Join(files, ", "))
+	}
+	switch c.format {
+	case "json":
+		err = report.WriteJSON(stdout, rep)
+	default:
+		err = report.WriteText(stdout, rep, report.TextOptions{ValidHint: hint})
+	}
+	if err != nil {
+		return r.fail(fmt.Errorf("write report: %w", err))
+	}
+	return code
+}
+
+func exitCode(v incremental.Verdict) int {
+	switch v {
+	case incremental.Valid:
+		return ExitValid
+	case incremental.Invalid:
+		return ExitAnomaly
+	}
+	return ExitUnknown
+}
+
+// ticker prints a line every few seconds while a check runs, so that a
+// long check on a terminal does not look hung. The returned func stops it
+// and waits for it, so no line is written after the report.
+func (r *runner) ticker() (stop func()) {
+	if !r.c.progress {
+		return func() {}
+	}
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				r.progressf("still checking after %s", since(r.start))
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
+// read reads FILE: "-" is stdin, example:NAME a bundled history, anything
+// else a path. Input errors are *history.Error naming line and field.
+func read(file string, examples fs.FS, names []string, stdin io.Reader) (*history.History, ingest.Format, error) {
+	switch {
+	case file == "-":
+		return ingest.ReadHistory(stdin, "-")
+	case strings.HasPrefix(file, ExamplePrefix):
+		name := strings.TrimPrefix(file, ExamplePrefix)
+		p := examplePath(examples, name)
+		if p == "" {
+			return nil, 0, fmt.Errorf("no bundled example %q (have %s)", name, exampleList(names))
+		}
+		f, err := examples.Open(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer f.Close()
+		return ingest.ReadHistory(f, "examples/"+p)
+	}
+	return ingest.ReadFile(file)
+}
+
+// ExampleNames lists the bundled examples: the root files of examples
+// without their extension, sorted.
+func ExampleNames(examples fs.FS) []string {
+	if examples == nil {
+		return nil
+	}
+	entries, err := fs.ReadDir(examples, ".")
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			names = append(names, strings.TrimSuffix(e.Name(), path.Ext(e.Name())))
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func examplePath(examples fs.FS, name string) string {
+	if examples == nil || name == "" || strings.ContainsAny(name, "/\\*?[") {
+		return ""
+	}
+	m, _ := fs.Glob(examples, name+".*")
+	if len(m) != 1 {
+		return ""
+	}
+	return m[0]
+}
+
+func writeWitness(file string, order []string) error {
+	var b strings.Builder
+	for _, id := range order {
+		b.WriteString(id)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("write witness: %w", err)
+	}
+	return nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// writeDOT writes anomaly-N-TYPE.dot per anomaly into dir, creating it.
+func writeDOT(dir string, anomalies []report.Anomaly) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("write dot: %w", err)
+	}
+	var files []string
+	for i, a := range anomalies {
+		name := fmt.Sprintf("anomaly-%d-%s.dot", i+1, unsafeName.ReplaceAllString(a.Type, "_"))
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, report.DOT(a), 0o644); err != nil {
+			return nil, fmt.Errorf("write dot: %w", err)
+		}
+		files = append(files, p)
+	}
+	return files, nil
+}
+
+// isTerminal reports whether w is a character device, which is what
+// --progress defaults on; a pipe or a file gets no progress lines.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func since(t time.Time) time.Duration { return round(time.Since(t)) }
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d
+}
