@@ -69,7 +69,7 @@ func parse(args []string, stderr io.Writer) (gen.Config, options, error) {
 	fs.StringVar(&keyDist, "key-dist", "uniform", "key distribution: uniform or zipf")
 	fs.Float64Var(&zipfS, "zipf-s", gen.DefaultZipfS, "Zipf exponent (> 1)")
 	fs.DurationVar(&latency, "latency", gen.DefaultLatency, "mean transaction duration")
-	fs.DurationVar(&staleGap, "stale-gap", gen.DefaultStaleGap, "real-time gap of an injected stale read (seen by checkers with skew < gap/2)")
+	fs.DurationVar(&staleGap, "stale-gap", gen.DefaultStaleGap, "real-time gap of an injected stale read (seen by checkers with skew <= gap/2)")
 	fs.IntVar(&maxList, "max-list-len", gen.DefaultMaxListLen, "appends after which a list key is retired for a fresh one")
 	fs.Int64Var(&start, "start", gen.DefaultStartTime, "first start timestamp, ns since the epoch")
 	fs.StringVar(&inject, "inject", "", "comma-separated anomaly types to inject once each: "+strings.Join(gen.InjectTypes(), ", ")+" (stale-read = G-single-realtime)")
