@@ -1,0 +1,426 @@
+package closure
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// oracle is the dumb reference: the full, never-evicted graph with inserted
+// edges and time edges, answered by breadth-first search.
+type oracle struct {
+	rt      bool
+	iv      []Interval
+	live    []bool
+	edges   map[Pair]bool
+	succ    [][]ID
+	memo    map[ID][]bool // reachability from a source; reset on every change
+	evicted int
+}
+
+func newOracle(rt bool) *oracle {
+	return &oracle{rt: rt, edges: map[Pair]bool{}, memo: map[ID][]bool{}}
+}
+
+func (o *oracle) append(s, e int64) ID {
+	o.iv = append(o.iv, Interval{s, e})
+	o.live = append(o.live, true)
+	o.succ = append(o.succ, nil)
+	clear(o.memo)
+	return ID(len(o.iv) - 1)
+}
+
+func (o *oracle) time(a, b ID) bool {
+	if !o.rt || a == b {
+		return false
+	}
+	x, y := o.iv[a], o.iv[b]
+	return timeBefore(x.AdjStart, x.AdjEnd, y.AdjStart, y.AdjEnd)
+}
+
+func (o *oracle) edge(a, b ID) bool { return o.edges[Pair{a, b}] }
+
+func (o *oracle) addEdge(a, b ID) {
+	if !o.edges[Pair{a, b}] {
+		o.edges[Pair{a, b}] = true
+		o.succ[a] = append(o.succ[a], b)
+	}
+	clear(o.memo)
+}
+
+// from returns the set reachable from u by a path of length >= 1.
+func (o *oracle) from(u ID) []bool {
+	if r, ok := o.memo[u]; ok {
+		return r
+	}
+	n := len(o.iv)
+	seen := make([]bool, n)
+	queue := []ID{u}
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		visit := func(y ID) {
+			if !seen[y] {
+				seen[y] = true
+				queue = append(queue, y)
+			}
+		}
+		for _, y := range o.succ[x] {
+			visit(y)
+		}
+		if o.rt {
+			for y := range n {
+				if o.time(x, ID(y)) {
+					visit(ID(y))
+				}
+			}
+		}
+	}
+	o.memo[u] = seen
+	return seen
+}
+
+func (o *oracle) reaches(u, v ID) bool { return o.from(u)[v] }
+
+// livePairs lists every reachable pair of live transactions.
+func (o *oracle) livePairs() map[Pair]bool {
+	m := map[Pair]bool{}
+	for u := range o.iv {
+		if !o.live[u] {
+			continue
+		}
+		r := o.from(ID(u))
+		for v := range o.iv {
+			if o.live[v] && r[v] && u != v {
+				m[Pair{ID(u), ID(v)}] = true
+			}
+		}
+	}
+	return m
+}
+
+// checkPath validates a witness path u ~> v: hops chain, every hop is an
+// inserted edge, a time edge, or a chain of edges through evicted
+// transactions only.
+func (o *oracle) checkPath(u, v ID, hops []Hop) error {
+	if len(hops) == 0 {
+		return fmt.Errorf("empty path t%d ~> t%d", u, v)
+	}
+	if hops[0].From != u || hops[len(hops)-1].To != v {
+		return fmt.Errorf("path %v does not run from t%d to t%d", hops, u, v)
+	}
+	for i, h := range hops {
+		if i > 0 && hops[i-1].To != h.From {
+			return fmt.Errorf("path %v breaks at hop %d", hops, i)
+		}
+		if !o.live[h.From] || !o.live[h.To] {
+			return fmt.Errorf("hop %v has an evicted endpoint", h)
+		}
+		switch h.Kind {
+		case HopEdge:
+			if !o.edge(h.From, h.To) {
+				return fmt.Errorf("hop %v is not an inserted edge", h)
+			}
+		case HopTime:
+			if !o.time(h.From, h.To) {
+				return fmt.Errorf("hop %v is not a time edge", h)
+			}
+		case HopEvicted:
+			if len(h.Via) == 0 {
+				return fmt.Errorf("hop %v passes through nothing", h)
+			}
+			chain := append(append([]ID{h.From}, h.Via...), h.To)
+			for k := 1; k < len(chain); k++ {
+				if k < len(chain)-1 && o.live[chain[k]] {
+					return fmt.Errorf("hop %v passes through live t%d", h, chain[k])
+				}
+				if !o.edge(chain[k-1], chain[k]) && !o.time(chain[k-1], chain[k]) {
+					return fmt.Errorf("hop %v: no edge t%d->t%d", h, chain[k-1], chain[k])
+				}
+			}
+		default:
+			return fmt.Errorf("hop %v has kind %d", h, h.Kind)
+		}
+	}
+	return nil
+}
+
+// checkCycle validates a cycle witness for edge u->v: a path v ~> u (or
+// nothing when u == v) followed by the edge.
+func (o *oracle) checkCycle(u, v ID, cyc []Hop) error {
+	last := cyc[len(cyc)-1]
+	if last.From != u || last.To != v || last.Kind != HopEdge {
+		return fmt.Errorf("cycle %v does not end with the edge t%d->t%d", cyc, u, v)
+	}
+	if u == v {
+		if len(cyc) != 1 {
+			return fmt.Errorf("self loop cycle %v", cyc)
+		}
+		return nil
+	}
+	return o.checkPath(v, u, cyc[:len(cyc)-1])
+}
+
+// compare checks every live pair's reachability and a witness path for
+// each reachable one.
+func compare(t *testing.T, c *Closure, o *oracle, paths bool, stats *[3]int) {
+	t.Helper()
+	var liveIDs []ID
+	for i, l := range o.live {
+		if l {
+			liveIDs = append(liveIDs, ID(i))
+		}
+	}
+	if got := c.LiveIDs(); !slices.Equal(got, liveIDs) {
+		t.Fatalf("live %v, want %v", got, liveIDs)
+	}
+	if c.Len() != len(liveIDs) {
+		t.Fatalf("Len %d, want %d", c.Len(), len(liveIDs))
+	}
+	for _, u := range liveIDs {
+		for _, v := range liveIDs {
+			want := u != v && o.reaches(u, v)
+			if got := c.Reaches(u, v); got != want {
+				t.Fatalf("Reaches(t%d,t%d) = %v, want %v\nintervals %v\nedges %v\nlive %v\n%s",
+					u, v, got, want, o.iv, o.edgeList(), liveIDs, c)
+			}
+			if !paths {
+				continue
+			}
+			p := c.Path(u, v)
+			for _, h := range p {
+				if stats != nil {
+					stats[h.Kind]++
+				}
+			}
+			if !want {
+				if p != nil {
+					t.Fatalf("Path(t%d,t%d) = %v for an unreachable pair", u, v, p)
+				}
+				continue
+			}
+			if err := o.checkPath(u, v, p); err != nil {
+				t.Fatalf("Path(t%d,t%d): %v\nintervals %v\nedges %v", u, v, err, o.iv, o.edgeList())
+			}
+		}
+	}
+}
+
+func (o *oracle) edgeList() []Pair {
+	var es []Pair
+	for u, vs := range o.succ {
+		for _, v := range vs {
+			es = append(es, Pair{ID(u), v})
+		}
+	}
+	return es
+}
+
+// gen draws histories with many ties: small integer times, zero-length
+// transactions, equal starts and never-ending ones.
+type gen struct {
+	r     *rand.Rand
+	rt    bool
+	start int64
+}
+
+func (g *gen) interval() Interval {
+	if g.rt {
+		g.start += int64(g.r.IntN(3)) // equal starts are common
+	} else {
+		g.start = int64(g.r.IntN(20))
+	}
+	s := g.start
+	switch k := g.r.IntN(10); {
+	case k == 0:
+		return Interval{s, math.MaxInt64}
+	case k <= 2:
+		return Interval{s, s}
+	default:
+		return Interval{s, s + int64(g.r.IntN(8))}
+	}
+}
+
+// edge picks mostly forward edges among live transactions, sometimes
+// backward ones (which may close cycles).
+func (g *gen) edge(live []ID) (ID, ID) {
+	i, j := g.r.IntN(len(live)), g.r.IntN(len(live))
+	if i > j && g.r.IntN(4) != 0 {
+		i, j = j, i
+	}
+	return live[i], live[j]
+}
+
+func liveOf(o *oracle) []ID {
+	var ids []ID
+	for i, l := range o.live {
+		if l {
+			ids = append(ids, ID(i))
+		}
+	}
+	return ids
+}
+
+// runRandom drives a closure and the oracle with random appends, edges and
+// evictions and compares them after every step.
+func runRandom(t *testing.T, seed uint64, rt, fromBuild bool, steps int, stats *[3]int) {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	g := &gen{r: r, rt: rt}
+	o := newOracle(rt)
+	var c *Closure
+	if fromBuild {
+		n := 2 + r.IntN(12)
+		var ivs []Interval
+		for range n {
+			iv := g.interval()
+			ivs = append(ivs, iv)
+			o.append(iv.AdjStart, iv.AdjEnd)
+		}
+		// Mostly acyclic batches (a cycle is tried one time in five), so
+		// that Build's rows are compared, not only its cycle detection.
+		var edges []Pair
+		allowCycle := r.IntN(5) == 0
+		for range r.IntN(3 * n) {
+			u, v := g.edge(liveOf(o))
+			if !allowCycle && (u == v || o.reaches(v, u)) {
+				continue
+			}
+			edges = append(edges, Pair{u, v})
+			o.addEdge(u, v)
+		}
+		cyclic := false
+		for u := range o.iv {
+			if o.reaches(ID(u), ID(u)) {
+				cyclic = true
+			}
+		}
+		bc, cyc := Build(Options{RealTime: rt}, ivs, edges)
+		if cyclic != (cyc != nil) {
+			t.Fatalf("Build cycle %v, oracle cyclic %v\nintervals %v\nedges %v", cyc, cyclic, ivs, edges)
+		}
+		if cyclic {
+			if err := o.checkCycle(cyc[len(cyc)-1].From, cyc[len(cyc)-1].To, cyc); err != nil {
+				t.Fatalf("Build cycle: %v", err)
+			}
+			// Start over without edges.
+			o = newOracle(rt)
+			for _, iv := range ivs {
+				o.append(iv.AdjStart, iv.AdjEnd)
+			}
+			bc, _ = Build(Options{RealTime: rt}, ivs, nil)
+		} else {
+			// Batch equals incremental.
+			ic := New(Options{RealTime: rt})
+			for _, iv := range ivs {
+				ic.Append(iv.AdjStart, iv.AdjEnd)
+			}
+			for _, e := range edges {
+				if _, cyc := ic.AddEdge(e.From, e.To); cyc != nil {
+					t.Fatalf("incremental found cycle %v in an acyclic batch", cyc)
+				}
+			}
+			if bc.String() != ic.String() {
+				t.Fatalf("Build and incremental differ\nbuild:\n%s\nincremental:\n%s", bc, ic)
+			}
+			compare(t, ic, o, true, stats)
+		}
+		c = bc
+		compare(t, c, o, true, stats)
+	} else {
+		c = New(Options{RealTime: rt})
+	}
+	for step := 0; step < steps; step++ {
+		live := liveOf(o)
+		switch k := r.IntN(10); {
+		case k < 3 || len(live) < 2:
+			iv := g.interval()
+			id := c.Append(iv.AdjStart, iv.AdjEnd)
+			if want := o.append(iv.AdjStart, iv.AdjEnd); id != want {
+				t.Fatalf("Append = t%d, want t%d", id, want)
+			}
+		case k < 8:
+			u, v := g.edge(live)
+			before := o.livePairs()
+			cyclic := u == v || o.reaches(v, u)
+			newly, cyc := c.AddEdge(u, v)
+			if cyclic {
+				if cyc == nil {
+					t.Fatalf("AddEdge(t%d,t%d) missed a cycle\nintervals %v\nedges %v\n%s", u, v, o.iv, o.edgeList(), c)
+				}
+				if err := o.checkCycle(u, v, cyc); err != nil {
+					t.Fatalf("AddEdge(t%d,t%d): %v", u, v, err)
+				}
+				continue
+			}
+			if cyc != nil {
+				t.Fatalf("AddEdge(t%d,t%d) false cycle %v\nintervals %v\nedges %v", u, v, cyc, o.iv, o.edgeList())
+			}
+			o.addEdge(u, v)
+			after := o.livePairs()
+			want := map[Pair]bool{}
+			for p := range after {
+				if !before[p] {
+					want[p] = true
+				}
+			}
+			got := map[Pair]bool{}
+			for _, p := range newly {
+				if got[p] {
+					t.Fatalf("AddEdge(t%d,t%d) reports %v twice", u, v, p)
+				}
+				got[p] = true
+			}
+			if len(got) != len(want) {
+				t.Fatalf("AddEdge(t%d,t%d) newly %v, want %v\nintervals %v\nedges %v", u, v, newly, keys(want), o.iv, o.edgeList())
+			}
+			for p := range want {
+				if !got[p] {
+					t.Fatalf("AddEdge(t%d,t%d) newly %v, want %v\nintervals %v\nedges %v", u, v, newly, keys(want), o.iv, o.edgeList())
+				}
+			}
+		default:
+			x := live[r.IntN(len(live))]
+			c.Evict(x)
+			o.live[x] = false
+		}
+		compare(t, c, o, step%3 == 0 || step == steps-1, stats)
+	}
+}
+
+func keys(m map[Pair]bool) []Pair {
+	var ps []Pair
+	for p := range m {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b Pair) int {
+		if a.From != b.From {
+			return int(a.From - b.From)
+		}
+		return int(a.To - b.To)
+	})
+	return ps
+}
+
+// Reference: Vbox §3.4 (compact closure, Purdom+, Italiano+ Lemmas
+// 3.6-3.7, paths), EXACTNESS.md §1 (time order) and §5 R5 (eviction).
+func TestRandomAgainstOracle(t *testing.T) {
+	iters := 300
+	if testing.Short() {
+		iters = 60
+	}
+	for _, rt := range []bool{true, false} {
+		for _, fromBuild := range []bool{false, true} {
+			t.Run(fmt.Sprintf("realtime=%v/build=%v", rt, fromBuild), func(t *testing.T) {
+				// Hop kinds seen in checked paths show the runs reach
+				// every kind (-v).
+				var stats [3]int
+				for seed := range uint64(iters) {
+					runRandom(t, seed, rt, fromBuild, 60, &stats)
+				}
+				t.Logf("hops checked: edge %d, time %d, evicted %d", stats[0], stats[1], stats[2])
+			})
+		}
+	}
+}
