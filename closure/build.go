@@ -12,6 +12,7 @@ import (
 // intervals appended and the same edges added one by one would.
 func Build(opts Options, intervals []Interval, edges []Pair) (*Closure, []Hop) {
 	c := New(opts)
+	c.nodes = make([]node, 0, len(intervals))
 	for _, iv := range intervals {
 		c.Append(iv.AdjStart, iv.AdjEnd)
 	}

@@ -424,3 +424,96 @@ func TestRandomAgainstOracle(t *testing.T) {
 		}
 	}
 }
+
+// TestSlidingWindow streams a few hundred transactions through a small
+// window (the oldest ones leave first, sometimes a random one), so that the
+// evicted prefix is dropped and IDs far from zero are used, and compares
+// with the oracle along the way. Edges mostly join recent transactions.
+func TestSlidingWindow(t *testing.T) {
+	iters := 100
+	if testing.Short() {
+		iters = 20
+	}
+	for _, rt := range []bool{true, false} {
+		t.Run(fmt.Sprintf("realtime=%v", rt), func(t *testing.T) {
+			for seed := range uint64(iters) {
+				r := rand.New(rand.NewPCG(seed, 77))
+				g := &gen{r: r, rt: rt}
+				o := newOracle(rt)
+				c := New(Options{RealTime: rt})
+				window := 8 + r.IntN(16)
+				var stats [3]int
+				for step := range 400 {
+					live := liveOf(o)
+					switch {
+					case len(live) < window:
+						iv := g.interval()
+						c.Append(iv.AdjStart, iv.AdjEnd)
+						o.append(iv.AdjStart, iv.AdjEnd)
+					case r.IntN(3) == 0:
+						x := live[0]
+						if r.IntN(4) == 0 {
+							x = live[r.IntN(len(live))]
+						}
+						c.Evict(x)
+						o.live[x] = false
+					default:
+						u, v := g.edge(live)
+						cyclic := u == v || o.reaches(v, u)
+						_, cyc := c.AddEdge(u, v)
+						if cyclic != (cyc != nil) {
+							t.Fatalf("seed %d step %d: AddEdge(t%d,t%d) cycle %v, oracle cyclic %v", seed, step, u, v, cyc, cyclic)
+						}
+						if cyc != nil {
+							if err := o.checkCycle(u, v, cyc); err != nil {
+								t.Fatal(err)
+							}
+						} else {
+							o.addEdge(u, v)
+						}
+					}
+					if step%40 == 39 {
+						compare(t, c, o, true, &stats)
+					}
+				}
+				if c.base == 0 {
+					t.Fatalf("seed %d: the evicted prefix was never dropped", seed)
+				}
+			}
+		})
+	}
+}
+
+// TestFullBaseline keeps the benchmarks' full-matrix baseline honest: on
+// the benchmark workload (small), Purdom and Italiano on the full matrix
+// agree with the compact closure.
+func TestFullBaseline(t *testing.T) {
+	ivs, edges := workload(600, 16)
+	c, _ := Build(Options{RealTime: true}, ivs, edges)
+	p := newFull(ivs)
+	p.purdom(edges)
+	it := newFull(ivs)
+	it.timeRows()
+	for _, e := range edges {
+		it.addEdge(int(e.From), int(e.To))
+	}
+	for u := range ivs {
+		for v := range ivs {
+			want := c.Reaches(ID(u), ID(v))
+			if p.test(u, v) != want || it.test(u, v) != want {
+				t.Fatalf("t%d ~> t%d: compact %v, purdom %v, italiano %v", u, v, want, p.test(u, v), it.test(u, v))
+			}
+		}
+	}
+}
+
+// FuzzAgainstOracle lets the fuzzer pick seeds and modes for runRandom:
+// go test -fuzz FuzzAgainstOracle -fuzztime 20s ./closure/
+func FuzzAgainstOracle(f *testing.F) {
+	for s := range uint64(4) {
+		f.Add(s, uint8(s))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, mode uint8) {
+		runRandom(t, seed, mode&1 == 0, mode&2 != 0, 40+int(mode>>2), nil)
+	})
+}
