@@ -356,6 +356,9 @@ func parseEDNOp(form []byte, pos history.Pos) (elleOp, error) {
 			op.process = "nemesis"
 		case k == kString && v[0] == '"':
 			op.process = unquoteValue(v)
+			if op.process == "" {
+				return fail(":process", errors.New("empty process"))
+			}
 		case k == kString:
 			op.process = string(raw.process) // another keyword
 		default:

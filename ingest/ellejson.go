@@ -134,6 +134,9 @@ func parseElleJSONOp(o *scanner, d *NativeDecoder, pos history.Pos) (elleOp, err
 				switch c := o.peek(); {
 				case c == '"':
 					op.process, op.hasProcess = o.str(), true
+					if op.process == "" {
+						o.fail(at, "empty process")
+					}
 					if strings.TrimPrefix(op.process, ":") == "nemesis" {
 						op.nemesis = true
 					}

@@ -79,7 +79,7 @@ func ReadHistoryStats(r io.Reader, source string) (*history.History, Format, Sta
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, 0, st, &history.Error{Pos: history.Pos{Source: source}, Err: fmt.Errorf("gzip: %w", err)}
+			return nil, 0, st, &history.Error{Pos: history.Pos{Source: source, Line: 1}, Err: fmt.Errorf("gzip: %w", err)}
 		}
 		defer zr.Close()
 		br = bufio.NewReaderSize(zr, peekSize)
@@ -103,7 +103,7 @@ func ReadHistoryStats(r io.Reader, source string) (*history.History, Format, Sta
 		var all []byte
 		all, err = io.ReadAll(br)
 		if err != nil {
-			err = &history.Error{Pos: history.Pos{Source: source}, Err: err}
+			err = &history.Error{Pos: history.Pos{Source: source, Line: lineOf(all, len(all)), Offset: int64(len(all))}, Err: err}
 			break
 		}
 		if format == FormatElleEDN {
