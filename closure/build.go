@@ -254,7 +254,7 @@ func (c *Closure) absorb(i, j ID, inserted bool) {
 		hi = c.lastStartLE(ni.d)
 	}
 	ni.row.orFrom(&nj.row, hi, func(ID) {})
-	for _, y := range nj.uset {
+	for _, y := range nj.uset() {
 		if y != i && !c.inUset(ni, y) && !c.dReaches(ni, &c.nodes[y]) {
 			c.addUset(i, ni, y)
 		}

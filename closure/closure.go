@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/bits-and-blooms/bitset"
 )
@@ -89,7 +90,14 @@ const (
 // path through evicted transactions (I7).
 type arc struct {
 	peer ID
-	via  []ID
+	via  *[]ID // nil for an inserted edge
+}
+
+func (a arc) path() []ID {
+	if a.via == nil {
+		return nil
+	}
+	return *a.via
 }
 
 // proxy is an evicted transaction w reached from (exit) or reaching (entry)
@@ -107,12 +115,44 @@ type node struct {
 	lo    ID    // RealTime: every bounded transaction below lo is time-before this one (I2)
 	flags uint8
 	row   row
-	uset  []ID            // unbounded transactions reached and not implied by d (I5)
-	col   map[ID]struct{} // unbounded only: the rows whose uset holds it
 	out   []arc
 	in    []arc
-	exit  *proxy
-	entry *proxy
+	x     *extra // rarely used fields, allocated on first use
+}
+
+type extra struct {
+	uset  []ID            // unbounded transactions reached and not implied by d (I5)
+	col   map[ID]struct{} // unbounded only: the rows whose uset holds it
+	exit  *proxy          // I7
+	entry *proxy          // I7
+}
+
+func (n *node) ext() *extra {
+	if n.x == nil {
+		n.x = &extra{}
+	}
+	return n.x
+}
+
+func (n *node) uset() []ID {
+	if n.x == nil {
+		return nil
+	}
+	return n.x.uset
+}
+
+func (n *node) exit() *proxy {
+	if n.x == nil {
+		return nil
+	}
+	return n.x.exit
+}
+
+func (n *node) entry() *proxy {
+	if n.x == nil {
+		return nil
+	}
+	return n.x.entry
 }
 
 func (n *node) live() bool      { return n.flags&fLive != 0 }
@@ -354,7 +394,7 @@ func (c *Closure) aReaches(x, y *node) bool {
 }
 
 func (c *Closure) inUset(x *node, y ID) bool {
-	for _, u := range x.uset {
+	for _, u := range x.uset() {
 		if u == y {
 			return true
 		}
@@ -363,8 +403,8 @@ func (c *Closure) inUset(x *node, y ID) bool {
 }
 
 func (c *Closure) addUset(xid ID, x *node, y ID) {
-	x.uset = append(x.uset, y)
-	ny := c.get(y)
+	x.ext().uset = append(x.ext().uset, y)
+	ny := c.get(y).ext()
 	if ny.col == nil {
 		ny.col = make(map[ID]struct{})
 	}
@@ -446,11 +486,13 @@ func (c *Closure) String() string {
 // residentBytes estimates the bytes held by the structure (rows, node
 // slots, adjacency), for benchmarks.
 func (c *Closure) residentBytes() int {
-	const nodeSize = 8*5 + 8 + 8 + 32 + 24 + 8 + 48 + 16
-	total := cap(c.nodes) * nodeSize
+	total := cap(c.nodes) * int(unsafe.Sizeof(node{}))
 	for i := range c.nodes {
 		n := &c.nodes[i]
-		total += n.row.bytes() + cap(n.uset)*8 + (cap(n.out)+cap(n.in))*32
+		total += n.row.bytes() + (cap(n.out)+cap(n.in))*int(unsafe.Sizeof(arc{}))
+		if n.x != nil {
+			total += int(unsafe.Sizeof(extra{})) + cap(n.x.uset)*8 + len(n.x.col)*16
+		}
 	}
 	return total
 }

@@ -16,15 +16,15 @@ func (c *Closure) Evict(id ID) {
 		if !t.unbounded() {
 			exitT = &proxy{s: t.s, e: t.e, via: []ID{id}}
 		}
-		if t.exit != nil {
-			p := &proxy{s: t.exit.s, e: t.exit.e, via: append([]ID{id}, t.exit.via...)}
+		if tx := t.exit(); tx != nil {
+			p := &proxy{s: tx.s, e: tx.e, via: append([]ID{id}, tx.via...)}
 			if exitT == nil || betterExit(p, exitT) {
 				exitT = p
 			}
 		}
 		entryT = &proxy{s: t.s, e: t.e, via: []ID{id}}
-		if t.entry != nil {
-			p := &proxy{s: t.entry.s, e: t.entry.e, via: append(append([]ID(nil), t.entry.via...), id)}
+		if tn := t.entry(); tn != nil {
+			p := &proxy{s: tn.s, e: tn.e, via: append(append([]ID(nil), tn.via...), id)}
 			if betterEntry(p, entryT) {
 				entryT = p
 			}
@@ -34,41 +34,44 @@ func (c *Closure) Evict(id ID) {
 		p := c.get(in.peer)
 		p.out = removeArc(p.out, id)
 		if exitT != nil {
-			cand := &proxy{s: exitT.s, e: exitT.e, via: concat(in.via, exitT.via)}
-			if p.exit == nil || betterExit(cand, p.exit) {
-				p.exit = cand
+			cand := &proxy{s: exitT.s, e: exitT.e, via: concat(in.path(), exitT.via)}
+			if p.exit() == nil || betterExit(cand, p.exit()) {
+				p.ext().exit = cand
 			}
 		}
 		for _, out := range t.out {
-			c.addArc(in.peer, out.peer, concat(in.via, []ID{id}, out.via))
+			via := concat(in.path(), []ID{id}, out.path())
+			c.addArc(in.peer, out.peer, &via)
 		}
 	}
 	for _, out := range t.out {
 		s := c.get(out.peer)
 		s.in = removeArc(s.in, id)
 		if entryT != nil {
-			cand := &proxy{s: entryT.s, e: entryT.e, via: concat(entryT.via, out.via)}
-			if s.entry == nil {
+			cand := &proxy{s: entryT.s, e: entryT.e, via: concat(entryT.via, out.path())}
+			if s.entry() == nil {
 				c.entries = append(c.entries, out.peer)
 			}
-			if s.entry == nil || betterEntry(cand, s.entry) {
-				s.entry = cand
+			if s.entry() == nil || betterEntry(cand, s.entry()) {
+				s.ext().entry = cand
 			}
 		}
 	}
 	// Unbounded bookkeeping (I5).
-	for _, y := range t.uset {
-		if ny := c.get(y); ny != nil && ny.col != nil {
-			delete(ny.col, id)
+	for _, y := range t.uset() {
+		if ny := c.get(y); ny != nil && ny.x != nil {
+			delete(ny.x.col, id)
 		}
 	}
 	if t.unbounded() {
-		for x := range t.col {
-			nx := c.get(x)
-			for i, y := range nx.uset {
-				if y == id {
-					nx.uset = append(nx.uset[:i], nx.uset[i+1:]...)
-					break
+		if t.x != nil {
+			for x := range t.x.col {
+				nx := c.get(x).x
+				for i, y := range nx.uset {
+					if y == id {
+						nx.uset = append(nx.uset[:i], nx.uset[i+1:]...)
+						break
+					}
 				}
 			}
 		}
@@ -97,7 +100,7 @@ func (c *Closure) Evict(id ID) {
 	if len(c.entries) > 2*c.nlive+16 {
 		live := c.entries[:0]
 		for _, e := range c.entries {
-			if n := c.liveNode(e); n != nil && n.entry != nil {
+			if n := c.liveNode(e); n != nil && n.entry() != nil {
 				live = append(live, e)
 			}
 		}

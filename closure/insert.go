@@ -29,7 +29,7 @@ func (c *Closure) AddEdge(u, v ID) (newly []Pair, cycle []Hop) {
 
 // addArc records u->v in the live graph unless an arc u->v exists; an
 // inserted edge replaces a derived one (it is the better witness).
-func (c *Closure) addArc(u, v ID, via []ID) {
+func (c *Closure) addArc(u, v ID, via *[]ID) {
 	nu, nv := c.get(u), c.get(v)
 	for i := range nu.out {
 		if nu.out[i].peer == v {
@@ -101,7 +101,7 @@ func (c *Closure) sources(u ID, nu *node, v ID, nv *node) []ID {
 			consider(a)
 		}
 		if nu.unbounded() {
-			for a := range nu.col {
+			for a := range nu.ext().col {
 				consider(a)
 			}
 		}
@@ -148,7 +148,7 @@ func (c *Closure) merge(a, v ID, fromU bool, newly []Pair) []Pair {
 		}
 	})
 	// v's unbounded descendants held explicitly.
-	for _, y := range nv.uset {
+	for _, y := range nv.uset() {
 		ny := c.liveNode(y)
 		if ny == nil || y == a || c.inUset(na, y) || c.dReaches(na, ny) {
 			continue

@@ -38,7 +38,7 @@ func (c *Closure) direct(x ID, nx *node, y ID, ny *node) (Hop, bool) {
 			if a.via == nil {
 				return Hop{From: x, To: y, Kind: HopEdge}, true
 			}
-			return Hop{From: x, To: y, Kind: HopEvicted, Via: a.via}, true
+			return Hop{From: x, To: y, Kind: HopEvicted, Via: a.path()}, true
 		}
 	}
 	if !c.rt {
@@ -47,14 +47,14 @@ func (c *Closure) direct(x ID, nx *node, y ID, ny *node) (Hop, bool) {
 	if c.time(nx, ny) {
 		return Hop{From: x, To: y, Kind: HopTime}, true
 	}
-	if ex := nx.exit; ex != nil && timeBefore(ex.s, ex.e, ny.s, ny.e) {
+	if ex := nx.exit(); ex != nil && timeBefore(ex.s, ex.e, ny.s, ny.e) {
 		return Hop{From: x, To: y, Kind: HopEvicted, Via: ex.via}, true
 	}
-	if en := ny.entry; en != nil {
+	if en := ny.entry(); en != nil {
 		if timeBefore(nx.s, nx.e, en.s, en.e) {
 			return Hop{From: x, To: y, Kind: HopEvicted, Via: en.via}, true
 		}
-		if ex := nx.exit; ex != nil && timeBefore(ex.s, ex.e, en.s, en.e) {
+		if ex := nx.exit(); ex != nil && timeBefore(ex.s, ex.e, en.s, en.e) {
 			return Hop{From: x, To: y, Kind: HopEvicted, Via: concat(ex.via, en.via)}, true
 		}
 	}
@@ -80,8 +80,8 @@ func (c *Closure) step(x ID, nx *node, v ID, nv *node) (ID, Hop) {
 		// Time successors of x or of its exit proxy, up to the last
 		// transaction that can still reach v.
 		from := nx.e
-		if nx.exit != nil && nx.exit.e < from {
-			from = nx.exit.e
+		if ex := nx.exit(); ex != nil && ex.e < from {
+			from = ex.e
 		}
 		if from != never {
 			hi := c.lastStartLE(nv.d)
