@@ -281,3 +281,38 @@ func TestReadHistoryErrors(t *testing.T) {
 		})
 	}
 }
+
+// Lines longer than the read buffer, CRLF endings and a last line with no
+// newline are read whole.
+func TestNativeLongLines(t *testing.T) {
+	var want []history.Txn
+	var b []byte
+	for i := range 3 {
+		tx := history.Txn{ID: fmt.Sprint(i), Status: history.Committed}
+		for j := range 8000 * (i + 1) {
+			tx.Ops = append(tx.Ops, history.Op{Kind: history.Append, Key: history.IntValue(int64(j % 7)), Value: history.IntValue(int64(j))})
+		}
+		want = append(want, tx)
+		b = AppendNative(b, &tx)
+		if i < 2 {
+			b = append(b, "\r\n"...)
+		}
+	}
+	if len(b) < 3*peekSize {
+		t.Fatalf("test lines too short: %d bytes", len(b))
+	}
+	h, _, err := ReadHistory(bytes.NewReader(b), "long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffHistories(t, "long", h, &history.History{Txns: want})
+	for i, tx := range h.Txns {
+		if tx.Pos.Line != i+1 {
+			t.Errorf("txn %d at line %d", i, tx.Pos.Line)
+		}
+	}
+	// Offsets point at line starts.
+	if h.Txns[1].Pos.Offset != int64(bytes.Index(b, []byte("\r\n"))+2) {
+		t.Errorf("offset %d", h.Txns[1].Pos.Offset)
+	}
+}
