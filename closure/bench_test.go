@@ -61,26 +61,30 @@ func BenchmarkBuild(b *testing.B) {
 				b.Fatal("cycle")
 			}
 			heap := heapInUse() - before
-			b.ReportMetric(float64(c.residentBytes()), "resident-B")
-			b.ReportMetric(float64(heap), "heap-B")
+			resident := c.residentBytes()
 			runtime.KeepAlive(c)
 			b.ResetTimer()
+			cpu := cpuNanos()
 			for b.Loop() {
 				Build(Options{RealTime: true}, ivs, edges)
 			}
+			b.ReportMetric(float64(cpuNanos()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(resident), "resident-B")
+			b.ReportMetric(float64(heap), "heap-B")
 		})
 		if fullTooBig(sz.n) {
 			continue
 		}
 		b.Run("full/"+name, func(b *testing.B) {
-			f := newFull(ivs)
-			f.purdom(edges)
-			b.ReportMetric(float64(f.bytes()), "resident-B")
+			resident := newFull(ivs).bytes()
 			b.ResetTimer()
+			cpu := cpuNanos()
 			for b.Loop() {
 				f := newFull(ivs)
 				f.purdom(edges)
 			}
+			b.ReportMetric(float64(cpuNanos()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(resident), "resident-B")
 		})
 	}
 }
@@ -95,6 +99,7 @@ func BenchmarkAddEdge(b *testing.B) {
 		b.Run("compact/"+name, func(b *testing.B) {
 			var c *Closure
 			newly := 0
+			var cpu int64
 			for b.Loop() {
 				b.StopTimer()
 				c = New(Options{RealTime: true})
@@ -103,6 +108,7 @@ func BenchmarkAddEdge(b *testing.B) {
 				}
 				newly = 0
 				b.StartTimer()
+				t0 := cpuNanos()
 				for _, e := range edges {
 					p, cyc := c.AddEdge(e.From, e.To)
 					if cyc != nil {
@@ -110,7 +116,9 @@ func BenchmarkAddEdge(b *testing.B) {
 					}
 					newly += len(p)
 				}
+				cpu += cpuNanos() - t0
 			}
+			b.ReportMetric(float64(cpu)/float64(b.N*len(edges)), "cpu-ns/edge")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(edges)), "ns/edge")
 			b.ReportMetric(float64(newly)/float64(len(edges)), "newly/edge")
 			b.ReportMetric(float64(c.residentBytes()), "resident-B")
@@ -120,17 +128,21 @@ func BenchmarkAddEdge(b *testing.B) {
 		}
 		b.Run("full/"+name, func(b *testing.B) {
 			var f *full
+			var cpu int64
 			for b.Loop() {
 				b.StopTimer()
 				f = newFull(ivs)
 				f.timeRows()
 				b.StartTimer()
+				t0 := cpuNanos()
 				for _, e := range edges {
 					if f.addEdge(int(e.From), int(e.To)) {
 						b.Fatal("cycle")
 					}
 				}
+				cpu += cpuNanos() - t0
 			}
+			b.ReportMetric(float64(cpu)/float64(b.N*len(edges)), "cpu-ns/edge")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(edges)), "ns/edge")
 			b.ReportMetric(float64(f.bytes()), "resident-B")
 		})
@@ -172,9 +184,11 @@ func BenchmarkAppendEvict(b *testing.B) {
 					oldest++
 				}
 			}
+			cpu := cpuNanos()
 			for b.Loop() {
 				step()
 			}
+			b.ReportMetric(float64(cpuNanos()-cpu)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(c.residentBytes()), "resident-B")
 		})
 	}

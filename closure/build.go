@@ -17,7 +17,9 @@ func Build(opts Options, intervals []Interval, edges []Pair) (*Closure, []Hop) {
 		c.Append(iv.AdjStart, iv.AdjEnd)
 	}
 	n := len(intervals)
-	succ := make([][]ID, n)
+	// Carve every adjacency list out of two slabs (one allocation each
+	// instead of a few per transaction).
+	deg := make([]int32, 2*n)
 	for _, e := range edges {
 		if e.From < 0 || int(e.From) >= n || e.To < 0 || int(e.To) >= n {
 			panic(fmt.Sprintf("closure: edge t%d->t%d out of range", e.From, e.To))
@@ -25,6 +27,26 @@ func Build(opts Options, intervals []Interval, edges []Pair) (*Closure, []Hop) {
 		if e.From == e.To {
 			return nil, []Hop{{From: e.From, To: e.To, Kind: HopEdge}}
 		}
+		deg[e.From]++
+		deg[n+int(e.To)]++
+	}
+	slab := make([]arc, 2*len(edges))
+	ids := make([]ID, len(edges))
+	succ := make([][]ID, n)
+	off, idOff := 0, 0
+	for i := range n {
+		d := int(deg[i])
+		c.nodes[i].out = slab[off : off : off+d]
+		succ[i] = ids[idOff : idOff : idOff+d]
+		off += d
+		idOff += d
+	}
+	for i := range n {
+		d := int(deg[n+i])
+		c.nodes[i].in = slab[off : off : off+d]
+		off += d
+	}
+	for _, e := range edges {
 		before := len(c.nodes[e.From].out)
 		c.addArc(e.From, e.To, nil)
 		if len(c.nodes[e.From].out) > before {

@@ -24,6 +24,7 @@ func (c *Closure) AddEdge(u, v ID) (newly []Pair, cycle []Hop) {
 	for _, a := range srcs {
 		newly = c.merge(a, v, a == u, newly)
 	}
+	c.scratch = srcs[:0] // reused by the next call; merge does not touch it
 	return newly, nil
 }
 
@@ -106,9 +107,7 @@ func (c *Closure) sources(u ID, nu *node, v ID, nv *node) []ID {
 			}
 		}
 	}
-	c.scratch = out[:0]
-	// The caller iterates while merge may reuse scratch: copy.
-	return append([]ID(nil), out...)
+	return out
 }
 
 // merge makes a reach v and everything v reaches, appending the pairs that

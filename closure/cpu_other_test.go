@@ -1,0 +1,5 @@
+//go:build !unix
+
+package closure
+
+func cpuNanos() int64 { return 0 }
