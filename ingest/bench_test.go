@@ -4,7 +4,9 @@ import (
 	"bytes"
 	stdjson "encoding/json"
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 
 	gojson "github.com/goccy/go-json"
 
@@ -23,6 +25,28 @@ func benchLines(n int) ([][]byte, int64) {
 	return lines, total
 }
 
+// cpuTime is the process's user+system CPU time. Benchmarks report it per
+// operation (cpu-ns/op) besides wall time: on a shared machine wall time
+// counts the time other processes ran, CPU time does not (it does count
+// the garbage collector's work on other threads, which decoding causes).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU must be deferred at the start of a benchmark body.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
 // BenchmarkNativeDecode measures NativeDecoder.Decode per transaction on
 // realistic events (b.SetBytes is the mean line length, so MB/s is the
 // decoding rate of a native stream).
@@ -32,6 +56,7 @@ func BenchmarkNativeDecode(b *testing.B) {
 	b.ReportAllocs()
 	var d NativeDecoder
 	i := 0
+	defer reportCPU(b)()
 	for b.Loop() {
 		if _, err := d.Decode(lines[i%len(lines)], history.Pos{Line: i + 1}); err != nil {
 			b.Fatal(err)
@@ -94,6 +119,7 @@ func BenchmarkNativeDecodeGoccyTyped(b *testing.B) {
 	b.SetBytes(total / int64(len(lines)))
 	b.ReportAllocs()
 	i := 0
+	defer reportCPU(b)()
 	for b.Loop() {
 		var ev libEvent
 		dec := gojson.NewDecoder(bytes.NewReader(lines[i%len(lines)]))
@@ -111,6 +137,7 @@ func BenchmarkNativeDecodeStdlibTyped(b *testing.B) {
 	b.SetBytes(total / int64(len(lines)))
 	b.ReportAllocs()
 	i := 0
+	defer reportCPU(b)()
 	for b.Loop() {
 		var ev libEvent
 		dec := stdjson.NewDecoder(bytes.NewReader(lines[i%len(lines)]))

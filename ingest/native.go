@@ -363,7 +363,7 @@ func (d *NativeDecoder) decodeOp(field string, i int) (history.Op, *decodeError)
 		if s.open('[', ']') {
 			for {
 				eat := s.i
-				v, k := s.scalar()
+				v, k := d.value()
 				if s.err != nil {
 					return fail()
 				}
@@ -387,7 +387,7 @@ func (d *NativeDecoder) decodeOp(field string, i int) (history.Op, *decodeError)
 		}
 	} else {
 		at = s.i
-		v, k := s.scalar()
+		v, k := d.value()
 		if s.err != nil {
 			return fail()
 		}
@@ -410,6 +410,35 @@ func (d *NativeDecoder) decodeOp(field string, i int) (history.Op, *decodeError)
 		return fail()
 	}
 	return op, nil
+}
+
+// shortValue is the longest value text interned: small integers and short
+// strings repeat from event to event, long values rarely do.
+const shortValue = 16
+
+// value reads a scalar like scanner.scalar, interning short values so that
+// the common ones cost no allocation and are shared in memory.
+func (d *NativeDecoder) value() (history.Value, scalarKind) {
+	s := &d.s
+	s.ws()
+	at := s.i
+	switch c := s.peek(); {
+	case c == '"':
+		raw, esc := s.rawString()
+		if s.err == nil && !esc && len(raw)+2 <= shortValue && plainASCII(raw) {
+			return d.internKey(s.b[at:s.i]), kString
+		}
+		s.i = at
+	case '0' <= c && c <= '9':
+		lit, kind := s.number()
+		if s.err == nil && kind == numInt && len(lit) <= shortValue {
+			if _, err := parseInt(lit); err == nil {
+				return d.internKey(lit), kInt
+			}
+		}
+		s.i = at
+	}
+	return s.scalar()
 }
 
 // key reads a micro-op key: an integer or a string, interned.
