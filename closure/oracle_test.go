@@ -4,9 +4,20 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 )
+
+// longFactor multiplies the random tests' iterations:
+// CLOSURE_LONG=50 go test ./closure/ runs fifty times more seeds.
+func longFactor() int {
+	if n, err := strconv.Atoi(os.Getenv("CLOSURE_LONG")); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
 
 // oracle is the dumb reference: the full, never-evicted graph with inserted
 // edges and time edges, answered by breadth-first search.
@@ -406,7 +417,7 @@ func keys(m map[Pair]bool) []Pair {
 // Reference: Vbox §3.4 (compact closure, Purdom+, Italiano+ Lemmas
 // 3.6-3.7, paths), EXACTNESS.md §1 (time order) and §5 R5 (eviction).
 func TestRandomAgainstOracle(t *testing.T) {
-	iters := 300
+	iters := 300 * longFactor()
 	if testing.Short() {
 		iters = 60
 	}
@@ -430,7 +441,7 @@ func TestRandomAgainstOracle(t *testing.T) {
 // evicted prefix is dropped and IDs far from zero are used, and compares
 // with the oracle along the way. Edges mostly join recent transactions.
 func TestSlidingWindow(t *testing.T) {
-	iters := 100
+	iters := 100 * longFactor()
 	if testing.Short() {
 		iters = 20
 	}
