@@ -12,7 +12,8 @@
 // # Model
 //
 // Transactions are numbered by absolute sequence ID (Append's result, never
-// reused). Each has an adjusted interval [s, e] = [start-Δ, effectiveEnd+Δ];
+// reused). Each has an adjusted interval [s, e] = [start-Δ, effectiveEnd+Δ]
+// (IntervalOf computes it from a history.Txn and history.Options);
 // e = math.MaxInt64 means it never ends (an unknown outcome without an
 // in-doubt horizon), called unbounded below. Under Options.RealTime, i
 // precedes j in time iff e_i <= s_j and not e_j <= s_i, exactly
