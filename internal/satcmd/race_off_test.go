@@ -1,0 +1,5 @@
+//go:build !race
+
+package satcmd
+
+const raceEnabled = false
