@@ -266,7 +266,7 @@ func classify(cycle []Step) string {
 // pattern gives familiar names to two-transaction cores.
 func pattern(p *prepared, cycle []Step, class string) string {
 	h := p.h
-	if len(h.Txns) != 2 || strings.Contains(class, "-") && class != history.GSingle && class != history.GNonadjacent {
+	if len(h.Txns) != 2 || strings.HasSuffix(class, history.RealtimeSuffix) || strings.HasSuffix(class, history.ProcessSuffix) {
 		return class
 	}
 	a, b := &p.txns[0], &p.txns[1]

@@ -107,6 +107,13 @@ type encoder struct {
 	and2cache map[[2]lit]lit
 
 	nodeTxn []int32 // solver node -> transaction (-1 for point nodes)
+
+	// Point chains laid out by layout: session points per transaction,
+	// time-chain links, and the attachments of transactions to time points.
+	sessQ   []solver.Node
+	chain   [][2]solver.Node
+	timeIn  [][2]int32 // point -> txn
+	timeOut [][2]int32 // txn -> point
 }
 
 type encodeConfig struct {
@@ -147,9 +154,107 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 			e.com[i] = litTrue
 		}
 		e.act[i] = e.and2(e.sel[i], e.com[i])
-		e.node[i] = e.newNode(int32(i))
+		e.node[i] = 0 // a node is created by layout
 	}
+	e.layout()
 	return e
+}
+
+// layout creates the nodes in an order that is already topological for
+// the base graph: a sweep over time in which each transaction follows its
+// start point and precedes its session point and end point. The solver's
+// dynamic topological order starts as creation order, so the base edges
+// (most of the graph) cost no reordering.
+func (e *encoder) layout() {
+	p := e.p
+	n := len(p.h.Txns)
+	e.sessQ = make([]solver.Node, n)
+	var txns []int32
+	for i := range p.h.Txns {
+		if e.node[i] == 0 && e.act[i] != litFalse {
+			txns = append(txns, int32(i))
+		}
+		e.node[i] = -1
+		e.sessQ[i] = -1
+	}
+	sort.SliceStable(txns, func(a, b int) bool {
+		ta, tb := &p.h.Txns[txns[a]], &p.h.Txns[txns[b]]
+		if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
+			return ta.Start < tb.Start
+		}
+		return txns[a] < txns[b]
+	})
+	sessions := p.opts.Level.SessionOrder()
+	place := func(t int32) {
+		e.node[t] = e.newNode(t)
+		if sessions && p.sessionOf[t] >= 0 {
+			e.sessQ[t] = e.newNode(-1)
+		}
+	}
+	if !p.opts.Level.RealTime() {
+		for _, t := range txns {
+			place(t)
+		}
+		return
+	}
+	// Time points: (time, rank) with end points first at one instant, and
+	// zero-length transactions (Δ = 0) between two private ranks so that
+	// they reach neither themselves nor each other.
+	type attach struct {
+		p    timePoint
+		txn  int32
+		into bool // point -> txn
+	}
+	var at []attach
+	for _, i := range txns {
+		t := &p.h.Txns[i]
+		start := t.Start - p.opts.Skew
+		end := p.opts.EffectiveEnd(t)
+		if end != math.MaxInt64 && end+p.opts.Skew == start {
+			at = append(at, attach{timePoint{start, rankZin}, i, true}, attach{timePoint{start, rankZout}, i, false})
+			continue
+		}
+		at = append(at, attach{timePoint{start, rankStart}, i, true})
+		if end != math.MaxInt64 {
+			at = append(at, attach{timePoint{end + p.opts.Skew, rankEnd}, i, false})
+		}
+	}
+	sort.SliceStable(at, func(i, j int) bool { return at[i].p.less(at[j].p) })
+	var cur solver.Node = -1
+	var curPt timePoint
+	for i, a := range at {
+		if i == 0 || a.p != curPt {
+			prev := cur
+			cur = e.newNode(-1)
+			curPt = a.p
+			e.chain = append(e.chain, [2]solver.Node{prev, cur})
+		}
+		if a.into {
+			place(a.txn)
+			e.timeIn = append(e.timeIn, [2]int32{int32(cur), a.txn})
+		} else {
+			e.timeOut = append(e.timeOut, [2]int32{a.txn, int32(cur)})
+		}
+	}
+}
+
+const (
+	rankEnd int8 = iota
+	rankZin
+	rankZout
+	rankStart
+)
+
+type timePoint struct {
+	time int64
+	rank int8
+}
+
+func (a timePoint) less(b timePoint) bool {
+	if a.time != b.time {
+		return a.time < b.time
+	}
+	return a.rank < b.rank
 }
 
 func (e *encoder) newLit() lit { return lit(solver.PosLit(e.s.NewVar())) }
@@ -269,82 +374,34 @@ func (e *encoder) encodeSessions() {
 	for _, s := range sessions {
 		members := bySession[s]
 		sort.Slice(members, func(i, j int) bool { return p.sessionRank[members[i]] < p.sessionRank[members[j]] })
-		// Q_{i-1} -> T_i -> Q_i, Q_i -> Q_{i+1}.
+		// Q_{i-1} -> T_i -> Q_i, Q_{i-1} -> Q_i.
 		var prevQ solver.Node = -1
 		for _, t := range members {
+			q := e.sessQ[t]
 			if prevQ >= 0 {
 				e.edge(litTrue, litTrue, prevQ, e.node[t], edgeRec{kind: kindSO, writer: -1})
-			}
-			q := e.newNode(-1)
-			e.edge(e.act[t], litTrue, e.node[t], q, edgeRec{kind: kindSO, writer: -1})
-			if prevQ >= 0 {
 				e.edge(litTrue, litTrue, prevQ, q, edgeRec{kind: kindAux, writer: -1})
 			}
+			e.edge(e.act[t], litTrue, e.node[t], q, edgeRec{kind: kindSO, writer: -1})
 			prevQ = q
 		}
 	}
 }
 
-// encodeRealTime draws real-time order through a chain of time points:
-// t -> E(e_t+Δ) and S(s_u-Δ) -> u, points sorted by (time, rank) with end
-// points before start points at one instant, so t reaches u iff
-// e_t+Δ <= s_u-Δ. Zero-length transactions at Δ = 0 hang between two
-// private ranks so that they do not reach themselves nor each other.
+// encodeRealTime draws real-time order through the chain of time points
+// that layout created: t -> E(e_t+Δ) -> ... -> S(s_u-Δ) -> u, so t reaches
+// u iff e_t+Δ <= s_u-Δ (history.Options.Precedes).
 func (e *encoder) encodeRealTime() {
-	p := e.p
-	const (
-		rankEnd = iota
-		rankZin
-		rankZout
-		rankStart
-	)
-	type pt struct {
-		time int64
-		rank int8
-	}
-	type attach struct {
-		p    pt
-		txn  int32
-		into bool // point -> txn
-	}
-	var at []attach
-	for i := range p.h.Txns {
-		if e.node[i] < 0 {
-			continue
-		}
-		t := &p.h.Txns[i]
-		s := t.Start - p.opts.Skew
-		end := p.opts.EffectiveEnd(t)
-		if end != math.MaxInt64 && end+p.opts.Skew == s {
-			at = append(at, attach{pt{s, rankZin}, int32(i), true}, attach{pt{s, rankZout}, int32(i), false})
-			continue
-		}
-		at = append(at, attach{pt{s, rankStart}, int32(i), true})
-		if end != math.MaxInt64 {
-			at = append(at, attach{pt{end + p.opts.Skew, rankEnd}, int32(i), false})
+	for _, c := range e.chain {
+		if c[0] >= 0 {
+			e.edge(litTrue, litTrue, c[0], c[1], edgeRec{kind: kindAux, writer: -1})
 		}
 	}
-	sort.Slice(at, func(i, j int) bool {
-		if at[i].p.time != at[j].p.time {
-			return at[i].p.time < at[j].p.time
-		}
-		return at[i].p.rank < at[j].p.rank
-	})
-	var prev solver.Node = -1
-	var prevPt pt
-	for i, a := range at {
-		if i == 0 || a.p != prevPt {
-			n := e.newNode(-1)
-			if prev >= 0 {
-				e.edge(litTrue, litTrue, prev, n, edgeRec{kind: kindAux, writer: -1})
-			}
-			prev, prevPt = n, a.p
-		}
-		if a.into {
-			e.edge(litTrue, litTrue, prev, e.node[a.txn], edgeRec{kind: kindRT, writer: -1})
-		} else {
-			e.edge(e.act[a.txn], litTrue, e.node[a.txn], prev, edgeRec{kind: kindRT, writer: -1})
-		}
+	for _, a := range e.timeIn {
+		e.edge(litTrue, litTrue, solver.Node(a[0]), e.node[a[1]], edgeRec{kind: kindRT, writer: -1})
+	}
+	for _, a := range e.timeOut {
+		e.edge(e.act[a[0]], litTrue, e.node[a[0]], solver.Node(a[1]), edgeRec{kind: kindRT, writer: -1})
 	}
 }
 
@@ -587,16 +644,22 @@ func (e *encoder) encodeInitialValues() {
 }
 
 // encodeVersionOrder creates one order variable per pair of writers that
-// share a register key, and the ww and derived rw edges of every shared
-// key; reads of the initial version get rw edges to every writer.
+// share a register key and are not ordered by the level, and the ww and
+// derived rw edges of every shared key; a read of the initial version gets
+// rw edges to the key's writers.
+//
+// Under real-time levels most pairs are ordered by time, and enumerating
+// them would cost O(writers^2) per key. Those need no variable and no ww
+// edge (the time chain already orders them); a reader of a's version needs
+// an rw edge only to a's minimal time successors, the committed writers
+// after a by time that follow no other writer after a (Vbox §3.2-3.3
+// constraint avoidance): the rest are reached through time edges. Unknown
+// writers get explicit edges, since their outgoing time edges are
+// conditional.
 func (e *encoder) encodeVersionOrder() {
 	p := e.p
-	// Readers per (key, candidate writer), from the read variables.
-	type readerRef struct {
-		txn int32
-		rf  lit
-	}
 	readersOf := map[[2]int32][]readerRef{} // (key, writer) -> readers
+	initReaders := map[int32][]readerRef{}
 	for ri := range e.reads {
 		rv := &e.reads[ri]
 		r := &p.txns[rv.txn].reads[rv.read]
@@ -605,47 +668,169 @@ func (e *encoder) encodeVersionOrder() {
 		}
 		for i, w := range rv.cands {
 			if w == -1 {
-				// Initial version: before every writer of the key.
-				for _, b := range p.writersOf[r.key] {
-					if e.node[b] >= 0 && b != rv.txn {
-						e.edge(rv.rf[i], litTrue, e.node[rv.txn], e.node[b], edgeRec{kind: kindRW, key: r.key, val: string(r.val), writer: -1})
-					}
-				}
+				initReaders[r.key] = append(initReaders[r.key], readerRef{rv.txn, rv.rf[i], r.val})
 				if p.opts.InitialState == history.InitialUnknown {
 					e.clause(rv.rf[i].not(), e.initVar(r.key, string(r.val)))
 				}
 				continue
 			}
-			readersOf[[2]int32{r.key, w}] = append(readersOf[[2]int32{r.key, w}], readerRef{rv.txn, rv.rf[i]})
+			readersOf[[2]int32{r.key, w}] = append(readersOf[[2]int32{r.key, w}], readerRef{rv.txn, rv.rf[i], r.val})
 		}
 	}
+	rt := p.opts.Level.RealTime()
 	for k := range p.keys {
 		if p.isList[k] {
 			continue
 		}
+		key := int32(k)
 		var ws []int32
 		for _, w := range p.writersOf[k] {
 			if e.node[w] >= 0 {
 				ws = append(ws, w)
 			}
 		}
-		for i := 0; i < len(ws); i++ {
-			for j := i + 1; j < len(ws); j++ {
-				a, b := ws[i], ws[j]
-				x := e.pairVar(a, b)
-				// a before b on k.
-				for _, rd := range readersOf[[2]int32{int32(k), a}] {
-					if rd.txn != b {
-						e.edge(rd.rf, x, e.node[rd.txn], e.node[b], edgeRec{kind: kindRW, key: int32(k), writer: a})
-					}
+		if !rt {
+			for i := 0; i < len(ws); i++ {
+				for j := i + 1; j < len(ws); j++ {
+					e.orderPair(key, ws[i], ws[j], readersOf)
 				}
-				for _, rd := range readersOf[[2]int32{int32(k), b}] {
-					if rd.txn != a {
-						e.edge(rd.rf, x.not(), e.node[rd.txn], e.node[a], edgeRec{kind: kindRW, key: int32(k), writer: b})
+			}
+			for _, rd := range initReaders[key] {
+				for _, b := range ws {
+					if b != rd.txn {
+						e.edge(rd.rf, litTrue, e.node[rd.txn], e.node[b], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: -1})
 					}
 				}
 			}
+			continue
 		}
+		e.orderByTime(key, ws, readersOf, initReaders[key])
+	}
+}
+
+type readerRef struct {
+	txn int32
+	rf  lit
+	val history.Value
+}
+
+// orderPair handles one pair of writers of key: its order literal (a
+// variable unless the level orders them) and the rw edges it implies.
+func (e *encoder) orderPair(key, a, b int32, readersOf map[[2]int32][]readerRef) {
+	x := e.pairVar(a, b)
+	for _, rd := range readersOf[[2]int32{key, a}] {
+		if rd.txn != b {
+			e.edge(rd.rf, x, e.node[rd.txn], e.node[b], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: a})
+		}
+	}
+	for _, rd := range readersOf[[2]int32{key, b}] {
+		if rd.txn != a {
+			e.edge(rd.rf, x.not(), e.node[rd.txn], e.node[a], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: b})
+		}
+	}
+}
+
+func (e *encoder) adjStart(t int32) int64 { return e.p.h.Txns[t].Start - e.p.opts.Skew }
+
+func (e *encoder) adjEnd(t int32) int64 {
+	end := e.p.opts.EffectiveEnd(&e.p.h.Txns[t])
+	if end == math.MaxInt64 {
+		return end
+	}
+	return end + e.p.opts.Skew
+}
+
+func (e *encoder) orderByTime(key int32, ws []int32, readersOf map[[2]int32][]readerRef, initReaders []readerRef) {
+	p := e.p
+	sort.Slice(ws, func(i, j int) bool {
+		if si, sj := e.adjStart(ws[i]), e.adjStart(ws[j]); si != sj {
+			return si < sj
+		}
+		return ws[i] < ws[j]
+	})
+	// Pairs that may overlap: b starts no later than a ends.
+	for i, a := range ws {
+		ea := e.adjEnd(a)
+		for j := i + 1; j < len(ws) && e.adjStart(ws[j]) <= ea; j++ {
+			e.orderPair(key, a, ws[j], readersOf)
+		}
+	}
+	// Committed writers by start, with suffix minima of their ends.
+	var cs, unknown []int32
+	for _, w := range ws {
+		if p.h.Txns[w].Status == history.Committed {
+			cs = append(cs, w)
+		} else {
+			unknown = append(unknown, w)
+		}
+	}
+	// Suffix minima of the committed writers' ends: the smallest and the
+	// second smallest. A committed writer c of a suffix S (writers by
+	// start) follows another writer of S by time iff it starts after that
+	// writer's end; every c starting after the second smallest end of S
+	// does (one of the two smallest is not c, and the comparison is
+	// strict, so the zero-length corner of Options.Precedes cannot arise).
+	// The rest is reached through them. Extra edges would be harmless:
+	// this only bounds how many are drawn.
+	suf1 := make([]int64, len(cs)+1)
+	suf2 := make([]int64, len(cs)+1)
+	suf1[len(cs)], suf2[len(cs)] = math.MaxInt64, math.MaxInt64
+	for i := len(cs) - 1; i >= 0; i-- {
+		end := e.adjEnd(cs[i])
+		suf1[i], suf2[i] = suf1[i+1], suf2[i+1]
+		switch {
+		case end < suf1[i]:
+			suf1[i], suf2[i] = end, suf1[i]
+		case end < suf2[i]:
+			suf2[i] = end
+		}
+	}
+	// minimalFrom calls f for the committed writers of the suffix from j0
+	// that are not after another writer of it by time, and for every
+	// unknown writer starting after t.
+	minimalFrom := func(j0 int, t int64, f func(b int32)) {
+		if j0 < len(cs) {
+			m := suf2[j0]
+			for j := j0; j < len(cs) && e.adjStart(cs[j]) <= m; j++ {
+				f(cs[j])
+			}
+		}
+		for _, u := range unknown {
+			if e.adjStart(u) > t {
+				f(u)
+			}
+		}
+	}
+	minimalAfter := func(t int64, f func(b int32)) {
+		minimalFrom(sort.Search(len(cs), func(i int) bool { return e.adjStart(cs[i]) > t }), t, f)
+	}
+	for _, a := range ws {
+		readers := readersOf[[2]int32{key, a}]
+		ea := e.adjEnd(a)
+		if len(readers) == 0 || ea == math.MaxInt64 {
+			continue
+		}
+		minimalAfter(ea, func(b int32) {
+			if !p.before(a, b) {
+				return
+			}
+			for _, rd := range readers {
+				if rd.txn != b {
+					e.edge(rd.rf, litTrue, e.node[rd.txn], e.node[b], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: a})
+				}
+			}
+		})
+	}
+	// The initial version precedes every writer: its readers need edges to
+	// the minimal ones (those starting before any committed writer ends),
+	// and to every unknown writer.
+	for _, rd := range initReaders {
+		edgeTo := func(b int32) {
+			if b != rd.txn {
+				e.edge(rd.rf, litTrue, e.node[rd.txn], e.node[b], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: -1})
+			}
+		}
+		minimalFrom(0, math.MinInt64, edgeTo)
 	}
 }
 

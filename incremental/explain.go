@@ -250,12 +250,12 @@ func (x *explainer) steps(c []edgeRec) []Step {
 		return nil
 	}
 	e := x.e
-	// Rotate so the cycle starts at a transaction node.
-	start := 0
+	// Rotate so the cycle starts at its earliest transaction in history
+	// order: the same cycle always reads the same way.
+	start := -1
 	for i, r := range c {
-		if e.nodeTxn[r.from] >= 0 {
+		if t := e.nodeTxn[r.from]; t >= 0 && (start < 0 || t < e.nodeTxn[c[start].from]) {
 			start = i
-			break
 		}
 	}
 	c = append(append([]edgeRec(nil), c[start:]...), c[:start]...)
