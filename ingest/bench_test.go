@@ -4,6 +4,7 @@ import (
 	"bytes"
 	stdjson "encoding/json"
 	"math/rand/v2"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -164,5 +165,64 @@ func BenchmarkAppendNative(b *testing.B) {
 	for b.Loop() {
 		buf = AppendNative(buf[:0], &txns[i%len(txns)])
 		i++
+	}
+}
+
+// benchHistory returns n realistic transactions as Elle operations
+// (invocation, then completion, processes interleaved two at a time).
+func benchHistory(n int) ([]genOp, []history.Txn) {
+	lines, _ := benchLines(n)
+	var d NativeDecoder
+	var ops []genOp
+	var txns []history.Txn
+	for i, l := range lines {
+		t, err := d.Decode(l, history.Pos{Line: i + 1})
+		if err != nil {
+			panic(err)
+		}
+		txns = append(txns, t)
+		var inv, done []genMop
+		for _, op := range t.Ops {
+			m := genMop{f: op.Kind.String(), key: op.Key, value: op.Value, list: op.List, isLst: op.IsList}
+			done = append(done, m)
+			if op.Kind == history.Read {
+				m.value, m.list, m.isLst = history.Null, nil, false
+			}
+			inv = append(inv, m)
+		}
+		p := strconv.Itoa(i % 16)
+		ops = append(ops,
+			genOp{typ: "invoke", process: p, f: "txn", time: t.Start, index: 2 * i, mops: inv},
+			genOp{typ: "ok", process: p, f: "txn", time: t.End, index: 2*i + 1, mops: done})
+	}
+	return ops, txns
+}
+
+// BenchmarkReadHistory reads a 2000-transaction history in each format;
+// txn/s is the figure to compare (Elle formats carry two operations per
+// transaction).
+func BenchmarkReadHistory(b *testing.B) {
+	const n = 2000
+	ops, txns := benchHistory(n)
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{
+		{"native", writeNative(txns)},
+		{"elle-json", writeJSON(ops, true)},
+		{"elle-edn", writeEDN(ops, false)},
+	} {
+		b.Run(f.name, func(b *testing.B) {
+			b.SetBytes(int64(len(f.data)))
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				h, _, err := ReadHistory(bytes.NewReader(f.data), f.name)
+				if err != nil || len(h.Txns) != n {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "txn/s")
+		})
 	}
 }

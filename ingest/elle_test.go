@@ -464,3 +464,59 @@ func TestEDNFormsAndTags(t *testing.T) {
 		t.Errorf("got %v %d %v", f, len(h.Txns), h.Txns)
 	}
 }
+
+// TestEDNFastSlowAgree: the one-call reading of :value and the raw-token
+// reading accept the same micro-op vectors and read them alike, on random
+// vectors and on random edits of them.
+func TestEDNFastSlowAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	edits := []string{"[", "]", "(", ")", " ", "nil", "1N", "9223372036854775808", "-", "1.0", ":r", ":w", ":x", `"`, `\`, "#_", "\\c", "{", "}", "sym", "#inst", "'", "^", "@"}
+	accepted := 0
+	for i := range scaled(6000) {
+		var b strings.Builder
+		b.WriteString("[")
+		for range rng.IntN(4) {
+			f := [...]string{"r", "w", "append"}[rng.IntN(3)]
+			key := history.IntValue(int64(rng.IntN(5)))
+			if rng.IntN(3) == 0 {
+				key = history.StringValue([...]string{"k", ":kw-1", "é"}[rng.IntN(3)])
+			}
+			fmt.Fprintf(&b, "[:%s %s ", f, ednValue(key))
+			switch {
+			case f == "r" && rng.IntN(2) == 0:
+				b.WriteString("[")
+				for range rng.IntN(3) {
+					b.WriteString(ednValue(genValue(rng)) + " ")
+				}
+				b.WriteString("]")
+			case f == "r" && rng.IntN(2) == 0:
+				b.WriteString("nil")
+			default:
+				b.WriteString(ednValue(genValue(rng)))
+			}
+			b.WriteString("] ")
+		}
+		b.WriteString("]")
+		text := []byte(b.String())
+		if i%2 == 1 {
+			for range 1 + rng.IntN(2) {
+				p := rng.IntN(len(text) + 1)
+				text = append(text[:p:p], append([]byte(edits[rng.IntN(len(edits))]), text[p:]...)...)
+			}
+		}
+		fast, _, errFast := ednMicroOpsFast(text)
+		slow, _, errSlow := ednMicroOps(text)
+		if (errFast == nil) != (errSlow == nil) {
+			t.Fatalf("%s: fast error %v, slow error %v", text, errFast, errSlow)
+		}
+		if errFast != nil {
+			continue
+		}
+		accepted++
+		a, b2 := history.Txn{Ops: fast}, history.Txn{Ops: slow}
+		if !sameTxn(&a, &b2) {
+			t.Fatalf("%s:\n fast %s\n slow %s", text, render(&a), render(&b2))
+		}
+	}
+	t.Logf("%d accepted", accepted)
+}

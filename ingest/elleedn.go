@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -299,14 +300,26 @@ func parseEDNOp(form []byte, pos history.Pos) (elleOp, error) {
 	if len(form) < 2 || form[0] != '{' || form[len(form)-1] != '}' {
 		return fail("", fmt.Errorf("%s is not an operation map", abbrev(form)))
 	}
-	// Read the map as a vector of alternating keys and values, which keeps
-	// duplicate keys visible (the library's maps keep the last silently;
-	// Clojure's reader rejects them).
-	vec := append([]byte{'['}, form[1:len(form)-1]...)
-	vec = append(vec, ']')
-	kvs, err := ednElems(vec)
-	if err != nil {
-		return fail("", err)
+	// Split the map body into its forms with the form splitter: keys and
+	// scalars need no library call (each costs a buffered reader and
+	// reflection), and duplicate keys stay visible (the library's maps keep
+	// the last silently; Clojure's reader rejects them). Fields other than
+	// the six below are skipped unparsed: they need only balanced brackets.
+	body := form[1 : len(form)-1]
+	split := &ednForms{b: body}
+	var kvs [][]byte
+	for {
+		s, e, err := split.next()
+		if err != nil {
+			return fail("", err)
+		}
+		if s == len(body) {
+			break
+		}
+		if e == s+1 && (body[s] == ')' || body[s] == ']' || body[s] == '}') {
+			return fail("", errUnbalanced)
+		}
+		kvs = append(kvs, body[s:e])
 	}
 	if len(kvs)%2 != 0 {
 		return fail("", errors.New("map has an odd number of forms"))
@@ -378,7 +391,7 @@ func parseEDNOp(form []byte, pos history.Pos) (elleOp, error) {
 		}
 	}
 	if raw.value != nil && op.isTxn && !op.nemesis && string(raw.value) != "nil" {
-		ops, field, err := ednMicroOps(raw.value)
+		ops, field, err := ednMicroOpsFast(raw.value)
 		if err != nil {
 			return fail(field, err)
 		}
@@ -431,6 +444,102 @@ func ednInt(raw []byte) (int64, bool, error) {
 	}
 	n, err := parseInt([]byte(v))
 	return n, true, err
+}
+
+// ednMicroOpsFast reads :value with one library call into generic values.
+// The library turns floats into float64, losing their literal text (1.0
+// would become 1), so a transaction holding a float is read again by
+// ednMicroOps, which keeps raw tokens; both paths must agree otherwise
+// (TestEDNFastSlowAgree).
+func ednMicroOpsFast(raw []byte) ([]history.Op, string, error) {
+	raw = trimEDN(raw)
+	if len(raw) == 0 || raw[0] != '[' && raw[0] != '(' {
+		return nil, ":value", fmt.Errorf("%s is not a vector of micro-ops", abbrev(raw))
+	}
+	var mops []any
+	if err := ednUnmarshal(raw, &mops); err != nil {
+		return ednMicroOps(raw) // for a worded error
+	}
+	if len(mops) == 0 {
+		return nil, "", nil
+	}
+	ops := make([]history.Op, 0, len(mops))
+	for _, m := range mops {
+		el, ok := m.([]any)
+		if !ok || len(el) != 3 {
+			// Let the slow path word the error.
+			return ednMicroOps(raw)
+		}
+		var op history.Op
+		switch el[0] {
+		case edn.Keyword("r"), "r":
+			op.Kind = history.Read
+		case edn.Keyword("w"), "w":
+			op.Kind = history.Write
+		case edn.Keyword("append"), "append":
+			op.Kind = history.Append
+		default:
+			return ednMicroOps(raw)
+		}
+		k, kk, ok := ednGeneric(el[1])
+		if !ok || kk != kInt && kk != kString {
+			return ednMicroOps(raw)
+		}
+		op.Key = k
+		if l, isList := el[2].([]any); isList && op.Kind == history.Read {
+			op.IsList = true
+			if len(l) > 0 {
+				op.List = make([]history.Value, len(l))
+			}
+			for j, e := range l {
+				x, xk, ok := ednGeneric(e)
+				if !ok || xk == kNull {
+					return ednMicroOps(raw)
+				}
+				op.List[j] = x
+			}
+		} else {
+			x, xk, ok := ednGeneric(el[2])
+			if !ok || xk == kNull && op.Kind != history.Read {
+				return ednMicroOps(raw)
+			}
+			op.Value = x
+		}
+		ops = append(ops, op)
+	}
+	return ops, "", nil
+}
+
+// ednGeneric converts one library-decoded scalar to canonical text, or
+// reports !ok for anything the fast path does not handle exactly (floats,
+// characters, symbols, tags, collections, integers out of int64 range),
+// which sends the transaction to the slow path for an exact reading or a
+// worded error.
+func ednGeneric(v any) (history.Value, scalarKind, bool) {
+	switch v := v.(type) {
+	case nil:
+		return history.Null, kNull, true
+	case bool:
+		if v {
+			return "true", kBool, true
+		}
+		return "false", kBool, true
+	case int64:
+		return history.IntValue(v), kInt, true
+	case big.Int:
+		if v.IsInt64() {
+			return history.IntValue(v.Int64()), kInt, true
+		}
+	case *big.Int:
+		if v.IsInt64() {
+			return history.IntValue(v.Int64()), kInt, true
+		}
+	case string:
+		return history.StringValue(validUTF8(v)), kString, true
+	case edn.Keyword:
+		return history.StringValue(":" + string(v)), kString, true
+	}
+	return "", kNull, false
 }
 
 func ednMicroOps(raw []byte) ([]history.Op, string, error) {
