@@ -105,7 +105,14 @@
 //     1-based position in the input.
 //  8. A completion time before its invocation time is an error.
 //  9. A record tag (#jepsen.history.Op{...}) is read as a map; EDN maps with
-//     duplicate keys are rejected (Clojure's reader does the same).
+//     duplicate keys are rejected (Clojure's reader does the same). Fields
+//     other than :type :f :process :time :index :value are skipped and need
+//     only be balanced forms (in JSON: well-formed JSON).
+//  10. In JSON, keys and keyword-like strings may keep Clojure's colon
+//     (":type", ":invoke", ":txn", ":r", ":nemesis"), as some converters
+//     write them; keyword values are strings either way (":k").
+//  11. A transaction's Pos is its completion's (where its reads are), or its
+//     invocation's when it has none.
 //
 // # Format detection
 //

@@ -31,7 +31,7 @@ func (c *lineCounter) lineAt(off int) int {
 // readElleJSON reads a Jepsen history in JSON: one array of operation
 // objects, or a sequence of objects (one per line, as JSON Lines).
 func readElleJSON(b []byte, source string, st *Stats) (*history.History, error) {
-	var d NativeDecoder // its scanner reads :value, the outer one the rest
+	d := NativeDecoder{elle: true} // its scanner reads :value, the outer one the rest
 	o := &scanner{b: b}
 	lines := lineCounter{b: b}
 	var ops []elleOp
@@ -96,7 +96,8 @@ func parseElleJSONOp(o *scanner, d *NativeDecoder, pos history.Pos) (elleOp, err
 	if o.open('{', '}') {
 		for {
 			field = ""
-			name := o.str()
+			// Converters that keep Clojure's spelling write ":type".
+			name := strings.TrimPrefix(o.str(), ":")
 			if o.err != nil {
 				return op, syntax()
 			}

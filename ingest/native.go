@@ -22,6 +22,10 @@ type NativeDecoder struct {
 	sessions map[string]string
 	ops      []history.Op    // scratch for the current event's ops
 	vals     []history.Value // scratch for the current list read
+
+	// elle: reading Elle JSON micro-ops, whose functions may keep
+	// Clojure's keyword spelling (":r").
+	elle bool
 }
 
 // internLimit bounds each intern table; a full table is cleared, which only
@@ -334,6 +338,9 @@ func (d *NativeDecoder) decodeOp(field string, i int) (history.Op, *decodeError)
 	}
 	if esc {
 		raw = unescape(s.scratch[:0], raw)
+	}
+	if d.elle && len(raw) > 1 && raw[0] == ':' {
+		raw = raw[1:]
 	}
 	switch string(raw) {
 	case "r":

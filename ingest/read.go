@@ -147,7 +147,7 @@ func detect(head []byte) (Format, error) {
 				switch s.str() {
 				case "ops":
 					return FormatNative, nil
-				case "type":
+				case "type", ":type":
 					hasType = true
 				}
 				s.expect(':')

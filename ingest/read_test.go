@@ -207,6 +207,7 @@ func TestDetect(t *testing.T) {
 		{`{"type":"x","ops":[]}`, FormatNative, ""},
 		{`{"type":"invoke","f":"txn"}`, FormatElleJSON, ""},
 		{`[{"type":"invoke"}]`, FormatElleJSON, ""},
+		{`{":type":":invoke"}`, FormatElleJSON, ""},
 		{`[]`, FormatElleJSON, ""},
 		{`[ ]`, FormatElleJSON, ""},
 		{`{:type :invoke}`, FormatElleEDN, ""},
@@ -315,4 +316,17 @@ func TestNativeLongLines(t *testing.T) {
 	if h.Txns[1].Pos.Offset != int64(bytes.Index(b, []byte("\r\n"))+2) {
 		t.Errorf("offset %d", h.Txns[1].Pos.Offset)
 	}
+}
+
+// Some converters keep Clojure's keyword spelling in JSON.
+func TestElleJSONKeywordSpelling(t *testing.T) {
+	h, f, err := ReadHistory(strings.NewReader(`{":type":":invoke",":process":0,":f":":txn",":value":[[":append",":k",1],[":r",":k",null]]}
+{":type":":ok",":process":0,":f":":txn",":value":[[":append",":k",1],[":r",":k",[1]]]}
+{":type":":info",":process":":nemesis",":f":":kill"}`), "t")
+	if err != nil || f != FormatElleJSON {
+		t.Fatal(f, err)
+	}
+	want, _, _, _ := readString(t, "{:type :ok, :process 0, :f :txn, :value [[:append :k 1] [:r :k [1]]]}")
+	want.Txns[0].ID = "1"
+	diffHistories(t, "keywords", h, want)
 }
