@@ -158,23 +158,32 @@ Exit status: 0 the history satisfies the level, 1 an anomaly was found,
 Flags:
 `
 
+// errShown is a usage error that has been printed already.
+var errShown = errors.New("usage error shown")
+
 // parse reads the arguments after "check". Flags may come before or after
-// FILE. terminal is the default of --progress.
-func parse(args []string, stderr io.Writer, examples []string, terminal bool) (config, error) {
+// FILE. terminal is the default of --progress. -h prints the usage on
+// stdout and returns flag.ErrHelp.
+func parse(args []string, stdout, stderr io.Writer, examples []string, terminal bool) (config, error) {
 	c := config{opts: history.DefaultOptions(), maxAnomalies: 10, format: "text", progress: terminal}
 	fs := flag.NewFlagSet("streamcheck check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, usageHead, exampleList(examples))
+	// The flag package prints a bad flag's error itself, then calls Usage:
+	// a hint is enough there, and -h prints the whole text below.
+	fs.Usage = func() {}
+	fullUsage := func(w io.Writer) {
+		fmt.Fprintf(w, usageHead, exampleList(examples))
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(stderr)
 	}
-	fs.Var(levelValue{&c.opts.Level}, "level", "isolation level, as Jepsen names it: serializable, strong-session-serializable, strict-serializable")
-	fs.Var(nsValue{ns: &c.opts.Skew}, "skew", "clock-skew bound Δ for real-time order: a duration (1ms) or integer ns")
-	fs.Var(nsValue{ns: &c.opts.InDoubt, none: true}, "indoubt", "in-doubt horizon for transactions of unknown outcome: a duration, integer ns, or none (+∞)")
-	fs.Var(initialValue{&c.opts.InitialState}, "initial-state", "what keys hold before their first write: empty or unknown")
+	fs.Var(levelValue{&c.opts.Level}, "level", "isolation `LEVEL`, as Jepsen names it: serializable, strong-session-serializable, strict-serializable")
+	fs.Var(nsValue{ns: &c.opts.Skew}, "skew", "clock-skew bound Δ for real-time order: a `DURATION` (1ms) or integer ns")
+	fs.Var(nsValue{ns: &c.opts.InDoubt, none: true}, "indoubt", "in-doubt horizon for transactions of unknown outcome: a `DURATION`, integer ns, or none (+∞)")
+	fs.Var(initialValue{&c.opts.InitialState}, "initial-state", "what keys hold before their first write: `empty|unknown`")
 	fs.IntVar(&c.maxAnomalies, "max-anomalies", c.maxAnomalies, "report at most this many independent anomalies")
 	fs.DurationVar(&c.timeout, "timeout", 0, "give up with exit status 3 after this long without an anomaly (0: no limit)")
-	fs.Var(enumValue{&c.format, []string{"text", "json"}}, "format", "output format: text or json")
+	fs.Var(enumValue{&c.format, []string{"text", "json"}}, "format", "output `text|json`")
 	fs.StringVar(&c.dotDir, "dot", "", "write one Graphviz file per anomaly into `DIR`")
 	fs.StringVar(&c.witness, "witness", "", "for a valid history, write a serial order (one id per line) to `FILE`")
 	fs.BoolVar(&c.progress, "progress", terminal, "report progress on stderr (default: when stderr is a terminal)")
@@ -182,7 +191,12 @@ func parse(args []string, stderr io.Writer, examples []string, terminal bool) (c
 	var files []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return c, err
+			if errors.Is(err, flag.ErrHelp) {
+				fullUsage(stdout)
+				return c, err
+			}
+			fmt.Fprintln(stderr, "run 'streamcheck check -h' for usage")
+			return c, errShown
 		}
 		if fs.NArg() == 0 {
 			break
@@ -192,7 +206,7 @@ func parse(args []string, stderr io.Writer, examples []string, terminal bool) (c
 	}
 	switch {
 	case len(files) == 0:
-		fs.Usage()
+		fullUsage(stderr)
 		return c, errors.New("missing FILE")
 	case len(files) > 1:
 		return c, fmt.Errorf("one FILE expected, got %d: %s", len(files), strings.Join(files, " "))

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -37,12 +36,14 @@ const ExamplePrefix = "example:"
 // NAME.EXT at its root (nil: none); FILE "example:NAME" reads one.
 func Main(args []string, examples fs.FS, stdin io.Reader, stdout, stderr io.Writer) int {
 	names := ExampleNames(examples)
-	c, err := parse(args, stderr, names, isTerminal(stderr))
+	c, err := parse(args, stdout, stderr, names, isTerminal(stderr))
 	if errors.Is(err, flag.ErrHelp) {
 		return ExitValid
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "streamcheck check: %v\n", err)
+		if err != errShown {
+			fmt.Fprintf(stderr, "streamcheck check: %v\n", err)
+		}
 		return ExitError
 	}
 	r := &runner{c: c, stderr: stderr}
@@ -86,7 +87,7 @@ func (r *runner) run(examples fs.FS, names []string, stdin io.Reader, stdout io.
 		defer cancel()
 	}
 	stop := r.ticker()
-	res, err := incremental.Check(ctx, h, c.opts, incremental.Config{MaxAnomalies: c.maxAnomalies})
+	res, err := r.check(ctx, h)
 	stop()
 	if err != nil {
 		return r.fail(err)
@@ -129,6 +130,45 @@ func (r *runner) run(examples fs.FS, names []string, stdin io.Reader, stdout io.
 		return r.fail(fmt.Errorf("write report: %w", err))
 	}
 	return code
+}
+
+// check runs the checker under the --timeout. The checker polls its
+// context only between solver steps and not while encoding, so a single
+// long step can overrun the deadline; the command promises the user a time
+// budget, so past the deadline plus a grace period it stops waiting and
+// reports unknown. The abandoned check goroutine dies with the process.
+func (r *runner) check(ctx context.Context, h *history.History) (*incremental.Result, error) {
+	type outcome struct {
+		res *incremental.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := incremental.Check(ctx, h, r.c.opts, incremental.Config{MaxAnomalies: r.c.maxAnomalies})
+		done <- outcome{res, err}
+	}()
+	var overrun <-chan time.Time
+	if r.c.timeout > 0 {
+		t := time.NewTimer(r.c.timeout + graceFor(r.c.timeout))
+		defer t.Stop()
+		overrun = t.C
+	}
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-overrun:
+		fmt.Fprintf(r.stderr, "streamcheck check: the checker did not stop at the --timeout; reporting unknown without it\n")
+		res := &incremental.Result{Verdict: incremental.Unknown, Options: r.c.opts}
+		res.Stats.Txns = len(h.Txns)
+		res.Stats.TimedOutAny = true
+		return res, nil
+	}
+}
+
+// graceFor is how long past the deadline the checker may take to notice
+// it: a second plus 5% of the budget.
+func graceFor(timeout time.Duration) time.Duration {
+	return time.Second + timeout/20
 }
 
 func exitCode(v incremental.Verdict) int {
@@ -230,16 +270,15 @@ func writeWitness(file string, order []string) error {
 	return nil
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
-// writeDOT writes anomaly-N-TYPE.dot per anomaly into dir, creating it.
+// writeDOT writes anomaly-N.dot per anomaly into dir, creating it.
 func writeDOT(dir string, anomalies []report.Anomaly) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("write dot: %w", err)
 	}
 	var files []string
 	for i, a := range anomalies {
-		name := fmt.Sprintf("anomaly-%d-%s.dot", i+1, unsafeName.ReplaceAllString(a.Type, "_"))
+		name := fmt.Sprintf("anomaly-%d.dot", i+1)
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, report.DOT(a), 0o644); err != nil {
 			return nil, fmt.Errorf("write dot: %w", err)
