@@ -270,7 +270,6 @@ func writeWitness(file string, order []string) error {
 	return nil
 }
 
-
 // writeDOT writes anomaly-N.dot per anomaly into dir, creating it.
 func writeDOT(dir string, anomalies []report.Anomaly) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
