@@ -12,7 +12,6 @@ import (
 // intervals appended and the same edges added one by one would.
 func Build(opts Options, intervals []Interval, edges []Pair) (*Closure, []Hop) {
 	c := New(opts)
-	c.nodes = make([]node, 0, len(intervals))
 	for _, iv := range intervals {
 		c.Append(iv.AdjStart, iv.AdjEnd)
 	}
@@ -36,20 +35,20 @@ func Build(opts Options, intervals []Interval, edges []Pair) (*Closure, []Hop) {
 	off, idOff := 0, 0
 	for i := range n {
 		d := int(deg[i])
-		c.nodes[i].out = slab[off : off : off+d]
+		c.get(ID(i)).out = slab[off : off : off+d]
 		succ[i] = ids[idOff : idOff : idOff+d]
 		off += d
 		idOff += d
 	}
 	for i := range n {
 		d := int(deg[n+i])
-		c.nodes[i].in = slab[off : off : off+d]
+		c.get(ID(i)).in = slab[off : off : off+d]
 		off += d
 	}
 	for _, e := range edges {
-		before := len(c.nodes[e.From].out)
+		before := len(c.get(ID(e.From)).out)
 		c.addArc(e.From, e.To, nil)
-		if len(c.nodes[e.From].out) > before {
+		if len(c.get(ID(e.From)).out) > before {
 			succ[e.From] = append(succ[e.From], e.To)
 		}
 	}
@@ -78,7 +77,7 @@ func Build(opts Options, intervals []Interval, edges []Pair) (*Closure, []Hop) {
 // that role), so time edges cost O(|V|) in all, then a check of the reverse
 // postorder against every edge, which a cycle cannot pass.
 func (c *Closure) topoOrder(succ [][]ID) []ID {
-	n := len(c.nodes)
+	n := c.count
 	visited := make([]bool, n)
 	skip := make([]int32, n+1) // union-find: next unvisited index >= i
 	for i := range skip {
@@ -110,8 +109,8 @@ func (c *Closure) topoOrder(succ [][]ID) []ID {
 	var stack []frame
 	start := func(i int) frame {
 		f := frame{v: i, tcur: -1}
-		if c.rt && c.nodes[i].e != never {
-			f.tcur = int(c.firstStartGE(c.nodes[i].e))
+		if c.rt && c.get(ID(i)).e != never {
+			f.tcur = int(c.firstStartGE(c.get(ID(i)).e))
 		}
 		return f
 	}
@@ -140,7 +139,7 @@ func (c *Closure) topoOrder(succ [][]ID) []ID {
 					break
 				}
 				f.tcur = w + 1
-				if c.time(&c.nodes[f.v], &c.nodes[w]) {
+				if c.time(c.get(ID(f.v)), c.get(ID(w))) {
 					mark(w)
 					stack = append(stack, start(w))
 					pushed = true
@@ -173,7 +172,7 @@ func (c *Closure) topoOrder(succ [][]ID) []ID {
 		// of a non-point seen.
 		minEnd, minEndNP := int64(math.MaxInt64), int64(math.MaxInt64)
 		for i := n - 1; i >= 0; i-- {
-			x := &c.nodes[order[i]]
+			x := c.get(order[i])
 			if minEnd < x.s || minEnd == x.s && !x.point() || minEndNP == x.s {
 				return nil
 			}
@@ -194,19 +193,19 @@ func (c *Closure) topoOrder(succ [][]ID) []ID {
 // earliest end among all its time successors (Vbox's r_{m_i}): any later
 // one follows that earliest-ending one in time, whose row holds its row.
 func (c *Closure) purdom(order []ID, succ [][]ID) {
-	n := len(c.nodes)
+	n := c.count
 	// Suffix minimum of ends by ID, for M_i.
 	var sufMin []int64
 	if c.rt {
 		sufMin = make([]int64, n+1)
 		sufMin[n] = never
 		for i := n - 1; i >= 0; i-- {
-			sufMin[i] = min(sufMin[i+1], c.nodes[i].e)
+			sufMin[i] = min(sufMin[i+1], c.get(ID(i)).e)
 		}
 	}
 	for k := n - 1; k >= 0; k-- {
 		i := order[k]
-		ni := &c.nodes[i]
+		ni := c.get(ID(i))
 		for _, j := range succ[i] {
 			c.absorb(i, j, true)
 		}
@@ -218,14 +217,14 @@ func (c *Closure) purdom(order []ID, succ [][]ID) {
 				m = sufMin[g]
 			}
 			for j := f; j < g; j++ {
-				if c.time(ni, &c.nodes[j]) {
-					m = min(m, c.nodes[j].e)
+				if c.time(ni, c.get(ID(j))) {
+					m = min(m, c.get(ID(j)).e)
 				}
 			}
 			if m != never || f < ID(n) {
 				hi := c.lastStartLE(m)
 				for j := f; j <= hi; j++ {
-					if c.time(ni, &c.nodes[j]) {
+					if c.time(ni, c.get(ID(j))) {
 						c.absorb(i, j, false)
 					}
 				}
@@ -235,9 +234,9 @@ func (c *Closure) purdom(order []ID, succ [][]ID) {
 	// Latest start among ancestors (I4), in topological order.
 	if c.rt {
 		for _, u := range order {
-			nu := &c.nodes[u]
+			nu := c.get(ID(u))
 			for _, v := range succ[u] {
-				nv := &c.nodes[v]
+				nv := c.get(ID(v))
 				if nu.a > nv.a {
 					nv.a = nu.a
 					nv.flags &^= fANP
@@ -254,7 +253,7 @@ func (c *Closure) purdom(order []ID, succ [][]ID) {
 // an inserted successor (a time successor is implied by i's d), j's row, its
 // unbounded set and its earliest descendant end.
 func (c *Closure) absorb(i, j ID, inserted bool) {
-	ni, nj := &c.nodes[i], &c.nodes[j]
+	ni, nj := c.get(ID(i)), c.get(ID(j))
 	if nj.d < ni.d {
 		ni.d = nj.d
 		ni.flags &^= fDNP
@@ -277,7 +276,7 @@ func (c *Closure) absorb(i, j ID, inserted bool) {
 	}
 	ni.row.orFrom(&nj.row, hi, func(ID) {})
 	for _, y := range nj.uset() {
-		if y != i && !c.inUset(ni, y) && !c.dReaches(ni, &c.nodes[y]) {
+		if y != i && !c.inUset(ni, y) && !c.dReaches(ni, c.get(ID(y))) {
 			c.addUset(i, ni, y)
 		}
 	}

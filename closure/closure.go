@@ -254,9 +254,11 @@ func (r *row) bytes() int { return cap(r.bs.Words()) * 8 }
 // doc.go for the model and the invariants. It is not safe for concurrent use.
 type Closure struct {
 	rt        bool
-	base      ID     // ID of nodes[0]
-	nodes     []node // IDs base.., evicted ones as tombstones
-	front     ID     // RealTime: first bounded transaction not yet time-before the last start
+	base      ID       // first ID of chunks[0]
+	count     int      // IDs base..base+count-1 have slots
+	chunks    []*chunk // nil once every transaction in it is evicted
+	meta      []chunkMeta
+	front     ID // RealTime: first bounded transaction not yet time-before the last start
 	lastStart int64
 	nlive     int
 	unb       []ID // live unbounded transactions (I5)
@@ -272,13 +274,40 @@ func New(opts Options) *Closure {
 // Len is the number of live transactions.
 func (c *Closure) Len() int { return c.nlive }
 
-func (c *Closure) next() ID { return c.base + ID(len(c.nodes)) }
+// Slots live in chunks of 256 so that evicted transactions cost nothing
+// once their whole chunk is gone, even while an older one stays pinned.
+const (
+	chunkShift = 8
+	chunkSize  = 1 << chunkShift
+)
+
+type chunk struct {
+	live  int
+	nodes [chunkSize]node
+}
+
+// chunkMeta keeps a chunk's first and last start after the chunk is freed,
+// so that binary searches over starts (I1) still work.
+type chunkMeta struct{ minS, maxS int64 }
+
+func (c *Closure) next() ID { return c.base + ID(c.count) }
+
+// chunkLast is the last ID of id's chunk: a scan that meets a freed chunk
+// resumes after it.
+func (c *Closure) chunkLast(id ID) ID {
+	return c.base + ((id - c.base) | (chunkSize - 1))
+}
 
 func (c *Closure) get(id ID) *node {
 	if id < c.base || id >= c.next() {
 		return nil
 	}
-	return &c.nodes[id-c.base]
+	off := int(id - c.base)
+	ch := c.chunks[off>>chunkShift]
+	if ch == nil {
+		return nil
+	}
+	return &ch.nodes[off&(chunkSize-1)]
 }
 
 func (c *Closure) liveNode(id ID) *node {
@@ -313,9 +342,21 @@ func (c *Closure) Append(adjStart, adjEnd int64) ID {
 	}
 	c.lastStart = adjStart
 	id := c.next()
-	c.nodes = append(c.nodes, node{s: adjStart, e: adjEnd, d: never, a: adjStart, lo: -1, flags: fLive | fANP})
+	if c.count%chunkSize == 0 {
+		// The previous chunk can go if it emptied while being filled.
+		if k := len(c.chunks) - 1; k >= 0 && c.chunks[k] != nil && c.chunks[k].live == 0 {
+			c.chunks[k] = nil
+		}
+		c.chunks = append(c.chunks, &chunk{})
+		c.meta = append(c.meta, chunkMeta{minS: adjStart})
+	}
+	ch := c.chunks[len(c.chunks)-1]
+	n := &ch.nodes[c.count%chunkSize]
+	*n = node{s: adjStart, e: adjEnd, d: never, a: adjStart, lo: -1, flags: fLive | fANP}
+	ch.live++
+	c.meta[len(c.meta)-1].maxS = adjStart
+	c.count++
 	c.nlive++
-	n := &c.nodes[len(c.nodes)-1]
 	if adjStart == adjEnd {
 		n.flags |= fPoint
 		n.flags &^= fANP
@@ -353,6 +394,10 @@ func (c *Closure) Append(adjStart, adjEnd int64) ID {
 		}
 		for y := lo; y < id; y++ {
 			ny := c.get(y)
+			if ny == nil {
+				y = c.chunkLast(y)
+				continue
+			}
 			if ny.live() && !ny.unbounded() && c.aReaches(n, ny) {
 				n.row.set(y)
 			}
@@ -433,27 +478,50 @@ func (c *Closure) Reaches(u, v ID) bool {
 }
 
 // firstStartGE is the smallest ID (>= base) whose start is >= t, or next().
-// RealTime only: starts are sorted by ID.
+// RealTime only: starts are sorted by ID. Where the answer falls in a freed
+// chunk it may be off within that chunk: every ID there is evicted, and
+// callers use the result only to bound scans over live transactions.
 func (c *Closure) firstStartGE(t int64) ID {
-	i := sort.Search(len(c.nodes), func(i int) bool { return c.nodes[i].s >= t })
-	return c.base + ID(i)
+	k := sort.Search(len(c.meta), func(k int) bool { return c.meta[k].maxS >= t })
+	if k == len(c.meta) {
+		return c.next()
+	}
+	first := c.base + ID(k<<chunkShift)
+	ch := c.chunks[k]
+	if ch == nil {
+		return first
+	}
+	filled := min(chunkSize, c.count-k<<chunkShift)
+	i := sort.Search(filled, func(i int) bool { return ch.nodes[i].s >= t })
+	return first + ID(i)
 }
 
-// lastStartLE is the largest ID whose start is <= t, or base-1.
+// lastStartLE is the largest ID whose start is <= t, or base-1 (with the
+// same latitude in freed chunks).
 func (c *Closure) lastStartLE(t int64) ID {
 	if t == never {
 		return c.next() - 1
 	}
-	i := sort.Search(len(c.nodes), func(i int) bool { return c.nodes[i].s > t })
-	return c.base + ID(i) - 1
+	k := sort.Search(len(c.meta), func(k int) bool { return c.meta[k].minS > t }) - 1
+	if k < 0 {
+		return c.base - 1
+	}
+	first := c.base + ID(k<<chunkShift)
+	filled := min(chunkSize, c.count-k<<chunkShift)
+	ch := c.chunks[k]
+	if ch == nil {
+		return first + ID(filled) - 1
+	}
+	i := sort.Search(filled, func(i int) bool { return ch.nodes[i].s > t })
+	return first + ID(i) - 1
 }
 
 // LiveIDs returns the live transactions in ID order.
 func (c *Closure) LiveIDs() []ID {
 	out := make([]ID, 0, c.nlive)
-	for i := range c.nodes {
-		if c.nodes[i].live() {
-			out = append(out, c.base+ID(i))
+	for id := c.base; id < c.next(); id++ {
+		if n := c.get(id); n != nil && n.live() {
+			out = append(out, id)
 		}
 	}
 	return out
@@ -486,9 +554,17 @@ func (c *Closure) String() string {
 // residentBytes estimates the bytes held by the structure (rows, node
 // slots, adjacency), for benchmarks.
 func (c *Closure) residentBytes() int {
-	total := cap(c.nodes) * int(unsafe.Sizeof(node{}))
-	for i := range c.nodes {
-		n := &c.nodes[i]
+	total := cap(c.chunks)*8 + cap(c.meta)*int(unsafe.Sizeof(chunkMeta{}))
+	for _, ch := range c.chunks {
+		if ch != nil {
+			total += int(unsafe.Sizeof(chunk{}))
+		}
+	}
+	for id := c.base; id < c.next(); id++ {
+		n := c.get(id)
+		if n == nil {
+			continue
+		}
 		total += n.row.bytes() + (cap(n.out)+cap(n.in))*int(unsafe.Sizeof(arc{}))
 		if n.x != nil {
 			total += int(unsafe.Sizeof(extra{})) + cap(n.x.uset)*8 + len(n.x.col)*16

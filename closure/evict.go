@@ -85,14 +85,22 @@ func (c *Closure) Evict(id ID) {
 	// Keep the interval (binary searches over starts) and drop the rest.
 	*t = node{s: t.s, e: t.e}
 	c.nlive--
-	// Drop the evicted prefix.
-	k := 0
-	for k < len(c.nodes) && !c.nodes[k].live() {
-		k++
+	// Free the chunk once it is empty and complete, then the freed prefix.
+	off := int(id - c.base)
+	k := off >> chunkShift
+	c.chunks[k].live--
+	if c.chunks[k].live == 0 && (k+1)<<chunkShift <= c.count {
+		c.chunks[k] = nil
 	}
-	if k > 0 && (k == len(c.nodes) || k >= 64) {
-		c.nodes = c.nodes[k:]
-		c.base += ID(k)
+	drop := 0
+	for drop < len(c.chunks)-1 && c.chunks[drop] == nil {
+		drop++
+	}
+	if drop > 0 {
+		c.chunks = c.chunks[drop:]
+		c.meta = c.meta[drop:]
+		c.base += ID(drop << chunkShift)
+		c.count -= drop << chunkShift
 		if c.front < c.base {
 			c.front = c.base
 		}

@@ -79,6 +79,10 @@ func (c *Closure) sources(u ID, nu *node, v ID, nv *node) []ID {
 			continue
 		}
 		na := c.get(a)
+		if na == nil {
+			a = c.chunkLast(a)
+			continue
+		}
 		if na.live() && c.reaches(a, na, u, nu) && !c.reaches(a, na, v, nv) {
 			out = append(out, a)
 		}
@@ -162,6 +166,10 @@ func (c *Closure) merge(a, v ID, fromU bool, newly []Pair) []Pair {
 		up := c.lastStartLE(na.d)
 		for b := lo; b <= up; b++ {
 			nb := c.get(b)
+			if nb == nil {
+				b = c.chunkLast(b)
+				continue
+			}
 			if b == a || !nb.live() || !c.dReaches(nv, nb) || c.dReaches(na, nb) {
 				continue
 			}
