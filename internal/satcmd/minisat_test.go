@@ -56,7 +56,7 @@ func corpus(full, small bool) []instance {
 		add("5sat-21.1", fmt.Sprintf("5sat-n30-s%d", seed), cnfgen.RandomKSAT(5, 30, 21.1, seed), quick, true)
 	}
 	for holes := 6; holes <= 9; holes++ {
-		if small && holes > 8 {
+		if small && holes > 7 {
 			continue
 		}
 		// PHP(10,9) takes minisat about 3 CPU seconds and us more: agreement
@@ -64,6 +64,9 @@ func corpus(full, small bool) []instance {
 		add("pigeonhole", fmt.Sprintf("php%d", holes), cnfgen.Pigeonhole(holes), phpTimeout, holes <= 8 || full)
 	}
 	for i, n := range []int{8, 12, 16, 20, 24} {
+		if small && n > 16 {
+			continue
+		}
 		add("parity", fmt.Sprintf("parity%d-sat", n), cnfgen.Parity(n, true, uint64(i)), quick, true)
 		add("parity", fmt.Sprintf("parity%d-unsat", n), cnfgen.Parity(n, false, uint64(i)), quick, true)
 	}
