@@ -60,8 +60,12 @@
 //
 //   - I1 IDs grow by one per Append. Under RealTime starts are
 //     non-decreasing in ID (Append panics otherwise), so "IDs whose start is
-//     <= t" is a prefix found by binary search over the slots (evicted ones
-//     stay as tombstones until the evicted prefix is dropped).
+//     <= t" is a prefix found by binary search. Slots live in chunks of 256
+//     IDs; an evicted slot keeps its interval until its whole chunk is
+//     evicted, then the chunk is freed and only its first and last start
+//     remain (a search answer inside a freed chunk may be off by evicted
+//     IDs, which no scan visits). A transaction pinned for ever therefore
+//     holds one chunk, not every slot after it.
 //   - I2 For every live x and every bounded y < lo_x, y precedes x in time.
 //   - I3 d_x is the earliest end among x and everything x reaches in the full
 //     graph; fDNP says whether a non-point ends at d_x. dReaches(x, y) holds
@@ -128,8 +132,9 @@
 //     its time successors (Vbox's r_{m_i}).
 //
 // Memory: one row of at most about d bits per transaction plus a fixed slot
-// (about 190 bytes) and 32 bytes per arc end: O(n·d), not O(n²). Without
-// RealTime rows are O(n) each, as they must be.
+// of 144 bytes and 16 bytes per arc end (48 more for the rare fields of
+// unbounded transactions and proxies): O(n·d), not O(n²). Without RealTime
+// rows are O(n) each, as they must be.
 //
 // # Where this departs from Vbox
 //
