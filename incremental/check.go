@@ -85,7 +85,10 @@ type Step struct {
 	From, To string
 	Kind     string // ww, wr, rw, process, realtime
 	Key      string `json:",omitempty"`
-	Why      string
+	// Via is set on a ww or rw step whose version order the level's own
+	// order fixed ("realtime" or "process") rather than a choice.
+	Via string `json:",omitempty"`
+	Why string
 }
 
 // Forced is an order decided by the core: the alternative closes Cycle.

@@ -40,7 +40,7 @@ func describe(p *prepared, core []int32) Anomaly {
 		a.Forced = append(a.Forced, Forced{Order: f.what, Cycle: x.steps(f.cycle)})
 	}
 	a.Cycle = x.steps(cycle)
-	a.Class = classify(a.Cycle)
+	a.Class = classify(a.Cycle, a.Forced)
 	a.Type = pattern(pc, a.Cycle, a.Class)
 	for _, f := range a.Forced {
 		a.Text = append(a.Text, fmt.Sprintf("%s, because the other order would close the cycle %s.", f.Order, cycleString(f.Cycle)))
@@ -214,23 +214,36 @@ func unq(v history.Value) string {
 	return s
 }
 
-// classify names a cycle by the weakest Adya class, with Elle's suffixes.
-func classify(cycle []Step) string {
+// classify names a cycle by the weakest Adya class, with Elle's suffixes:
+// -realtime (or -process) when real-time (session) order is needed, in the
+// final cycle, in the order behind one of its edges, or in a forced order
+// the cycle rests on.
+func classify(cycle []Step, forced []Forced) string {
 	if len(cycle) == 0 {
 		return "cycle"
 	}
 	var rw, wr int
 	var rt, so bool
+	note := func(s Step) {
+		switch {
+		case s.Kind == "realtime" || s.Via == "realtime":
+			rt = true
+		case s.Kind == "process" || s.Via == "process":
+			so = true
+		}
+	}
 	for _, s := range cycle {
 		switch s.Kind {
 		case "rw":
 			rw++
 		case "wr":
 			wr++
-		case "realtime":
-			rt = true
-		case "process":
-			so = true
+		}
+		note(s)
+	}
+	for _, f := range forced {
+		for _, s := range f.Cycle {
+			note(s)
 		}
 	}
 	var class string
@@ -263,8 +276,19 @@ func classify(cycle []Step) string {
 	return class
 }
 
-// pattern gives familiar names to two-transaction cores.
+// pattern gives familiar names to the shapes people know: a lost update
+// and a write skew (two transactions), a read skew (a two-edge cycle in
+// which one reader sees one writer's effect on one key but not another's).
 func pattern(p *prepared, cycle []Step, class string) string {
+	if class == history.GSingle && len(cycle) == 2 {
+		wr, rw := cycle[0], cycle[1]
+		if wr.Kind == "rw" {
+			wr, rw = rw, wr
+		}
+		if wr.Kind == "wr" && rw.Kind == "rw" && wr.Key != rw.Key && len(p.h.Txns) > 2 {
+			return history.ReadSkew
+		}
+	}
 	h := p.h
 	if len(h.Txns) != 2 || strings.HasSuffix(class, history.RealtimeSuffix) || strings.HasSuffix(class, history.ProcessSuffix) {
 		return class

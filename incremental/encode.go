@@ -56,6 +56,9 @@ type edgeRec struct {
 	// reader/writer name the transactions behind a rw or wr edge: for rw,
 	// the reader read writer's version and `to` overwrote it.
 	writer int32
+	// via says which order decided the version order behind a ww or rw
+	// edge when no choice did: kindRT or kindSO (else kindNone).
+	via edgeKind
 }
 
 // readVar ties a read to its candidate sources. cand -1 is the initial
@@ -124,7 +127,7 @@ type encodeConfig struct {
 func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 	n := len(p.h.Txns)
 	e := &encoder{
-		p: p, s: solver.New(solver.Options{Seed: 1}),
+		p: p, s: solver.New(solver.Options{Seed: 1, TheoryPropagationLimit: propagationLimit}),
 		guarded: cfg.guarded, record: cfg.record,
 		sel: make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
 		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
@@ -718,14 +721,15 @@ type readerRef struct {
 // variable unless the level orders them) and the rw edges it implies.
 func (e *encoder) orderPair(key, a, b int32, readersOf map[[2]int32][]readerRef) {
 	x := e.pairVar(a, b)
+	via := e.p.orderVia(a, b)
 	for _, rd := range readersOf[[2]int32{key, a}] {
 		if rd.txn != b {
-			e.edge(rd.rf, x, e.node[rd.txn], e.node[b], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: a})
+			e.edge(rd.rf, x, e.node[rd.txn], e.node[b], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: a, via: via})
 		}
 	}
 	for _, rd := range readersOf[[2]int32{key, b}] {
 		if rd.txn != a {
-			e.edge(rd.rf, x.not(), e.node[rd.txn], e.node[a], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: b})
+			e.edge(rd.rf, x.not(), e.node[rd.txn], e.node[a], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: b, via: via})
 		}
 	}
 }
@@ -816,7 +820,7 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf map[[2]int32][]re
 			}
 			for _, rd := range readers {
 				if rd.txn != b {
-					e.edge(rd.rf, litTrue, e.node[rd.txn], e.node[b], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: a})
+					e.edge(rd.rf, litTrue, e.node[rd.txn], e.node[b], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: a, via: p.orderVia(a, b)})
 				}
 			}
 		})
@@ -856,7 +860,12 @@ func (e *encoder) pairVar(a, b int32) lit {
 	pv := &pairVar{a: a, b: b, x: x}
 	e.pairs[[2]int32{a, b}] = pv
 	e.pairsL = append(e.pairsL, pv)
-	e.edge(x, e.act[a], e.node[a], e.node[b], edgeRec{kind: kindWW, key: -1, writer: a})
-	e.edge(x.not(), e.act[b], e.node[b], e.node[a], edgeRec{kind: kindWW, key: -1, writer: b})
+	via := e.p.orderVia(a, b)
+	e.edge(x, e.act[a], e.node[a], e.node[b], edgeRec{kind: kindWW, key: -1, writer: a, via: via})
+	e.edge(x.not(), e.act[b], e.node[b], e.node[a], edgeRec{kind: kindWW, key: -1, writer: b, via: via})
 	return x
 }
+
+// propagationLimit bounds the solver's theory propagation per inserted
+// edge (solver.Options.TheoryPropagationLimit).
+var propagationLimit = -1

@@ -283,6 +283,19 @@ func (x *explainer) step(from, to int32, kind edgeKind, r edgeRec, h *history.Hi
 	p := x.e.p
 	tf, tt := &h.Txns[from], &h.Txns[to]
 	s := Step{From: tf.ID, To: tt.ID, Kind: kind.String()}
+	because := ""
+	if r.via == kindRT || r.via == kindSO {
+		s.Via = r.via.String()
+		a, b := tf, tt
+		if kind == kindRW && r.writer >= 0 {
+			a = &h.Txns[r.writer]
+		}
+		if r.via == kindRT {
+			because = fmt.Sprintf(" (%s precedes %s in real time)", a.ID, b.ID)
+		} else {
+			because = fmt.Sprintf(" (%s precedes %s in session %s)", a.ID, b.ID, a.Session)
+		}
+	}
 	key := ""
 	if r.key >= 0 && int(r.key) < len(p.keys) {
 		key = unq(p.keys[r.key])
@@ -295,14 +308,14 @@ func (x *explainer) step(from, to int32, kind edgeKind, r edgeRec, h *history.Hi
 		if key != "" {
 			s.Why = fmt.Sprintf("%s appended to %s before %s, so %s ww-> %s", tf.ID, key, tt.ID, tf.ID, tt.ID)
 		} else {
-			s.Why = fmt.Sprintf("%s's writes come before %s's in version order, so %s ww-> %s", tf.ID, tt.ID, tf.ID, tt.ID)
+			s.Why = fmt.Sprintf("%s's writes come before %s's in version order%s, so %s ww-> %s", tf.ID, tt.ID, because, tf.ID, tt.ID)
 		}
 	case kindRW:
 		src := "the initial version"
 		if r.writer >= 0 {
 			src = h.Txns[r.writer].ID + "'s version"
 		}
-		s.Why = fmt.Sprintf("%s read %s of %s and %s wrote %s over it, so %s rw-> %s", tf.ID, src, key, tt.ID, key, tf.ID, tt.ID)
+		s.Why = fmt.Sprintf("%s read %s of %s and %s wrote %s over it%s, so %s rw-> %s", tf.ID, src, key, tt.ID, key, because, tf.ID, tt.ID)
 	case kindSO:
 		s.Why = fmt.Sprintf("%s came before %s in session %s, so %s process-> %s", tf.ID, tt.ID, tf.Session, tf.ID, tt.ID)
 	case kindRT:

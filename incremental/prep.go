@@ -262,6 +262,24 @@ func (p *prepared) before(a, b int32) bool {
 	return false
 }
 
+// orderVia says which order of the level fixes the pair: kindSO, kindRT,
+// or kindNone when only a choice can.
+func (p *prepared) orderVia(a, b int32) edgeKind {
+	if a > b {
+		a, b = b, a
+	}
+	if p.opts.Level.SessionOrder() && p.sessionOf[a] >= 0 && p.sessionOf[a] == p.sessionOf[b] {
+		return kindSO
+	}
+	if p.opts.Level.RealTime() {
+		ta, tb := &p.h.Txns[a], &p.h.Txns[b]
+		if ta.HasTime && tb.HasTime && (p.opts.Precedes(ta, tb) || p.opts.Precedes(tb, ta)) {
+			return kindRT
+		}
+	}
+	return kindNone
+}
+
 // possibleWriters lists the possible writers (§3) of a read of txn t: every
 // transaction with a write of the value (or, for a list read, an append of
 // one of its elements), any status, except t itself and, for registers,
