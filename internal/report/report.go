@@ -171,7 +171,7 @@ func New(res *incremental.Result, h *history.History) *Report {
 			if t := byID[id]; t != nil {
 				ra.Txns = append(ra.Txns, txn(t))
 			} else {
-				ra.Txns = append(ra.Txns, Txn{ID: id, Ops: []string{}})
+				ra.Txns = append(ra.Txns, Txn{ID: id, Ops: []string{}, Compact: id})
 			}
 		}
 		for _, f := range a.Forced {
