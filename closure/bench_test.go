@@ -54,7 +54,7 @@ func BenchmarkBuild(b *testing.B) {
 	for _, sz := range benchSizes {
 		ivs, edges := workload(sz.n, sz.overlap)
 		name := fmt.Sprintf("txns=%d/overlap=%d", sz.n, sz.overlap)
-		b.Run("compact/"+name, func(b *testing.B) {
+		b.Run(name+"/compact", func(b *testing.B) {
 			before := heapInUse()
 			c, cyc := Build(Options{RealTime: true}, ivs, edges)
 			if cyc != nil {
@@ -75,7 +75,7 @@ func BenchmarkBuild(b *testing.B) {
 		if fullTooBig(sz.n) {
 			continue
 		}
-		b.Run("full/"+name, func(b *testing.B) {
+		b.Run(name+"/full", func(b *testing.B) {
 			resident := newFull(ivs).bytes()
 			b.ResetTimer()
 			cpu := cpuNanos()
@@ -96,7 +96,7 @@ func BenchmarkAddEdge(b *testing.B) {
 	for _, sz := range benchSizes {
 		ivs, edges := workload(sz.n, sz.overlap)
 		name := fmt.Sprintf("txns=%d/overlap=%d", sz.n, sz.overlap)
-		b.Run("compact/"+name, func(b *testing.B) {
+		b.Run(name+"/compact", func(b *testing.B) {
 			var c *Closure
 			newly := 0
 			var cpu int64
@@ -126,7 +126,7 @@ func BenchmarkAddEdge(b *testing.B) {
 		if fullTooBig(sz.n) {
 			continue
 		}
-		b.Run("full/"+name, func(b *testing.B) {
+		b.Run(name+"/full", func(b *testing.B) {
 			var f *full
 			var cpu int64
 			for b.Loop() {

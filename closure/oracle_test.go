@@ -350,6 +350,21 @@ func runRandom(t *testing.T, seed uint64, rt, fromBuild bool, steps int, stats *
 			if bc.String() != ic.String() {
 				t.Fatalf("Build and incremental differ\nbuild:\n%s\nincremental:\n%s", bc, ic)
 			}
+			// The closure does not depend on the order of insertion.
+			sc := New(Options{RealTime: rt})
+			for _, iv := range ivs {
+				sc.Append(iv.AdjStart, iv.AdjEnd)
+			}
+			shuffled := slices.Clone(edges)
+			r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			for _, e := range shuffled {
+				if _, cyc := sc.AddEdge(e.From, e.To); cyc != nil {
+					t.Fatalf("incremental found cycle %v in an acyclic batch", cyc)
+				}
+			}
+			if sc.String() != ic.String() {
+				t.Fatalf("edge order changes the closure\nin order:\n%s\nshuffled:\n%s", ic, sc)
+			}
 			compare(t, ic, o, true, stats)
 		}
 		c = bc
