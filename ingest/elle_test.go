@@ -470,7 +470,7 @@ func TestEDNFormsAndTags(t *testing.T) {
 // vectors and on random edits of them.
 func TestEDNFastSlowAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	edits := []string{"[", "]", "(", ")", " ", "nil", "1N", "9223372036854775808", "-", "1.0", ":r", ":w", ":x", `"`, `\`, "#_", "\\c", "{", "}", "sym", "#inst", "'", "^", "@"}
+	edits := []string{"[", "]", "(", ")", " ", "nil", "1N", "9223372036854775808", "-", "1.0", ":r", ":w", ":x", `"`, `\`, "#_", "\\c", "{", "}", "sym", "#inst", "'", "^", "@", ":\xff", "\"\xff\"", "\\u00e9"}
 	accepted := 0
 	for i := range scaled(6000) {
 		var b strings.Builder

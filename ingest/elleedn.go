@@ -372,6 +372,7 @@ func parseEDNOp(form []byte, pos history.Pos) (elleOp, error) {
 			if op.process == "" {
 				return fail(":process", errors.New("empty process"))
 			}
+			op.nemesis = op.process == "nemesis"
 		case k == kString:
 			op.process = string(raw.process) // another keyword
 		default:
@@ -537,7 +538,9 @@ func ednGeneric(v any) (history.Value, scalarKind, bool) {
 	case string:
 		return history.StringValue(validUTF8(v)), kString, true
 	case edn.Keyword:
-		return history.StringValue(":" + string(v)), kString, true
+		if utf8.ValidString(string(v)) { // else the slow path rejects it
+			return history.StringValue(":" + string(v)), kString, true
+		}
 	}
 	return "", kNull, false
 }
