@@ -1,0 +1,221 @@
+package checkcmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/ingest"
+	"github.com/streamcheck/streamcheck/internal/oracle"
+	"github.com/streamcheck/streamcheck/internal/report"
+)
+
+func TestParseNS(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		none bool
+		want int64
+		ok   bool
+	}{
+		{"0", false, 0, true},
+		{"1500", false, 1500, true},
+		{"1ms", false, 1_000_000, true},
+		{"2.5s", false, 2_500_000_000, true},
+		{"10ns", false, 10, true},
+		{" 7 ", false, 7, true},
+		{"-1", false, 0, false},
+		{"-1ms", false, 0, false},
+		{"soon", false, 0, false},
+		{"none", false, 0, false},
+		{"none", true, history.NoInDoubt, true},
+		{"inf", true, history.NoInDoubt, true},
+		{"∞", true, history.NoInDoubt, true},
+		{"3us", true, 3000, true},
+		{"9223372036854775807", false, 1<<63 - 1, true},
+		{"9223372036854775808", false, 0, false},
+	} {
+		got, err := parseNS(c.in, c.none)
+		if (err == nil) != c.ok || (c.ok && got != c.want) {
+			t.Errorf("parseNS(%q, %v) = %d, %v; want %d ok=%v", c.in, c.none, got, err, c.want, c.ok)
+		}
+	}
+}
+
+// TestParseFlagsAnywhere: flags before and after FILE mean the same.
+func TestParseFlagsAnywhere(t *testing.T) {
+	want := config{
+		file:         "h.jsonl",
+		opts:         history.Options{Level: history.StrictSerializable, Skew: 1000, InDoubt: 5_000_000_000, InitialState: history.InitialUnknown},
+		maxAnomalies: 3, timeout: time.Second, format: "json", dotDir: "d", witness: "w", progress: true,
+	}
+	flags := []string{"--level", "strict-serializable", "--skew", "1us", "--indoubt", "5s", "--initial-state", "unknown",
+		"--max-anomalies", "3", "--timeout", "1s", "--format", "json", "--dot", "d", "--witness", "w", "--progress"}
+	for split := 0; split <= len(flags); split += 2 {
+		args := append(append(append([]string{}, flags[:split]...), "h.jsonl"), flags[split:]...)
+		got, err := parse(args, io.Discard, io.Discard, nil, false)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if got != want {
+			t.Fatalf("%v:\n got %+v\nwant %+v", args, got, want)
+		}
+	}
+	got, err := parse([]string{"-"}, io.Discard, io.Discard, nil, true)
+	if err != nil || got.file != "-" || !got.progress || got.opts != history.DefaultOptions() || got.maxAnomalies != 10 || got.format != "text" {
+		t.Fatalf("defaults: %+v, %v", got, err)
+	}
+}
+
+func TestExamples(t *testing.T) {
+	fsys := fstest.MapFS{
+		"b.jsonl": {Data: []byte(`{"id":"t","session":"s","status":"committed","ops":[["w","x",1]]}` + "\n")},
+		"a.edn":   {Data: []byte("")},
+		"sub/c":   {Data: []byte("")},
+	}
+	if got := strings.Join(ExampleNames(fsys), ","); got != "a,b" {
+		t.Fatalf("names %s", got)
+	}
+	for _, bad := range []string{"", "c", "sub/c", "*", "../b"} {
+		if p := examplePath(fsys, bad); p != "" {
+			t.Errorf("examplePath(%q) = %q", bad, p)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"example:b"}, fsys, nil, &out, &errb); code != ExitValid {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "VALID: serializable") {
+		t.Fatal(out.String())
+	}
+	if code := Main([]string{"example:zzz"}, fsys, nil, &out, &errb); code != ExitError || !strings.Contains(errb.String(), "have example:a, example:b") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
+
+// TestProgress: --progress writes a few lines on stderr and none after the
+// report; without it stderr stays empty.
+func TestProgress(t *testing.T) {
+	h := "{\"id\":\"t\",\"session\":\"s\",\"status\":\"committed\",\"ops\":[[\"w\",\"x\",1]]}\n"
+	var out, errb bytes.Buffer
+	if code := Main([]string{"--progress", "-"}, nil, strings.NewReader(h), &out, &errb); code != ExitValid {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "streamcheck: reading -") || !strings.Contains(lines[1], "read 1 transactions (native)") || !strings.Contains(lines[2], "encoded") {
+		t.Fatalf("progress:\n%s", errb.String())
+	}
+	errb.Reset()
+	Main([]string{"-"}, nil, strings.NewReader(h), &out, &errb)
+	if errb.Len() != 0 {
+		t.Fatalf("stderr without --progress: %s", errb.String())
+	}
+}
+
+// TestAgainstOracle runs the whole command (flags, decoding, check,
+// report) on random tiny histories written as native JSON Lines, with
+// random options, and compares its verdict with the brute-force oracle
+// under the same options: a flag that does not reach the checker, or a
+// report that misstates the verdict, shows up as a disagreement. Every
+// reported core must be a core by the oracle, and every witness file a
+// serial order the oracle's replay accepts.
+func TestAgainstOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	cfg := oracle.DefaultTinyConfig()
+	levels := []history.Level{history.Serializable, history.StrongSessionSerializable, history.StrictSerializable}
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	var invalid, valid int
+	for i := 0; i < n; i++ {
+		h := oracle.RandomTiny(rng, cfg)
+		file := filepath.Join(dir, fmt.Sprintf("h%d.jsonl", i))
+		var b []byte
+		for k := range h.Txns {
+			b = ingest.AppendNative(b, &h.Txns[k])
+			b = append(b, '\n')
+		}
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opts := history.DefaultOptions()
+		opts.Level = levels[rng.IntN(len(levels))]
+		args := []string{"--format", "json", "--level", opts.Level.String()}
+		if rng.IntN(2) == 0 {
+			opts.Skew = int64(rng.IntN(15))
+			args = append(args, "--skew", fmt.Sprint(opts.Skew))
+		}
+		if rng.IntN(2) == 0 {
+			opts.InDoubt = int64(rng.IntN(40))
+			args = append(args, "--indoubt", fmt.Sprintf("%dns", opts.InDoubt))
+		}
+		if rng.IntN(4) == 0 {
+			opts.InitialState = history.InitialUnknown
+			args = append(args, "--initial-state", "unknown")
+		}
+		witness := filepath.Join(dir, fmt.Sprintf("w%d.txt", i))
+		args = append(args, "--witness", witness, file)
+
+		// The oracle reads the history as the command does, from the file.
+		hf, _, err := ingest.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := oracle.Check(hf, opts)
+		if err != nil {
+			t.Fatalf("oracle: %v", err)
+		}
+		var out, errb bytes.Buffer
+		code := Main(args, nil, nil, &out, &errb)
+		var r report.Report
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatalf("%v: exit %d, %v\n%s%s", args, code, err, out.String(), errb.String())
+		}
+		if r.Level != opts.Level.String() || r.SkewNS != opts.Skew || (r.InDoubtNS == nil) != (opts.InDoubt < 0) || r.InitialState != opts.InitialState.String() {
+			t.Fatalf("%v: report states other options: %+v", args, r)
+		}
+		switch {
+		case want && code == ExitValid:
+			valid++
+			order := strings.Fields(readFile(t, witness))
+			if err := oracle.ReplayWitness(hf, opts, order); err != nil {
+				t.Fatalf("%v: witness %v: %v", args, order, err)
+			}
+		case !want && code == ExitAnomaly:
+			invalid++
+			if len(r.Anomalies) == 0 {
+				t.Fatalf("%v: invalid without anomalies", args)
+			}
+			for _, a := range r.Anomalies {
+				if err := oracle.CheckCore(hf, opts, a.Core); err != nil {
+					t.Fatalf("%v: core %v: %v", args, a.Core, err)
+				}
+			}
+		default:
+			t.Fatalf("%v: exit %d, oracle says valid=%v\n%s\n%s", args, code, want, b, errb.String())
+		}
+	}
+	t.Logf("%d valid, %d invalid histories agree with the oracle", valid, invalid)
+	if valid < n/10 || invalid < n/10 {
+		t.Errorf("weak sample: %d valid, %d invalid", valid, invalid)
+	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
