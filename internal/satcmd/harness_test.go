@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,7 +22,7 @@ type result struct {
 	st    solver.Status
 	model map[int]bool // variable -> value, when st == Sat
 	wall  time.Duration
-	cpu   time.Duration // as the solver reports it (minisat), else 0
+	cpu   time.Duration // user+system time of the process, when run as one
 }
 
 func (r result) value(l int) bool {
@@ -149,10 +148,9 @@ func runOursBinary(path string, timeout time.Duration) (result, error) {
 	}
 	r, err := parseCompetition(out.String(), code)
 	r.wall = wall
+	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return r, err
 }
-
-var cpuTimeRE = regexp.MustCompile(`(?m)^CPU time\s*:\s*([0-9.]+) s`)
 
 // runMinisat runs minisat on path. minisat exits 10 or 20 and writes
 // "SAT\n<model> 0\n", "UNSAT\n" or "INDET\n" to its result file; on its CPU
@@ -162,16 +160,14 @@ func runMinisat(path string, timeout time.Duration) (result, error) {
 	cpuLim := max(1, int((timeout+time.Second-1)/time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "minisat", "-verb=1", fmt.Sprintf("-cpu-lim=%d", cpuLim), path, outFile)
+	cmd := exec.CommandContext(ctx, "minisat", "-verb=0", fmt.Sprintf("-cpu-lim=%d", cpuLim), path, outFile)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err := cmd.Run()
 	r := result{wall: time.Since(start)}
-	if m := cpuTimeRE.FindStringSubmatch(out.String()); m != nil {
-		if s, perr := strconv.ParseFloat(m[1], 64); perr == nil {
-			r.cpu = time.Duration(s * float64(time.Second))
-		}
+	if cmd.ProcessState != nil {
+		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	code := 0
 	var ee *exec.ExitError
