@@ -226,3 +226,18 @@ func scaled(n int) int {
 	}
 	return n
 }
+
+// The error names the byte column, in the message and in Pos.Offset.
+func TestNativeErrorColumn(t *testing.T) {
+	line := `{"id":"x","status":"committed","ops":[["w","k",9223372036854775808]]}`
+	col := strings.Index(line, "922") + 1
+	var d NativeDecoder
+	_, err := d.Decode([]byte(line), history.Pos{Source: "f", Line: 2, Offset: 1000})
+	var he *history.Error
+	if !errors.As(err, &he) {
+		t.Fatalf("%v", err)
+	}
+	if he.Pos.Offset != int64(1000+col-1) || he.ID != "x" || !strings.Contains(err.Error(), "f:2 (txn x): field ops[0]: column 48:") || col != 48 {
+		t.Errorf("error %q at offset %d (column %d)", err, he.Pos.Offset, col)
+	}
+}
