@@ -35,12 +35,22 @@ func (c *Closure) Path(u, v ID) []Hop {
 func (c *Closure) direct(x ID, nx *node, y ID, ny *node) (Hop, bool) {
 	for _, a := range nx.out {
 		if a.peer == y {
-			if a.via == nil {
-				return Hop{From: x, To: y, Kind: HopEdge}, true
-			}
-			return Hop{From: x, To: y, Kind: HopEvicted, Via: a.path()}, true
+			return arcHop(x, a), true
 		}
 	}
+	return c.timeHop(x, nx, y, ny)
+}
+
+func arcHop(x ID, a arc) Hop {
+	if a.via == nil {
+		return Hop{From: x, To: a.peer, Kind: HopEdge}
+	}
+	return Hop{From: x, To: a.peer, Kind: HopEvicted, Via: a.path()}
+}
+
+// timeHop finds a hop from x to y that ends with a time edge: direct, or
+// through x's exit proxy, y's entry proxy or both.
+func (c *Closure) timeHop(x ID, nx *node, y ID, ny *node) (Hop, bool) {
 	if !c.rt {
 		return Hop{}, false
 	}
@@ -64,16 +74,18 @@ func (c *Closure) direct(x ID, nx *node, y ID, ny *node) (Hop, bool) {
 // step finds a hop from x to some n that reaches v. One exists whenever x
 // reaches v, by I7.
 func (c *Closure) step(x ID, nx *node, v ID, nv *node) (ID, Hop) {
+	// Arcs were tried for every candidate first, so the scans below
+	// only look for hops that end with a time edge.
 	try := func(n ID) (Hop, bool) {
 		nn := c.liveNode(n)
 		if nn == nil || n == x || !c.reaches(n, nn, v, nv) {
 			return Hop{}, false
 		}
-		return c.direct(x, nx, n, nn)
+		return c.timeHop(x, nx, n, nn)
 	}
 	for _, a := range nx.out {
-		if h, ok := try(a.peer); ok {
-			return a.peer, h
+		if c.reaches(a.peer, c.get(a.peer), v, nv) {
+			return a.peer, arcHop(x, a)
 		}
 	}
 	if c.rt {
