@@ -520,3 +520,63 @@ func TestEDNFastSlowAgree(t *testing.T) {
 	}
 	t.Logf("%d accepted", accepted)
 }
+
+// TestEllePairingRules spells out the pairing rules of doc.go one by one
+// (in EDN; TestElleDifferential checks that JSON pairs the same way).
+func TestEllePairingRules(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edn  string
+		want []string // render() of each transaction, with session and status
+	}{
+		{"ok: interval from invoke to completion, reads from the completion",
+			`{:type :invoke, :process 3, :time 10, :index 0, :f :txn, :value [[:r 1 nil] [:w 2 5]]}
+			 {:type :ok,     :process 3, :time 20, :index 1, :f :txn, :value [[:r 1 7] [:w 2 5]]}`,
+			[]string{`0[10,20] r 1 7, w 2 5 (session 3)`}},
+		{"ok: nil read is a read of absent; nil on a list key too, [] is the empty list",
+			`{:type :ok, :process 0, :f :txn, :value [[:r 1 nil] [:r 10 nil] [:r 11 []] [:append 10 1] [:append 11 2]]}`,
+			[]string{`1 r 1 null, r 10 null, r 11 [], append 10 1, append 11 2 (session 0)`}},
+		{"fail: aborted, unread reads dropped, observed reads kept",
+			`{:type :invoke, :process 0, :time 1, :f :txn, :value [[:r 1 nil] [:r 2 nil] [:w 3 1]]}
+			 {:type :fail,   :process 0, :time 2, :f :txn, :value [[:r 1 nil] [:r 2 4] [:w 3 1]]}`,
+			[]string{`1[1,2] r 2 4, w 3 1 (aborted, session 0)`}},
+		{"info: unknown; the process may invoke again",
+			`{:type :invoke, :process 0, :time 1, :f :txn, :value [[:w 3 1]]}
+			 {:type :info,   :process 0, :time 2, :f :txn, :value [[:w 3 1]]}
+			 {:type :invoke, :process 0, :time 3, :f :txn, :value [[:w 3 2]]}
+			 {:type :ok,     :process 0, :time 4, :f :txn, :value [[:w 3 2]]}`,
+			[]string{`1[1,2] w 3 1 (unknown, session 0)`, `3[3,4] w 3 2 (session 0)`}},
+		{"never completed: unknown, ending at the history's last time",
+			`{:type :invoke, :process 0, :time 1, :f :txn, :value [[:w 3 1] [:r 4 nil]]}
+			 {:type :info, :process :nemesis, :time 9, :f :kill}`,
+			[]string{`1[1,9] w 3 1 (unknown, session 0)`}},
+		{"interleaved processes: transactions in invocation order",
+			`{:type :invoke, :process 0, :time 1, :f :txn, :value [[:w 1 1]]}
+			 {:type :invoke, :process 1, :time 2, :f :txn, :value [[:w 2 1]]}
+			 {:type :ok,     :process 1, :time 3, :f :txn, :value [[:w 2 1]]}
+			 {:type :ok,     :process 0, :time 4, :f :txn, :value [[:w 1 1]]}`,
+			[]string{`1[1,4] w 1 1 (session 0)`, `2[2,3] w 2 1 (session 1)`}},
+		{"completion without :value: the invocation's",
+			`{:type :invoke, :process 0, :time 1, :f :txn, :value [[:w 1 1]]}
+			 {:type :info,   :process 0, :time 2, :f :txn}`,
+			[]string{`1[1,2] w 1 1 (unknown, session 0)`}},
+		{"completions only: no timestamps",
+			`{:type :ok, :process 0, :time 5, :f :txn, :value [[:w 1 1]]}
+			 {:type :fail, :process 1, :time 6, :f :txn, :value [[:w 1 2]]}`,
+			[]string{`1 w 1 1 (session 0)`, `2 w 1 2 (aborted, session 1)`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _, err := ReadHistory(strings.NewReader(tc.edn), "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for i := range h.Txns {
+				got = append(got, render(&h.Txns[i]))
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(tc.want, "\n "))
+			}
+		})
+	}
+}
