@@ -5,19 +5,23 @@
 //	streamcheck check example:lost-update   # a bundled history
 //	streamcheck check [flags] FILE          # FILE, "-" (stdin), example:NAME
 //	streamcheck gen [flags] > h.jsonl       # synthetic histories
+//	streamcheck sat [flags] FILE.cnf        # the solver on DIMACS CNF
 //	streamcheck help
 package main
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"strings"
 
 	"github.com/streamcheck/streamcheck/internal/checkcmd"
 	"github.com/streamcheck/streamcheck/internal/gencmd"
+	"github.com/streamcheck/streamcheck/internal/satcmd"
 )
 
 // The bundled example histories, read by `check example:NAME`.
@@ -27,26 +31,31 @@ var embedded embed.FS
 
 type command struct {
 	name, summary string
-	run           func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+	run           func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
 func commands() []command {
 	examples, _ := fs.Sub(embedded, "examples")
 	return []command{
-		{"check", "check a recorded history against an isolation level", func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-			return checkcmd.Main(args, examples, stdin, stdout, stderr)
+		{"check", "check a recorded history against an isolation level", func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+			return checkcmd.MainContext(ctx, args, examples, stdin, stdout, stderr)
 		}},
-		{"gen", "generate a synthetic history with injected anomalies", func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		{"gen", "generate a synthetic history with injected anomalies", func(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return gencmd.Main(args, stdout, stderr)
 		}},
+		{"sat", "decide a DIMACS CNF formula with streamcheck's solver", satcmd.MainContext},
 	}
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	// The first interrupt stops a check or a solve, which then reports
+	// what it has; the second one kills the process as usual.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	go func() { <-ctx.Done(); stop() }()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmds := commands()
 	if len(args) == 0 {
 		usage(stderr, cmds)
@@ -59,7 +68,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	for _, c := range cmds {
 		if c.name == args[0] {
-			return c.run(args[1:], stdin, stdout, stderr)
+			return c.run(ctx, args[1:], stdin, stdout, stderr)
 		}
 	}
 	fmt.Fprintf(stderr, "streamcheck: unknown command %q\n\n", args[0])

@@ -2,7 +2,9 @@ package checkcmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/ingest"
 	"github.com/streamcheck/streamcheck/internal/oracle"
 	"github.com/streamcheck/streamcheck/internal/report"
@@ -117,6 +120,35 @@ func TestProgress(t *testing.T) {
 	Main([]string{"-"}, nil, strings.NewReader(h), &out, &errb)
 	if errb.Len() != 0 {
 		t.Fatalf("stderr without --progress: %s", errb.String())
+	}
+}
+
+// TestOverrun: a checker that ignores its context is abandoned a grace
+// period after the --timeout (C4), and the verdict is unknown.
+func TestOverrun(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	stuck := func(context.Context, *history.History, history.Options, incremental.Config) (*incremental.Result, error) {
+		<-release
+		return nil, errors.New("too late")
+	}
+	h := "{\"id\":\"t\",\"session\":\"s\",\"status\":\"committed\",\"ops\":[[\"w\",\"x\",1]]}\n"
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := mainWith(context.Background(), stuck, []string{"--timeout", "10ms", "--format", "json", "-"}, nil, strings.NewReader(h), &out, &errb)
+	took := time.Since(start)
+	if code != ExitUnknown || !strings.Contains(out.String(), `"valid": null`) || !strings.Contains(errb.String(), "did not stop") {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if g := graceFor(10 * time.Millisecond); took < g || took > g+5*time.Second {
+		t.Fatalf("gave up after %s, want about %s", took, g)
+	}
+	// A cancelled context (an interrupt) is abandoned the same way.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out.Reset()
+	if code := mainWith(ctx, stuck, []string{"-"}, nil, strings.NewReader(h), &out, &errb); code != ExitUnknown || !strings.HasPrefix(out.String(), "UNKNOWN: ") {
+		t.Fatalf("exit %d\n%s", code, out.String())
 	}
 }
 

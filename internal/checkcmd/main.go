@@ -35,6 +35,21 @@ const ExamplePrefix = "example:"
 // examples holds the bundled histories, one file per example named
 // NAME.EXT at its root (nil: none); FILE "example:NAME" reads one.
 func Main(args []string, examples fs.FS, stdin io.Reader, stdout, stderr io.Writer) int {
+	return MainContext(context.Background(), args, examples, stdin, stdout, stderr)
+}
+
+// MainContext is Main under ctx: cancelling ctx (on SIGINT, say) stops the
+// check like --timeout, and the report says unknown or lists the
+// anomalies found so far.
+func MainContext(ctx context.Context, args []string, examples fs.FS, stdin io.Reader, stdout, stderr io.Writer) int {
+	return mainWith(ctx, incremental.Check, args, examples, stdin, stdout, stderr)
+}
+
+// checkFunc is incremental.Check's signature; tests substitute a checker
+// that ignores its context.
+type checkFunc func(context.Context, *history.History, history.Options, incremental.Config) (*incremental.Result, error)
+
+func mainWith(ctx context.Context, check checkFunc, args []string, examples fs.FS, stdin io.Reader, stdout, stderr io.Writer) int {
 	names := ExampleNames(examples)
 	c, err := parse(args, stdout, stderr, names, isTerminal(stderr))
 	if errors.Is(err, flag.ErrHelp) {
@@ -46,14 +61,15 @@ func Main(args []string, examples fs.FS, stdin io.Reader, stdout, stderr io.Writ
 		}
 		return ExitError
 	}
-	r := &runner{c: c, stderr: stderr}
-	return r.run(examples, names, stdin, stdout)
+	r := &runner{c: c, stderr: stderr, checkFn: check}
+	return r.run(ctx, examples, names, stdin, stdout)
 }
 
 type runner struct {
-	c      config
-	stderr io.Writer
-	start  time.Time
+	c       config
+	stderr  io.Writer
+	start   time.Time
+	checkFn checkFunc
 }
 
 func (r *runner) progressf(format string, args ...any) {
@@ -70,7 +86,7 @@ func (r *runner) fail(err error) int {
 	return ExitError
 }
 
-func (r *runner) run(examples fs.FS, names []string, stdin io.Reader, stdout io.Writer) int {
+func (r *runner) run(ctx context.Context, examples fs.FS, names []string, stdin io.Reader, stdout io.Writer) int {
 	c := r.c
 	r.start = time.Now()
 	r.progressf("reading %s", c.file)
@@ -80,7 +96,6 @@ func (r *runner) run(examples fs.FS, names []string, stdin io.Reader, stdout io.
 	}
 	r.progressf("read %d transactions (%s) in %s; checking %s", len(h.Txns), format, since(r.start), c.opts.Level)
 
-	ctx := context.Background()
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
@@ -132,11 +147,12 @@ func (r *runner) run(examples fs.FS, names []string, stdin io.Reader, stdout io.
 	return code
 }
 
-// check runs the checker under the --timeout. The checker polls its
-// context only between solver steps and not while encoding, so a single
-// long step can overrun the deadline; the command promises the user a time
-// budget, so past the deadline plus a grace period it stops waiting and
-// reports unknown. The abandoned check goroutine dies with the process.
+// check runs the checker under ctx (the --timeout, an interrupt). The
+// checker polls its context only between solver steps and not while
+// encoding, so a single long step can overrun the deadline; the command
+// promises the user a time budget, so once ctx is done it waits a grace
+// period more and then reports unknown. The abandoned check goroutine
+// dies with the process.
 func (r *runner) check(ctx context.Context, h *history.History) (*incremental.Result, error) {
 	type outcome struct {
 		res *incremental.Result
@@ -144,20 +160,22 @@ func (r *runner) check(ctx context.Context, h *history.History) (*incremental.Re
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := incremental.Check(ctx, h, r.c.opts, incremental.Config{MaxAnomalies: r.c.maxAnomalies})
+		res, err := r.checkFn(ctx, h, r.c.opts, incremental.Config{MaxAnomalies: r.c.maxAnomalies})
 		done <- outcome{res, err}
 	}()
-	var overrun <-chan time.Time
-	if r.c.timeout > 0 {
-		t := time.NewTimer(r.c.timeout + graceFor(r.c.timeout))
-		defer t.Stop()
-		overrun = t.C
-	}
+	var o outcome
 	select {
-	case o := <-done:
+	case o = <-done:
 		return o.res, o.err
-	case <-overrun:
-		fmt.Fprintf(r.stderr, "streamcheck check: the checker did not stop at the --timeout; reporting unknown without it\n")
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(graceFor(r.c.timeout))
+	defer grace.Stop()
+	select {
+	case o = <-done:
+		return o.res, o.err
+	case <-grace.C:
+		fmt.Fprintf(r.stderr, "streamcheck check: the checker did not stop within %s of the deadline or interrupt; reporting unknown without it\n", graceFor(r.c.timeout))
 		res := &incremental.Result{Verdict: incremental.Unknown, Options: r.c.opts}
 		res.Stats.Txns = len(h.Txns)
 		res.Stats.TimedOutAny = true
