@@ -115,8 +115,9 @@ type encoder struct {
 	// time-chain links, and the attachments of transactions to time points.
 	sessQ   []solver.Node
 	chain   [][2]solver.Node
-	timeIn  [][2]int32 // point -> txn
-	timeOut [][2]int32 // txn -> point
+	timeIn   [][2]int32 // point -> txn
+	timeOut  [][2]int32 // txn -> point
+	endPoint map[timePoint]solver.Node
 }
 
 type encodeConfig struct {
@@ -190,7 +191,7 @@ func (e *encoder) layout() {
 	sessions := p.opts.Level.SessionOrder()
 	place := func(t int32) {
 		e.node[t] = e.newNode(t)
-		if sessions && p.sessionOf[t] >= 0 {
+		if sessions && p.sessionOf[t] >= 0 && e.sessionChained(p.sessionOf[t]) {
 			e.sessQ[t] = e.newNode(-1)
 		}
 	}
@@ -200,43 +201,63 @@ func (e *encoder) layout() {
 		}
 		return
 	}
-	// Time points: (time, rank) with end points first at one instant, and
-	// zero-length transactions (Δ = 0) between two private ranks so that
-	// they reach neither themselves nor each other.
-	type attach struct {
+	// Time points exist only for ends: a chain of (time, rank) points in
+	// which t -> E(e_t+Δ) and the last point at or before s_u-Δ -> u, so t
+	// reaches u iff e_t+Δ <= s_u-Δ. A zero-length transaction (Δ = 0,
+	// s = e = τ) has its own rank: it is entered from (τ, rankEnd) and
+	// leaves to (τ, rankZout), so it reaches neither itself nor another
+	// zero-length transaction at τ (history.Options.Precedes).
+	type event struct {
 		p    timePoint
-		txn  int32
-		into bool // point -> txn
+		txn  int32 // -1 for a point
+		zero bool
 	}
-	var at []attach
+	var ev []event
 	for _, i := range txns {
 		t := &p.h.Txns[i]
 		start := t.Start - p.opts.Skew
 		end := p.opts.EffectiveEnd(t)
 		if end != math.MaxInt64 && end+p.opts.Skew == start {
-			at = append(at, attach{timePoint{start, rankZin}, i, true}, attach{timePoint{start, rankZout}, i, false})
+			ev = append(ev, event{timePoint{start, rankZin}, i, true}, event{timePoint{start, rankZout}, -1, false})
 			continue
 		}
-		at = append(at, attach{timePoint{start, rankStart}, i, true})
+		ev = append(ev, event{timePoint{start, rankStart}, i, false})
 		if end != math.MaxInt64 {
-			at = append(at, attach{timePoint{end + p.opts.Skew, rankEnd}, i, false})
+			ev = append(ev, event{timePoint{end + p.opts.Skew, rankEnd}, -1, false})
 		}
 	}
-	sort.SliceStable(at, func(i, j int) bool { return at[i].p.less(at[j].p) })
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].p.less(ev[j].p) })
+	e.endPoint = map[timePoint]solver.Node{}
 	var cur solver.Node = -1
-	var curPt timePoint
-	for i, a := range at {
-		if i == 0 || a.p != curPt {
-			prev := cur
-			cur = e.newNode(-1)
-			curPt = a.p
-			e.chain = append(e.chain, [2]solver.Node{prev, cur})
+	e.timeIn = e.timeIn[:0]
+	for _, x := range ev {
+		if x.txn < 0 {
+			if _, ok := e.endPoint[x.p]; ok {
+				continue
+			}
+			n := e.newNode(-1)
+			if cur >= 0 {
+				e.chain = append(e.chain, [2]solver.Node{cur, n})
+			}
+			e.endPoint[x.p] = n
+			cur = n
+			continue
 		}
-		if a.into {
-			place(a.txn)
-			e.timeIn = append(e.timeIn, [2]int32{int32(cur), a.txn})
-		} else {
-			e.timeOut = append(e.timeOut, [2]int32{a.txn, int32(cur)})
+		place(x.txn)
+		if cur >= 0 {
+			e.timeIn = append(e.timeIn, [2]int32{int32(cur), x.txn})
+		}
+	}
+	for _, i := range txns {
+		t := &p.h.Txns[i]
+		start := t.Start - p.opts.Skew
+		end := p.opts.EffectiveEnd(t)
+		switch {
+		case end == math.MaxInt64:
+		case end+p.opts.Skew == start:
+			e.timeOut = append(e.timeOut, [2]int32{i, int32(e.endPoint[timePoint{start, rankZout}])})
+		default:
+			e.timeOut = append(e.timeOut, [2]int32{i, int32(e.endPoint[timePoint{end + p.opts.Skew, rankEnd}])})
 		}
 	}
 }
@@ -377,6 +398,18 @@ func (e *encoder) encodeSessions() {
 	for _, s := range sessions {
 		members := bySession[s]
 		sort.Slice(members, func(i, j int) bool { return p.sessionRank[members[i]] < p.sessionRank[members[j]] })
+		if !e.sessionChained(s) {
+			// All committed and nothing to project away: direct edges,
+			// and none where real time already orders the pair.
+			for i := 1; i < len(members); i++ {
+				a, b := members[i-1], members[i]
+				if p.opts.Level.RealTime() && p.opts.Precedes(&p.h.Txns[a], &p.h.Txns[b]) {
+					continue
+				}
+				e.edge(litTrue, litTrue, e.node[a], e.node[b], edgeRec{kind: kindSO, writer: -1})
+			}
+			continue
+		}
 		// Q_{i-1} -> T_i -> Q_i, Q_{i-1} -> Q_i.
 		var prevQ solver.Node = -1
 		for _, t := range members {
@@ -389,6 +422,13 @@ func (e *encoder) encodeSessions() {
 			prevQ = q
 		}
 	}
+}
+
+// sessionChained reports whether session s needs its point chain: in the
+// guarded encoding (a deselected member must not cut the order between
+// the others) and where a member may not commit (likewise).
+func (e *encoder) sessionChained(s int32) bool {
+	return e.guarded || e.p.sessionHasUnknown[s]
 }
 
 // encodeRealTime draws real-time order through the chain of time points

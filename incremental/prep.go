@@ -31,8 +31,9 @@ type prepared struct {
 
 	// sessionRank orders each session's transactions: start time, then
 	// input order (EXACTNESS.md §1).
-	sessionOf   []int32
-	sessionRank []int32
+	sessionOf         []int32
+	sessionRank       []int32
+	sessionHasUnknown []bool
 
 	internal []internalAnomaly
 }
@@ -231,8 +232,14 @@ func (p *prepared) rankSessions() {
 		}
 		sessions[t.Session] = append(sessions[t.Session], int32(i))
 	}
+	p.sessionHasUnknown = make([]bool, len(names))
 	for si, name := range names {
 		members := sessions[name]
+		for _, ti := range members {
+			if h.Txns[ti].Status == history.Unknown && !p.txns[ti].dropped {
+				p.sessionHasUnknown[si] = true
+			}
+		}
 		sort.SliceStable(members, func(a, b int) bool {
 			ta, tb := &h.Txns[members[a]], &h.Txns[members[b]]
 			if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
