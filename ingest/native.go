@@ -83,7 +83,8 @@ type decodeError struct {
 
 // Decode decodes one native event. pos says where the line came from; the
 // Txn carries it, and errors name it (a *history.Error with the field and
-// the byte column). line must hold exactly one JSON object; surrounding
+// the byte column; with pos.Line > 0, pos.Offset is taken to be the line's
+// byte offset and the error's Pos.Offset is the offending byte's). line must hold exactly one JSON object; surrounding
 // whitespace is allowed. Decode copies what it keeps: line may be reused
 // after it returns.
 //
@@ -106,7 +107,12 @@ func nativeError(pos history.Pos, id string, de *decodeError) error {
 	err := de.err
 	if de.col > 0 {
 		err = fmt.Errorf("column %d: %w", de.col, err)
-		pos.Offset += int64(de.col - 1)
+		if pos.Line > 0 {
+			// A file: Offset is the line's byte offset; make it the
+			// error's. Without lines (Kafka) Offset is the message's
+			// offset and stays.
+			pos.Offset += int64(de.col - 1)
+		}
 	}
 	return &history.Error{Pos: pos, ID: id, Field: de.field, Err: err}
 }

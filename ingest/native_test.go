@@ -241,3 +241,17 @@ func TestNativeErrorColumn(t *testing.T) {
 		t.Errorf("error %q at offset %d (column %d)", err, he.Pos.Offset, col)
 	}
 }
+
+// Without a line (a Kafka message) the offset is the message's and stays.
+func TestNativeErrorKafkaOffset(t *testing.T) {
+	var d NativeDecoder
+	_, err := d.Decode([]byte(`{"status":"x","ops":[]}`), history.Pos{Source: "topic/3", Offset: 77})
+	var he *history.Error
+	if !errors.As(err, &he) || he.Pos.Offset != 77 || he.Field != "status" || !strings.HasPrefix(err.Error(), "topic/3@77: field status:") {
+		t.Errorf("%v", err)
+	}
+	tx, err := d.Decode([]byte(`{"session":"s","status":"committed","ops":[]}`), history.Pos{Source: "topic/3", Offset: 78})
+	if err != nil || tx.ID != "s-78" {
+		t.Errorf("default id %q, %v", tx.ID, err)
+	}
+}
