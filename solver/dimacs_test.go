@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -244,6 +246,62 @@ func TestVerifyFindsCycle(t *testing.T) {
 	}
 	if err := c.Verify(func(l int) bool { return l > 0 }); err == nil {
 		t.Fatal("x1 true closes the cycle 0->1->2->0, Verify missed it")
+	}
+}
+
+// TestDIMACSCorpus runs every file in testdata/dimacs. Each says what it
+// expects in a comment: "c expect: SAT" or "c expect: UNSAT" (checked with
+// the solver and with brute force) or "c expect-error: line N: message".
+func TestDIMACSCorpus(t *testing.T) {
+	files, err := filepath.Glob("testdata/dimacs/*.cnf")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus files: %v", err)
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var expect, expectErr string
+			for _, line := range strings.Split(string(data), "\n") {
+				if v, ok := strings.CutPrefix(line, "c expect: "); ok {
+					expect = v
+				}
+				if v, ok := strings.CutPrefix(line, "c expect-error: "); ok {
+					expectErr = v
+				}
+			}
+			c, err := ParseDIMACS(bytes.NewReader(data))
+			if expectErr != "" {
+				if err == nil || !strings.HasSuffix(err.Error(), expectErr) {
+					t.Fatalf("got error %v, want one ending in %q", err, expectErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]Status{"SAT": Sat, "UNSAT": Unsat}[expect]
+			if want == Unknown {
+				t.Fatalf("file says neither `c expect: SAT|UNSAT` nor `c expect-error: ...`")
+			}
+			if brute := dimacsBruteForce(c); brute != (want == Sat) {
+				t.Fatalf("brute force says sat=%v, the file expects %s", brute, expect)
+			}
+			s := New(Options{})
+			_, ok, err := c.Load(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := Unsat
+			if ok {
+				st = s.Solve(context.Background())
+			}
+			if st != want {
+				t.Fatalf("solver says %v, the file expects %s", st, expect)
+			}
+		})
 	}
 }
 
