@@ -46,9 +46,9 @@ func Build(opts Options, intervals []Interval, edges []Pair) (*Closure, []Hop) {
 		off += d
 	}
 	for _, e := range edges {
-		before := len(c.get(ID(e.From)).out)
+		before := len(c.get(e.From).out)
 		c.addArc(e.From, e.To, nil)
-		if len(c.get(ID(e.From)).out) > before {
+		if len(c.get(e.From).out) > before {
 			succ[e.From] = append(succ[e.From], e.To)
 		}
 	}
@@ -205,7 +205,7 @@ func (c *Closure) purdom(order []ID, succ [][]ID) {
 	}
 	for k := n - 1; k >= 0; k-- {
 		i := order[k]
-		ni := c.get(ID(i))
+		ni := c.get(i)
 		for _, j := range succ[i] {
 			c.absorb(i, j, true)
 		}
@@ -217,14 +217,14 @@ func (c *Closure) purdom(order []ID, succ [][]ID) {
 				m = sufMin[g]
 			}
 			for j := f; j < g; j++ {
-				if c.time(ni, c.get(ID(j))) {
-					m = min(m, c.get(ID(j)).e)
+				if c.time(ni, c.get(j)) {
+					m = min(m, c.get(j).e)
 				}
 			}
 			if m != never || f < ID(n) {
 				hi := c.lastStartLE(m)
 				for j := f; j <= hi; j++ {
-					if c.time(ni, c.get(ID(j))) {
+					if c.time(ni, c.get(j)) {
 						c.absorb(i, j, false)
 					}
 				}
@@ -234,9 +234,9 @@ func (c *Closure) purdom(order []ID, succ [][]ID) {
 	// Latest start among ancestors (I4), in topological order.
 	if c.rt {
 		for _, u := range order {
-			nu := c.get(ID(u))
+			nu := c.get(u)
 			for _, v := range succ[u] {
-				nv := c.get(ID(v))
+				nv := c.get(v)
 				if nu.a > nv.a {
 					nv.a = nu.a
 					nv.flags &^= fANP
@@ -253,7 +253,7 @@ func (c *Closure) purdom(order []ID, succ [][]ID) {
 // an inserted successor (a time successor is implied by i's d), j's row, its
 // unbounded set and its earliest descendant end.
 func (c *Closure) absorb(i, j ID, inserted bool) {
-	ni, nj := c.get(ID(i)), c.get(ID(j))
+	ni, nj := c.get(i), c.get(j)
 	if nj.d < ni.d {
 		ni.d = nj.d
 		ni.flags &^= fDNP
@@ -276,7 +276,7 @@ func (c *Closure) absorb(i, j ID, inserted bool) {
 	}
 	ni.row.orFrom(&nj.row, hi, func(ID) {})
 	for _, y := range nj.uset() {
-		if y != i && !c.inUset(ni, y) && !c.dReaches(ni, c.get(ID(y))) {
+		if y != i && !c.inUset(ni, y) && !c.dReaches(ni, c.get(y)) {
 			c.addUset(i, ni, y)
 		}
 	}
