@@ -341,3 +341,24 @@ func FuzzParseDIMACS(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParseDIMACS reads random 3-SAT with 100k variables and 426k
+// clauses (about 5 MB of text).
+func BenchmarkParseDIMACS(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	c := &CNF{NumVars: 100000}
+	for range 426000 {
+		c.Clauses = append(c.Clauses, []int{
+			1 + r.IntN(c.NumVars), -1 - r.IntN(c.NumVars), 1 + r.IntN(c.NumVars)})
+	}
+	var buf bytes.Buffer
+	if err := WriteDIMACS(&buf, c); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	for b.Loop() {
+		if _, err := ParseDIMACS(bytes.NewReader(buf.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
