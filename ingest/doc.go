@@ -141,26 +141,34 @@
 // The brief prefers libraries. The native event has a fixed shape whose
 // values must become canonical text with exact integers; a library decodes
 // into a generic tree (json.RawMessage, json.Number) that is then walked
-// and copied again. Measured on the same realistic events (197 bytes, 4.5
-// micro-ops), one core (bench_test.go; the library variants validate less):
+// and copied again. Measured side by side on the same realistic events
+// (197 bytes, 4.5 micro-ops), one goroutine, CPU time per event
+// (cpu-ns/op, which a shared machine does not inflate as it does wall
+// time; the machine had a load of 12 on 2 cores, so absolute numbers are
+// pessimistic; bench_test.go; the library variants validate less):
 //
-//	NativeDecoder (this package)          ~1.1-1.8 µs/txn   8-15 allocs
-//	goccy/go-json into a typed struct     ~5-8.5 µs/txn     49 allocs
-//	encoding/json into a typed struct     ~10-17 µs/txn     70 allocs
+//	NativeDecoder (this package)          1.6-1.8 µs/txn     9 allocs
+//	goccy/go-json into a typed struct     4.9-6.3 µs/txn    49 allocs
+//	encoding/json into a typed struct    10.3-11.2 µs/txn   70 allocs
 //
-// (ranges: the machine was shared). At 100K txn/s the whole budget is 10
-// µs per transaction, so the library path alone would spend most of it.
-// The scanner is checked against encoding/json by a differential fuzz
-// target and a mutation test (invariant 5). Elle JSON reuses the scanner;
-// EDN uses the library (histories are offline and smaller).
+// At 100K txn/s the whole budget is 10 µs per transaction, so the library
+// path alone would spend half of it or more. The scanner is checked
+// against encoding/json by a differential fuzz target and a mutation test
+// (invariant 5). Elle JSON reuses the scanner; EDN uses the library, which
+// is the slow path (about 35 µs of CPU per transaction: it lexes rune by
+// rune into buffers; Jepsen histories are offline and smaller), with one
+// library call per operation's :value and the form splitter for the rest.
 //
 // # Complexity
 //
-// Native: O(n) in the line length, one allocation per value plus one for
-// the ops slice; keys and sessions are interned in a table bounded at 64K
-// entries (cleared when full, so ever-new UUID keys cannot grow it).
+// Native: O(n) in the line length; one allocation for the ops slice, one
+// per list read and one per value, except keys, sessions and values of up
+// to 16 bytes, which are interned in a table bounded at 64K entries
+// (cleared when full, so ever-new UUID keys cannot grow it).
 // Elle: O(n) to split forms and pair (a map of open invocations per
-// process); the EDN library re-lexes each nesting level once, O(n·depth).
+// process). EDN: each :value is read by the library once (O(n)); a
+// transaction holding a float is read a second time, token by token, to
+// keep the float's literal text.
 //
 // References: EXACTNESS.md §1 (exact integers, distinct spellings), §2
 // (unknown outcomes), DESIGN-NOTES.md "The model" and the decoding
