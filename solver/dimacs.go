@@ -502,7 +502,7 @@ func (c *CNF) Verify(value func(dimacsLit int) bool) error {
 
 // ErrLoadVars is returned by Load when the solver already has variables or
 // nodes, which would shift the DIMACS numbering.
-var ErrLoadVars = errors.New("solver: Load needs a solver with no variables")
+var ErrLoadVars = errors.New("solver: Load needs a solver with no variables and no nodes")
 
 // Load adds c's variables, nodes, edges and clauses to s, which must be
 // fresh: DIMACS variable v becomes the solver variable of LitFromDIMACS(v).
@@ -518,7 +518,7 @@ func (c *CNF) Load(s *Solver) (nodes []Node, ok bool, err error) {
 	if err := c.Validate(); err != nil {
 		return nil, false, err
 	}
-	if s.NumVars() != 0 {
+	if s.NumVars() != 0 || s.NumNodes() != 0 {
 		return nil, false, ErrLoadVars
 	}
 	for s.NumVars() < c.NumVars {

@@ -237,6 +237,11 @@ func TestLoadNeedsFreshSolver(t *testing.T) {
 	if _, _, err := (&CNF{NumVars: 1}).Load(s); !errors.Is(err, ErrLoadVars) {
 		t.Fatalf("got %v, want ErrLoadVars", err)
 	}
+	s = New(Options{})
+	s.NewNode()
+	if _, _, err := (&CNF{NumNodes: 1}).Load(s); !errors.Is(err, ErrLoadVars) {
+		t.Fatalf("a solver with a node: got %v, want ErrLoadVars", err)
+	}
 }
 
 func TestVerifyFindsCycle(t *testing.T) {
