@@ -103,7 +103,7 @@ func precedes(order string, names map[string]string) (from, to string, ok bool) 
 	const mid = " must precede "
 	for i := strings.Index(order, mid); i >= 0; {
 		a, b := order[:i], order[i+len(mid):]
-		if _, okA := names[a]; okA {
+		if _, okA := names[a]; okA && a != b {
 			if _, okB := names[b]; okB {
 				return a, b, true
 			}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -157,4 +158,45 @@ func TestGoldenDOTParses(t *testing.T) {
 	if len(nodes) != len(r.Anomalies[0].Core) || len(edges) != 4 {
 		t.Fatalf("%d nodes, %d edges", len(nodes), len(edges))
 	}
+}
+
+// dotLine is the grammar of every line DOT writes (D2): statements whose
+// only free text is inside quoted strings with \" and \\ escapes.
+var dotLine = regexp.MustCompile(`^(digraph anomaly \{|\}|  (graph|node|edge) \[.*\];|  t\d+ \[label=` + quoted + `\];|  t\d+ -> t\d+ \[label=` + quoted + `(, [a-z]+=("[a-z0-9]+"|dashed))*\];)$`)
+
+const quoted = `"(?:[^"\\\n]|\\.)*"`
+
+// FuzzDOTSyntax feeds arbitrary ids, keys and types through DOT and checks
+// every line against dotLine, without Graphviz: no input may end a quoted
+// string early or start a new line inside one.
+func FuzzDOTSyntax(f *testing.F) {
+	f.Add("A", "B", "x", "G-single", "A must precede B")
+	f.Add(`"`, `\`, "\n", `\"`, `\ must precede "`)
+	f.Add("a\r\nb", "{}", "->", ";", "")
+	f.Fuzz(func(t *testing.T, a, b, key, typ, order string) {
+		if a == b {
+			return
+		}
+		an := Anomaly{Type: typ, Class: typ + "x", Core: []string{a, b},
+			Txns:   []Txn{{ID: a, Ops: []string{"w " + key + " 1"}, Session: key, Status: order}},
+			Forced: []Forced{{Order: order}, {Order: b + " must precede " + a}},
+			Cycle:  []Step{{From: a, To: b, Kind: "rw", Key: key}, {From: b, To: a, Kind: key, Key: ""}},
+		}
+		d := string(DOT(an))
+		lines := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
+		for _, l := range lines {
+			if !dotLine.MatchString(l) {
+				t.Fatalf("line %q breaks the grammar in\n%s", l, d)
+			}
+		}
+		wantDashed := 1
+		for _, o := range []string{a + " must precede " + b, b + " must precede " + a} {
+			if order == o {
+				wantDashed++
+			}
+		}
+		if n, e, dashed := countDOT(d); n != 2 || e != 2+wantDashed || dashed != wantDashed {
+			t.Fatalf("%d nodes, %d edges, %d dashed:\n%s", n, e, dashed, d)
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -288,22 +289,26 @@ func sameOps(a, b []history.Op) bool {
 }
 
 // countDOT counts node and edge statements in DOT's own output layout
-// (one statement per line).
+// (one statement per line, node names t0, t1, ...).
 func countDOT(d string) (nodes, edges, dashed int) {
 	for _, l := range strings.Split(d, "\n") {
-		l = strings.TrimSpace(l)
 		switch {
-		case strings.HasPrefix(l, "t") && strings.Contains(l, " -> "):
+		case edgeStmt.MatchString(l):
 			edges++
-			if strings.Contains(l, "style=dashed") {
+			if strings.HasSuffix(l, ", style=dashed];") {
 				dashed++
 			}
-		case strings.HasPrefix(l, "t") && strings.Contains(l, " [label="):
+		case nodeStmt.MatchString(l):
 			nodes++
 		}
 	}
 	return
 }
+
+var (
+	edgeStmt = regexp.MustCompile(`^  t\d+ -> t\d+ \[`)
+	nodeStmt = regexp.MustCompile(`^  t\d+ \[`)
+)
 
 func TestHeadlines(t *testing.T) {
 	one := int64(1_500_000)
