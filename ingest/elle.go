@@ -58,6 +58,10 @@ type elleOp struct {
 	ops      []history.Op
 	hasValue bool // :value present and not nil
 
+	// lazyValue is an EDN invocation's :value, not yet read (see body and
+	// shape).
+	lazyValue []byte
+
 	pos     history.Pos
 	ordinal int // 1-based position among all operations of the input
 }
@@ -155,7 +159,10 @@ func pairElle(ops []elleOp, st *Stats) (*history.History, error) {
 		t.Pos = op.pos
 		body := op.ops
 		if !op.hasValue {
-			body = inv.op.ops
+			var err error
+			if body, err = inv.op.body(); err != nil {
+				return nil, err
+			}
 		} else if op.typ == eOK {
 			if err := sameShape(inv.op, op); err != nil {
 				return nil, err
@@ -174,7 +181,11 @@ func pairElle(ops []elleOp, st *Stats) (*history.History, error) {
 		st.Unfinished++
 		t := &h.Txns[p.txn]
 		t.Status = history.Unknown
-		t.Ops = completedOps(p.op.ops, history.Unknown)
+		body, err := p.op.body()
+		if err != nil {
+			return nil, err
+		}
+		t.Ops = completedOps(body, history.Unknown)
 		if p.op.hasTime {
 			// The history's last instant is the latest the outcome was
 			// still unknown; the checker treats its end as +∞ anyway
@@ -184,6 +195,32 @@ func pairElle(ops []elleOp, st *Stats) (*history.History, error) {
 	}
 	st.Txns = len(h.Txns)
 	return h, nil
+}
+
+// body returns the operation's micro-ops, reading a lazy EDN value with
+// the library.
+func (op *elleOp) body() ([]history.Op, error) {
+	if op.lazyValue == nil {
+		return op.ops, nil
+	}
+	ops, field, err := ednMicroOpsFast(op.lazyValue)
+	if err != nil {
+		return nil, &history.Error{Pos: op.pos, Field: field, Err: err}
+	}
+	return ops, nil
+}
+
+// shape returns the micro-ops for a shape check: a lazy EDN value is read
+// by the form splitter, without the library.
+func (op *elleOp) shape() ([]history.Op, error) {
+	if op.lazyValue == nil {
+		return op.ops, nil
+	}
+	ops, field, err := ednMicroOpsSplit(op.lazyValue)
+	if err != nil {
+		return nil, &history.Error{Pos: op.pos, Field: field, Err: err}
+	}
+	return ops, nil
 }
 
 func processName(op *elleOp) string {
@@ -229,14 +266,18 @@ func sameShape(inv, ok *elleOp) error {
 	if !inv.hasValue {
 		return nil
 	}
+	invOps, err := inv.shape()
+	if err != nil {
+		return err
+	}
 	bad := func(format string, args ...any) error {
 		return &history.Error{Pos: ok.pos, Field: "value", Err: fmt.Errorf("completion does not match its invocation at %s: "+format, append([]any{inv.pos}, args...)...)}
 	}
-	if len(inv.ops) != len(ok.ops) {
-		return bad("%d micro-ops, invoked %d", len(ok.ops), len(inv.ops))
+	if len(invOps) != len(ok.ops) {
+		return bad("%d micro-ops, invoked %d", len(ok.ops), len(invOps))
 	}
-	for i := range inv.ops {
-		a, b := &inv.ops[i], &ok.ops[i]
+	for i := range invOps {
+		a, b := &invOps[i], &ok.ops[i]
 		switch {
 		case a.Kind != b.Kind || a.Key != b.Key:
 			return bad("micro-op %d is %s %s, invoked %s %s", i, b.Kind, b.Key, a.Kind, a.Key)

@@ -467,7 +467,8 @@ func TestEDNFormsAndTags(t *testing.T) {
 
 // TestEDNFastSlowAgree: the one-call reading of :value and the raw-token
 // reading accept the same micro-op vectors and read them alike, on random
-// vectors and on random edits of them.
+// vectors and on random edits of them; the library-free splitter reading
+// (shape checks) reads every accepted vector alike too.
 func TestEDNFastSlowAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	edits := []string{"[", "]", "(", ")", " ", "nil", "1N", "9223372036854775808", "-", "1.0", ":r", ":w", ":x", `"`, `\`, "#_", "\\c", "{", "}", "sym", "#inst", "'", "^", "@", ":\xff", "\"\xff\"", "\\u00e9"}
@@ -516,6 +517,20 @@ func TestEDNFastSlowAgree(t *testing.T) {
 		a, b2 := history.Txn{Ops: fast}, history.Txn{Ops: slow}
 		if !sameTxn(&a, &b2) {
 			t.Fatalf("%s:\n fast %s\n slow %s", text, render(&a), render(&b2))
+		}
+		// The splitter reads (at least) what the library reads, the same,
+		// when given one form (as parseEDNOp does; the library ignores
+		// what follows the first form).
+		if f := (&ednForms{b: text}); true {
+			s, e, err := f.next()
+			if err != nil || s != 0 || e != len(text) {
+				continue
+			}
+		}
+		split, _, err := ednMicroOpsSplit(text)
+		c := history.Txn{Ops: split}
+		if err != nil || !sameTxn(&a, &c) {
+			t.Fatalf("%s:\n fast  %s\n split %s %v", text, render(&a), render(&c), err)
 		}
 	}
 	t.Logf("%d accepted", accepted)

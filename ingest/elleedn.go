@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/big"
@@ -392,13 +393,101 @@ func parseEDNOp(form []byte, pos history.Pos) (elleOp, error) {
 		}
 	}
 	if raw.value != nil && op.isTxn && !op.nemesis && string(raw.value) != "nil" {
-		ops, field, err := ednMicroOpsFast(raw.value)
-		if err != nil {
-			return fail(field, err)
+		op.hasValue = true
+		if op.typ == eInvoke {
+			// Usually only the shape of an invocation is needed (its
+			// completion carries the data); read it when asked
+			// (elleOp.body), sparing the library half the work.
+			op.lazyValue = raw.value
+		} else {
+			ops, field, err := ednMicroOpsFast(raw.value)
+			if err != nil {
+				return fail(field, err)
+			}
+			op.ops = ops
 		}
-		op.ops, op.hasValue = ops, true
 	}
 	return op, nil
+}
+
+// ednMicroOpsSplit reads :value with the form splitter and ednScalar, no
+// library call: the shape check of an invocation against its completion
+// uses it. It reads every well-formed vector the library reads the same
+// way (TestEDNFastSlowAgree) and may accept some malformed ones, which is
+// harmless for a shape check.
+func ednMicroOpsSplit(raw []byte) ([]history.Op, string, error) {
+	raw = trimEDN(raw)
+	elems := func(coll []byte) ([][]byte, error) {
+		if len(coll) < 2 || coll[0] != '[' && coll[0] != '(' {
+			return nil, fmt.Errorf("%s is not a vector", abbrev(coll))
+		}
+		body := coll[1 : len(coll)-1]
+		f := &ednForms{b: body}
+		var out [][]byte
+		for {
+			s, e, err := f.next()
+			if err != nil {
+				return nil, err
+			}
+			if s == len(body) {
+				return out, nil
+			}
+			out = append(out, body[s:e])
+		}
+	}
+	mops, err := elems(raw)
+	if err != nil {
+		return nil, ":value", err
+	}
+	ops := make([]history.Op, 0, len(mops))
+	for i, m := range mops {
+		field := fmt.Sprintf(":value[%d]", i)
+		el, err := elems(m)
+		if err != nil {
+			return nil, field, err
+		}
+		if len(el) != 3 {
+			return nil, field, fmt.Errorf("micro-op has %d elements, want 3 [f key value]", len(el))
+		}
+		var op history.Op
+		switch string(el[0]) {
+		case ":r", `"r"`:
+			op.Kind = history.Read
+		case ":w", `"w"`:
+			op.Kind = history.Write
+		case ":append", `"append"`:
+			op.Kind = history.Append
+		default:
+			return nil, field, fmt.Errorf("unknown micro-op function %s", abbrev(el[0]))
+		}
+		k, kk, err := ednScalar(el[1])
+		if err != nil || kk != kInt && kk != kString {
+			return nil, field, fmt.Errorf("bad key %s", abbrev(el[1]))
+		}
+		op.Key = k
+		if v := el[2]; op.Kind == history.Read && (v[0] == '[' || v[0] == '(') {
+			l, err := elems(v)
+			if err != nil {
+				return nil, field, err
+			}
+			op.IsList = true
+			for _, e := range l {
+				x, xk, err := ednScalar(e)
+				if err != nil || xk == kNull {
+					return nil, field, fmt.Errorf("bad list element %s", abbrev(e))
+				}
+				op.List = append(op.List, x)
+			}
+		} else {
+			x, xk, err := ednScalar(v)
+			if err != nil || xk == kNull && op.Kind != history.Read {
+				return nil, field, fmt.Errorf("bad value %s", abbrev(v))
+			}
+			op.Value = x
+		}
+		ops = append(ops, op)
+	}
+	return ops, "", nil
 }
 
 func unquoteValue(v history.Value) string {
@@ -634,6 +723,13 @@ func ednScalar(raw []byte) (history.Value, scalarKind, error) {
 	case string(raw) == "true" || string(raw) == "false":
 		return history.Value(raw), kBool, nil
 	case c == '"':
+		// A string without escapes is its bytes (the library would say
+		// the same at the cost of a buffered reader).
+		if len(raw) >= 2 && raw[len(raw)-1] == '"' {
+			if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && bytes.IndexByte(body, '"') < 0 {
+				return history.StringValue(validUTF8(string(body))), kString, nil
+			}
+		}
 		var s string
 		if err := ednUnmarshal(raw, &s); err != nil {
 			return "", kNull, err
