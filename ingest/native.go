@@ -136,13 +136,17 @@ func (d *NativeDecoder) decode(line []byte, pos history.Pos) (history.Txn, *deco
 	if s.open('{', '}') {
 		for {
 			field = ""
-			name := s.str()
+			name, esc := s.rawString()
 			if s.err != nil {
 				return t, fail()
 			}
+			if esc { // "st\u0061tus" is "status", as for encoding/json
+				s.scratch = unescape(s.scratch[:0], name)
+				name = s.scratch
+			}
 			bit := 0
 			for _, f := range nativeFields {
-				if f.name == name {
+				if string(name) == f.name { // no allocation
 					bit = f.bit
 					field = f.name
 				}
