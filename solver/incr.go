@@ -186,11 +186,11 @@ func (s *Solver) RemoveNode(n Node) {
 	for _, e := range append([]int32(nil), t.in[n]...) {
 		kill(e)
 	}
-	for _, e := range t.cand[n] {
-		kill(e)
+	for _, cr := range t.cand[n] {
+		kill(cr.e)
 	}
-	for _, e := range t.candIn[n] {
-		kill(e)
+	for _, cr := range t.candIn[n] {
+		kill(cr.e)
 	}
 	t.out[n], t.in[n], t.cand[n], t.candIn[n] = t.out[n][:0], t.in[n][:0], t.cand[n][:0], t.candIn[n][:0]
 	t.removed[n] = true
@@ -403,8 +403,8 @@ func (t *theory) reindex(s *Solver) {
 		if ed.b != litUndef {
 			t.edgesOf[ed.b] = append(t.edgesOf[ed.b], e)
 		}
-		t.cand[ed.from] = append(t.cand[ed.from], e)
-		t.candIn[ed.to] = append(t.candIn[ed.to], e)
+		t.cand[ed.from] = append(t.cand[ed.from], candRef{ed.to, e})
+		t.candIn[ed.to] = append(t.candIn[ed.to], candRef{ed.from, e})
 		t.nCand++
 		at := int32(-1)
 		all := true

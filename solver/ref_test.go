@@ -507,7 +507,7 @@ func (g *gen) polygraph(nVars, nNodes int) *ref {
 func TestRandomPolygraph(t *testing.T) {
 	g := &gen{rand.New(rand.NewPCG(7, 8))}
 	for i := range 300 {
-		n := testSize(g.rng, 16)
+		n := testSize(g.rng, 14)
 		r := g.polygraph(n, 3+g.rng.IntN(2*n))
 		s := New(Options{Seed: uint64(i), TheoryPropagationLimit: []int{-1, 0, 3}[i%3]})
 		r.load(s)

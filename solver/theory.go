@@ -17,6 +17,14 @@ type edge struct {
 
 func (e *edge) isBase() bool { return e.a == litUndef }
 
+// candRef names a non-base edge from one endpoint's list: the other
+// endpoint inline, so that propagation can filter without touching the
+// edge table.
+type candRef struct {
+	other Node
+	e     int32
+}
+
 // theory is the acyclicity theory: the edges, the subgraph of present
 // edges with a Pearce–Kelly topological order over it, and the trail
 // cursor that feeds it.
@@ -24,8 +32,8 @@ type theory struct {
 	edges   []edge
 	edgesOf [][]int32 // per literal: edges that literal helps make present
 	out, in [][]int32 // per node: present edges, in activation order
-	cand    [][]int32 // per node: non-base edges leaving it, present or not
-	candIn  [][]int32 // per node: non-base edges entering it
+	cand    [][]candRef // per node: non-base edges leaving it, present or not
+	candIn  [][]candRef // per node: non-base edges entering it
 	ord     []int32   // ord[u]: u's position in the topological order
 	pos     []Node    // pos[i]: the node at position i (inverse of ord)
 	removed []bool    // removed node ids (pending or free)
@@ -194,8 +202,8 @@ func (s *Solver) addEdge(p, q Lit, from, to Node) {
 	if q != litUndef {
 		t.edgesOf[q] = append(t.edgesOf[q], e)
 	}
-	t.cand[from] = append(t.cand[from], e)
-	t.candIn[to] = append(t.candIn[to], e)
+	t.cand[from] = append(t.cand[from], candRef{to, e})
+	t.candIn[to] = append(t.candIn[to], candRef{from, e})
 	t.nCand++
 	if s.propagate() != nil {
 		s.ok = false
@@ -491,35 +499,59 @@ func (t *theory) propagateFrom(s *Solver, e int32) {
 			}
 		}
 	}
-	ou := t.ord[u]
-	for _, b := range t.deltaF {
-		for _, c := range t.cand[b] {
-			ce := &t.edges[c]
-			a := ce.to
-			if ce.present || ce.dead || t.ord[a] > ou || t.bmark[a] != t.bgen {
-				continue
+	// Scan the side with fewer candidate edges: out-candidates of the
+	// descendants, or in-candidates of the ancestors.
+	nf, nb := 0, 0
+	for _, x := range t.deltaF {
+		nf += len(t.cand[x])
+	}
+	for _, x := range t.deltaB {
+		nb += len(t.candIn[x])
+	}
+	if nf <= nb {
+		for _, b := range t.deltaF {
+			for _, cr := range t.cand[b] {
+				if t.bmark[cr.other] == t.bgen {
+					t.tryPropagate(s, cr.e)
+				}
 			}
-			// a reaches u -> v reaches b: edge b->a must stay absent.
-			var p Lit
-			switch {
-			case ce.b == litUndef:
-				p = ce.a
-			case s.val[ce.a] > 0:
-				p = ce.b
-			case s.val[ce.b] > 0:
-				p = ce.a
-			default:
-				continue
+		}
+	} else {
+		for _, a := range t.deltaB {
+			for _, cr := range t.candIn[a] {
+				if t.fmark[cr.other] == t.fgen {
+					t.tryPropagate(s, cr.e)
+				}
 			}
-			if s.val[p] != 0 {
-				continue // already false, or true and about to conflict
-			}
-			s.enqueue(p.Not(), crefTheory)
-			s.tReason[p.Var()] = c
-			s.stats.TheoryPropagations++
-			t.propagated = true
 		}
 	}
+}
+
+// tryPropagate sets false the literal of non-present edge c, known to
+// close a cycle with present edges, if that literal is undecided.
+func (t *theory) tryPropagate(s *Solver, c int32) {
+	ce := &t.edges[c]
+	if ce.present || ce.dead {
+		return
+	}
+	var p Lit
+	switch {
+	case ce.b == litUndef:
+		p = ce.a
+	case s.val[ce.a] > 0:
+		p = ce.b
+	case s.val[ce.b] > 0:
+		p = ce.a
+	default:
+		return // both undecided: no unit consequence
+	}
+	if s.val[p] != 0 {
+		return // already false, or true and about to conflict
+	}
+	s.enqueue(p.Not(), crefTheory)
+	s.tReason[p.Var()] = c
+	s.stats.TheoryPropagations++
+	t.propagated = true
 }
 
 // explain builds the reason clause of variable v, implied by the theory:

@@ -1,0 +1,171 @@
+// Package solver is an incremental CDCL(T) SAT solver whose theory is
+// acyclicity of a directed graph: edges are attached to literals and every
+// model must leave the present edges acyclic. It is the back end of the
+// checker (DESIGN-NOTES "The solver"): a transaction is a node, a
+// dependency whose existence is unknown is an edge on a literal, one
+// variable may carry a whole edge set (Vbox §3.5), and a derived
+// anti-dependency is an edge on the conjunction of a read-from choice and
+// a version order (AddEdge2; VeriStrong's Φ_RW, "conditions imply edge").
+//
+// The package does no IO and has no global state. A Solver is not safe for
+// concurrent use.
+//
+// # Naming
+//
+//	Var          v, w      variable, 0-based
+//	Lit          p, q      literal (also a, b for the literals of an edge)
+//	Node         u, x, y   theory node
+//	cref         c         clause reference: offset in the arena
+//	edge id      e, f      index in theory.edges
+//	trail index  k, lim    position on the trail
+//	level        lvl, bt   decision level; 0 is the root
+//
+// # Literals
+//
+// Lit(2v) is v and Lit(2v+1) is ¬v, so p.Not() is p^1 and per-literal
+// tables (values, watch lists, edges of a literal) are indexed by the
+// literal itself. DIMACS() maps v to v+1 and ¬v to -(v+1).
+//
+// # Clause layout
+//
+// All clauses live in one []Lit arena; a cref is the index of a 3-word
+// header (clause.go): size, flags|LBD<<8, activity (float32 bits, or the
+// forwarding cref during GC), then the literals. Deleting a clause only
+// flags it; the arena is compacted (maybeGC) once a quarter of it is dead,
+// and every reference is relocated.
+//
+// # Watches and propagation
+//
+// watches[p] lists the clauses that watch p, visited when p becomes false;
+// each watcher carries a blocker literal whose truth lets propagation skip
+// the clause without touching it.
+//
+//	W1: an attached clause is watched by exactly its literals 0 and 1.
+//	W2: at a propagation fixpoint, a watched literal is false only if the
+//	    other watch is true, or all other literals are false (conflict).
+//	A1: reason[v] of an assigned v is crefUndef (decision, assumption or
+//	    level-0 fact), crefTheory (implied by the theory, explained on
+//	    demand) or a clause whose literal 0 is v's literal and whose other
+//	    literals are false and earlier on the trail.
+//	A2: level-0 facts are never explained; simplify, RemoveNode and
+//	    Compact clear their reasons, so reason clauses of level-0 facts
+//	    may be deleted (this is how theory facts through a removed node
+//	    "become unit clauses": they stay on the level-0 trail).
+//	C3: after a GC no reference to a deleted clause remains.
+//
+// Search is minisat-style: 1-UIP learning with recursive clause
+// minimization, EVSIDS (activity decay 0.95, heap ordered by activity then
+// index), Luby restarts (unit RestartBase), phase saving, glucose-style
+// reduction (every ReduceBase+k*ReduceInc conflicts, delete half of the
+// learned clauses by LBD then activity, keeping LBD <= 2 and reasons).
+// Assumptions are the first decisions; FailedAssumptions is minisat's
+// analyzeFinal. Determinism: no map iteration and no time source on any
+// search path; Options.Seed only perturbs initial activities.
+//
+// # Theory
+//
+// Edges come in three kinds: base (always present), single (present iff p)
+// and conjunction (present iff p and q). The theory reads the trail after
+// unit propagation reaches a fixpoint, through its own cursor (head):
+// processing the literal at trail index k makes present every edge of that
+// literal whose other literal, if any, is true earlier on the trail. The
+// present subgraph is kept with a Pearce–Kelly dynamic topological order
+// (ord/pos): inserting u->v with ord[u] > ord[v] searches forward from v
+// and backward from u within the affected order interval and reorders
+// only those nodes; reaching u is a cycle (VeriStrong Algorithm 1,
+// THEORYSOLVE; Vbox §3.6).
+//
+//	T1: ord is a topological order of the present edges at all times.
+//	T2: an edge is present iff its literals are true and the theory has
+//	    processed the later of them; e.at is that trail index. Backtracking
+//	    to trail length lim removes the edges with at >= lim (adjacency is
+//	    a stack per node, so this is LIFO) and leaves ord alone: an order
+//	    of a graph is an order of its subgraphs.
+//	T3: a conflict is the negation of the literals on one cycle: the new
+//	    edge plus a path found by 0-1 BFS (base edges cost 0), so cycles
+//	    with the fewest literals are preferred. Conjunction edges
+//	    contribute both literals, base edges none.
+//	T4: theory propagation: after u->v becomes present, bounded searches
+//	    collect descendants of v and ancestors of u (TheoryPropagationLimit
+//	    nodes each); a non-present edge b->a from the first set into the
+//	    second would close a cycle, so its literal (for a conjunction edge
+//	    with one literal already true: the other) is set false with reason
+//	    crefTheory. The reason clause is built lazily (explain) from a path
+//	    a~>b over edges with at < the implied literal's trail index, which
+//	    exist and stay present while that literal is assigned (T2); it is
+//	    stored as a detached learned clause and freed once unlocked.
+//
+// Conflicts found by the theory always involve the current level, except
+// those of the final check (below); handleConflict backtracks to the
+// conflict's highest level first, so any clause of false literals can be
+// analyzed.
+//
+// # Phase
+//
+// Decision polarity, first rule that applies:
+//  1. SetPhase(v, b) wins.
+//  2. If v carries edges, the order decides (VeriStrong §6.2 generalized
+//     to edge sets): every possibly present edge of p (a conjunction edge
+//     counts unless its other literal is false) votes +1 for p if it
+//     points forward in the current order (ord[from] < ord[to]) and -1 if
+//     backward; score(v) = votes(v) - votes(¬v). Positive: true,
+//     negative: false. An edge set pointing both ways thus follows its
+//     majority; a tie falls through.
+//  3. The saved phase, else false.
+//
+// # Incrementality
+//
+// Variables, clauses, nodes and edges may be added between Solve calls;
+// each mutation first backtracks to level 0. Learned clauses, activities
+// and saved phases carry over.
+//
+// Selectors: to make a group of clauses removable, add ¬sel to each of them
+// (sel from NewSelector), assume sel in every Solve that wants the group,
+// and call RemoveSelector(sel) to drop it: sel is fixed false, so the
+// group and every learned clause derived from it (they contain ¬sel) are
+// satisfied and deleted at once. Edges of a group are attached with
+// AddEdge2(p, sel) so that they die with it.
+//
+// Retire(v) is allowed once v is fixed at level 0, or when all clauses
+// containing v are satisfied at level 0 and no edge that could still be
+// present uses v. The purge is batched (Compact, called by NewVar/NewNode
+// when at least 64 and an eighth of the indices are pending, or by the
+// caller). R1: a retired index is handed out again only after Compact has
+// removed every clause, watch, heap entry, phase, reason, edge and trail
+// entry that mentioned it; learned clauses containing it are deleted
+// (sound: a retired unfixed variable occurs in no live original clause, so
+// its learned clauses are implied without it), edges on it become base
+// edges (fixed true) or disappear (fixed false).
+//
+// RemoveNode(n) keeps reachability through n for permanent edges: for
+// every base or level-0-true p->n and n->q it adds base p->q; all other
+// edges touching n disappear at once; the id is reusable after Compact.
+//
+// # Oracle
+//
+// SetBaseOracle adds base reachability that is not given as edges (the
+// checker's closure). Inserting u->v consults Reaches(v, u) (a conflict of
+// u->v's literals alone); cycles that alternate oracle pairs and present
+// edges are found by a final check on every complete assignment that
+// sorts present edges plus all oracle pairs (O(n²) Reaches calls; simple,
+// not fast) and supplies Order. Theory propagation along newly reachable
+// oracle pairs (Vbox Algorithm 1) is not implemented.
+//
+// # Complexity
+//
+// Unit propagation is linear in the watch lists visited; analysis is
+// linear in the trail. Edge insertion costs O(1) when it agrees with the
+// order, else O(δ log δ) for the affected region δ (Pearce–Kelly); theory
+// propagation at most O(limit) nodes plus their candidate edges per
+// insertion; an explanation is a 0-1 BFS over present edges. Memory:
+// O(clauses + learned) arena words, O(vars + nodes + edges) tables.
+//
+// # References
+//
+// VeriStrong (papers/000) Algorithm 1, §6.1.2 (2-width cycles are the
+// caller's business), §6.2 (polarity); Vbox (papers/001) §3.5 (one variable
+// per edge set), §3.6 (propagation and analysis); Pearce and Kelly, "A
+// Dynamic Topological Sort Algorithm for Directed Acyclic Graphs" (JEA
+// 2006); Eén and Sörensson, "An Extensible SAT-solver" (SAT 2003);
+// Audemard and Simon (glucose LBD, IJCAI 2009).
+package solver
