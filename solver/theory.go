@@ -30,14 +30,14 @@ type candRef struct {
 // cursor that feeds it.
 type theory struct {
 	edges   []edge
-	edgesOf [][]int32 // per literal: edges that literal helps make present
-	out, in [][]int32 // per node: present edges, in activation order
+	edgesOf [][]int32   // per literal: edges that literal helps make present
+	out, in [][]int32   // per node: present edges, in activation order
 	cand    [][]candRef // per node: non-base edges leaving it, present or not
 	candIn  [][]candRef // per node: non-base edges entering it
-	ord     []int32   // ord[u]: u's position in the topological order
-	pos     []Node    // pos[i]: the node at position i (inverse of ord)
-	removed []bool    // removed node ids (pending or free)
-	free    []Node    // removed and purged: NewNode may reuse them
+	ord     []int32     // ord[u]: u's position in the topological order
+	pos     []Node      // pos[i]: the node at position i (inverse of ord)
+	removed []bool      // removed node ids (pending or free)
+	free    []Node      // removed and purged: NewNode may reuse them
 	// pendingNodes are removed but their dead edges may still sit in the
 	// edge table; they become free at the next Compact.
 	pendingNodes []Node
