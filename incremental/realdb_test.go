@@ -258,9 +258,10 @@ func TestRealDBPostgresSerializable(t *testing.T) {
 	t.Logf("register: %+v", rep)
 	h := r.history(t, rep.Committed+rep.Aborted+rep.Unknown)
 	if rep.Retryable == 0 {
-		// Not an error (the scheduler may serialize the clients), but the
-		// test then proves less.
-		t.Logf("no serialization failure happened: the run had no contention")
+		// Six clients on six keys abort about a third of their
+		// transactions; none means the clients never overlapped and the
+		// run proves little.
+		t.Errorf("no serialization failure happened: the run had no contention")
 	}
 	aborted := 0
 	for i := range h.Txns {
