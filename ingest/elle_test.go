@@ -595,3 +595,16 @@ func TestEllePairingRules(t *testing.T) {
 		})
 	}
 }
+
+func TestEDNDeepNesting(t *testing.T) {
+	deep := strings.Repeat("[", 300000) + strings.Repeat("]", 300000)
+	for _, in := range []string{
+		"{:type :ok, :f :txn, :process 0, :value " + deep + "}",
+		"{:type :ok, :f :txn, :process 0, :value [], :x " + deep + "}",
+		"[" + deep + "]",
+	} {
+		if _, _, err := ReadHistory(strings.NewReader(in), "t"); err == nil || !strings.Contains(err.Error(), "nesting deeper") {
+			t.Errorf("%.40s...: %v", in, err)
+		}
+	}
+}

@@ -132,6 +132,11 @@ func (f *ednForms) form() error {
 		case c == '(' || c == '[' || c == '{':
 			depth++
 			f.i++
+			if depth > maxDepth {
+				// The library recurses per level; a stack overflow
+				// would be fatal, not an error.
+				return fmt.Errorf("nesting deeper than %d", maxDepth)
+			}
 		case c == ')' || c == ']' || c == '}':
 			if depth == 0 {
 				return errUnbalanced

@@ -255,3 +255,16 @@ func TestNativeErrorKafkaOffset(t *testing.T) {
 		t.Errorf("default id %q, %v", tx.ID, err)
 	}
 }
+
+// Deep nesting in an unknown field is skipped without exhausting the
+// stack; beyond the limit it is an error, not a crash.
+func TestNativeDeepNesting(t *testing.T) {
+	var d NativeDecoder
+	for _, depth := range []int{5000, 200000} {
+		line := `{"status":"committed","ops":[],"x":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + "}"
+		_, err := d.Decode([]byte(line), history.Pos{Line: 1})
+		if (err == nil) != (depth <= maxDepth) {
+			t.Errorf("depth %d: %v", depth, err)
+		}
+	}
+}

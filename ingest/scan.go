@@ -26,8 +26,9 @@ type scanner struct {
 }
 
 // maxDepth bounds the nesting of skipped values, so that hostile input
-// cannot exhaust the stack.
-const maxDepth = 1000
+// cannot exhaust the stack; encoding/json (the test oracle) has the same
+// limit.
+const maxDepth = 10000
 
 func (s *scanner) reset(b []byte) {
 	s.b, s.i, s.err, s.at = b, 0, nil, 0
@@ -540,8 +541,8 @@ func (s *scanner) int64Field() (v int64, present bool) {
 	return n, true
 }
 
-// lineCol turns a byte offset into a 1-based line (counting from the
-// slice start) for messages about multi-line inputs.
+// lineOf turns a byte offset into a 1-based line (counting from the slice
+// start) for messages about multi-line inputs.
 func lineOf(b []byte, off int) int {
 	n := 1
 	for _, c := range b[:min(off, len(b))] {
