@@ -608,3 +608,14 @@ func TestEDNDeepNesting(t *testing.T) {
 		}
 	}
 }
+
+func TestEDNDiscardRuns(t *testing.T) {
+	in := strings.Repeat("#_ ", 200000) + strings.Repeat("1 ", 200000) + "{:type :ok, :f :txn, :process 0, :value [[:w 1 2]]}"
+	h, _, err := ReadHistory(strings.NewReader(in), "t")
+	if err != nil || len(h.Txns) != 1 {
+		t.Fatalf("%v", err)
+	}
+	if _, _, err := ReadHistory(strings.NewReader("{:type :ok, :f :txn, :process 0, :value []} #_"), "t"); err == nil {
+		t.Error("dangling #_ accepted")
+	}
+}

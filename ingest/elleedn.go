@@ -67,44 +67,53 @@ var errUnbalanced = errors.New("unbalanced brackets")
 
 // next returns the extent of the next form, skipping #_ discards, or
 // start == len(b) at the end of input. A closing bracket where a form
-// should begin is returned as a one-byte form for the caller to judge.
+// should begin is returned as a one-byte form for the caller to judge. A
+// tagged form (#inst "...", #jepsen.history.Op{...}) is one form, tag
+// included. It loops rather than recursing, so that a long run of #_ or
+// tags cannot exhaust the stack.
 func (f *ednForms) next() (start, end int, err error) {
+	pending := 0 // discards waiting for their form
+	start = -1   // where a tagged form began
 	for {
 		f.skipSpace()
-		if f.i+1 < len(f.b) && f.b[f.i] == '#' && f.b[f.i+1] == '_' {
-			f.i += 2
-			if s, _, err := f.next(); err != nil || s == len(f.b) {
-				if err == nil {
-					err = errors.New("#_ discards nothing")
-				}
-				return s, s, err
+		if f.i >= len(f.b) {
+			if pending > 0 || start >= 0 {
+				return f.i, f.i, errors.New("#_ or a tag with no form after it")
 			}
-			continue
+			return f.i, f.i, nil
 		}
-		break
-	}
-	start = f.i
-	if start >= len(f.b) {
-		return start, start, nil
-	}
-	switch c := f.b[f.i]; {
-	case c == ')' || c == ']' || c == '}':
-		f.i++
-		return start, f.i, nil
-	case c == '#' && f.i+1 < len(f.b) && f.b[f.i+1] != '{':
-		// A tag (#inst "..." or #jepsen.history.Op{...}): the tag
-		// symbol, then the tagged form.
-		f.atom()
-		if s, _, err := f.next(); err != nil || s == len(f.b) {
-			if err == nil {
-				err = errors.New("tag without a value")
+		c := f.b[f.i]
+		switch {
+		case c == '#' && f.i+1 < len(f.b) && f.b[f.i+1] == '_':
+			f.i += 2
+			pending++
+			continue
+		case c == '#' && f.i+1 < len(f.b) && f.b[f.i+1] != '{':
+			if start < 0 {
+				start = f.i
 			}
+			f.atom() // the tag; its form follows
+			continue
+		case c == ')' || c == ']' || c == '}':
+			if pending > 0 || start >= 0 {
+				return f.i, f.i, errors.New("#_ or a tag with no form after it")
+			}
+			f.i++
+			return f.i - 1, f.i, nil
+		}
+		if start < 0 {
+			start = f.i
+		}
+		if err := f.form(); err != nil {
 			return start, f.i, err
 		}
+		if pending > 0 {
+			pending--
+			start = -1
+			continue
+		}
 		return start, f.i, nil
 	}
-	err = f.form()
-	return start, f.i, err
 }
 
 // atom skips a token up to the next delimiter.
