@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -257,4 +258,170 @@ func readCNF(t *testing.T, s *Solver, name string) {
 	}
 }
 
-var _ = runtime.GC
+
+
+// window is the steady-state workload of a streaming checker: one node per
+// step (a transaction, with a base edge from its session predecessor),
+// a group of variables under a selector ordering it against random live
+// nodes, one Solve under the live selectors, and the oldest node leaving
+// the window (RemoveNode, RemoveSelector, Retire of its group).
+type window struct {
+	s        *Solver
+	rng      *rand.Rand
+	size     int
+	sessions int
+	live     []windowTxn
+	lastOf   []Node
+	hasLast  []bool
+	steps    int
+	sat      int
+}
+
+type windowTxn struct {
+	node Node
+	sel  Lit
+	vars []Var
+	sess int
+}
+
+func newWindow(size, sessions int, seed uint64, limit int) *window {
+	return &window{
+		s:        New(Options{Seed: seed, TheoryPropagationLimit: limit}),
+		rng:      rand.New(rand.NewPCG(seed, 3)),
+		size:     size,
+		sessions: sessions,
+		lastOf:   make([]Node, sessions),
+		hasLast:  make([]bool, sessions),
+	}
+}
+
+func (w *window) step() Status {
+	s := w.s
+	x := s.NewNode()
+	sess := w.rng.IntN(w.sessions)
+	if w.hasLast[sess] {
+		s.AddBaseEdge(w.lastOf[sess], x)
+	}
+	w.lastOf[sess], w.hasLast[sess] = x, true
+	tx := windowTxn{node: x, sel: s.NewSelector(), sess: sess}
+	// Two choices against random live (older) transactions: the forward
+	// polarity orders the older one first, as real time would suggest.
+	for range 2 {
+		if len(w.live) == 0 {
+			break
+		}
+		y := w.live[w.rng.IntN(len(w.live))].node
+		v := s.NewVar()
+		tx.vars = append(tx.vars, v)
+		s.AddEdge(PosLit(v), y, x)
+		s.AddEdge(NegLit(v), x, y)
+	}
+	if len(tx.vars) == 2 {
+		a, b := PosLit(tx.vars[0]), PosLit(tx.vars[1])
+		// A derived edge on both choices, and a clause tying them.
+		y := w.live[w.rng.IntN(len(w.live))].node
+		s.AddEdge2(a, b.Not(), x, y)
+		s.AddClause(tx.sel.Not(), a, b)
+	}
+	w.live = append(w.live, tx)
+	as := make([]Lit, 0, len(w.live))
+	for _, t := range w.live {
+		as = append(as, t.sel)
+	}
+	st := s.Solve(context.Background(), as...)
+	if st == Sat {
+		w.sat++
+	}
+	if len(w.live) > w.size {
+		old := w.live[0]
+		w.live = w.live[1:]
+		s.RemoveNode(old.node)
+		if w.lastOf[old.sess] == old.node {
+			w.hasLast[old.sess] = false
+		}
+		s.RemoveSelector(old.sel)
+		for _, v := range old.vars {
+			if err := s.Retire(v); err != nil {
+				panic(err)
+			}
+		}
+		if err := s.Retire(old.sel.Var()); err != nil {
+			panic(err)
+		}
+	}
+	w.steps++
+	return st
+}
+
+// BenchmarkSteadyState is one window step per iteration: per-call latency
+// of add/solve/retire at a constant window size.
+func BenchmarkSteadyState(b *testing.B) {
+	for _, size := range []int{50, 500} {
+		b.Run(fmt.Sprintf("window=%d", size), func(b *testing.B) {
+			w := newWindow(size, 8, 1, 0)
+			for range 2 * size {
+				w.step() // fill the window first
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				w.step()
+			}
+			b.ReportMetric(float64(w.s.NumVars()), "vars")
+			b.ReportMetric(float64(w.s.NumNodes()), "nodes")
+			b.ReportMetric(float64(len(w.s.arena)), "arena-words")
+		})
+	}
+}
+
+// TestSteadyStateLong runs $SOLVER_STEADY_STEPS window steps (e.g.
+// 1000000; window $SOLVER_STEADY_WINDOW, default 100 transactions;
+// propagation limit $SOLVER_STEADY_PLIMIT) and fails if latency or memory
+// grow: the last tenth must be within 2x of the second tenth in mean CPU
+// time per step, and the heap must stay bounded. Skipped unless
+// SOLVER_STEADY_STEPS is set.
+func TestSteadyStateLong(t *testing.T) {
+	env := os.Getenv("SOLVER_STEADY_STEPS")
+	if env == "" {
+		t.Skip("SOLVER_STEADY_STEPS not set")
+	}
+	steps, err := strconv.Atoi(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, _ := strconv.Atoi(os.Getenv("SOLVER_STEADY_PLIMIT"))
+	size := 100
+	if e := os.Getenv("SOLVER_STEADY_WINDOW"); e != "" {
+		size, _ = strconv.Atoi(e)
+	}
+	w := newWindow(size, 8, 1, limit)
+	block := steps / 10
+	var means []time.Duration
+	var heaps []uint64
+	var ms runtime.MemStats
+	for blk := range 10 {
+		// CPU time, not wall time: the machine is shared.
+		start := cpuTime()
+		for range block {
+			w.step()
+		}
+		means = append(means, (cpuTime()-start)/time.Duration(block))
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		heaps = append(heaps, ms.HeapInuse)
+		t.Logf("block %d: %v CPU/step heap %.1f MB vars %d nodes %d arena %d learnts %d sat %d/%d",
+			blk, means[blk], float64(ms.HeapInuse)/1e6, w.s.NumVars(), w.s.NumNodes(),
+			len(w.s.arena), len(w.s.learnts), w.sat, w.steps)
+	}
+	if means[9] > 2*means[1] {
+		t.Errorf("latency grew: %v -> %v per step", means[1], means[9])
+	}
+	if heaps[9] > 2*heaps[1]+1<<20 {
+		t.Errorf("heap grew: %d -> %d", heaps[1], heaps[9])
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

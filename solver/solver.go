@@ -92,7 +92,7 @@ func New(opts Options) *Solver {
 		opts.ReduceInc = 300
 	}
 	if opts.TheoryPropagationLimit == 0 {
-		opts.TheoryPropagationLimit = 128
+		opts.TheoryPropagationLimit = 32
 	}
 	s := &Solver{opts: opts, ok: true, varInc: 1, clauseInc: 1}
 	s.heap.act = &s.activity

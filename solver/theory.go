@@ -196,6 +196,17 @@ func (s *Solver) addEdge(p, q Lit, from, to Node) {
 		return
 	}
 	t := &s.th
+	if s.val[p] == 0 || (q != litUndef && s.val[q] == 0) {
+		// An edge that closes a cycle with permanent edges is pruned at
+		// once (VeriStrong §6.1.1): its literals cannot all hold.
+		if t.reachesBounded(to, from, 64*max(s.opts.TheoryPropagationLimit, 1)) {
+			if q == litUndef {
+				s.AddClause(p.Not())
+			} else {
+				s.AddClause(p.Not(), q.Not())
+			}
+		}
+	}
 	t.edges = append(t.edges, edge{from: from, to: to, a: p, b: q, at: -1})
 	e := int32(len(t.edges) - 1)
 	t.edgesOf[p] = append(t.edgesOf[p], e)
@@ -209,7 +220,7 @@ func (s *Solver) addEdge(p, q Lit, from, to Node) {
 		s.ok = false
 		return
 	}
-	if s.val[p] > 0 && q == litUndef {
+	if s.val[p] > 0 && q == litUndef && !t.edges[e].present {
 		// p was fed to the theory before this edge existed.
 		if !t.insert(s, e) {
 			s.ok = false
@@ -221,6 +232,34 @@ func (s *Solver) addEdge(p, q Lit, from, to Node) {
 			s.ok = false
 		}
 	}
+}
+
+// reachesBounded reports whether x reaches y over present edges, looking
+// at no more than limit nodes (false when the budget runs out). Nodes
+// ordered after y cannot lie on such a path (T1).
+func (t *theory) reachesBounded(x, y Node, limit int) bool {
+	oy := t.ord[y]
+	if t.ord[x] > oy {
+		return false
+	}
+	t.fgen++
+	t.stack = append(t.stack[:0], x)
+	t.fmark[x] = t.fgen
+	for n := 0; len(t.stack) > 0 && n < limit; n++ {
+		z := t.stack[len(t.stack)-1]
+		t.stack = t.stack[:len(t.stack)-1]
+		if z == y {
+			return true
+		}
+		for _, f := range t.out[z] {
+			w := t.edges[f].to
+			if t.fmark[w] != t.fgen && t.ord[w] <= oy {
+				t.fmark[w] = t.fgen
+				t.stack = append(t.stack, w)
+			}
+		}
+	}
+	return false
 }
 
 // link puts present edge e into the adjacency lists.

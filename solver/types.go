@@ -89,7 +89,7 @@ type Options struct {
 	ReduceBase, ReduceInc int
 	// TheoryPropagationLimit bounds the nodes each side of the
 	// reachability search visits when an inserted edge is checked for
-	// edges it now forbids (default 128; negative disables theory
+	// edges it now forbids (default 32; negative disables theory
 	// propagation, leaving only conflict detection).
 	TheoryPropagationLimit int
 
