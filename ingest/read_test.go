@@ -97,7 +97,7 @@ func readString(t *testing.T, text string) (*history.History, Format, Stats, err
 // The sample files describe the same histories in the three formats; they
 // must decode to the same transactions.
 func TestSamplesAgree(t *testing.T) {
-	for _, base := range []string{"list-append", "rw-register"} {
+	for _, base := range []string{"list-append", "rw-register", "lost-update"} {
 		want, f, err := ReadFile(filepath.Join("testdata", base+".jsonl"))
 		if err != nil || f != FormatNative {
 			t.Fatalf("%s.jsonl: %v %v", base, f, err)
