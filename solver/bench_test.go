@@ -258,8 +258,6 @@ func readCNF(t *testing.T, s *Solver, name string) {
 	}
 }
 
-
-
 // window is the steady-state workload of a streaming checker: one node per
 // step (a transaction, with a base edge from its session predecessor),
 // a group of variables under a selector ordering it against random live

@@ -140,6 +140,8 @@
 // RemoveNode(n) keeps reachability through n for permanent edges: for
 // every base or level-0-true p->n and n->q it adds base p->q; all other
 // edges touching n disappear at once; the id is reusable after Compact.
+// It is meant for settled nodes (every edge touching n decided at level
+// 0): learned clauses and lemmas stay, and they remain implied only then.
 //
 // # Oracle
 //

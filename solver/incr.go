@@ -139,6 +139,14 @@ func (s *Solver) occursUnsatisfied(v Var) bool {
 // Level-0 literals the theory implied become plain level-0 facts (their
 // reasons, which may pass through n, are dropped: invariant A2). The id
 // may be handed out again by a later NewNode.
+//
+// RemoveNode is meant for settled nodes: every edge touching n decided at
+// level 0 (present or impossible), as a transaction leaving the checker's
+// window is. Clauses learned while n existed stay; for a settled node they
+// remain implied by what is left (the bridges replace the paths through
+// n), for an unsettled one they are consequences of the old graph and may
+// over-constrain the new one.
+
 func (s *Solver) RemoveNode(n Node) {
 	t := &s.th
 	if int(n) >= len(t.ord) || t.removed[n] {

@@ -266,6 +266,41 @@ func TestRemoveNode(t *testing.T) {
 				break // removal semantics only matter while satisfiable
 			}
 			x := Node(g.rng.IntN(r.nNodes))
+			// Settle x first, as the checker does (every edge touching it
+			// decided at level 0): clauses learned from cycles through x
+			// then stay implied after the removal.
+			for _, e := range r.edges {
+				if (e.from != x && e.to != x) || e.a == litUndef {
+					continue
+				}
+				decided := true
+				for _, p := range []Lit{e.a, e.b} {
+					if p == litUndef {
+						continue
+					}
+					if v, ok := s.Fixed(p); !ok {
+						decided = false
+					} else if !v {
+						decided = true
+						break
+					}
+				}
+				if !decided {
+					p := e.a
+					if _, ok := s.Fixed(p); ok {
+						p = e.b
+					}
+					c := []Lit{p.Not()}
+					if g.rng.IntN(2) == 0 && e.b == litUndef {
+						c[0] = p // present instead of absent
+					}
+					r.clauses = append(r.clauses, c)
+					s.AddClause(c...)
+				}
+			}
+			if !r.solve(nil) {
+				break
+			}
 			r = r.removeNode(s, x)
 			s.RemoveNode(x)
 			if step%2 == 1 {

@@ -289,6 +289,38 @@ func (s *Solver) AddClause(lits ...Lit) bool {
 	return true
 }
 
+// addLemma adds a theory consequence at level 0 as a learned clause: it
+// is implied by the edges, not part of the caller's formula, so it never
+// keeps a variable from being retired and may be deleted like any learned
+// clause (glue clauses are kept by reduction).
+func (s *Solver) addLemma(lits ...Lit) {
+	ls := s.tmpLits[:0]
+	for _, p := range lits {
+		switch {
+		case s.val[p] > 0:
+			return
+		case s.val[p] < 0:
+			continue
+		}
+		ls = append(ls, p)
+	}
+	s.tmpLits = ls
+	s.stats.Learned++
+	switch len(ls) {
+	case 0:
+		s.ok = false
+	case 1:
+		s.enqueue(ls[0], crefUndef)
+		if s.propagate() != nil {
+			s.ok = false
+		}
+	default:
+		c := s.alloc(ls, flagLearnt, 2)
+		s.learnts = append(s.learnts, c)
+		s.attach(c)
+	}
+}
+
 // propagate runs unit propagation and the theory to a joint fixpoint. It
 // returns the conflicting literals (all false) or nil.
 func (s *Solver) propagate() []Lit {

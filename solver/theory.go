@@ -199,11 +199,11 @@ func (s *Solver) addEdge(p, q Lit, from, to Node) {
 	if s.val[p] == 0 || (q != litUndef && s.val[q] == 0) {
 		// An edge that closes a cycle with permanent edges is pruned at
 		// once (VeriStrong §6.1.1): its literals cannot all hold.
-		if t.reachesBounded(to, from, 64*max(s.opts.TheoryPropagationLimit, 1)) {
+		if t.reachesBounded(to, from, 8*max(s.opts.TheoryPropagationLimit, 32)) {
 			if q == litUndef {
-				s.AddClause(p.Not())
+				s.addLemma(p.Not())
 			} else {
-				s.AddClause(p.Not(), q.Not())
+				s.addLemma(p.Not(), q.Not())
 			}
 		}
 	}
