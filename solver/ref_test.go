@@ -164,11 +164,9 @@ func (r *ref) addEdgeTo(s *Solver, e refEdge) {
 // internals: clauses, assumptions, acyclicity and the Order witness.
 func (r *ref) checkModel(t *testing.T, s *Solver, assumptions []Lit) {
 	t.Helper()
-	var bits uint64
+	// Evaluate through Value, not a bit mask: instances here may have
+	// more than 64 variables.
 	for v := range r.nVars {
-		if s.Value(PosLit(Var(v))) {
-			bits |= 1 << uint(v)
-		}
 		if s.Value(PosLit(Var(v))) == s.Value(NegLit(Var(v))) {
 			t.Fatalf("var %d: Value(p) == Value(¬p)", v)
 		}
@@ -176,16 +174,19 @@ func (r *ref) checkModel(t *testing.T, s *Solver, assumptions []Lit) {
 	for _, c := range r.clauses {
 		ok := false
 		for _, p := range c {
-			ok = ok || litTrue(bits, p)
+			ok = ok || s.Value(p)
 		}
 		if !ok {
 			t.Fatalf("model falsifies clause %v", c)
 		}
 	}
 	for _, p := range assumptions {
-		if !litTrue(bits, p) {
+		if !s.Value(p) {
 			t.Fatalf("model falsifies assumption %v", p)
 		}
+	}
+	on := func(e refEdge) bool {
+		return (e.a == litUndef || s.Value(e.a)) && (e.b == litUndef || s.Value(e.b))
 	}
 	order := s.Order()
 	if len(order) != s.NumNodes() {
@@ -202,7 +203,7 @@ func (r *ref) checkModel(t *testing.T, s *Solver, assumptions []Lit) {
 		pos[u] = i
 	}
 	for _, e := range r.edges {
-		if r.edgeOn(bits, e) && pos[e.from] >= pos[e.to] {
+		if on(e) && pos[e.from] >= pos[e.to] {
 			t.Fatalf("Order violates present edge %+v (order %v)", e, order)
 		}
 	}
@@ -513,5 +514,68 @@ func TestRandomPolygraph(t *testing.T) {
 		r.load(s)
 		as := g.assumptions(n)
 		r.checkAnswer(t, s, s.Solve(context.Background(), as...), as)
+	}
+}
+
+// TestConfigurations cross-checks solver configurations on instances too
+// big for brute force: aggressive reduction, restarts and arena GC, no
+// theory propagation, different seeds. All must agree, and every model is
+// checked independently.
+func TestConfigurations(t *testing.T) {
+	g := &gen{rand.New(rand.NewPCG(17, 18))}
+	configs := []Options{
+		{},
+		{Seed: 3, RestartBase: 5, ReduceBase: 30, ReduceInc: 5},
+		{Seed: 4, TheoryPropagationLimit: -1, ReduceBase: 50, ReduceInc: 1},
+		{Seed: 5, TheoryPropagationLimit: 1000},
+	}
+	var gcs, deleted int64
+	for i := range 40 {
+		var r *ref
+		if i%2 == 0 {
+			n := 60 + g.rng.IntN(30)
+			r = &ref{nVars: n}
+			for range int(4.26 * float64(n)) {
+				c := make([]Lit, 3)
+				for j := range c {
+					c[j] = g.lit(n)
+				}
+				r.clauses = append(r.clauses, c)
+			}
+		} else {
+			n := 40 + g.rng.IntN(40)
+			r = g.polygraph(n, 10+g.rng.IntN(30))
+			for range n {
+				r.clauses = append(r.clauses, g.clause(n))
+			}
+		}
+		as := g.assumptions(r.nVars)
+		var first Status
+		for k, o := range configs {
+			s := New(o)
+			r.load(s)
+			st := s.Solve(context.Background(), as...)
+			if k == 0 {
+				first = st
+			} else if st != first {
+				t.Fatalf("instance %d: config %d says %v, config 0 says %v", i, k, st, first)
+			}
+			switch st {
+			case Sat:
+				r.checkModel(t, s, as)
+			case Unsat:
+				failed := s.FailedAssumptions()
+				f := New(Options{})
+				r.load(f)
+				if f.Solve(context.Background(), failed...) != Unsat {
+					t.Fatalf("instance %d: failed assumptions %v are satisfiable", i, failed)
+				}
+			}
+			gcs += s.Stats().GCs
+			deleted += s.Stats().Deleted
+		}
+	}
+	if gcs == 0 || deleted == 0 {
+		t.Fatalf("reduction/GC not exercised: %d GCs, %d deleted", gcs, deleted)
 	}
 }
