@@ -105,3 +105,9 @@ func TestStringValueIsJSON(t *testing.T) {
 		t.Error(`"1" and 1 must differ`)
 	}
 }
+
+func TestStringValueRepairsInvalidUTF8AsTheCharacter(t *testing.T) {
+	if StringValue("a\xffb") != StringValue("a\uFFFDb") {
+		t.Errorf("%s != %s: one string, two texts", StringValue("a\xffb"), StringValue("a\uFFFDb"))
+	}
+}

@@ -100,7 +100,7 @@ func StringValue(s string) Value { return Value(AppendJSONString(nil, s)) }
 
 // AppendJSONString appends s as a JSON string literal, escaping only what
 // JSON requires (quote, backslash, control characters) and replacing
-// invalid UTF-8 with U+FFFD, as encoding/json does.
+// invalid UTF-8 with U+FFFD.
 func AppendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
@@ -126,7 +126,9 @@ func AppendJSONString(dst []byte, s string) []byte {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, "\\ufffd"...)
+			// The character itself, not its escape: a string that
+			// already holds U+FFFD must get the same text.
+			dst = utf8.AppendRune(dst, utf8.RuneError)
 		} else {
 			dst = append(dst, s[i:i+size]...)
 		}
