@@ -259,6 +259,7 @@ func TestRemoveNode(t *testing.T) {
 		}
 		s := New(Options{Seed: uint64(i)})
 		r.load(s)
+		removed := map[Node]bool{}
 		for step := range 4 {
 			as := g.assumptions(n)
 			r.checkAnswer(t, s, s.Solve(context.Background(), as...), as)
@@ -266,6 +267,9 @@ func TestRemoveNode(t *testing.T) {
 				break // removal semantics only matter while satisfiable
 			}
 			x := Node(g.rng.IntN(r.nNodes))
+			if removed[x] {
+				continue
+			}
 			// Settle x first, as the checker does (every edge touching it
 			// decided at level 0): clauses learned from cycles through x
 			// then stay implied after the removal.
@@ -303,8 +307,10 @@ func TestRemoveNode(t *testing.T) {
 			}
 			r = r.removeNode(s, x)
 			s.RemoveNode(x)
+			removed[x] = true
 			if step%2 == 1 {
 				y := s.NewNode()
+				delete(removed, y)
 				if int(y) == r.nNodes {
 					r.nNodes++
 				} else if y != x && int(y) > r.nNodes {
@@ -313,7 +319,7 @@ func TestRemoveNode(t *testing.T) {
 				for range 2 {
 					e := g.edge(n, r.nNodes)
 					e.from = y
-					if e.to == y || (e.a == litUndef && !r.baseAcyclicWith(e)) {
+					if e.to == y || removed[e.to] || (e.a == litUndef && !r.baseAcyclicWith(e)) {
 						continue
 					}
 					r.edges = append(r.edges, e)

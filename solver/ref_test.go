@@ -407,9 +407,54 @@ func TestIncremental(t *testing.T) {
 			as := g.assumptions(r.nVars)
 			st := s.Solve(context.Background(), as...)
 			r.checkAnswer(t, s, st, as)
-			_ = step
+			// A fresh solver on the cumulative instance must agree.
+			f := New(Options{Seed: uint64(step)})
+			r.load(f)
+			if got := f.Solve(context.Background(), as...); got != st {
+				t.Fatalf("incremental %v, fresh %v", st, got)
+			}
 		}
 	}
+}
+
+// FuzzIncremental runs one random incremental scenario per input: the
+// input seeds the generator. Run with -fuzz=FuzzIncremental -fuzztime=20s.
+func FuzzIncremental(f *testing.F) {
+	for i := range uint64(8) {
+		f.Add(i, uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, shape uint8) {
+		g := &gen{rand.New(rand.NewPCG(seed, uint64(shape)))}
+		s := New(Options{Seed: seed, TheoryPropagationLimit: int(shape%5) - 1})
+		r := &ref{}
+		for range 1 + int(shape%6) {
+			for range 1 + g.rng.IntN(3) {
+				if r.nVars < 12 {
+					s.NewVar()
+					r.nVars++
+				}
+			}
+			if r.nNodes < 7 {
+				s.NewNode()
+				r.nNodes++
+			}
+			for range g.rng.IntN(r.nVars + 1) {
+				c := g.clause(r.nVars)
+				r.clauses = append(r.clauses, c)
+				s.AddClause(c...)
+			}
+			for range g.rng.IntN(5) {
+				e := g.edge(r.nVars, r.nNodes)
+				if e.a == litUndef && !r.baseAcyclicWith(e) {
+					continue
+				}
+				r.edges = append(r.edges, e)
+				r.addEdgeTo(s, e)
+			}
+			as := g.assumptions(r.nVars)
+			r.checkAnswer(t, s, s.Solve(context.Background(), as...), as)
+		}
+	})
 }
 
 func TestLitEncoding(t *testing.T) {

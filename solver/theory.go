@@ -126,6 +126,9 @@ func (s *Solver) AddBaseEdge(from, to Node) bool {
 		return false
 	}
 	t := &s.th
+	if t.removed[from] || t.removed[to] {
+		panic("solver: edge on a removed node")
+	}
 	if from == to || (t.oracle != nil && t.oracle.Reaches(to, from)) {
 		s.ok = false
 		return false
@@ -170,6 +173,9 @@ func (s *Solver) addEdge(p, q Lit, from, to Node) {
 	s.hasModel = false
 	if s.retired[p.Var()] || (q != litUndef && s.retired[q.Var()]) {
 		panic("solver: edge on a retired variable")
+	}
+	if s.th.removed[from] || s.th.removed[to] {
+		panic("solver: edge on a removed node")
 	}
 	// Normalize: literals fixed true at level 0 drop out, fixed false or
 	// complementary literals make the edge impossible.
