@@ -1,11 +1,13 @@
 package incremental
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/solver"
 )
 
 // describe names a core and explains it. It re-encodes the projection
@@ -32,16 +34,27 @@ func describe(p *prepared, core []int32) Anomaly {
 		a.Type, a.Class, a.Text = name, name, text
 		return a
 	}
-	e := newEncoder(pc, encodeConfig{record: true})
+	// Explain at the weakest level at which the core still violates: its
+	// cycles then use real-time or session edges only when they are needed,
+	// and the suffix says which order was (EXACTNESS.md §3).
+	lv := weakestViolated(pc)
+	pe := prepare(hc, withLevel(p.opts, lv))
+	e := newEncoder(pe, encodeConfig{record: true})
 	e.encode()
 	x := newExplainer(e)
-	forced, cycle := x.run()
+	forced, cycle := x.run(3)
 	for _, f := range forced {
 		a.Forced = append(a.Forced, Forced{Order: f.what, Cycle: x.steps(f.cycle)})
 	}
 	a.Cycle = x.steps(cycle)
-	a.Class = classify(a.Cycle, a.Forced)
-	a.Type = pattern(pc, a.Cycle, a.Class)
+	a.Class = classify(a.Cycle, nil)
+	switch {
+	case lv == history.StrictSerializable:
+		a.Class += history.RealtimeSuffix
+	case lv == history.StrongSessionSerializable:
+		a.Class += history.ProcessSuffix
+	}
+	a.Type = pattern(pe, a.Cycle, a.Class)
 	for _, f := range a.Forced {
 		a.Text = append(a.Text, fmt.Sprintf("%s, because the other order would close the cycle %s.", f.Order, cycleString(f.Cycle)))
 	}
@@ -50,6 +63,9 @@ func describe(p *prepared, core []int32) Anomaly {
 	}
 	if len(a.Cycle) > 0 {
 		a.Text = append(a.Text, "That closes the cycle "+cycleString(a.Cycle)+".")
+	} else {
+		a.Type, a.Class = "cycle", "cycle"
+		a.Text = append(a.Text, "No serial order explains these transactions: the search tried every choice of read-from source, version order and commit, and each closes a dependency cycle; the case analysis is too deep to print.")
 	}
 	return a
 }
@@ -214,10 +230,10 @@ func unq(v history.Value) string {
 	return s
 }
 
-// classify names a cycle by the weakest Adya class, with Elle's suffixes:
-// -realtime (or -process) when real-time (session) order is needed, in the
-// final cycle, in the order behind one of its edges, or in a forced order
-// the cycle rests on.
+// classify names a cycle by the weakest Adya class. The -realtime and
+// -process suffixes come from the weakest level the core violates
+// (describe); here they are added only when the cycle itself shows such
+// edges (callers that pass forced cycles too).
 func classify(cycle []Step, forced []Forced) string {
 	if len(cycle) == 0 {
 		return "cycle"
@@ -267,13 +283,37 @@ func classify(cycle []Step, forced []Forced) string {
 			class = history.GNonadjacent
 		}
 	}
-	switch {
-	case rt:
-		class += history.RealtimeSuffix
-	case so:
-		class += history.ProcessSuffix
+	if forced != nil {
+		switch {
+		case rt:
+			class += history.RealtimeSuffix
+		case so:
+			class += history.ProcessSuffix
+		}
 	}
 	return class
+}
+
+// weakestViolated returns the weakest level, no stronger than the one
+// checked, at which the prepared history (a core) violates: serializable,
+// then strong-session-serializable, then the checked level.
+func weakestViolated(p *prepared) history.Level {
+	for _, lv := range []history.Level{history.Serializable, history.StrongSessionSerializable} {
+		if lv == p.opts.Level {
+			return lv
+		}
+		e := newEncoder(prepare(p.h, withLevel(p.opts, lv)), encodeConfig{})
+		e.encode()
+		if e.solve(context.Background()) == solver.Unsat {
+			return lv
+		}
+	}
+	return p.opts.Level
+}
+
+func withLevel(o history.Options, lv history.Level) history.Options {
+	o.Level = lv
+	return o
 }
 
 // pattern gives familiar names to the shapes people know: a lost update
@@ -290,26 +330,11 @@ func pattern(p *prepared, cycle []Step, class string) string {
 		}
 	}
 	h := p.h
+	if lostUpdate(p, cycle) {
+		return history.LostUpdate
+	}
 	if len(h.Txns) != 2 || strings.HasSuffix(class, history.RealtimeSuffix) || strings.HasSuffix(class, history.ProcessSuffix) {
 		return class
-	}
-	a, b := &p.txns[0], &p.txns[1]
-	// Lost update: both read the same value of a key and both write it.
-	for _, ra := range a.reads {
-		if ra.isList {
-			continue
-		}
-		if _, ok := a.finalValue(ra.key); !ok {
-			continue
-		}
-		if _, ok := b.finalValue(ra.key); !ok {
-			continue
-		}
-		for _, rb := range b.reads {
-			if rb.key == ra.key && !rb.isList && rb.val == ra.val {
-				return history.LostUpdate
-			}
-		}
 	}
 	rws := 0
 	keys := map[string]bool{}
@@ -326,4 +351,46 @@ func pattern(p *prepared, cycle []Step, class string) string {
 		return history.ReadSkew
 	}
 	return class
+}
+
+// lostUpdate: two committed transactions of the core read the same value of
+// a key and both write it, and the final cycle runs through an rw edge of
+// that key between two such transactions.
+func lostUpdate(p *prepared, cycle []Step) bool {
+	h := p.h
+	rmw := map[[2]string][]string{} // (key, value read) -> read-modify-writers
+	for ti := range h.Txns {
+		if h.Txns[ti].Status != history.Committed {
+			continue
+		}
+		pt := &p.txns[ti]
+		for _, r := range pt.reads {
+			if r.isList {
+				continue
+			}
+			if _, ok := pt.finalValue(r.key); ok {
+				k := [2]string{unq(p.keys[r.key]), string(r.val)}
+				rmw[k] = append(rmw[k], h.Txns[ti].ID)
+			}
+		}
+	}
+	for _, s := range cycle {
+		if s.Kind != "rw" {
+			continue
+		}
+		for k, ids := range rmw {
+			if k[0] != s.Key || len(ids) < 2 {
+				continue
+			}
+			from, to := false, false
+			for _, id := range ids {
+				from = from || id == s.From
+				to = to || id == s.To
+			}
+			if from && to {
+				return true
+			}
+		}
+	}
+	return false
 }

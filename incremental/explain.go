@@ -91,6 +91,24 @@ func (x *explainer) cycle(extra lit) []edgeRec {
 	return best
 }
 
+func simpler(a, b []edgeRec) bool {
+	ra, rb := rwCount(a), rwCount(b)
+	if ra != rb {
+		return ra < rb
+	}
+	return weight(a) < weight(b)
+}
+
+func rwCount(c []edgeRec) int {
+	n := 0
+	for _, r := range c {
+		if r.kind == kindRW {
+			n++
+		}
+	}
+	return n
+}
+
 // weight counts transaction hops, so point chains do not look long.
 func weight(c []edgeRec) int {
 	n := 0
@@ -155,53 +173,147 @@ func (x *explainer) choices() []lit {
 	return out
 }
 
-func (x *explainer) run() ([]forcedStep, []edgeRec) {
+// run replays pruning: close a cycle if the known edges have one; else
+// force the choice whose alternative closes the shortest cycle (shortest
+// first keeps explanations on the edges a person would use, e.g. the rw
+// edges of a lost update rather than ww orders derived from them); else,
+// within depth, split on a choice and show that both cases close a cycle.
+func (x *explainer) run(depth int) ([]forcedStep, []edgeRec) {
 	var forced []forcedStep
 	choices := x.choices()
 	for iter := 0; iter < 1000; iter++ {
+		x.unitPropagate()
 		if c := x.cycle(litTrue); c != nil {
 			return forced, c
 		}
-		progress := false
+		// Force the choice whose excluded alternative closes the simplest
+		// cycle: fewest rw edges, then fewest hops. Orders forced by
+		// read-from ("B read S's write, so S precedes B") come first, and
+		// the anti-dependency cycle that is the anomaly stays the final one.
+		var bestLit lit
+		var best []edgeRec
 		for _, l := range choices {
 			if _, ok := x.value(l); ok {
 				continue
 			}
 			for _, pol := range []lit{l, l.not()} {
-				if c := x.cycle(pol); c != nil {
-					x.set(pol, false)
-					forced = append(forced, forcedStep{what: x.describeLit(pol.not()), cycle: c})
-					progress = true
-					break
+				if c := x.cycle(pol); c != nil && (best == nil || simpler(c, best)) {
+					bestLit, best = pol, c
 				}
 			}
-			if progress {
-				break
-			}
 		}
-		// Exactly-one elimination and commit implications.
+		if best != nil {
+			x.set(bestLit, false)
+			forced = append(forced, forcedStep{what: x.describeLit(bestLit.not()), cycle: best})
+			continue
+		}
+		if depth == 0 {
+			break
+		}
+		// Split on read-from choices first: "either T read from A or from
+		// B" is how a person argues about duplicate values.
+		for _, l := range x.splitOrder(choices) {
+			if _, ok := x.value(l); ok {
+				continue
+			}
+			saved := x.snapshot()
+			x.set(l, true)
+			f1, c1 := x.run(depth - 1)
+			x.restore(saved)
+			x.set(l, false)
+			f2, c2 := x.run(depth - 1)
+			x.restore(saved)
+			if c1 == nil || c2 == nil {
+				continue
+			}
+			yes, no := x.describeLit(l), x.describeLit(l.not())
+			for _, f := range f1 {
+				forced = append(forced, forcedStep{what: "if " + yes + ": " + f.what, cycle: f.cycle})
+			}
+			forced = append(forced, forcedStep{what: "if " + yes + ", a cycle closes; so " + no, cycle: c1})
+			for _, f := range f2 {
+				forced = append(forced, forcedStep{what: "then " + f.what, cycle: f.cycle})
+			}
+			return forced, c2
+		}
+		break
+	}
+	return forced, nil
+}
+
+func (x *explainer) splitOrder(choices []lit) []lit {
+	var rf, rest []lit
+	isRF := map[lit]bool{}
+	for _, rv := range x.e.reads {
+		for _, l := range rv.rf {
+			isRF[l] = true
+		}
+	}
+	for _, l := range choices {
+		if isRF[l] {
+			rf = append(rf, l)
+		} else {
+			rest = append(rest, l)
+		}
+	}
+	return append(rf, rest...)
+}
+
+func (x *explainer) snapshot() map[lit]bool {
+	m := make(map[lit]bool, len(x.assign))
+	for k, v := range x.assign {
+		m[k] = v
+	}
+	return m
+}
+
+func (x *explainer) restore(m map[lit]bool) {
+	x.assign = make(map[lit]bool, len(m))
+	for k, v := range m {
+		x.assign[k] = v
+	}
+}
+
+// unitPropagate applies each read's exactly-one and a chosen writer's
+// commit, to a fixpoint.
+func (x *explainer) unitPropagate() {
+	for changed := true; changed; {
+		changed = false
 		for _, rv := range x.e.reads {
+			if gv, ok := x.value(rv.g); !ok || !gv {
+				continue
+			}
 			var open []int
-			anyTrue := false
+			chosen := -1
 			for i, l := range rv.rf {
 				v, ok := x.value(l)
 				switch {
 				case !ok:
 					open = append(open, i)
 				case v:
-					anyTrue = true
+					chosen = i
 				}
 			}
-			if gv, ok := x.value(rv.g); ok && gv && !anyTrue && len(open) == 1 {
+			switch {
+			case chosen >= 0:
+				for _, i := range open {
+					x.set(rv.rf[i], false)
+					changed = true
+				}
+				if w := rv.cands[chosen]; w >= 0 {
+					if c := x.e.com[w]; c != litTrue && c != litFalse {
+						if v, ok := x.value(c); !ok || !v {
+							x.set(c, true)
+							changed = !ok
+						}
+					}
+				}
+			case len(open) == 1:
 				x.set(rv.rf[open[0]], true)
-				progress = true
+				changed = true
 			}
 		}
-		if !progress {
-			break
-		}
 	}
-	return forced, nil
 }
 
 func (x *explainer) describeLit(l lit) string {
