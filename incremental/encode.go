@@ -113,8 +113,8 @@ type encoder struct {
 
 	// Point chains laid out by layout: session points per transaction,
 	// time-chain links, and the attachments of transactions to time points.
-	sessQ   []solver.Node
-	chain   [][2]solver.Node
+	sessQ    []solver.Node
+	chain    [][2]solver.Node
 	timeIn   [][2]int32 // point -> txn
 	timeOut  [][2]int32 // txn -> point
 	endPoint map[timePoint]solver.Node
