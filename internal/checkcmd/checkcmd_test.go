@@ -114,7 +114,7 @@ func TestProgress(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "streamcheck: reading -") || !strings.Contains(lines[1], "read 1 transactions (native)") || !strings.Contains(lines[2], "encoded") {
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "streamcheck: reading -") || !strings.Contains(lines[1], "read 1 transaction (native)") || !strings.Contains(lines[2], "encoded") {
 		t.Fatalf("progress:\n%s", errb.String())
 	}
 	errb.Reset()

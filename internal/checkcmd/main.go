@@ -94,7 +94,7 @@ func (r *runner) run(ctx context.Context, examples fs.FS, names []string, stdin 
 	if err != nil {
 		return r.fail(err)
 	}
-	r.progressf("read %d transactions (%s) in %s; checking %s", len(h.Txns), format, since(r.start), c.opts.Level)
+	r.progressf("read %s (%s) in %s; checking %s", report.Plural(len(h.Txns), "transaction"), format, since(r.start), c.opts.Level)
 
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
@@ -199,9 +199,11 @@ func exitCode(v incremental.Verdict) int {
 	return ExitUnknown
 }
 
-// ticker prints a line every few seconds while a check runs, so that a
-// long check on a terminal does not look hung. The returned func stops it
-// and waits for it, so no line is written after the report.
+// ticker prints a line now and then while a check runs, so that a long
+// check on a terminal does not look hung: after 5s, then at doubling
+// intervals up to one a minute, so a long check stays a few lines. The
+// returned func stops it and waits for it, so no line is written after
+// the report.
 func (r *runner) ticker() (stop func()) {
 	if !r.c.progress {
 		return func() {}
@@ -209,14 +211,17 @@ func (r *runner) ticker() (stop func()) {
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
-		t := time.NewTicker(5 * time.Second)
+		every := 5 * time.Second
+		t := time.NewTimer(every)
 		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
-				r.progressf("still checking after %s", since(r.start))
+				r.progressf("still checking after %s", since(r.start).Round(time.Second))
+				every = min(2*every, time.Minute)
+				t.Reset(every)
 			}
 		}
 	}()

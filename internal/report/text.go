@@ -31,7 +31,7 @@ func (r *Report) Conditions() string {
 func (r *Report) Headline(opts TextOptions) string {
 	switch r.Verdict {
 	case "valid":
-		s := fmt.Sprintf("VALID: %s (%s) — %s", r.Level, r.Conditions(), plural(r.Txns, "transaction"))
+		s := fmt.Sprintf("VALID: %s (%s) — %s", r.Level, r.Conditions(), Plural(r.Txns, "transaction"))
 		if opts.ValidHint != "" {
 			s += "; " + opts.ValidHint
 		}
@@ -43,15 +43,15 @@ func (r *Report) Headline(opts TextOptions) string {
 		case n == 0:
 			what = "violation proven; the time budget ran out before a core was extracted"
 		case r.MaxAnomalies > 0 && n >= r.MaxAnomalies:
-			what = fmt.Sprintf("%s (the limit; there may be more)", plural(n, "anomaly"))
+			what = fmt.Sprintf("%s (the limit; there may be more)", Plural(n, "anomaly"))
 		case r.Stats.TimedOut:
-			what = fmt.Sprintf("%s (the time budget ran out; there may be more)", plural(n, "anomaly"))
+			what = fmt.Sprintf("%s (the time budget ran out; there may be more)", Plural(n, "anomaly"))
 		default:
-			what = plural(n, "anomaly")
+			what = Plural(n, "anomaly")
 		}
-		return fmt.Sprintf("INVALID: not %s (%s): %s in %s", r.Level, r.Conditions(), what, plural(r.Txns, "transaction"))
+		return fmt.Sprintf("INVALID: not %s (%s): %s in %s", r.Level, r.Conditions(), what, Plural(r.Txns, "transaction"))
 	}
-	return fmt.Sprintf("UNKNOWN: %s not decided within the time budget (%s) — %s, no anomaly found", r.Level, r.Conditions(), plural(r.Txns, "transaction"))
+	return fmt.Sprintf("UNKNOWN: %s not decided within the time budget (%s) — %s, no anomaly found", r.Level, r.Conditions(), Plural(r.Txns, "transaction"))
 }
 
 // WriteText writes the human report: the verdict line, then for each
@@ -84,7 +84,8 @@ func WriteText(w io.Writer, r *Report, opts TextOptions) error {
 	return bw.Flush()
 }
 
-func plural(n int, word string) string {
+// Plural spells a count with its noun: "1 anomaly", "2 anomalies".
+func Plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
