@@ -1,0 +1,281 @@
+package incremental
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+	"strings"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// Online checks a stream of transactions released in start order by the
+// window (window/), raising an alert the moment an anomaly is proven.
+//
+// This is the first, non-evicting engine: it keeps every released
+// transaction and re-checks the released history at each step, so its
+// memory grows with the stream. What it gets right, and what the evicting
+// engine must keep (EXACTNESS.md §5):
+//
+//	O1 Online checking is strict serializability with session order (§1):
+//	   the level the user promised is recorded, and an alert whose core
+//	   does not violate it without real-time edges says NeedsRealtime.
+//	O2 A read of a transaction that is not yet time-closed never supports
+//	   an alert: a late overlapping writer may still explain it. The alert
+//	   instance drops those reads; a closed reader's possible writers are
+//	   final (later transactions follow it in real time), so an alert can
+//	   never be retracted.
+//	O3 The first verdict equals offline: the alert instance has a subset of
+//	   the constraints of every later one (future writers only add
+//	   candidates to open reads, which it drops), and at end of input every
+//	   transaction is closed, so it is the offline instance.
+//	O4 After an alert its core is quarantined by the projection rule, as
+//	   check --max-anomalies does, and checking goes on.
+//	O5 An alert raised while some member was open is shrunk again once all
+//	   members have closed (more reads count then, AM1) and updated under
+//	   the same id; ids are a hash of the core as first alerted, so a
+//	   replay of the same stream gives the same ids.
+type Online struct {
+	opts     history.Options
+	promised history.Level
+
+	released []history.Txn
+	index    map[string]int
+	closed   []bool
+	quar     []bool
+
+	alerts  []*Alert
+	pending []*Alert // alerted with an open member; re-shrunk once all close
+
+	steps, checks int
+}
+
+// Alert is one proven anomaly of the stream.
+type Alert struct {
+	ID string
+	Anomaly
+	// Level is the level checked (strict-serializable) and Promised the one
+	// the user asked for; NeedsRealtime says the core violates only with
+	// real-time edges, so it proves a stale read rather than a violation of
+	// a promise without real time.
+	Level         history.Level
+	Promised      history.Level
+	Skew          int64
+	NeedsRealtime bool
+	// Updated marks a re-sent alert whose core shrank after its members
+	// closed (O5).
+	Updated bool
+	// Watermark is the released prefix's last start when the alert fired.
+	Watermark int64
+}
+
+// NewOnline starts an engine. opts.Level is the promised level; checking
+// is strict serializable (O1).
+func NewOnline(opts history.Options) *Online {
+	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}}
+	o.opts.Level = history.StrictSerializable
+	return o
+}
+
+// Release adds transactions the window released (in start order).
+func (o *Online) Release(txns ...history.Txn) {
+	for _, t := range txns {
+		o.index[t.ID] = len(o.released)
+		o.released = append(o.released, t)
+		o.closed = append(o.closed, false)
+		o.quar = append(o.quar, false)
+	}
+}
+
+// Close marks released transactions time-closed.
+func (o *Online) Close(ids ...string) {
+	for _, id := range ids {
+		if i, ok := o.index[id]; ok {
+			o.closed[i] = true
+		}
+	}
+}
+
+// CloseAll is end of input: every transaction time-closes (§5).
+func (o *Online) CloseAll() {
+	for i := range o.closed {
+		o.closed[i] = true
+	}
+}
+
+// Alerts returns every alert raised so far.
+func (o *Online) Alerts() []*Alert { return o.alerts }
+
+// Step checks the released history and returns the alerts raised (and
+// updated) by this step.
+func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
+	o.steps++
+	var out []*Alert
+	// O5 first: pending alerts whose members have all closed.
+	keep := o.pending[:0]
+	for _, a := range o.pending {
+		if !o.allClosed(a.Core) {
+			keep = append(keep, a)
+			continue
+		}
+		smaller, err := o.reshrink(ctx, a)
+		if err != nil {
+			return out, err
+		}
+		if smaller {
+			out = append(out, a)
+		}
+	}
+	o.pending = keep
+	for {
+		h, ids := o.alertHistory()
+		if len(h.Txns) == 0 {
+			return out, nil
+		}
+		o.checks++
+		res, err := Check(ctx, h, o.opts, Config{MaxAnomalies: 1})
+		if err != nil {
+			return out, err
+		}
+		if res.Verdict != Invalid || len(res.Anomalies) == 0 {
+			return out, nil
+		}
+		an := res.Anomalies[0]
+		a := &Alert{
+			ID:       alertID(an.Core),
+			Anomaly:  an,
+			Level:    o.opts.Level,
+			Promised: o.promised,
+			Skew:     o.opts.Skew,
+		}
+		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
+		a.Watermark = o.lastStart()
+		for _, id := range an.Core {
+			o.quar[o.index[id]] = true
+		}
+		if !o.allClosed(an.Core) {
+			o.pending = append(o.pending, a)
+		}
+		o.alerts = append(o.alerts, a)
+		out = append(out, a)
+		_ = ids
+	}
+}
+
+func (o *Online) allClosed(core []string) bool {
+	for _, id := range core {
+		if !o.closed[o.index[id]] {
+			return false
+		}
+	}
+	return true
+}
+
+func (o *Online) lastStart() int64 {
+	if n := len(o.released); n > 0 {
+		return o.released[n-1].Start
+	}
+	return 0
+}
+
+// alertHistory is the instance alerts are judged on: the released history
+// projected away from quarantined cores (O4), with the reads of
+// transactions that are not time-closed dropped (O2).
+func (o *Online) alertHistory() (*history.History, []int) {
+	full := &history.History{Txns: o.released}
+	in := make([]bool, len(o.released))
+	for i := range in {
+		in[i] = !o.quar[i]
+	}
+	p := prepare(full, o.opts)
+	h := p.project(in)
+	var ids []int
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		j := o.index[t.ID]
+		ids = append(ids, j)
+		if o.closed[j] {
+			continue
+		}
+		ops := t.Ops[:0:0]
+		for _, op := range t.Ops {
+			if op.Kind != history.Read {
+				ops = append(ops, op)
+			}
+		}
+		t.Ops = ops
+	}
+	return h, ids
+}
+
+// reshrink shrinks a pending alert's core under the projection now that
+// every member is closed; it reports whether the core got smaller.
+func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
+	full := &history.History{Txns: o.released}
+	// The core is shrunk inside the projection that was current when it
+	// fired: members of other cores stay out.
+	in := make([]bool, len(o.released))
+	for i := range in {
+		in[i] = !o.quar[i]
+	}
+	for _, id := range a.Core {
+		in[o.index[id]] = true
+	}
+	p := prepare(full, o.opts)
+	h := p.project(in)
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		if o.closed[o.index[t.ID]] {
+			continue
+		}
+		ops := t.Ops[:0:0]
+		for _, op := range t.Ops {
+			if op.Kind != history.Read {
+				ops = append(ops, op)
+			}
+		}
+		t.Ops = ops
+	}
+	ph := prepare(h, o.opts)
+	cf := newCoreFinder(ph)
+	pos := map[string]int32{}
+	for i := range h.Txns {
+		pos[h.Txns[i].ID] = int32(i)
+	}
+	var core []int32
+	for _, id := range a.Core {
+		core = append(core, pos[id])
+	}
+	shrunk, err := cf.shrink(ctx, core)
+	if err != nil {
+		return false, err
+	}
+	if len(shrunk) >= len(core) {
+		return false, nil
+	}
+	an := describe(ph, shrunk)
+	an.Core = sortedIDs(h, shrunk)
+	a.Anomaly = an
+	a.Updated = true
+	a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
+	return true, nil
+}
+
+func sortedIDs(h *history.History, ts []int32) []string {
+	s := append([]int32(nil), ts...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	out := make([]string, len(s))
+	for i, t := range s {
+		out[i] = h.Txns[t].ID
+	}
+	return out
+}
+
+// alertID is stable across replays: a hash of the core as first alerted.
+func alertID(core []string) string {
+	s := append([]string(nil), core...)
+	sort.Strings(s)
+	sum := sha256.Sum256([]byte(strings.Join(s, "\x00")))
+	return "sc-" + hex.EncodeToString(sum[:8])
+}

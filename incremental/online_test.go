@@ -1,0 +1,233 @@
+package incremental
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/oracle"
+)
+
+// firing records when an alert fired: the watermark then, and the core.
+type firing struct {
+	w       int64
+	core    []string
+	updated bool
+	typ     string
+}
+
+// sweep feeds h to an Online engine the way the window would: the
+// watermark W walks over every start and end instant; transactions are
+// released once W passes their start (in start order) and close once
+// effEnd+Δ < W-Δ; a step runs after each move; at the end everything
+// closes. It returns every alert as it fired.
+func sweep(t *testing.T, h *history.History, opts history.Options) ([]firing, *Online) {
+	t.Helper()
+	o := NewOnline(opts)
+	txns := append([]history.Txn(nil), h.Txns...)
+	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
+	var instants []int64
+	for _, tx := range txns {
+		instants = append(instants, tx.Start+1)
+		if e := opts.EffectiveEnd(&tx); e != math.MaxInt64 {
+			instants = append(instants, e+2*opts.Skew+1)
+		}
+	}
+	slices.Sort(instants)
+	var fired []firing
+	next := 0
+	closed := map[string]bool{}
+	step := func(w int64) {
+		as, err := o.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range as {
+			fired = append(fired, firing{w: w, core: append([]string(nil), a.Core...), updated: a.Updated, typ: a.Type})
+		}
+	}
+	for _, w := range instants {
+		for next < len(txns) && txns[next].Start < w {
+			o.Release(txns[next])
+			next++
+		}
+		for i := 0; i < next; i++ {
+			tx := &txns[i]
+			if e := opts.EffectiveEnd(tx); !closed[tx.ID] && e != math.MaxInt64 && e+opts.Skew < w-opts.Skew {
+				closed[tx.ID] = true
+				o.Close(tx.ID)
+			}
+		}
+		step(w)
+	}
+	for next < len(txns) {
+		o.Release(txns[next])
+		next++
+	}
+	o.CloseAll()
+	step(math.MaxInt64)
+	return fired, o
+}
+
+// TestOnlineExactnessHistories: the online behaviour EXACTNESS.md §5
+// asks of its histories (strict-serializable with session order; Δ, the
+// in-doubt horizon and the initial state as each says).
+func TestOnlineExactnessHistories(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		skew       int64
+		indoubt    int64
+		initial    history.InitialState
+		// alerts lists the expected first cores in order (nil: no alert).
+		alerts [][]string
+		// notBefore: no alert may fire at a watermark at or below this.
+		notBefore int64
+	}{
+		{name: "C", text: "W[0,100] w x1 · T[10,20] r x1 · U[30,40] w x2 · R[50,60] r x1", alerts: [][]string{{"R", "T", "U", "W"}}},
+		{name: "B", text: "W[0,100] w x1, w y7 · L[10,20] w x2 · R0[30,40] r x2, r y7 · R[50,60] r x1", alerts: [][]string{{"L", "R", "R0", "W"}}},
+		{name: "A", text: "W[0,100] w xa, w y7 · L[10,20] w xb · R0[30,40] r xb, r y7 · R[50,60] r xb, r y7"},
+		{name: "D", text: "L[0,10] w x1 · X[5,100] r x1, r z3 · U[50,60] w x2, w z3", alerts: [][]string{{"L", "U", "X"}}},
+		{name: "E", text: "L[0,10] w x5, w z1 · W[5,100] r z1, w x5, w y7 · R[50,60] r x5, r y7"},
+		{name: "S", text: "X[0,100] w x1, w z6 · P[10,20] r x1 (session c) · T[22,30] w z5 (session c) · Q[40,50] r z6", skew: 5, alerts: [][]string{{"P", "Q", "T", "X"}}},
+		{name: "F", text: "L1[0,30] w x1, w y7 · L2[10,20] w x2 · R0[21,29] r x2, r y7 · R[50,60] r x1", alerts: [][]string{{"L1", "L2", "R", "R0"}}},
+		{name: "K", text: "W1[0,10] w x5 · W3[12,18] w x6 · R[20,30] r x5 · W2[22,28] w x5"},
+		{name: "P", text: "P1[0,10] w x1 · P2[5,15] w x2 · P3[20,30] w x3 · R[40,50] r x3"},
+		{name: "G", text: "T[10,20] w x1 · U[5,200] w x2 · R2[210,220] r x1"},
+		{name: "L1", text: "A[0,10] w x1 · B[0,20] w x2 · R[30,60] r x1 · H[40,50] r x2, w x1"},
+		{name: "L2", text: "R[0,90] r x5, r z7 · C[10,40] w x6 · A[20,30] w x5 · D[50,60] w z7 · H[70,80] r x6, w x5"},
+		{name: "L3", text: "T1[0,30] w x1 · T2[10,20] w x2 · T3[20,60] r x1 · T4[40,50] r x2", alerts: [][]string{{"T1", "T2", "T3", "T4"}}, notBefore: 60},
+		{name: "U1", text: "U[0,30] r x1, w y2 (unknown) · R[40,70] r y2 · W[50,60] w x1"},
+		{name: "M1", text: "T1[0,60] w x2 · T2[10,20] w x1 · T3[30,70] r x1 · T4[40,50] r x2 · T5[80,90] r x1", alerts: [][]string{{"T1", "T2", "T4", "T5"}}},
+		{name: "M2", text: "T1[0,30] r x1 · T2[10,20] w x1 (unknown) · T3[40,50] r x null", indoubt: 5, alerts: [][]string{{"T1", "T2", "T3"}}},
+		{name: "Q1", text: "T1[0,20] w y1, w x3 (unknown) · T2[10,30] w x1 · T3[40,50] r x1, r y1", indoubt: 0},
+		{name: "Q2", text: "T1[0,30] w z2 · T2[10,20] w z1 · T3[40,70] r z2 · T4[50,60] w z1"},
+		{name: "IR1", text: "T1[0,10] w y3 · T2[5,15] w y1 · T3[20,200] w y1 · T4[30,40] r y1 · T5[50,60] w y2 · T6[70,80] r y1"},
+		{name: "CE1", text: "T1[0,10] w x2 (aborted) · T2[20,30] r x2", alerts: [][]string{{"T1", "T2"}}},
+		{name: "CE2a", text: "T1[0,50] w x1 · T2[10,20] w x2 · T3[30,60] r x1 · T4[40,90] w x1 (aborted) · T5[70,80] r x2", alerts: [][]string{{"T1", "T2", "T3", "T4", "T5"}}},
+		{name: "CE3", text: "T1[0,40] r y2, r x null · T2[10,20] w x2 · T3[30,50] w y2", alerts: [][]string{{"T1", "T2", "T3"}}},
+		{name: "CE4", text: "R1[0,100] r x5 · R2[10,20] r x6 · W[30,40] w x5", initial: history.InitialUnknown},
+		{name: "QU1", text: "T1[0,10] w x2 · T2[20,30] r x null · T3[40,50] r x null", alerts: [][]string{{"T1", "T2"}}},
+		{name: "QU2", text: "T1[0,10] r y1 · T2[20,30] r y2 · T3[40,50] r y2", initial: history.InitialUnknown, alerts: [][]string{{"T1", "T2"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := history.ParseCompact(tc.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := history.DefaultOptions()
+			opts.Level = history.StrictSerializable
+			opts.Skew, opts.InitialState = tc.skew, tc.initial
+			opts.InDoubt = history.NoInDoubt
+			if tc.indoubt != 0 || strings.Contains(tc.name, "Q1") {
+				opts.InDoubt = tc.indoubt
+			}
+			fired, _ := sweep(t, h, opts)
+			var firsts [][]string
+			for _, f := range fired {
+				if f.updated {
+					continue
+				}
+				c := slices.Sorted(slices.Values(f.core))
+				firsts = append(firsts, c)
+				if f.w <= tc.notBefore {
+					t.Errorf("alert %v at watermark %d, not before %d", c, f.w, tc.notBefore)
+				}
+			}
+			if !slices.EqualFunc(firsts, tc.alerts, slices.Equal[[]string]) {
+				t.Errorf("alerts %v, want %v", firsts, tc.alerts)
+			}
+			checkAlertCores(t, h, opts, fired)
+		})
+	}
+}
+
+// checkAlertCores: each alert's latest core is a core of the history
+// projected away from the cores alerted before it (oracle.CheckCore).
+func checkAlertCores(t *testing.T, h *history.History, opts history.Options, fired []firing) {
+	t.Helper()
+	latest := map[string][]string{} // first core (joined) -> latest core
+	var order []string
+	var prevKey string
+	for _, f := range fired {
+		if !f.updated {
+			prevKey = strings.Join(f.core, ",")
+			order = append(order, prevKey)
+			latest[prevKey] = f.core
+			continue
+		}
+		// An update replaces the core of the alert it updates; updates
+		// name the same id, which the firing does not carry: match by
+		// subset.
+		for k, c := range latest {
+			if isSubset(f.core, c) {
+				latest[k] = f.core
+			}
+		}
+	}
+	_ = prevKey
+	var quarantined []string
+	for _, k := range order {
+		core := latest[k]
+		if len(h.Txns) > oracle.MaxTxns+4 {
+			break
+		}
+		var rest []string
+		for i := range h.Txns {
+			if !slices.Contains(quarantined, h.Txns[i].ID) {
+				rest = append(rest, h.Txns[i].ID)
+			}
+		}
+		sub := oracle.Project(h, opts, rest)
+		if err := oracle.CheckCore(sub, opts, core); err != nil {
+			t.Errorf("alert core %v: %v", core, err)
+		}
+		quarantined = append(quarantined, strings.Split(k, ",")...)
+	}
+}
+
+func isSubset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestOnlineAgreesWithOffline: the first online verdict (any alert) equals
+// check's on random tiny histories, and every alert core is a core.
+func TestOnlineAgreesWithOffline(t *testing.T) {
+	n := tinyCount(300)
+	for _, skew := range []int64{0, 3} {
+		rng := rand.New(rand.NewPCG(uint64(skew), 11))
+		cfg := oracle.DefaultTinyConfig()
+		cfg.Timestamps, cfg.Sessions, cfg.Lists, cfg.Unknowns, cfg.Aborts = true, true, true, true, true
+		opts := history.DefaultOptions()
+		opts.Level = history.StrictSerializable
+		opts.Skew = skew
+		opts.InDoubt = 4
+		for i := 0; i < n; i++ {
+			h := oracle.RandomTiny(rng, cfg)
+			if h.Validate() != nil {
+				continue
+			}
+			res, err := Check(context.Background(), h, opts, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fired, _ := sweep(t, h, opts)
+			if (len(fired) > 0) != (res.Verdict == Invalid) {
+				t.Fatalf("history %d: online alerts %v, offline %s\n%s", i, fired, res.Verdict, dump(h))
+			}
+			checkAlertCores(t, h, opts, fired)
+			if t.Failed() {
+				t.Fatalf("history %d\n%s", i, dump(h))
+			}
+		}
+	}
+}
