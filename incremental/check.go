@@ -149,14 +149,14 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 	if max <= 0 {
 		max = 1
 	}
-	cf := newCoreFinder(p)
+	loc := &localizer{p: p}
 	remaining := make([]bool, len(h.Txns))
 	for i := range remaining {
 		remaining[i] = true
 	}
 	for len(res.Anomalies) < max {
-		core, err := cf.find(ctx, remaining)
-		res.Stats.CoreChecks = cf.checks
+		core, err := loc.find(ctx, remaining)
+		res.Stats.CoreChecks = loc.checks
 		if err != nil {
 			if ctx.Err() != nil {
 				res.Stats.TimedOutAny = true
@@ -169,7 +169,7 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 			remaining[t] = false
 		}
 		// Anything left to find? The rest is checked as the projection.
-		rest := cf.check(ctx, remaining)
+		rest := loc.fast(ctx, remaining)
 		if rest != solver.Unsat {
 			if rest == solver.Unknown {
 				res.Stats.TimedOutAny = true
@@ -202,6 +202,93 @@ func (e *encoder) witness() []string {
 		out = append(out, e.p.h.Txns[t].ID)
 	}
 	return out
+}
+
+// localizer narrows the search for a core before the guarded encoding,
+// whose one-assumption-per-transaction solves are slow on long histories:
+// it checks windows of members in start order (each as the projection
+// H|window, so a violation there is one of H) and runs the guarded search
+// on the first violating window. Windows overlap by half and grow fourfold
+// until one violates; the last covers every member, so nothing is missed.
+// Cores are local in practice (Boomslang §6: almost all involve at most
+// five transactions close in time), so this is a few fast checks.
+type localizer struct {
+	p      *prepared
+	checks int
+}
+
+var firstWindow = 1024 // a variable so tests can exercise windowing on tiny histories
+
+func (l *localizer) find(ctx context.Context, members []bool) ([]int32, error) {
+	p := l.p
+	var order []int32
+	for i, in := range members {
+		if in {
+			order = append(order, int32(i))
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ta, tb := &p.h.Txns[order[a]], &p.h.Txns[order[b]]
+		if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
+			return ta.Start < tb.Start
+		}
+		return order[a] < order[b]
+	})
+	for size := firstWindow; ; size *= 4 {
+		if size >= len(order) {
+			return l.guarded(ctx, members)
+		}
+		for lo := 0; lo < len(order); lo += size / 2 {
+			hi := min(lo+size, len(order))
+			window := make([]bool, len(p.h.Txns))
+			for _, t := range order[lo:hi] {
+				window[t] = true
+			}
+			switch l.fast(ctx, window) {
+			case solver.Unknown:
+				return nil, ctx.Err()
+			case solver.Unsat:
+				return l.guarded(ctx, window)
+			}
+			if hi == len(order) {
+				break
+			}
+		}
+	}
+}
+
+// fast decides H|members with the plain encoding.
+func (l *localizer) fast(ctx context.Context, members []bool) solver.Status {
+	l.checks++
+	hp := prepare(l.p.project(members), l.p.opts)
+	e := newEncoder(hp, encodeConfig{})
+	e.encode()
+	return e.solve(ctx)
+}
+
+// guarded finds a minimal core of H|members and maps it back to H.
+func (l *localizer) guarded(ctx context.Context, members []bool) ([]int32, error) {
+	hs := l.p.project(members)
+	ps := prepare(hs, l.p.opts)
+	cf := newCoreFinder(ps)
+	all := make([]bool, len(hs.Txns))
+	for i := range all {
+		all[i] = true
+	}
+	core, err := cf.find(ctx, all)
+	l.checks += cf.checks
+	if err != nil {
+		return nil, err
+	}
+	pos := make(map[string]int32, len(l.p.h.Txns))
+	for i := range l.p.h.Txns {
+		pos[l.p.h.Txns[i].ID] = int32(i)
+	}
+	out := make([]int32, len(core))
+	for i, t := range core {
+		out[i] = pos[hs.Txns[t].ID]
+	}
+	return out, nil
 }
 
 // coreFinder extracts minimal cores: a guarded encoding of the whole

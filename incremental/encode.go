@@ -108,6 +108,7 @@ type encoder struct {
 	inits  map[int32]map[string]lit // key -> initial value -> var
 
 	and2cache map[[2]lit]lit
+	scratch   []solver.Lit
 
 	nodeTxn []int32 // solver node -> transaction (-1 for point nodes)
 
@@ -317,7 +318,7 @@ func (e *encoder) and2(a, b lit) lit {
 
 // clause adds a clause over lits with constants folded.
 func (e *encoder) clause(lits ...lit) {
-	out := make([]solver.Lit, 0, len(lits))
+	out := e.scratch[:0]
 	for _, l := range lits {
 		switch l {
 		case litTrue:
@@ -327,6 +328,7 @@ func (e *encoder) clause(lits ...lit) {
 		}
 		out = append(out, solver.Lit(l))
 	}
+	e.scratch = out
 	if !e.s.AddClause(out...) {
 		e.unsat = true
 	}
@@ -451,6 +453,11 @@ func (e *encoder) encodeRealTime() {
 // encodeReads creates read-from choices (I2, I3) and the wr edges.
 func (e *encoder) encodeReads() {
 	p := e.p
+	total := 0
+	for ti := range p.txns {
+		total += len(p.txns[ti].reads)
+	}
+	e.reads = make([]readVar, 0, total)
 	for ti := range p.h.Txns {
 		if e.node[ti] < 0 {
 			continue

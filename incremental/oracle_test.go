@@ -119,3 +119,36 @@ func dump(h *history.History) string {
 	}
 	return s
 }
+
+// TestWindowedCoresAgainstBruteForce repeats the differential test with
+// windows of two transactions, so that the localizer's windowing (not just
+// its fallback to the whole history) is held to the oracle.
+func TestWindowedCoresAgainstBruteForce(t *testing.T) {
+	saved := firstWindow
+	firstWindow = 2
+	defer func() { firstWindow = saved }()
+	rng := rand.New(rand.NewPCG(99, 7))
+	cfg := oracle.DefaultTinyConfig()
+	cfg.Timestamps, cfg.Sessions, cfg.Lists, cfg.Unknowns, cfg.Aborts = true, true, true, true, true
+	opts := history.DefaultOptions()
+	opts.Level = history.StrictSerializable
+	for i := 0; i < tinyCount(300); i++ {
+		h := oracle.RandomTiny(rng, cfg)
+		if h.Validate() != nil {
+			continue
+		}
+		res, err := Check(context.Background(), h, opts, Config{MaxAnomalies: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, _ := oracle.Check(h, opts)
+		if (res.Verdict == Valid) != want {
+			t.Fatalf("history %d: %s, oracle valid=%v\n%s", i, res.Verdict, want, dump(h))
+		}
+		if res.Verdict == Invalid {
+			if err := oracle.CheckCore(h, opts, res.Anomalies[0].Core); err != nil {
+				t.Fatalf("history %d: core %v: %v\n%s", i, res.Anomalies[0].Core, err, dump(h))
+			}
+		}
+	}
+}
