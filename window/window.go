@@ -190,7 +190,7 @@ type Window struct {
 	free []int32
 	open openHeap
 
-	ids map[string]struct{}
+	ids *idSet
 
 	accepted, released, closedN uint64
 	dead                        [NumReasons]uint64
@@ -209,7 +209,7 @@ func New(cfg Config) (*Window, error) {
 		parts:    make([]partition, cfg.Partitions),
 		w:        math.MinInt64,
 		maxStart: math.MinInt64,
-		ids:      make(map[string]struct{}),
+		ids:      newIDSet(),
 	}
 	w.rescan()
 	return w, nil
@@ -331,10 +331,9 @@ func (w *Window) Add(p int, t history.Txn) *DeadLetter {
 	if p < 0 || p >= len(w.parts) {
 		panic(fmt.Sprintf("window: partition %d out of range [0,%d)", p, len(w.parts)))
 	}
-	if _, dup := w.ids[t.ID]; dup {
+	if !w.ids.add(t.ID) {
 		return w.deadLetter(p, t, DuplicateID, fmt.Sprintf("id %q seen before", t.ID))
 	}
-	w.ids[t.ID] = struct{}{}
 	if !t.HasTime {
 		return w.deadLetter(p, t, MissingTime, "no timestamps")
 	}
@@ -528,7 +527,7 @@ func (w *Window) Stats() Stats {
 		Released:        w.released,
 		Closed:          w.closedN,
 		DeadLetters:     w.dead,
-		IDs:             len(w.ids),
+		IDs:             w.ids.len(),
 		IdleTransitions: w.idleTransitions,
 	}
 	if s.Watermark != math.MinInt64 && s.Watermark != math.MaxInt64 && s.MaxStart != math.MinInt64 {
