@@ -51,12 +51,16 @@ func BenchmarkSteady(b *testing.B) {
 				rel = w.Release(rel[:0])
 				cl = w.PopClosed(cl[:0])
 			}
+			cpu0 := cpuNanos()
 			for b.Loop() {
 				if d := w.Add(int(i)%sz.parts, mk()); d != nil {
 					b.Fatal(d)
 				}
 				rel = w.Release(rel[:0])
 				cl = w.PopClosed(cl[:0])
+			}
+			if cpu := cpuNanos() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 			}
 			s := w.Stats()
 			b.ReportMetric(float64(s.Buffered), "buffered")
