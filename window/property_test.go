@@ -222,6 +222,7 @@ type outcome struct {
 	released []string
 	closed   []Closing
 	dead     []string
+	details  []string
 }
 
 func run(r *rand.Rand, cfg Config, arr []arrival, pollEvery int) (outcome, error) {
@@ -235,6 +236,7 @@ func run(r *rand.Rand, cfg Config, arr []arrival, pollEvery int) (outcome, error
 	for _, a := range arr {
 		if d := w.Add(a.p, a.t); d != nil {
 			o.dead = append(o.dead, fmt.Sprintf("%d/%s/%s", d.Partition, d.Txn.ID, d.Reason))
+			o.details = append(o.details, d.String())
 		}
 		if r.IntN(pollEvery) == 0 {
 			rel = w.Release(rel)
@@ -249,6 +251,7 @@ func run(r *rand.Rand, cfg Config, arr []arrival, pollEvery int) (outcome, error
 	o.released = ids(rel)
 	o.closed = cl
 	slices.Sort(o.dead)
+	slices.Sort(o.details)
 	return o, nil
 }
 
@@ -274,7 +277,8 @@ func TestDeterminism(t *testing.T) {
 				checkSorted(t, seed, streams, cfg, o)
 				continue
 			}
-			if !slices.Equal(o.released, first.released) || !slices.Equal(o.closed, first.closed) || !slices.Equal(o.dead, first.dead) {
+			if !slices.Equal(o.released, first.released) || !slices.Equal(o.closed, first.closed) || !slices.Equal(o.dead, first.dead) ||
+				!slices.Equal(o.details, first.details) {
 				t.Fatalf("seed %d mode %d: outcome differs\n got %+v\nwant %+v", seed, mode, o, first)
 			}
 		}

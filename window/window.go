@@ -344,16 +344,17 @@ func (w *Window) Add(p int, t history.Txn) *DeadLetter {
 	switch {
 	case w.closed:
 		return w.deadLetter(p, t, Late, "after end of input")
-	case t.Start < w.w:
-		return w.deadLetter(p, t, Late, fmt.Sprintf("start %d < watermark %d", t.Start, w.w))
 	case part.seen && t.Start < w.key(part):
-		// Below its own partition's promise but not yet below W: W
-		// would pass it or not depending on how far the other partitions
-		// happen to be, so accepting it would make the outcome depend on
-		// the interleaving of partitions. Refusing it keeps it
-		// deterministic (invariant W6).
+		// Below its own partition's promise. Whether W has passed it too
+		// depends on how far the other partitions happen to be, so
+		// accepting it when W has not would make the outcome depend on
+		// the interleaving of partitions; refusing it keeps it
+		// deterministic (invariant W6). Checked before W so that the
+		// detail does not depend on the interleaving either.
 		return w.deadLetter(p, t, Late, fmt.Sprintf("start %d < partition %d watermark %d (lateness %d exceeded)",
 			t.Start, p, w.key(part), w.cfg.Lateness))
+	case t.Start < w.w:
+		return w.deadLetter(p, t, Late, fmt.Sprintf("start %d < watermark %d", t.Start, w.w))
 	}
 	w.accepted++
 	w.bufferTxn(t)
