@@ -109,10 +109,11 @@
 //
 // Measured (BenchmarkSteady, Add+Release+PopClosed per transaction with 32
 // partitions and about 1,000 buffered, 1-3 million IDs, on a shared 2-core
-// VM under load): 620-720 ns of CPU per transaction (0.8-1.3 µs wall),
-// ID generation included; about 60% of it is the ID set, one cache miss
-// per insert into a table of tens of MB plus its doublings. With about
-// 80,000 buffered and 12,000 open: about 1.05 µs of CPU.
+// VM under load): 620-780 ns of CPU per transaction (0.6-1.3 µs wall),
+// ID generation included. About 400 ns of it is the ID set (one cache and
+// TLB miss per insert into a table of tens of MB, plus its doublings):
+// the same run without the duplicate check costs 290-300 ns. With about
+// 80,000 buffered and 12,000 open: 1.05-1.2 µs of CPU.
 //
 // # Memory
 //
