@@ -94,6 +94,9 @@ func New(opts Options) *Solver {
 	if opts.TheoryPropagationLimit == 0 {
 		opts.TheoryPropagationLimit = 32
 	}
+	if opts.PruneLimit == 0 {
+		opts.PruneLimit = 256
+	}
 	s := &Solver{opts: opts, ok: true, varInc: 1, clauseInc: 1}
 	s.heap.act = &s.activity
 	s.rng = opts.Seed*0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D
@@ -713,11 +716,13 @@ func (s *Solver) polarity(v Var) Lit {
 	case -1:
 		return NegLit(v)
 	}
-	if t := s.th.phase(s, v); t != 0 {
-		if t > 0 {
-			return PosLit(v)
+	if s.phase[v] == 0 || s.opts.AlwaysOrderPhase {
+		if t := s.th.phase(s, v); t != 0 {
+			if t > 0 {
+				return PosLit(v)
+			}
+			return NegLit(v)
 		}
-		return NegLit(v)
 	}
 	if s.phase[v] > 0 {
 		return PosLit(v)
@@ -848,9 +853,15 @@ func (s *Solver) search(budget int64, done <-chan struct{}) Status {
 			}
 			continue
 		}
-		if conflicts >= budget ||
-			(s.opts.ConflictBudget > 0 && s.conflictsNow >= s.opts.ConflictBudget) {
+		if s.opts.ConflictBudget > 0 && s.conflictsNow >= s.opts.ConflictBudget {
 			s.cancelUntil(0)
+			return Unknown
+		}
+		if conflicts >= budget {
+			// Restart, but keep the decisions the heap would make again
+			// anyway (partial trail reuse): on large instances a full
+			// restart re-decides every variable.
+			s.cancelUntil(s.reuseLevel())
 			return Unknown
 		}
 		if s.decisionLevel() == 0 {
@@ -892,6 +903,33 @@ func (s *Solver) search(budget int64, done <-chan struct{}) Status {
 		s.newDecisionLevel()
 		s.enqueue(next, crefUndef)
 	}
+}
+
+// reuseLevel is the decision level a restart backtracks to: the levels
+// whose decisions all have more activity than the next decision the heap
+// would make (assumption levels are kept whole or not at all, since they
+// come first).
+func (s *Solver) reuseLevel() int {
+	next := Var(-1)
+	for !s.heap.empty() {
+		v := s.heap.heap[0]
+		if s.val[PosLit(v)] == 0 && !s.retired[v] {
+			next = v
+			break
+		}
+		s.heap.pop()
+	}
+	if next < 0 {
+		return 0
+	}
+	a := s.activity[next]
+	for lvl := len(s.assumptions); lvl < s.decisionLevel(); lvl++ {
+		d := s.trail[s.trailLim[lvl]].Var()
+		if s.activity[d] < a {
+			return lvl
+		}
+	}
+	return s.decisionLevel()
 }
 
 // allAssigned reports whether the decision heap has nothing left (cheap

@@ -202,10 +202,10 @@ func (s *Solver) addEdge(p, q Lit, from, to Node) {
 		return
 	}
 	t := &s.th
-	if s.val[p] == 0 || (q != litUndef && s.val[q] == 0) {
+	if lim := s.opts.PruneLimit; lim >= 0 && (s.val[p] == 0 || (q != litUndef && s.val[q] == 0)) {
 		// An edge that closes a cycle with permanent edges is pruned at
 		// once (VeriStrong §6.1.1): its literals cannot all hold.
-		if t.reachesBounded(to, from, 8*max(s.opts.TheoryPropagationLimit, 32)) {
+		if t.reachesBounded(to, from, lim) {
 			if q == litUndef {
 				s.addLemma(p.Not())
 			} else {
@@ -447,6 +447,9 @@ func (t *theory) cycleClause(s *Solver, e int32) {
 // present edge), minimizing the number of literal-carrying edges (0-1
 // BFS: base edges cost nothing). It panics if there is no such path.
 func (t *theory) shortestPath(s *Solver, x, y Node, before int32, out []Lit) []Lit {
+	// Every node of a path x~>y over present edges lies between x and y
+	// in the order (T1), which bounds the search to the affected region.
+	oy := t.ord[y]
 	t.bgen++
 	gen := t.bgen
 	// bmark: settled; fmark with fgen: discovered. Discovery keeps the
@@ -477,7 +480,7 @@ func (t *theory) shortestPath(s *Solver, x, y Node, before int32, out []Lit) []L
 					continue
 				}
 				w := fe.to
-				if t.bmark[w] == gen {
+				if t.bmark[w] == gen || t.ord[w] > oy {
 					continue
 				}
 				if fe.isBase() {
@@ -638,11 +641,20 @@ func (t *theory) phase(s *Solver, v Var) int {
 	return 0
 }
 
+// voteEdges is how many edges of a literal vote: the first ones added,
+// which for an edge set are its defining edges (a version order, a
+// read-from), so that large derived sets do not make decisions costly.
+const voteEdges = 4
+
 // vote counts p's possible edges pointing forward minus those pointing
-// backward in the current order.
+// backward in the current order, over its first voteEdges edges.
 func (t *theory) vote(s *Solver, p Lit) int {
 	n := 0
-	for _, e := range t.edgesOf[p] {
+	es := t.edgesOf[p]
+	if len(es) > voteEdges {
+		es = es[:voteEdges]
+	}
+	for _, e := range es {
 		ed := &t.edges[e]
 		if ed.dead || ed.present {
 			continue

@@ -92,6 +92,15 @@ type Options struct {
 	// edges it now forbids (default 32; negative disables theory
 	// propagation, leaving only conflict detection).
 	TheoryPropagationLimit int
+	// PruneLimit bounds the search, when an edge is added, for a path
+	// back over permanent edges (base and level-0 true); if one is found
+	// the edge's literals get a level-0 lemma (default 256; negative
+	// disables).
+	PruneLimit int
+	// AlwaysOrderPhase recomputes the order-guided phase at every
+	// decision (VeriStrong §6.2 literally); by default it only sets the
+	// first phase of a variable and phase saving takes over.
+	AlwaysOrderPhase bool
 
 	_ struct{}
 }
