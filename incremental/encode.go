@@ -335,9 +335,22 @@ func (e *encoder) clause(lits ...lit) {
 }
 
 // edge adds from -> to present when a and b hold.
+//
+// An edge between transactions that the level already orders (real time,
+// session) is left out: every edge leaving a transaction is conditioned on
+// something that implies it is present and committed (I1), which is the
+// condition of the chain path that orders them, so the chain implies it.
+// Most wr edges (reads of finished writes) and many rw edges are of this
+// kind. Explanations (record) keep them, so their cycles name the
+// dependency rather than the clock.
 func (e *encoder) edge(a, b lit, from, to solver.Node, rec edgeRec) {
 	if from < 0 || to < 0 || from == to || a == litFalse || b == litFalse {
 		return
+	}
+	if !e.record && (rec.kind == kindWR || rec.kind == kindWW || rec.kind == kindRW) {
+		if u, v := e.nodeTxn[from], e.nodeTxn[to]; u >= 0 && v >= 0 && e.p.before(u, v) {
+			return
+		}
 	}
 	if a == litTrue {
 		a, b = b, a
