@@ -352,7 +352,7 @@ func TestRandomCNF(t *testing.T) {
 			n = 16
 		}
 		r := g.randomRef(n, int(float64(n)*(3.5+g.rng.Float64())), 0, 0)
-		s := New(Options{Seed: uint64(i)})
+		s := New(Options{Seed: uint64(i), ChronoThreshold: []int{0, 1, 3}[i%3]})
 		r.load(s)
 		as := g.assumptions(n)
 		r.checkAnswer(t, s, s.Solve(context.Background(), as...), as)
@@ -555,7 +555,7 @@ func TestRandomPolygraph(t *testing.T) {
 	for i := range 300 {
 		n := testSize(g.rng, 14)
 		r := g.polygraph(n, 3+g.rng.IntN(2*n))
-		s := New(Options{Seed: uint64(i), TheoryPropagationLimit: []int{-1, 0, 3}[i%3]})
+		s := New(Options{Seed: uint64(i), TheoryPropagationLimit: []int{-1, 0, 3}[i%3], ChronoThreshold: []int{0, 1}[i%2]})
 		r.load(s)
 		as := g.assumptions(n)
 		r.checkAnswer(t, s, s.Solve(context.Background(), as...), as)
@@ -573,6 +573,8 @@ func TestConfigurations(t *testing.T) {
 		{Seed: 3, RestartBase: 5, ReduceBase: 30, ReduceInc: 5},
 		{Seed: 4, TheoryPropagationLimit: -1, ReduceBase: 50, ReduceInc: 1},
 		{Seed: 5, TheoryPropagationLimit: 1000},
+		{Seed: 6, ChronoThreshold: 1, AlwaysOrderPhase: true},
+		{Seed: 7, PruneLimit: -1},
 	}
 	var gcs, deleted int64
 	for i := range 40 {

@@ -97,6 +97,9 @@ func New(opts Options) *Solver {
 	if opts.PruneLimit == 0 {
 		opts.PruneLimit = 256
 	}
+	if opts.ChronoThreshold <= 0 {
+		opts.ChronoThreshold = int(^uint(0) >> 1) // never
+	}
 	s := &Solver{opts: opts, ok: true, varInc: 1, clauseInc: 1}
 	s.heap.act = &s.activity
 	s.rng = opts.Seed*0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D
@@ -751,8 +754,21 @@ func (s *Solver) handleConflict(confl []Lit) bool {
 		s.cancelUntil(maxLvl)
 	}
 	bt, lbd := s.analyze(confl)
-	s.cancelUntil(bt)
 	out := s.learntBuf
+	if len(out) > 1 && s.decisionLevel()-bt > s.opts.ChronoThreshold {
+		// Chronological backtracking (opt-in), simplified: undo only the conflict
+		// level and assert the learned literal one level down, higher
+		// than its clause needs. Levels stay sorted on the trail; the
+		// price is that the assertion is not redone if a later backjump
+		// lands between bt and here (the clause then reports a conflict
+		// instead of propagating). On instances with hundreds of
+		// thousands of independent decisions this avoids redoing them
+		// after every conflict, but measured on a 500K-variable checker
+		// instance it cut CPU by a fifth only and multiplied conflicts
+		// by 700, hence off by default.
+		bt = s.decisionLevel() - 1
+	}
+	s.cancelUntil(bt)
 	s.stats.Learned++
 	if len(out) == 1 {
 		s.enqueue(out[0], crefUndef)

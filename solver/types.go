@@ -97,6 +97,10 @@ type Options struct {
 	// the edge's literals get a level-0 lemma (default 256; negative
 	// disables).
 	PruneLimit int
+	// ChronoThreshold, if positive, makes a conflict that would backjump
+	// more than this many levels backtrack one level only (experimental;
+	// off by default, see handleConflict).
+	ChronoThreshold int
 	// AlwaysOrderPhase recomputes the order-guided phase at every
 	// decision (VeriStrong §6.2 literally); by default it only sets the
 	// first phase of a variable and phase saving takes over.
