@@ -100,12 +100,16 @@
 // yet closed, P the number of partitions.
 //
 //   - Add: O(log B) for the release heap, O(1) expected for the ID set
-//     (amortized over its doublings), plus O(P) when the partition holding
-//     the minimum watermark advances or a partition turns idle (a rescan);
-//     with P partitions delivering in turn that is O(1) amortized per Add.
+//     (amortized over its doublings), O(log P) for the tournament tree of
+//     partition watermarks, plus O(log P) per partition that turns idle.
+//     The first accepted transaction costs O(P) once (every partition's
+//     idle clock starts then). A cached minimum with a rescan when its
+//     holder moves would not do: with partitions delivering in turn, the
+//     next to deliver is the one furthest behind, the holder, every time.
 //   - Release: O(log B + log O) per transaction returned.
 //   - PopClosed: O(log O) per closing returned, O(1) when none.
-//   - TimeClosed, Watermark, NextClosing: O(1). MarkIdle, Stats: O(P).
+//   - MarkIdle: O(log P). TimeClosed, Watermark, NextClosing: O(1).
+//     Stats: O(P).
 //
 // Measured (BenchmarkSteady, Add+Release+PopClosed per transaction with 32
 // partitions and about 1,000 buffered, 1-3 million IDs, on a shared 2-core
@@ -117,9 +121,10 @@
 //
 // # Memory
 //
-// Buffered transactions (whole bodies, B of them), the closing heap (48
-// bytes per open transaction: effEnd, start, end, the ID's header and the
-// release number), the partition table, and the ID set. The ID set is
+// Buffered transactions (whole bodies, B of them, plus 40 bytes each in
+// the release heap), the closing heap (48 bytes per open transaction:
+// effEnd, start, end, the ID's header and the release number), the
+// partition table and tree (O(P)), and the ID set. The ID set is
 // exact and grows with the stream: 16-byte slots at a load of at most 3/4
 // plus the ID's bytes and a 1-2 byte length, about 30-45 bytes per short ID,
 // and holds no pointers (the GC does not scan it). Forgetting IDs (a TTL) is

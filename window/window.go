@@ -176,14 +176,10 @@ type Window struct {
 	firstStart int64 // start of the first accepted transaction
 	maxStart   int64 // greatest accepted start
 
-	// Cached minima over the partitions that are not idle: the smallest
-	// key (partition watermark), exact, and a lower bound on the smallest
-	// ref (latest sign of life), with the partitions that gave them (-1:
-	// every partition is idle). Only an event in the partition holding
-	// the minimum key can raise it, and a stale minRef only triggers a
-	// rescan early, so most Adds need no scan.
-	minKey, minRef   int64
-	keyPart, refPart int
+	// tree holds the key and ref of every partition that is not idle;
+	// active counts those partitions.
+	tree   minTree
+	active int
 
 	buf  pendingHeap
 	slab []history.Txn
@@ -195,6 +191,7 @@ type Window struct {
 	accepted, released, closedN uint64
 	dead                        [NumReasons]uint64
 	idleTransitions             uint64
+	rebuilds                    uint64 // O(P) passes, for tests of the cost
 }
 
 // New returns an empty window: W = -∞ until every partition has accepted a
@@ -210,8 +207,9 @@ func New(cfg Config) (*Window, error) {
 		w:        math.MinInt64,
 		maxStart: math.MinInt64,
 		ids:      newIDSet(),
+		tree:     newMinTree(cfg.Partitions),
 	}
-	w.rescan()
+	w.rebuild()
 	return w, nil
 }
 
@@ -271,10 +269,11 @@ func quiet(latest, ref, timeout int64) bool {
 	return uint64(latest)-uint64(ref) > uint64(timeout)
 }
 
-// rescan recomputes the idle flags and the cached minima in O(P).
-func (w *Window) rescan() {
-	w.minKey, w.minRef = math.MaxInt64, math.MaxInt64
-	w.keyPart, w.refPart = -1, -1
+// rebuild recomputes every idle flag and tree leaf in O(P). It runs at New
+// and when the first transaction is accepted (every ref changes then).
+func (w *Window) rebuild() {
+	w.rebuilds++
+	w.active = 0
 	for i := range w.parts {
 		p := &w.parts[i]
 		idle := w.isIdle(p)
@@ -283,21 +282,53 @@ func (w *Window) rescan() {
 		}
 		p.idle = idle
 		if !idle {
-			w.consider(i)
+			w.active++
 		}
+		w.update(i)
 	}
 }
 
-// consider folds a partition that is not idle into the cached minima.
-// Ties keep the earlier holder; either is fine, since a rescan follows
-// whenever the holder moves.
-func (w *Window) consider(i int) {
+// update writes partition i's leaf from its state and idle flag.
+func (w *Window) update(i int) {
 	p := &w.parts[i]
-	if k := w.key(p); w.keyPart < 0 || k < w.minKey {
-		w.minKey, w.keyPart = k, i
+	if p.idle {
+		w.tree.set(i, idleLeaf)
+		return
 	}
-	if r := w.ref(p); w.refPart < 0 || r < w.minRef {
-		w.minRef, w.refPart = r, i
+	w.tree.set(i, treeNode{w.key(p), w.ref(p)})
+}
+
+// setIdle flags partition i idle or active, keeping the counts; the
+// caller updates its leaf.
+func (w *Window) setIdle(i int, idle bool) {
+	p := &w.parts[i]
+	if p.idle == idle {
+		return
+	}
+	if idle {
+		w.idleTransitions++
+		w.active--
+	} else {
+		w.active++
+	}
+	p.idle = idle
+}
+
+// expire flags idle every active partition that has been silent for more
+// than IdleTimeout: the quietest first, while the root says there is one.
+// Each costs O(log P), once per time the partition goes idle.
+func (w *Window) expire() {
+	if w.cfg.IdleTimeout == 0 || !w.anySeen {
+		return
+	}
+	for w.active > 0 {
+		r := w.tree.root().ref
+		if r == math.MaxInt64 || !quiet(w.maxStart, r, w.cfg.IdleTimeout) {
+			return
+		}
+		i := w.tree.minRefLeaf()
+		w.setIdle(i, true)
+		w.update(i)
 	}
 }
 
@@ -310,8 +341,8 @@ func (w *Window) raise() {
 	if w.closed {
 		return
 	}
-	c := w.minKey
-	if w.keyPart < 0 {
+	c := w.tree.root().key
+	if w.active == 0 {
 		if !w.anySeen {
 			return
 		}
@@ -366,29 +397,18 @@ func (w *Window) Add(p int, t history.Txn) *DeadLetter {
 	if t.Start > w.maxStart {
 		w.maxStart = t.Start
 	}
-	switch {
-	case !w.anySeen:
+	if !w.anySeen {
 		// Event time begins: every ref is defined from now on.
 		w.anySeen, w.firstStart = true, t.Start
-		w.rescan()
-	case part.idle:
-		// Its own transaction can only bring it back, never make it
-		// idler (its ref grew). Coming back, it may hold a minimum.
-		if !w.isIdle(part) {
-			part.idle = false
-			w.consider(p)
-		}
-	case p == w.keyPart:
-		// The minimum partition watermark may have moved. (minRef needs
-		// no care here: a stale, too small minRef only makes the idle
-		// check below rescan early, which corrects it.)
-		w.rescan()
+		w.rebuild()
+	} else {
+		// Its own transaction can bring an idle partition back (its
+		// ref grew and its mark is gone), never make it idler.
+		w.setIdle(p, w.isIdle(part))
+		w.update(p)
 	}
-	// A larger maxStart may have made the quietest partition idle, and
-	// with it possibly others: their refs are all >= minRef.
-	if w.cfg.IdleTimeout > 0 && w.refPart >= 0 && quiet(w.maxStart, w.minRef, w.cfg.IdleTimeout) {
-		w.rescan()
-	}
+	// A larger maxStart may have made the quietest partitions idle.
+	w.expire()
 	w.raise()
 	return nil
 }
@@ -420,7 +440,8 @@ func (w *Window) MarkIdle(p int) {
 		panic(fmt.Sprintf("window: partition %d out of range [0,%d)", p, len(w.parts)))
 	}
 	w.parts[p].marked = true
-	w.rescan()
+	w.setIdle(p, true)
+	w.update(p)
 	w.raise()
 }
 

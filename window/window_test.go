@@ -2,6 +2,7 @@ package window
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -191,5 +192,25 @@ func TestAllIdle(t *testing.T) {
 	w.MarkIdle(0)
 	if w.Watermark() != 90 {
 		t.Fatalf("W = %d, want 90", w.Watermark())
+	}
+}
+
+// TestNoRebuilds: with P partitions delivering in turn and starts growing,
+// the partition that delivers next is the one furthest behind, the holder
+// of the minimum watermark. The O(P) pass runs at New and at the first
+// transaction only; everything else goes through the tree.
+func TestNoRebuilds(t *testing.T) {
+	const parts, n = 32, 32 * 1000
+	for _, idle := range []int64{0, 5000} {
+		w, _ := New(Config{Partitions: parts, Lateness: 100, IdleTimeout: idle})
+		for i := range n {
+			x := history.Txn{ID: fmt.Sprint(i), HasTime: true, Start: int64(i), End: int64(i) + 5}
+			if d := w.Add(i%parts, x); d != nil {
+				t.Fatal(d)
+			}
+		}
+		if r := w.rebuilds; r != 2 {
+			t.Errorf("idle=%d: %d O(P) passes for %d Adds over %d partitions", idle, r, n, parts)
+		}
 	}
 }
