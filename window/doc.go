@@ -38,8 +38,8 @@
 //
 // Dead letters, checked in this order (the first that applies wins):
 // DuplicateID (an ID seen before, accepted or dead-lettered), MissingTime,
-// EndBeforeStart, Late (start < W; or start < W_p, the partition's own
-// promise broken; or after Close). A dead letter never changes a watermark
+// EndBeforeStart, Late (after Close; or start < W_p, the partition's own
+// promise broken; or start < W, the detail naming the first that applies). A dead letter never changes a watermark
 // and is never released; its Txn carries its writes, which the engine keeps
 // as unchecked writers (the verdict is then partial).
 //
@@ -69,7 +69,8 @@
 //     (Closing.Seq) count from 0 in release order.
 //   - W5 An ID is accepted at most once; every ID Add sees joins the set.
 //   - W6 Determinism: with IdleTimeout 0, no MarkIdle and IDs that repeat
-//     only within a partition, the dead letters, the concatenated releases
+//     only within a partition, the dead letters (details included), the
+//     concatenated releases
 //     and the concatenated closings depend only on the per-partition
 //     sequences, not on how they interleave nor on when Release and
 //     PopClosed are called. (Then no partition's transaction is ever below

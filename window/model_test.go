@@ -73,11 +73,11 @@ func (m *model) partMax(p int) (int64, bool) {
 
 func (m *model) recompute() {
 	var first, global int64
-	any := false
+	seenAny := false
 	for _, e := range m.events {
 		if e.accepted {
-			if !any {
-				first, global, any = e.t.Start, e.t.Start, true
+			if !seenAny {
+				first, global, seenAny = e.t.Start, e.t.Start, true
 			}
 			global = max(global, e.t.Start)
 		}
@@ -86,12 +86,12 @@ func (m *model) recompute() {
 	for p := range m.marked {
 		mx, seen := m.partMax(p)
 		idle := m.marked[p]
-		if !idle && m.cfg.IdleTimeout > 0 && any {
+		if !idle && m.cfg.IdleTimeout > 0 && seenAny {
 			ref := first
 			if seen && mx > ref {
 				ref = mx
 			}
-			// big.Int-free: both are test-sized.
+			// Test-sized times: no overflow to care about.
 			idle = global-ref > m.cfg.IdleTimeout
 		}
 		if idle && !m.idle[p] {
@@ -108,7 +108,7 @@ func (m *model) recompute() {
 		cand, haveCand = min(cand, k), true
 	}
 	if !haveCand {
-		if !any {
+		if !seenAny {
 			return
 		}
 		cand = global - m.cfg.Lateness

@@ -296,7 +296,7 @@ func checkSorted(t *testing.T, seed int, streams [][]history.Txn, cfg Config, o 
 	byID := map[string]history.Txn{}
 	for p, s := range streams {
 		seen := map[string]bool{}
-		mx, any := int64(0), false
+		mx, seenAny := int64(0), false
 		for _, x := range s {
 			reason := Reason(255)
 			switch {
@@ -306,7 +306,7 @@ func checkSorted(t *testing.T, seed int, streams [][]history.Txn, cfg Config, o 
 				reason = MissingTime
 			case x.End < x.Start:
 				reason = EndBeforeStart
-			case any && x.Start < mx-cfg.Lateness:
+			case seenAny && x.Start < mx-cfg.Lateness:
 				reason = Late
 			}
 			seen[x.ID] = true
@@ -314,8 +314,8 @@ func checkSorted(t *testing.T, seed int, streams [][]history.Txn, cfg Config, o 
 				dead = append(dead, fmt.Sprintf("%d/%s/%s", p, x.ID, reason))
 				continue
 			}
-			if !any || x.Start > mx {
-				mx, any = x.Start, true
+			if !seenAny || x.Start > mx {
+				mx, seenAny = x.Start, true
 			}
 			acc = append(acc, x)
 			byID[x.ID] = x
