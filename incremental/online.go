@@ -49,6 +49,7 @@ type Online struct {
 	pending []*Alert // alerted with an open member; re-shrunk once all close
 
 	steps, checks int
+	unchecked     int
 }
 
 // Alert is one proven anomaly of the stream.
@@ -278,4 +279,39 @@ func alertID(core []string) string {
 	sort.Strings(s)
 	sum := sha256.Sum256([]byte(strings.Join(s, "\x00")))
 	return "sc-" + hex.EncodeToString(sum[:8])
+}
+
+// Txn returns a released transaction by id (nil if none), for rendering
+// alerts.
+func (o *Online) Txn(id string) *history.Txn {
+	if i, ok := o.index[id]; ok {
+		return &o.released[i]
+	}
+	return nil
+}
+
+// AddUnchecked records a dead-lettered transaction's writes as unchecked
+// writers (EXACTNESS.md §5 "Dead letters"): it is never a member of any
+// instance, so the projection drops every read it could have written. Its
+// id is prefixed so that a duplicate id cannot alias a checked one.
+func (o *Online) AddUnchecked(t history.Txn) {
+	t.ID = "unchecked:" + t.ID
+	for _, dup := o.index[t.ID]; dup; _, dup = o.index[t.ID] {
+		t.ID += "'"
+	}
+	o.index[t.ID] = len(o.released)
+	o.released = append(o.released, t)
+	o.closed = append(o.closed, true)
+	o.quar = append(o.quar, true)
+	o.unchecked++
+}
+
+// Stats describe the engine's state.
+func (o *Online) Stats() OnlineStats {
+	return OnlineStats{Released: len(o.released) - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks}
+}
+
+// OnlineStats count what the engine holds and did.
+type OnlineStats struct {
+	Released, Unchecked, Alerts, Pending, Steps, Checks int
 }

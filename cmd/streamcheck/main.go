@@ -6,6 +6,7 @@
 //	streamcheck check [flags] FILE          # FILE, "-" (stdin), example:NAME
 //	streamcheck gen [flags] > h.jsonl       # synthetic histories
 //	streamcheck sat [flags] FILE.cnf        # the solver on DIMACS CNF
+//	streamcheck run [flags] < events.jsonl  # online checking of a stream
 //	streamcheck help
 package main
 
@@ -21,6 +22,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/internal/checkcmd"
 	"github.com/streamcheck/streamcheck/internal/gencmd"
+	"github.com/streamcheck/streamcheck/internal/runcmd"
 	"github.com/streamcheck/streamcheck/internal/satcmd"
 )
 
@@ -44,6 +46,7 @@ func commands() []command {
 			return gencmd.Main(args, stdout, stderr)
 		}},
 		{"sat", "decide a DIMACS CNF formula with streamcheck's solver", satcmd.MainContext},
+		{"run", "check a stream of transactions online (stdin or a followed file)", runcmd.Main},
 	}
 }
 

@@ -158,28 +158,75 @@ func New(res *incremental.Result, h *history.History) *Report {
 		}
 	}
 	for _, a := range res.Anomalies {
-		ra := Anomaly{
-			Type:        a.Type,
-			Class:       a.Class,
-			Core:        append([]string{}, a.Core...),
-			Txns:        []Txn{},
-			Forced:      []Forced{},
-			Cycle:       steps(a.Cycle),
-			Explanation: append([]string{}, a.Text...),
-		}
-		for _, id := range a.Core {
-			if t := byID[id]; t != nil {
-				ra.Txns = append(ra.Txns, txn(t))
-			} else {
-				ra.Txns = append(ra.Txns, Txn{ID: id, Ops: []string{}, Compact: id})
-			}
-		}
-		for _, f := range a.Forced {
-			ra.Forced = append(ra.Forced, Forced{Order: f.Order, Cycle: steps(f.Cycle)})
-		}
-		r.Anomalies = append(r.Anomalies, ra)
+		r.Anomalies = append(r.Anomalies, NewAnomaly(a, byID))
 	}
 	return r
+}
+
+// NewAnomaly converts one anomaly; byID supplies the core transactions as
+// recorded (nil: ids only).
+func NewAnomaly(a incremental.Anomaly, byID map[string]*history.Txn) Anomaly {
+	ra := Anomaly{
+		Type:        a.Type,
+		Class:       a.Class,
+		Core:        append([]string{}, a.Core...),
+		Txns:        []Txn{},
+		Forced:      []Forced{},
+		Cycle:       steps(a.Cycle),
+		Explanation: append([]string{}, a.Text...),
+	}
+	for _, id := range a.Core {
+		if t := byID[id]; t != nil {
+			ra.Txns = append(ra.Txns, txn(t))
+		} else {
+			ra.Txns = append(ra.Txns, Txn{ID: id, Ops: []string{}, Compact: id})
+		}
+	}
+	for _, f := range a.Forced {
+		ra.Forced = append(ra.Forced, Forced{Order: f.Order, Cycle: steps(f.Cycle)})
+	}
+	return ra
+}
+
+// Alert is one line of `streamcheck run`'s alert stream: the anomaly in
+// the schema of check's anomalies, plus what the online engine knows.
+type Alert struct {
+	// ID is stable across replays and restarts; an update (Updated) of an
+	// alert whose core shrank once its members closed keeps it.
+	ID      string `json:"id"`
+	Updated bool   `json:"updated"`
+	// Level is the level checked (online: strict-serializable) and
+	// PromisedLevel the one the database promises; NeedsRealtime says the
+	// core violates only with real-time edges, so it proves a stale read,
+	// not a violation of a promise without real time.
+	Level         string `json:"level"`
+	PromisedLevel string `json:"promised_level"`
+	NeedsRealtime bool   `json:"needs_realtime"`
+	SkewNS        int64  `json:"skew_ns"`
+	InDoubtNS     *int64 `json:"indoubt_ns"`
+	InitialState  string `json:"initial_state"`
+	// Watermark is the start-time watermark when the alert fired.
+	Watermark int64 `json:"watermark"`
+	Anomaly
+}
+
+// NewAlert converts an online alert.
+func NewAlert(a *incremental.Alert, opts history.Options, byID map[string]*history.Txn) Alert {
+	out := Alert{
+		ID:            a.ID,
+		Updated:       a.Updated,
+		Level:         a.Level.String(),
+		PromisedLevel: a.Promised.String(),
+		NeedsRealtime: a.NeedsRealtime,
+		SkewNS:        a.Skew,
+		InitialState:  opts.InitialState.String(),
+		Watermark:     a.Watermark,
+		Anomaly:       NewAnomaly(a.Anomaly, byID),
+	}
+	if opts.InDoubt >= 0 {
+		out.InDoubtNS = ptr(opts.InDoubt)
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }

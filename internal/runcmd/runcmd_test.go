@@ -1,0 +1,134 @@
+package runcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/ingest"
+	"github.com/streamcheck/streamcheck/internal/gen"
+	"github.com/streamcheck/streamcheck/internal/report"
+)
+
+func native(t *testing.T, h *history.History) string {
+	t.Helper()
+	var b []byte
+	for i := range h.Txns {
+		b = ingest.AppendNative(b, &h.Txns[i])
+		b = append(b, '\n')
+	}
+	return string(b)
+}
+
+// TestStdinVerdictEqualsCheck: at end of stdin the exit code is check's,
+// every alert line parses in the report schema, and each alert's core is
+// one check also finds invalid on its own.
+func TestStdinVerdictEqualsCheck(t *testing.T) {
+	cfg, _ := gen.Preset("mixed")
+	cfg.Txns, cfg.Seed = 1500, 5
+	cfg.Inject = []string{"lost-update", "write-skew", "G1c"}
+	h, _, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"--lateness", "5ms", "--indoubt", "1ms", "--initial-state", "empty", "--step", "64"}, strings.NewReader(native(t, h)), &out, &errb)
+	opts := history.DefaultOptions()
+	opts.Level, opts.InDoubt = history.StrictSerializable, 1e6
+	res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ExitOK
+	if res.Verdict == incremental.Invalid {
+		want = ExitAnomaly
+	}
+	if code != want {
+		t.Fatalf("exit %d, check says %s\nstderr: %s", code, res.Verdict, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("want at least the 3 injected anomalies, got %d alerts:\n%s", len(lines), out.String())
+	}
+	for _, l := range lines {
+		var a report.Alert
+		if err := json.Unmarshal([]byte(l), &a); err != nil {
+			t.Fatalf("alert line %q: %v", l, err)
+		}
+		if a.ID == "" || len(a.Core) == 0 || a.Level != "strict-serializable" {
+			t.Errorf("alert %+v", a)
+		}
+		sub := incremental.Project(h, opts, a.Core)
+		r, err := incremental.Check(context.Background(), sub, opts, incremental.Config{})
+		if err != nil || r.Verdict != incremental.Invalid {
+			t.Errorf("alert core %v does not violate on its own: %v %v", a.Core, r.Verdict, err)
+		}
+	}
+	if !strings.Contains(errb.String(), "end of input") {
+		t.Errorf("no final summary: %s", errb.String())
+	}
+}
+
+// TestBadInputIsDeadLettered: undecodable and late lines are set aside with
+// their line and reason; the run goes on and says the check was partial.
+func TestBadInputIsDeadLettered(t *testing.T) {
+	dir := t.TempDir()
+	dl := filepath.Join(dir, "dead.jsonl")
+	in := strings.Join([]string{
+		`{"id":"a","start":100,"end":200,"status":"committed","ops":[["w","x",1]]}`,
+		`not json`,
+		`{"id":"b","start":300,"end":400,"status":"committed","ops":[["r","x",1]]}`,
+		`{"id":"late","start":10,"end":20,"status":"committed","ops":[["w","x",9]]}`,
+		`{"id":"c","start":500,"end":600,"status":"committed","ops":[["r","x",1]]}`,
+	}, "\n") + "\n"
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"--lateness", "50", "--initial-state", "empty", "--dead-letter", dl, "--step", "1"}, strings.NewReader(in), &out, &errb)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
+	}
+	b, _ := os.ReadFile(dl)
+	got := string(b)
+	if !strings.Contains(got, `"line":2`) || !strings.Contains(got, `"reason":"decode"`) || !strings.Contains(got, `"id":"late"`) {
+		t.Errorf("dead letters:\n%s", got)
+	}
+	if !strings.Contains(errb.String(), "PARTIAL") {
+		t.Errorf("summary does not say partial: %s", errb.String())
+	}
+}
+
+// TestFollowStopsOnCancel: a followed file is read as it grows; cancelling
+// finishes the batch in hand and flushes its alerts.
+func TestFollowStopsOnCancel(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "events.jsonl")
+	// A stale read: W then R after W ended, reading the initial value.
+	os.WriteFile(src, []byte(`{"id":"W","start":0,"end":10,"status":"committed","ops":[["w","x",1]]}`+"\n"), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- Main(ctx, []string{"--source", src, "--lateness", "5", "--initial-state", "empty", "--step", "1", "--poll", "10ms"}, nil, &out, &errb)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	f, _ := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"id":"R","start":20,"end":30,"status":"committed","ops":[["r","x",null]]}` + "\n")
+	f.WriteString(`{"id":"Z","start":100,"end":110,"status":"committed","ops":[]}` + "\n")
+	f.Close()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		if code != ExitAnomaly || !strings.Contains(out.String(), `"core":["R","W"]`) && !strings.Contains(out.String(), `"core":["W","R"]`) {
+			t.Fatalf("exit %d, alerts %s, stderr %s", code, out.String(), errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not stop after cancel")
+	}
+}
