@@ -98,6 +98,10 @@ func TestOnlineExactnessHistories(t *testing.T) {
 		{name: "K", text: "W1[0,10] w x5 · W3[12,18] w x6 · R[20,30] r x5 · W2[22,28] w x5"},
 		{name: "P", text: "P1[0,10] w x1 · P2[5,15] w x2 · P3[20,30] w x3 · R[40,50] r x3"},
 		{name: "G", text: "T[10,20] w x1 · U[5,200] w x2 · R2[210,220] r x1"},
+		// §2 H: valid while U may end at +∞ ...
+		{name: "H", text: "U[0,10] w x1 (unknown) · W[20,30] w x2 · R[40,50] r x1"},
+		// ... and invalid once its effects must show by e+0.
+		{name: "H-indoubt0", text: "U[0,10] w x1 (unknown) · W[20,30] w x2 · R[40,50] r x1", indoubt: 0, alerts: [][]string{{"R", "U", "W"}}},
 		{name: "L1", text: "A[0,10] w x1 · B[0,20] w x2 · R[30,60] r x1 · H[40,50] r x2, w x1"},
 		{name: "L2", text: "R[0,90] r x5, r z7 · C[10,40] w x6 · A[20,30] w x5 · D[50,60] w z7 · H[70,80] r x6, w x5"},
 		{name: "L3", text: "T1[0,30] w x1 · T2[10,20] w x2 · T3[20,60] r x1 · T4[40,50] r x2", alerts: [][]string{{"T1", "T2", "T3", "T4"}}, notBefore: 60},
@@ -123,7 +127,7 @@ func TestOnlineExactnessHistories(t *testing.T) {
 			opts.Level = history.StrictSerializable
 			opts.Skew, opts.InitialState = tc.skew, tc.initial
 			opts.InDoubt = history.NoInDoubt
-			if tc.indoubt != 0 || strings.Contains(tc.name, "Q1") {
+			if tc.indoubt != 0 || strings.Contains(tc.name, "Q1") || strings.Contains(tc.name, "indoubt0") {
 				opts.InDoubt = tc.indoubt
 			}
 			fired, _ := sweep(t, h, opts)
