@@ -107,6 +107,8 @@ type encoder struct {
 	pairsL []*pairVar
 	inits  map[int32]map[string]lit // key -> initial value -> var
 
+	prune *pruner // nil: no candidate pruning
+
 	and2cache map[[2]lit]lit
 	scratch   []solver.Lit
 
@@ -134,6 +136,10 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 		sel: make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
 		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
 	}
+	var unread []bool
+	if !cfg.guarded && !cfg.record {
+		unread = p.possiblyRead()
+	}
 	for i := range p.h.Txns {
 		t := &p.h.Txns[i]
 		e.node[i] = -1
@@ -154,6 +160,17 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 			e.com[i], e.act[i] = litFalse, litFalse
 			continue
 		case history.Unknown:
+			if unread != nil && !unread[i] {
+				// Fast path only: an unknown transaction that no read can
+				// read from may be taken as aborted. Any model that commits
+				// it stays a model without it: its outgoing edges vanish
+				// (I1) and no read's choice needs it, so removing a node
+				// with only incoming edges keeps the graph acyclic. It
+				// would otherwise pair with every later writer of its keys
+				// (its end is +inf) and cost conflicts.
+				e.sel[i], e.act[i], e.com[i] = litFalse, litFalse, litFalse
+				continue
+			}
 			e.com[i] = e.newLit()
 		default:
 			e.com[i] = litTrue
@@ -392,6 +409,7 @@ func (e *encoder) encode() {
 	if p.opts.Level.RealTime() {
 		e.encodeRealTime()
 	}
+	e.prune = newPruner(e)
 	e.encodeReads()
 	e.encodeVersionOrder()
 	e.encodeInitialValues()
@@ -506,11 +524,11 @@ func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial 
 		if e.node[w] < 0 {
 			continue
 		}
-		if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
+		if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val && !e.prune.impossible(r.key, rv.txn, w) {
 			rv.cands = append(rv.cands, w)
 		}
 	}
-	if initial {
+	if initial && !e.prune.impossible(r.key, rv.txn, -1) {
 		rv.cands = append(rv.cands, -1)
 	}
 	e.chooseOne(rv)

@@ -355,3 +355,35 @@ func joinValues(vs []history.Value) string {
 	}
 	return s + "]"
 }
+
+// possiblyRead marks the unknown transactions that some read of another
+// transaction could read from: a final write of the value read (registers)
+// or an append of an element of the list read. It over-approximates the
+// candidates of encodeReads (time and session exclusions are ignored), so
+// an unmarked unknown transaction is a candidate of no read.
+func (p *prepared) possiblyRead() []bool {
+	out := make([]bool, len(p.txns))
+	for ti := range p.txns {
+		for ri := range p.txns[ti].reads {
+			r := &p.txns[ti].reads[ri]
+			if r.isList {
+				for _, el := range r.full {
+					for _, a := range p.appendersOf[r.key][el] {
+						if int(a) != ti && p.h.Txns[a].Status == history.Unknown {
+							out[a] = true
+						}
+					}
+				}
+				continue
+			}
+			for _, w := range p.valueWriters[r.key][r.val] {
+				if int(w) != ti && p.h.Txns[w].Status == history.Unknown {
+					if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
+						out[w] = true
+					}
+				}
+			}
+		}
+	}
+	return out
+}

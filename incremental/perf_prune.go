@@ -1,0 +1,89 @@
+package incremental
+
+import (
+	"math"
+	"sort"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// rtWriters indexes the committed writers of one register key by
+// adjusted start, with suffix minima of their adjusted ends, for 1-width
+// pruning of read-from candidates by real time (Vbox §3.3, applied before
+// search): a candidate w of a read by t is impossible when a committed
+// writer b of the key follows w and precedes t in real time, because w
+// precedes b in version order (time orders it), so t reading w would need
+// t -> b (rw) against b -> t (rt), a cycle of base edges.
+type rtWriters struct {
+	starts []int64 // adjusted starts, ascending
+	// minEnd[i] is the smallest adjusted end among writers i.., argMin[i]
+	// the writer that has it.
+	minEnd []int64
+	argMin []int32
+}
+
+// pruner lazily builds rtWriters per key. It applies only to the fast
+// path: in the guarded encoding b might be deselected, which would make w
+// possible again.
+type pruner struct {
+	e    *encoder
+	keys []*rtWriters
+}
+
+func newPruner(e *encoder) *pruner {
+	if e.guarded || e.record || !e.p.opts.Level.RealTime() {
+		return nil
+	}
+	return &pruner{e: e, keys: make([]*rtWriters, len(e.p.keys))}
+}
+
+func (pr *pruner) index(k int32) *rtWriters {
+	if ix := pr.keys[k]; ix != nil {
+		return ix
+	}
+	e := pr.e
+	var ws []int32
+	for _, w := range e.p.writersOf[k] {
+		if e.p.h.Txns[w].Status == history.Committed && e.node[w] >= 0 {
+			ws = append(ws, w)
+		}
+	}
+	sort.Slice(ws, func(i, j int) bool { return e.adjStart(ws[i]) < e.adjStart(ws[j]) })
+	ix := &rtWriters{starts: make([]int64, len(ws)), minEnd: make([]int64, len(ws)+1), argMin: make([]int32, len(ws)+1)}
+	ix.minEnd[len(ws)], ix.argMin[len(ws)] = math.MaxInt64, -1
+	for i := len(ws) - 1; i >= 0; i-- {
+		ix.starts[i] = e.adjStart(ws[i])
+		ix.minEnd[i], ix.argMin[i] = ix.minEnd[i+1], ix.argMin[i+1]
+		if end := e.adjEnd(ws[i]); end < ix.minEnd[i] {
+			ix.minEnd[i], ix.argMin[i] = end, ws[i]
+		}
+	}
+	pr.keys[k] = ix
+	return ix
+}
+
+// impossible reports whether reader t cannot read key k from candidate w
+// (-1: the initial version, which precedes every writer). Only the writer
+// that ends first among those starting after w ends is tried, and it is
+// confirmed with the level's own order (prepared.before), so a false
+// answer only means no pruning.
+func (pr *pruner) impossible(k, t, w int32) bool {
+	if pr == nil {
+		return false
+	}
+	e := pr.e
+	ix := pr.index(k)
+	i := 0
+	if w >= 0 {
+		ew := e.adjEnd(w)
+		if ew == math.MaxInt64 {
+			return false
+		}
+		i = sort.Search(len(ix.starts), func(j int) bool { return ix.starts[j] >= ew })
+	}
+	b := ix.argMin[i]
+	if b < 0 || b == t || b == w || ix.minEnd[i] > e.adjStart(t) {
+		return false
+	}
+	return (w < 0 || e.p.before(w, b)) && e.p.before(b, t)
+}
