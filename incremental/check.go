@@ -91,10 +91,12 @@ type Step struct {
 	Why string
 }
 
-// Forced is an order decided by the core: the alternative closes Cycle.
+// Forced is a fact decided by the core: the alternative closes Cycle.
+// Before and After name the two transactions when the fact is an order.
 type Forced struct {
-	Order string
-	Cycle []Step
+	Order         string
+	Before, After string
+	Cycle         []Step
 }
 
 // ErrMissingTimestamps is returned for real-time levels on histories

@@ -44,7 +44,7 @@ func describe(p *prepared, core []int32) Anomaly {
 	x := newExplainer(e)
 	forced, cycle := x.run(3)
 	for _, f := range forced {
-		a.Forced = append(a.Forced, Forced{Order: f.what, Cycle: x.steps(f.cycle)})
+		a.Forced = append(a.Forced, Forced{Order: f.what, Before: f.before, After: f.after, Cycle: x.steps(f.cycle)})
 	}
 	a.Cycle = x.steps(cycle)
 	a.Class = classify(a.Cycle, nil)

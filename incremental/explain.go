@@ -18,6 +18,9 @@ type explainer struct {
 type forcedStep struct {
 	what  string
 	cycle []edgeRec
+	// before/after are set when the forced fact is an order of two
+	// transactions (and not a case of a case split).
+	before, after string
 }
 
 func newExplainer(e *encoder) *explainer {
@@ -204,7 +207,9 @@ func (x *explainer) run(depth int) ([]forcedStep, []edgeRec) {
 		}
 		if best != nil {
 			x.set(bestLit, false)
-			forced = append(forced, forcedStep{what: x.describeLit(bestLit.not()), cycle: best})
+			f := forcedStep{what: x.describeLit(bestLit.not()), cycle: best}
+			f.before, f.after, _ = x.orderOf(bestLit.not())
+			forced = append(forced, f)
 			continue
 		}
 		if depth == 0 {
@@ -314,6 +319,20 @@ func (x *explainer) unitPropagate() {
 			}
 		}
 	}
+}
+
+// orderOf says which transaction a pair literal puts first.
+func (x *explainer) orderOf(l lit) (before, after string, ok bool) {
+	h := x.e.p.h
+	for _, pv := range x.e.pairsL {
+		switch l {
+		case pv.x:
+			return h.Txns[pv.a].ID, h.Txns[pv.b].ID, true
+		case pv.x.not():
+			return h.Txns[pv.b].ID, h.Txns[pv.a].ID, true
+		}
+	}
+	return "", "", false
 }
 
 func (x *explainer) describeLit(l lit) string {

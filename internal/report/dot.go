@@ -50,7 +50,9 @@ func DOT(a Anomaly) []byte {
 	type dashed struct{ from, to string }
 	var forced []dashed
 	for _, f := range a.Forced {
-		if from, to, ok := precedes(f.Order, names); ok {
+		if f.Before != "" && f.After != "" {
+			forced = append(forced, dashed{f.Before, f.After})
+		} else if from, to, ok := precedes(f.Order, names); ok {
 			forced = append(forced, dashed{from, to})
 		} else {
 			graphLabel = append(graphLabel, "forced: "+f.Order)

@@ -85,7 +85,11 @@ type Txn struct {
 // Forced is an order the core decides: the other choice closes Cycle.
 type Forced struct {
 	Order string `json:"order"`
-	Cycle []Step `json:"cycle"`
+	// Before and After name the transactions of a forced order (absent for
+	// other forced facts, such as a read-from choice).
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
+	Cycle  []Step `json:"cycle"`
 }
 
 // Step is one edge of a cycle: From precedes To by an edge of Kind (ww,
@@ -95,7 +99,10 @@ type Step struct {
 	To   string `json:"to"`
 	Kind string `json:"kind"`
 	Key  string `json:"key,omitempty"`
-	Why  string `json:"why"`
+	// Via names the order ("realtime" or "process") that fixed the version
+	// order behind a ww or rw step, when no choice did.
+	Via string `json:"via,omitempty"`
+	Why string `json:"why"`
 }
 
 // Stats describe the work done; durations are in nanoseconds.
@@ -183,7 +190,7 @@ func NewAnomaly(a incremental.Anomaly, byID map[string]*history.Txn) Anomaly {
 		}
 	}
 	for _, f := range a.Forced {
-		ra.Forced = append(ra.Forced, Forced{Order: f.Order, Cycle: steps(f.Cycle)})
+		ra.Forced = append(ra.Forced, Forced{Order: f.Order, Before: f.Before, After: f.After, Cycle: steps(f.Cycle)})
 	}
 	return ra
 }
@@ -234,7 +241,7 @@ func ptr[T any](v T) *T { return &v }
 func steps(in []incremental.Step) []Step {
 	out := make([]Step, 0, len(in))
 	for _, s := range in {
-		out = append(out, Step{From: s.From, To: s.To, Kind: s.Kind, Key: s.Key, Why: s.Why})
+		out = append(out, Step{From: s.From, To: s.To, Kind: s.Kind, Key: s.Key, Via: s.Via, Why: s.Why})
 	}
 	return out
 }
