@@ -532,6 +532,9 @@ func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial 
 		rv.cands = append(rv.cands, -1)
 	}
 	e.chooseOne(rv)
+	if len(rv.cands) == 1 && rv.rf[0] == litTrue {
+		e.prune.noteForced(rv.txn, rv.cands[0])
+	}
 	for i, w := range rv.cands {
 		if w >= 0 {
 			e.edge(rv.rf[i], litTrue, e.node[w], e.node[rv.txn], edgeRec{kind: kindWR, key: r.key, val: string(r.val), writer: w})
@@ -600,8 +603,18 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 	unknownInit := p.opts.InitialState == history.InitialUnknown
 	const maxParses = 256
 	var parses []listParse
-	used := map[int32]bool{}
 	var seq []int32
+	used := func(a int32) bool {
+		for _, s := range seq {
+			if s == a {
+				return true
+			}
+		}
+		return false
+	}
+	// The appenders that may continue a parse at pos are those appending
+	// r.list[pos] (appendersOf), rather than every appender of the key:
+	// long lists made the walk quadratic.
 	var walk func(pos int)
 	walk = func(pos int) {
 		if len(parses) >= maxParses {
@@ -611,19 +624,17 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 			parses = append(parses, listParse{appenders: append([]int32(nil), seq...)})
 			return
 		}
-		for _, a := range appenders {
-			if used[a] {
+		for _, a := range p.appendersOf[r.key][r.list[pos]] {
+			if e.node[a] < 0 || a == rv.txn || used(a) {
 				continue
 			}
 			app := p.txns[a].appendsTo(r.key)
 			if len(app) == 0 || pos+len(app) > len(r.list) || !equalValues(r.list[pos:pos+len(app)], app) {
 				continue
 			}
-			used[a] = true
 			seq = append(seq, a)
 			walk(pos + len(app))
 			seq = seq[:len(seq)-1]
-			used[a] = false
 		}
 	}
 	starts := []int{0}
@@ -640,6 +651,9 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 			parses[i].initLen = j
 		}
 	}
+	if e.prune != nil {
+		parses = e.prune.parses(rv.txn, appenders, parses)
+	}
 	rv.parses = parses
 	rv.cands = make([]int32, len(parses))
 	for i := range rv.cands {
@@ -647,9 +661,16 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 	}
 	_ = initial
 	e.chooseOneParse(rv)
+	// Explanations only: joining a long list for every edge dominated
+	// the encoding of long histories.
+	var val string
+	if e.record {
+		val = joinValues(r.list)
+	}
+	inParse := map[int32]bool{}
 	for i, ps := range parses {
 		rf := rv.rf[i]
-		inParse := map[int32]bool{}
+		clear(inParse)
 		for j, a := range ps.appenders {
 			inParse[a] = true
 			e.clause(rf.not(), e.act[a])
@@ -659,11 +680,11 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 		}
 		if n := len(ps.appenders); n > 0 {
 			last := ps.appenders[n-1]
-			e.edge(rf, litTrue, e.node[last], e.node[rv.txn], edgeRec{kind: kindWR, key: r.key, val: joinValues(r.list), writer: last})
+			e.edge(rf, litTrue, e.node[last], e.node[rv.txn], edgeRec{kind: kindWR, key: r.key, val: val, writer: last})
 		}
 		for _, a := range appenders {
 			if !inParse[a] {
-				e.edge(rf, litTrue, e.node[rv.txn], e.node[a], edgeRec{kind: kindRW, key: r.key, val: joinValues(r.list), writer: -1})
+				e.edge(rf, litTrue, e.node[rv.txn], e.node[a], edgeRec{kind: kindRW, key: r.key, val: val, writer: -1})
 			}
 		}
 		if unknownInit {
@@ -928,9 +949,9 @@ func (e *encoder) pairVar(a, b int32) lit {
 	}
 	var x lit
 	switch {
-	case e.p.before(a, b):
+	case e.p.before(a, b) || e.prune.orderedBefore(a, b):
 		x = litTrue
-	case e.p.before(b, a):
+	case e.p.before(b, a) || e.prune.orderedBefore(b, a):
 		x = litFalse
 	default:
 		x = e.newLit()

@@ -28,6 +28,9 @@ type rtWriters struct {
 type pruner struct {
 	e    *encoder
 	keys []*rtWriters
+	// forced[w] is the reader of w's version that ends first among the
+	// reads whose only candidate is w (noteForced).
+	forced map[int32]int32
 }
 
 func newPruner(e *encoder) *pruner {
@@ -86,4 +89,76 @@ func (pr *pruner) impossible(k, t, w int32) bool {
 		return false
 	}
 	return (w < 0 || e.p.before(w, b)) && e.p.before(b, t)
+}
+
+// parses drops the parses of a list read by t that real time rules out:
+// a committed appender a of the key outside the parse that precedes t
+// would need t -> a (rw: a's elements are missing from the list) against
+// a -> t (rt). Consecutive appenders of a parse ordered against real time
+// close a cycle the same way.
+func (pr *pruner) parses(t int32, appenders []int32, parses []listParse) []listParse {
+	e := pr.e
+	var preceding []int32
+	for _, a := range appenders {
+		if e.p.h.Txns[a].Status == history.Committed && e.p.before(a, t) {
+			preceding = append(preceding, a)
+		}
+	}
+	out := parses[:0]
+	for _, ps := range parses {
+		if pr.possibleParse(ps, preceding) {
+			out = append(out, ps)
+		}
+	}
+	return out
+}
+
+func (pr *pruner) possibleParse(ps listParse, preceding []int32) bool {
+	in := func(a int32) bool {
+		for _, b := range ps.appenders {
+			if a == b {
+				return true
+			}
+		}
+		return false
+	}
+	for _, a := range preceding {
+		if !in(a) {
+			return false
+		}
+	}
+	for j := 1; j < len(ps.appenders); j++ {
+		if e := pr.e; e.p.h.Txns[ps.appenders[j-1]].Status == history.Committed && e.p.before(ps.appenders[j], ps.appenders[j-1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// noteForced records a read by t whose only candidate w is fixed true: w
+// then precedes t in every model (wr), so w precedes every transaction
+// that t precedes by the level's order. Kept per unknown writer (whose
+// end, +inf without an in-doubt horizon, orders nothing by time): the
+// forced reader that ends first.
+func (pr *pruner) noteForced(t, w int32) {
+	if pr == nil || w < 0 || pr.e.p.h.Txns[w].Status != history.Unknown || pr.e.p.h.Txns[t].Status != history.Committed {
+		return
+	}
+	if pr.forced == nil {
+		pr.forced = map[int32]int32{}
+	}
+	if r, ok := pr.forced[w]; !ok || pr.e.adjEnd(t) < pr.e.adjEnd(r) {
+		pr.forced[w] = t
+	}
+}
+
+// orderedBefore reports whether a must precede b in every model of the
+// fast path although the level does not order them: a's forced reader
+// precedes b (a -> r by wr, r -> b by the level's order).
+func (pr *pruner) orderedBefore(a, b int32) bool {
+	if pr == nil || pr.forced == nil {
+		return false
+	}
+	r, ok := pr.forced[a]
+	return ok && r != b && pr.e.p.before(r, b)
 }
