@@ -176,9 +176,7 @@ func (s *Solver) RemoveNode(n Node) {
 			return
 		}
 		ed.dead = true
-		if ed.isBase() {
-			delete(t.baseSet, [2]Node{ed.from, ed.to})
-		} else {
+		if !ed.isBase() {
 			t.nCand--
 		}
 		if ed.present {
@@ -339,7 +337,7 @@ func (s *Solver) purge() { s.Compact() }
 func (t *theory) rebuild(s *Solver) {
 	old := t.edges
 	t.edges = t.edges[:0:0]
-	t.baseSet = map[[2]Node]struct{}{}
+	baseSet := map[[2]Node]struct{}{}
 	for l := range t.edgesOf {
 		t.edgesOf[l] = t.edgesOf[l][:0]
 	}
@@ -381,10 +379,10 @@ func (t *theory) rebuild(s *Solver) {
 		}
 		if ne.isBase() {
 			key := [2]Node{ne.from, ne.to}
-			if _, dup := t.baseSet[key]; dup {
+			if _, dup := baseSet[key]; dup {
 				continue
 			}
-			t.baseSet[key] = struct{}{}
+			baseSet[key] = struct{}{}
 		}
 		t.edges = append(t.edges, ne)
 	}

@@ -105,7 +105,6 @@ func New(opts Options) *Solver {
 	s.rng = opts.Seed*0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D
 	s.nextReduce = int64(opts.ReduceBase)
 	s.lvlStamp = []uint32{0}
-	s.th.init()
 	return s
 }
 
