@@ -93,6 +93,7 @@ type encoder struct {
 	s       *solver.Solver
 	guarded bool
 	record  bool // keep edgeRecs for explanations
+	noPrune bool
 
 	sel  []lit // per transaction: selector
 	act  []lit // per transaction: in the instance and committed
@@ -126,18 +127,24 @@ type encoder struct {
 type encodeConfig struct {
 	guarded bool
 	record  bool
+	// noPrune turns off the fast path's encode-time pruning (perf_prune.go
+	// and unread unknown transactions), for the differential test.
+	noPrune bool
 }
 
 func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 	n := len(p.h.Txns)
 	e := &encoder{
 		p: p, s: solver.New(solver.Options{Seed: 1, TheoryPropagationLimit: propagationLimit}),
-		guarded: cfg.guarded, record: cfg.record,
+		guarded: cfg.guarded, record: cfg.record, noPrune: cfg.noPrune,
 		sel: make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
 		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
 	}
+	// Capacity hints: a transaction node, an end point and a session
+	// point each, and a handful of edges per transaction and read.
+	e.s.Reserve(3*n, 8*n)
 	var unread []bool
-	if !cfg.guarded && !cfg.record {
+	if !cfg.guarded && !cfg.record && !cfg.noPrune {
 		unread = p.possiblyRead()
 	}
 	for i := range p.h.Txns {
@@ -230,7 +237,7 @@ func (e *encoder) layout() {
 		txn  int32 // -1 for a point
 		zero bool
 	}
-	var ev []event
+	ev := make([]event, 0, 2*len(txns))
 	for _, i := range txns {
 		t := &p.h.Txns[i]
 		start := t.Start - p.opts.Skew
@@ -245,7 +252,7 @@ func (e *encoder) layout() {
 		}
 	}
 	sort.SliceStable(ev, func(i, j int) bool { return ev[i].p.less(ev[j].p) })
-	e.endPoint = map[timePoint]solver.Node{}
+	e.endPoint = make(map[timePoint]solver.Node, len(txns))
 	var cur solver.Node = -1
 	e.timeIn = e.timeIn[:0]
 	for _, x := range ev {
@@ -760,7 +767,12 @@ func (e *encoder) encodeInitialValues() {
 // conditional.
 func (e *encoder) encodeVersionOrder() {
 	p := e.p
-	readersOf := map[[2]int32][]readerRef{} // (key, writer) -> readers
+	readersOf := newReaderIndex(len(p.keys)) // (key, writer) -> readers
+	total := 0
+	for ri := range e.reads {
+		total += len(e.reads[ri].cands)
+	}
+	readersOf.pending = make([]readerEntry, 0, total)
 	initReaders := map[int32][]readerRef{}
 	for ri := range e.reads {
 		rv := &e.reads[ri]
@@ -776,9 +788,10 @@ func (e *encoder) encodeVersionOrder() {
 				}
 				continue
 			}
-			readersOf[[2]int32{r.key, w}] = append(readersOf[[2]int32{r.key, w}], readerRef{rv.txn, rv.rf[i], r.val})
+			readersOf.add(r.key, w, readerRef{rv.txn, rv.rf[i], r.val})
 		}
 	}
+	readersOf.build()
 	rt := p.opts.Level.RealTime()
 	for k := range p.keys {
 		if p.isList[k] {
@@ -818,15 +831,15 @@ type readerRef struct {
 
 // orderPair handles one pair of writers of key: its order literal (a
 // variable unless the level orders them) and the rw edges it implies.
-func (e *encoder) orderPair(key, a, b int32, readersOf map[[2]int32][]readerRef) {
+func (e *encoder) orderPair(key, a, b int32, readersOf *readerIndex) {
 	x := e.pairVar(a, b)
 	via := e.p.orderVia(a, b)
-	for _, rd := range readersOf[[2]int32{key, a}] {
+	for _, rd := range readersOf.get(key, a) {
 		if rd.txn != b {
 			e.edge(rd.rf, x, e.node[rd.txn], e.node[b], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: a, via: via})
 		}
 	}
-	for _, rd := range readersOf[[2]int32{key, b}] {
+	for _, rd := range readersOf.get(key, b) {
 		if rd.txn != a {
 			e.edge(rd.rf, x.not(), e.node[rd.txn], e.node[a], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: b, via: via})
 		}
@@ -843,7 +856,7 @@ func (e *encoder) adjEnd(t int32) int64 {
 	return end + e.p.opts.Skew
 }
 
-func (e *encoder) orderByTime(key int32, ws []int32, readersOf map[[2]int32][]readerRef, initReaders []readerRef) {
+func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, initReaders []readerRef) {
 	p := e.p
 	sort.Slice(ws, func(i, j int) bool {
 		if si, sj := e.adjStart(ws[i]), e.adjStart(ws[j]); si != sj {
@@ -908,7 +921,7 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf map[[2]int32][]re
 		minimalFrom(sort.Search(len(cs), func(i int) bool { return e.adjStart(cs[i]) > t }), t, f)
 	}
 	for _, a := range ws {
-		readers := readersOf[[2]int32{key, a}]
+		readers := readersOf.get(key, a)
 		ea := e.adjEnd(a)
 		if len(readers) == 0 || ea == math.MaxInt64 {
 			continue

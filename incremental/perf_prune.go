@@ -34,7 +34,7 @@ type pruner struct {
 }
 
 func newPruner(e *encoder) *pruner {
-	if e.guarded || e.record || !e.p.opts.Level.RealTime() {
+	if e.guarded || e.record || e.noPrune || !e.p.opts.Level.RealTime() {
 		return nil
 	}
 	return &pruner{e: e, keys: make([]*rtWriters, len(e.p.keys))}

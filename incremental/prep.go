@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -95,6 +96,22 @@ func prepare(h *history.History, opts history.Options) *prepared {
 		return i
 	}
 	p.txns = make([]ptxn, len(h.Txns))
+	// Walk the ops keeping the transaction's own view of each key.
+	type view struct {
+		wrote  bool
+		last   history.Value   // register: last own write
+		ownApp []history.Value // list: own appends so far
+	}
+	type keyView struct {
+		key int32
+		view
+	}
+	type seen struct {
+		key  int32
+		read int
+	}
+	var views []keyView
+	var seenRead []seen
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
 		pt := &p.txns[ti]
@@ -102,23 +119,19 @@ func prepare(h *history.History, opts history.Options) *prepared {
 			pt.dropped = true
 			continue
 		}
-		// Walk the ops keeping the transaction's own view of each key.
-		type view struct {
-			wrote   bool
-			last    history.Value   // register: last own write
-			ownApp  []history.Value // list: own appends so far
-			readExt bool
-		}
-		views := map[int32]*view{}
+		// A transaction touches few keys: linear scans over slices reused
+		// across transactions beat two maps per transaction.
+		views = views[:0]
 		get := func(k int32) *view {
-			v := views[k]
-			if v == nil {
-				v = &view{}
-				views[k] = v
+			for i := range views {
+				if views[i].key == k {
+					return &views[i].view
+				}
 			}
-			return v
+			views = append(views, keyView{key: k})
+			return &views[len(views)-1].view
 		}
-		seenRead := map[int32][]int{}
+		seenRead = seenRead[:0]
 		for _, op := range t.Ops {
 			k := key(op.Key)
 			v := get(k)
@@ -164,14 +177,16 @@ func prepare(h *history.History, opts history.Options) *prepared {
 					// differ, no version explains both, which the encoding
 					// finds as a cycle.
 					dup := false
-					for _, ri := range seenRead[k] {
-						if pt.reads[ri].isList && equalValues(pt.reads[ri].full, list) && equalValues(pt.reads[ri].list, ext) {
+					for _, sr := range seenRead {
+						if ri := sr.read; sr.key == k && pt.reads[ri].isList && equalValues(pt.reads[ri].full, list) && equalValues(pt.reads[ri].list, ext) {
 							dup = true
 						}
 					}
 					if !dup {
-						seenRead[k] = append(seenRead[k], len(pt.reads))
-						pt.reads = append(pt.reads, pread{key: k, list: append([]history.Value(nil), ext...), full: list, isList: true})
+						seenRead = append(seenRead, seen{k, len(pt.reads)})
+						// ext is a prefix of the history's own list, which
+						// is never modified: no copy.
+						pt.reads = append(pt.reads, pread{key: k, list: ext[:len(ext):len(ext)], full: list, isList: true})
 					}
 					continue
 				}
@@ -182,18 +197,19 @@ func prepare(h *history.History, opts history.Options) *prepared {
 					continue
 				}
 				dup := false
-				for _, ri := range seenRead[k] {
-					if pt.reads[ri].val == op.Value {
+				for _, sr := range seenRead {
+					if sr.key == k && !pt.reads[sr.read].isList && pt.reads[sr.read].val == op.Value {
 						dup = true
 					}
 				}
 				if !dup {
-					seenRead[k] = append(seenRead[k], len(pt.reads))
+					seenRead = append(seenRead, seen{k, len(pt.reads)})
 					pt.reads = append(pt.reads, pread{key: k, val: op.Value})
 				}
 			}
 		}
-		for k, v := range views {
+		for i := range views {
+			k, v := views[i].key, &views[i].view
 			if !v.wrote {
 				continue
 			}
@@ -296,16 +312,25 @@ func (p *prepared) possibleWriters(t int32, r *pread) (ws []int32, initial bool)
 	if r.isList {
 		// Every appender of any element of the list as read, own
 		// appended elements included (EXACTNESS.md §3 for lists).
-		seen := map[int32]bool{}
+		// Collect with repeats, then sort and compact (a map per read
+		// cost more than the rest of the read).
+		m := p.appendersOf[r.key]
 		for _, e := range r.full {
-			for _, a := range p.appendersOf[r.key][e] {
-				if a != t && !seen[a] && !p.before(t, a) {
-					seen[a] = true
+			for _, a := range m[e] {
+				if a != t && (len(ws) == 0 || ws[len(ws)-1] != a) {
 					ws = append(ws, a)
 				}
 			}
 		}
-		sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
+		slices.Sort(ws)
+		ws = slices.Compact(ws)
+		out := ws[:0]
+		for _, a := range ws {
+			if !p.before(t, a) {
+				out = append(out, a)
+			}
+		}
+		ws = out
 		return ws, p.opts.InitialState == history.InitialUnknown || len(r.full) == 0
 	}
 	for _, w := range p.valueWriters[r.key][r.val] {
