@@ -186,6 +186,15 @@
 // (BenchmarkTheory, order=time). Random 3-SAT (n=200, ratio 4.26): median
 // CPU time within 1.1x of minisat 2.2 on the same files.
 //
+// # Base edges
+//
+// AddBaseEdge skips an edge equal to one of the last 16 present edges
+// leaving its source (a caller's repeats come in a row); an older
+// duplicate is kept as a redundant present edge, which changes no answer.
+// A set of every base edge cost ~100 MB at 100K checker transactions.
+// Reserve(nodes, edges) is a capacity hint for callers that know their
+// instance's size.
+//
 // # Complexity
 //
 // Unit propagation is linear in the watch lists visited; analysis is
