@@ -2,6 +2,7 @@ package incremental
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -504,7 +505,13 @@ func (e *encoder) encodeReads() {
 		for ri := range pt.reads {
 			r := &pt.reads[ri]
 			rv := readVar{txn: int32(ti), read: int32(ri)}
-			ws, initial := p.possibleWriters(int32(ti), r)
+			var ws []int32
+			initial := p.opts.InitialState == history.InitialUnknown || len(r.full) == 0
+			if !r.isList || e.guarded {
+				// A list read's possible writers matter only for its
+				// guard; its parses come from appendersOf.
+				ws, initial = p.possibleWriters(int32(ti), r)
+			}
 			g := e.act[ti]
 			if e.guarded {
 				for _, w := range ws {
@@ -674,12 +681,9 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 	if e.record {
 		val = joinValues(r.list)
 	}
-	inParse := map[int32]bool{}
 	for i, ps := range parses {
 		rf := rv.rf[i]
-		clear(inParse)
 		for j, a := range ps.appenders {
-			inParse[a] = true
 			e.clause(rf.not(), e.act[a])
 			if j+1 < len(ps.appenders) {
 				e.edge(rf, litTrue, e.node[a], e.node[ps.appenders[j+1]], edgeRec{kind: kindWW, key: r.key, writer: a})
@@ -690,7 +694,7 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 			e.edge(rf, litTrue, e.node[last], e.node[rv.txn], edgeRec{kind: kindWR, key: r.key, val: val, writer: last})
 		}
 		for _, a := range appenders {
-			if !inParse[a] {
+			if !slices.Contains(ps.appenders, a) {
 				e.edge(rf, litTrue, e.node[rv.txn], e.node[a], edgeRec{kind: kindRW, key: r.key, val: val, writer: -1})
 			}
 		}
