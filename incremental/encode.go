@@ -911,6 +911,12 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, ini
 	minimalFrom := func(j0 int, t int64, f func(b int32)) {
 		if j0 < len(cs) {
 			m := suf2[j0]
+			if e.guarded {
+				// A deselected writer has no outgoing edge, so the
+				// writers behind it would not be reached through it:
+				// every later writer gets its edge.
+				m = math.MaxInt64
+			}
 			for j := j0; j < len(cs) && e.adjStart(cs[j]) <= m; j++ {
 				f(cs[j])
 			}

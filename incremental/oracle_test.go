@@ -152,3 +152,31 @@ func TestWindowedCoresAgainstBruteForce(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardedCoreRegression: history 9522 of the 10,000-history run. The
+// guarded encoding drew rw edges only to a writer's minimal time
+// successors, reached through the writers between; a deselected writer
+// has no outgoing edge, so the core {T1,T2,T4,T5} looked minimal although
+// H|{T1,T4,T5} still violates.
+func TestGuardedCoreRegression(t *testing.T) {
+	h, err := history.ParseCompact(`T1[24,45] r y null, w y 1 (session c1)
+T2[57,60] r x null, w x 3, w y 3 (session c1)
+T3[67,90] w x 1, w y 2, r x 1, w x 3, r y 2 (session c1)
+T4[97,101] w y 1, r y 1, r y 1, r y 1, w y 3 (session c1)
+T5[103,118] r y 1, w x 2, r y 1 (session c1)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := history.DefaultOptions()
+	opts.Level = history.StrictSerializable
+	res, err := Check(context.Background(), h, opts, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != Invalid {
+		t.Fatalf("verdict %s", res.Verdict)
+	}
+	if err := oracle.CheckCore(h, opts, res.Anomalies[0].Core); err != nil {
+		t.Fatalf("core %v: %v", res.Anomalies[0].Core, err)
+	}
+}
