@@ -124,7 +124,7 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 	t0 := time.Now()
 	p := prepare(h, opts)
 	e := newEncoder(p, encodeConfig{})
-	e.encode()
+	e.encodeCtx(ctx)
 	res.Stats.EncodeTime = time.Since(t0)
 	res.Stats.Reads = len(e.reads)
 	res.Stats.Pairs = len(e.pairsL)
@@ -183,6 +183,9 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 }
 
 func (e *encoder) solve(ctx context.Context, assumptions ...solver.Lit) solver.Status {
+	if e.cancelled {
+		return solver.Unknown
+	}
 	if e.unsat {
 		return solver.Unsat
 	}
@@ -264,7 +267,7 @@ func (l *localizer) fast(ctx context.Context, members []bool) solver.Status {
 	l.checks++
 	hp := prepare(l.p.project(members), l.p.opts)
 	e := newEncoder(hp, encodeConfig{})
-	e.encode()
+	e.encodeCtx(ctx)
 	return e.solve(ctx)
 }
 

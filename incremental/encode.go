@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"context"
 	"math"
 	"slices"
 	"sort"
@@ -115,6 +116,10 @@ type encoder struct {
 	scratch   []solver.Lit
 
 	nodeTxn []int32 // solver node -> transaction (-1 for point nodes)
+
+	ctx       context.Context
+	tick      int
+	cancelled bool
 
 	// Point chains laid out by layout: session points per transaction,
 	// time-chain links, and the attachments of transactions to time points.
@@ -397,6 +402,25 @@ func (e *encoder) edge(a, b lit, from, to solver.Node, rec edgeRec) {
 }
 
 // encode builds the whole instance.
+// encodeCtx encodes, giving up (cancelled) once ctx is done: the quadratic
+// pair loops of levels without real time can outlast any --timeout.
+func (e *encoder) encodeCtx(ctx context.Context) {
+	e.ctx = ctx
+	e.encode()
+}
+
+// stopped polls the context every 256 calls.
+func (e *encoder) stopped() bool {
+	if e.cancelled {
+		return true
+	}
+	e.tick++
+	if e.ctx != nil && e.tick&255 == 0 && e.ctx.Err() != nil {
+		e.cancelled = true
+	}
+	return e.cancelled
+}
+
 func (e *encoder) encode() {
 	p := e.p
 	for _, ia := range p.internal {
@@ -500,6 +524,9 @@ func (e *encoder) encodeReads() {
 	for ti := range p.h.Txns {
 		if e.node[ti] < 0 {
 			continue
+		}
+		if e.stopped() {
+			return
 		}
 		pt := &p.txns[ti]
 		for ri := range pt.reads {
@@ -810,6 +837,9 @@ func (e *encoder) encodeVersionOrder() {
 		}
 		if !rt {
 			for i := 0; i < len(ws); i++ {
+				if e.stopped() {
+					return
+				}
 				for j := i + 1; j < len(ws); j++ {
 					e.orderPair(key, ws[i], ws[j], readersOf)
 				}

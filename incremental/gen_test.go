@@ -99,3 +99,24 @@ func TestInjectedAnomalies(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelledContextGivesUnknown: a cancelled context stops the encoding
+// too (its pair loops are quadratic without real time), and the verdict is
+// unknown, never a guess.
+func TestCancelledContextGivesUnknown(t *testing.T) {
+	cfg, _ := gen.Preset("mixed")
+	cfg.Txns, cfg.Keys, cfg.Seed = 2000, 20, 1
+	h, _, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Check(ctx, h, history.DefaultOptions(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != Unknown {
+		t.Fatalf("verdict %s with a cancelled context", res.Verdict)
+	}
+}
