@@ -50,6 +50,19 @@
 //	I3 Candidates that follow the reader in real time or session order are
 //	   not candidates (they are not possible writers either, §3).
 //
+// # Pruning
+//
+// The plain encoding leaves out what the level's own order already
+// settles: edges between transactions ordered by real time or session (the
+// chains imply them), read sources that a committed write overwrote between
+// the writer and the reader in real time, list splits that contradict real
+// time, and order variables of unknown writers whose place a forced read
+// fixes (perf_prune.go). Each removes only choices that close a cycle of
+// edges present in every model, so verdicts do not change
+// (TestPruneAgreesWithUnpruned). The guarded encoding never prunes: with a
+// transaction deselected, the edges through it are gone (I1), so it draws
+// every rw edge explicitly.
+//
 // # Cores
 //
 // The fast path encodes with constants for selectors. On a violation the
