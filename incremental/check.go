@@ -88,7 +88,10 @@ type Step struct {
 	// Via is set on a ww or rw step whose version order the level's own
 	// order fixed ("realtime" or "process") rather than a choice.
 	Via string `json:",omitempty"`
-	Why string
+	// SlackNS, on a realtime step, is (s_to-Δ)-(e_from+Δ): an alert that
+	// leans on a few nanoseconds of slack is a clock-skew suspect.
+	SlackNS *int64 `json:",omitempty"`
+	Why     string
 }
 
 // Forced is a fact decided by the core: the alternative closes Cycle.

@@ -453,7 +453,9 @@ func (x *explainer) step(from, to int32, kind edgeKind, r edgeRec, h *history.Hi
 		end := p.opts.EffectiveEnd(tf)
 		slack := "∞"
 		if end != math.MaxInt64 {
-			slack = fmt.Sprint((tt.Start - p.opts.Skew) - (end + p.opts.Skew))
+			ns := (tt.Start - p.opts.Skew) - (end + p.opts.Skew)
+			s.SlackNS = &ns
+			slack = fmt.Sprint(ns)
 		}
 		s.Why = fmt.Sprintf("%s ended (%d+Δ) before %s began (%d-Δ), Δ=%d, slack %s, so %s realtime-> %s", tf.ID, end, tt.ID, tt.Start, p.opts.Skew, slack, tf.ID, tt.ID)
 	}

@@ -102,7 +102,9 @@ type Step struct {
 	// Via names the order ("realtime" or "process") that fixed the version
 	// order behind a ww or rw step, when no choice did.
 	Via string `json:"via,omitempty"`
-	Why string `json:"why"`
+	// SlackNS is a realtime step's slack, (s_to-Δ)-(e_from+Δ) in ns.
+	SlackNS *int64 `json:"slack_ns,omitempty"`
+	Why     string `json:"why"`
 }
 
 // Stats describe the work done; durations are in nanoseconds.
@@ -241,7 +243,7 @@ func ptr[T any](v T) *T { return &v }
 func steps(in []incremental.Step) []Step {
 	out := make([]Step, 0, len(in))
 	for _, s := range in {
-		out = append(out, Step{From: s.From, To: s.To, Kind: s.Kind, Key: s.Key, Via: s.Via, Why: s.Why})
+		out = append(out, Step{From: s.From, To: s.To, Kind: s.Kind, Key: s.Key, Via: s.Via, SlackNS: s.SlackNS, Why: s.Why})
 	}
 	return out
 }

@@ -128,6 +128,11 @@ func TestFollowStopsOnCancel(t *testing.T) {
 		if code != ExitAnomaly || !strings.Contains(out.String(), `"core":["R","W"]`) && !strings.Contains(out.String(), `"core":["W","R"]`) {
 			t.Fatalf("exit %d, alerts %s, stderr %s", code, out.String(), errb.String())
 		}
+		// W ended at 10 and R began at 20 (Δ = 0): the real-time edge
+		// the stale read rests on has 10 ns of slack.
+		if !strings.Contains(out.String(), `"slack_ns":10`) {
+			t.Errorf("no slack on the real-time step: %s", out.String())
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not stop after cancel")
 	}
