@@ -373,8 +373,8 @@ func (r *runner) statusMaybe() {
 	es := r.engine.Stats()
 	rate := float64(ws.Accepted-r.lastStatusSeen) / time.Since(r.lastStatus).Seconds()
 	r.lastStatus, r.lastStatusSeen = time.Now(), ws.Accepted
-	fmt.Fprintf(r.stderr, "streamcheck run: window %d released, %d buffered, %d open; %.0f txn/s; watermark lag %s; %d dead letters; %d alerts\n",
-		es.Released, ws.Buffered, ws.Open, rate, report.Duration(ws.Lag), r.deadLetters(ws), es.Alerts)
+	fmt.Fprintf(r.stderr, "streamcheck run: window %d released, %d buffered, %d open; %.0f txn/s; watermark lag %s; %s; %s\n",
+		es.Released, ws.Buffered, ws.Open, rate, report.Duration(ws.Lag), report.Plural(r.deadLetters(ws), "dead letter"), report.Plural(es.Alerts, "alert"))
 }
 
 func (r *runner) deadLetters(ws window.Stats) int {
@@ -392,6 +392,6 @@ func (r *runner) summary(why string) {
 	if n := r.deadLetters(ws); n > 0 {
 		partial = fmt.Sprintf("; PARTIAL: %d events dead-lettered, reads they could explain were not checked", n)
 	}
-	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %d transactions checked (strict-serializable, skew %s, in-doubt %s), %d alerts, %d checks%s\n",
-		why, time.Since(r.started).Round(time.Millisecond), es.Released, report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), es.Alerts, es.Checks, partial)
+	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %s checked (strict-serializable, skew %s, in-doubt %s), %s, %s%s\n",
+		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial)
 }
