@@ -584,7 +584,8 @@ func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial 
 }
 
 // chooseOne creates the exactly-one choice over rv.cands, conditioned on
-// rv.g, with each choice implying its writer is active.
+// rv.g, with each choice implying its writer is active (register reads;
+// a list parse's appenders are tied to its choice by the caller).
 func (e *encoder) chooseOne(rv *readVar) {
 	n := len(rv.cands)
 	rv.rf = make([]lit, n)
@@ -701,7 +702,7 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 		rv.cands[i] = -2 // list parse
 	}
 	_ = initial
-	e.chooseOneParse(rv)
+	e.chooseOne(rv) // list parses (cands -2) imply no single writer
 	// Explanations only: joining a long list for every edge dominated
 	// the encoding of long histories.
 	var val string
@@ -729,22 +730,6 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 			e.clause(rf.not(), e.initVar(r.key, joinValues(r.list[:ps.initLen])))
 		}
 	}
-}
-
-func (e *encoder) chooseOneParse(rv *readVar) {
-	n := len(rv.cands)
-	rv.rf = make([]lit, n)
-	if n == 1 {
-		rv.rf[0] = rv.g
-	} else {
-		for i := range rv.rf {
-			rv.rf[i] = e.newLit()
-			e.clause(rv.rf[i].not(), rv.g)
-		}
-	}
-	at := append([]lit{rv.g.not()}, rv.rf...)
-	e.clause(at...)
-	e.atMostOne(rv.rf)
 }
 
 // initVar is the variable "the initial value of key k is v" (unknown

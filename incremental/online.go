@@ -193,10 +193,18 @@ func (o *Online) alertHistory() (*history.History, []int) {
 	h := p.project(in)
 	var ids []int
 	for i := range h.Txns {
+		ids = append(ids, o.index[h.Txns[i].ID])
+	}
+	o.dropOpenReads(h)
+	return h, ids
+}
+
+// dropOpenReads removes the reads of transactions that are not yet
+// time-closed (O2).
+func (o *Online) dropOpenReads(h *history.History) {
+	for i := range h.Txns {
 		t := &h.Txns[i]
-		j := o.index[t.ID]
-		ids = append(ids, j)
-		if o.closed[j] {
+		if o.closed[o.index[t.ID]] {
 			continue
 		}
 		ops := t.Ops[:0:0]
@@ -207,7 +215,6 @@ func (o *Online) alertHistory() (*history.History, []int) {
 		}
 		t.Ops = ops
 	}
-	return h, ids
 }
 
 // reshrink shrinks a pending alert's core under the projection now that
@@ -225,19 +232,7 @@ func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
 	}
 	p := prepare(full, o.opts)
 	h := p.project(in)
-	for i := range h.Txns {
-		t := &h.Txns[i]
-		if o.closed[o.index[t.ID]] {
-			continue
-		}
-		ops := t.Ops[:0:0]
-		for _, op := range t.Ops {
-			if op.Kind != history.Read {
-				ops = append(ops, op)
-			}
-		}
-		t.Ops = ops
-	}
+	o.dropOpenReads(h)
 	ph := prepare(h, o.opts)
 	cf := newCoreFinder(ph)
 	pos := map[string]int32{}
