@@ -1,6 +1,6 @@
 package window
 
-// Two hand-written binary min-heaps. container/heap would cost an interface
+// One generic binary min-heap, used twice. container/heap would cost an interface
 // call per comparison and swap, which is most of an Add+Release at 32
 // partitions; the entries are small so sifting moves little.
 
@@ -24,49 +24,6 @@ func (a *pending) before(b *pending) bool {
 	return a.id < b.id
 }
 
-type pendingHeap []pending
-
-func (h *pendingHeap) push(x pending) {
-	*h = append(*h, x)
-	a := *h
-	i := len(a) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !a[i].before(&a[p]) {
-			break
-		}
-		a[i], a[p] = a[p], a[i]
-		i = p
-	}
-}
-
-func (h *pendingHeap) pop() pending {
-	a := *h
-	top := a[0]
-	n := len(a) - 1
-	a[0] = a[n]
-	a[n] = pending{} // drop the id reference
-	a = a[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && a[r].before(&a[l]) {
-			m = r
-		}
-		if !a[m].before(&a[i]) {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
-	}
-	*h = a
-	return top
-}
-
 // open is a released transaction that has not time-closed yet.
 type open struct {
 	effEnd, start, end int64
@@ -88,15 +45,24 @@ func (a *open) before(b *open) bool {
 	return a.id < b.id
 }
 
-type openHeap []open
+// minHeap is a binary min-heap of small values ordered by their before
+// method. The values are held inline, so sifting moves bytes, not
+// pointers the GC must trace through a container/heap interface.
+type minHeap[T any, P interface {
+	*T
+	before(*T) bool
+}] []T
 
-func (h *openHeap) push(x open) {
+type pendingHeap = minHeap[pending, *pending]
+type openHeap = minHeap[open, *open]
+
+func (h *minHeap[T, P]) push(x T) {
 	*h = append(*h, x)
 	a := *h
 	i := len(a) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !a[i].before(&a[p]) {
+		if !P(&a[i]).before(&a[p]) {
 			break
 		}
 		a[i], a[p] = a[p], a[i]
@@ -104,12 +70,13 @@ func (h *openHeap) push(x open) {
 	}
 }
 
-func (h *openHeap) pop() open {
+func (h *minHeap[T, P]) pop() T {
 	a := *h
 	top := a[0]
 	n := len(a) - 1
+	var zero T
 	a[0] = a[n]
-	a[n] = open{}
+	a[n] = zero // drop references held by the vacated slot
 	a = a[:n]
 	i := 0
 	for {
@@ -118,10 +85,10 @@ func (h *openHeap) pop() open {
 			break
 		}
 		m := l
-		if r := l + 1; r < n && a[r].before(&a[l]) {
+		if r := l + 1; r < n && P(&a[r]).before(&a[l]) {
 			m = r
 		}
-		if !a[m].before(&a[i]) {
+		if !P(&a[m]).before(&a[i]) {
 			break
 		}
 		a[i], a[m] = a[m], a[i]
