@@ -30,6 +30,17 @@ type tinyCase struct {
 	initial history.InitialState
 }
 
+// setup gives the tiny-history generator every feature and the checkers
+// the case's options.
+func (c tinyCase) setup() (oracle.TinyConfig, history.Options) {
+	cfg := oracle.DefaultTinyConfig()
+	cfg.Timestamps, cfg.Sessions, cfg.Lists, cfg.Unknowns, cfg.Aborts = true, true, true, true, true
+	cfg.InitialValues = c.initial == history.InitialUnknown
+	opts := history.DefaultOptions()
+	opts.Level, opts.Skew, opts.InDoubt, opts.InitialState = c.level, c.skew, c.indoubt, c.initial
+	return cfg, opts
+}
+
 func (c tinyCase) String() string {
 	return fmt.Sprintf("%s/skew=%d/indoubt=%d/init=%s", c.level, c.skew, c.indoubt, c.initial)
 }
@@ -54,15 +65,7 @@ func TestAgainstBruteForce(t *testing.T) {
 	for ci, c := range cases {
 		t.Run(c.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(ci), 7))
-			cfg := oracle.DefaultTinyConfig()
-			cfg.Timestamps = true
-			cfg.Sessions = true
-			cfg.Lists = true
-			cfg.Unknowns = true
-			cfg.Aborts = true
-			cfg.InitialValues = c.initial == history.InitialUnknown
-			opts := history.DefaultOptions()
-			opts.Level, opts.Skew, opts.InDoubt, opts.InitialState = c.level, c.skew, c.indoubt, c.initial
+			cfg, opts := c.setup()
 			var valid, invalid, search int
 			for i := 0; i < n; i++ {
 				h := oracle.RandomTiny(rng, cfg)

@@ -33,15 +33,7 @@ func TestPruneAgreesWithUnpruned(t *testing.T) {
 	for ci, c := range cases {
 		t.Run(c.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(ci), 11))
-			cfg := oracle.DefaultTinyConfig()
-			cfg.Timestamps = true
-			cfg.Sessions = true
-			cfg.Lists = true
-			cfg.Unknowns = true
-			cfg.Aborts = true
-			cfg.InitialValues = c.initial == history.InitialUnknown
-			opts := history.DefaultOptions()
-			opts.Level, opts.Skew, opts.InDoubt, opts.InitialState = c.level, c.skew, c.indoubt, c.initial
+			cfg, opts := c.setup()
 			var sat, unsat int
 			for i := 0; i < n; i++ {
 				h := oracle.RandomTiny(rng, cfg)
