@@ -130,7 +130,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 	}
 	o.pending = keep
 	for {
-		h, ids := o.alertHistory()
+		h := o.alertHistory()
 		if len(h.Txns) == 0 {
 			return out, nil
 		}
@@ -160,7 +160,6 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		}
 		o.alerts = append(o.alerts, a)
 		out = append(out, a)
-		_ = ids
 	}
 }
 
@@ -183,7 +182,7 @@ func (o *Online) lastStart() int64 {
 // alertHistory is the instance alerts are judged on: the released history
 // projected away from quarantined cores (O4), with the reads of
 // transactions that are not time-closed dropped (O2).
-func (o *Online) alertHistory() (*history.History, []int) {
+func (o *Online) alertHistory() *history.History {
 	full := &history.History{Txns: o.released}
 	in := make([]bool, len(o.released))
 	for i := range in {
@@ -191,12 +190,8 @@ func (o *Online) alertHistory() (*history.History, []int) {
 	}
 	p := prepare(full, o.opts)
 	h := p.project(in)
-	var ids []int
-	for i := range h.Txns {
-		ids = append(ids, o.index[h.Txns[i].ID])
-	}
 	o.dropOpenReads(h)
-	return h, ids
+	return h
 }
 
 // dropOpenReads removes the reads of transactions that are not yet
