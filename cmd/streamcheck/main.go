@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/streamcheck/streamcheck/internal/canarycmd"
 	"github.com/streamcheck/streamcheck/internal/checkcmd"
 	"github.com/streamcheck/streamcheck/internal/gencmd"
 	"github.com/streamcheck/streamcheck/internal/runcmd"
@@ -47,6 +48,7 @@ func commands() []command {
 		}},
 		{"sat", "decide a DIMACS CNF formula with streamcheck's solver", satcmd.MainContext},
 		{"run", "check a stream of transactions online (stdin or a followed file)", runcmd.Main},
+		{"canary", "run an anomaly-hunting workload against PostgreSQL or MySQL/MariaDB", canarycmd.Main},
 	}
 }
 
