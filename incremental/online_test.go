@@ -28,6 +28,13 @@ type firing struct {
 // closes. It returns every alert as it fired.
 func sweep(t *testing.T, h *history.History, opts history.Options) ([]firing, *Online) {
 	t.Helper()
+	return sweepRoundTrip(t, h, opts, false)
+}
+
+// sweepRoundTrip is sweep; with roundTrip, the engine is snapshotted and
+// restored before every step, as a restart from a checkpoint would.
+func sweepRoundTrip(t *testing.T, h *history.History, opts history.Options, roundTrip bool) ([]firing, *Online) {
+	t.Helper()
 	o := NewOnline(opts)
 	txns := append([]history.Txn(nil), h.Txns...)
 	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
@@ -43,6 +50,15 @@ func sweep(t *testing.T, h *history.History, opts history.Options) ([]firing, *O
 	next := 0
 	closed := map[string]bool{}
 	step := func(w int64) {
+		if roundTrip {
+			snap, err := o.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o, err = RestoreOnline(opts, snap); err != nil {
+				t.Fatal(err)
+			}
+		}
 		as, err := o.Step(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -239,5 +255,50 @@ func TestOnlineAgreesWithOffline(t *testing.T) {
 				t.Fatalf("history %d\n%s", i, dump(h))
 			}
 		}
+	}
+}
+
+// TestOnlineSnapshotRoundTrip: an engine restored from its snapshot before
+// every step raises exactly the alerts, ids included, of one that never
+// stopped: a restart from a checkpoint must be invisible.
+func TestOnlineSnapshotRoundTrip(t *testing.T) {
+	n := tinyCount(100)
+	rng := rand.New(rand.NewPCG(5, 17))
+	cfg := oracle.DefaultTinyConfig()
+	cfg.Timestamps, cfg.Sessions, cfg.Lists, cfg.Unknowns, cfg.Aborts = true, true, true, true, true
+	opts := history.DefaultOptions()
+	opts.Level = history.StrictSerializable
+	opts.InDoubt = 4
+	for i := 0; i < n; i++ {
+		h := oracle.RandomTiny(rng, cfg)
+		if h.Validate() != nil {
+			continue
+		}
+		want, wo := sweep(t, h, opts)
+		got, go2 := sweepRoundTrip(t, h, opts, true)
+		if !slices.EqualFunc(want, got, func(a, b firing) bool {
+			return a.w == b.w && slices.Equal(a.core, b.core) && a.updated == b.updated && a.typ == b.typ
+		}) {
+			t.Fatalf("history %d: uninterrupted %v, restored %v\n%s", i, want, got, dump(h))
+		}
+		var wantIDs, gotIDs []string
+		for _, a := range wo.Alerts() {
+			wantIDs = append(wantIDs, a.ID)
+		}
+		for _, a := range go2.Alerts() {
+			gotIDs = append(gotIDs, a.ID)
+		}
+		if !slices.Equal(wantIDs, gotIDs) {
+			t.Fatalf("history %d: ids %v, restored %v", i, wantIDs, gotIDs)
+		}
+	}
+	if _, err := RestoreOnline(opts, []byte(`{"Version":99}`)); err == nil || !strings.Contains(err.Error(), "version 99") {
+		t.Fatalf("unknown version accepted: %v", err)
+	}
+	other := opts
+	other.Skew = 7
+	snap, _ := NewOnline(opts).Snapshot()
+	if _, err := RestoreOnline(other, snap); err == nil {
+		t.Fatal("snapshot restored under other options")
 	}
 }

@@ -1,0 +1,84 @@
+package incremental
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// snapshotVersion changes whenever the snapshot's meaning changes; a
+// snapshot of another version is refused rather than misread, because a
+// misread engine state would silently change verdicts.
+const snapshotVersion = 1
+
+type onlineSnapshot struct {
+	Version   int
+	Options   history.Options
+	Promised  history.Level
+	Released  []history.Txn
+	Closed    []bool
+	Quar      []bool
+	Alerts    []*Alert
+	Pending   []string // ids of pending alerts, in order
+	Steps     int
+	Checks    int
+	Unchecked int
+}
+
+// Snapshot returns the whole engine state as deterministic bytes, so that a
+// checkpoint restored with RestoreOnline continues exactly as if the run had
+// not stopped. The bytes are opaque to callers.
+func (o *Online) Snapshot() ([]byte, error) {
+	s := onlineSnapshot{
+		Version: snapshotVersion, Options: o.opts, Promised: o.promised,
+		Released: o.released, Closed: o.closed, Quar: o.quar, Alerts: o.alerts,
+		Steps: o.steps, Checks: o.checks, Unchecked: o.unchecked,
+	}
+	for _, a := range o.pending {
+		s.Pending = append(s.Pending, a.ID)
+	}
+	return json.Marshal(&s)
+}
+
+// RestoreOnline rebuilds an engine from a Snapshot. opts must be the
+// options the snapshot was taken under: a checkpoint taken with another
+// skew, horizon or initial state would continue a different check.
+func RestoreOnline(opts history.Options, snap []byte) (*Online, error) {
+	var s onlineSnapshot
+	if err := json.Unmarshal(snap, &s); err != nil {
+		return nil, fmt.Errorf("engine snapshot: %w", err)
+	}
+	if s.Version != snapshotVersion {
+		return nil, fmt.Errorf("engine snapshot: version %d, this build reads version %d", s.Version, snapshotVersion)
+	}
+	want := NewOnline(opts)
+	if s.Options != want.opts || s.Promised != want.promised {
+		return nil, fmt.Errorf("engine snapshot: taken with options %+v (promised %s), restored with %+v (promised %s)", s.Options, s.Promised, want.opts, want.promised)
+	}
+	n := len(s.Released)
+	if len(s.Closed) != n || len(s.Quar) != n {
+		return nil, fmt.Errorf("engine snapshot: %d transactions but %d closed and %d quarantine flags", n, len(s.Closed), len(s.Quar))
+	}
+	o := want
+	o.released, o.closed, o.quar = s.Released, s.Closed, s.Quar
+	o.alerts, o.steps, o.checks, o.unchecked = s.Alerts, s.Steps, s.Checks, s.Unchecked
+	for i := range o.released {
+		if _, dup := o.index[o.released[i].ID]; dup {
+			return nil, fmt.Errorf("engine snapshot: duplicate transaction id %q", o.released[i].ID)
+		}
+		o.index[o.released[i].ID] = i
+	}
+	byID := map[string]*Alert{}
+	for _, a := range o.alerts {
+		byID[a.ID] = a
+	}
+	for _, id := range s.Pending {
+		a, ok := byID[id]
+		if !ok {
+			return nil, fmt.Errorf("engine snapshot: pending alert %s is not among the alerts", id)
+		}
+		o.pending = append(o.pending, a)
+	}
+	return o, nil
+}
