@@ -1,14 +1,45 @@
 // Package canarycmd is `streamcheck canary`: it drives the canary
 // workloads (package canary) against a real PostgreSQL or MySQL/MariaDB,
 // records every transaction (package record) and checks the stream in
-// process with `streamcheck run`, or writes it to a file for a separate
-// run or check.
+// process with `streamcheck run` (internal/runcmd, reading the recorder's
+// JSON Lines through a pipe), or writes it to a file for a separate run or
+// check.
+//
+// Data flow (in-process checking, the default):
+//
+//	canary clients ─▶ record.Recorder ─▶ JSON Lines ─▶ queue ─▶ io.Pipe ─▶ runcmd.Main (--source -)
+//	                                  └▶ --record FILE                          │ alerts
+//	                                                                alertWatch ─▶ stdout or --alerts
+//
+// The queue keeps emission order and decouples the clients from a checker
+// step in progress, so a slow step delays alerts but never makes an event
+// late in the window: each event's start is at most TxnTimeout before its
+// emission, and the default lateness covers that.
+//
+// Interrupting (SIGINT) stops the clients between transactions; the
+// checker then reads to the end of the stream, every transaction closes,
+// and its last verdict is the one `check` gives on the recorded history.
 package canarycmd
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/streamcheck/streamcheck/canary"
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/runcmd"
+	"github.com/streamcheck/streamcheck/record"
 )
 
 // Exit codes, as check's and run's.
@@ -18,8 +49,473 @@ const (
 	ExitError   = 2
 )
 
-// Main runs the command.
+type config struct {
+	canary      canary.Config
+	workloads   string
+	level       string
+	skew        string
+	lateness    string
+	indoubt     string
+	step        int
+	status      time.Duration
+	alerts      string
+	deadLetter  string
+	out         string
+	recordFile  string
+	stopOnAlert bool
+	verbose     bool
+}
+
+// Main runs the command; ctx cancellation (SIGINT) stops the workload,
+// after which the checker finishes the stream it has.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "streamcheck canary: not built yet")
-	return ExitError
+	stderr = &lockedWriter{w: stderr}
+	cfg, err := parse(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		fmt.Fprintln(stderr, "streamcheck canary:", err)
+		return ExitError
+	}
+	code, err := run(ctx, cfg, stdout, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "streamcheck canary:", err)
+		return ExitError
+	}
+	return code
+}
+
+func parse(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("canary", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := &config{}
+	c := &cfg.canary
+	isolation := fs.String("isolation", "serializable", "isolation level requested from the database: default (the server's), read-uncommitted, read-committed, repeatable-read, serializable")
+	fs.StringVar(&c.DSN, "dsn", "", "database: postgres://user@host:5432/db?sslmode=disable or mysql://user@tcp(host:3306)/db (required)")
+	fs.StringVar(&cfg.workloads, "workload", "mixed", "comma-separated workloads: registers, lists, counters, transfers, write-skew, or mixed (all)")
+	fs.IntVar(&c.Clients, "clients", 8, "concurrent clients, each a session with its own connection")
+	fs.Float64Var(&c.Rate, "rate", 200, "transactions started per second over all clients (0: as fast as the database answers)")
+	fs.DurationVar(&c.Duration, "duration", 0, "stop after this long (0: run until interrupted)")
+	fs.IntVar(&c.Keys, "keys", 16, "rows per workload: few rows, much contention")
+	fs.Float64Var(&c.Zipf, "zipf", 1.1, "Zipf exponent of the hot keys (row 0 hottest; <= 1: uniform)")
+	fs.DurationVar(&c.TxnTimeout, "txn-timeout", 2*time.Second, "bound on every transaction, COMMIT included")
+	fs.StringVar(&c.Schema, "schema", "", "PostgreSQL schema or MySQL database for the canary's tables (created and dropped if missing; default: the DSN's)")
+	fs.StringVar(&c.Prefix, "prefix", "", "table and session prefix (default canary_<random>)")
+	fs.Uint64Var(&c.Seed, "seed", 0, "seed for the transactions drawn (0: random)")
+	snapshot := fs.String("innodb-snapshot-isolation", "", "MySQL/MariaDB: set innodb_snapshot_isolation ON or OFF in every session (default: the server's)")
+	fs.StringVar(&cfg.level, "level", "strict-serializable", "level checked: serializable, strong-session-serializable, strict-serializable (online, real time is always checked; see run)")
+	fs.StringVar(&cfg.skew, "skew", "1ms", "clock-skew bound Δ given to the checker (one process, one clock: 1ms is a margin, see doc)")
+	fs.StringVar(&cfg.lateness, "lateness", "", "allowed lateness of the checker's window (default: txn-timeout + 1s + 2Δ)")
+	fs.StringVar(&cfg.indoubt, "indoubt", "1m", "in-doubt horizon for unknown outcomes (none: +∞)")
+	fs.IntVar(&cfg.step, "step", 128, "check after this many released transactions")
+	fs.DurationVar(&cfg.status, "status", 10*time.Second, "status line interval on stderr (0: off)")
+	fs.StringVar(&cfg.alerts, "alerts", "", "write alert lines here (default stdout)")
+	fs.StringVar(&cfg.deadLetter, "dead-letter", "", "write events the checker set aside here")
+	fs.StringVar(&cfg.out, "out", "", "write the events (native JSON Lines) to this file instead of checking in process")
+	fs.StringVar(&cfg.recordFile, "record", "", "also write every event to this file (for streamcheck check)")
+	fs.BoolVar(&cfg.stopOnAlert, "stop-on-alert", false, "stop the workload after the first alert (the checker still finishes)")
+	fs.BoolVar(&cfg.verbose, "v", false, "log reconnects and every class of error")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: streamcheck canary --dsn DSN [flags]
+
+Run an anomaly-hunting workload against PostgreSQL or MySQL/MariaDB and
+check its transactions online: one alert per line on stdout, a summary on
+stderr. Exit 0: no anomaly; 1: an alert or an arithmetic violation; 2:
+usage, setup or recording error.
+
+flags:`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if c.DSN == "" {
+		return nil, errors.New("--dsn is required")
+	}
+	if _, _, err := canary.ParseDSN(c.DSN); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.Isolation, err = canary.ParseIsolation(*isolation); err != nil {
+		return nil, fmt.Errorf("--isolation: %w", err)
+	}
+	switch s := strings.ToUpper(*snapshot); s {
+	case "", "ON", "OFF":
+		c.SnapshotIsolation = s
+	default:
+		return nil, fmt.Errorf("--innodb-snapshot-isolation %q: want on or off", *snapshot)
+	}
+	if cfg.workloads != "mixed" && cfg.workloads != "" {
+		for _, w := range strings.Split(cfg.workloads, ",") {
+			c.Workloads = append(c.Workloads, strings.TrimSpace(w))
+		}
+	}
+	lv, err := history.ParseLevel(cfg.level)
+	if err != nil {
+		return nil, fmt.Errorf("--level: %w", err)
+	}
+	switch lv {
+	case history.Serializable, history.StrongSessionSerializable, history.StrictSerializable:
+	default:
+		return nil, fmt.Errorf("--level %s is not supported online yet", lv)
+	}
+	skew, err := nanos(cfg.skew)
+	if err != nil {
+		return nil, fmt.Errorf("--skew: %w", err)
+	}
+	if cfg.lateness == "" {
+		cfg.lateness = strconv.FormatInt(int64(c.TxnTimeout+time.Second)+2*skew, 10)
+	} else if _, err := nanos(cfg.lateness); err != nil {
+		return nil, fmt.Errorf("--lateness: %w", err)
+	}
+	if cfg.indoubt != "none" {
+		if _, err := nanos(cfg.indoubt); err != nil {
+			return nil, fmt.Errorf("--indoubt: %w", err)
+		}
+	}
+	if cfg.step < 1 {
+		return nil, errors.New("--step must be positive")
+	}
+	if cfg.out != "" && (cfg.alerts != "" || cfg.deadLetter != "" || cfg.stopOnAlert) {
+		return nil, errors.New("--out writes events for a separate run: --alerts, --dead-letter and --stop-on-alert need the in-process check")
+	}
+	return cfg, nil
+}
+
+func nanos(s string) (int64, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
+		return n, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, err
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("negative duration %s", s)
+	}
+	return int64(d), nil
+}
+
+func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error) {
+	level := slog.LevelWarn
+	if cfg.verbose {
+		level = slog.LevelInfo
+	}
+	cfg.canary.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("cmd", "canary")
+
+	var sinks []record.Sink
+	var closers []func() error
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	for _, path := range []string{cfg.out, cfg.recordFile} {
+		if path == "" {
+			continue
+		}
+		// Truncated, not appended: two runs share key names, so one file
+		// holding both would not be one history.
+		f, err := os.Create(path)
+		if err != nil {
+			return ExitError, err
+		}
+		closers = append(closers, f.Close)
+		sinks = append(sinks, record.NewJSONLines(f))
+	}
+
+	var (
+		q       *lineQueue
+		watch   *alertWatch
+		runDone chan int
+	)
+	wctx, stopWorkload := context.WithCancel(ctx)
+	defer stopWorkload()
+	if cfg.out == "" {
+		alertsOut := stdout
+		if cfg.alerts != "" && cfg.alerts != "-" {
+			f, err := os.OpenFile(cfg.alerts, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err != nil {
+				return ExitError, err
+			}
+			closers = append(closers, f.Close)
+			alertsOut = f
+		}
+		watch = &alertWatch{w: alertsOut, start: time.Now(), onFirst: func() {
+			if cfg.stopOnAlert {
+				stopWorkload()
+			}
+		}}
+		pr, pw := io.Pipe()
+		q = newLineQueue(pw, 1<<16)
+		sinks = append(sinks, record.NewJSONLines(q))
+		args := []string{"--source", "-", "--initial-state", "empty",
+			"--level", cfg.level, "--skew", cfg.skew, "--lateness", cfg.lateness, "--indoubt", cfg.indoubt,
+			"--step", strconv.Itoa(cfg.step), "--status", cfg.status.String()}
+		if cfg.deadLetter != "" {
+			args = append(args, "--dead-letter", cfg.deadLetter)
+		}
+		runDone = make(chan int, 1)
+		go func() {
+			// Not cancelled by an interrupt: the checker reads the stream
+			// to its end, so every transaction closes and the verdict is
+			// check's (a second interrupt kills the process).
+			code := runcmd.Main(context.WithoutCancel(ctx), args, pr, watch, stderr)
+			pr.CloseWithError(errors.New("the checker stopped"))
+			stopWorkload()
+			runDone <- code
+		}()
+	}
+	rec := record.New(record.MultiSink(sinks...), record.Options{})
+
+	c, err := canary.New(ctx, cfg.canary, rec)
+	if err != nil {
+		if q != nil {
+			q.Close()
+			<-runDone
+		}
+		return ExitError, err
+	}
+	fmt.Fprintf(stderr, "streamcheck canary: %s, isolation %s requested, workloads %s, %d clients, %s, prefix %s\n",
+		c.Snapshot().Dialect, canary.IsolationName(cfg.canary.Isolation), cfg.workloads, cfg.canary.Clients, rateText(cfg.canary.Rate), c.Prefix())
+
+	statusDone := make(chan struct{})
+	statusStopped := make(chan struct{})
+	go func() {
+		defer close(statusStopped)
+		if cfg.status <= 0 {
+			return
+		}
+		t := time.NewTicker(cfg.status)
+		defer t.Stop()
+		for {
+			select {
+			case <-statusDone:
+				return
+			case <-t.C:
+				fmt.Fprintln(stderr, "streamcheck canary:", statusLine(c.Snapshot(), watch))
+			}
+		}
+	}()
+	rep, runErr := c.Run(wctx)
+	close(statusDone)
+	<-statusStopped
+
+	checkCode := ExitOK
+	if q != nil {
+		if err := q.Close(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("feed the checker: %w", err)
+		}
+		checkCode = <-runDone
+	}
+	for _, cl := range closers {
+		if err := cl(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	closers = nil
+	summary(stderr, rep, watch)
+	if runErr != nil {
+		return ExitError, runErr
+	}
+	switch {
+	case checkCode == runcmd.ExitError:
+		return ExitError, errors.New("the in-process checker failed (see above)")
+	case checkCode == runcmd.ExitAnomaly || len(rep.Arithmetic) > 0:
+		return ExitAnomaly, nil
+	}
+	return ExitOK, nil
+}
+
+func rateText(r float64) string {
+	if r == 0 {
+		return "unpaced"
+	}
+	return fmt.Sprintf("%g txn/s", r)
+}
+
+func statusLine(r canary.Report, w *alertWatch) string {
+	t := r.Total()
+	s := fmt.Sprintf("%s: %d transactions (%.0f/s): %d committed, %d aborted (%d refused), %d unknown; %d reconnects, %d outages",
+		r.Elapsed.Round(time.Millisecond), t.Total(), float64(t.Total())/max(r.Elapsed.Seconds(), 1e-9),
+		t.Committed, t.Aborted, t.Refused, t.Unknown, r.Reconnects, r.Outages)
+	if w != nil {
+		n, _, _ := w.stats()
+		s += fmt.Sprintf("; %d alerts", n)
+	}
+	if len(r.Arithmetic) > 0 {
+		s += fmt.Sprintf("; %d arithmetic violations", len(r.Arithmetic))
+	}
+	return s
+}
+
+func summary(w io.Writer, r canary.Report, watch *alertWatch) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "streamcheck canary: %s %s, %s\n", r.Dialect, r.Isolation, statusLine(r, watch))
+	for _, wl := range r.Workloads {
+		fmt.Fprintf(&b, "  %-10s %6d transactions (%.0f/s): %d committed, %d aborted (%d refused, %d errors), %d unknown\n",
+			wl.Name, wl.Total(), float64(wl.Total())/max(r.Elapsed.Seconds(), 1e-9), wl.Committed, wl.Aborted, wl.Refused, wl.Errors, wl.Unknown)
+	}
+	if r.Outages > 0 {
+		fmt.Fprintf(&b, "  database unreachable %d times, %s in all\n", r.Outages, r.Downtime.Round(time.Millisecond))
+	}
+	for _, a := range r.Arithmetic {
+		fmt.Fprintf(&b, "  arithmetic: %s\n", a)
+	}
+	if watch != nil {
+		if n, after, latency := watch.stats(); n > 0 {
+			fmt.Fprintf(&b, "  first alert %s after the start, %s after its last core transaction ended\n",
+				after.Round(time.Millisecond), latency.Round(time.Millisecond))
+		}
+	}
+	io.WriteString(w, b.String())
+}
+
+// lockedWriter serializes the writes of the canary and the checker.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// lineQueue forwards writes, in order, to w from its own goroutine: a
+// writer blocks only while size writes are queued.
+type lineQueue struct {
+	ch   chan []byte
+	done chan struct{}
+	w    io.WriteCloser
+
+	mu     sync.Mutex
+	err    error
+	closed bool
+}
+
+func newLineQueue(w io.WriteCloser, size int) *lineQueue {
+	q := &lineQueue{ch: make(chan []byte, size), done: make(chan struct{}), w: w}
+	go q.loop()
+	return q
+}
+
+func (q *lineQueue) loop() {
+	defer close(q.done)
+	for b := range q.ch {
+		if q.failed() != nil {
+			continue // drain, so that writers never block on a dead reader
+		}
+		if _, err := q.w.Write(b); err != nil {
+			q.mu.Lock()
+			q.err = err
+			q.mu.Unlock()
+		}
+	}
+	q.w.Close()
+}
+
+func (q *lineQueue) failed() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
+}
+
+// Write queues a copy of p; it fails once the reader has failed.
+func (q *lineQueue) Write(p []byte) (int, error) {
+	if err := q.failed(); err != nil {
+		return 0, err
+	}
+	q.mu.Lock()
+	closed := q.closed
+	q.mu.Unlock()
+	if closed {
+		return 0, io.ErrClosedPipe
+	}
+	q.ch <- bytes.Clone(p)
+	return len(p), nil
+}
+
+// Close flushes the queue, closes w and returns the first write error.
+func (q *lineQueue) Close() error {
+	q.mu.Lock()
+	if !q.closed {
+		q.closed = true
+		close(q.ch)
+	}
+	q.mu.Unlock()
+	<-q.done
+	return q.failed()
+}
+
+// alertWatch forwards the checker's alert lines and times the first one:
+// from the canary's start, and from the end of its core's last
+// transaction (the moment the anomaly was complete).
+type alertWatch struct {
+	w       io.Writer
+	onFirst func()
+	start   time.Time
+
+	mu      sync.Mutex
+	buf     []byte
+	n       int
+	after   time.Duration
+	latency time.Duration
+}
+
+func (a *alertWatch) Write(p []byte) (int, error) {
+	now := time.Now()
+	a.mu.Lock()
+	a.buf = append(a.buf, p...)
+	first := false
+	for {
+		i := bytes.IndexByte(a.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := a.buf[:i]
+		a.buf = a.buf[i+1:]
+		var al struct {
+			Updated bool `json:"updated"`
+			Txns    []struct {
+				End *int64 `json:"end"`
+			} `json:"txns"`
+		}
+		if json.Unmarshal(line, &al) != nil || al.Updated {
+			continue
+		}
+		a.n++
+		if a.n == 1 {
+			first = true
+			a.after = now.Sub(a.start)
+			var last int64
+			for _, t := range al.Txns {
+				if t.End != nil && *t.End > last {
+					last = *t.End
+				}
+			}
+			if last > 0 {
+				a.latency = time.Duration(now.UnixNano() - last)
+			}
+		}
+	}
+	a.mu.Unlock()
+	n, err := a.w.Write(p)
+	if first && a.onFirst != nil {
+		a.onFirst()
+	}
+	return n, err
+}
+
+// stats returns the number of alerts (updates not counted), and for the
+// first one its time since the canary started and since its core ended.
+func (a *alertWatch) stats() (int, time.Duration, time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n, a.after, a.latency
 }
