@@ -1,0 +1,636 @@
+package state
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// FormatVersion is the layout this package writes and reads (FORMAT.md).
+// Bump it on any change a previous version would misread.
+const FormatVersion uint32 = 1
+
+var (
+	// ErrFormat: the directory holds a format this binary cannot read.
+	ErrFormat = errors.New("state: unsupported format")
+	// ErrLocked: another process has the directory open.
+	ErrLocked = errors.New("state: directory in use by another process")
+	// ErrSource: the directory checkpoints a different source.
+	ErrSource = errors.New("state: directory belongs to another source")
+)
+
+// ErrBodyGone is returned by Body for a body that was deleted by the
+// retention bound (or never stored).
+type ErrBodyGone struct {
+	ID string
+	// Cutoff is the event time of the newest body retention deleted:
+	// bodies at or before it may be gone (math.MinInt64 if none was).
+	Cutoff int64
+}
+
+func (e *ErrBodyGone) Error() string {
+	return fmt.Sprintf("state: body of %s is gone (retention deleted bodies up to event time %d, or it was never evicted)", e.ID, e.Cutoff)
+}
+
+// Retention bounds the evicted bodies kept. Zero fields are unbounded.
+type Retention struct {
+	// MaxAge: a body whose event time lies more than MaxAge before the
+	// newest stored body's is deleted (event time, so a replay deletes
+	// the same bodies).
+	MaxAge int64
+	// MaxBytes: the oldest bodies are deleted until the stored bodies
+	// total at most MaxBytes.
+	MaxBytes int64
+}
+
+// Options configure Open.
+type Options struct {
+	// FS is the filesystem; nil is the real one (tests use
+	// vfs.NewCrashableMem).
+	FS vfs.FS
+	// Logger receives Pebble's messages; nil discards them.
+	Logger *slog.Logger
+	// Retention bounds evicted bodies.
+	Retention Retention
+	// Source names what the directory checkpoints (for example
+	// "kafka:txns" or a file path). The first Open records it; a later
+	// Open with a different non-empty Source fails with ErrSource, since
+	// its offsets would mean nothing.
+	Source string
+
+	_ struct{}
+}
+
+// Store is an open state directory.
+type Store struct {
+	db   *pebble.DB
+	dir  string
+	opts Options
+}
+
+// Keys, as drawn in FORMAT.md: every kind is one contiguous range.
+var (
+	keyFormat  = []byte("m/format")
+	keySource  = []byte("m/source")
+	keySeq     = []byte("c/seq")
+	keyEngine  = []byte("c/engine")
+	keyWindow  = []byte("c/window")
+	keyRunner  = []byte("c/runner")
+	prefOff    = []byte("c/off/")
+	prefCnt    = []byte("c/cnt/")
+	prefAlert  = []byte("a/")
+	prefOutbox = []byte("x/")
+	prefBodyT  = []byte("t/")
+	prefBodyI  = []byte("i/")
+	keyBytes   = []byte("b/bytes")
+	keyCutoff  = []byte("b/cutoff")
+)
+
+// pebbleLogger routes Pebble's messages to slog (Pebble would print to
+// stderr otherwise).
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+// Fatalf must not return (Pebble's contract); a panic lets the process
+// die with the message while deferred cleanups still run.
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg, "component", "pebble")
+	panic("pebble: " + msg)
+}
+
+// Open opens (creating if needed) the state directory dir.
+func Open(dir string, opts Options) (*Store, error) {
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	fs := opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("state: create %s: %w", dir, err)
+	}
+	// A directory with files but no Pebble database is not ours; Pebble
+	// would happily create one among them.
+	popts := &pebble.Options{FS: fs, Logger: pebbleLogger{lg}}
+	db, err := pebble.Open(dir, popts)
+	if err != nil {
+		// Another process: flock's EAGAIN; this process: Pebble's own
+		// registry, which has no sentinel.
+		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EWOULDBLOCK) ||
+			strings.Contains(err.Error(), "lock held by current process") {
+			return nil, fmt.Errorf("%w: %s is locked (is another streamcheck run using it?)", ErrLocked, dir)
+		}
+		return nil, fmt.Errorf("state: open %s: %w", dir, err)
+	}
+	s := &Store{db: db, dir: dir, opts: opts}
+	if err := s.checkFormat(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkFormat enforces S2 and records or compares the source.
+func (s *Store) checkFormat() error {
+	v, ok, err := s.get(keyFormat)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		empty, err := s.empty()
+		if err != nil {
+			return err
+		}
+		if !empty {
+			return fmt.Errorf("%w: %s holds data without a streamcheck format version (not a streamcheck state directory?)", ErrFormat, s.dir)
+		}
+		b := s.db.NewBatch()
+		b.Set(keyFormat, binary.BigEndian.AppendUint32(nil, FormatVersion), nil)
+		if s.opts.Source != "" {
+			b.Set(keySource, []byte(s.opts.Source), nil)
+		}
+		return b.Commit(pebble.Sync)
+	}
+	if len(v) != 4 {
+		return fmt.Errorf("%w: %s: format key of %d bytes (want 4)", ErrFormat, s.dir, len(v))
+	}
+	got := binary.BigEndian.Uint32(v)
+	if got != FormatVersion {
+		newer := ""
+		if got > FormatVersion {
+			newer = " (written by a newer streamcheck; upgrade this binary)"
+		}
+		return fmt.Errorf("%w: %s has state format version %d, this binary reads version %d%s", ErrFormat, s.dir, got, FormatVersion, newer)
+	}
+	if s.opts.Source == "" {
+		return nil
+	}
+	src, ok, err := s.get(keySource)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !ok:
+		return s.db.Set(keySource, []byte(s.opts.Source), pebble.Sync)
+	case string(src) != s.opts.Source:
+		return fmt.Errorf("%w: %s checkpoints %q, not %q (use another state directory)", ErrSource, s.dir, src, s.opts.Source)
+	}
+	return nil
+}
+
+func (s *Store) empty() (bool, error) {
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	return !it.First(), it.Error()
+}
+
+// Close closes the store; it releases the directory lock.
+func (s *Store) Close() error { return s.db.Close() }
+
+// DB exposes the Pebble handle for tests and diagnostics.
+func (s *Store) DB() *pebble.DB { return s.db }
+
+func (s *Store) get(k []byte) ([]byte, bool, error) {
+	v, c, err := s.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("state: read %q: %w", k, err)
+	}
+	out := bytes.Clone(v)
+	c.Close()
+	return out, true, nil
+}
+
+// Checkpoint is everything `run` needs to resume as if it had not stopped.
+type Checkpoint struct {
+	// Seq numbers checkpoints from 1; Save assigns it.
+	Seq uint64
+	// Offsets[p] is the next offset to read from partition p.
+	Offsets []int64
+	// Engine, Window and Runner are the snapshots of the engine, the
+	// window and the run loop, opaque here.
+	Engine, Window, Runner []byte
+	// Counters are totals as of the checkpoint (for example "accepted",
+	// "dead-letters"), so a restart continues counting from them.
+	Counters map[string]uint64
+}
+
+// Body is an evicted transaction's body, stored until retention deletes
+// it.
+type Body struct {
+	ID string
+	// Time is its event time (end), which retention orders by.
+	Time int64
+	Data []byte
+}
+
+// Save writes a checkpoint, the ids of alerts emitted since the last one
+// and newly evicted bodies, in one synced batch (S1), and applies the
+// retention bound in the same batch. It sets c.Seq.
+func (s *Store) Save(c *Checkpoint, alertIDs []string, bodies []Body) error {
+	prev, _, err := s.get(keySeq)
+	if err != nil {
+		return err
+	}
+	c.Seq = 1
+	if len(prev) == 8 {
+		c.Seq = binary.BigEndian.Uint64(prev) + 1
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	seq := binary.BigEndian.AppendUint64(nil, c.Seq)
+	b.Set(keySeq, seq, nil)
+	b.Set(keyEngine, c.Engine, nil)
+	b.Set(keyWindow, c.Window, nil)
+	b.Set(keyRunner, c.Runner, nil)
+	// Partitions that vanished must not linger with stale offsets.
+	b.DeleteRange(prefOff, prefixEnd(prefOff), nil)
+	for p, off := range c.Offsets {
+		b.Set(offKey(p), binary.BigEndian.AppendUint64(nil, uint64(off)), nil)
+	}
+	b.DeleteRange(prefCnt, prefixEnd(prefCnt), nil)
+	for name, v := range c.Counters {
+		b.Set(append(bytes.Clone(prefCnt), name...), binary.BigEndian.AppendUint64(nil, v), nil)
+	}
+	for _, id := range alertIDs {
+		b.Set(append(bytes.Clone(prefAlert), id...), seq, nil)
+	}
+	if err := s.addBodies(b, bodies); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("state: checkpoint %d: %w", c.Seq, err)
+	}
+	return nil
+}
+
+func offKey(p int) []byte { return binary.BigEndian.AppendUint32(bytes.Clone(prefOff), uint32(p)) }
+
+// prefixEnd is the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	e := bytes.Clone(p)
+	for i := len(e) - 1; i >= 0; i-- {
+		if e[i] < 0xff {
+			e[i]++
+			return e[:i+1]
+		}
+	}
+	return nil
+}
+
+// Load returns the last durable checkpoint, or ok=false if none was
+// saved.
+func (s *Store) Load() (c *Checkpoint, ok bool, err error) {
+	seq, ok, err := s.get(keySeq)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if len(seq) != 8 {
+		return nil, false, fmt.Errorf("%w: checkpoint sequence of %d bytes", ErrFormat, len(seq))
+	}
+	snap := s.db.NewSnapshot() // one consistent view of the batch
+	defer snap.Close()
+	c = &Checkpoint{Seq: binary.BigEndian.Uint64(seq), Counters: map[string]uint64{}}
+	for _, f := range []struct {
+		k   []byte
+		dst *[]byte
+	}{{keyEngine, &c.Engine}, {keyWindow, &c.Window}, {keyRunner, &c.Runner}} {
+		v, cl, err := snap.Get(f.k)
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		*f.dst = bytes.Clone(v)
+		cl.Close()
+	}
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: prefOff, UpperBound: prefixEnd(prefOff)})
+	if err != nil {
+		return nil, false, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()[len(prefOff):]
+		if len(k) != 4 || len(it.Value()) != 8 {
+			it.Close()
+			return nil, false, fmt.Errorf("%w: offset entry %q", ErrFormat, it.Key())
+		}
+		p := int(binary.BigEndian.Uint32(k))
+		for len(c.Offsets) <= p {
+			c.Offsets = append(c.Offsets, 0)
+		}
+		c.Offsets[p] = int64(binary.BigEndian.Uint64(it.Value()))
+	}
+	if err := it.Close(); err != nil {
+		return nil, false, err
+	}
+	it, err = snap.NewIter(&pebble.IterOptions{LowerBound: prefCnt, UpperBound: prefixEnd(prefCnt)})
+	if err != nil {
+		return nil, false, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		if len(it.Value()) != 8 {
+			it.Close()
+			return nil, false, fmt.Errorf("%w: counter entry %q", ErrFormat, it.Key())
+		}
+		c.Counters[string(it.Key()[len(prefCnt):])] = binary.BigEndian.Uint64(it.Value())
+	}
+	return c, true, it.Close()
+}
+
+// AlertEmitted reports whether a checkpoint recorded alert id as emitted.
+func (s *Store) AlertEmitted(id string) (bool, error) {
+	_, ok, err := s.get(append(bytes.Clone(prefAlert), id...))
+	return ok, err
+}
+
+// AlertIDs lists the ids of emitted alerts, sorted.
+func (s *Store) AlertIDs() ([]string, error) {
+	var ids []string
+	err := s.scan(prefAlert, func(k, _ []byte) error {
+		ids = append(ids, string(k))
+		return nil
+	})
+	return ids, err
+}
+
+// scan calls f with every key (without the prefix) and value under pre.
+func (s *Store) scan(pre []byte, f func(k, v []byte) error) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: pre, UpperBound: prefixEnd(pre)})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		if err := f(it.Key()[len(pre):], it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return it.Close()
+}
+
+// OutboxEntry is an alert some sink has not yet acknowledged.
+type OutboxEntry struct {
+	ID      string
+	Payload []byte
+	// Sinks still owed the alert.
+	Sinks []string
+}
+
+// Put records an alert for delivery to sinks (S4). Putting an id that is
+// pending again replaces it: the payload of an updated alert wins.
+func (s *Store) Put(id string, payload []byte, sinks []string) error {
+	if len(sinks) == 0 {
+		return nil
+	}
+	return s.db.Set(outboxKey(id), encodeOutbox(payload, sinks), pebble.Sync)
+}
+
+// Done acknowledges the delivery of alert id to sink; once every sink has
+// acknowledged it, the entry goes.
+func (s *Store) Done(id, sink string) error {
+	v, ok, err := s.get(outboxKey(id))
+	if err != nil || !ok {
+		return err
+	}
+	payload, sinks, err := decodeOutbox(v)
+	if err != nil {
+		return fmt.Errorf("state: outbox entry %s: %w", id, err)
+	}
+	keep := sinks[:0]
+	for _, x := range sinks {
+		if x != sink {
+			keep = append(keep, x)
+		}
+	}
+	if len(keep) == 0 {
+		return s.db.Delete(outboxKey(id), pebble.Sync)
+	}
+	return s.db.Set(outboxKey(id), encodeOutbox(payload, keep), pebble.Sync)
+}
+
+// Pending lists the outbox, by id.
+func (s *Store) Pending() ([]OutboxEntry, error) {
+	var out []OutboxEntry
+	err := s.scan(prefOutbox, func(k, v []byte) error {
+		payload, sinks, err := decodeOutbox(v)
+		if err != nil {
+			return fmt.Errorf("state: outbox entry %s: %w", k, err)
+		}
+		out = append(out, OutboxEntry{ID: string(k), Payload: payload, Sinks: sinks})
+		return nil
+	})
+	return out, err
+}
+
+func outboxKey(id string) []byte { return append(bytes.Clone(prefOutbox), id...) }
+
+// encodeOutbox: uvarint sink count, each sink as uvarint length + bytes,
+// then the payload.
+func encodeOutbox(payload []byte, sinks []string) []byte {
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(len(sinks)))
+	for _, x := range sinks {
+		b = binary.AppendUvarint(b, uint64(len(x)))
+		b = append(b, x...)
+	}
+	return append(b, payload...)
+}
+
+func decodeOutbox(v []byte) ([]byte, []string, error) {
+	n, k := binary.Uvarint(v)
+	if k <= 0 || n > uint64(len(v)) {
+		return nil, nil, errors.New("bad sink count")
+	}
+	v = v[k:]
+	sinks := make([]string, 0, n)
+	for range n {
+		l, k := binary.Uvarint(v)
+		if k <= 0 || l > uint64(len(v)-k) {
+			return nil, nil, errors.New("bad sink name")
+		}
+		sinks = append(sinks, string(v[k:k+int(l)]))
+		v = v[k+int(l):]
+	}
+	return bytes.Clone(v), sinks, nil
+}
+
+func bodyTKey(t int64, id string) []byte {
+	return append(append(bytes.Clone(prefBodyT), encodeTime(t)...), id...)
+}
+
+// addBodies stores bodies and deletes what retention no longer allows,
+// in batch b.
+func (s *Store) addBodies(b *pebble.Batch, bodies []Body) error {
+	total, err := s.u64(keyBytes)
+	if err != nil {
+		return err
+	}
+	if len(bodies) == 0 && total == 0 {
+		return nil
+	}
+	// Bodies are deleted in time order, so newest is the largest time
+	// stored or added.
+	newest := int64(-1 << 63)
+	added := map[string]bool{}
+	for _, bd := range bodies {
+		if ok, err := s.hasBody(bd.ID); err != nil {
+			return err
+		} else if ok || added[bd.ID] {
+			continue // evicted once; a replay after a crash adds it again
+		}
+		added[bd.ID] = true
+		b.Set(bodyTKey(bd.Time, bd.ID), bd.Data, nil)
+		b.Set(append(bytes.Clone(prefBodyI), bd.ID...), encodeTime(bd.Time), nil)
+		total += uint64(len(bd.Data))
+		newest = max(newest, bd.Time)
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefBodyT, UpperBound: prefixEnd(prefBodyT)})
+	if err != nil {
+		return err
+	}
+	if it.Last() {
+		newest = max(newest, decodeTime(it.Key()[len(prefBodyT):]))
+	}
+	// Candidates for deletion in time order: stored ones, then the ones
+	// this batch adds (sorted), merged by time.
+	fresh := make([]Body, 0, len(bodies))
+	for _, bd := range bodies {
+		if added[bd.ID] {
+			fresh = append(fresh, bd)
+		}
+	}
+	sort.Slice(fresh, func(i, j int) bool {
+		if fresh[i].Time != fresh[j].Time {
+			return fresh[i].Time < fresh[j].Time
+		}
+		return fresh[i].ID < fresh[j].ID
+	})
+	r := s.opts.Retention
+	over := func(t int64) bool {
+		return (r.MaxAge > 0 && newest-t > r.MaxAge) || (r.MaxBytes > 0 && total > uint64(r.MaxBytes))
+	}
+	deleted, last := false, int64(0)
+	valid := it.First()
+	for valid || len(fresh) > 0 {
+		var t int64
+		var id string
+		var size int
+		var tk []byte
+		stored := valid && (len(fresh) == 0 || bytes.Compare(it.Key(), bodyTKey(fresh[0].Time, fresh[0].ID)) < 0)
+		if stored {
+			tk = bytes.Clone(it.Key())
+			t = decodeTime(tk[len(prefBodyT):])
+			id, size = string(tk[len(prefBodyT)+8:]), len(it.Value())
+		} else {
+			t, id, size = fresh[0].Time, fresh[0].ID, len(fresh[0].Data)
+			tk = bodyTKey(t, id)
+		}
+		if !over(t) {
+			break
+		}
+		b.Delete(tk, nil)
+		b.Delete(append(bytes.Clone(prefBodyI), id...), nil)
+		total -= uint64(size)
+		deleted, last = true, t
+		if stored {
+			valid = it.Next()
+		} else {
+			fresh = fresh[1:]
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if deleted {
+		b.Set(keyCutoff, encodeTime(last), nil)
+	}
+	b.Set(keyBytes, binary.BigEndian.AppendUint64(nil, total), nil)
+	return nil
+}
+
+// encodeTime orders signed times as unsigned big-endian bytes.
+func encodeTime(t int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(t)^(1<<63)) }
+
+func decodeTime(b []byte) int64 { return int64(binary.BigEndian.Uint64(b) ^ (1 << 63)) }
+
+func (s *Store) hasBody(id string) (bool, error) {
+	_, ok, err := s.get(append(bytes.Clone(prefBodyI), id...))
+	return ok, err
+}
+
+func (s *Store) u64(k []byte) (uint64, error) {
+	v, ok, err := s.get(k)
+	if err != nil || !ok {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("%w: %s of %d bytes", ErrFormat, k, len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// Body returns an evicted transaction's body, or *ErrBodyGone.
+func (s *Store) Body(id string) ([]byte, error) {
+	tv, ok, err := s.get(append(bytes.Clone(prefBodyI), id...))
+	if err != nil {
+		return nil, err
+	}
+	if ok && len(tv) == 8 {
+		v, ok, err := s.get(bodyTKey(decodeTime(tv), id))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return v, nil
+		}
+	}
+	c := int64(-1 << 63)
+	if v, ok, err := s.get(keyCutoff); err != nil {
+		return nil, err
+	} else if ok && len(v) == 8 {
+		c = decodeTime(v)
+	}
+	return nil, &ErrBodyGone{ID: id, Cutoff: c}
+}
+
+// BodyBytes is the total size of the stored bodies.
+func (s *Store) BodyBytes() (int64, error) {
+	n, err := s.u64(keyBytes)
+	return int64(n), err
+}
+
+// SetFormatForTest overwrites the format version key, so tests can make a
+// directory of a newer format.
+func (s *Store) SetFormatForTest(v uint32) error {
+	return s.db.Set(keyFormat, binary.BigEndian.AppendUint32(nil, v), pebble.Sync)
+}
+
+// Size is the on-disk size of the directory's live files, for checkpoint
+// size figures.
+func (s *Store) Size() int64 {
+	m := s.db.Metrics()
+	return int64(m.DiskSpaceUsage())
+}
