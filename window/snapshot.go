@@ -1,0 +1,321 @@
+package window
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// snapshotVersion is the first byte of Snapshot's output.
+const snapshotVersion = 1
+
+// ErrSnapshot is wrapped by Restore's errors.
+var ErrSnapshot = errors.New("window: bad snapshot")
+
+// Snapshot returns the window's whole state as bytes that Restore turns
+// back into a window that behaves exactly like this one from here on: the
+// same releases, closings, dead letters and counters for the same input.
+// Buffered and open entries are written in their heap order, so the bytes
+// depend on the window's logical state and its input order only, never on
+// the heap's internal layout. O(buffered + open + ids).
+//
+// Layout (all integers uvarint or zigzag varint, strings as length+bytes):
+// version, config, W and flags, first/max start, counters, partitions,
+// buffered transactions in release order, open entries in closing order,
+// the ID set's arena (ids in insertion order).
+func (w *Window) Snapshot() []byte {
+	e := &enc{b: make([]byte, 0, 256+len(w.ids.arena))}
+	e.u(snapshotVersion)
+	e.i(int64(w.cfg.Partitions))
+	e.i(w.cfg.Lateness)
+	e.i(w.cfg.Skew)
+	e.i(w.cfg.InDoubt)
+	e.i(w.cfg.IdleTimeout)
+	e.i(w.w)
+	e.bool(w.closed)
+	e.bool(w.anySeen)
+	e.i(w.firstStart)
+	e.i(w.maxStart)
+	e.u(w.accepted)
+	e.u(w.released)
+	e.u(w.closedN)
+	for _, d := range w.dead {
+		e.u(d)
+	}
+	e.u(w.idleTransitions)
+	for i := range w.parts {
+		p := &w.parts[i]
+		e.i(p.maxStart)
+		e.bool(p.seen)
+		e.bool(p.marked)
+		e.bool(p.idle)
+	}
+	buf := append(pendingHeap(nil), w.buf...)
+	sort.Slice(buf, func(i, j int) bool { return buf[i].before(&buf[j]) })
+	e.u(uint64(len(buf)))
+	for i := range buf {
+		e.txn(&w.slab[buf[i].slot])
+	}
+	op := append(openHeap(nil), w.open...)
+	sort.Slice(op, func(i, j int) bool { return op[i].before(&op[j]) })
+	e.u(uint64(len(op)))
+	for _, o := range op {
+		e.i(o.effEnd)
+		e.i(o.start)
+		e.i(o.end)
+		e.s(o.id)
+		e.u(o.seq)
+	}
+	e.u(uint64(w.ids.n))
+	e.bytes(w.ids.arena[1:])
+	return e.b
+}
+
+// Restore rebuilds a window from Snapshot's bytes. cfg must equal the
+// snapshot's configuration: a different partition count, lateness, skew,
+// in-doubt horizon or idle timeout would change what the saved watermark
+// promised, so it is refused with an error naming the field.
+func Restore(cfg Config, snap []byte) (*Window, error) {
+	w, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := &dec{b: snap}
+	if v := d.u(); d.err == nil && v != snapshotVersion {
+		return nil, fmt.Errorf("%w: version %d (this binary reads %d)", ErrSnapshot, v, snapshotVersion)
+	}
+	saved := Config{Partitions: int(d.i()), Lateness: d.i(), Skew: d.i(), InDoubt: d.i(), IdleTimeout: d.i()}
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSnapshot, d.err)
+	}
+	for _, f := range []struct {
+		name      string
+		got, want int64
+	}{
+		{"partitions", int64(cfg.Partitions), int64(saved.Partitions)},
+		{"lateness", cfg.Lateness, saved.Lateness},
+		{"skew", cfg.Skew, saved.Skew},
+		{"in-doubt", cfg.InDoubt, saved.InDoubt},
+		{"idle timeout", cfg.IdleTimeout, saved.IdleTimeout},
+	} {
+		if f.got != f.want {
+			return nil, fmt.Errorf("%w: %s is %d, the snapshot was taken with %d", ErrSnapshot, f.name, f.got, f.want)
+		}
+	}
+	w.w = d.i()
+	w.closed = d.bool()
+	w.anySeen = d.bool()
+	w.firstStart = d.i()
+	w.maxStart = d.i()
+	w.accepted = d.u()
+	w.released = d.u()
+	w.closedN = d.u()
+	for i := range w.dead {
+		w.dead[i] = d.u()
+	}
+	w.idleTransitions = d.u()
+	for i := range w.parts {
+		p := &w.parts[i]
+		p.maxStart = d.i()
+		p.seen = d.bool()
+		p.marked = d.bool()
+		p.idle = d.bool()
+	}
+	n := d.count()
+	for range n {
+		t := d.txn()
+		if d.err != nil {
+			break
+		}
+		w.bufferTxn(t)
+	}
+	n = d.count()
+	for range n {
+		o := open{effEnd: d.i(), start: d.i(), end: d.i(), id: d.s(), seq: d.u()}
+		if d.err != nil {
+			break
+		}
+		w.open.push(o)
+	}
+	nids := d.count()
+	arena := d.bytes()
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("%d trailing bytes", len(d.b))
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSnapshot, d.err)
+	}
+	for len(arena) > 0 {
+		l, k := binary.Uvarint(arena)
+		if k <= 0 || l > uint64(len(arena)-k) {
+			return nil, fmt.Errorf("%w: id set arena truncated", ErrSnapshot)
+		}
+		w.ids.add(string(arena[k : k+int(l)]))
+		arena = arena[k+int(l):]
+	}
+	if w.ids.n != nids {
+		return nil, fmt.Errorf("%w: id set has %d ids, header says %d", ErrSnapshot, w.ids.n, nids)
+	}
+	// The tree and the active count are functions of the partitions.
+	w.active = 0
+	for i := range w.parts {
+		if !w.parts[i].idle {
+			w.active++
+		}
+		w.update(i)
+	}
+	return w, nil
+}
+
+type enc struct{ b []byte }
+
+func (e *enc) u(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) i(v int64)  { e.b = binary.AppendVarint(e.b, v) }
+func (e *enc) s(v string) { e.u(uint64(len(v))); e.b = append(e.b, v...) }
+func (e *enc) bytes(v []byte) {
+	e.u(uint64(len(v)))
+	e.b = append(e.b, v...)
+}
+func (e *enc) bool(v bool) {
+	if v {
+		e.b = append(e.b, 1)
+	} else {
+		e.b = append(e.b, 0)
+	}
+}
+
+func (e *enc) txn(t *history.Txn) {
+	e.s(t.ID)
+	e.s(t.Session)
+	e.bool(t.HasSession)
+	e.i(t.Start)
+	e.i(t.End)
+	e.bool(t.HasTime)
+	e.u(uint64(t.Status))
+	e.s(t.Pos.Source)
+	e.i(int64(t.Pos.Line))
+	e.i(t.Pos.Offset)
+	e.u(uint64(len(t.Ops)))
+	for _, op := range t.Ops {
+		e.u(uint64(op.Kind))
+		e.s(string(op.Key))
+		e.s(string(op.Value))
+		e.bool(op.IsList)
+		e.u(uint64(len(op.List)))
+		for _, v := range op.List {
+			e.s(string(v))
+		}
+	}
+}
+
+// dec reads enc's output; the first error sticks and later reads return
+// zero values, so callers check d.err once per record.
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("truncated at %s", what)
+	}
+}
+
+func (d *dec) u() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, k := binary.Uvarint(d.b)
+	if k <= 0 {
+		d.fail("an unsigned integer")
+		return 0
+	}
+	d.b = d.b[k:]
+	return v
+}
+
+func (d *dec) i() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, k := binary.Varint(d.b)
+	if k <= 0 {
+		d.fail("an integer")
+		return 0
+	}
+	d.b = d.b[k:]
+	return v
+}
+
+// count reads a length that must fit in what is left (every element takes
+// at least one byte), so a corrupt count cannot make Restore allocate.
+func (d *dec) count() int {
+	n := d.u()
+	if n > uint64(len(d.b)) {
+		d.fail("a count")
+		return 0
+	}
+	return int(n)
+}
+
+func (d *dec) bytes() []byte {
+	n := d.count()
+	if d.err != nil {
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) s() string { return string(d.bytes()) }
+
+func (d *dec) bool() bool {
+	if d.err != nil {
+		return false
+	}
+	if len(d.b) == 0 || d.b[0] > 1 {
+		d.fail("a flag")
+		return false
+	}
+	v := d.b[0] == 1
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *dec) txn() history.Txn {
+	t := history.Txn{ID: d.s(), Session: d.s(), HasSession: d.bool(), Start: d.i(), End: d.i(), HasTime: d.bool()}
+	st := d.u()
+	if st > uint64(history.Unknown) {
+		d.fail("a status")
+	}
+	t.Status = history.Status(st)
+	t.Pos = history.Pos{Source: d.s(), Line: int(d.i()), Offset: d.i()}
+	n := d.count()
+	if n > 0 {
+		t.Ops = make([]history.Op, 0, n)
+	}
+	for range n {
+		k := d.u()
+		if k > uint64(history.Append) {
+			d.fail("an operation kind")
+		}
+		op := history.Op{Kind: history.Kind(k), Key: history.Value(d.s()), Value: history.Value(d.s()), IsList: d.bool()}
+		m := d.count()
+		if m > 0 {
+			op.List = make([]history.Value, 0, m)
+		}
+		for range m {
+			op.List = append(op.List, history.Value(d.s()))
+		}
+		if d.err != nil {
+			return t
+		}
+		t.Ops = append(t.Ops, op)
+	}
+	return t
+}
+
