@@ -232,6 +232,8 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 		q       *lineQueue
 		watch   *alertWatch
 		runDone chan int
+		pr      *io.PipeReader
+		runArgs []string
 	)
 	wctx, stopWorkload := context.WithCancel(ctx)
 	defer stopWorkload()
@@ -250,35 +252,39 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 				stopWorkload()
 			}
 		}}
-		pr, pw := io.Pipe()
+		var pw *io.PipeWriter
+		pr, pw = io.Pipe()
 		q = newLineQueue(pw, 1<<16)
 		sinks = append(sinks, record.NewJSONLines(q))
-		args := []string{"--source", "-", "--initial-state", "empty",
+		runArgs = []string{"--source", "-", "--initial-state", "empty",
 			"--level", cfg.level, "--skew", cfg.skew, "--lateness", cfg.lateness, "--indoubt", cfg.indoubt,
 			"--step", strconv.Itoa(cfg.step), "--status", cfg.status.String()}
 		if cfg.deadLetter != "" {
-			args = append(args, "--dead-letter", cfg.deadLetter)
+			runArgs = append(runArgs, "--dead-letter", cfg.deadLetter)
 		}
+	}
+	rec := record.New(record.MultiSink(sinks...), record.Options{})
+
+	// The database and the configuration first: an error there should not
+	// start the checker, whose lines would bury it.
+	c, err := canary.New(ctx, cfg.canary, rec)
+	if err != nil {
+		if q != nil {
+			q.Close()
+		}
+		return ExitError, err
+	}
+	if q != nil {
 		runDone = make(chan int, 1)
 		go func() {
 			// Not cancelled by an interrupt: the checker reads the stream
 			// to its end, so every transaction closes and the verdict is
 			// check's (a second interrupt kills the process).
-			code := runcmd.Main(context.WithoutCancel(ctx), args, pr, watch, stderr)
+			code := runcmd.Main(context.WithoutCancel(ctx), runArgs, pr, watch, stderr)
 			pr.CloseWithError(errors.New("the checker stopped"))
 			stopWorkload()
 			runDone <- code
 		}()
-	}
-	rec := record.New(record.MultiSink(sinks...), record.Options{})
-
-	c, err := canary.New(ctx, cfg.canary, rec)
-	if err != nil {
-		if q != nil {
-			q.Close()
-			<-runDone
-		}
-		return ExitError, err
 	}
 	fmt.Fprintf(stderr, "streamcheck canary: %s, isolation %s requested, workloads %s, %d clients, %s, prefix %s\n",
 		c.Snapshot().Dialect, canary.IsolationName(cfg.canary.Isolation), cfg.workloads, cfg.canary.Clients, rateText(cfg.canary.Rate), c.Prefix())
