@@ -318,4 +318,3 @@ func (d *dec) txn() history.Txn {
 	}
 	return t
 }
-
