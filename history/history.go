@@ -140,14 +140,15 @@ func AppendJSONString(dst []byte, s string) []byte {
 // Op is one micro-operation.
 type Op struct {
 	Kind Kind
-	Key  Key
+	// IsList marks a read that returned a list; List holds it (nil or empty
+	// both mean the empty list). It sits next to Kind so that the two
+	// share one word: a history holds millions of ops.
+	IsList bool
+	Key    Key
 	// Value is the value written or appended, or the register value read
 	// (Null when absent). Unused for a list read.
 	Value Value
-	// IsList marks a read that returned a list; List holds it (nil or empty
-	// both mean the empty list).
-	IsList bool
-	List   []Value
+	List  []Value
 }
 
 func (o Op) String() string {
@@ -182,11 +183,13 @@ type Txn struct {
 	ID string
 	// Session is the client session (Jepsen: process); consecutive
 	// transactions of one session are ordered by session order.
-	Session    string
-	HasSession bool
+	Session string
 	// Start and End are client wall-clock nanoseconds (Jepsen: invoke and
 	// completion times). HasTime is false when the input has none.
 	Start, End int64
+	// The flags share one word (field order is memory: a history holds
+	// millions of transactions).
+	HasSession bool
 	HasTime    bool
 	Status     Status
 	Ops        []Op

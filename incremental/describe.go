@@ -97,7 +97,7 @@ func specialAnomaly(p *prepared) (string, []string) {
 		}
 		for ri := range p.txns[ti].reads {
 			r := &p.txns[ti].reads[ri]
-			if r.isList {
+			if r.isList() {
 				if name, text := listSpecial(p, int32(ti), r); name != "" {
 					return name, []string{text}
 				}
@@ -148,11 +148,11 @@ func specialAnomaly(p *prepared) (string, []string) {
 				continue
 			}
 			for _, r := range p.txns[ti].reads {
-				if r.key == int32(k) && r.isList {
+				if r.key == int32(k) && r.isList() {
 					reads = append(reads, struct {
 						t    int32
 						list []history.Value
-					}{int32(ti), r.list})
+					}{int32(ti), r.lr.list})
 				}
 			}
 		}
@@ -177,10 +177,10 @@ func listSpecial(p *prepared, t int32, r *pread) (string, string) {
 	id := h.Txns[t].ID
 	k := unq(p.keys[r.key])
 	count := map[history.Value]int{}
-	for _, el := range r.list {
+	for _, el := range r.lr.list {
 		count[el]++
 	}
-	for _, el := range r.list {
+	for _, el := range r.lr.list {
 		var appended, committed int
 		var aborted []string
 		for _, a := range p.appendersOf[r.key][el] {
@@ -212,11 +212,11 @@ func listSpecial(p *prepared, t int32, r *pread) (string, string) {
 		}
 		switch {
 		case appended == 0:
-			return history.GarbageRead, fmt.Sprintf("%s read %s=%s, whose element %s nobody appended.", id, k, joinValues(r.list), el)
+			return history.GarbageRead, fmt.Sprintf("%s read %s=%s, whose element %s nobody appended.", id, k, joinValues(r.lr.list), el)
 		case committed == 0:
-			return history.G1a, fmt.Sprintf("%s read %s=%s, whose element %s only aborted %s appended.", id, k, joinValues(r.list), el, strings.Join(aborted, ", "))
+			return history.G1a, fmt.Sprintf("%s read %s=%s, whose element %s only aborted %s appended.", id, k, joinValues(r.lr.list), el, strings.Join(aborted, ", "))
 		case count[el] > committed:
-			return history.DuplicateElements, fmt.Sprintf("%s read %s=%s, where %s occurs %d times but was appended %d times.", id, k, joinValues(r.list), el, count[el], committed)
+			return history.DuplicateElements, fmt.Sprintf("%s read %s=%s, where %s occurs %d times but was appended %d times.", id, k, joinValues(r.lr.list), el, count[el], committed)
 		}
 	}
 	return "", ""
@@ -365,7 +365,7 @@ func lostUpdate(p *prepared, cycle []Step) bool {
 		}
 		pt := &p.txns[ti]
 		for _, r := range pt.reads {
-			if r.isList {
+			if r.isList() {
 				continue
 			}
 			if _, ok := pt.finalValue(r.key); ok {

@@ -71,9 +71,6 @@ type readVar struct {
 	cands []int32
 	rf    []lit
 	g     lit
-	// parses of a list read: each candidate is a sequence of appenders
-	// (and, under an unknown initial state, an initial prefix length).
-	parses []listParse
 }
 
 type listParse struct {
@@ -96,6 +93,10 @@ type encoder struct {
 	guarded bool
 	record  bool // keep edgeRecs for explanations
 	noPrune bool
+
+	// Slabs and scratch for the per-read slices (see slabSize).
+	int32Slab, candScratch []int32
+	litSlab, litScratch    []lit
 
 	sel  []lit // per transaction: selector
 	act  []lit // per transaction: in the instance and committed
@@ -146,9 +147,12 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 		sel: make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
 		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
 	}
-	// Capacity hints: a transaction node, an end point and a session
-	// point each, and a handful of edges per transaction and read.
-	e.s.Reserve(3*n, 8*n)
+	// Capacity hints, the least a large history needs (a transaction node
+	// and an end point each, three edges per transaction); append grows
+	// large slices by a quarter at a time beyond that, which wastes less
+	// than a generous guess (blind-write histories need a third of the
+	// edges of list-heavy ones).
+	e.s.Reserve(2*n, 3*n)
 	var unread []bool
 	if !cfg.guarded && !cfg.record && !cfg.noPrune {
 		unread = p.possiblyRead()
@@ -428,7 +432,7 @@ func (e *encoder) encode() {
 		// committed; for a list read, only while the read is kept (I2).
 		g := e.act[ia.txn]
 		if ia.isList && e.guarded {
-			ws, _ := p.possibleWriters(ia.txn, &pread{key: ia.key, full: ia.full, isList: true})
+			ws, _ := p.possibleWriters(ia.txn, &pread{key: ia.key, lr: &listRead{full: ia.full}})
 			for _, w := range ws {
 				g = e.and2(g, e.sel[w])
 			}
@@ -533,8 +537,8 @@ func (e *encoder) encodeReads() {
 			r := &pt.reads[ri]
 			rv := readVar{txn: int32(ti), read: int32(ri)}
 			var ws []int32
-			initial := p.opts.InitialState == history.InitialUnknown || len(r.full) == 0
-			if !r.isList || e.guarded {
+			initial := p.opts.InitialState == history.InitialUnknown || !r.isList() || len(r.lr.full) == 0
+			if !r.isList() || e.guarded {
 				// A list read's possible writers matter only for its
 				// guard; its parses come from appendersOf.
 				ws, initial = p.possibleWriters(int32(ti), r)
@@ -549,7 +553,7 @@ func (e *encoder) encodeReads() {
 			if g == litFalse {
 				continue
 			}
-			if r.isList {
+			if r.isList() {
 				e.encodeListRead(&rv, r, initial)
 			} else {
 				e.encodeRegisterRead(&rv, r, ws, initial)
@@ -561,17 +565,21 @@ func (e *encoder) encodeReads() {
 
 func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial bool) {
 	p := e.p
+	cands := e.candScratch[:0]
 	for _, w := range ws {
 		if e.node[w] < 0 {
 			continue
 		}
 		if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val && !e.prune.impossible(r.key, rv.txn, w) {
-			rv.cands = append(rv.cands, w)
+			cands = append(cands, w)
 		}
 	}
 	if initial && !e.prune.impossible(r.key, rv.txn, -1) {
-		rv.cands = append(rv.cands, -1)
+		cands = append(cands, -1)
 	}
+	e.candScratch = cands
+	rv.cands = e.int32s(len(cands))
+	copy(rv.cands, cands)
 	e.chooseOne(rv)
 	if len(rv.cands) == 1 && rv.rf[0] == litTrue {
 		e.prune.noteForced(rv.txn, rv.cands[0])
@@ -583,12 +591,37 @@ func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial 
 	}
 }
 
+// slabSize is how many int32s or lits a slab holds: one allocation per
+// slab instead of two per read (a large history has millions of reads, and
+// the garbage collector scans each object).
+const slabSize = 1 << 14
+
+// int32s returns a zeroed slice of n int32s carved from a slab.
+func (e *encoder) int32s(n int) []int32 {
+	if cap(e.int32Slab)-len(e.int32Slab) < n {
+		e.int32Slab = make([]int32, 0, max(slabSize, n))
+	}
+	at := len(e.int32Slab)
+	e.int32Slab = e.int32Slab[:at+n]
+	return e.int32Slab[at : at+n : at+n]
+}
+
+// lits is int32s for literals.
+func (e *encoder) lits(n int) []lit {
+	if cap(e.litSlab)-len(e.litSlab) < n {
+		e.litSlab = make([]lit, 0, max(slabSize, n))
+	}
+	at := len(e.litSlab)
+	e.litSlab = e.litSlab[:at+n]
+	return e.litSlab[at : at+n : at+n]
+}
+
 // chooseOne creates the exactly-one choice over rv.cands, conditioned on
 // rv.g, with each choice implying its writer is active (register reads;
 // a list parse's appenders are tied to its choice by the caller).
 func (e *encoder) chooseOne(rv *readVar) {
 	n := len(rv.cands)
-	rv.rf = make([]lit, n)
+	rv.rf = e.lits(n)
 	if n == 1 {
 		rv.rf[0] = rv.g
 	} else {
@@ -597,9 +630,9 @@ func (e *encoder) chooseOne(rv *readVar) {
 			e.clause(rv.rf[i].not(), rv.g)
 		}
 	}
-	at := make([]lit, 0, n+1)
-	at = append(at, rv.g.not())
+	at := append(e.litScratch[:0], rv.g.not())
 	at = append(at, rv.rf...)
+	e.litScratch = at
 	e.clause(at...)
 	e.atMostOne(rv.rf)
 	for i, w := range rv.cands {
@@ -655,23 +688,23 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 		return false
 	}
 	// The appenders that may continue a parse at pos are those appending
-	// r.list[pos] (appendersOf), rather than every appender of the key:
+	// r.lr.list[pos] (appendersOf), rather than every appender of the key:
 	// long lists made the walk quadratic.
 	var walk func(pos int)
 	walk = func(pos int) {
 		if len(parses) >= maxParses {
 			return
 		}
-		if pos == len(r.list) {
+		if pos == len(r.lr.list) {
 			parses = append(parses, listParse{appenders: append([]int32(nil), seq...)})
 			return
 		}
-		for _, a := range p.appendersOf[r.key][r.list[pos]] {
+		for _, a := range p.appendersOf[r.key][r.lr.list[pos]] {
 			if e.node[a] < 0 || a == rv.txn || used(a) {
 				continue
 			}
 			app := p.txns[a].appendsTo(r.key)
-			if len(app) == 0 || pos+len(app) > len(r.list) || !equalValues(r.list[pos:pos+len(app)], app) {
+			if len(app) == 0 || pos+len(app) > len(r.lr.list) || !equalValues(r.lr.list[pos:pos+len(app)], app) {
 				continue
 			}
 			seq = append(seq, a)
@@ -682,7 +715,7 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 	starts := []int{0}
 	if unknownInit {
 		starts = starts[:0]
-		for j := 0; j <= len(r.list); j++ {
+		for j := 0; j <= len(r.lr.list); j++ {
 			starts = append(starts, j)
 		}
 	}
@@ -696,8 +729,7 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 	if e.prune != nil {
 		parses = e.prune.parses(rv.txn, appenders, parses)
 	}
-	rv.parses = parses
-	rv.cands = make([]int32, len(parses))
+	rv.cands = e.int32s(len(parses))
 	for i := range rv.cands {
 		rv.cands[i] = -2 // list parse
 	}
@@ -707,7 +739,7 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 	// the encoding of long histories.
 	var val string
 	if e.record {
-		val = joinValues(r.list)
+		val = joinValues(r.lr.list)
 	}
 	for i, ps := range parses {
 		rf := rv.rf[i]
@@ -727,7 +759,7 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 			}
 		}
 		if unknownInit {
-			e.clause(rf.not(), e.initVar(r.key, joinValues(r.list[:ps.initLen])))
+			e.clause(rf.not(), e.initVar(r.key, joinValues(r.lr.list[:ps.initLen])))
 		}
 	}
 }
@@ -793,7 +825,7 @@ func (e *encoder) encodeVersionOrder() {
 	for ri := range e.reads {
 		rv := &e.reads[ri]
 		r := &p.txns[rv.txn].reads[rv.read]
-		if r.isList {
+		if r.isList() {
 			continue
 		}
 		for i, w := range rv.cands {

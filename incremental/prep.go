@@ -64,13 +64,20 @@ type keyList struct {
 	elems []history.Value
 }
 
+// pread is an external read. It is small because a large history holds
+// one per read: the rare list read keeps its lists behind a pointer.
 type pread struct {
-	key    int32
-	val    history.Value   // register read
-	list   []history.Value // list read (external part)
-	full   []history.Value // list read as read, own appends included
-	isList bool
+	key int32
+	lr  *listRead     // nil for a register read
+	val history.Value // register read
 }
+
+type listRead struct {
+	list []history.Value // external part
+	full []history.Value // as read, own appends included
+}
+
+func (r *pread) isList() bool { return r.lr != nil }
 
 type internalAnomaly struct {
 	txn  int32
@@ -84,14 +91,22 @@ type internalAnomaly struct {
 }
 
 func prepare(h *history.History, opts history.Options) *prepared {
-	writes := 0
+	writes, reads := 0, 0
 	for ti := range h.Txns {
 		for _, op := range h.Txns[ti].Ops {
-			if op.Kind == history.Write {
+			switch op.Kind {
+			case history.Write:
 				writes++
+			case history.Read:
+				reads++
 			}
 		}
 	}
+	// Every transaction's reads and final writes are carved from one
+	// allocation each, sized by these upper bounds: per-transaction
+	// slices grown by append were a fifth of prepare's memory.
+	readArena := make([]pread, 0, reads)
+	finalArena := make([]keyVal, 0, writes)
 	p := &prepared{h: h, opts: opts, keyIndex: map[history.Value]int32{}, valueWriters: make(map[keyVal]int32, writes)}
 	listKeys := h.ListKeys()
 	key := func(k history.Value) int32 {
@@ -130,6 +145,8 @@ func prepare(h *history.History, opts history.Options) *prepared {
 			pt.dropped = true
 			continue
 		}
+		pt.reads = readArena[len(readArena):len(readArena)]
+		pt.finals = finalArena[len(finalArena):len(finalArena)]
 		// A transaction touches few keys: linear scans over slices reused
 		// across transactions beat two maps per transaction.
 		views = views[:0]
@@ -183,7 +200,7 @@ func prepare(h *history.History, opts history.Options) *prepared {
 					// finds as a cycle.
 					dup := false
 					for _, sr := range seenRead {
-						if ri := sr.read; sr.key == k && pt.reads[ri].isList && equalValues(pt.reads[ri].full, list) && equalValues(pt.reads[ri].list, ext) {
+						if ri := sr.read; sr.key == k && pt.reads[ri].isList() && equalValues(pt.reads[ri].lr.full, list) && equalValues(pt.reads[ri].lr.list, ext) {
 							dup = true
 						}
 					}
@@ -191,7 +208,7 @@ func prepare(h *history.History, opts history.Options) *prepared {
 						seenRead = append(seenRead, seen{k, len(pt.reads)})
 						// ext is a prefix of the history's own list, which
 						// is never modified: no copy.
-						pt.reads = append(pt.reads, pread{key: k, list: ext[:len(ext):len(ext)], full: list, isList: true})
+						pt.reads = append(pt.reads, pread{key: k, lr: &listRead{list: ext[:len(ext):len(ext)], full: list}})
 					}
 					continue
 				}
@@ -203,7 +220,7 @@ func prepare(h *history.History, opts history.Options) *prepared {
 				}
 				dup := false
 				for _, sr := range seenRead {
-					if sr.key == k && !pt.reads[sr.read].isList && pt.reads[sr.read].val == op.Value {
+					if sr.key == k && !pt.reads[sr.read].isList() && pt.reads[sr.read].val == op.Value {
 						dup = true
 					}
 				}
@@ -224,6 +241,16 @@ func prepare(h *history.History, opts history.Options) *prepared {
 				pt.finals = append(pt.finals, keyVal{key: k, val: v.last})
 			}
 			p.writersOf[k] = append(p.writersOf[k], int32(ti))
+		}
+		pt.reads = pt.reads[:len(pt.reads):len(pt.reads)]
+		readArena = readArena[:len(readArena)+len(pt.reads)]
+		pt.finals = pt.finals[:len(pt.finals):len(pt.finals)]
+		finalArena = finalArena[:len(finalArena)+len(pt.finals)]
+		if len(pt.reads) == 0 {
+			pt.reads = nil
+		}
+		if len(pt.finals) == 0 {
+			pt.finals = nil
 		}
 		sort.Slice(pt.finals, func(i, j int) bool { return pt.finals[i].key < pt.finals[j].key })
 		sort.Slice(pt.appends, func(i, j int) bool { return pt.appends[i].key < pt.appends[j].key })
@@ -314,13 +341,13 @@ func (p *prepared) orderVia(a, b int32) edgeKind {
 // those that follow t by the level's order. initial reports whether the
 // initial version is a possible writer too.
 func (p *prepared) possibleWriters(t int32, r *pread) (ws []int32, initial bool) {
-	if r.isList {
+	if r.isList() {
 		// Every appender of any element of the list as read, own
 		// appended elements included (EXACTNESS.md §3 for lists).
 		// Collect with repeats, then sort and compact (a map per read
 		// cost more than the rest of the read).
 		m := p.appendersOf[r.key]
-		for _, e := range r.full {
+		for _, e := range r.lr.full {
 			for _, a := range m[e] {
 				if a != t && (len(ws) == 0 || ws[len(ws)-1] != a) {
 					ws = append(ws, a)
@@ -336,7 +363,7 @@ func (p *prepared) possibleWriters(t int32, r *pread) (ws []int32, initial bool)
 			}
 		}
 		ws = out
-		return ws, p.opts.InitialState == history.InitialUnknown || len(r.full) == 0
+		return ws, p.opts.InitialState == history.InitialUnknown || len(r.lr.full) == 0
 	}
 	var one [1]int32
 	for _, w := range p.writersOfValue(r.key, r.val, &one) {
@@ -398,8 +425,8 @@ func (p *prepared) possiblyRead() []bool {
 	for ti := range p.txns {
 		for ri := range p.txns[ti].reads {
 			r := &p.txns[ti].reads[ri]
-			if r.isList {
-				for _, el := range r.full {
+			if r.isList() {
+				for _, el := range r.lr.full {
 					for _, a := range p.appendersOf[r.key][el] {
 						if int(a) != ti && p.h.Txns[a].Status == history.Unknown {
 							out[a] = true

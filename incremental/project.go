@@ -59,10 +59,9 @@ func (p *prepared) readKept(t int32, op history.Op, in []bool) bool {
 	}
 	r := pread{key: k, val: op.Value}
 	if p.isList[k] {
-		r.isList = true
-		r.full = op.List
+		r.lr = &listRead{full: op.List}
 		if !op.IsList && op.Value != history.Null {
-			r.full = []history.Value{"scalar:" + op.Value}
+			r.lr.full = []history.Value{"scalar:" + op.Value}
 		}
 	}
 	ws, _ := p.possibleWriters(t, &r)

@@ -20,8 +20,13 @@ type NativeDecoder struct {
 	s        scanner
 	keys     map[string]history.Value
 	sessions map[string]string
-	ops      []history.Op    // scratch for the current event's ops
-	vals     []history.Value // scratch for the current list read
+	ops      []history.Op // scratch for the current event's ops
+	// slab, when batch is set, is where ops are carved from: a whole
+	// history read at once lives and dies together, so one allocation per
+	// few thousand ops replaces one per transaction.
+	slab  []history.Op
+	batch bool
+	vals  []history.Value // scratch for the current list read
 
 	// elle: reading Elle JSON micro-ops, whose functions may keep
 	// Clojure's keyword spelling (":r").
@@ -32,6 +37,9 @@ type NativeDecoder struct {
 // costs allocations later (a stream of ever-new UUID keys must not grow it
 // without bound).
 const internLimit = 1 << 16
+
+// opSlab is the batch decoder's slab size in ops.
+const opSlab = 4096
 
 func (d *NativeDecoder) internKey(b []byte) history.Value {
 	if v, ok := d.keys[string(b)]; ok {
@@ -319,6 +327,14 @@ func (d *NativeDecoder) decodeOps(field string) ([]history.Op, *decodeError) {
 	}
 	if len(d.ops) == 0 {
 		return nil, nil
+	}
+	if d.batch {
+		if cap(d.slab)-len(d.slab) < len(d.ops) {
+			d.slab = make([]history.Op, 0, max(opSlab, len(d.ops)))
+		}
+		at := len(d.slab)
+		d.slab = append(d.slab, d.ops...)
+		return d.slab[at:len(d.slab):len(d.slab)], nil
 	}
 	// One exact allocation per transaction: a shared slab would let one
 	// long-lived transaction pin its neighbours' ops in the online window.

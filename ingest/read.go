@@ -96,19 +96,16 @@ func ReadHistoryStats(r io.Reader, source string) (*history.History, Format, Sta
 		return nil, 0, st, &history.Error{Pos: history.Pos{Source: source, Line: 1}, Err: err}
 	}
 	var h *history.History
-	switch format {
-	case FormatNative:
-		h, err = readNative(br, source, &st)
-	default:
-		var all []byte
-		all, err = io.ReadAll(br)
-		if err != nil {
-			err = &history.Error{Pos: history.Pos{Source: source, Line: lineOf(all, len(all)), Offset: int64(len(all))}, Err: err}
-			break
-		}
-		if format == FormatElleEDN {
+	all, err := readAll(br, sizeHint(r))
+	if err != nil {
+		err = &history.Error{Pos: history.Pos{Source: source, Line: lineOf(all, len(all)), Offset: int64(len(all))}, Err: err}
+	} else {
+		switch format {
+		case FormatNative:
+			h, err = readNativeAll(all, source, &st)
+		case FormatElleEDN:
 			h, err = readElleEDN(all, source, &st)
-		} else {
+		default:
 			h, err = readElleJSON(all, source, &st)
 		}
 	}
@@ -178,42 +175,6 @@ func detect(head []byte) (Format, error) {
 		return FormatElleEDN, nil
 	}
 	return 0, fmt.Errorf("cannot tell the format: input starts with %s, want '{' or '['", describeByte(head[s.i]))
-}
-
-// readNative reads JSON Lines; blank lines are skipped.
-func readNative(br *bufio.Reader, source string, st *Stats) (*history.History, error) {
-	var d NativeDecoder
-	h := &history.History{}
-	var off int64
-	var long []byte
-	for line := 1; ; line++ {
-		b, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long = append(long[:0], b...)
-			for err == bufio.ErrBufferFull {
-				b, err = br.ReadSlice('\n')
-				long = append(long, b...)
-			}
-			b = long
-		}
-		if err != nil && err != io.EOF {
-			return nil, &history.Error{Pos: history.Pos{Source: source, Line: line, Offset: off}, Err: err}
-		}
-		if !blank(b) {
-			st.Records++
-			t, derr := d.Decode(b, history.Pos{Source: source, Line: line, Offset: off})
-			if derr != nil {
-				return nil, derr
-			}
-			h.Txns = append(h.Txns, t)
-		}
-		off += int64(len(b))
-		if err == io.EOF {
-			break
-		}
-	}
-	st.Txns = len(h.Txns)
-	return h, nil
 }
 
 // blank reports whether a line holds only JSON whitespace.

@@ -102,6 +102,9 @@ func (s *Solver) NewNode() Node {
 // NumNodes returns the number of node ids in use, removed ones included.
 func (s *Solver) NumNodes() int { return len(s.th.ord) }
 
+// NumEdges is the number of edges added (base and literal-attached).
+func (s *Solver) NumEdges() int { return len(s.th.edges) }
+
 // SetBaseOracle adds reachability that holds in every model without
 // explicit edges. The solver consults it when an edge is inserted and
 // checks the complete graph against it before answering Sat.

@@ -22,6 +22,8 @@ type config struct {
 	dotDir       string
 	witness      string
 	progress     bool
+	cpuProfile   string
+	memProfile   string
 }
 
 // nsValue is a non-negative nanosecond count given as a Go duration
@@ -187,6 +189,8 @@ func parse(args []string, stdout, stderr io.Writer, examples []string, terminal 
 	fs.StringVar(&c.dotDir, "dot", "", "write one Graphviz file per anomaly into `DIR`")
 	fs.StringVar(&c.witness, "witness", "", "for a valid history, write a serial order (one id per line) to `FILE`")
 	fs.BoolVar(&c.progress, "progress", terminal, "report progress on stderr (default: when stderr is a terminal)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of reading and checking to `FILE` (go tool pprof)")
+	fs.StringVar(&c.memProfile, "memprofile", "", "write an allocation profile to `FILE` at the end (go tool pprof)")
 
 	var files []string
 	for {

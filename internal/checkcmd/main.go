@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -62,7 +63,53 @@ func mainWith(ctx context.Context, check checkFunc, args []string, examples fs.F
 		return ExitError
 	}
 	r := &runner{c: c, stderr: stderr, checkFn: check}
-	return r.run(ctx, examples, names, stdin, stdout)
+	stop, err := startProfiles(c)
+	if err != nil {
+		return r.fail(err)
+	}
+	code := r.run(ctx, examples, names, stdin, stdout)
+	if err := stop(); err != nil {
+		return r.fail(err)
+	}
+	return code
+}
+
+// startProfiles starts the profiles asked for; the returned func writes
+// them. Speed work on large histories needs profiles of the real command,
+// ingest included, not only of benchmarks.
+func startProfiles(c config) (func() error, error) {
+	var cpu *os.File
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		cpu = f
+	}
+	return func() error {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			if err := cpu.Close(); err != nil {
+				return err
+			}
+		}
+		if c.memProfile == "" {
+			return nil
+		}
+		f, err := os.Create(c.memProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}, nil
 }
 
 type runner struct {
