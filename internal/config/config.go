@@ -103,8 +103,8 @@ type State struct {
 	Dir string `yaml:"dir"`
 	// CheckpointEvery (messages) and CheckpointInterval (wall clock):
 	// whichever comes first; 0 turns that trigger off.
-	CheckpointEvery    int      `yaml:"checkpoint_every"`
-	CheckpointInterval Duration `yaml:"checkpoint_interval"`
+	CheckpointEvery    int       `yaml:"checkpoint_every"`
+	CheckpointInterval Duration  `yaml:"checkpoint_interval"`
 	Retention          Retention `yaml:"retention"`
 }
 
