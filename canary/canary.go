@@ -47,6 +47,10 @@ type Config struct {
 	// Zipf is the exponent s of the hot-key distribution (row 0 hottest);
 	// s <= 1 draws uniformly. Default 1.1.
 	Zipf float64
+	// Think pauses between a transaction's reads and its writes, drawn
+	// uniformly up to twice this (default 2 ms; negative: none): the
+	// window in which concurrent transactions read the same versions.
+	Think time.Duration
 	// TxnTimeout bounds every transaction, COMMIT included (default 2 s);
 	// lock waits are bounded by half of it. A transaction that runs out
 	// of time is recorded as aborted or unknown, never left open.
@@ -152,6 +156,9 @@ func New(ctx context.Context, cfg Config, rec *record.Recorder) (*Canary, error)
 	}
 	if cfg.Zipf == 0 {
 		cfg.Zipf = 1.1
+	}
+	if cfg.Think == 0 {
+		cfg.Think = 2 * time.Millisecond
 	}
 	if cfg.TxnTimeout == 0 {
 		cfg.TxnTimeout = 2 * time.Second

@@ -10,7 +10,10 @@
 //
 // Each transaction draws one workload uniformly from Config.Workloads and
 // its rows from a Zipf distribution over Config.Keys rows (row 0 hottest),
-// so a few hot rows see most of the contention. History keys are
+// so a few hot rows see most of the contention; between its reads and its
+// writes a transaction pauses up to 2*Config.Think, so that concurrent
+// ones read the same versions often enough to show what the isolation
+// allows. History keys are
 // "<table>:<row>" ("reg:3"), so the workloads never share a key.
 //
 //   - registers (table reg, rows start absent): read-modify-write, blind

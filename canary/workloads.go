@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -100,12 +101,13 @@ func (kc *keyChooser) two() (int64, int64) {
 	}
 }
 
-// statement runs fn and turns its error into an aborted result.
-func statement(x *txn, fn func() error) (result, bool) {
-	if err := fn(); err != nil {
-		return x.fail(err), false
+// think pauses between a transaction's reads and its writes, uniformly
+// up to twice Config.Think: the window in which another transaction can
+// read the same versions, which is what every anomaly here needs.
+func (x *txn) think(rng *rand.Rand) {
+	if d := x.cl.tg.cfg.Think; d > 0 {
+		time.Sleep(time.Duration(rng.Int64N(int64(2 * d))))
 	}
-	return result{}, true
 }
 
 // registers: read-modify-write, blind writes, read-only (one statement
@@ -158,12 +160,18 @@ func (*registers) run(x *txn, kc *keyChooser) result {
 		add(false, b)
 		add(true, []int64{a, b}[rng.IntN(2)])
 	}
+	read := false
 	for _, s := range plan {
 		var err error
 		if s.write {
+			if read {
+				x.think(rng)
+				read = false
+			}
 			err = x.upsert(tbRegisters, s.k, value())
 		} else {
 			_, err = x.readInt(tbRegisters, s.k)
+			read = true
 		}
 		if err != nil {
 			return x.fail(err)
@@ -211,6 +219,7 @@ func (l *lists) run(x *txn, kc *keyChooser) result {
 		}
 	case 2: // read one, append to the other
 		if err = x.readList(tbLists, a); err == nil {
+			x.think(rng)
 			err = x.appendElem(tbLists, b, x.cl.tg.next())
 		}
 	default: // append, then read back
@@ -257,6 +266,7 @@ func (w *counters) run(x *txn, kc *keyChooser) result {
 		err = fmt.Errorf("canary: counter row %d missing", k)
 	}
 	if err == nil {
+		x.think(kc.rng)
 		err = x.update(tbCounters, k, v.Int64+1)
 	}
 	if err != nil {
@@ -329,6 +339,7 @@ func (w *transfers) run(x *txn, kc *keyChooser) result {
 		return x.fail(err)
 	}
 	if a.Int64 >= amount {
+		x.think(kc.rng)
 		if err := x.update(tbAccounts, from, a.Int64-amount); err != nil {
 			return x.fail(err)
 		}
@@ -366,6 +377,7 @@ func (*writeSkew) run(x *txn, kc *keyChooser) result {
 			return x.fail(err)
 		}
 	}
+	x.think(kc.rng)
 	if err := x.update(tbWriteSkew, 2*p+int64(kc.rng.IntN(2)), x.cl.tg.next()); err != nil {
 		return x.fail(err)
 	}

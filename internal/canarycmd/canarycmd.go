@@ -36,6 +36,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/streamcheck/streamcheck/canary"
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/internal/runcmd"
@@ -99,6 +101,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.Duration, "duration", 0, "stop after this long (0: run until interrupted)")
 	fs.IntVar(&c.Keys, "keys", 16, "rows per workload: few rows, much contention")
 	fs.Float64Var(&c.Zipf, "zipf", 1.1, "Zipf exponent of the hot keys (row 0 hottest; <= 1: uniform)")
+	fs.DurationVar(&c.Think, "think", 2*time.Millisecond, "pause between a transaction's reads and writes, uniform up to twice this (widens the window for anomalies)")
 	fs.DurationVar(&c.TxnTimeout, "txn-timeout", 2*time.Second, "bound on every transaction, COMMIT included")
 	fs.StringVar(&c.Schema, "schema", "", "PostgreSQL schema or MySQL database for the canary's tables (created and dropped if missing; default: the DSN's)")
 	fs.StringVar(&c.Prefix, "prefix", "", "table and session prefix (default canary_<random>)")
@@ -206,6 +209,10 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 		level = slog.LevelInfo
 	}
 	cfg.canary.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("cmd", "canary")
+	// go-sql-driver/mysql logs every broken connection on its own global
+	// logger; the canary reports those itself (outages, -v for more).
+	driverLog := cfg.canary.Logger.With("driver", "mysql")
+	mysql.SetLogger(mysqlLogger(func(msg string) { driverLog.Info(msg) }))
 
 	var sinks []record.Sink
 	var closers []func() error
@@ -380,6 +387,11 @@ func summary(w io.Writer, r canary.Report, watch *alertWatch) {
 	}
 	io.WriteString(w, b.String())
 }
+
+// mysqlLogger adapts a function to go-sql-driver/mysql's Logger.
+type mysqlLogger func(string)
+
+func (f mysqlLogger) Print(v ...any) { f(strings.TrimSpace(fmt.Sprint(v...))) }
 
 // lockedWriter serializes the writes of the canary and the checker.
 type lockedWriter struct {
