@@ -385,4 +385,3 @@ func (w *KafkaWriter) WritePartitioned(ctx context.Context, partitions []int, va
 
 // Close flushes and closes the writer.
 func (w *KafkaWriter) Close() error { return w.w.Close() }
-
