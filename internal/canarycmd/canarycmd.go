@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/segmentio/kafka-go"
 
 	"github.com/streamcheck/streamcheck/canary"
 	"github.com/streamcheck/streamcheck/history"
@@ -52,20 +53,22 @@ const (
 )
 
 type config struct {
-	canary      canary.Config
-	workloads   string
-	level       string
-	skew        string
-	lateness    string
-	indoubt     string
-	step        int
-	status      time.Duration
-	alerts      string
-	deadLetter  string
-	out         string
-	recordFile  string
-	stopOnAlert bool
-	verbose     bool
+	canary       canary.Config
+	workloads    string
+	level        string
+	skew         string
+	lateness     string
+	indoubt      string
+	step         int
+	status       time.Duration
+	alerts       string
+	deadLetter   string
+	out          string
+	kafkaBrokers string
+	kafkaTopic   string
+	recordFile   string
+	stopOnAlert  bool
+	verbose      bool
 }
 
 // Main runs the command; ctx cancellation (SIGINT) stops the workload,
@@ -116,6 +119,8 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.alerts, "alerts", "", "write alert lines here (default stdout)")
 	fs.StringVar(&cfg.deadLetter, "dead-letter", "", "write events the checker set aside here")
 	fs.StringVar(&cfg.out, "out", "", "write the events (native JSON Lines) to this file instead of checking in process")
+	fs.StringVar(&cfg.kafkaBrokers, "kafka-brokers", "", "produce the events to Kafka instead of checking in process: comma-separated host:port list")
+	fs.StringVar(&cfg.kafkaTopic, "kafka-topic", "", "the topic for --kafka-brokers (key = session, so a session's events stay in order)")
 	fs.StringVar(&cfg.recordFile, "record", "", "also write every event to this file (for streamcheck check)")
 	fs.BoolVar(&cfg.stopOnAlert, "stop-on-alert", false, "stop the workload after the first alert (the checker still finishes)")
 	fs.BoolVar(&cfg.verbose, "v", false, "log reconnects and every class of error")
@@ -183,11 +188,21 @@ flags:`)
 	if cfg.step < 1 {
 		return nil, errors.New("--step must be positive")
 	}
-	if cfg.out != "" && (cfg.alerts != "" || cfg.deadLetter != "" || cfg.stopOnAlert) {
-		return nil, errors.New("--out writes events for a separate run: --alerts, --dead-letter and --stop-on-alert need the in-process check")
+	if (cfg.kafkaBrokers == "") != (cfg.kafkaTopic == "") {
+		return nil, errors.New("--kafka-brokers and --kafka-topic go together")
+	}
+	if cfg.out != "" && cfg.kafkaBrokers != "" {
+		return nil, errors.New("--out and --kafka-brokers: choose one output for a separate run")
+	}
+	if cfg.separate() && (cfg.alerts != "" || cfg.deadLetter != "" || cfg.stopOnAlert) {
+		return nil, errors.New("--out and --kafka-brokers write events for a separate run: --alerts, --dead-letter and --stop-on-alert need the in-process check")
 	}
 	return cfg, nil
 }
+
+// separate says the events go to a file or Kafka for a separate run,
+// instead of the in-process check.
+func (cfg *config) separate() bool { return cfg.out != "" || cfg.kafkaBrokers != "" }
 
 func nanos(s string) (int64, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
@@ -242,9 +257,28 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 		pr      *io.PipeReader
 		runArgs []string
 	)
+	if cfg.kafkaBrokers != "" {
+		w := &kafka.Writer{
+			Addr:  kafka.TCP(strings.Split(cfg.kafkaBrokers, ",")...),
+			Topic: cfg.kafkaTopic,
+			// Key = session: one session's events land in one partition,
+			// in order (each client waits for its produce before its next
+			// transaction), which is the order run's window needs.
+			Balancer:     &kafka.Hash{},
+			RequiredAcks: kafka.RequireAll,
+			// Clients produce concurrently and each waits for its own
+			// message: a short batch timeout batches them without making
+			// every transaction wait the default second.
+			BatchTimeout: 2 * time.Millisecond,
+		}
+		closers = append(closers, w.Close)
+		sinks = append(sinks, record.KeyedSink(func(key, value []byte) error {
+			return w.WriteMessages(context.Background(), kafka.Message{Key: key, Value: value})
+		}))
+	}
 	wctx, stopWorkload := context.WithCancel(ctx)
 	defer stopWorkload()
-	if cfg.out == "" {
+	if !cfg.separate() {
 		alertsOut := stdout
 		if cfg.alerts != "" && cfg.alerts != "-" {
 			f, err := os.OpenFile(cfg.alerts, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
