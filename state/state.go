@@ -399,13 +399,22 @@ type OutboxEntry struct {
 	Sinks []string
 }
 
-// Put records an alert for delivery to sinks (S4). Putting an id that is
+// Put records an alert for delivery to sinks (S4), and its id as emitted
+// (AlertEmitted), in one synced batch: a run replaying the stream after a
+// crash knows the alert is already on its way. Putting an id that is
 // pending again replaces it: the payload of an updated alert wins.
 func (s *Store) Put(id string, payload []byte, sinks []string) error {
-	if len(sinks) == 0 {
-		return nil
+	b := s.db.NewBatch()
+	defer b.Close()
+	seq, _, err := s.get(keySeq)
+	if err != nil {
+		return err
 	}
-	return s.db.Set(outboxKey(id), encodeOutbox(payload, sinks), pebble.Sync)
+	b.Set(append(bytes.Clone(prefAlert), id...), seq, nil)
+	if len(sinks) > 0 {
+		b.Set(outboxKey(id), encodeOutbox(payload, sinks), nil)
+	}
+	return b.Commit(pebble.Sync)
 }
 
 // Done acknowledges the delivery of alert id to sink; once every sink has

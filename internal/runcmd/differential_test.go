@@ -22,7 +22,7 @@ import (
 // TestOnlineMatchesCheck is issue #5's differential test: generated
 // histories (realistic overlap, duplicates, blind writes, unknown outcomes),
 // with and without injected anomalies, arrive in a random order within the
-// lateness and are checked with a random step size. The first verdict (any
+// lateness and are checked with a random tick. The first verdict (any
 // alert) equals check's; every alert's core violates on its own and is
 // minimal (each one-transaction deletion passes); every injected anomaly is
 // alerted. STREAMCHECK_ONLINE_COUNT=1000 is the acceptance run.
@@ -84,11 +84,11 @@ func onlineVsOffline(t *testing.T, rng *rand.Rand, h *history.History, inj []gen
 	}
 	in.WriteString(native(t, shuffled))
 	lateness := maxDur + delay + 1
-	step := 1 + rng.IntN(64)
+	tick := 1 + rng.Int64N(3_000_000) // up to 3 ms of event time
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), []string{
 		"--lateness", strconv.FormatInt(lateness, 10), "--indoubt", strconv.FormatInt(indoubt, 10),
-		"--initial-state", "empty", "--step", strconv.Itoa(step), "--status", "0",
+		"--initial-state", "empty", "--tick", strconv.FormatInt(tick, 10), "--status", "0",
 	}, &in, &out, &errb)
 	res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
 	if err != nil {

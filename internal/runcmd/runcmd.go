@@ -1,32 +1,51 @@
-// Package runcmd is `streamcheck run`: it tails a stream of native events
-// (a growing file, or stdin), feeds them through the start-time window
-// (window/) into the online engine (incremental.Online), and writes one
-// JSON line per alert. It owns the loop and its IO; the window and the
-// engine stay pure.
+// Package runcmd is `streamcheck run`: it reads a stream of native events
+// (stdin, a growing file, or every partition of a Kafka topic), feeds them
+// through the start-time window (window/) into the online engine
+// (incremental.Online), writes one JSON line per alert, and, with a state
+// directory, checkpoints everything to Pebble (state/) so that a restart,
+// also after kill -9, continues exactly where the last checkpoint stood.
+// It owns the loop and its IO; the window and the engine stay pure.
 //
-// Determinism: the engine steps after every `--step` released
-// transactions and at end of input, so the alerts depend on the events and
-// their order, not on how the input arrived in reads.
+// Determinism (the replay contract): the engine's inputs and steps are a
+// function of the events, never of arrival timing, fetch sizes or
+// restarts.
+//
+//	D1 The engine steps only when the watermark W crosses a tick, a
+//	   multiple of --tick in event time. At tick t (t <= W) it is given
+//	   exactly the released transactions with start < t, the closings with
+//	   effEnd+2Δ < t and the dead-lettered writers whose partition
+//	   watermark at arrival was < t, each in a fixed order; then it steps.
+//	   Every such set is final once W >= t: later transactions start at or
+//	   after W, later closings need a larger W, and a partition's watermark
+//	   only grows. So steps, alerts and alert ids are the same for every
+//	   interleaving of partitions and every batching of messages.
+//	D2 A checkpoint holds the window, the engine and what the loop holds
+//	   between ticks, with the offsets they cover, in one synced batch; a
+//	   restart restores all of it and reads on from those offsets, so it
+//	   continues as if it had not stopped. An interrupt checkpoints without
+//	   stepping (a step off the tick schedule would change the engine).
+//	D3 Alerts go through the state's outbox: an alert is recorded (synced)
+//	   before it is written to its sink and acknowledged after, so a crash
+//	   either re-sends it at restart (same id) or finds it delivered;
+//	   replayed steps skip ids already recorded.
+//
+// What stays interleaving-dependent, by nature: which copy of an id sent
+// to two partitions counts (the other is a duplicate), and events of a
+// partition that went idle (idle_timeout) and came back.
 package runcmd
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"log/slog"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/incremental"
-	"github.com/streamcheck/streamcheck/ingest"
-	"github.com/streamcheck/streamcheck/internal/report"
-	"github.com/streamcheck/streamcheck/window"
+	"github.com/streamcheck/streamcheck/internal/config"
 )
 
 // Exit codes, as check's.
@@ -36,18 +55,9 @@ const (
 	ExitError   = 2
 )
 
-type config struct {
-	source, alerts, deadLetter string
-	opts                       history.Options
-	lateness                   int64
-	step                       int
-	status                     time.Duration
-	follow                     bool
-	poll                       time.Duration
-}
-
 // Main runs the command; ctx cancellation (SIGINT/SIGTERM) finishes the
-// batch in hand, flushes alerts and returns.
+// message in hand, checkpoints (with a state directory), commits offsets
+// and returns.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg, err := parse(args, stderr)
 	if err != nil {
@@ -57,56 +67,127 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintln(stderr, "streamcheck run:", err)
 		return ExitError
 	}
-	r := &runner{cfg: cfg, stderr: stderr}
-	in, closeIn, err := r.open(stdin)
+	r, err := newRunner(cfg, stdin, stdout, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "streamcheck run:", err)
 		return ExitError
 	}
-	defer closeIn()
-	alertsOut, closeAlerts, err := openOut(cfg.alerts, stdout)
+	code, err := r.run(ctx)
+	if cerr := r.close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "streamcheck run:", err)
 		return ExitError
 	}
-	defer closeAlerts()
-	r.alerts = alertsOut
-	if cfg.deadLetter != "" {
-		dl, closeDL, err := openOut(cfg.deadLetter, nil)
-		if err != nil {
-			fmt.Fprintln(stderr, "streamcheck run:", err)
-			return ExitError
-		}
-		defer closeDL()
-		r.dead = dl
-	}
-	if err := r.run(ctx, in); err != nil {
-		fmt.Fprintln(stderr, "streamcheck run:", err)
-		return ExitError
-	}
-	if r.engine.Stats().Alerts > 0 {
-		return ExitAnomaly
-	}
-	return ExitOK
+	return code
 }
 
-func parse(args []string, stderr io.Writer) (*config, error) {
+// flagDef maps one flag onto the configuration; flags are applied over the
+// file (or the defaults) in command-line order.
+type flagDef struct {
+	name, usage string
+	set         func(c *config.Config, v string) error
+	isBool      bool
+}
+
+func durFlag(dst func(c *config.Config) *config.Duration) func(*config.Config, string) error {
+	return func(c *config.Config, v string) error {
+		d, err := config.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		*dst(c) = d
+		return nil
+	}
+}
+
+func sizeFlag(dst func(c *config.Config) *config.Size) func(*config.Config, string) error {
+	return func(c *config.Config, v string) error {
+		z, err := config.ParseSize(v)
+		if err != nil {
+			return err
+		}
+		*dst(c) = z
+		return nil
+	}
+}
+
+func strFlag(dst func(c *config.Config) *string) func(*config.Config, string) error {
+	return func(c *config.Config, v string) error { *dst(c) = v; return nil }
+}
+
+func flagDefs() []flagDef {
+	d := config.Default()
+	return []flagDef{
+		{"source", fmt.Sprintf("kafka, a file to follow (like tail -f), or - for stdin (default %q)", d.Source), strFlag(func(c *config.Config) *string { return &c.Source }), false},
+		{"level", fmt.Sprintf("isolation level the database promises, checked as strict-serializable (default %s)", d.Check.Level), strFlag(func(c *config.Config) *string { return &c.Check.Level }), false},
+		{"skew", "clock-skew bound Δ (duration or integer ns; default 0)", durFlag(func(c *config.Config) *config.Duration { return &c.Check.Skew }), false},
+		{"lateness", fmt.Sprintf("allowed lateness: longest transaction + producer delay + 2Δ (default %s)", d.Check.Lateness), durFlag(func(c *config.Config) *config.Duration { return &c.Check.Lateness }), false},
+		{"indoubt", fmt.Sprintf("in-doubt horizon for unknown outcomes; none = +∞, which pins the window (default %s)", d.Check.InDoubt), durFlag(func(c *config.Config) *config.Duration { return &c.Check.InDoubt }), false},
+		{"initial-state", fmt.Sprintf("initial state of keys: unknown (a live database) or empty (default %s)", d.Check.InitialState), strFlag(func(c *config.Config) *string { return &c.Check.InitialState }), false},
+		{"idle-timeout", fmt.Sprintf("event time a partition may stay silent before it stops holding the watermark back; 0 = off (default %s)", d.Check.IdleTimeout), durFlag(func(c *config.Config) *config.Duration { return &c.Check.IdleTimeout }), false},
+		{"tick", fmt.Sprintf("the engine steps each time the watermark crosses a multiple of this, in event time (default %s)", d.Check.Tick), durFlag(func(c *config.Config) *config.Duration { return &c.Check.Tick }), false},
+		{"alerts", "write alert lines to this file (default stdout)", strFlag(func(c *config.Config) *string { return &c.Alerts.File }), false},
+		{"dead-letter", "write dead letters to this file, one JSON line each", strFlag(func(c *config.Config) *string { return &c.DeadLetter.File }), false},
+		{"dead-letter-topic", "also produce dead letters to this Kafka topic", strFlag(func(c *config.Config) *string { return &c.DeadLetter.Topic }), false},
+		{"status", fmt.Sprintf("status line interval on stderr; 0 = off (default %s)", d.Status.Interval), durFlag(func(c *config.Config) *config.Duration { return &c.Status.Interval }), false},
+		{"poll", fmt.Sprintf("how often a followed file is polled at its end (default %s)", d.Status.Poll), durFlag(func(c *config.Config) *config.Duration { return &c.Status.Poll }), false},
+		{"brokers", fmt.Sprintf("Kafka brokers, comma-separated (default %s)", strings.Join(d.Kafka.Brokers, ",")), func(c *config.Config, v string) error {
+			c.Kafka.Brokers = strings.Split(v, ",")
+			return nil
+		}, false},
+		{"topic", "Kafka topic (every partition is read)", strFlag(func(c *config.Config) *string { return &c.Kafka.Topic }), false},
+		{"group", fmt.Sprintf("Kafka consumer group offsets are committed to after each checkpoint (default %s)", d.Kafka.Group), strFlag(func(c *config.Config) *string { return &c.Kafka.Group }), false},
+		{"start", fmt.Sprintf("where a fresh state directory starts reading: earliest or latest (default %s)", d.Kafka.Start), strFlag(func(c *config.Config) *string { return &c.Kafka.Start }), false},
+		{"fetch-min-bytes", fmt.Sprintf("Kafka fetch minimum (default %d)", d.Kafka.MinFetchBytes), sizeFlag(func(c *config.Config) *config.Size { return &c.Kafka.MinFetchBytes }), false},
+		{"fetch-max-bytes", fmt.Sprintf("Kafka fetch maximum (default %d)", d.Kafka.MaxFetchBytes), sizeFlag(func(c *config.Config) *config.Size { return &c.Kafka.MaxFetchBytes }), false},
+		{"max-event-bytes", fmt.Sprintf("larger messages are dead-lettered as oversized (default %d)", d.Kafka.MaxEventBytes), sizeFlag(func(c *config.Config) *config.Size { return &c.Kafka.MaxEventBytes }), false},
+		{"stop-at-end", "exit once every partition is read to the end it had at start", func(c *config.Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			c.Kafka.StopAtEnd = b
+			return err
+		}, true},
+		{"state-dir", "Pebble state directory for checkpoints (default none)", strFlag(func(c *config.Config) *string { return &c.State.Dir }), false},
+		{"checkpoint-every", fmt.Sprintf("checkpoint after this many messages; 0 = off (default %d)", d.State.CheckpointEvery), func(c *config.Config, v string) error {
+			n, err := strconv.Atoi(v)
+			c.State.CheckpointEvery = n
+			return err
+		}, false},
+		{"checkpoint-interval", fmt.Sprintf("checkpoint at least this often; 0 = off (default %s)", d.State.CheckpointInterval), durFlag(func(c *config.Config) *config.Duration { return &c.State.CheckpointInterval }), false},
+	}
+}
+
+// runConfig is the parsed configuration with the values run needs in
+// their working types.
+type runConfig struct {
+	*config.Config
+	opts history.Options
+	log  *slog.Logger
+}
+
+func parse(args []string, stderr io.Writer) (*runConfig, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfg := &config{opts: history.DefaultOptions()}
-	level := fs.String("level", "strict-serializable", "isolation level the database promises (checked as strict-serializable)")
-	skew := fs.String("skew", "0", "clock-skew bound Δ (duration or integer ns)")
-	lateness := fs.String("lateness", "10s", "allowed lateness: longest transaction + producer delay + 2Δ")
-	indoubt := fs.String("indoubt", "1m", "in-doubt horizon for unknown outcomes (none = +∞, which pins the window)")
-	initial := fs.String("initial-state", "unknown", "initial state of keys: unknown (a live database) or empty")
-	fs.StringVar(&cfg.source, "source", "-", "a file to follow (like tail -f), or - for stdin (ends at end of input)")
-	fs.StringVar(&cfg.alerts, "alerts", "", "write alert lines here (default stdout)")
-	fs.StringVar(&cfg.deadLetter, "dead-letter", "", "write dead-lettered events here, one JSON line each")
-	fs.IntVar(&cfg.step, "step", 256, "check after this many released transactions")
-	fs.DurationVar(&cfg.status, "status", 10*time.Second, "status line interval on stderr (0: off)")
-	fs.DurationVar(&cfg.poll, "poll", 200*time.Millisecond, "how often a followed file is polled at its end")
+	var file string
+	fs.StringVar(&file, "config", "", "YAML configuration file (config.example.yaml documents every option); flags override it")
+	type setting struct {
+		def *flagDef
+		v   string
+	}
+	var sets []setting
+	defs := flagDefs()
+	for i := range defs {
+		d := &defs[i]
+		f := func(v string) error { sets = append(sets, setting{d, v}); return nil }
+		if d.isBool {
+			fs.BoolFunc(d.name, d.usage, f)
+		} else {
+			fs.Func(d.name, d.usage, f)
+		}
+	}
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: streamcheck run [flags]\n\nCheck a stream of native JSON Lines events online; one alert per line on stdout.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: streamcheck run [--config FILE] [flags]\n\nCheck a stream of native JSON events online (stdin, a followed file, or a Kafka topic);\none alert per line on stdout.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -115,283 +196,42 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (use --source)", fs.Arg(0))
 	}
-	var err error
-	if cfg.opts.Level, err = history.ParseLevel(*level); err != nil {
+	cfg := config.Default()
+	if file != "" {
+		var err error
+		if cfg, err = config.Load(file); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range sets {
+		if err := s.def.set(cfg, s.v); err != nil {
+			return nil, fmt.Errorf("--%s: %w", s.def.name, err)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	switch cfg.opts.Level {
+	rc := &runConfig{Config: cfg, opts: history.DefaultOptions()}
+	var err error
+	if rc.opts.Level, err = history.ParseLevel(cfg.Check.Level); err != nil {
+		return nil, fmt.Errorf("check.level: %w", err)
+	}
+	switch rc.opts.Level {
 	case history.Serializable, history.StrongSessionSerializable, history.StrictSerializable:
 	default:
-		return nil, fmt.Errorf("level %s is not supported online yet", cfg.opts.Level)
+		return nil, fmt.Errorf("check.level: %s is not supported online yet", rc.opts.Level)
 	}
-	if cfg.opts.Skew, err = nanos(*skew); err != nil {
-		return nil, fmt.Errorf("--skew: %w", err)
+	rc.opts.Skew = int64(cfg.Check.Skew)
+	rc.opts.InDoubt = int64(cfg.Check.InDoubt)
+	if rc.opts.InDoubt < 0 {
+		rc.opts.InDoubt = history.NoInDoubt
 	}
-	if cfg.lateness, err = nanos(*lateness); err != nil {
-		return nil, fmt.Errorf("--lateness: %w", err)
+	if rc.opts.InitialState, err = history.ParseInitialState(cfg.Check.InitialState); err != nil {
+		return nil, fmt.Errorf("check.initial_state: %w", err)
 	}
-	switch *indoubt {
-	case "none", "inf", "∞":
-		cfg.opts.InDoubt = history.NoInDoubt
-	default:
-		if cfg.opts.InDoubt, err = nanos(*indoubt); err != nil {
-			return nil, fmt.Errorf("--indoubt: %w", err)
-		}
+	if cfg.State.Dir != "" && cfg.Source == "-" {
+		return nil, errors.New("state.dir: stdin cannot be resumed (use a file or kafka source)")
 	}
-	if cfg.opts.InitialState, err = history.ParseInitialState(*initial); err != nil {
-		return nil, err
-	}
-	if cfg.step < 1 {
-		return nil, errors.New("--step must be positive")
-	}
-	cfg.follow = cfg.source != "-"
-	return cfg, nil
-}
-
-func nanos(s string) (int64, error) {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return n, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, err
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("negative duration %s", s)
-	}
-	return int64(d), nil
-}
-
-func openOut(path string, def io.Writer) (io.Writer, func(), error) {
-	if path == "" || path == "-" {
-		return def, func() {}, nil
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, func() { f.Close() }, nil
-}
-
-type runner struct {
-	cfg    *config
-	stderr io.Writer
-	alerts io.Writer
-	dead   io.Writer
-
-	win    *window.Window
-	engine *incremental.Online
-	dec    ingest.NativeDecoder
-
-	line           int
-	sinceStep      int
-	decodeErrors   int
-	lastStatus     time.Time
-	lastStatusSeen uint64
-	started        time.Time
-}
-
-func (r *runner) open(stdin io.Reader) (io.Reader, func(), error) {
-	if r.cfg.source == "-" {
-		return stdin, func() {}, nil
-	}
-	f, err := os.Open(r.cfg.source)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, func() { f.Close() }, nil
-}
-
-func (r *runner) run(ctx context.Context, in io.Reader) error {
-	var err error
-	r.win, err = window.New(window.Config{Partitions: 1, Lateness: r.cfg.lateness, Skew: r.cfg.opts.Skew, InDoubt: r.cfg.opts.InDoubt})
-	if err != nil {
-		return err
-	}
-	r.engine = incremental.NewOnline(r.cfg.opts)
-	if lv := r.cfg.opts.Level; lv != history.StrictSerializable {
-		fmt.Fprintf(r.stderr, "streamcheck run: checking strict-serializable (the database promises %s; real time is assumed, Vbox Theorem 3.5): an alert with needs_realtime=true is a real-time violation, not a proven %s violation\n", lv, lv)
-	}
-	fmt.Fprintf(r.stderr, "streamcheck run: level strict-serializable, skew %s, lateness %s, in-doubt %s, initial state %s\n",
-		report.Duration(r.cfg.opts.Skew), report.Duration(r.cfg.lateness), indoubtText(r.cfg.opts.InDoubt), r.cfg.opts.InitialState)
-	r.started, r.lastStatus = time.Now(), time.Now()
-	br := bufio.NewReaderSize(in, 1<<20)
-	var pending []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		pending = append(pending, chunk...)
-		switch {
-		case err == nil:
-			r.line++
-			if err := r.event(ctx, pending); err != nil {
-				return err
-			}
-			pending = pending[:0]
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF):
-			if !r.cfg.follow {
-				if len(strings.TrimSpace(string(pending))) > 0 {
-					r.line++
-					if err := r.event(ctx, pending); err != nil {
-						return err
-					}
-				}
-				return r.finish(ctx)
-			}
-			// Follow: a partial last line waits for its newline.
-			select {
-			case <-ctx.Done():
-				return r.interrupted(ctx)
-			case <-time.After(r.cfg.poll):
-			}
-			r.statusMaybe()
-		default:
-			return err
-		}
-		if ctx.Err() != nil {
-			return r.interrupted(ctx)
-		}
-	}
-}
-
-func indoubtText(d int64) string {
-	if d < 0 {
-		return "∞"
-	}
-	return report.Duration(d)
-}
-
-// event decodes and offers one line; bad input is dead-lettered with its
-// line and reason and never stops the run.
-func (r *runner) event(ctx context.Context, line []byte) error {
-	text := strings.TrimSpace(string(line))
-	if text == "" {
-		return nil
-	}
-	t, err := r.dec.Decode([]byte(text), history.Pos{Source: r.cfg.source, Line: r.line})
-	if err != nil {
-		r.decodeErrors++
-		r.deadLetter("decode", err.Error(), text, nil)
-		return nil
-	}
-	if dl := r.win.Add(0, t); dl != nil {
-		r.deadLetter(dl.Reason.String(), dl.Detail, text, &dl.Txn)
-		if dl.Txn.Writes() {
-			r.engine.AddUnchecked(dl.Txn)
-		}
-		return nil
-	}
-	return r.advance(ctx, false)
-}
-
-func (r *runner) advance(ctx context.Context, final bool) error {
-	rel := r.win.Release(nil)
-	r.engine.Release(rel...)
-	r.sinceStep += len(rel)
-	for _, c := range r.win.PopClosed(nil) {
-		r.engine.Close(c.ID)
-	}
-	if final || r.sinceStep >= r.cfg.step {
-		r.sinceStep = 0
-		alerts, err := r.engine.Step(ctx)
-		for _, a := range alerts {
-			r.writeAlert(a)
-		}
-		if err != nil && ctx.Err() == nil {
-			return err
-		}
-	}
-	r.statusMaybe()
-	return nil
-}
-
-func (r *runner) finish(ctx context.Context) error {
-	r.win.Close()
-	if err := r.advance(ctx, false); err != nil {
-		return err
-	}
-	r.engine.CloseAll()
-	if err := r.advance(ctx, true); err != nil {
-		return err
-	}
-	r.summary("end of input")
-	return nil
-}
-
-// interrupted finishes the batch in hand and flushes the alerts it proves;
-// nothing is closed early, so no alert can be premature.
-func (r *runner) interrupted(ctx context.Context) error {
-	if err := r.advance(context.WithoutCancel(ctx), true); err != nil {
-		return err
-	}
-	r.summary("interrupted")
-	return nil
-}
-
-func (r *runner) writeAlert(a *incremental.Alert) {
-	byID := map[string]*history.Txn{}
-	for _, id := range a.Core {
-		if t := r.engine.Txn(id); t != nil {
-			byID[id] = t
-		}
-	}
-	b, err := json.Marshal(report.NewAlert(a, r.cfg.opts, byID))
-	if err != nil {
-		fmt.Fprintln(r.stderr, "streamcheck run: encode alert:", err)
-		return
-	}
-	r.alerts.Write(append(b, '\n'))
-}
-
-type deadLetterLine struct {
-	Reason string `json:"reason"`
-	Detail string `json:"detail"`
-	Source string `json:"source"`
-	Line   int    `json:"line"`
-	ID     string `json:"id,omitempty"`
-	Event  string `json:"event"`
-}
-
-func (r *runner) deadLetter(reason, detail, text string, t *history.Txn) {
-	if r.dead == nil {
-		return
-	}
-	dl := deadLetterLine{Reason: reason, Detail: detail, Source: r.cfg.source, Line: r.line, Event: text}
-	if t != nil {
-		dl.ID = t.ID
-	}
-	b, _ := json.Marshal(dl)
-	r.dead.Write(append(b, '\n'))
-}
-
-func (r *runner) statusMaybe() {
-	if r.cfg.status <= 0 || time.Since(r.lastStatus) < r.cfg.status {
-		return
-	}
-	ws := r.win.Stats()
-	es := r.engine.Stats()
-	rate := float64(ws.Accepted-r.lastStatusSeen) / time.Since(r.lastStatus).Seconds()
-	r.lastStatus, r.lastStatusSeen = time.Now(), ws.Accepted
-	fmt.Fprintf(r.stderr, "streamcheck run: window %d released, %d buffered, %d open; %.0f txn/s; watermark lag %s; %s; %s\n",
-		es.Released, ws.Buffered, ws.Open, rate, report.Duration(ws.Lag), report.Plural(r.deadLetters(ws), "dead letter"), report.Plural(es.Alerts, "alert"))
-}
-
-func (r *runner) deadLetters(ws window.Stats) int {
-	n := r.decodeErrors
-	for _, c := range ws.DeadLetters {
-		n += int(c)
-	}
-	return n
-}
-
-func (r *runner) summary(why string) {
-	ws := r.win.Stats()
-	es := r.engine.Stats()
-	partial := ""
-	if n := r.deadLetters(ws); n > 0 {
-		partial = fmt.Sprintf("; PARTIAL: %d events dead-lettered, reads they could explain were not checked", n)
-	}
-	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %s checked (strict-serializable, skew %s, in-doubt %s), %s, %s%s\n",
-		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial)
+	rc.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return rc, nil
 }

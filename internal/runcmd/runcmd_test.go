@@ -39,7 +39,7 @@ func TestStdinVerdictEqualsCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	code := Main(context.Background(), []string{"--lateness", "5ms", "--indoubt", "1ms", "--initial-state", "empty", "--step", "64"}, strings.NewReader(native(t, h)), &out, &errb)
+	code := Main(context.Background(), []string{"--lateness", "5ms", "--indoubt", "1ms", "--initial-state", "empty", "--tick", "1ms"}, strings.NewReader(native(t, h)), &out, &errb)
 	opts := history.DefaultOptions()
 	opts.Level, opts.InDoubt = history.StrictSerializable, 1e6
 	res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
@@ -89,13 +89,13 @@ func TestBadInputIsDeadLettered(t *testing.T) {
 		`{"id":"c","start":500,"end":600,"status":"committed","ops":[["r","x",1]]}`,
 	}, "\n") + "\n"
 	var out, errb bytes.Buffer
-	code := Main(context.Background(), []string{"--lateness", "50", "--initial-state", "empty", "--dead-letter", dl, "--step", "1"}, strings.NewReader(in), &out, &errb)
+	code := Main(context.Background(), []string{"--lateness", "50", "--initial-state", "empty", "--dead-letter", dl, "--tick", "1"}, strings.NewReader(in), &out, &errb)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
 	}
 	b, _ := os.ReadFile(dl)
 	got := string(b)
-	if !strings.Contains(got, `"line":2`) || !strings.Contains(got, `"reason":"decode"`) || !strings.Contains(got, `"id":"late"`) {
+	if !strings.Contains(got, `"line":2`) || !strings.Contains(got, `"reason":"undecodable"`) || !strings.Contains(got, `"id":"late"`) {
 		t.Errorf("dead letters:\n%s", got)
 	}
 	if !strings.Contains(errb.String(), "PARTIAL") {
@@ -114,7 +114,7 @@ func TestFollowStopsOnCancel(t *testing.T) {
 	var out, errb bytes.Buffer
 	done := make(chan int)
 	go func() {
-		done <- Main(ctx, []string{"--source", src, "--lateness", "5", "--initial-state", "empty", "--step", "1", "--poll", "10ms"}, nil, &out, &errb)
+		done <- Main(ctx, []string{"--source", src, "--lateness", "5", "--initial-state", "empty", "--tick", "1", "--poll", "10ms"}, nil, &out, &errb)
 	}()
 	time.Sleep(50 * time.Millisecond)
 	f, _ := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)

@@ -1,0 +1,852 @@
+package runcmd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/ingest"
+	"github.com/streamcheck/streamcheck/internal/report"
+	"github.com/streamcheck/streamcheck/state"
+	"github.com/streamcheck/streamcheck/window"
+)
+
+// loopState is what the loop holds between ticks (D1), saved in every
+// checkpoint (D2).
+type loopState struct {
+	// Rel: released by the window, not yet given to the engine (release
+	// order). Close: closings not yet given (closing order). Unchecked:
+	// dead-lettered writers not yet given, with their key (the partition
+	// watermark at arrival), sorted by key, partition, offset.
+	Rel       []history.Txn
+	Close     []window.Closing
+	Unchecked []unchecked
+	// PartMax is each partition's greatest accepted start (MinInt64
+	// before any), for the keys of dead-lettered writers.
+	PartMax []int64
+	// Line is the number of lines a file source has read.
+	Line int
+	// Tick is the last tick the engine stepped at (MinInt64 before any).
+	Tick     int64
+	Counters counters
+}
+
+type unchecked struct {
+	Key    int64
+	Part   int
+	Offset int64
+	Txn    history.Txn
+}
+
+// counters are the loop's totals; with the window's and the engine's they
+// make the checkpointed totals.
+type counters struct {
+	Messages    uint64 // read and counted (skipped ones excluded)
+	Undecodable uint64
+	Invalid     uint64
+	Oversized   uint64
+	Alerts      uint64 // alert lines handed to the sink
+}
+
+type runner struct {
+	cfg    *runConfig
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+
+	src    source
+	store  *state.Store
+	win    *window.Window
+	engine *incremental.Online
+	parts  int
+	kafka  *ingest.KafkaConfig
+	ends   []int64 // stop-at-end targets
+
+	st   loopState
+	next []int64 // next offset per partition (the checkpoint's offsets)
+
+	alerts     io.Writer
+	alertsFile *os.File
+	sink       string
+	emitted    map[string]bool
+
+	dead *deadLetters
+
+	sinceCkpt     int
+	lastCkpt      time.Time
+	ckpts         int
+	ckptTime      time.Duration // last checkpoint's duration
+	ckptBytes     int           // last checkpoint's snapshot bytes
+	skipped       uint64
+	started       time.Time
+	lastStatus    time.Time
+	lastStatusMsg uint64
+	closers       []func() error
+}
+
+func newRunner(cfg *runConfig, stdin io.Reader, stdout, stderr io.Writer) (*runner, error) {
+	r := &runner{cfg: cfg, stdin: stdin, stdout: stdout, stderr: stderr, emitted: map[string]bool{}}
+	r.st.Tick = math.MinInt64
+	var err error
+	if cfg.Alerts.File != "" && cfg.Alerts.File != "-" {
+		if r.alertsFile, err = os.OpenFile(cfg.Alerts.File, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+			return nil, err
+		}
+		r.closers = append(r.closers, r.alertsFile.Close)
+		r.alerts, r.sink = r.alertsFile, "file:"+cfg.Alerts.File
+	} else {
+		r.alerts, r.sink = stdout, "stdout"
+	}
+	r.dead = &deadLetters{}
+	if cfg.DeadLetter.File != "" {
+		f, err := os.OpenFile(cfg.DeadLetter.File, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		r.closers = append(r.closers, f.Close)
+		r.dead.file, r.dead.w = f, bufio.NewWriter(f)
+	}
+	return r, nil
+}
+
+func (r *runner) close() error {
+	var errs []error
+	if r.src != nil {
+		errs = append(errs, r.src.close())
+	}
+	if r.dead != nil {
+		errs = append(errs, r.dead.flush(context.Background()))
+		if r.dead.kafka != nil {
+			errs = append(errs, r.dead.kafka.Close())
+		}
+	}
+	if r.store != nil {
+		errs = append(errs, r.store.Close())
+	}
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		errs = append(errs, r.closers[i]())
+	}
+	r.src, r.store, r.closers = nil, nil, nil
+	return errors.Join(errs...)
+}
+
+func (r *runner) kafkaConfig() (*ingest.KafkaConfig, error) {
+	k := &r.cfg.Kafka
+	c := &ingest.KafkaConfig{
+		Brokers: k.Brokers, Topic: k.Topic, ClientID: k.ClientID,
+		MinBytes: int(k.MinFetchBytes), MaxBytes: int(k.MaxFetchBytes), MaxWait: time.Duration(k.MaxWait),
+		MaxEventBytes: int(k.MaxEventBytes),
+		BackoffMin:    time.Duration(k.RetryBackoffMin), BackoffMax: time.Duration(k.RetryBackoffMax),
+		Logger: r.cfg.log,
+	}
+	if k.TLS.Enabled {
+		t, err := ingest.KafkaTLS(k.TLS.CAFile, k.TLS.CertFile, k.TLS.KeyFile, k.TLS.ServerName, k.TLS.InsecureSkipVerify)
+		if err != nil {
+			return nil, err
+		}
+		c.TLS = t
+	}
+	pw, err := k.SASL.PasswordValue()
+	if err != nil {
+		return nil, err
+	}
+	if c.SASL, err = ingest.KafkaSASL(k.SASL.Mechanism, k.SASL.Username, pw); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// retry calls f until it succeeds or ctx ends, with backoff, logging each
+// failure: a broker that is down at start is waited for, not fatal.
+func (r *runner) retry(ctx context.Context, what string, f func() error) error {
+	backoff := time.Duration(r.cfg.Kafka.RetryBackoffMin)
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		r.cfg.log.Warn("kafka unreachable, retrying", "what", what, "backoff", backoff, "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w (gave up: %v)", what, err, ctx.Err())
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Duration(r.cfg.Kafka.RetryBackoffMax))
+	}
+}
+
+func (r *runner) sourceName() string {
+	switch r.cfg.Source {
+	case "kafka":
+		return "kafka:" + r.cfg.Kafka.Topic
+	case "-":
+		return "-"
+	}
+	abs, err := filepath.Abs(r.cfg.Source)
+	if err != nil {
+		abs = r.cfg.Source
+	}
+	return "file:" + abs
+}
+
+// start opens the state, restores the checkpoint if there is one, and
+// starts the source from its offsets.
+func (r *runner) start(ctx context.Context) error {
+	r.parts = 1
+	if r.cfg.Source == "kafka" {
+		kc, err := r.kafkaConfig()
+		if err != nil {
+			return err
+		}
+		r.kafka = kc
+		if err := r.retry(ctx, "partitions of "+kc.Topic, func() (err error) {
+			r.parts, err = ingest.KafkaPartitions(ctx, kc)
+			return err
+		}); err != nil {
+			return err
+		}
+		if t := r.cfg.DeadLetter.Topic; t != "" {
+			r.dead.kafka = ingest.NewKafkaWriter(kc, t)
+			r.dead.topic = t
+		}
+	}
+	wcfg := window.Config{Partitions: r.parts, Lateness: int64(r.cfg.Check.Lateness), Skew: r.cfg.opts.Skew,
+		InDoubt: r.cfg.opts.InDoubt, IdleTimeout: int64(r.cfg.Check.IdleTimeout)}
+	var ckpt *state.Checkpoint
+	if r.cfg.State.Dir != "" {
+		var err error
+		r.store, err = state.Open(r.cfg.State.Dir, state.Options{Logger: r.cfg.log, Source: r.sourceName(),
+			Retention: state.Retention{MaxAge: int64(r.cfg.State.Retention.MaxAge), MaxBytes: int64(r.cfg.State.Retention.MaxBytes)}})
+		if err != nil {
+			return err
+		}
+		if ckpt, _, err = r.store.Load(); err != nil {
+			return err
+		}
+		ids, err := r.store.AlertIDs()
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			r.emitted[id] = true
+		}
+		if err := r.redeliver(); err != nil {
+			return err
+		}
+	}
+	if ckpt != nil {
+		if len(ckpt.Offsets) != r.parts {
+			return fmt.Errorf("state %s: checkpoint %d covers %d partitions, the source has %d (a changed partition count needs a new state directory)",
+				r.cfg.State.Dir, ckpt.Seq, len(ckpt.Offsets), r.parts)
+		}
+		var err error
+		if r.win, err = window.Restore(wcfg, ckpt.Window); err != nil {
+			return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
+		}
+		if r.engine, err = incremental.RestoreOnline(r.cfg.opts, ckpt.Engine); err != nil {
+			return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
+		}
+		if err := json.Unmarshal(ckpt.Runner, &r.st); err != nil {
+			return fmt.Errorf("state %s: loop snapshot: %w", r.cfg.State.Dir, err)
+		}
+		r.next = ckpt.Offsets
+		r.ckpts = int(ckpt.Seq)
+		r.cfg.log.Info("resuming from checkpoint", "seq", ckpt.Seq, "offsets", fmt.Sprint(r.next), "messages", r.st.Counters.Messages)
+	} else {
+		var err error
+		if r.win, err = window.New(wcfg); err != nil {
+			return err
+		}
+		r.engine = incremental.NewOnline(r.cfg.opts)
+		r.st.PartMax = make([]int64, r.parts)
+		for i := range r.st.PartMax {
+			r.st.PartMax[i] = math.MinInt64
+		}
+		r.next = make([]int64, r.parts)
+		if r.kafka != nil {
+			err := r.retry(ctx, "start offsets", func() (err error) {
+				r.next, err = ingest.KafkaEndOffsets(ctx, r.kafka, r.parts, r.cfg.Kafka.Start == "latest")
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	switch r.cfg.Source {
+	case "kafka":
+		if r.cfg.Kafka.StopAtEnd {
+			if err := r.retry(ctx, "end offsets", func() (err error) {
+				r.ends, err = ingest.KafkaEndOffsets(ctx, r.kafka, r.parts, true)
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+		r.src = newKafkaSource(ctx, *r.kafka, r.next)
+	case "-":
+		s, err := newLineSource(ctx, "-", r.stdin, false, 0, 0, 0)
+		if err != nil {
+			return err
+		}
+		r.src = s
+	default:
+		s, err := newLineSource(ctx, r.cfg.Source, nil, true, time.Duration(r.cfg.Status.Poll), r.next[0], r.st.Line)
+		if err != nil {
+			return err
+		}
+		r.src = s
+	}
+	return nil
+}
+
+func (r *runner) run(ctx context.Context) (int, error) {
+	r.started, r.lastStatus, r.lastCkpt = time.Now(), time.Now(), time.Now()
+	if lv := r.cfg.opts.Level; lv != history.StrictSerializable {
+		fmt.Fprintf(r.stderr, "streamcheck run: checking strict-serializable (the database promises %s; real time is assumed, Vbox Theorem 3.5): an alert with needs_realtime=true is a real-time violation, not a proven %s violation\n", lv, lv)
+	}
+	fmt.Fprintf(r.stderr, "streamcheck run: level strict-serializable, skew %s, lateness %s, in-doubt %s, initial state %s, tick %s\n",
+		report.Duration(r.cfg.opts.Skew), report.Duration(int64(r.cfg.Check.Lateness)), indoubtText(r.cfg.opts.InDoubt), r.cfg.opts.InitialState, report.Duration(int64(r.cfg.Check.Tick)))
+	if err := r.start(ctx); err != nil {
+		return ExitError, err
+	}
+	if r.caughtUp() {
+		return r.finish(ctx)
+	}
+	period := time.Second
+	for _, d := range []time.Duration{time.Duration(r.cfg.Status.Interval), time.Duration(r.cfg.State.CheckpointInterval)} {
+		if d > 0 {
+			period = min(period, d)
+		}
+	}
+	ticker := time.NewTicker(period)
+	defer ticker.Stop()
+	msgs := r.src.messages()
+	for {
+		select {
+		case <-ctx.Done():
+			return r.interrupted()
+		case m, ok := <-msgs:
+			if !ok {
+				return r.interrupted()
+			}
+			if m.end {
+				if m.err != nil {
+					return ExitError, m.err
+				}
+				return r.finish(ctx)
+			}
+			if err := r.handle(ctx, &m); err != nil {
+				return ExitError, err
+			}
+			if r.store != nil && r.cfg.State.CheckpointEvery > 0 && r.sinceCkpt >= r.cfg.State.CheckpointEvery {
+				if err := r.checkpoint(ctx); err != nil {
+					return ExitError, err
+				}
+			}
+			if r.caughtUp() {
+				return r.finish(ctx)
+			}
+		case <-ticker.C:
+			if r.store != nil && r.cfg.State.CheckpointInterval > 0 && r.sinceCkpt > 0 &&
+				time.Since(r.lastCkpt) >= time.Duration(r.cfg.State.CheckpointInterval) {
+				if err := r.checkpoint(ctx); err != nil {
+					return ExitError, err
+				}
+			}
+			if r.store == nil {
+				if err := r.dead.flush(ctx); err != nil {
+					r.cfg.log.Warn("dead letters: flush failed", "err", err)
+				}
+			}
+		}
+		r.statusMaybe()
+	}
+}
+
+// caughtUp: stop-at-end and every partition read to its end.
+func (r *runner) caughtUp() bool {
+	if r.ends == nil {
+		return false
+	}
+	for p, e := range r.ends {
+		if r.next[p] < e {
+			return false
+		}
+	}
+	return true
+}
+
+// handle counts one message and feeds it to the window; bad input is
+// dead-lettered with its position and reason and never stops the run.
+func (r *runner) handle(ctx context.Context, m *message) error {
+	if m.offset < r.next[m.part] {
+		// Covered by the checkpoint already (a source that started
+		// before it, or a duplicate delivery): skip, do not count.
+		r.skipped++
+		return nil
+	}
+	r.next[m.part] = m.next
+	if m.line > 0 {
+		r.st.Line = m.line
+	}
+	r.st.Counters.Messages++
+	r.sinceCkpt++
+	switch {
+	case m.oversized:
+		r.st.Counters.Oversized++
+		r.deadLetter(m, "oversized", fmt.Sprintf("%d bytes > max_event_bytes %d", len(m.value), r.cfg.Kafka.MaxEventBytes), nil)
+		return nil
+	case m.err != nil:
+		reason := "invalid"
+		if !json.Valid(m.value) {
+			reason = "undecodable"
+			r.st.Counters.Undecodable++
+		} else {
+			r.st.Counters.Invalid++
+		}
+		r.deadLetter(m, reason, m.err.Error(), nil)
+		return nil
+	}
+	if dl := r.win.Add(m.part, m.txn); dl != nil {
+		r.deadLetter(m, dl.Reason.String(), dl.Detail, &dl.Txn)
+		if dl.Txn.Writes() {
+			key := r.st.PartMax[m.part]
+			if key != math.MinInt64 {
+				key = satSub(key, int64(r.cfg.Check.Lateness))
+			}
+			u := unchecked{Key: key, Part: m.part, Offset: m.offset, Txn: dl.Txn}
+			i := sort.Search(len(r.st.Unchecked), func(i int) bool { return uncheckedBefore(&u, &r.st.Unchecked[i]) })
+			r.st.Unchecked = append(r.st.Unchecked, unchecked{})
+			copy(r.st.Unchecked[i+1:], r.st.Unchecked[i:])
+			r.st.Unchecked[i] = u
+		}
+		return nil
+	}
+	if m.txn.Start > r.st.PartMax[m.part] {
+		r.st.PartMax[m.part] = m.txn.Start
+	}
+	return r.advance(ctx)
+}
+
+func uncheckedBefore(a, b *unchecked) bool {
+	if a.Key != b.Key {
+		return a.Key < b.Key
+	}
+	if a.Part != b.Part {
+		return a.Part < b.Part
+	}
+	return a.Offset < b.Offset
+}
+
+func satSub(a, b int64) int64 {
+	if a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
+}
+
+// tickAbove is the smallest tick strictly above x (math.MaxInt64 when
+// there is none: x is +∞ or too close to it).
+func (r *runner) tickAbove(x int64) int64 {
+	t := int64(r.cfg.Check.Tick)
+	if x >= math.MaxInt64-t {
+		return math.MaxInt64
+	}
+	q := x / t
+	if x%t != 0 && x < 0 {
+		q--
+	}
+	return q*t + t
+}
+
+// closeKey is the W a closing needs: effEnd+2Δ < W.
+func (r *runner) closeKey(c *window.Closing) int64 {
+	if c.EffEnd > math.MaxInt64-2*r.cfg.opts.Skew {
+		return math.MaxInt64
+	}
+	return c.EffEnd + 2*r.cfg.opts.Skew
+}
+
+// advance takes what the window releases and closes, and steps the engine
+// at every tick the watermark has crossed (D1).
+func (r *runner) advance(ctx context.Context) error {
+	r.st.Rel = r.win.Release(r.st.Rel)
+	r.st.Close = r.win.PopClosed(r.st.Close)
+	w := r.win.Watermark()
+	for {
+		t := int64(math.MaxInt64)
+		if len(r.st.Rel) > 0 {
+			t = min(t, r.tickAbove(r.st.Rel[0].Start))
+		}
+		if len(r.st.Close) > 0 {
+			t = min(t, r.tickAbove(r.closeKey(&r.st.Close[0])))
+		}
+		if len(r.st.Unchecked) > 0 {
+			t = min(t, r.tickAbove(r.st.Unchecked[0].Key))
+		}
+		if t == math.MaxInt64 || t > w {
+			return nil
+		}
+		if err := r.stepAt(ctx, t); err != nil {
+			return err
+		}
+	}
+}
+
+// stepAt gives the engine everything below tick t and steps.
+func (r *runner) stepAt(ctx context.Context, t int64) error {
+	n := 0
+	for n < len(r.st.Unchecked) && r.st.Unchecked[n].Key < t {
+		r.engine.AddUnchecked(r.st.Unchecked[n].Txn)
+		n++
+	}
+	r.st.Unchecked = r.st.Unchecked[n:]
+	n = 0
+	for n < len(r.st.Rel) && r.st.Rel[n].Start < t {
+		n++
+	}
+	r.engine.Release(r.st.Rel[:n]...)
+	r.st.Rel = r.st.Rel[n:]
+	n = 0
+	for n < len(r.st.Close) && r.closeKey(&r.st.Close[n]) < t {
+		r.engine.Close(r.st.Close[n].ID)
+		n++
+	}
+	r.st.Close = r.st.Close[n:]
+	r.st.Tick = t
+	return r.step(ctx)
+}
+
+// step runs the engine and hands its alerts to the sink; an interrupt
+// does not cut a step short (it would change the engine off schedule).
+func (r *runner) step(ctx context.Context) error {
+	alerts, err := r.engine.Step(context.WithoutCancel(ctx))
+	for _, a := range alerts {
+		if err := r.emit(a); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// emit delivers one alert through the outbox (D3).
+func (r *runner) emit(a *incremental.Alert) error {
+	id := a.ID
+	if a.Updated {
+		id += "/updated"
+	}
+	if r.emitted[id] {
+		return nil // delivered before a crash; this is the replay
+	}
+	byID := map[string]*history.Txn{}
+	for _, tid := range a.Core {
+		if t := r.engine.Txn(tid); t != nil {
+			byID[tid] = t
+		}
+	}
+	b, err := json.Marshal(report.NewAlert(a, r.cfg.opts, byID))
+	if err != nil {
+		return fmt.Errorf("encode alert %s: %w", a.ID, err)
+	}
+	b = append(b, '\n')
+	if r.store != nil {
+		if err := r.store.Put(id, b, []string{r.sink}); err != nil {
+			return err
+		}
+	}
+	if err := r.deliver(b); err != nil {
+		return err
+	}
+	r.emitted[id] = true
+	r.st.Counters.Alerts++
+	if r.store != nil {
+		return r.store.Done(id, r.sink)
+	}
+	return nil
+}
+
+func (r *runner) deliver(b []byte) error {
+	if _, err := r.alerts.Write(b); err != nil {
+		return fmt.Errorf("write alert: %w", err)
+	}
+	if r.alertsFile != nil && r.store != nil {
+		if err := r.alertsFile.Sync(); err != nil {
+			return fmt.Errorf("sync alerts: %w", err)
+		}
+	}
+	return nil
+}
+
+// redeliver sends what the outbox still owes (a crash between recording
+// an alert and acknowledging it).
+func (r *runner) redeliver() error {
+	pend, err := r.store.Pending()
+	if err != nil {
+		return err
+	}
+	for _, e := range pend {
+		for _, s := range e.Sinks {
+			if s != r.sink {
+				r.cfg.log.Warn("outbox: alert owed to a sink this run does not have", "id", e.ID, "sink", s)
+				continue
+			}
+			if err := r.deliver(e.Payload); err != nil {
+				return err
+			}
+			if err := r.store.Done(e.ID, s); err != nil {
+				return err
+			}
+			r.cfg.log.Info("outbox: alert re-sent after a restart", "id", e.ID)
+		}
+	}
+	return nil
+}
+
+// finish is end of input: every transaction closes, the last steps run,
+// and the exit code is check's on the same history.
+func (r *runner) finish(ctx context.Context) (int, error) {
+	r.win.Close()
+	if err := r.advance(ctx); err != nil {
+		return ExitError, err
+	}
+	for _, u := range r.st.Unchecked {
+		r.engine.AddUnchecked(u.Txn)
+	}
+	r.engine.Release(r.st.Rel...)
+	for i := range r.st.Close {
+		r.engine.Close(r.st.Close[i].ID)
+	}
+	r.st.Unchecked, r.st.Rel, r.st.Close = nil, nil, nil
+	r.engine.CloseAll()
+	r.st.Tick = math.MaxInt64
+	if err := r.step(ctx); err != nil {
+		return ExitError, err
+	}
+	if r.store != nil {
+		if err := r.checkpoint(ctx); err != nil {
+			return ExitError, err
+		}
+	}
+	r.summary("end of input")
+	if r.engine.Stats().Alerts > 0 {
+		return ExitAnomaly, nil
+	}
+	return ExitOK, nil
+}
+
+// interrupted: with a state directory, checkpoint without stepping (D2)
+// and exit 0; without one, flush what the batch in hand proves.
+func (r *runner) interrupted() (int, error) {
+	ctx := context.Background()
+	if r.store != nil {
+		if err := r.checkpoint(ctx); err != nil {
+			return ExitError, err
+		}
+		r.summary("interrupted")
+		return ExitOK, nil
+	}
+	r.engine.Release(r.st.Rel...)
+	for i := range r.st.Close {
+		r.engine.Close(r.st.Close[i].ID)
+	}
+	r.st.Rel, r.st.Close = nil, nil
+	if err := r.step(ctx); err != nil {
+		return ExitError, err
+	}
+	r.summary("interrupted")
+	if r.engine.Stats().Alerts > 0 {
+		return ExitAnomaly, nil
+	}
+	return ExitOK, nil
+}
+
+// Totals are the checkpointed counters; a crash test holds them to an
+// uninterrupted run.
+func (r *runner) totals() map[string]uint64 {
+	ws := r.win.Stats()
+	es := r.engine.Stats()
+	t := map[string]uint64{
+		"messages":    r.st.Counters.Messages,
+		"accepted":    ws.Accepted,
+		"released":    ws.Released,
+		"closed":      ws.Closed,
+		"undecodable": r.st.Counters.Undecodable,
+		"invalid":     r.st.Counters.Invalid,
+		"oversized":   r.st.Counters.Oversized,
+		"alerts":      uint64(es.Alerts),
+		"alert_lines": r.st.Counters.Alerts,
+		"steps":       uint64(es.Steps),
+	}
+	for i, n := range ws.DeadLetters {
+		t[window.Reason(i).String()] = n
+	}
+	t["dead_letters"] = r.deadTotal()
+	return t
+}
+
+func (r *runner) deadTotal() uint64 {
+	n := r.st.Counters.Undecodable + r.st.Counters.Invalid + r.st.Counters.Oversized
+	for _, c := range r.win.Stats().DeadLetters {
+		n += c
+	}
+	return n
+}
+
+// checkpoint makes the dead letters durable, then saves the window, the
+// engine and the loop with the offsets they cover in one synced batch,
+// then commits the offsets to the consumer group (D2).
+func (r *runner) checkpoint(ctx context.Context) error {
+	t0 := time.Now()
+	if err := r.dead.flush(ctx); err != nil {
+		return fmt.Errorf("dead letters: %w", err)
+	}
+	eng, err := r.engine.Snapshot()
+	if err != nil {
+		return fmt.Errorf("engine snapshot: %w", err)
+	}
+	loop, err := json.Marshal(&r.st)
+	if err != nil {
+		return fmt.Errorf("loop snapshot: %w", err)
+	}
+	c := &state.Checkpoint{Offsets: r.next, Engine: eng, Window: r.win.Snapshot(), Runner: loop, Counters: r.totals()}
+	if err := r.store.Save(c, nil, nil); err != nil {
+		return err
+	}
+	r.ckpts++
+	r.ckptTime, r.ckptBytes = time.Since(t0), len(c.Engine)+len(c.Window)+len(c.Runner)
+	r.sinceCkpt, r.lastCkpt = 0, time.Now()
+	if r.kafka != nil && r.cfg.Kafka.Group != "" {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		err := ingest.CommitOffsets(cctx, r.kafka, r.cfg.Kafka.Group, r.next)
+		cancel()
+		if err != nil {
+			// The checkpoint is the offset of record; the group only
+			// serves lag tools, so this is worth a warning, not a stop.
+			r.cfg.log.Warn("kafka: offset commit failed (the checkpoint holds the offsets)", "err", err)
+		}
+	}
+	return nil
+}
+
+func indoubtText(d int64) string {
+	if d < 0 {
+		return "∞"
+	}
+	return report.Duration(d)
+}
+
+func (r *runner) statusMaybe() {
+	if r.cfg.Status.Interval <= 0 || time.Since(r.lastStatus) < time.Duration(r.cfg.Status.Interval) {
+		return
+	}
+	ws := r.win.Stats()
+	es := r.engine.Stats()
+	rate := float64(r.st.Counters.Messages-r.lastStatusMsg) / time.Since(r.lastStatus).Seconds()
+	r.lastStatus, r.lastStatusMsg = time.Now(), r.st.Counters.Messages
+	broker := ""
+	if since, why := r.src.unreachable(); !since.IsZero() {
+		broker = fmt.Sprintf("; BROKER UNREACHABLE for %s (%s), retrying", time.Since(since).Round(time.Second), why)
+	}
+	ck := ""
+	if r.store != nil {
+		ck = fmt.Sprintf("; checkpoint %d (%s, %d bytes)", r.ckpts, r.ckptTime.Round(time.Microsecond), r.ckptBytes)
+	}
+	fmt.Fprintf(r.stderr, "streamcheck run: window %d released, %d buffered, %d open, %d idle partitions; %.0f msg/s; watermark lag %s; %s; %s%s%s\n",
+		es.Released, ws.Buffered, ws.Open, ws.IdlePartitions, rate, report.Duration(ws.Lag), report.Plural(int(r.deadTotal()), "dead letter"), report.Plural(es.Alerts, "alert"), ck, broker)
+}
+
+func (r *runner) summary(why string) {
+	es := r.engine.Stats()
+	partial := ""
+	if n := r.deadTotal(); n > 0 {
+		partial = fmt.Sprintf("; PARTIAL: %d events dead-lettered, reads they could explain were not checked", n)
+	}
+	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %s checked (strict-serializable, skew %s, in-doubt %s), %s, %s%s\n",
+		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial)
+}
+
+// deadLetters writes dead letters to a file and/or a Kafka topic; flush
+// makes them durable (before every checkpoint, so a checkpoint never
+// covers a dead letter that was lost).
+type deadLetters struct {
+	file    *os.File
+	w       *bufio.Writer
+	kafka   *ingest.KafkaWriter
+	topic   string
+	pending [][]byte
+}
+
+type deadLetterLine struct {
+	Reason    string `json:"reason"`
+	Detail    string `json:"detail"`
+	Source    string `json:"source,omitempty"`
+	Line      int    `json:"line,omitempty"`
+	Topic     string `json:"topic,omitempty"`
+	Partition *int   `json:"partition,omitempty"`
+	Offset    *int64 `json:"offset,omitempty"`
+	ID        string `json:"id,omitempty"`
+	Event     string `json:"event"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// maxDeadEvent bounds the event text a dead letter carries (an oversized
+// message would otherwise be copied whole).
+const maxDeadEvent = 4096
+
+func (r *runner) deadLetter(m *message, reason, detail string, t *history.Txn) {
+	dl := deadLetterLine{Reason: reason, Detail: detail, Event: string(m.value)}
+	if len(dl.Event) > maxDeadEvent {
+		dl.Event, dl.Truncated = dl.Event[:maxDeadEvent], true
+	}
+	if r.kafka != nil {
+		p, off := m.part, m.offset
+		dl.Topic, dl.Partition, dl.Offset = r.cfg.Kafka.Topic, &p, &off
+	} else {
+		dl.Source, dl.Line = r.cfg.Source, m.line
+	}
+	if t != nil {
+		dl.ID = t.ID
+	}
+	b, _ := json.Marshal(dl)
+	r.dead.add(b)
+}
+
+func (d *deadLetters) add(b []byte) {
+	if d.w != nil {
+		d.w.Write(b)
+		d.w.WriteByte('\n')
+	}
+	if d.kafka != nil {
+		d.pending = append(d.pending, b)
+	}
+}
+
+func (d *deadLetters) flush(ctx context.Context) error {
+	if d.w != nil {
+		if err := d.w.Flush(); err != nil {
+			return err
+		}
+		if err := d.file.Sync(); err != nil {
+			return err
+		}
+	}
+	if d.kafka != nil && len(d.pending) > 0 {
+		if err := d.kafka.Write(ctx, nil, d.pending); err != nil {
+			return fmt.Errorf("produce to %s: %w", d.topic, err)
+		}
+		d.pending = nil
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package runcmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/ingest"
+)
+
+// message is one event of any source, decoded off the checking goroutine.
+type message struct {
+	part int
+	// offset identifies the message in its partition (Kafka offset, or
+	// the line's byte offset in a file); next is where to resume after it.
+	offset, next int64
+	line         int // file line, 0 for Kafka
+	value        []byte
+	txn          history.Txn
+	err          error
+	oversized    bool
+	// end: the input ended (stdin or a file without follow).
+	end bool
+}
+
+// source delivers messages until ctx ends or the input does.
+type source interface {
+	messages() <-chan message
+	// unreachable reports since when the source has been failing and
+	// why (zero time: fine).
+	unreachable() (time.Time, string)
+	close() error
+}
+
+// lineSource reads native events line by line from stdin or a file,
+// following the file's growth when follow is set.
+type lineSource struct {
+	out    chan message
+	cancel context.CancelFunc
+	done   chan struct{}
+	f      *os.File
+}
+
+func newLineSource(ctx context.Context, name string, r io.Reader, follow bool, poll time.Duration, offset int64, line int) (*lineSource, error) {
+	s := &lineSource{out: make(chan message, 1024), done: make(chan struct{})}
+	if r == nil {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		if offset > 0 {
+			if _, err := f.Seek(offset, io.SeekStart); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("resume %s at byte %d: %w", name, offset, err)
+			}
+		}
+		s.f, r = f, f
+	}
+	ctx, s.cancel = context.WithCancel(ctx)
+	go s.read(ctx, name, r, follow, poll, offset, line)
+	return s, nil
+}
+
+func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow bool, poll time.Duration, offset int64, line int) {
+	defer close(s.done)
+	var dec ingest.NativeDecoder
+	br := bufio.NewReaderSize(r, 1<<20)
+	var pending []byte
+	send := func(m message) bool {
+		select {
+		case s.out <- m:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	emit := func(raw []byte) bool {
+		start := offset
+		offset += int64(len(raw))
+		line++
+		text := bytes.TrimSpace(raw)
+		if len(text) == 0 {
+			return true
+		}
+		m := message{offset: start, next: offset, line: line, value: bytes.Clone(text)}
+		m.txn, m.err = dec.Decode(text, history.Pos{Source: name, Line: line, Offset: start})
+		return send(m)
+	}
+	for {
+		chunk, err := br.ReadSlice('\n')
+		pending = append(pending, chunk...)
+		switch {
+		case err == nil:
+			if !emit(pending) {
+				return
+			}
+			pending = pending[:0]
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if !follow {
+				if len(bytes.TrimSpace(pending)) > 0 && !emit(pending) {
+					return
+				}
+				send(message{end: true})
+				return
+			}
+			// Follow: a partial last line waits for its newline.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(poll):
+			}
+		default:
+			send(message{end: true, err: err})
+			return
+		}
+	}
+}
+
+func (s *lineSource) messages() <-chan message         { return s.out }
+func (s *lineSource) unreachable() (time.Time, string) { return time.Time{}, "" }
+func (s *lineSource) close() error {
+	s.cancel()
+	// A read from stdin cannot be interrupted; do not wait for it.
+	if s.f != nil {
+		<-s.done
+		return s.f.Close()
+	}
+	return nil
+}
+
+// kafkaSource adapts ingest.KafkaSource.
+type kafkaSource struct {
+	src  *ingest.KafkaSource
+	out  chan message
+	done chan struct{}
+}
+
+func newKafkaSource(ctx context.Context, cfg ingest.KafkaConfig, start []int64) *kafkaSource {
+	s := &kafkaSource{src: ingest.NewKafkaSource(ctx, cfg, start), out: make(chan message, 1024), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		defer close(s.out)
+		for km := range s.src.Messages() {
+			s.out <- message{part: km.Partition, offset: km.Offset, next: km.Offset + 1, value: km.Value, txn: km.Txn, err: km.Err, oversized: km.Oversized}
+		}
+	}()
+	return s
+}
+
+func (s *kafkaSource) messages() <-chan message         { return s.out }
+func (s *kafkaSource) unreachable() (time.Time, string) { return s.src.Unreachable() }
+func (s *kafkaSource) close() error {
+	// Drain so the forwarding goroutine can see Messages close.
+	go func() {
+		for range s.out {
+		}
+	}()
+	err := s.src.Close()
+	<-s.done
+	return err
+}
