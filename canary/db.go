@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -225,7 +226,8 @@ func (cl *client) retryable(err error) bool {
 	}
 	// 55P03 lock_not_available: our lock_timeout, the same refusal as
 	// MySQL's lock wait timeout.
-	return strings.Contains(err.Error(), "SQLSTATE 55P03")
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "55P03"
 }
 
 // txn is one recorded database transaction (C2, C3).

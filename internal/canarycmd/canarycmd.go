@@ -446,9 +446,13 @@ type lineQueue struct {
 	done chan struct{}
 	w    io.WriteCloser
 
-	mu     sync.Mutex
-	err    error
-	closed bool
+	// sending is held (shared) by Write while it sends and (exclusive) by
+	// Close while it closes ch, so no send meets a closed channel.
+	sending sync.RWMutex
+	closed  bool
+
+	mu  sync.Mutex
+	err error
 }
 
 func newLineQueue(w io.WriteCloser, size int) *lineQueue {
@@ -478,15 +482,15 @@ func (q *lineQueue) failed() error {
 	return q.err
 }
 
-// Write queues a copy of p; it fails once the reader has failed.
+// Write queues a copy of p; it fails once the reader has failed or the
+// queue is closed.
 func (q *lineQueue) Write(p []byte) (int, error) {
 	if err := q.failed(); err != nil {
 		return 0, err
 	}
-	q.mu.Lock()
-	closed := q.closed
-	q.mu.Unlock()
-	if closed {
+	q.sending.RLock()
+	defer q.sending.RUnlock()
+	if q.closed {
 		return 0, io.ErrClosedPipe
 	}
 	q.ch <- bytes.Clone(p)
@@ -495,12 +499,12 @@ func (q *lineQueue) Write(p []byte) (int, error) {
 
 // Close flushes the queue, closes w and returns the first write error.
 func (q *lineQueue) Close() error {
-	q.mu.Lock()
+	q.sending.Lock()
 	if !q.closed {
 		q.closed = true
 		close(q.ch)
 	}
-	q.mu.Unlock()
+	q.sending.Unlock()
 	<-q.done
 	return q.failed()
 }
