@@ -2,7 +2,7 @@ package alerts
 
 import (
 	"bytes"
-	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/internal/report"
 )
 
@@ -43,38 +41,24 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// lostUpdateAlert is a real alert: the checker's own anomaly for a lost
-// update (A and B both read W's x and both overwrite it), under the given
-// id, so that the sinks carry exactly what production would.
+// lostUpdateAlert is a real alert under the given id: the checker's own
+// anomaly for a lost update (A and B both read W's x and both overwrite
+// it: W[0,100] w x 1 / A[110,200] r x 1, w x 2 / B[120,210] r x 1, w x 3,
+// strict-serializable), as incremental.Check and report.New gave it. It is
+// kept as JSON rather than recomputed so that these tests do not depend on
+// the checker building.
 func lostUpdateAlert(t testing.TB, id string) report.Alert {
 	t.Helper()
-	h, err := history.ParseCompact(`
-W[0,100] w x 1
-A[110,200] r x 1, w x 2
-B[120,210] r x 1, w x 3
-`)
+	b, err := os.ReadFile("testdata/lost-update.alert.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := history.DefaultOptions()
-	opts.Level = history.StrictSerializable
-	res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
-	if err != nil {
+	var a report.Alert
+	if err := json.Unmarshal(b, &a); err != nil {
 		t.Fatal(err)
 	}
-	r := report.New(res, h)
-	if len(r.Anomalies) != 1 {
-		t.Fatalf("want one anomaly, got %+v", r)
-	}
-	return report.Alert{
-		ID:            id,
-		Level:         r.Level,
-		PromisedLevel: history.Serializable.String(),
-		SkewNS:        r.SkewNS,
-		InitialState:  r.InitialState,
-		Watermark:     120,
-		Anomaly:       r.Anomalies[0],
-	}
+	a.ID = id
+	return a
 }
 
 // alertmanager is a real Alertmanager on a loopback port with gossip off

@@ -1,14 +1,12 @@
 package statuspage
 
 import (
-	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
 	"testing"
 
-	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/internal/report"
 )
 
@@ -36,28 +34,22 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// lostUpdateAlert is the checker's own alert for a lost update: A and B
-// both read W's x and both overwrite it.
+// lostUpdateAlert is a real alert under the given id: the checker's own
+// anomaly for a lost update (A and B both read W's x and both overwrite
+// it: W[0,100] w x 1 / A[110,200] r x 1, w x 2 / B[120,210] r x 1, w x 3,
+// strict-serializable), as incremental.Check and report.New gave it. It is
+// kept as JSON rather than recomputed so that these tests do not depend on
+// the checker building.
 func lostUpdateAlert(t testing.TB, id string) report.Alert {
 	t.Helper()
-	h, err := history.ParseCompact(`
-W[0,100] w x 1
-A[110,200] r x 1, w x 2
-B[120,210] r x 1, w x 3
-`)
+	b, err := os.ReadFile("../../alerts/testdata/lost-update.alert.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := history.DefaultOptions()
-	opts.Level = history.StrictSerializable
-	res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
-	if err != nil {
+	var a report.Alert
+	if err := json.Unmarshal(b, &a); err != nil {
 		t.Fatal(err)
 	}
-	r := report.New(res, h)
-	if len(r.Anomalies) != 1 {
-		t.Fatalf("want one anomaly, got %+v", r)
-	}
-	return report.Alert{ID: id, Level: r.Level, PromisedLevel: "serializable", SkewNS: r.SkewNS,
-		InitialState: r.InitialState, Watermark: 120, Anomaly: r.Anomalies[0]}
+	a.ID = id
+	return a
 }

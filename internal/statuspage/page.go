@@ -109,7 +109,10 @@ func (s *Server) render(w http.ResponseWriter, name string, d pageData) {
 // common fills what every page shows: the checker's numbers and readiness.
 func (s *Server) common() pageData {
 	now := s.opts.Now()
-	d := pageData{Now: now, Refresh: int(s.opts.Refresh / time.Second), Ready: true}
+	d := pageData{Now: now, Ready: true}
+	if s.opts.Refresh > 0 {
+		d.Refresh = max(1, int(s.opts.Refresh/time.Second))
+	}
 	if s.opts.Ready != nil {
 		if err := s.opts.Ready(); err != nil {
 			d.Ready, d.NotReady = false, err.Error()

@@ -83,7 +83,8 @@ type Options struct {
 	// SampleEvery and History set the throughput chart: one sample of
 	// TxnsChecked per SampleEvery, kept for History [10s, 15m].
 	SampleEvery, History time.Duration
-	// Refresh is the page's meta refresh period, 0 for none [30s].
+	// Refresh is the status page's meta refresh period, negative for none
+	// [30s].
 	Refresh time.Duration
 	// Now is the clock [time.Now].
 	Now func() time.Time

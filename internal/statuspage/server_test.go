@@ -173,7 +173,7 @@ func TestThroughput(t *testing.T) {
 	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 	body := rec.Body.String()
-	for _, want := range []string{"last 1m0s: 100.0 txn/s", "(above the lateness)", `id="no-anomalies"`, `class="throughput"`, "<code>orders</code>"} {
+	for _, want := range []string{`http-equiv="refresh" content="30"`, "last 1m0s: 100.0 txn/s", "(above the lateness)", `id="no-anomalies"`, `class="throughput"`, "<code>orders</code>"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("status page lacks %q", want)
 		}
