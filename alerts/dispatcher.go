@@ -132,10 +132,11 @@ func NewDispatcher(opts DispatcherOptions) (*Dispatcher, error) {
 
 // DeliveryKey is the outbox id of an alert: its id, and a distinct key for
 // the update of an alert (same id, shrunk core), which must be delivered
-// even when the first version already was.
+// even when the first version already was. The run loop keys its record of
+// emitted alerts (state.Store.AlertEmitted) the same way.
 func DeliveryKey(a report.Alert) string {
 	if a.Updated {
-		return a.ID + "#updated"
+		return a.ID + "/updated"
 	}
 	return a.ID
 }

@@ -206,7 +206,7 @@ func TestUpdateIsDeliveredToo(t *testing.T) {
 	a.Updated = true
 	d.Enqueue(a, time.Now())
 	flush(t, d)
-	if got := strings.Join(s.ids(), ","); got != "u1,u1#updated" {
+	if got := strings.Join(s.ids(), ","); got != "u1,u1/updated" {
 		t.Errorf("delivered %s", got)
 	}
 	if got := testutil.ToFloat64(m.Anomalies.WithLabelValues("lost-update")); got != 1 {
