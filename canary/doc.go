@@ -23,7 +23,7 @@
 //     its writer (the checker's exactly-one choice, VeriStrong §3); the
 //     others are unique in the run.
 //   - lists (table list, comma-separated TEXT, rows start absent = empty):
-//     appends of unique elements and reads of whole lists; every 2000
+//     appends of unique elements and reads of whole lists; every 500
 //     transactions the rows move on to fresh keys, so reads stay short.
 //   - counters (table ctr, seeded 0): SELECT v, then UPDATE SET v = <v+1
 //     computed by the client> (never v = v+1, which the server would

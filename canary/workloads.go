@@ -183,7 +183,7 @@ func (*registers) run(x *txn, kc *keyChooser) result {
 // listEpoch: every so many transactions of the list workload its rows
 // move on to fresh keys, so list reads stay short however long the
 // canary runs.
-const listEpoch = 2000
+const listEpoch = 500
 
 // lists: appends of unique elements to comma-separated text rows and
 // reads of whole lists, over rows that start absent (the empty list).
