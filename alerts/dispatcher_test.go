@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -60,6 +61,22 @@ func (m *memSink) ids() []string {
 	return out
 }
 
+// checkNoLeak fails the test if goroutines started after it are still
+// running when the test ends: Close must stop every sink goroutine.
+func checkNoLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(2 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<16)
+			t.Errorf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+		}
+	})
+}
+
 func flush(t *testing.T, d *Dispatcher) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -73,6 +90,7 @@ func flush(t *testing.T, d *Dispatcher) {
 // writer. Enqueue stays fast, the healthy sink gets every alert in order,
 // and Close returns although the hung attempt never finishes by itself.
 func TestEnqueueNeverBlocks(t *testing.T) {
+	checkNoLeak(t)
 	var out bytes.Buffer
 	hang := &hangSink{calls: make(chan string, 1)}
 	ob := NewMemOutbox()
@@ -142,6 +160,7 @@ func TestEnqueueNeverBlocks(t *testing.T) {
 // restart) delivers it once, and the outbox ends empty. An alert enqueued
 // before Start is not delivered twice.
 func TestRestartDeliversPending(t *testing.T) {
+	checkNoLeak(t)
 	ob := NewMemOutbox()
 	s1 := &memSink{name: "am", down: true}
 	d1, err := NewDispatcher(DispatcherOptions{Sinks: []Sink{s1}, Outbox: ob, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
@@ -193,6 +212,7 @@ func TestRestartDeliversPending(t *testing.T) {
 // TestUpdateIsDeliveredToo: an alert and its update share the id but not
 // the delivery key, so a sink gets both.
 func TestUpdateIsDeliveredToo(t *testing.T) {
+	checkNoLeak(t)
 	s := &memSink{name: "m"}
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
@@ -275,6 +295,7 @@ func TestBackoff(t *testing.T) {
 // TestQueueOverflowStaysInOutbox: past QueueLimit an alert is not queued
 // but stays in the outbox, and the overflow is counted.
 func TestQueueOverflowStaysInOutbox(t *testing.T) {
+	checkNoLeak(t)
 	ob := NewMemOutbox()
 	m := NewMetrics(nil)
 	hang := &hangSink{calls: make(chan string, 1)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"html/template"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -203,5 +204,28 @@ func TestListenAndServe(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ListenAndServe did not stop")
+	}
+}
+
+// TestGeneratorURLOpensAnomaly: the generatorURL the Alertmanager sink
+// sends (Alertmanager passes it through unchanged, see the alerts tests
+// against a real one) opens this server's page of that anomaly, for ids
+// that need escaping too.
+func TestGeneratorURLOpensAnomaly(t *testing.T) {
+	s := New(Options{})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	am, err := alerts.NewAlertmanager(alerts.AlertmanagerOptions{URL: "http://127.0.0.1:9093", StatusURL: srv.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"plain", "a/b c", "é?#%&x=1"} {
+		a := lostUpdateAlert(t, id)
+		s.Add(a)
+		link := am.Postable(a, time.Now()).GeneratorURL
+		code, body, _ := get(t, link)
+		if code != 200 || !strings.Contains(body, `data-id="`+template.HTMLEscapeString(id)+`"`) {
+			t.Errorf("%s: %d, page of another anomaly or none", link, code)
+		}
 	}
 }
