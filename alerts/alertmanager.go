@@ -34,7 +34,9 @@ type AlertmanagerOptions struct {
 	StatusURL string
 	// Client defaults to a client with a 10 s timeout.
 	Client *http.Client
-	// Now defaults to time.Now; startsAt is Now() at delivery.
+	// Now defaults to time.Now. startsAt is when the dispatcher was given
+	// the alert (ProvenAt), the same on every retry, else Now() at
+	// delivery.
 	Now func() time.Time
 	// Name defaults to "alertmanager".
 	Name string
@@ -125,7 +127,11 @@ func (s *Alertmanager) Postable(a report.Alert, start time.Time) PostableAlert {
 
 // Deliver implements Sink.
 func (s *Alertmanager) Deliver(ctx context.Context, a report.Alert) error {
-	body, err := json.Marshal([]PostableAlert{s.Postable(a, s.opts.Now())})
+	start, ok := ProvenAt(ctx)
+	if !ok {
+		start = s.opts.Now()
+	}
+	body, err := json.Marshal([]PostableAlert{s.Postable(a, start)})
 	if err != nil {
 		return fmt.Errorf("alerts: alertmanager: encode: %w", err)
 	}

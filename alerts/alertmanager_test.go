@@ -162,12 +162,14 @@ func downThenUp(t *testing.T, delay time.Duration) {
 	// over the outage; each Enqueue must return at once.
 	const n = 4
 	ids := []string{}
+	proven := map[string]time.Time{}
 	began := time.Now()
 	for i := 0; i < n; i++ {
 		id := "down-" + string(rune('a'+i))
 		ids = append(ids, id)
 		t0 := time.Now()
-		if err := d.Enqueue(lostUpdateAlert(t, id), time.Time{}); err != nil {
+		proven[id] = t0.Add(-time.Second).Truncate(time.Millisecond).UTC() // Alertmanager keeps ms
+		if err := d.Enqueue(lostUpdateAlert(t, id), proven[id]); err != nil {
 			t.Fatal(err)
 		}
 		if el := time.Since(t0); el > 100*time.Millisecond {
@@ -195,7 +197,12 @@ func downThenUp(t *testing.T, delay time.Duration) {
 	}
 	listed := map[string]int{}
 	for _, g := range listAlerts(t, am.URL) {
-		listed[g.Labels["id"]]++
+		id := g.Labels["id"]
+		listed[id]++
+		// Dated by the proof, not by the retry that got through.
+		if !g.StartsAt.Equal(proven[id]) {
+			t.Errorf("alert %s starts at %v, proven at %v", id, g.StartsAt, proven[id])
+		}
 	}
 	for _, id := range ids {
 		if listed[id] != 1 {

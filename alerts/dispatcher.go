@@ -308,6 +308,9 @@ func (d *Dispatcher) run(ctx context.Context, q *queue) {
 		}
 		for attempt := 0; ; attempt++ {
 			actx, cancel := context.WithTimeout(ctx, d.opts.AttemptTimeout)
+			if !it.proven.IsZero() {
+				actx = context.WithValue(actx, provenKey{}, it.proven)
+			}
 			err := q.sink.Deliver(actx, it.alert)
 			cancel()
 			if err == nil {
@@ -340,6 +343,17 @@ func (d *Dispatcher) run(ctx context.Context, q *queue) {
 		q.pop()
 		d.m.SinkQueue.WithLabelValues(name).Set(float64(q.len()))
 	}
+}
+
+type provenKey struct{}
+
+// ProvenAt returns the time given to Enqueue for the alert being
+// delivered under ctx, so that a sink can date the alert by its proof
+// rather than by the attempt (the same on every retry). It is absent for
+// alerts redelivered from the outbox after a restart.
+func ProvenAt(ctx context.Context) (time.Time, bool) {
+	t, ok := ctx.Value(provenKey{}).(time.Time)
+	return t, ok
 }
 
 func (d *Dispatcher) done(key, sink string) {
