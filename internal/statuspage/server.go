@@ -335,3 +335,22 @@ func text(w http.ResponseWriter, code int, msg string) {
 	w.WriteHeader(code)
 	fmt.Fprintln(w, msg)
 }
+
+// LagReady is the readiness /readyz needs in the common case: ready once
+// every input partition's watermark lag is within the lateness, the same
+// test as deploy/prometheus/rules.yml's StreamcheckLagAboveLateness. Not
+// ready before the first partition reports.
+func LagReady(src StatusSource) func() error {
+	return func() error {
+		st := src.Status()
+		if len(st.Partitions) == 0 {
+			return errors.New("no input partition has reported yet")
+		}
+		for _, p := range st.Partitions {
+			if p.Lag > st.Lateness {
+				return fmt.Errorf("partition %s lags %v, above the allowed lateness %v", p.Name, p.Lag, st.Lateness)
+			}
+		}
+		return nil
+	}
+}

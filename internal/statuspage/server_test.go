@@ -229,3 +229,32 @@ func TestGeneratorURLOpensAnomaly(t *testing.T) {
 		}
 	}
 }
+
+// TestLagReady: ready exactly when every partition is within the
+// lateness, and the page says why not, and shows inexact mode.
+func TestLagReady(t *testing.T) {
+	src := &fakeSource{st: Status{Lateness: 10 * time.Second}}
+	s := New(Options{Source: src, Ready: LagReady(src)})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	if code, body, _ := get(t, srv.URL+"/readyz"); code != 503 || !strings.Contains(body, "no input partition") {
+		t.Errorf("no partitions: %d %q", code, body)
+	}
+	src.set(func(st *Status) { st.Partitions = []Partition{{"0", time.Second}, {"1", 10 * time.Second}} })
+	if code, _, _ := get(t, srv.URL+"/readyz"); code != 200 {
+		t.Errorf("lag at the lateness: %d", code)
+	}
+	src.set(func(st *Status) {
+		st.Partitions[1].Lag = 11 * time.Second
+		st.Inexact, st.InexactReason = true, "solver budget exhausted"
+	})
+	if code, body, _ := get(t, srv.URL+"/readyz"); code != 503 || !strings.Contains(body, "partition 1 lags 11s") {
+		t.Errorf("lag above the lateness: %d %q", code, body)
+	}
+	_, page, _ := get(t, srv.URL+"/")
+	for _, want := range []string{"not ready: partition 1 lags 11s", `<span class="bad" id="inexact">on</span>: solver budget exhausted`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
