@@ -93,6 +93,7 @@ type encoder struct {
 	guarded bool
 	record  bool // keep edgeRecs for explanations
 	noPrune bool
+	kept    [][2]int32
 
 	// Slabs and scratch for the per-read slices (see slabSize).
 	int32Slab, candScratch []int32
@@ -137,13 +138,21 @@ type encodeConfig struct {
 	// noPrune turns off the fast path's encode-time pruning (perf_prune.go
 	// and unread unknown transactions), for the differential test.
 	noPrune bool
+	// kept are orders between transactions (positions) that hold in every
+	// completion: facts the online engine kept when it evicted the
+	// transactions that proved them (EXACTNESS.md §5, R5). Base edges.
+	kept [][2]int32
+	// decided are commit decisions of unknown transactions (positions) that
+	// the online engine kept: units on their commit choice. Their status
+	// stays unknown, so their real-time end stays the in-doubt horizon.
+	decided map[int32]bool
 }
 
 func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 	n := len(p.h.Txns)
 	e := &encoder{
 		p: p, s: solver.New(solver.Options{Seed: 1, TheoryPropagationLimit: propagationLimit}),
-		guarded: cfg.guarded, record: cfg.record, noPrune: cfg.noPrune,
+		guarded: cfg.guarded, record: cfg.record, noPrune: cfg.noPrune, kept: cfg.kept,
 		sel: make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
 		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
 	}
@@ -189,6 +198,13 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 				continue
 			}
 			e.com[i] = e.newLit()
+			if d, ok := cfg.decided[int32(i)]; ok {
+				if d {
+					e.clause(e.com[i])
+				} else {
+					e.clause(e.com[i].not())
+				}
+			}
 		default:
 			e.com[i] = litTrue
 		}
@@ -444,6 +460,9 @@ func (e *encoder) encode() {
 	}
 	if p.opts.Level.RealTime() {
 		e.encodeRealTime()
+	}
+	for _, k := range e.kept {
+		e.edge(litTrue, litTrue, e.node[k[0]], e.node[k[1]], edgeRec{kind: kindAux, writer: -1})
 	}
 	e.prune = newPruner(e)
 	e.encodeReads()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/solver"
 )
 
 // Online checks a stream of transactions released in start order by the
@@ -50,6 +51,18 @@ type Online struct {
 
 	steps, checks int
 	unchecked     int
+
+	// ev is the reduced instance (evict.go); noEvict keeps every
+	// transaction in it, the reference engine of the differential tests.
+	ev      evictState
+	noEvict bool
+}
+
+// OnlineConfig tunes an engine.
+type OnlineConfig struct {
+	// NoEvict checks the whole released history at every step: exact and
+	// simple, with cost and memory growing with the stream.
+	NoEvict bool
 }
 
 // Alert is one proven anomaly of the stream.
@@ -74,7 +87,12 @@ type Alert struct {
 // NewOnline starts an engine. opts.Level is the promised level; checking
 // is strict serializable (O1).
 func NewOnline(opts history.Options) *Online {
-	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}}
+	return NewOnlineConfig(opts, OnlineConfig{})
+}
+
+// NewOnlineConfig starts an engine with cfg.
+func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
+	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, noEvict: cfg.NoEvict, ev: newEvictState()}
 	o.opts.Level = history.StrictSerializable
 	return o
 }
@@ -86,6 +104,7 @@ func (o *Online) Release(txns ...history.Txn) {
 		o.released = append(o.released, t)
 		o.closed = append(o.closed, false)
 		o.quar = append(o.quar, false)
+		o.ev.Member = append(o.ev.Member, true)
 	}
 }
 
@@ -130,6 +149,24 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 	}
 	o.pending = keep
 	for {
+		var r *reduced
+		if !o.noEvict {
+			// The reduced instance first: it is the window plus what the
+			// evicted transactions proved, and only its violations need the
+			// bodies.
+			r = o.build()
+			if len(r.h.Txns) == 0 {
+				return out, nil
+			}
+			o.checks++
+			switch r.solve(ctx) {
+			case solver.Sat:
+				o.evict(ctx, r)
+				return out, nil
+			case solver.Unknown:
+				return out, ctx.Err()
+			}
+		}
 		h := o.alertHistory()
 		if len(h.Txns) == 0 {
 			return out, nil
@@ -140,6 +177,13 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			return out, err
 		}
 		if res.Verdict != Invalid || len(res.Anomalies) == 0 {
+			if r != nil {
+				// The reduced instance kept a fact the bodies do not
+				// prove: a bug, counted; rebuilding from the bodies heals
+				// it.
+				o.ev.Disagreements++
+				o.resetInstance()
+			}
 			return out, nil
 		}
 		an := res.Anomalies[0]
@@ -153,8 +197,9 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
 		a.Watermark = o.lastStart()
 		for _, id := range an.Core {
-			o.quar[o.index[id]] = true
+			o.quarantine(o.index[id])
 		}
+		o.resetInstance()
 		if !o.allClosed(an.Core) {
 			o.pending = append(o.pending, a)
 		}
@@ -292,16 +337,47 @@ func (o *Online) AddUnchecked(t history.Txn) {
 	o.index[t.ID] = len(o.released)
 	o.released = append(o.released, t)
 	o.closed = append(o.closed, true)
-	o.quar = append(o.quar, true)
+	o.quar = append(o.quar, false)
+	o.ev.Member = append(o.ev.Member, false)
+	o.quarantine(len(o.released) - 1)
 	o.unchecked++
+}
+
+// quarantine takes a released transaction out of every instance; its
+// writes stay known, so that reads it could explain are dropped (§3).
+func (o *Online) quarantine(i int) {
+	o.quar[i] = true
+	o.ev.Member[i] = false
+	for _, op := range o.released[i].Ops {
+		if op.Kind != history.Read {
+			k := taintKey(op.Key, op.Value)
+			o.ev.Taint[k] = append(o.ev.Taint[k], i)
+		}
+	}
 }
 
 // Stats describe the engine's state.
 func (o *Online) Stats() OnlineStats {
-	return OnlineStats{Released: len(o.released) - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks}
+	st := OnlineStats{Released: len(o.released) - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
+		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements}
+	for i, m := range o.ev.Member {
+		if m && o.ev.GhostKeys[i] == nil {
+			st.Window++
+			if o.closed[i] {
+				st.Pinned++
+			}
+		}
+	}
+	return st
 }
 
-// OnlineStats count what the engine holds and did.
+// OnlineStats count what the engine holds and did. Window is the
+// transactions in the reduced instance with their bodies, Pinned those of
+// them that are time-closed but not evicted, Ghosts the evicted writers
+// kept as live versions; Disagreements counts steps whose reduced instance
+// found a violation the bodies did not confirm (always 0 unless there is a
+// bug; it heals by a rebuild).
 type OnlineStats struct {
 	Released, Unchecked, Alerts, Pending, Steps, Checks int
+	Window, Pinned, Evicted, Ghosts, Disagreements      int
 }

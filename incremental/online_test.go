@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/oracle"
 )
 
@@ -87,8 +88,16 @@ func sweepRoundTrip(t *testing.T, h *history.History, opts history.Options, roun
 	}
 	o.CloseAll()
 	step(math.MaxInt64)
+	if d := o.Stats().Disagreements; d > 0 {
+		t.Errorf("the reduced instance found %d violations the bodies do not confirm\n%s", d, dump(h))
+	}
+	sweepEvicted += o.Stats().Evicted
 	return fired, o
 }
+
+// sweepEvicted counts evictions over a test, so that a test can say that
+// it exercised them.
+var sweepEvicted int
 
 // TestOnlineExactnessHistories: the online behaviour EXACTNESS.md §5
 // asks of its histories (strict-serializable with session order; Δ, the
@@ -229,14 +238,21 @@ func isSubset(a, b []string) bool {
 // check's on random tiny histories, and every alert core is a core.
 func TestOnlineAgreesWithOffline(t *testing.T) {
 	n := tinyCount(300)
-	for _, skew := range []int64{0, 3} {
-		rng := rand.New(rand.NewPCG(uint64(skew), 11))
+	sweepEvicted = 0
+	defer func() { t.Logf("%d evictions", sweepEvicted) }()
+	for _, c := range []struct {
+		skew    int64
+		initial history.InitialState
+	}{{0, history.InitialEmpty}, {3, history.InitialEmpty}, {0, history.InitialUnknown}, {2, history.InitialUnknown}} {
+		skew := c.skew
+		rng := rand.New(rand.NewPCG(uint64(skew)+uint64(c.initial)*7, 11))
 		cfg := oracle.DefaultTinyConfig()
 		cfg.Timestamps, cfg.Sessions, cfg.Lists, cfg.Unknowns, cfg.Aborts = true, true, true, true, true
 		opts := history.DefaultOptions()
 		opts.Level = history.StrictSerializable
 		opts.Skew = skew
 		opts.InDoubt = 4
+		opts.InitialState = c.initial
 		for i := 0; i < n; i++ {
 			h := oracle.RandomTiny(rng, cfg)
 			if h.Validate() != nil {
@@ -300,5 +316,56 @@ func TestOnlineSnapshotRoundTrip(t *testing.T) {
 	snap, _ := NewOnline(opts).Snapshot()
 	if _, err := RestoreOnline(other, snap); err == nil {
 		t.Fatal("snapshot restored under other options")
+	}
+}
+
+// TestOnlineGeneratedEvicting: generated histories (blind writes,
+// duplicates, unknown outcomes, lists, injected anomalies) through the
+// evicting engine agree with check, every alert is a core, the reduced
+// instance never disagrees with the bodies, and eviction keeps the window
+// small on valid histories.
+func TestOnlineGeneratedEvicting(t *testing.T) {
+	n := tinyCount(40)
+	presets := gen.PresetNames()
+	types := gen.InjectTypes()
+	sweepEvicted = 0
+	var released int
+	for i := 0; i < n; i++ {
+		rng := rand.New(rand.NewPCG(uint64(i), 23))
+		cfg, _ := gen.Preset(presets[i%len(presets)])
+		cfg.Seed = uint64(i + 1)
+		cfg.Txns = 40 + rng.IntN(80)
+		cfg.Keys = 5 + rng.IntN(30)
+		cfg.Sessions = 6
+		cfg.Concurrency = 4
+		cfg.UnknownRatio = 0.03
+		cfg.DupValueRatio = 0.1
+		if i%3 == 0 {
+			cfg.Inject = append(cfg.Inject, types[rng.IntN(len(types))])
+		}
+		h, _, err := gen.Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := history.DefaultOptions()
+		opts.Level = history.StrictSerializable
+		opts.InDoubt = 5_000_000
+		if i%2 == 1 {
+			opts.InitialState = history.InitialUnknown
+		}
+		res, err := Check(context.Background(), h, opts, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fired, o := sweep(t, h, opts)
+		if (len(fired) > 0) != (res.Verdict == Invalid) {
+			t.Fatalf("history %d (%v): online alerts %v, offline %s", i, cfg.Inject, fired, res.Verdict)
+		}
+		checkAlertCores(t, h, opts, fired)
+		released += o.Stats().Released
+	}
+	t.Logf("%d of %d transactions evicted", sweepEvicted, released)
+	if sweepEvicted < released/4 {
+		t.Errorf("only %d of %d transactions evicted", sweepEvicted, released)
 	}
 }

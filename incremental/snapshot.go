@@ -10,7 +10,7 @@ import (
 // snapshotVersion changes whenever the snapshot's meaning changes; a
 // snapshot of another version is refused rather than misread, because a
 // misread engine state would silently change verdicts.
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 type onlineSnapshot struct {
 	Version   int
@@ -24,6 +24,8 @@ type onlineSnapshot struct {
 	Steps     int
 	Checks    int
 	Unchecked int
+	NoEvict   bool
+	Evict     evictState
 }
 
 // Snapshot returns the whole engine state as deterministic bytes, so that a
@@ -34,6 +36,7 @@ func (o *Online) Snapshot() ([]byte, error) {
 		Version: snapshotVersion, Options: o.opts, Promised: o.promised,
 		Released: o.released, Closed: o.closed, Quar: o.quar, Alerts: o.alerts,
 		Steps: o.steps, Checks: o.checks, Unchecked: o.unchecked,
+		NoEvict: o.noEvict, Evict: o.ev,
 	}
 	for _, a := range o.pending {
 		s.Pending = append(s.Pending, a.ID)
@@ -63,6 +66,28 @@ func RestoreOnline(opts history.Options, snap []byte) (*Online, error) {
 	o := want
 	o.released, o.closed, o.quar = s.Released, s.Closed, s.Quar
 	o.alerts, o.steps, o.checks, o.unchecked = s.Alerts, s.Steps, s.Checks, s.Unchecked
+	o.noEvict, o.ev = s.NoEvict, s.Evict
+	if len(o.ev.Member) != n {
+		return nil, fmt.Errorf("engine snapshot: %d transactions but %d instance flags", n, len(o.ev.Member))
+	}
+	if o.ev.Decided == nil {
+		o.ev.Decided = map[int]bool{}
+	}
+	if o.ev.GhostKeys == nil {
+		o.ev.GhostKeys = map[int][]history.Key{}
+	}
+	if o.ev.LiveOf == nil {
+		o.ev.LiveOf = map[history.Key]int{}
+	}
+	if o.ev.Replaced == nil {
+		o.ev.Replaced = map[int][]history.Key{}
+	}
+	if o.ev.InitVal == nil {
+		o.ev.InitVal = map[history.Key]history.Value{}
+	}
+	if o.ev.Taint == nil {
+		o.ev.Taint = map[string][]int{}
+	}
 	for i := range o.released {
 		if _, dup := o.index[o.released[i].ID]; dup {
 			return nil, fmt.Errorf("engine snapshot: duplicate transaction id %q", o.released[i].ID)

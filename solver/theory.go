@@ -719,3 +719,66 @@ func (t *theory) order(s *Solver, out []Node) []Node {
 	}
 	return append(out, t.pos...)
 }
+
+// FixedEdges appends to dst the nodes joined to n by an edge present in
+// every model: base edges and edges whose literals are fixed true at level
+// 0. forward selects edges leaving n (their heads), otherwise edges
+// entering n (their tails). The online engine keeps these orders when it
+// evicts n (EXACTNESS.md §5, R5).
+func (s *Solver) FixedEdges(n Node, forward bool, dst []Node) []Node {
+	t := &s.th
+	list, cands := t.in[n], t.candIn[n]
+	if forward {
+		list, cands = t.out[n], t.cand[n]
+	}
+	for _, ei := range list {
+		e := &t.edges[ei]
+		if e.isBase() && !e.dead {
+			dst = append(dst, e.other(n))
+		}
+	}
+	for _, c := range cands {
+		e := &t.edges[c.e]
+		if e.dead {
+			continue
+		}
+		if v, ok := s.Fixed(e.a); !ok || !v {
+			continue
+		}
+		if e.b != litUndef {
+			if v, ok := s.Fixed(e.b); !ok || !v {
+				continue
+			}
+		}
+		dst = append(dst, c.other)
+	}
+	return dst
+}
+
+func (e *edge) other(n Node) Node {
+	if e.from == n {
+		return e.to
+	}
+	return e.from
+}
+
+// IncidentEdges calls fn for every live edge attached to literals (not base
+// edges) with n as an endpoint: the other endpoint, whether n is the tail,
+// and the edge's literals (q is meaningful only when two is set). The online
+// engine evicts n only once every such edge is decided (EXACTNESS.md §5,
+// R2).
+func (s *Solver) IncidentEdges(n Node, fn func(other Node, out bool, p, q Lit, two bool)) {
+	t := &s.th
+	for _, pass := range [2]struct {
+		cands []candRef
+		out   bool
+	}{{t.cand[n], true}, {t.candIn[n], false}} {
+		for _, c := range pass.cands {
+			e := &t.edges[c.e]
+			if e.dead {
+				continue
+			}
+			fn(c.other, pass.out, e.a, e.b, e.b != litUndef)
+		}
+	}
+}

@@ -1,0 +1,744 @@
+package incremental
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/solver"
+)
+
+// Eviction (EXACTNESS.md §5; ARCHITECTURE.md has the argument).
+//
+// The engine judges each step on a reduced instance instead of the whole
+// released history: the transactions still in the window, plus what the
+// evicted ones proved. Evicted transactions are of three kinds:
+//
+//   - ghosts: an evicted writer that is still the live version of some keys
+//     stays in the instance with its timestamps and session and only those
+//     writes, so later reads of a live value have their writer and later
+//     writers follow it (R4: writers leave in version order);
+//   - removed: every other evicted transaction leaves the instance; the
+//     orders that ran through it are kept as base edges among the rest
+//     (R5), and a read that it explained is replaced by the edges the read
+//     implied once its writer is overwritten;
+//   - fixed initial values: under an unknown initial state, an evicted read
+//     of the initial version fixes the key's initial value, kept as a
+//     writer before everything.
+//
+// A transaction is evicted only when it is time-closed (R1), every
+// transaction it shares a constraint with is time-closed (R3), and every
+// constraint that mentions it is decided (R2): each edge literal, read-from
+// choice, commit choice and version order involving it is fixed at level 0
+// or by a backbone probe, made a unit. The instance the decisions are made
+// on drops the reads of open transactions (the alert instance), which has
+// every completion of window + future among its own: a future writer can
+// only add a source to an open read. A decision there holds in every
+// completion of the whole history and its future.
+//
+// The reduced instance decides alerts only as a trigger: an alert is
+// confirmed, and its core found, on the released bodies (all of them, in
+// memory until checkpoints move them to Pebble), so a fact kept wrongly
+// could cost a missed anomaly but never a false alarm; a disagreement is
+// counted and heals by rebuilding the instance from the bodies. After an
+// alert the instance is rebuilt from the bodies minus the quarantine, which
+// is the rule "replay stored bodies with the larger quarantine set".
+//
+// Not evicted yet (pinned until the end of input or an alert): members of
+// pending alerts, transactions touching list keys, and transactions with a
+// constraint that no probe decides (EXACTNESS.md's history P; the
+// irrelevance rule is not implemented).
+
+// debugEvict, when set by a test, traces eviction.
+var debugEvict func(format string, args ...any)
+
+// evictState is the reduced instance's bookkeeping, per released index.
+type evictState struct {
+	Member []bool // in the instance: in the window, or a ghost
+	// GhostKeys are the keys an evicted member is the live version of.
+	GhostKeys map[int][]history.Key
+	// LiveOf is the ghost holding each key's live version (absent: the
+	// initial version).
+	LiveOf map[history.Key]int
+	// Replaced are reads (by key) of window members that were replaced by
+	// kept edges when their writer was overwritten.
+	Replaced map[int][]history.Key
+	// Kept are orders proven between members, as base edges.
+	Kept [][2]int
+	// Decided are commit decisions of unknown members.
+	Decided map[int]bool
+	// InitVal fixes initial values decided under an unknown initial state.
+	InitVal map[history.Key]history.Value
+	// Taint lists, per (key, value), the quarantined or unchecked writers:
+	// a read with one of them as a possible writer is dropped (§3).
+	Taint map[string][]int
+
+	Evicted, Ghosts, Disagreements int
+}
+
+func newEvictState() evictState {
+	return evictState{Decided: map[int]bool{}, GhostKeys: map[int][]history.Key{}, LiveOf: map[history.Key]int{}, Replaced: map[int][]history.Key{}, InitVal: map[history.Key]history.Value{}, Taint: map[string][]int{}}
+}
+
+func taintKey(k history.Key, v history.Value) string { return string(k) + "\x00" + string(v) }
+
+// resetInstance puts every released, unquarantined transaction back in the
+// instance with its whole body: the state of a non-evicting engine.
+func (o *Online) resetInstance() {
+	st := newEvictState()
+	st.Taint = o.ev.Taint
+	st.Evicted, st.Disagreements = o.ev.Evicted, o.ev.Disagreements
+	st.Member = make([]bool, len(o.released))
+	for i := range o.released {
+		st.Member[i] = !o.quar[i]
+	}
+	o.ev = st
+}
+
+// initTime places fixed initial values before every transaction in real
+// time, with room for the skew arithmetic.
+const initTime = math.MinInt64 / 4
+
+// reduced is one step's instance.
+type reduced struct {
+	h   *history.History
+	pos []int // history position -> released index (-1: a fixed initial value)
+	at  map[int]int32
+	p   *prepared
+	e   *encoder
+}
+
+func (o *Online) finalWrite(t *history.Txn, k history.Key) (history.Value, bool) {
+	v, ok := history.Value(""), false
+	for _, op := range t.Ops {
+		if op.Kind == history.Write && op.Key == k {
+			v, ok = op.Value, true
+		}
+	}
+	return v, ok
+}
+
+// tainted reports whether a read of (k, v) by released transaction r has a
+// quarantined or unchecked possible writer.
+func (o *Online) tainted(r int, k history.Key, v history.Value) bool {
+	for _, w := range o.ev.Taint[taintKey(k, v)] {
+		if w != r && !o.opts.Precedes(&o.released[r], &o.released[w]) {
+			return true
+		}
+	}
+	return false
+}
+
+// build assembles the reduced alert instance.
+func (o *Online) build() *reduced {
+	st := &o.ev
+	touched := map[history.Key]bool{}
+	for i, m := range st.Member {
+		if !m || st.GhostKeys[i] != nil {
+			continue
+		}
+		for _, op := range o.released[i].Ops {
+			touched[op.Key] = true
+		}
+	}
+	keptAt := map[int]bool{}
+	for _, k := range st.Kept {
+		keptAt[k[0]], keptAt[k[1]] = true, true
+	}
+	r := &reduced{h: &history.History{}, at: map[int]int32{}}
+	keys := make([]history.Key, 0, len(st.InitVal))
+	for k := range st.InitVal {
+		if touched[k] {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		r.h.Txns = append(r.h.Txns, history.Txn{ID: "\x00init:" + string(k), Start: initTime, End: initTime + 1, HasTime: true, Status: history.Committed,
+			Ops: []history.Op{{Kind: history.Write, Key: k, Value: st.InitVal[k]}}})
+		r.pos = append(r.pos, -1)
+	}
+	for i, m := range st.Member {
+		if !m {
+			continue
+		}
+		t := o.released[i]
+		if gk := st.GhostKeys[i]; gk != nil {
+			need := keptAt[i]
+			var ops []history.Op
+			for _, k := range gk {
+				need = need || touched[k]
+				v, _ := o.finalWrite(&o.released[i], k)
+				ops = append(ops, history.Op{Kind: history.Write, Key: k, Value: v})
+			}
+			if !need {
+				continue
+			}
+			t.Ops = ops
+		} else {
+			replaced := st.Replaced[i]
+			ops := make([]history.Op, 0, len(t.Ops))
+			for _, op := range t.Ops {
+				if op.Kind == history.Read {
+					if !o.closed[i] || slices.Contains(replaced, op.Key) {
+						continue
+					}
+					if !op.IsList && o.tainted(i, op.Key, op.Value) {
+						continue
+					}
+					if op.IsList && o.listTainted(i, op) {
+						continue
+					}
+				}
+				ops = append(ops, op)
+			}
+			t.Ops = ops
+		}
+		r.at[i] = int32(len(r.h.Txns))
+		r.h.Txns = append(r.h.Txns, t)
+		r.pos = append(r.pos, i)
+	}
+	var kept [][2]int32
+	for _, k := range st.Kept {
+		a, okA := r.at[k[0]]
+		b, okB := r.at[k[1]]
+		if okA && okB {
+			kept = append(kept, [2]int32{a, b})
+		}
+	}
+	decided := map[int32]bool{}
+	for i, d := range st.Decided {
+		if at, ok := r.at[i]; ok {
+			decided[at] = d
+		}
+	}
+	r.p = prepare(r.h, o.opts)
+	r.e = newEncoder(r.p, encodeConfig{noPrune: true, kept: kept, decided: decided})
+	return r
+}
+
+func (o *Online) listTainted(r int, op history.Op) bool {
+	for _, el := range op.List {
+		if o.tainted(r, op.Key, el) {
+			return true
+		}
+	}
+	return false
+}
+
+// solve encodes and solves the instance.
+func (r *reduced) solve(ctx context.Context) solver.Status {
+	r.e.encodeCtx(ctx)
+	return r.e.solve(ctx)
+}
+
+// prober decides literals of a satisfiable instance, making each decided
+// one a unit so that later checks and the edges it carries see it.
+type prober struct {
+	ctx   context.Context
+	s     *solver.Solver
+	model bool
+}
+
+func (pr *prober) ensureModel() bool {
+	if pr.model {
+		return true
+	}
+	pr.model = pr.s.Solve(pr.ctx) == solver.Sat
+	return pr.model
+}
+
+// decide returns l's value in every completion, if it has one.
+func (pr *prober) decide(l lit) (bool, bool) {
+	switch l {
+	case litTrue:
+		return true, true
+	case litFalse:
+		return false, true
+	}
+	sl := solver.Lit(l)
+	if v, ok := fixedLit(pr.s, l); ok {
+		return v, true
+	}
+	if !pr.ensureModel() {
+		return false, false
+	}
+	m := pr.s.Value(sl)
+	other := sl
+	if m {
+		other = sl.Not()
+	}
+	switch pr.s.Solve(pr.ctx, other) {
+	case solver.Unsat:
+		pr.model = false
+		pr.s.AddClause(other.Not())
+		return m, true
+	case solver.Sat:
+		pr.model = true
+	default:
+		pr.model = false
+	}
+	return false, false
+}
+
+// edgeDecided reports whether an edge on p (and q) is present in every
+// completion or in none.
+func (pr *prober) edgeDecided(p, q solver.Lit, two bool) bool {
+	vp, okp := pr.decide(lit(p))
+	if okp && !vp {
+		return true
+	}
+	if !two {
+		return okp
+	}
+	vq, okq := pr.decide(lit(q))
+	if okq && !vq {
+		return true
+	}
+	return okp && okq
+}
+
+// forced reports whether from precedes to in every completion: the edge
+// to -> from cannot be added.
+func (pr *prober) forced(from, to solver.Node) bool {
+	sel := pr.s.NewSelector()
+	pr.s.AddEdge(sel, to, from)
+	st := pr.s.Solve(pr.ctx, sel)
+	pr.s.AddClause(sel.Not())
+	pr.model = false
+	return st == solver.Unsat
+}
+
+// evict runs after a satisfiable step: it evicts every transaction the
+// rules allow, in release order, and updates the summaries.
+func (o *Online) evict(ctx context.Context, r *reduced) {
+	st := &o.ev
+	p, e := r.p, r.e
+	pr := &prober{ctx: ctx, s: e.s, model: true}
+	pinned := map[int]bool{}
+	for _, a := range o.pending {
+		for _, id := range a.Core {
+			pinned[o.index[id]] = true
+		}
+	}
+	// Who touches which key, and each transaction's read choices.
+	readsOf := map[int32][]int{}
+	for ri := range e.reads {
+		readsOf[e.reads[ri].txn] = append(readsOf[e.reads[ri].txn], ri)
+	}
+	pairsOf := map[int32][]*pairVar{}
+	for _, pv := range e.pairs {
+		pairsOf[pv.a] = append(pairsOf[pv.a], pv)
+		pairsOf[pv.b] = append(pairsOf[pv.b], pv)
+	}
+	// Who reads or writes each key, by position. Window members count with
+	// their whole bodies: the reads an open transaction has in the
+	// instance dropped are constraints to come (R3).
+	accessors := map[history.Key][]int32{}
+	for t := range r.h.Txns {
+		ops := r.h.Txns[t].Ops
+		if i := r.pos[t]; i >= 0 && st.GhostKeys[i] == nil {
+			ops = o.released[i].Ops
+		}
+		for _, op := range ops {
+			as := accessors[op.Key]
+			if n := len(as); n == 0 || as[n-1] != int32(t) {
+				accessors[op.Key] = append(as, int32(t))
+			}
+		}
+	}
+	closedAt := func(t int32) bool {
+		i := r.pos[t]
+		return i < 0 || o.closed[i]
+	}
+	removed := map[int32]bool{}
+	keptOut := map[int32][]int32{}
+	keptIn := map[int32][]int32{}
+	var outside [][2]int // kept orders with an end not built this step
+	for _, k := range st.Kept {
+		a, okA := r.at[k[0]]
+		b, okB := r.at[k[1]]
+		if okA && okB {
+			keptOut[a] = append(keptOut[a], b)
+			keptIn[b] = append(keptIn[b], a)
+		} else {
+			outside = append(outside, k)
+		}
+	}
+	addKept := func(a, b int32) {
+		if a == b || removed[a] || removed[b] || p.before(a, b) || slices.Contains(keptOut[a], b) {
+			return
+		}
+		keptOut[a] = append(keptOut[a], b)
+		keptIn[b] = append(keptIn[b], a)
+		if debugEvict != nil {
+			debugEvict("kept %s -> %s", r.h.Txns[a].ID, r.h.Txns[b].ID)
+		}
+	}
+	commitOf := func(t int32) (bool, bool) {
+		switch {
+		case r.pos[t] < 0:
+			return true, true
+		case p.txns[t].dropped || r.h.Txns[t].Status == history.Aborted:
+			return false, true
+		}
+		return pr.decide(e.act[t])
+	}
+	// remove takes t out of the instance, keeping the orders through it.
+	// Nothing passes through a transaction that does not commit: its
+	// outgoing edges, real time included, vanish (I1).
+	remove := func(t int32, committed bool) {
+		var preds, succs []int32
+		if n := e.node[t]; n >= 0 && committed {
+			for _, m := range e.s.FixedEdges(n, false, nil) {
+				if u := e.nodeTxn[m]; u >= 0 {
+					preds = append(preds, u)
+				}
+			}
+			for _, m := range e.s.FixedEdges(n, true, nil) {
+				if u := e.nodeTxn[m]; u >= 0 {
+					succs = append(succs, u)
+				}
+			}
+		}
+		preds = append(preds, keptIn[t]...)
+		succs = append(succs, keptOut[t]...)
+		for u := range r.h.Txns {
+			if !committed {
+				break
+			}
+			if u32 := int32(u); u32 != t && !removed[u32] {
+				if p.before(u32, t) {
+					// Session and real-time edges leave only a
+					// transaction that commits (I1).
+					c, ok := commitOf(u32)
+					if !ok {
+						// The order through t depends on a choice still
+						// open: t stays, as a skeleton without ops.
+						if i := r.pos[t]; i >= 0 {
+							st.GhostKeys[i] = []history.Key{}
+						}
+						return
+					}
+					if c {
+						preds = append(preds, u32)
+					}
+				}
+				if p.before(t, u32) {
+					succs = append(succs, u32)
+				}
+			}
+		}
+		removed[t] = true
+		for _, a := range preds {
+			for _, b := range succs {
+				addKept(a, b)
+			}
+		}
+		i := r.pos[t]
+		if i >= 0 {
+			st.Member[i] = false
+			delete(st.GhostKeys, i)
+			delete(st.Replaced, i)
+		}
+	}
+	// neighboursClosed is R3.
+	neighboursClosed := func(t int32) bool {
+		ok := true
+		if n := e.node[t]; n >= 0 {
+			e.s.IncidentEdges(n, func(other solver.Node, _ bool, _, _ solver.Lit, _ bool) {
+				if u := e.nodeTxn[other]; u >= 0 && !closedAt(u) {
+					ok = false
+				}
+			})
+			for _, fw := range []bool{false, true} {
+				for _, m := range e.s.FixedEdges(n, fw, nil) {
+					if u := e.nodeTxn[m]; u >= 0 && !p.before(u, t) && !p.before(t, u) && !closedAt(u) {
+						ok = false
+					}
+				}
+			}
+		}
+		for _, op := range o.released[r.pos[t]].Ops {
+			for _, u := range accessors[op.Key] {
+				if u != t && !closedAt(u) && r.h.Txns[u].Status != history.Aborted {
+					ok = false
+				}
+			}
+		}
+		return ok
+	}
+	// decided is R2 plus R4 for t; it returns t's live keys and the reads
+	// of other members that t's eviction replaces.
+	type replacement struct {
+		reader int32
+		key    history.Key
+		prev   int32 // the overwritten source (-1: the initial version)
+	}
+	decided := func(t int32) (committed bool, ok bool) {
+		n := e.node[t]
+		if n < 0 {
+			return false, true
+		}
+		all := true
+		e.s.IncidentEdges(n, func(_ solver.Node, _ bool, a, b solver.Lit, two bool) {
+			if all && !pr.edgeDecided(a, b, two) {
+				all = false
+			}
+		})
+		if !all {
+			return false, false
+		}
+		for _, ri := range readsOf[t] {
+			rv := &e.reads[ri]
+			if _, ok := pr.decide(rv.g); !ok {
+				return false, false
+			}
+			for _, l := range rv.rf {
+				if _, ok := pr.decide(l); !ok {
+					return false, false
+				}
+			}
+		}
+		for _, pv := range pairsOf[t] {
+			if _, ok := pr.decide(pv.x); !ok {
+				return false, false
+			}
+		}
+		c, ok := pr.decide(e.act[t])
+		return c, ok
+	}
+	order := make([]int32, 0, len(r.h.Txns))
+	for t := range r.h.Txns {
+		i := r.pos[t]
+		if i < 0 || st.GhostKeys[i] != nil || !o.closed[i] || pinned[i] {
+			continue
+		}
+		order = append(order, int32(t))
+	}
+	for _, t := range order {
+		if ctx.Err() != nil {
+			return
+		}
+		tx := &r.h.Txns[t]
+		i := r.pos[t]
+		if p.txns[t].dropped || tx.Status == history.Aborted {
+			remove(t, false)
+			st.Evicted++
+			continue
+		}
+		if touchesList(p, tx) || !neighboursClosed(t) {
+			continue
+		}
+		committed, ok := decided(t)
+		if !ok {
+			continue
+		}
+		var live []history.Key
+		var repl []replacement
+		if committed {
+			// R4: t is the first writer of each key it writes, after the
+			// key's live version; reads of that version are decided.
+			for _, kv := range p.txns[t].finals {
+				k := kv.key
+				prev := int32(-1)
+				if g, has := st.LiveOf[p.keys[k]]; has {
+					if at, in := r.at[g]; in {
+						prev = at
+					}
+				}
+				for _, w := range p.writersOf[k] {
+					if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.txns[w].dropped {
+						continue
+					}
+					if w == prev || r.pos[w] < 0 {
+						if !p.before(w, t) && !pr.forced(e.node[w], e.node[t]) {
+							ok = false
+						}
+						continue
+					}
+					if !p.before(t, w) && !pr.forced(e.node[t], e.node[w]) {
+						ok = false
+					}
+				}
+				if !ok {
+					break
+				}
+				for _, u := range accessors[p.keys[k]] {
+					if u == t || removed[u] {
+						continue
+					}
+					for _, ri := range readsOf[u] {
+						rv := &e.reads[ri]
+						if p.txns[u].reads[rv.read].key != k {
+							continue
+						}
+						for ci, w := range rv.cands {
+							if w != prev && !(w == -1 && prev < 0) {
+								continue
+							}
+							v, dec := pr.decide(rv.rf[ci])
+							if !dec {
+								ok = false
+							} else if v {
+								repl = append(repl, replacement{u, p.keys[k], prev})
+							}
+						}
+					}
+				}
+				if !ok {
+					break
+				}
+				live = append(live, p.keys[k])
+			}
+			if !ok {
+				continue
+			}
+		}
+		// The initial values t's reads fixed.
+		if o.opts.InitialState == history.InitialUnknown {
+			for _, ri := range readsOf[t] {
+				rv := &e.reads[ri]
+				rd := &p.txns[t].reads[rv.read]
+				for ci, w := range rv.cands {
+					if v, _ := pr.decide(rv.rf[ci]); w == -1 && v && !rd.isList() {
+						k := p.keys[rd.key]
+						if _, has := st.LiveOf[k]; !has {
+							st.InitVal[k] = rd.val
+						}
+					}
+				}
+			}
+		}
+		for _, rp := range repl {
+			ri := r.pos[rp.reader]
+			st.Replaced[ri] = append(st.Replaced[ri], rp.key)
+			if rp.prev >= 0 {
+				addKept(rp.prev, rp.reader)
+			}
+			addKept(rp.reader, t)
+		}
+		for _, k := range live {
+			if g, has := st.LiveOf[k]; has {
+				gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
+				st.GhostKeys[g] = gk
+				if len(gk) == 0 {
+					if at, in := r.at[g]; in {
+						remove(at, true)
+					} else {
+						st.Member[g] = false
+						delete(st.GhostKeys, g)
+					}
+				}
+			}
+			st.LiveOf[k] = i
+		}
+		st.Evicted++
+		if debugEvict != nil {
+			debugEvict("evict %s committed=%v live=%v repl=%v", tx.ID, committed, live, repl)
+		}
+		if len(live) == 0 {
+			remove(t, committed)
+			continue
+		}
+		// t stays as a ghost: its reads go, the orders they proved stay.
+		st.GhostKeys[i] = live
+		if tx.Status == history.Unknown {
+			st.Decided[i] = true
+		}
+		delete(st.Replaced, i)
+		if n := e.node[t]; n >= 0 {
+			for _, m := range e.s.FixedEdges(n, false, nil) {
+				if u := e.nodeTxn[m]; u >= 0 {
+					addKept(u, t)
+				}
+			}
+			for _, m := range e.s.FixedEdges(n, true, nil) {
+				if u := e.nodeTxn[m]; u >= 0 {
+					addKept(t, u)
+				}
+			}
+		}
+	}
+	// Facts outlive the transactions that proved them (§5): every order
+	// and commit decision fixed now among the remaining members is kept,
+	// since the next step's instance may no longer hold its reason.
+	for t := range r.h.Txns {
+		t32 := int32(t)
+		i := r.pos[t]
+		if i < 0 || removed[t32] {
+			continue
+		}
+		if r.h.Txns[t].Status == history.Unknown && !p.txns[t].dropped {
+			if v, ok := fixedLit(e.s, e.act[t]); ok {
+				st.Decided[i] = v
+			}
+		}
+		if n := e.node[t]; n >= 0 {
+			for _, m := range e.s.FixedEdges(n, true, nil) {
+				if u := e.nodeTxn[m]; u >= 0 && r.pos[u] >= 0 {
+					addKept(t32, u)
+				}
+			}
+		}
+	}
+	for _, pv := range e.pairs {
+		v, ok := fixedLit(e.s, pv.x)
+		if !ok || r.pos[pv.a] < 0 || r.pos[pv.b] < 0 {
+			continue
+		}
+		ca, okA := commitOf(pv.a)
+		cb, okB := commitOf(pv.b)
+		if okA && okB && ca && cb {
+			if v {
+				addKept(pv.a, pv.b)
+			} else {
+				addKept(pv.b, pv.a)
+			}
+		}
+	}
+	// Store the kept orders by released index.
+	st.Kept = st.Kept[:0]
+	for _, k := range outside {
+		if st.Member[k[0]] && st.Member[k[1]] {
+			st.Kept = append(st.Kept, k)
+		}
+	}
+	for a, bs := range keptOut {
+		for _, b := range bs {
+			if !removed[a] && !removed[b] && r.pos[a] >= 0 && r.pos[b] >= 0 {
+				st.Kept = append(st.Kept, [2]int{r.pos[a], r.pos[b]})
+			}
+		}
+	}
+	sort.Slice(st.Kept, func(x, y int) bool {
+		if st.Kept[x][0] != st.Kept[y][0] {
+			return st.Kept[x][0] < st.Kept[y][0]
+		}
+		return st.Kept[x][1] < st.Kept[y][1]
+	})
+	st.Kept = slices.Compact(st.Kept)
+	st.Ghosts = len(st.GhostKeys)
+}
+
+func touchesList(p *prepared, t *history.Txn) bool {
+	for _, op := range t.Ops {
+		if k, ok := p.keyIndex[op.Key]; ok && p.isList[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// fixedLit is solver.Fixed for the encoder's literals, constants included.
+func fixedLit(s *solver.Solver, l lit) (bool, bool) {
+	switch l {
+	case litTrue:
+		return true, true
+	case litFalse:
+		return false, true
+	}
+	return s.Fixed(solver.Lit(l))
+}
