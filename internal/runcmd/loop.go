@@ -234,6 +234,7 @@ func (r *runner) start(ctx context.Context) error {
 		if ckpt, _, err = r.store.Load(); err != nil {
 			return err
 		}
+		r.cfg.log.Info("state directory open (locked for this run)", "dir", r.cfg.State.Dir, "checkpoint", ckpt != nil)
 		ids, err := r.store.AlertIDs()
 		if err != nil {
 			return err
@@ -319,6 +320,11 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	fmt.Fprintf(r.stderr, "streamcheck run: level strict-serializable, skew %s, lateness %s, in-doubt %s, initial state %s, tick %s\n",
 		report.Duration(r.cfg.opts.Skew), report.Duration(int64(r.cfg.Check.Lateness)), indoubtText(r.cfg.opts.InDoubt), r.cfg.opts.InitialState, report.Duration(int64(r.cfg.Check.Tick)))
 	if err := r.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Interrupted while connecting: nothing read, nothing to save.
+			fmt.Fprintln(r.stderr, "streamcheck run: interrupted before the first message")
+			return ExitOK, nil
+		}
 		return ExitError, err
 	}
 	if r.caughtUp() {
@@ -785,6 +791,7 @@ type deadLetters struct {
 	w       *bufio.Writer
 	kafka   *ingest.KafkaWriter
 	topic   string
+	keys    [][]byte
 	pending [][]byte
 }
 
@@ -820,15 +827,18 @@ func (r *runner) deadLetter(m *message, reason, detail string, t *history.Txn) {
 		dl.ID = t.ID
 	}
 	b, _ := json.Marshal(dl)
-	r.dead.add(b)
+	r.dead.add(fmt.Appendf(nil, "%s/%d", r.cfg.Kafka.Topic, m.part), b)
 }
 
-func (d *deadLetters) add(b []byte) {
+// add queues one dead letter; key (the source partition) keeps each
+// partition's dead letters in one dead-letter partition, in order.
+func (d *deadLetters) add(key, b []byte) {
 	if d.w != nil {
 		d.w.Write(b)
 		d.w.WriteByte('\n')
 	}
 	if d.kafka != nil {
+		d.keys = append(d.keys, key)
 		d.pending = append(d.pending, b)
 	}
 }
@@ -843,10 +853,10 @@ func (d *deadLetters) flush(ctx context.Context) error {
 		}
 	}
 	if d.kafka != nil && len(d.pending) > 0 {
-		if err := d.kafka.Write(ctx, nil, d.pending); err != nil {
+		if err := d.kafka.Write(ctx, d.keys, d.pending); err != nil {
 			return fmt.Errorf("produce to %s: %w", d.topic, err)
 		}
-		d.pending = nil
+		d.keys, d.pending = nil, nil
 	}
 	return nil
 }
