@@ -3,7 +3,6 @@ package alerts
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -14,43 +13,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/streamcheck/streamcheck/alerts/alertstest"
+
 	"github.com/streamcheck/streamcheck/internal/report"
 )
-
-// gettableAlert is the part of Alertmanager's GET /api/v2/alerts answer
-// the tests read.
-type gettableAlert struct {
-	Labels       map[string]string `json:"labels"`
-	Annotations  map[string]string `json:"annotations"`
-	StartsAt     time.Time         `json:"startsAt"`
-	EndsAt       time.Time         `json:"endsAt"`
-	GeneratorURL string            `json:"generatorURL"`
-}
-
-func listAlerts(t *testing.T, baseURL string) []gettableAlert {
-	t.Helper()
-	resp, err := http.Get(baseURL + "/api/v2/alerts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /api/v2/alerts: %s", resp.Status)
-	}
-	var out []gettableAlert
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // TestAlertmanagerReceivesAlert delivers one real alert to a real
 // Alertmanager and reads it back through Alertmanager's own API: labels
 // exactly as specified, the core and explanation as annotations, the hold
 // and the link to the status page.
 func TestAlertmanagerReceivesAlert(t *testing.T) {
-	am := newAlertmanager(t)
-	am.start(t)
+	am := alertstest.StartAlertmanager(t)
 	start := time.Now().Truncate(time.Millisecond)
 	sink, err := NewAlertmanager(AlertmanagerOptions{
 		URL: am.URL, Stream: "orders-events", Hold: 2 * time.Hour,
@@ -63,7 +36,7 @@ func TestAlertmanagerReceivesAlert(t *testing.T) {
 	if err := sink.Deliver(context.Background(), a); err != nil {
 		t.Fatal(err)
 	}
-	got := listAlerts(t, am.URL)
+	got := am.Alerts(t)
 	if len(got) != 1 {
 		t.Fatalf("alertmanager lists %d alerts, want 1: %+v", len(got), got)
 	}
@@ -136,7 +109,7 @@ func TestAlertmanagerDownThenUp(t *testing.T) {
 }
 
 func downThenUp(t *testing.T, delay time.Duration) {
-	am := newAlertmanager(t)
+	am := alertstest.NewAlertmanager(t)
 	inner, err := NewAlertmanager(AlertmanagerOptions{URL: am.URL, Stream: "s", Client: &http.Client{Timeout: 2 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +120,7 @@ func downThenUp(t *testing.T, delay time.Duration) {
 	m := NewMetrics(nil)
 	d, err := NewDispatcher(DispatcherOptions{
 		Sinks: []Sink{sink}, Metrics: m,
-		Logger:     slog.New(slog.NewTextHandler(&lockedWriter{&logMu, &logBuf}, nil)),
+		Logger:     slog.New(slog.NewTextHandler(&syncWriter{mu: &logMu, w: &logBuf}, nil)),
 		MinBackoff: 50 * time.Millisecond, MaxBackoff: time.Second,
 	})
 	if err != nil {
@@ -183,7 +156,7 @@ func downThenUp(t *testing.T, delay time.Duration) {
 	if got := d.Pending("alertmanager"); got != n {
 		t.Errorf("%d alerts pending during the outage, want %d", got, n)
 	}
-	am.start(t)
+	am.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := d.Flush(ctx); err != nil {
@@ -196,7 +169,7 @@ func downThenUp(t *testing.T, delay time.Duration) {
 		}
 	}
 	listed := map[string]int{}
-	for _, g := range listAlerts(t, am.URL) {
+	for _, g := range am.Alerts(t) {
 		id := g.Labels["id"]
 		listed[id]++
 		// Dated by the proof, not by the retry that got through.
@@ -218,4 +191,16 @@ func downThenUp(t *testing.T, delay time.Duration) {
 	if !strings.Contains(logged, "alert delivery failed") || !strings.Contains(logged, "sink=alertmanager") {
 		t.Errorf("the outage is not in the log:\n%s", logged)
 	}
+}
+
+// syncWriter serialises writes from the dispatcher's goroutines.
+type syncWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/streamcheck/streamcheck/alerts/alertstest"
 )
 
 const deployDir = "../deploy/prometheus"
@@ -45,7 +47,7 @@ func touchAll(m *Metrics) {
 // the rules name exists in Metrics (a renamed metric would silently
 // disable a rule).
 func TestRulesWithPromtool(t *testing.T) {
-	promtool := needBinary(t, "promtool", "prometheus")
+	promtool := alertstest.NeedBinary(t, "promtool", "prometheus")
 	run := func(dir string, bin string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(bin, args...)

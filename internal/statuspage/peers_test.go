@@ -9,11 +9,9 @@ import (
 	"image/png"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/streamcheck/streamcheck/alerts"
+	"github.com/streamcheck/streamcheck/alerts/alertstest"
 )
 
 // checkerMetrics is a registry with every checker metric set, as a run
@@ -58,7 +57,7 @@ func checkerMetrics() (*prometheus.Registry, *alerts.Metrics) {
 // TestPromtoolCheckMetrics scrapes /metrics over HTTP and runs promtool's
 // linter on it: no complaint about names, units, types or help.
 func TestPromtoolCheckMetrics(t *testing.T) {
-	promtool := needBinary(t, "promtool", "prometheus")
+	promtool := alertstest.NeedBinary(t, "promtool", "prometheus")
 	reg, _ := checkerMetrics()
 	srv := httptest.NewServer(New(Options{Gatherer: reg}))
 	defer srv.Close()
@@ -77,7 +76,6 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 // TestPrometheusScrapes runs a real Prometheus that scrapes the server on
 // loopback and asks it, in PromQL, for the transactions checked.
 func TestPrometheusScrapes(t *testing.T) {
-	bin := needBinary(t, "prometheus", "prometheus")
 	reg, m := checkerMetrics()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -87,68 +85,10 @@ func TestPrometheusScrapes(t *testing.T) {
 	go func() { served <- s.ListenAndServe(ctx, "127.0.0.1:0", addrCh) }()
 	target := <-addrCh
 
-	dir := t.TempDir()
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: streamcheck\n    static_configs:\n      - targets: [%q]\n", target)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	port := freePort(t)
-	promURL := fmt.Sprintf("http://127.0.0.1:%d", port)
-	var out bytes.Buffer
-	cmd := exec.Command(bin,
-		"--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
-		"--log.level=warn",
-	)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus output:\n%s", out.String())
-		}
-	}()
-
-	// query returns the single value of an instant query, or false while
-	// Prometheus has no sample yet.
-	query := func(q string) (float64, bool) {
-		resp, err := http.Get(promURL + "/api/v1/query?query=" + url.QueryEscape(q))
-		if err != nil {
-			return 0, false
-		}
-		defer resp.Body.Close()
-		var r struct {
-			Status string
-			Data   struct {
-				Result []struct {
-					Value [2]any
-				}
-			}
-		}
-		if json.NewDecoder(resp.Body).Decode(&r) != nil || r.Status != "success" || len(r.Data.Result) != 1 {
-			return 0, false
-		}
-		v, err := strconv.ParseFloat(fmt.Sprint(r.Data.Result[0].Value[1]), 64)
-		return v, err == nil
-	}
+	prom := alertstest.StartPrometheus(t, []string{target}, "../../deploy/prometheus/rules.yml")
 	waitFor := func(q string, want float64) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		var last float64
-		for time.Now().Before(deadline) {
-			if v, ok := query(q); ok {
-				last = v
-				if v == want {
-					return
-				}
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		t.Fatalf("PromQL %s = %v after 30 s, want %v", q, last, want)
+		prom.WaitFor(t, q, want, 30*time.Second)
 	}
 	waitFor(`streamcheck_transactions_checked_total{job="streamcheck"}`, 1234)
 	// The next scrape sees a change: Prometheus reads the live registry.
@@ -156,11 +96,57 @@ func TestPrometheusScrapes(t *testing.T) {
 	waitFor(`streamcheck_transactions_checked_total`, 2000)
 	waitFor(`max(streamcheck_watermark_lag_seconds) > bool on() streamcheck_allowed_lateness_seconds`, 0)
 	waitFor(`streamcheck_sink_delivery_errors_total{sink="alertmanager"}`, 2)
+	// The checker's rules load and evaluate against the real series
+	// without error (whether they fire is rules_test.yml's business).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, bad := ruleHealth(t, prom.URL)
+		if n == 6 && bad == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rules: %d healthy of 6; %s", n, bad)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 
 	cancel()
 	if err := <-served; err != nil {
 		t.Error(err)
 	}
+}
+
+// ruleHealth counts the rules Prometheus evaluated with health "ok" and
+// describes the first that is not.
+func ruleHealth(t *testing.T, promURL string) (ok int, bad string) {
+	t.Helper()
+	resp, err := http.Get(promURL + "/api/v1/rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Groups []struct {
+				Rules []struct {
+					Name, Health, LastError string
+				}
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range r.Data.Groups {
+		for _, rule := range g.Rules {
+			if rule.Health == "ok" {
+				ok++
+			} else if bad == "" {
+				bad = fmt.Sprintf("%s: health %q %s", rule.Name, rule.Health, rule.LastError)
+			}
+		}
+	}
+	return ok, bad
 }
 
 // TestChromiumRendersStatusPage loads the status page with one anomaly in
@@ -169,7 +155,7 @@ func TestPrometheusScrapes(t *testing.T) {
 // cycle's edges) and its explanation, and a screenshot of the page is a
 // PNG of the window's size with the red of rw edges in it.
 func TestChromiumRendersStatusPage(t *testing.T) {
-	bin := needBinary(t, "chromium", "chromium")
+	alertstest.NeedBinary(t, "chromium", "chromium")
 	reg, _ := checkerMetrics()
 	src := &fakeSource{st: Status{Stream: "orders", Level: "serializable", Started: time.Now().Add(-time.Hour),
 		Lateness: 30 * time.Second, Partitions: []Partition{{Name: "0", Lag: 2 * time.Second}},
@@ -181,22 +167,7 @@ func TestChromiumRendersStatusPage(t *testing.T) {
 	defer srv.Close()
 
 	dir := t.TempDir()
-	chromium := func(args ...string) []byte {
-		t.Helper()
-		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-			"--disable-background-networking", "--disable-component-update", "--disable-sync",
-			"--user-data-dir=" + filepath.Join(dir, "profile")}
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
-		}
-		return out
-	}
+	chromium := func(args ...string) []byte { t.Helper(); return alertstest.Chromium(t, args...) }
 	dom := string(chromium("--dump-dom", srv.URL+"/"))
 	if strings.Contains(dom, `http-equiv="refresh"`) {
 		t.Error("page refreshes although Refresh < 0")
