@@ -30,6 +30,19 @@
 //	A5 Metrics are registered only on the Registerer given to NewMetrics,
 //	   never on the global registry.
 //
+// # Wiring
+//
+// The run loop creates one prometheus.Registry, NewMetrics(reg), the sinks
+// its configuration names, and NewDispatcher over the state directory's
+// outbox (MemOutbox without one); Start re-delivers what a previous run
+// left, and each alert goes to Enqueue(alert, proven) with the wall-clock
+// time the watermark passed the core's last transaction. Enqueue counts
+// streamcheck_anomalies_total itself. The status page
+// (internal/statuspage) serves reg on /metrics and is itself a Sink.
+// Subpackages: outboxtest is the conformance suite every Outbox runs;
+// alertstest starts the real peers (Alertmanager, Prometheus, Chromium)
+// for tests.
+//
 // # Concurrency
 //
 // Enqueue, Flush and Pending are safe from any goroutine; a sink's Deliver
