@@ -176,8 +176,10 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 		for _, s := range e.Sinks {
 			q := byName[s]
 			if q == nil {
-				d.log.Warn("alert outbox: sink no longer configured, entry dropped for it", "key", e.ID, "sink", s)
-				d.done(e.ID, s)
+				// Kept, not dropped: the sink may come back with the
+				// next configuration, and an alert is never lost by
+				// an edit.
+				d.log.Warn("alert outbox: alert owed to a sink this run does not have; kept", "key", e.ID, "sink", s)
 				continue
 			}
 			q.push(item{key: e.ID, alert: a}, d.opts.QueueLimit, true)

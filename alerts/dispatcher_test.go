@@ -249,6 +249,28 @@ func TestUpdateIsDeliveredToo(t *testing.T) {
 	}
 }
 
+// TestUnknownSinkKept: an entry owed to a sink this run does not have
+// stays in the outbox for a later run that has it; the known sink gets it.
+func TestUnknownSinkKept(t *testing.T) {
+	checkNoLeak(t)
+	ob := NewMemOutbox()
+	b, _ := MarshalAlert(lostUpdateAlert(t, "k1"))
+	ob.Put("k1", b, []string{"m", "removed"})
+	s := &memSink{name: "m"}
+	d, _ := NewDispatcher(DispatcherOptions{Sinks: []Sink{s}, Outbox: ob})
+	if err := d.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, d)
+	d.Close()
+	if got := strings.Join(s.ids(), ","); got != "k1" {
+		t.Errorf("known sink got %q", got)
+	}
+	if p, _ := ob.Pending(); len(p) != 1 || strings.Join(p[0].Sinks, ",") != "removed" {
+		t.Errorf("outbox %+v, want k1 still owed to removed", p)
+	}
+}
+
 // TestUndecodableOutboxEntry: an entry that is not an alert cannot be
 // delivered by retrying; it is logged whole and dropped.
 func TestUndecodableOutboxEntry(t *testing.T) {
