@@ -517,7 +517,6 @@ func TestKcat(t *testing.T) {
 	}
 }
 
-
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
 type syncBuffer struct {
 	mu sync.Mutex

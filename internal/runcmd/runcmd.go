@@ -41,8 +41,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/internal/config"
@@ -59,6 +61,10 @@ const (
 // message in hand, checkpoints (with a state directory), commits offsets
 // and returns.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// SIGTERM (a deploy, systemd, Kubernetes) stops the run like SIGINT:
+	// checkpoint, commit, exit 0. The caller may handle only SIGINT.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
 	cfg, err := parse(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
