@@ -622,7 +622,17 @@ func (r *runner) redeliver() error {
 
 // finish is end of input: every transaction closes, the last steps run,
 // and the exit code is check's on the same history.
+//
+// With a state directory the checkpoint is taken first, with the window
+// still open: a later run on the same directory (the topic grew) resumes
+// from it as a live tail, and one that finds no new messages ends the
+// same way again, its alerts already recorded as emitted.
 func (r *runner) finish(ctx context.Context) (int, error) {
+	if r.store != nil {
+		if err := r.checkpoint(ctx); err != nil {
+			return ExitError, err
+		}
+	}
 	r.win.Close()
 	if err := r.advance(ctx); err != nil {
 		return ExitError, err
@@ -639,11 +649,6 @@ func (r *runner) finish(ctx context.Context) (int, error) {
 	r.st.Tick = math.MaxInt64
 	if err := r.step(ctx); err != nil {
 		return ExitError, err
-	}
-	if r.store != nil {
-		if err := r.checkpoint(ctx); err != nil {
-			return ExitError, err
-		}
 	}
 	r.summary("end of input")
 	if r.engine.Stats().Alerts > 0 {
@@ -779,8 +784,12 @@ func (r *runner) summary(why string) {
 	if n := r.deadTotal(); n > 0 {
 		partial = fmt.Sprintf("; PARTIAL: %d events dead-lettered, reads they could explain were not checked", n)
 	}
-	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %s checked (strict-serializable, skew %s, in-doubt %s), %s, %s%s\n",
-		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial)
+	ck := ""
+	if r.store != nil {
+		ck = fmt.Sprintf("; checkpoint %d took %s, %d snapshot bytes, state directory %d bytes", r.ckpts, r.ckptTime.Round(time.Microsecond), r.ckptBytes, r.store.Size())
+	}
+	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %s checked (strict-serializable, skew %s, in-doubt %s), %s, %s%s%s\n",
+		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial, ck)
 }
 
 // deadLetters writes dead letters to a file and/or a Kafka topic; flush

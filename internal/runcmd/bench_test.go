@@ -1,0 +1,126 @@
+package runcmd
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/ingest"
+)
+
+// TestBenchKafkaVsStdin is the harness for issue #7 acceptance 5, run on
+// request only:
+//
+//	STREAMCHECK_BENCH_KAFKA=20000 go test -run TestBenchKafkaVsStdin -v -timeout 1h ./internal/runcmd/
+//
+// On one generated stream (8 partitions) it measures, in one process:
+// the Kafka ingest path alone (fetch + decode, no checking) against
+// decoding the same events from memory; a whole `run` on stdin against
+// the same `run` on Kafka with checkpoints; the checkpoint time and size;
+// and restart-to-caught-up: a run resumed from a checkpoint at half the
+// topic, timed until it has read the other half.
+func TestBenchKafkaVsStdin(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("STREAMCHECK_BENCH_KAFKA"))
+	if n == 0 {
+		t.Skip("set STREAMCHECK_BENCH_KAFKA=N (transactions) to run the Kafka benchmark")
+	}
+	const parts = 8
+	s := makeStream(t, 31, n, parts)
+	addr := broker(t, parts, "txns", "half")
+	msgs := s.produce(t, addr, "txns")
+	var stdin bytes.Buffer
+	for i := range s.merged {
+		stdin.Write(ingest.AppendNative(nil, &s.merged[i]))
+		stdin.WriteByte('\n')
+	}
+	t.Logf("stream: %d transactions, %d bytes of native JSON, %d partitions", msgs, stdin.Len(), parts)
+
+	// Ingest alone.
+	t0 := time.Now()
+	var dec ingest.NativeDecoder
+	for _, l := range bytes.Split(bytes.TrimSpace(stdin.Bytes()), []byte{'\n'}) {
+		if _, err := dec.Decode(l, history.Pos{Source: "bench"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	memDecode := time.Since(t0)
+	ctx := context.Background()
+	t0 = time.Now()
+	src := ingest.NewKafkaSource(ctx, ingest.KafkaConfig{Brokers: []string{addr}, Topic: "txns", MaxWait: 50 * time.Millisecond,
+		MaxBytes: 10 << 20, BackoffMin: 10 * time.Millisecond, BackoffMax: time.Second}, make([]int64, parts))
+	for range msgs {
+		if m := <-src.Messages(); m.Err != nil {
+			t.Fatal(m.Err)
+		}
+	}
+	kafkaIngest := time.Since(t0)
+	src.Close()
+	t.Logf("ingest only: memory decode %s (%.0f txn/s), kafka fetch+decode %s (%.0f txn/s, %.0f%% of memory)",
+		memDecode.Round(time.Millisecond), float64(msgs)/memDecode.Seconds(),
+		kafkaIngest.Round(time.Millisecond), float64(msgs)/kafkaIngest.Seconds(), 100*memDecode.Seconds()/kafkaIngest.Seconds())
+
+	// Whole runs.
+	t0 = time.Now()
+	code, _, errb := runMain(t, ctx, s.args("--tick", "100ms"), stdin.String())
+	stdinRun := time.Since(t0)
+	if code == ExitError {
+		t.Fatal(errb)
+	}
+	dir := t.TempDir()
+	t0 = time.Now()
+	code, _, errb = runMain(t, ctx, s.args(append(kafkaArgs(addr, "txns"), "--tick", "100ms", "--state-dir", filepath.Join(dir, "full"), "--checkpoint-every", "10000")...), "")
+	kafkaRun := time.Since(t0)
+	if code == ExitError {
+		t.Fatal(errb)
+	}
+	t.Logf("run: stdin %s (%.0f txn/s), kafka with checkpoints %s (%.0f txn/s, %.0f%% of stdin)",
+		stdinRun.Round(time.Millisecond), float64(msgs)/stdinRun.Seconds(),
+		kafkaRun.Round(time.Millisecond), float64(msgs)/kafkaRun.Seconds(), 100*stdinRun.Seconds()/kafkaRun.Seconds())
+	if m := regexp.MustCompile(`checkpoint \d+ took [^,]+, \d+ snapshot bytes, state directory \d+ bytes`).FindString(errb); m != "" {
+		t.Logf("kafka run's last %s", m)
+	}
+
+	// Restart to caught up: a run reads the first half of each
+	// partition and checkpoints; the second half is produced; a resumed
+	// run is timed until it has read everything.
+	w := ingest.NewKafkaWriter(&ingest.KafkaConfig{Brokers: []string{addr}}, "half")
+	defer w.Close()
+	produce := func(first bool) {
+		var ps []int
+		var vals [][]byte
+		for p, txns := range s.parts {
+			h := len(txns) / 2
+			lo, hi := 0, h
+			if !first {
+				lo, hi = h, len(txns)
+			}
+			for i := lo; i < hi; i++ {
+				ps, vals = append(ps, p), append(vals, ingest.AppendNative(nil, &txns[i]))
+			}
+		}
+		if err := w.WritePartitioned(ctx, ps, vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(true)
+	st := filepath.Join(dir, "half")
+	halfArgs := s.args(append(kafkaArgs(addr, "half"), "--tick", "100ms", "--state-dir", st, "--checkpoint-every", "10000")...)
+	if code, _, errb := runMain(t, ctx, halfArgs, ""); code == ExitError {
+		t.Fatal(errb)
+	}
+	produce(false)
+	t0 = time.Now()
+	code, _, errb = runMain(t, ctx, halfArgs, "")
+	resumed := time.Since(t0)
+	if code == ExitError {
+		t.Fatal(errb)
+	}
+	t.Logf("restart to caught up: resumed from a checkpoint at %d of %d messages, read the rest and ended in %s",
+		msgs/2, msgs, resumed.Round(time.Millisecond))
+}
