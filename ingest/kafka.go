@@ -333,10 +333,14 @@ func (s *KafkaSource) read(ctx context.Context, p int, r *kafka.Reader) {
 // Close stops every reader and closes Messages.
 func (s *KafkaSource) Close() error {
 	s.cancel()
-	var errs []error
-	for _, r := range s.readers {
-		errs = append(errs, r.Close())
+	// A reader's Close waits for its fetch in flight (up to MaxWait);
+	// closing them one after another would add those waits up.
+	errs := make([]error, len(s.readers))
+	var cw sync.WaitGroup
+	for i, r := range s.readers {
+		cw.Go(func() { errs[i] = r.Close() })
 	}
+	cw.Wait()
 	s.wg.Wait()
 	close(s.out)
 	return errors.Join(errs...)

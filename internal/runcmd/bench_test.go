@@ -72,6 +72,19 @@ func TestBenchKafkaVsStdin(t *testing.T) {
 	if code == ExitError {
 		t.Fatal(errb)
 	}
+	if testing.Verbose() {
+		t.Log(errb)
+	}
+	t0 = time.Now()
+	code, _, errb = runMain(t, ctx, s.args(append(kafkaArgs(addr, "txns"), "--tick", "100ms")...), "")
+	kafkaPlain := time.Since(t0)
+	if code == ExitError {
+		t.Fatal(errb)
+	}
+	t.Logf("run: kafka without checkpoints %s (%.0f txn/s)", kafkaPlain.Round(time.Millisecond), float64(msgs)/kafkaPlain.Seconds())
+	if testing.Verbose() {
+		t.Log(errb)
+	}
 	dir := t.TempDir()
 	t0 = time.Now()
 	code, _, errb = runMain(t, ctx, s.args(append(kafkaArgs(addr, "txns"), "--tick", "100ms", "--state-dir", filepath.Join(dir, "full"), "--checkpoint-every", "10000")...), "")
