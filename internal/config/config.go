@@ -154,7 +154,10 @@ func Default() *Config {
 			Lateness:     Duration(10 * time.Second),
 			InDoubt:      Duration(time.Minute),
 			InitialState: "unknown",
-			Tick:         Duration(100 * time.Millisecond),
+			// A Kafka partition nobody produces to would otherwise hold
+			// the watermark at -∞ for ever.
+			IdleTimeout: Duration(time.Minute),
+			Tick:        Duration(100 * time.Millisecond),
 		},
 		State: State{
 			CheckpointEvery:    100000,

@@ -534,3 +534,73 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestBrokerOutage: the broker goes away in the middle of a run and comes
+// back on the same address with its data; the run says so in its log and
+// status line, retries, and resumes without loss (every message counted
+// once, the same alerts as a run without the outage).
+func TestBrokerOutage(t *testing.T) {
+	s := makeStream(t, 14, 600, 2, "lost-update")
+	data := t.TempDir()
+	start := func(port int) *kfake.Cluster {
+		opts := []kfake.Opt{kfake.NumBrokers(1), kfake.DataDir(data), kfake.SyncWrites(), kfake.AllowAutoTopicCreation()}
+		if port == 0 {
+			opts = append(opts, kfake.SeedTopics(2, "txns"))
+		} else {
+			opts = append(opts, kfake.Ports(port))
+		}
+		c, err := kfake.NewCluster(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := start(0)
+	addr := c.ListenAddrs()[0]
+	_, portText, _ := strings.Cut(addr[strings.LastIndex(addr, ":"):], ":")
+	port, _ := strconv.Atoi(portText)
+	half := &stream{parts: make([][]history.Txn, 2)}
+	rest := &stream{parts: make([][]history.Txn, 2)}
+	for p, txns := range s.parts {
+		half.parts[p], rest.parts[p] = txns[:len(txns)/2], txns[len(txns)/2:]
+	}
+	n := half.produce(t, addr, "txns")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &syncBuffer{}
+	var out bytes.Buffer
+	done := make(chan int)
+	dir := t.TempDir()
+	go func() {
+		done <- Main(ctx, s.args("--source", "kafka", "--brokers", addr, "--topic", "txns", "--state-dir", filepath.Join(dir, "st"),
+			"--status", "20ms", "--checkpoint-interval", "50ms"), nil, &out, logs)
+	}()
+	waitFor := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(logs.String(), what) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in the log:\n%s", what, logs.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor(fmt.Sprintf("run: %d messages;", n))
+	c.Close()
+	waitFor("BROKER UNREACHABLE")
+	c = start(port)
+	defer c.Close()
+	n += rest.produce(t, addr, "txns")
+	waitFor(fmt.Sprintf("run: %d messages;", n))
+	cancel()
+	if code := <-done; code != ExitOK {
+		t.Fatalf("exit %d:\n%s", code, logs.String())
+	}
+	if tot := totals(t, filepath.Join(dir, "st")); tot["messages"] != uint64(n) || tot["accepted"] != uint64(n) {
+		t.Errorf("totals %v, want %d messages all accepted", tot, n)
+	}
+	if !strings.Contains(logs.String(), "retrying") {
+		t.Errorf("the outage is not in the log:\n%s", logs.String())
+	}
+}
