@@ -59,7 +59,7 @@ type config struct {
 	skew         string
 	lateness     string
 	indoubt      string
-	step         int
+	tick         string
 	status       time.Duration
 	alerts       string
 	deadLetter   string
@@ -114,7 +114,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.skew, "skew", "1ms", "clock-skew bound Δ given to the checker (one process, one clock: 1ms is a margin, see doc)")
 	fs.StringVar(&cfg.lateness, "lateness", "", "allowed lateness of the checker's window (default: txn-timeout + 1s + 2Δ)")
 	fs.StringVar(&cfg.indoubt, "indoubt", "1m", "in-doubt horizon for unknown outcomes (none: +∞)")
-	fs.IntVar(&cfg.step, "step", 128, "check after this many released transactions")
+	fs.StringVar(&cfg.tick, "tick", "1s", "the checker steps each time the watermark crosses a multiple of this, in event time (see run)")
 	fs.DurationVar(&cfg.status, "status", 10*time.Second, "status line interval on stderr (0: off)")
 	fs.StringVar(&cfg.alerts, "alerts", "", "write alert lines here (default stdout)")
 	fs.StringVar(&cfg.deadLetter, "dead-letter", "", "write events the checker set aside here")
@@ -185,8 +185,8 @@ flags:`)
 			return nil, fmt.Errorf("--indoubt: %w", err)
 		}
 	}
-	if cfg.step < 1 {
-		return nil, errors.New("--step must be positive")
+	if d, err := nanos(cfg.tick); err != nil || d == 0 {
+		return nil, fmt.Errorf("--tick %q: want a positive duration", cfg.tick)
 	}
 	if (cfg.kafkaBrokers == "") != (cfg.kafkaTopic == "") {
 		return nil, errors.New("--kafka-brokers and --kafka-topic go together")
@@ -299,7 +299,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 		sinks = append(sinks, record.NewJSONLines(q))
 		runArgs = []string{"--source", "-", "--initial-state", "empty",
 			"--level", cfg.level, "--skew", cfg.skew, "--lateness", cfg.lateness, "--indoubt", cfg.indoubt,
-			"--step", strconv.Itoa(cfg.step), "--status", cfg.status.String()}
+			"--tick", cfg.tick, "--status", cfg.status.String()}
 		if cfg.deadLetter != "" {
 			runArgs = append(runArgs, "--dead-letter", cfg.deadLetter)
 		}

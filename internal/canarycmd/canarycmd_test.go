@@ -235,7 +235,7 @@ func TestLongAcceptance(t *testing.T) {
 	for _, tc := range []struct{ name, dsn string }{{"postgres", pgDSN}, {"mariadb", mysqlDSN}} {
 		t.Run(tc.name+"-serializable", func(t *testing.T) {
 			reachable(t, tc.dsn)
-			o := runCanary(t, context.Background(), "--dsn", tc.dsn, "--isolation", "serializable", "--duration", "60s", "--step", "512")
+			o := runCanary(t, context.Background(), "--dsn", tc.dsn, "--isolation", "serializable", "--duration", "60s")
 			if o.code != ExitOK || len(o.alerts) > 0 {
 				t.Fatalf("exit %d, %d alerts at SERIALIZABLE", o.code, len(o.alerts))
 			}
