@@ -2,7 +2,18 @@ package ingest
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +161,67 @@ func TestKafkaSASL(t *testing.T) {
 	}
 	if _, err := KafkaSASL("MD5", "u", "p"); err == nil || !strings.Contains(err.Error(), "MD5") {
 		t.Fatalf("unknown mechanism: %v", err)
+	}
+}
+
+// TestKafkaTLS reads over TLS from a broker that speaks only TLS, with the
+// CA given as a file the way the configuration gives it; without the CA
+// the connection is refused.
+func TestKafkaTLS(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kfake"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokers := newBroker(t, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{pair}}), kfake.SeedTopics(1, "txns"))
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, certPEM, 0o600)
+	tc, err := KafkaTLS(ca, "", "", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := KafkaConfig{Brokers: brokers, Topic: "txns", TLS: tc, MaxWait: 50 * time.Millisecond,
+		BackoffMin: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}
+	w := NewKafkaWriter(&cfg, "txns")
+	defer w.Close()
+	if err := w.Write(ctx, nil, [][]byte{event("tls", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	src := NewKafkaSource(ctx, cfg, []int64{kafka.FirstOffset})
+	defer src.Close()
+	select {
+	case m := <-src.Messages():
+		if m.Err != nil || m.Txn.ID != "tls" {
+			t.Fatalf("got %+v", m)
+		}
+	case <-ctx.Done():
+		t.Fatal("timeout")
+	}
+	untrusted, _ := KafkaTLS("", "", "", "", false)
+	cfg.TLS = untrusted
+	if _, err := KafkaPartitions(ctx, &cfg); err == nil {
+		t.Fatal("a broker certificate from an unknown CA was accepted")
+	}
+	if _, err := KafkaTLS(filepath.Join(t.TempDir(), "missing.pem"), "", "", "", false); err == nil || !strings.Contains(err.Error(), "ca_file") {
+		t.Fatalf("missing CA file: %v", err)
 	}
 }
