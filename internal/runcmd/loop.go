@@ -56,6 +56,7 @@ type counters struct {
 	Invalid     uint64
 	Oversized   uint64
 	Alerts      uint64 // alert lines handed to the sink
+	Lost        uint64 // offsets Kafka skipped (retention ran ahead)
 }
 
 type runner struct {
@@ -403,6 +404,14 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		r.skipped++
 		return nil
 	}
+	if m.line == 0 && m.offset > r.next[m.part] {
+		// Kafka moved past offsets the checkpoint still needed (the
+		// topic's retention deleted them): events were lost before
+		// anyone could check them.
+		r.st.Counters.Lost += uint64(m.offset - r.next[m.part])
+		r.cfg.log.Error("kafka: offsets skipped, events lost to the topic's retention; the check is partial",
+			"partition", m.part, "from", r.next[m.part], "to", m.offset)
+	}
 	r.next[m.part] = m.next
 	if m.line > 0 {
 		r.st.Line = m.line
@@ -699,6 +708,7 @@ func (r *runner) totals() map[string]uint64 {
 		"alerts":      uint64(es.Alerts),
 		"alert_lines": r.st.Counters.Alerts,
 		"steps":       uint64(es.Steps),
+		"lost":        r.st.Counters.Lost,
 	}
 	for i, n := range ws.DeadLetters {
 		t[window.Reason(i).String()] = n
@@ -783,6 +793,9 @@ func (r *runner) summary(why string) {
 	partial := ""
 	if n := r.deadTotal(); n > 0 {
 		partial = fmt.Sprintf("; PARTIAL: %d events dead-lettered, reads they could explain were not checked", n)
+	}
+	if n := r.st.Counters.Lost; n > 0 {
+		partial += fmt.Sprintf("; PARTIAL: %d Kafka offsets lost to retention before they were read", n)
 	}
 	ck := ""
 	if r.store != nil {
