@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -74,6 +76,8 @@ type Store struct {
 	db   *pebble.DB
 	dir  string
 	opts Options
+	// outMu orders outbox read-modify-writes (Put's sequence, Done).
+	outMu sync.Mutex
 }
 
 // Keys, as drawn in FORMAT.md: every kind is one contiguous range.
@@ -92,6 +96,7 @@ var (
 	prefBodyI  = []byte("i/")
 	keyBytes   = []byte("b/bytes")
 	keyCutoff  = []byte("b/cutoff")
+	keyOutSeq  = []byte("o/seq")
 )
 
 // pebbleLogger routes Pebble's messages to slog (Pebble would print to
@@ -401,9 +406,15 @@ type OutboxEntry struct {
 
 // Put records an alert for delivery to sinks (S4), and its id as emitted
 // (AlertEmitted), in one synced batch: a run replaying the stream after a
-// crash knows the alert is already on its way. Putting an id that is
-// pending again replaces it: the payload of an updated alert wins.
+// crash knows the alert is already on its way. Putting an id again
+// replaces its entry, which moves to the end of Pending's order and owes
+// delivery to exactly the given sinks again (alerts.Outbox's contract).
 func (s *Store) Put(id string, payload []byte, sinks []string) error {
+	if id == "" {
+		return errors.New("state: outbox put: empty id")
+	}
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
 	b := s.db.NewBatch()
 	defer b.Close()
 	seq, _, err := s.get(keySeq)
@@ -412,54 +423,68 @@ func (s *Store) Put(id string, payload []byte, sinks []string) error {
 	}
 	b.Set(append(bytes.Clone(prefAlert), id...), seq, nil)
 	if len(sinks) > 0 {
-		b.Set(outboxKey(id), encodeOutbox(payload, sinks), nil)
+		n, err := s.u64(keyOutSeq)
+		if err != nil {
+			return err
+		}
+		n++
+		b.Set(keyOutSeq, binary.BigEndian.AppendUint64(nil, n), nil)
+		sinks = slices.Compact(slices.Sorted(slices.Values(sinks)))
+		b.Set(outboxKey(id), encodeOutbox(n, payload, sinks), nil)
 	}
 	return b.Commit(pebble.Sync)
 }
 
 // Done acknowledges the delivery of alert id to sink; once every sink has
-// acknowledged it, the entry goes.
+// acknowledged it, the entry goes. Unknown ids and sinks are not an error
+// (a redelivery after a restart may acknowledge twice).
 func (s *Store) Done(id, sink string) error {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
 	v, ok, err := s.get(outboxKey(id))
 	if err != nil || !ok {
 		return err
 	}
-	payload, sinks, err := decodeOutbox(v)
+	n, payload, sinks, err := decodeOutbox(v)
 	if err != nil {
 		return fmt.Errorf("state: outbox entry %s: %w", id, err)
 	}
-	keep := sinks[:0]
-	for _, x := range sinks {
-		if x != sink {
-			keep = append(keep, x)
-		}
-	}
+	keep := slices.DeleteFunc(sinks, func(x string) bool { return x == sink })
 	if len(keep) == 0 {
 		return s.db.Delete(outboxKey(id), pebble.Sync)
 	}
-	return s.db.Set(outboxKey(id), encodeOutbox(payload, keep), pebble.Sync)
+	return s.db.Set(outboxKey(id), encodeOutbox(n, payload, keep), pebble.Sync)
 }
 
-// Pending lists the outbox, by id.
+// Pending lists the outbox, oldest Put first.
 func (s *Store) Pending() ([]OutboxEntry, error) {
-	var out []OutboxEntry
+	type entry struct {
+		n uint64
+		e OutboxEntry
+	}
+	var all []entry
 	err := s.scan(prefOutbox, func(k, v []byte) error {
-		payload, sinks, err := decodeOutbox(v)
+		n, payload, sinks, err := decodeOutbox(v)
 		if err != nil {
 			return fmt.Errorf("state: outbox entry %s: %w", k, err)
 		}
-		out = append(out, OutboxEntry{ID: string(k), Payload: payload, Sinks: sinks})
+		all = append(all, entry{n, OutboxEntry{ID: string(k), Payload: payload, Sinks: sinks}})
 		return nil
 	})
+	sort.Slice(all, func(i, j int) bool { return all[i].n < all[j].n })
+	out := make([]OutboxEntry, len(all))
+	for i := range all {
+		out[i] = all[i].e
+	}
 	return out, err
 }
 
 func outboxKey(id string) []byte { return append(bytes.Clone(prefOutbox), id...) }
 
-// encodeOutbox: uvarint sink count, each sink as uvarint length + bytes,
-// then the payload.
-func encodeOutbox(payload []byte, sinks []string) []byte {
-	var b []byte
+// encodeOutbox: uvarint put sequence, uvarint sink count, each sink as
+// uvarint length + bytes, then the payload.
+func encodeOutbox(n uint64, payload []byte, sinks []string) []byte {
+	b := binary.AppendUvarint(nil, n)
 	b = binary.AppendUvarint(b, uint64(len(sinks)))
 	for _, x := range sinks {
 		b = binary.AppendUvarint(b, uint64(len(x)))
@@ -468,22 +493,27 @@ func encodeOutbox(payload []byte, sinks []string) []byte {
 	return append(b, payload...)
 }
 
-func decodeOutbox(v []byte) ([]byte, []string, error) {
+func decodeOutbox(v []byte) (uint64, []byte, []string, error) {
+	seq, k := binary.Uvarint(v)
+	if k <= 0 {
+		return 0, nil, nil, errors.New("bad sequence number")
+	}
+	v = v[k:]
 	n, k := binary.Uvarint(v)
 	if k <= 0 || n > uint64(len(v)) {
-		return nil, nil, errors.New("bad sink count")
+		return 0, nil, nil, errors.New("bad sink count")
 	}
 	v = v[k:]
 	sinks := make([]string, 0, n)
 	for range n {
 		l, k := binary.Uvarint(v)
 		if k <= 0 || l > uint64(len(v)-k) {
-			return nil, nil, errors.New("bad sink name")
+			return 0, nil, nil, errors.New("bad sink name")
 		}
 		sinks = append(sinks, string(v[k:k+int(l)]))
 		v = v[k+int(l):]
 	}
-	return bytes.Clone(v), sinks, nil
+	return seq, bytes.Clone(v), sinks, nil
 }
 
 func bodyTKey(t int64, id string) []byte {
