@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -379,6 +380,18 @@ func TestKafkaBadInput(t *testing.T) {
 	tot := totals(t, filepath.Join(dir, "st"))
 	if tot["messages"] != uint64(len(msgs)) || tot["accepted"]+tot["dead_letters"] != tot["messages"] || tot["dead_letters"] != 5 {
 		t.Errorf("totals %v", tot)
+	}
+	// After the last durable checkpoint its offsets went to the consumer
+	// group, where lag tools read them.
+	cl := &kafka.Client{Addr: kafka.TCP(addr)}
+	resp, err := cl.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: "streamcheck", Topics: map[string][]int{"txns": {0, 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range resp.Topics["txns"] {
+		if p.CommittedOffset != offsets[p.Partition] {
+			t.Errorf("group offset of partition %d: %d, want %d", p.Partition, p.CommittedOffset, offsets[p.Partition])
+		}
 	}
 	// The topic copy carries the same lines.
 	dcfg := ingest.KafkaConfig{Brokers: []string{addr}, Topic: "dead", MaxWait: 50 * time.Millisecond,
