@@ -730,8 +730,10 @@ func (r *runner) deadTotal() uint64 {
 // then commits the offsets to the consumer group (D2).
 func (r *runner) checkpoint(ctx context.Context) error {
 	t0 := time.Now()
-	if err := r.dead.flush(ctx); err != nil {
-		return fmt.Errorf("dead letters: %w", err)
+	// The checkpoint must not cover a dead letter that is not durable:
+	// a dead-letter topic that is down is waited for like the source.
+	if err := r.retry(ctx, "dead letters", func() error { return r.dead.flush(ctx) }); err != nil {
+		return err
 	}
 	eng, err := r.engine.Snapshot()
 	if err != nil {

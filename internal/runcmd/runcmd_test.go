@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,5 +137,51 @@ func TestFollowStopsOnCancel(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not stop after cancel")
+	}
+}
+
+// TestFileResumes: a followed file with a state directory resumes after
+// an interrupt at the byte and line where it stopped: every event is
+// counted once and line numbers in dead letters continue.
+func TestFileResumes(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "events.jsonl")
+	dl := filepath.Join(dir, "dead.jsonl")
+	ev := func(id string, start int) string {
+		return fmt.Sprintf(`{"id":%q,"start":%d,"end":%d,"status":"committed","ops":[["w","x",%d]]}`+"\n", id, start, start+5, start)
+	}
+	os.WriteFile(src, []byte(ev("a", 10)+ev("b", 20)+"garbage\n"), 0o644)
+	args := []string{"--source", src, "--state-dir", filepath.Join(dir, "st"), "--dead-letter", dl, "--lateness", "5",
+		"--tick", "1", "--poll", "5ms", "--status", "10ms", "--initial-state", "empty"}
+	runUntil := func(want string) string {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		logs := &syncBuffer{}
+		done := make(chan int)
+		go func() { done <- Main(ctx, args, nil, io.Discard, logs) }()
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(logs.String(), want) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		if code := <-done; code != ExitOK {
+			t.Fatalf("exit %d: %s", code, logs.String())
+		}
+		return logs.String()
+	}
+	runUntil("run: 3 messages;")
+	f, _ := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(ev("c", 30) + "more garbage\n")
+	f.Close()
+	if l := runUntil("run: 5 messages;"); !strings.Contains(l, "resuming from checkpoint") {
+		t.Errorf("did not resume: %s", l)
+	}
+	tot := totals(t, filepath.Join(dir, "st"))
+	if tot["messages"] != 5 || tot["accepted"] != 3 || tot["undecodable"] != 2 {
+		t.Errorf("totals %v", tot)
+	}
+	b, _ := os.ReadFile(dl)
+	if !strings.Contains(string(b), `"line":3`) || !strings.Contains(string(b), `"line":5`) {
+		t.Errorf("dead letters do not carry the file's line numbers:\n%s", b)
 	}
 }
