@@ -230,7 +230,9 @@ func TestKafkaRestartsContinue(t *testing.T) {
 	var all strings.Builder
 	stops := 0
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.IntN(150))*time.Millisecond)
+		// Later stops come later, so that a slow machine (-race) still
+		// gets past startup and makes progress.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.IntN(150)+10*stops)*time.Millisecond)
 		code, out, errb := runMain(t, ctx, s.args(append(kafkaArgs(addr, "txns"), "--state-dir", filepath.Join(dir, "b"), "--checkpoint-every", "37")...), "")
 		cancel()
 		all.WriteString(out)
@@ -307,7 +309,9 @@ func TestKafkaBadInput(t *testing.T) {
 		{0, `{not json`, "undecodable"},
 		{0, `{"session":"s","id":"nostatus","start":1100,"end":1200,"ops":[]}`, "invalid"},
 		{1, ev("b", 1050), ""},
-		{1, ev("a", 1060), "duplicate-id"},
+		// Within one partition: which copy of an id sent to two
+		// partitions counts depends on their interleaving.
+		{0, ev("a", 1060), "duplicate-id"},
 		{0, ev("c", 2000), ""},
 		{0, ev("late", 1400), "late"}, // partition 0's watermark is 2000-500
 		{1, `{"session":"s","id":"big","start":2100,"end":2110,"status":"committed","ops":[["w","x","` + strings.Repeat("y", 600) + `"]]}`, "oversized"},

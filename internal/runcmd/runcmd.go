@@ -44,6 +44,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -65,6 +66,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	// checkpoint, commit, exit 0. The caller may handle only SIGINT.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
+	// The log (also written from Kafka's goroutines) and the status and
+	// summary lines share stderr.
+	stderr = &lockedWriter{w: stderr}
 	cfg, err := parse(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -240,4 +244,16 @@ func parse(args []string, stderr io.Writer) (*runConfig, error) {
 	}
 	rc.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	return rc, nil
+}
+
+// lockedWriter serializes writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
