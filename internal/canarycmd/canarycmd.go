@@ -31,9 +31,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -71,9 +73,17 @@ type config struct {
 	verbose      bool
 }
 
+// errCheckerStopped is what writing to the checker returns once it has
+// returned.
+var errCheckerStopped = errors.New("the checker stopped")
+
 // Main runs the command; ctx cancellation (SIGINT) stops the workload,
 // after which the checker finishes the stream it has.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// runcmd.Main stops on SIGTERM by itself; the workload must stop too,
+	// or it would go on feeding a checker that has gone.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
 	stderr = &lockedWriter{w: stderr}
 	cfg, err := parse(args, stderr)
 	if err != nil {
@@ -322,7 +332,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 			// to its end, so every transaction closes and the verdict is
 			// check's (a second interrupt kills the process).
 			code := runcmd.Main(context.WithoutCancel(ctx), runArgs, pr, watch, stderr)
-			pr.CloseWithError(errors.New("the checker stopped"))
+			pr.CloseWithError(errCheckerStopped)
 			stopWorkload()
 			runDone <- code
 		}()
@@ -351,11 +361,21 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 	rep, runErr := c.Run(wctx)
 	close(statusDone)
 	<-statusStopped
+	stoppedEarly := false
+	if errors.Is(runErr, errCheckerStopped) && ctx.Err() != nil {
+		// SIGTERM reached the checker first; the workload stopped on it
+		// too, and the event that found the checker gone is in --record.
+		runErr, stoppedEarly = nil, true
+	}
 
 	checkCode := ExitOK
 	if q != nil {
 		if err := q.Close(); err != nil && runErr == nil {
-			runErr = fmt.Errorf("feed the checker: %w", err)
+			if errors.Is(err, errCheckerStopped) && ctx.Err() != nil {
+				stoppedEarly = true
+			} else {
+				runErr = fmt.Errorf("feed the checker: %w", err)
+			}
 		}
 		checkCode = <-runDone
 	}
@@ -366,6 +386,9 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 	}
 	closers = nil
 	summary(stderr, rep, watch)
+	if stoppedEarly {
+		fmt.Fprintln(stderr, "streamcheck canary: the checker stopped on the signal before the end of the stream: its verdict covers what it read; --record has every event")
+	}
 	if runErr != nil {
 		return ExitError, runErr
 	}
