@@ -43,6 +43,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/canary"
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/report"
 	"github.com/streamcheck/streamcheck/internal/runcmd"
 	"github.com/streamcheck/streamcheck/record"
 )
@@ -410,15 +411,15 @@ func rateText(r float64) string {
 
 func statusLine(r canary.Report, w *alertWatch) string {
 	t := r.Total()
-	s := fmt.Sprintf("%s: %d transactions (%.0f/s): %d committed, %d aborted (%d refused), %d unknown; %d reconnects, %d outages",
-		r.Elapsed.Round(time.Millisecond), t.Total(), float64(t.Total())/max(r.Elapsed.Seconds(), 1e-9),
-		t.Committed, t.Aborted, t.Refused, t.Unknown, r.Reconnects, r.Outages)
+	s := fmt.Sprintf("%s: %s (%.0f/s): %d committed, %d aborted (%d refused), %d unknown; %s, %s",
+		r.Elapsed.Round(time.Millisecond), report.Plural(t.Total(), "transaction"), float64(t.Total())/max(r.Elapsed.Seconds(), 1e-9),
+		t.Committed, t.Aborted, t.Refused, t.Unknown, report.Plural(r.Reconnects, "reconnect"), report.Plural(r.Outages, "outage"))
 	if w != nil {
 		n, _, _ := w.stats()
-		s += fmt.Sprintf("; %d alerts", n)
+		s += "; " + report.Plural(n, "alert")
 	}
 	if len(r.Arithmetic) > 0 {
-		s += fmt.Sprintf("; %d arithmetic violations", len(r.Arithmetic))
+		s += "; " + report.Plural(len(r.Arithmetic), "arithmetic violation")
 	}
 	return s
 }
@@ -431,7 +432,7 @@ func summary(w io.Writer, r canary.Report, watch *alertWatch) {
 			wl.Name, wl.Total(), float64(wl.Total())/max(r.Elapsed.Seconds(), 1e-9), wl.Committed, wl.Aborted, wl.Refused, wl.Errors, wl.Unknown)
 	}
 	if r.Outages > 0 {
-		fmt.Fprintf(&b, "  database unreachable %d times, %s in all\n", r.Outages, r.Downtime.Round(time.Millisecond))
+		fmt.Fprintf(&b, "  database unreachable %s, %s in all\n", report.Plural(r.Outages, "time"), r.Downtime.Round(time.Millisecond))
 	}
 	for _, a := range r.Arithmetic {
 		fmt.Fprintf(&b, "  arithmetic: %s\n", a)
