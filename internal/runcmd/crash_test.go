@@ -61,6 +61,9 @@ func TestCrashHarness(t *testing.T) {
 		t.Skip("builds and kills the binary; skipped with -short")
 	}
 	kills := 5
+	if raceEnabled {
+		kills = 2
+	}
 	if s := os.Getenv("STREAMCHECK_CRASH_KILLS"); s != "" {
 		var err error
 		if kills, err = strconv.Atoi(s); err != nil {

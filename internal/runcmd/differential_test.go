@@ -28,6 +28,9 @@ import (
 // alerted. STREAMCHECK_ONLINE_COUNT=1000 is the acceptance run.
 func TestOnlineMatchesCheck(t *testing.T) {
 	count := 20
+	if raceEnabled {
+		count = 4
+	}
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_ONLINE_COUNT")); err == nil && n > 0 {
 		count = n
 	}

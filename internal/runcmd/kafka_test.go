@@ -55,6 +55,9 @@ type stream struct {
 
 func makeStream(t testing.TB, seed uint64, txns, partitions int, inject ...string) *stream {
 	t.Helper()
+	if raceEnabled {
+		txns = max(txns/3, 100)
+	}
 	cfg, _ := gen.Preset("mixed")
 	cfg.Txns, cfg.Seed = txns, seed
 	cfg.Inject = inject

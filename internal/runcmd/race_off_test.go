@@ -1,0 +1,5 @@
+//go:build !race
+
+package runcmd
+
+const raceEnabled = false
