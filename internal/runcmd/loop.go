@@ -479,6 +479,15 @@ func (r *runner) tickAbove(x int64) int64 {
 	if x >= math.MaxInt64-t {
 		return math.MaxInt64
 	}
+	if x < math.MinInt64+t {
+		// Flooring would overflow; the lowest tick is the multiple of t
+		// nearest above MinInt64 (or the next one).
+		low := math.MinInt64 / t * t
+		if low > x {
+			return low
+		}
+		return low + t
+	}
 	q := x / t
 	if x%t != 0 && x < 0 {
 		q--
