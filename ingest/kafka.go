@@ -47,7 +47,21 @@ type KafkaConfig struct {
 	// Logger receives connection trouble; nil discards it.
 	Logger *slog.Logger
 
+	// tr is the connection pool of the admin calls (metadata, offsets,
+	// commits), made on first use and shared by copies made after it: a
+	// pool per call would leave connections and goroutines behind at
+	// every checkpoint of a days-long run. Not safe for concurrent first
+	// use.
+	tr *kafka.Transport
+
 	_ struct{}
+}
+
+// Close drops the admin calls' idle connections.
+func (c *KafkaConfig) Close() {
+	if c.tr != nil {
+		c.tr.CloseIdleConnections()
+	}
 }
 
 // KafkaTLS builds a TLS configuration from files; empty caFile means the
@@ -91,7 +105,10 @@ func KafkaSASL(mechanism, user, password string) (sasl.Mechanism, error) {
 }
 
 func (c *KafkaConfig) transport() *kafka.Transport {
-	return &kafka.Transport{TLS: c.TLS, SASL: c.SASL, ClientID: c.ClientID, DialTimeout: 5 * time.Second}
+	if c.tr == nil {
+		c.tr = &kafka.Transport{TLS: c.TLS, SASL: c.SASL, ClientID: c.ClientID, DialTimeout: 5 * time.Second}
+	}
+	return c.tr
 }
 
 func (c *KafkaConfig) client() *kafka.Client {

@@ -153,8 +153,8 @@ func TestKafkaSASL(t *testing.T) {
 				t.Fatal("timeout")
 			}
 			bad, _ := KafkaSASL(mech, "checker", "wrong")
-			cfg.SASL = bad
-			if _, err := KafkaPartitions(ctx, &cfg); err == nil {
+			badCfg := KafkaConfig{Brokers: brokers, Topic: "txns", SASL: bad}
+			if _, err := KafkaPartitions(ctx, &badCfg); err == nil {
 				t.Fatal("wrong password accepted")
 			}
 		})
@@ -217,8 +217,8 @@ func TestKafkaTLS(t *testing.T) {
 		t.Fatal("timeout")
 	}
 	untrusted, _ := KafkaTLS("", "", "", "", false)
-	cfg.TLS = untrusted
-	if _, err := KafkaPartitions(ctx, &cfg); err == nil {
+	badCfg := KafkaConfig{Brokers: brokers, Topic: "txns", TLS: untrusted}
+	if _, err := KafkaPartitions(ctx, &badCfg); err == nil {
 		t.Fatal("a broker certificate from an unknown CA was accepted")
 	}
 	if _, err := KafkaTLS(filepath.Join(t.TempDir(), "missing.pem"), "", "", "", false); err == nil || !strings.Contains(err.Error(), "ca_file") {

@@ -135,6 +135,9 @@ func (r *runner) close() error {
 	if r.store != nil {
 		errs = append(errs, r.store.Close())
 	}
+	if r.kafka != nil {
+		r.kafka.Close()
+	}
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		errs = append(errs, r.closers[i]())
 	}
