@@ -364,15 +364,19 @@ func (s *KafkaSource) Close() error {
 }
 
 // KafkaWriter produces messages to one topic (dead letters, tests).
-type KafkaWriter struct{ w *kafka.Writer }
+type KafkaWriter struct {
+	w  *kafka.Writer
+	tr *kafka.Transport
+}
 
 // NewKafkaWriter returns a synchronous writer: WriteMessages returns once
 // the broker has acknowledged (all in-sync replicas).
 func NewKafkaWriter(c *KafkaConfig, topic string) *KafkaWriter {
-	return &KafkaWriter{w: &kafka.Writer{
+	tr := c.transport()
+	return &KafkaWriter{tr: tr, w: &kafka.Writer{
 		Addr:                   kafka.TCP(c.Brokers...),
 		Topic:                  topic,
-		Transport:              c.transport(),
+		Transport:              tr,
 		RequiredAcks:           kafka.RequireAll,
 		BatchTimeout:           5 * time.Millisecond,
 		BatchSize:              1000,
@@ -404,5 +408,10 @@ func (w *KafkaWriter) WritePartitioned(ctx context.Context, partitions []int, va
 	return w.w.WriteMessages(ctx, msgs...)
 }
 
-// Close flushes and closes the writer.
-func (w *KafkaWriter) Close() error { return w.w.Close() }
+// Close flushes and closes the writer and drops idle connections of the
+// pool it shares with its config.
+func (w *KafkaWriter) Close() error {
+	err := w.w.Close()
+	w.tr.CloseIdleConnections()
+	return err
+}

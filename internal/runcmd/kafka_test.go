@@ -9,12 +9,15 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -622,5 +625,32 @@ func TestBrokerOutage(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "retrying") {
 		t.Errorf("the outage is not in the log:\n%s", logs.String())
+	}
+}
+
+// TestKafkaRunLeaksNoGoroutines: after a Kafka run returns, its readers,
+// connection pools and writers are gone (a days-long process restarts
+// sources after errors; what leaks once per run leaks for ever there).
+func TestKafkaRunLeaksNoGoroutines(t *testing.T) {
+	s := makeStream(t, 15, 200, 3)
+	addr := broker(t, 3, "txns")
+	s.produce(t, addr, "txns")
+	// os/signal's loop starts with the first Notify and never ends; it
+	// is not the run's.
+	_, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	stop()
+	time.Sleep(100 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	code, _, errb := runMain(t, context.Background(), s.args(append(kafkaArgs(addr, "txns"), "--state-dir", filepath.Join(t.TempDir(), "st"), "--dead-letter-topic", "dead")...), "")
+	if code == ExitError {
+		t.Fatal(errb)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines before the run, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
