@@ -23,6 +23,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
@@ -652,5 +654,59 @@ func TestKafkaRunLeaksNoGoroutines(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines before the run, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// TestRetentionLoss: events the topic's retention deleted while the
+// checker was down are counted as lost, the run resumes at the log start,
+// and the verdict says it is partial.
+func TestRetentionLoss(t *testing.T) {
+	addr := broker(t, 1, "txns")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	w := ingest.NewKafkaWriter(&ingest.KafkaConfig{Brokers: []string{addr}}, "txns")
+	defer w.Close()
+	send := func(from, to int) {
+		var vals [][]byte
+		for i := from; i < to; i++ {
+			vals = append(vals, fmt.Appendf(nil, `{"session":"s","id":"t%d","start":%d,"end":%d,"status":"committed","ops":[["w","x",%d]]}`, i, 100*i, 100*i+10, i))
+		}
+		if err := w.Write(ctx, nil, vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(0, 10)
+	dir := filepath.Join(t.TempDir(), "st")
+	args := append(kafkaArgs(addr, "txns"), "--state-dir", dir, "--lateness", "50", "--tick", "100", "--status", "0")
+	if code, _, errb := runMain(t, ctx, args, ""); code == ExitError {
+		t.Fatal(errb)
+	}
+	send(10, 20)
+	// Retention deletes offsets 10..14 before the checker comes back.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = "txns"
+	rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	rp.Partition, rp.Offset = 0, 15
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("delete records: %v %+v", err, resp)
+	}
+	code, _, errb := runMain(t, ctx, args, "")
+	if code == ExitError {
+		t.Fatal(errb)
+	}
+	if !strings.Contains(errb, "5 Kafka offsets lost to retention") || !strings.Contains(errb, "events lost to the topic's retention") {
+		t.Errorf("loss not reported:\n%s", errb)
+	}
+	if tot := totals(t, dir); tot["messages"] != 15 || tot["lost"] != 5 {
+		t.Errorf("totals %v, want 15 messages read and 5 lost", tot)
 	}
 }

@@ -56,7 +56,7 @@ type counters struct {
 	Invalid     uint64
 	Oversized   uint64
 	Alerts      uint64 // alert lines handed to the sink
-	Lost        uint64 // offsets Kafka skipped (retention ran ahead)
+	Lost        uint64 // offsets retention deleted before they were read
 }
 
 type runner struct {
@@ -93,6 +93,9 @@ type runner struct {
 	lastStatus    time.Time
 	lastStatusMsg uint64
 	closers       []func() error
+
+	logStart   []int64 // Kafka log start offsets, for gap (cached)
+	logStartAt time.Time
 }
 
 func newRunner(cfg *runConfig, stdin io.Reader, stdout, stderr io.Writer) (*runner, error) {
@@ -289,6 +292,27 @@ func (r *runner) start(ctx context.Context) error {
 			}
 		}
 	}
+	if r.kafka != nil && ckpt != nil {
+		// A checker down for longer than the topic's retention resumes
+		// below the log start; the reader would retry that offset for
+		// ever. Start at the log start and say what was lost.
+		var first []int64
+		if err := r.retry(ctx, "log start offsets", func() (err error) {
+			first, err = ingest.KafkaEndOffsets(ctx, r.kafka, r.parts, false)
+			return err
+		}); err != nil {
+			return err
+		}
+		r.logStart, r.logStartAt = first, time.Now()
+		for p := range r.next {
+			if lost := first[p] - r.next[p]; lost > 0 {
+				r.st.Counters.Lost += uint64(lost)
+				r.cfg.log.Error("kafka: events lost to the topic's retention before they were read; the check is partial",
+					"partition", p, "from", r.next[p], "to", first[p])
+				r.next[p] = first[p]
+			}
+		}
+	}
 	switch r.cfg.Source {
 	case "kafka":
 		if r.cfg.Kafka.StopAtEnd {
@@ -408,12 +432,7 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		return nil
 	}
 	if m.line == 0 && m.offset > r.next[m.part] {
-		// Kafka moved past offsets the checkpoint still needed (the
-		// topic's retention deleted them): events were lost before
-		// anyone could check them.
-		r.st.Counters.Lost += uint64(m.offset - r.next[m.part])
-		r.cfg.log.Error("kafka: offsets skipped, events lost to the topic's retention; the check is partial",
-			"partition", m.part, "from", r.next[m.part], "to", m.offset)
+		r.gap(ctx, m.part, m.offset)
 	}
 	r.next[m.part] = m.next
 	if m.line > 0 {
@@ -456,6 +475,35 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		r.st.PartMax[m.part] = m.txn.Start
 	}
 	return r.advance(ctx)
+}
+
+// gap handles Kafka jumping from the next expected offset to a later one
+// in partition p. Offsets of transaction markers and compacted records
+// are skipped legitimately; only offsets below the partition's log start
+// (retention deleted them before they were read) are lost events. The log
+// start offsets are asked for at most every 10 s, so a transactional topic
+// (a marker per producer transaction) does not cost an admin call per
+// message.
+func (r *runner) gap(ctx context.Context, p int, offset int64) {
+	if r.kafka == nil {
+		return
+	}
+	if r.logStart == nil || time.Since(r.logStartAt) > 10*time.Second {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		first, err := ingest.KafkaEndOffsets(cctx, r.kafka, r.parts, false)
+		cancel()
+		if err != nil {
+			r.cfg.log.Warn("kafka: offsets skipped, and the log start could not be read to tell whether events were lost",
+				"partition", p, "from", r.next[p], "to", offset, "err", err)
+			return
+		}
+		r.logStart, r.logStartAt = first, time.Now()
+	}
+	if lost := min(offset, r.logStart[p]) - r.next[p]; lost > 0 {
+		r.st.Counters.Lost += uint64(lost)
+		r.cfg.log.Error("kafka: events lost to the topic's retention before they were read; the check is partial",
+			"partition", p, "from", r.next[p], "to", r.next[p]+lost)
+	}
 }
 
 func uncheckedBefore(a, b *unchecked) bool {
