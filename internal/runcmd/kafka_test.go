@@ -710,3 +710,41 @@ func TestRetentionLoss(t *testing.T) {
 		t.Errorf("totals %v, want 15 messages read and 5 lost", tot)
 	}
 }
+
+// TestIdlePartition: a partition nobody produces to stops holding the
+// watermark back after idle_timeout of event time, so a stale read in the
+// other partition is alerted while the run goes on; the log names the
+// idle partition.
+func TestIdlePartition(t *testing.T) {
+	addr := broker(t, 2, "txns")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	w := ingest.NewKafkaWriter(&ingest.KafkaConfig{Brokers: []string{addr}}, "txns")
+	defer w.Close()
+	if err := w.WritePartitioned(ctx, []int{0, 0, 0}, [][]byte{
+		[]byte(`{"id":"W","start":0,"end":10,"status":"committed","ops":[["w","x",1]]}`),
+		[]byte(`{"id":"R","start":20,"end":30,"status":"committed","ops":[["r","x",null]]}`),
+		[]byte(`{"id":"Z","start":2000,"end":2010,"status":"committed","ops":[]}`),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	out, logs := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int)
+	go func() {
+		done <- Main(runCtx, []string{"--source", "kafka", "--brokers", addr, "--topic", "txns", "--lateness", "5",
+			"--idle-timeout", "100", "--tick", "1", "--initial-state", "empty", "--status", "20ms"}, nil, out, logs)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !(strings.Contains(out.String(), `"R"`) && strings.Contains(logs.String(), "partition idle")) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	<-done
+	if !strings.Contains(out.String(), `"core":["R","W"]`) && !strings.Contains(out.String(), `"core":["W","R"]`) {
+		t.Errorf("no alert on the stale read while partition 1 is empty:\nalerts: %s\nlog: %s", out.String(), logs.String())
+	}
+	if !strings.Contains(logs.String(), "partition idle") || !strings.Contains(logs.String(), "partition=1") {
+		t.Errorf("the idle partition is not logged:\n%s", logs.String())
+	}
+}

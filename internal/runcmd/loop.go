@@ -94,6 +94,7 @@ type runner struct {
 	lastStatusMsg uint64
 	closers       []func() error
 
+	idle       []bool  // partitions logged idle
 	logStart   []int64 // Kafka log start offsets, for gap (cached)
 	logStartAt time.Time
 }
@@ -393,6 +394,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 				return r.finish(ctx)
 			}
 		case <-ticker.C:
+			r.logIdle()
 			if r.store != nil && r.cfg.State.CheckpointInterval > 0 && r.sinceCkpt > 0 &&
 				time.Since(r.lastCkpt) >= time.Duration(r.cfg.State.CheckpointInterval) {
 				if err := r.checkpoint(ctx); err != nil {
@@ -406,6 +408,25 @@ func (r *runner) run(ctx context.Context) (int, error) {
 			}
 		}
 		r.statusMaybe()
+	}
+}
+
+// logIdle says which partitions stopped (or resumed) holding the
+// watermark back since the last look; the window counts the transitions.
+func (r *runner) logIdle() {
+	if r.idle == nil {
+		r.idle = make([]bool, r.parts)
+	}
+	for p := range r.idle {
+		if idle := r.win.Idle(p); idle != r.idle[p] {
+			r.idle[p] = idle
+			if idle {
+				r.cfg.log.Info("partition idle: it no longer holds the watermark back; a later event in it beyond the lateness is dead-lettered",
+					"partition", p, "idle_timeout", r.cfg.Check.IdleTimeout)
+			} else {
+				r.cfg.log.Info("partition active again", "partition", p)
+			}
+		}
 	}
 }
 
@@ -758,17 +779,18 @@ func (r *runner) totals() map[string]uint64 {
 	ws := r.win.Stats()
 	es := r.engine.Stats()
 	t := map[string]uint64{
-		"messages":    r.st.Counters.Messages,
-		"accepted":    ws.Accepted,
-		"released":    ws.Released,
-		"closed":      ws.Closed,
-		"undecodable": r.st.Counters.Undecodable,
-		"invalid":     r.st.Counters.Invalid,
-		"oversized":   r.st.Counters.Oversized,
-		"alerts":      uint64(es.Alerts),
-		"alert_lines": r.st.Counters.Alerts,
-		"steps":       uint64(es.Steps),
-		"lost":        r.st.Counters.Lost,
+		"messages":         r.st.Counters.Messages,
+		"accepted":         ws.Accepted,
+		"released":         ws.Released,
+		"closed":           ws.Closed,
+		"undecodable":      r.st.Counters.Undecodable,
+		"invalid":          r.st.Counters.Invalid,
+		"oversized":        r.st.Counters.Oversized,
+		"alerts":           uint64(es.Alerts),
+		"alert_lines":      r.st.Counters.Alerts,
+		"steps":            uint64(es.Steps),
+		"lost":             r.st.Counters.Lost,
+		"idle_transitions": ws.IdleTransitions,
 	}
 	for i, n := range ws.DeadLetters {
 		t[window.Reason(i).String()] = n
