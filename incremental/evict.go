@@ -240,14 +240,34 @@ type prober struct {
 	ctx   context.Context
 	s     *solver.Solver
 	model bool
+	// rank is the current model's topological order, computed on demand:
+	// a model that orders two nodes one way answers "is the other way
+	// forced?" without a probe.
+	rank []int32
+	// budget bounds the probes of one step; an undecided answer for want
+	// of budget only delays an eviction to a later step.
+	budget int
 }
+
+// probeBudget is the probes one step may spend. Each probe is a solve,
+// and one after a unit pays a level-0 simplification of the instance.
+const probeBudget = 256
 
 func (pr *prober) ensureModel() bool {
 	if pr.model {
 		return true
 	}
+	pr.rank = nil
 	pr.model = pr.s.Solve(pr.ctx) == solver.Sat
 	return pr.model
+}
+
+func (pr *prober) spend() bool {
+	if pr.budget <= 0 {
+		return false
+	}
+	pr.budget--
+	return true
 }
 
 // decide returns l's value in every completion, if it has one.
@@ -270,6 +290,10 @@ func (pr *prober) decide(l lit) (bool, bool) {
 	if m {
 		other = sl.Not()
 	}
+	if !pr.spend() {
+		return false, false
+	}
+	pr.rank = nil
 	switch pr.s.Solve(pr.ctx, other) {
 	case solver.Unsat:
 		pr.model = false
@@ -303,6 +327,20 @@ func (pr *prober) edgeDecided(p, q solver.Lit, two bool) bool {
 // forced reports whether from precedes to in every completion: the edge
 // to -> from cannot be added.
 func (pr *prober) forced(from, to solver.Node) bool {
+	if pr.ensureModel() {
+		if pr.rank == nil {
+			pr.rank = make([]int32, pr.s.NumNodes())
+			for i, n := range pr.s.Order() {
+				pr.rank[n] = int32(i)
+			}
+		}
+		if pr.rank[to] < pr.rank[from] {
+			return false // this model puts to first
+		}
+	}
+	if !pr.spend() {
+		return false
+	}
 	sel := pr.s.NewSelector()
 	pr.s.AddEdge(sel, to, from)
 	st := pr.s.Solve(pr.ctx, sel)
@@ -316,7 +354,7 @@ func (pr *prober) forced(from, to solver.Node) bool {
 func (o *Online) evict(ctx context.Context, r *reduced) {
 	st := &o.ev
 	p, e := r.p, r.e
-	pr := &prober{ctx: ctx, s: e.s, model: true}
+	pr := &prober{ctx: ctx, s: e.s, model: true, budget: probeBudget}
 	pinned := map[int]bool{}
 	for _, a := range o.pending {
 		for _, id := range a.Core {
@@ -461,9 +499,14 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 				}
 			}
 		}
+		// An open transaction sharing a key is a neighbour unless it
+		// follows t by session or real time: then every constraint it can
+		// have with t on that key is an order the level already fixes, or
+		// a stale read that the live version (t, or its overwriter) still
+		// exposes once t has left.
 		for _, op := range o.released[r.pos[t]].Ops {
 			for _, u := range accessors[op.Key] {
-				if u != t && !closedAt(u) && r.h.Txns[u].Status != history.Aborted {
+				if u != t && !closedAt(u) && r.h.Txns[u].Status != history.Aborted && !p.before(t, u) {
 					ok = false
 				}
 			}
@@ -510,6 +553,31 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		c, ok := pr.decide(e.act[t])
 		return c, ok
 	}
+	// Readers by (key, value), whole bodies of open members included: an
+	// open read is a read to come.
+	openReads := map[string]bool{}
+	for t := range r.h.Txns {
+		if i := r.pos[t]; i >= 0 && st.GhostKeys[i] == nil && !o.closed[i] {
+			for _, op := range o.released[i].Ops {
+				if op.Kind == history.Read && !op.IsList {
+					openReads[taintKey(op.Key, op.Value)] = true
+				}
+			}
+		}
+	}
+	// earlierWriter: a member that writes one of t's keys and precedes t
+	// by session or real time is still in the instance, so t cannot leave
+	// yet (R4).
+	earlierWriter := func(t int32) bool {
+		for _, kv := range p.txns[t].finals {
+			for _, w := range p.writersOf[kv.key] {
+				if w != t && !removed[w] && r.pos[w] >= 0 && st.GhostKeys[r.pos[w]] == nil && r.h.Txns[w].Status != history.Aborted && !p.txns[w].dropped && p.before(w, t) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	order := make([]int32, 0, len(r.h.Txns))
 	for t := range r.h.Txns {
 		i := r.pos[t]
@@ -531,6 +599,9 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 		if touchesList(p, tx) || !neighboursClosed(t) {
 			continue
+		}
+		if earlierWriter(t) {
+			continue // R4, without a probe: a writer it follows is still here
 		}
 		committed, ok := decided(t)
 		if !ok {
