@@ -95,6 +95,8 @@ type Check struct {
 	// Tick: the engine steps each time the watermark crosses a multiple
 	// of Tick (event time), so steps do not depend on arrival timing.
 	Tick Duration `yaml:"tick"`
+	// Evict turns on the evicting engine (incremental.OnlineConfig.Evict).
+	Evict bool `yaml:"evict"`
 }
 
 // State is the checkpoint store.

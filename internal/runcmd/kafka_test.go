@@ -223,11 +223,18 @@ func TestKafkaMatchesCheck(t *testing.T) {
 // read; the alert ids and checkpointed totals equal an uninterrupted
 // run's (D2). The SIGKILL version is TestCrashHarness.
 func TestKafkaRestartsContinue(t *testing.T) {
+	for _, evict := range []bool{false, true} {
+		t.Run(fmt.Sprintf("evict=%v", evict), func(t *testing.T) { restartsContinue(t, evict) })
+	}
+}
+
+func restartsContinue(t *testing.T, evict bool) {
 	s := makeStream(t, 12, 600, 3, "lost-update", "write-skew")
 	addr := broker(t, 3, "txns")
 	n := s.produce(t, addr, "txns")
 	dir := t.TempDir()
-	code, out, errb := runMain(t, context.Background(), s.args(append(kafkaArgs(addr, "txns"), "--state-dir", filepath.Join(dir, "a"))...), "")
+	ev := fmt.Sprintf("--evict=%v", evict)
+	code, out, errb := runMain(t, context.Background(), s.args(append(kafkaArgs(addr, "txns"), ev, "--state-dir", filepath.Join(dir, "a"))...), "")
 	if code == ExitError {
 		t.Fatal(errb)
 	}
@@ -241,7 +248,7 @@ func TestKafkaRestartsContinue(t *testing.T) {
 		// Later stops come later, so that a slow machine (-race) still
 		// gets past startup and makes progress.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.IntN(150)+10*stops)*time.Millisecond)
-		code, out, errb := runMain(t, ctx, s.args(append(kafkaArgs(addr, "txns"), "--state-dir", filepath.Join(dir, "b"), "--checkpoint-every", "37")...), "")
+		code, out, errb := runMain(t, ctx, s.args(append(kafkaArgs(addr, "txns"), ev, "--state-dir", filepath.Join(dir, "b"), "--checkpoint-every", "37")...), "")
 		cancel()
 		all.WriteString(out)
 		if code == ExitError {

@@ -277,7 +277,7 @@ func (r *runner) start(ctx context.Context) error {
 		if r.win, err = window.New(wcfg); err != nil {
 			return err
 		}
-		r.engine = incremental.NewOnline(r.cfg.opts)
+		r.engine = incremental.NewOnlineConfig(r.cfg.opts, incremental.OnlineConfig{Evict: r.cfg.Check.Evict})
 		r.st.PartMax = make([]int64, r.parts)
 		for i := range r.st.PartMax {
 			r.st.PartMax[i] = math.MinInt64
