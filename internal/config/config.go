@@ -30,6 +30,15 @@ type Config struct {
 	DeadLetter DeadLetter `yaml:"dead_letter"`
 	Alerts     Alerts     `yaml:"alerts"`
 	Status     Status     `yaml:"status"`
+	HTTP       HTTP       `yaml:"http"`
+}
+
+// HTTP is the one HTTP server: /metrics, /healthz, /readyz,
+// /api/anomalies and the status page.
+type HTTP struct {
+	// Addr is host:port to listen on; empty turns the server off. The
+	// default is loopback only, since the page shows transaction contents.
+	Addr string `yaml:"addr"`
 }
 
 // Kafka is the Kafka source.
@@ -123,9 +132,45 @@ type DeadLetter struct {
 	Topic string `yaml:"topic"`
 }
 
-// Alerts says where alert lines go; empty File is stdout.
+// Alerts says where alerts go: every sink configured gets every alert,
+// each with its own retry (alerts.Dispatcher).
 type Alerts struct {
-	File string `yaml:"file"`
+	// Stdout writes one JSON line per alert to stdout unless File is set
+	// (File replaces stdout, as --alerts always did).
+	Stdout bool `yaml:"stdout"`
+	// File appends the same JSON lines to a file.
+	File         string       `yaml:"file"`
+	Alertmanager Alertmanager `yaml:"alertmanager"`
+	Webhooks     []Webhook    `yaml:"webhooks"`
+	Kafka        AlertKafka   `yaml:"kafka"`
+	// BackoffMin and BackoffMax bound each sink's retry backoff.
+	BackoffMin Duration `yaml:"backoff_min"`
+	BackoffMax Duration `yaml:"backoff_max"`
+}
+
+// Alertmanager is the Alertmanager sink; empty URL is off.
+type Alertmanager struct {
+	URL string `yaml:"url"`
+	// Hold: endsAt = startsAt + Hold (an anomaly never resolves itself).
+	Hold Duration `yaml:"hold"`
+	// StatusURL is the status page's external base URL, for each alert's
+	// generatorURL; empty: http://<http.addr> when the server is on.
+	StatusURL string `yaml:"status_url"`
+}
+
+// Webhook is one generic webhook sink.
+type Webhook struct {
+	URL string `yaml:"url"`
+	// SecretEnv names the environment variable holding the HMAC-SHA256
+	// secret (the file never holds it); empty: unsigned.
+	SecretEnv string            `yaml:"secret_env"`
+	Headers   map[string]string `yaml:"headers"`
+}
+
+// AlertKafka is the Kafka alert sink (key = alert id); empty Topic is off.
+type AlertKafka struct {
+	Brokers []string `yaml:"brokers"`
+	Topic   string   `yaml:"topic"`
 }
 
 // Status is the periodic status line on stderr.
@@ -166,6 +211,16 @@ func Default() *Config {
 			CheckpointInterval: Duration(10 * time.Second),
 		},
 		Status: Status{Interval: Duration(10 * time.Second), Poll: Duration(200 * time.Millisecond)},
+		Alerts: Alerts{
+			Stdout:       true,
+			Alertmanager: Alertmanager{Hold: Duration(24 * time.Hour)},
+			// Empty, not nil, as the example file decodes them.
+			Webhooks:   []Webhook{},
+			Kafka:      AlertKafka{Brokers: []string{}},
+			BackoffMin: Duration(200 * time.Millisecond),
+			BackoffMax: Duration(time.Minute),
+		},
+		HTTP: HTTP{Addr: "127.0.0.1:9479"},
 	}
 	c.State.Retention.MaxAge = Duration(24 * time.Hour)
 	c.State.Retention.MaxBytes = 1 << 30
@@ -220,6 +275,8 @@ var sections = map[string]string{
 	"Config": "at the top level", "Kafka": "in kafka", "TLS": "in kafka.tls", "SASL": "in kafka.sasl",
 	"Check": "in check", "State": "in state", "Retention": "in state.retention",
 	"DeadLetter": "in dead_letter", "Alerts": "in alerts", "Status": "in status",
+	"HTTP": "in http", "Alertmanager": "in alerts.alertmanager", "Webhook": "in alerts.webhooks",
+	"AlertKafka": "in alerts.kafka",
 }
 
 // Validate reports the first option out of range, naming it.
@@ -243,6 +300,17 @@ func (c *Config) Validate() error {
 		return errors.New("state.retention: negative bound")
 	case c.Status.Interval < 0 || c.Status.Poll <= 0:
 		return errors.New("status: interval must be >= 0 and poll > 0")
+	case c.Alerts.BackoffMin <= 0 || c.Alerts.BackoffMax < c.Alerts.BackoffMin:
+		return errors.New("alerts.backoff_min/max: want 0 < min <= max")
+	case c.Alerts.Alertmanager.URL != "" && c.Alerts.Alertmanager.Hold <= 0:
+		return errors.New("alerts.alertmanager.hold: must be positive")
+	case c.Alerts.Kafka.Topic != "" && len(c.Alerts.Kafka.Brokers) == 0 && c.Source != "kafka":
+		return errors.New("alerts.kafka.brokers: none given (and the source is not kafka, whose brokers it would use)")
+	}
+	for i, w := range c.Alerts.Webhooks {
+		if w.URL == "" {
+			return fmt.Errorf("alerts.webhooks[%d].url: empty", i)
+		}
 	}
 	if c.Source == "kafka" {
 		k := &c.Kafka

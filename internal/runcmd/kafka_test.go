@@ -118,6 +118,7 @@ func (s *stream) produce(t testing.TB, addr, topic string) int {
 
 func (s *stream) args(extra ...string) []string {
 	return append([]string{
+		"--http=", // the default port is shared with every other run on the machine
 		"--lateness", strconv.FormatInt(s.lateness, 10), "--indoubt", "5ms", "--initial-state", "empty",
 		"--tick", "1ms", "--status", "0",
 	}, extra...)
@@ -150,7 +151,8 @@ func alertIDs(t testing.TB, out string) (ids []string, cores map[string][]string
 func runMain(t testing.TB, ctx context.Context, args []string, stdin string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(ctx, args, strings.NewReader(stdin), &out, &errb)
+	// No HTTP server unless the test asks for one (a later --http wins).
+	code := Main(ctx, append([]string{"--http="}, args...), strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -464,7 +466,7 @@ func TestStateRefusals(t *testing.T) {
 	first := &syncBuffer{}
 	done := make(chan int)
 	go func() {
-		done <- Main(ctx, []string{"--source", "kafka", "--brokers", addr, "--topic", "txns", "--state-dir", dir2, "--status", "0"}, nil, io.Discard, first)
+		done <- Main(ctx, []string{"--http=", "--source", "kafka", "--brokers", addr, "--topic", "txns", "--state-dir", dir2, "--status", "0"}, nil, io.Discard, first)
 	}()
 	for !strings.Contains(first.String(), "state directory open") {
 		time.Sleep(10 * time.Millisecond)
@@ -739,7 +741,7 @@ func TestIdlePartition(t *testing.T) {
 	out, logs := &syncBuffer{}, &syncBuffer{}
 	done := make(chan int)
 	go func() {
-		done <- Main(runCtx, []string{"--source", "kafka", "--brokers", addr, "--topic", "txns", "--lateness", "5",
+		done <- Main(runCtx, []string{"--http=", "--source", "kafka", "--brokers", addr, "--topic", "txns", "--lateness", "5",
 			"--idle-timeout", "100", "--tick", "1", "--initial-state", "empty", "--status", "20ms"}, nil, out, logs)
 	}()
 	deadline := time.Now().Add(20 * time.Second)

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/streamcheck/streamcheck/alerts"
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/ingest"
@@ -76,10 +77,8 @@ type runner struct {
 	st   loopState
 	next []int64 // next offset per partition (the checkpoint's offsets)
 
-	alerts     io.Writer
-	alertsFile *os.File
-	sink       string
-	emitted    map[string]bool
+	al      *alerting
+	emitted map[string]bool
 
 	dead *deadLetters
 
@@ -102,16 +101,6 @@ type runner struct {
 func newRunner(cfg *runConfig, stdin io.Reader, stdout, stderr io.Writer) (*runner, error) {
 	r := &runner{cfg: cfg, stdin: stdin, stdout: stdout, stderr: stderr, emitted: map[string]bool{}}
 	r.st.Tick = math.MinInt64
-	var err error
-	if cfg.Alerts.File != "" && cfg.Alerts.File != "-" {
-		if r.alertsFile, err = os.OpenFile(cfg.Alerts.File, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
-			return nil, err
-		}
-		r.closers = append(r.closers, r.alertsFile.Close)
-		r.alerts, r.sink = r.alertsFile, "file:"+cfg.Alerts.File
-	} else {
-		r.alerts, r.sink = stdout, "stdout"
-	}
 	r.dead = &deadLetters{}
 	if cfg.DeadLetter.File != "" {
 		f, err := os.OpenFile(cfg.DeadLetter.File, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -129,6 +118,11 @@ func (r *runner) close() error {
 	var errs []error
 	if r.src != nil {
 		errs = append(errs, r.src.close())
+	}
+	if r.al != nil {
+		// Before the store: the dispatcher acknowledges into its outbox.
+		errs = append(errs, r.al.close())
+		r.al = nil
 	}
 	if r.dead != nil {
 		errs = append(errs, r.dead.flush(context.Background()))
@@ -250,9 +244,6 @@ func (r *runner) start(ctx context.Context) error {
 		for _, id := range ids {
 			r.emitted[id] = true
 		}
-		if err := r.redeliver(); err != nil {
-			return err
-		}
 	}
 	if ckpt != nil {
 		if len(ckpt.Offsets) != r.parts {
@@ -356,6 +347,9 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		}
 		return ExitError, err
 	}
+	if err := r.startAlerting(ctx); err != nil {
+		return ExitError, err
+	}
 	if r.caughtUp() {
 		return r.finish(ctx)
 	}
@@ -395,6 +389,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 			}
 		case <-ticker.C:
 			r.logIdle()
+			r.observe()
 			if r.store != nil && r.cfg.State.CheckpointInterval > 0 && r.sinceCkpt > 0 &&
 				time.Since(r.lastCkpt) >= time.Duration(r.cfg.State.CheckpointInterval) {
 				if err := r.checkpoint(ctx); err != nil {
@@ -461,8 +456,10 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 	}
 	r.st.Counters.Messages++
 	r.sinceCkpt++
+	r.al.m.EventsConsumed.Inc()
 	switch {
 	case m.oversized:
+		r.al.m.Reject("oversized")
 		r.st.Counters.Oversized++
 		r.deadLetter(m, "oversized", fmt.Sprintf("%d bytes > max_event_bytes %d", len(m.value), r.cfg.Kafka.MaxEventBytes), nil)
 		return nil
@@ -471,13 +468,17 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		if !json.Valid(m.value) {
 			reason = "undecodable"
 			r.st.Counters.Undecodable++
+			r.al.m.Reject(alerts.ReasonDecode)
 		} else {
 			r.st.Counters.Invalid++
+			r.al.m.Reject(alerts.ReasonInvalid)
 		}
 		r.deadLetter(m, reason, m.err.Error(), nil)
 		return nil
 	}
+	r.al.m.EventsDecoded.Inc()
 	if dl := r.win.Add(m.part, m.txn); dl != nil {
+		r.al.m.Reject(rejectReason(dl.Reason))
 		r.deadLetter(m, dl.Reason.String(), dl.Detail, &dl.Txn)
 		if dl.Txn.Writes() {
 			key := r.st.PartMax[m.part]
@@ -627,18 +628,36 @@ func (r *runner) stepAt(ctx context.Context, t int64) error {
 
 // step runs the engine and hands its alerts to the sink; an interrupt
 // does not cut a step short (it would change the engine off schedule).
+//
+// The alerts' latency is measured from the step's start: the wall time at
+// which the watermark crossed the tick that made their cores final.
 func (r *runner) step(ctx context.Context) error {
-	alerts, err := r.engine.Step(context.WithoutCancel(ctx))
-	for _, a := range alerts {
-		if err := r.emit(a); err != nil {
+	t0 := time.Now()
+	found, err := r.engine.Step(context.WithoutCancel(ctx))
+	if a := r.al; a != nil {
+		// A step that ran checks counts them as solver calls; its time is
+		// one observation (the engine does not time calls separately).
+		if es := r.engine.Stats(); es.Checks > a.checks {
+			a.m.SolverCalls.Add(float64(es.Checks - a.checks))
+			a.m.SolverDuration.Observe(time.Since(t0).Seconds())
+			a.checks = es.Checks
+		}
+	}
+	for _, a := range found {
+		if err := r.emit(a, t0); err != nil {
 			return err
 		}
+	}
+	if len(found) > 0 {
+		r.observe()
 	}
 	return err
 }
 
-// emit delivers one alert through the outbox (D3).
-func (r *runner) emit(a *incremental.Alert) error {
+// emit hands one alert to the dispatcher, which records it in the outbox
+// (synced, with a state directory) before any sink sees it (D3) and
+// delivers it without the loop waiting.
+func (r *runner) emit(a *incremental.Alert, proven time.Time) error {
 	id := a.ID
 	if a.Updated {
 		id += "/updated"
@@ -652,61 +671,14 @@ func (r *runner) emit(a *incremental.Alert) error {
 			byID[tid] = t
 		}
 	}
-	b, err := json.Marshal(report.NewAlert(a, r.cfg.opts, byID))
-	if err != nil {
-		return fmt.Errorf("encode alert %s: %w", a.ID, err)
-	}
-	b = append(b, '\n')
-	if r.store != nil {
-		if err := r.store.Put(id, b, []string{r.sink}); err != nil {
-			return err
-		}
-	}
-	if err := r.deliver(b); err != nil {
+	if err := r.al.disp.Enqueue(report.NewAlert(a, r.cfg.opts, byID), proven); err != nil && r.store != nil {
+		// The state directory promises the alert survives a crash; a
+		// store that cannot record it is a failed run, as a checkpoint
+		// that cannot be saved is.
 		return err
 	}
 	r.emitted[id] = true
 	r.st.Counters.Alerts++
-	if r.store != nil {
-		return r.store.Done(id, r.sink)
-	}
-	return nil
-}
-
-func (r *runner) deliver(b []byte) error {
-	if _, err := r.alerts.Write(b); err != nil {
-		return fmt.Errorf("write alert: %w", err)
-	}
-	if r.alertsFile != nil && r.store != nil {
-		if err := r.alertsFile.Sync(); err != nil {
-			return fmt.Errorf("sync alerts: %w", err)
-		}
-	}
-	return nil
-}
-
-// redeliver sends what the outbox still owes (a crash between recording
-// an alert and acknowledging it).
-func (r *runner) redeliver() error {
-	pend, err := r.store.Pending()
-	if err != nil {
-		return err
-	}
-	for _, e := range pend {
-		for _, s := range e.Sinks {
-			if s != r.sink {
-				r.cfg.log.Warn("outbox: alert owed to a sink this run does not have", "id", e.ID, "sink", s)
-				continue
-			}
-			if err := r.deliver(e.Payload); err != nil {
-				return err
-			}
-			if err := r.store.Done(e.ID, s); err != nil {
-				return err
-			}
-			r.cfg.log.Info("outbox: alert re-sent after a restart", "id", e.ID)
-		}
-	}
 	return nil
 }
 
@@ -740,6 +712,8 @@ func (r *runner) finish(ctx context.Context) (int, error) {
 	if err := r.step(ctx); err != nil {
 		return ExitError, err
 	}
+	r.observe()
+	r.flushAlerts()
 	r.summary("end of input")
 	if r.engine.Stats().Alerts > 0 {
 		return ExitAnomaly, nil
@@ -755,6 +729,8 @@ func (r *runner) interrupted() (int, error) {
 		if err := r.checkpoint(ctx); err != nil {
 			return ExitError, err
 		}
+		r.observe()
+		r.flushAlerts()
 		r.summary("interrupted")
 		return ExitOK, nil
 	}
@@ -766,6 +742,8 @@ func (r *runner) interrupted() (int, error) {
 	if err := r.step(ctx); err != nil {
 		return ExitError, err
 	}
+	r.observe()
+	r.flushAlerts()
 	r.summary("interrupted")
 	if r.engine.Stats().Alerts > 0 {
 		return ExitAnomaly, nil
@@ -831,6 +809,9 @@ func (r *runner) checkpoint(ctx context.Context) error {
 	}
 	r.ckpts++
 	r.ckptTime, r.ckptBytes = time.Since(t0), len(c.Engine)+len(c.Window)+len(c.Runner)
+	if r.al != nil {
+		r.al.m.ObserveCheckpoint(r.ckptTime, int64(r.ckptBytes))
+	}
 	r.sinceCkpt, r.lastCkpt = 0, time.Now()
 	if r.kafka != nil && r.cfg.Kafka.Group != "" {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -144,6 +144,12 @@ func flagDefs() []flagDef {
 			return err
 		}, true},
 		{"alerts", "write alert lines to this file (default stdout)", strFlag(func(c *config.Config) *string { return &c.Alerts.File }), false},
+		{"alertmanager", "also push alerts to this Alertmanager (http://host:9093)", strFlag(func(c *config.Config) *string { return &c.Alerts.Alertmanager.URL }), false},
+		{"webhook", "also post alerts to this URL (repeatable)", func(c *config.Config, v string) error {
+			c.Alerts.Webhooks = append(c.Alerts.Webhooks, config.Webhook{URL: v})
+			return nil
+		}, false},
+		{"http", fmt.Sprintf("serve /metrics, /healthz, /readyz, /api/anomalies and the status page here; empty = off (default %s)", d.HTTP.Addr), strFlag(func(c *config.Config) *string { return &c.HTTP.Addr }), false},
 		{"dead-letter", "write dead letters to this file, one JSON line each", strFlag(func(c *config.Config) *string { return &c.DeadLetter.File }), false},
 		{"dead-letter-topic", "also produce dead letters to this Kafka topic", strFlag(func(c *config.Config) *string { return &c.DeadLetter.Topic }), false},
 		{"status", fmt.Sprintf("status line interval on stderr; 0 = off (default %s)", d.Status.Interval), durFlag(func(c *config.Config) *config.Duration { return &c.Status.Interval }), false},

@@ -43,7 +43,7 @@ func TestStdinVerdictEqualsCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	code := Main(context.Background(), []string{"--lateness", "5ms", "--indoubt", "1ms", "--initial-state", "empty", "--tick", "1ms"}, strings.NewReader(native(t, h)), &out, &errb)
+	code := Main(context.Background(), []string{"--http=", "--lateness", "5ms", "--indoubt", "1ms", "--initial-state", "empty", "--tick", "1ms"}, strings.NewReader(native(t, h)), &out, &errb)
 	opts := history.DefaultOptions()
 	opts.Level, opts.InDoubt = history.StrictSerializable, 1e6
 	res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
@@ -93,7 +93,7 @@ func TestBadInputIsDeadLettered(t *testing.T) {
 		`{"id":"c","start":500,"end":600,"status":"committed","ops":[["r","x",1]]}`,
 	}, "\n") + "\n"
 	var out, errb bytes.Buffer
-	code := Main(context.Background(), []string{"--lateness", "50", "--initial-state", "empty", "--dead-letter", dl, "--tick", "1"}, strings.NewReader(in), &out, &errb)
+	code := Main(context.Background(), []string{"--http=", "--lateness", "50", "--initial-state", "empty", "--dead-letter", dl, "--tick", "1"}, strings.NewReader(in), &out, &errb)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
 	}
@@ -118,7 +118,7 @@ func TestFollowStopsOnCancel(t *testing.T) {
 	var out, errb bytes.Buffer
 	done := make(chan int)
 	go func() {
-		done <- Main(ctx, []string{"--source", src, "--lateness", "5", "--initial-state", "empty", "--tick", "1", "--poll", "10ms"}, nil, &out, &errb)
+		done <- Main(ctx, []string{"--http=", "--source", src, "--lateness", "5", "--initial-state", "empty", "--tick", "1", "--poll", "10ms"}, nil, &out, &errb)
 	}()
 	time.Sleep(50 * time.Millisecond)
 	f, _ := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)
@@ -153,7 +153,7 @@ func TestFileResumes(t *testing.T) {
 		return fmt.Sprintf(`{"id":%q,"start":%d,"end":%d,"status":"committed","ops":[["w","x",%d]]}`+"\n", id, start, start+5, start)
 	}
 	os.WriteFile(src, []byte(ev("a", 10)+ev("b", 20)+"garbage\n"), 0o644)
-	args := []string{"--source", src, "--state-dir", filepath.Join(dir, "st"), "--dead-letter", dl, "--lateness", "5",
+	args := []string{"--http=", "--source", src, "--state-dir", filepath.Join(dir, "st"), "--dead-letter", dl, "--lateness", "5",
 		"--tick", "1", "--poll", "5ms", "--status", "10ms", "--initial-state", "empty"}
 	runUntil := func(want string) string {
 		t.Helper()
