@@ -86,3 +86,31 @@ func TestValues(t *testing.T) {
 		t.Fatal("defaults not kept under a partial section")
 	}
 }
+
+func TestAlertSinks(t *testing.T) {
+	c, err := Parse([]byte("http:\n  addr: \"\"\nalerts:\n  stdout: false\n  alertmanager:\n    url: http://am:9093\n    hold: 1h\n  webhooks:\n    - url: http://a/x\n      secret_env: S\n      headers: {X-A: b}\n    - url: http://b/y\n  kafka:\n    topic: alerts\n    brokers: [k:9092]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Alerts
+	if c.HTTP.Addr != "" || a.Stdout || a.Alertmanager.URL != "http://am:9093" || a.Alertmanager.Hold != Duration(time.Hour) ||
+		len(a.Webhooks) != 2 || a.Webhooks[0].Headers["X-A"] != "b" || a.Webhooks[0].SecretEnv != "S" || a.Kafka.Topic != "alerts" {
+		t.Fatalf("parsed %+v %+v", c.HTTP, a)
+	}
+	if a.BackoffMin != Default().Alerts.BackoffMin {
+		t.Fatal("defaults not kept under a partial alerts section")
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{"alerts:\n  webhooks:\n    - secret_env: S\n", "alerts.webhooks[0].url"},
+		{"alerts:\n  webhooks:\n    - url: x\n      secet_env: S\n", "is not an option in alerts.webhooks"},
+		{"alerts:\n  backoff_min: 2m\n", "alerts.backoff_min/max"},
+		{"alerts:\n  alertmanager:\n    url: http://a\n    hold: 0s\n", "alerts.alertmanager.hold"},
+		{"alerts:\n  kafka:\n    topic: a\n", "alerts.kafka.brokers"},
+		{"htp:\n  addr: x\n", "field htp is not an option at the top level"},
+	} {
+		_, err := Parse([]byte(c.yaml))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}

@@ -22,7 +22,7 @@ import (
 // flushTimeout bounds how long the end of a run waits for sinks to take
 // the alerts still queued; what is left waits in the outbox (durable with
 // a state directory) so that a sink that is down cannot hold the exit.
-const flushTimeout = 10 * time.Second
+var flushTimeout = 10 * time.Second
 
 // alerting is the run's delivery and observation side: the metrics
 // registry, the dispatcher with its sinks, and the HTTP server. The loop

@@ -1,11 +1,14 @@
 package runcmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,5 +178,100 @@ func TestAlertmanagerAndPrometheusEndToEnd(t *testing.T) {
 	// The server is gone with the run.
 	if _, err := http.Get("http://" + httpAddr + "/healthz"); err == nil {
 		t.Error("HTTP server still answers after the run returned")
+	}
+}
+
+// lostUpdateStdin is a tiny stream with one lost update (T1 and T2 both
+// read x=0 and write it) and a last event that moves the watermark past
+// them.
+const lostUpdateStdin = `{"id":"T0","start":0,"end":1,"status":"committed","ops":[["w","x",0]]}
+{"id":"T1","start":10,"end":20,"status":"committed","ops":[["r","x",0],["w","x",1]]}
+{"id":"T2","start":11,"end":21,"status":"committed","ops":[["r","x",0],["w","x",2]]}
+{"id":"T9","start":1000,"end":1001,"status":"committed","ops":[]}
+`
+
+// TestWebhookSigned: --webhook with a secret from the config's secret_env
+// posts the same alert as the stdout line, signed, with the configured
+// header; the receiver is a real HTTP server that verifies the signature.
+func TestWebhookSigned(t *testing.T) {
+	type got struct {
+		body []byte
+		sig  string
+		hdr  string
+	}
+	ch := make(chan got, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		ch <- got{b, r.Header.Get(alerts.SignatureHeader), r.Header.Get("X-Team")}
+	}))
+	defer srv.Close()
+	t.Setenv("STREAMCHECK_TEST_SECRET", "s3cret")
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(cfg, []byte("http:\n  addr: \"\"\nalerts:\n  webhooks:\n    - url: "+srv.URL+"\n      secret_env: STREAMCHECK_TEST_SECRET\n      headers: {X-Team: db}\n"), 0o644)
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"--config", cfg, "--lateness", "5", "--initial-state", "empty", "--tick", "1", "--status", "0"},
+		strings.NewReader(lostUpdateStdin), &out, &errb)
+	if code != ExitAnomaly {
+		t.Fatalf("exit %d; stderr:\n%s", code, errb.String())
+	}
+	select {
+	case g := <-ch:
+		if !alerts.VerifySignature([]byte("s3cret"), g.body, g.sig) || g.hdr != "db" {
+			t.Errorf("signature %q, X-Team %q", g.sig, g.hdr)
+		}
+		var a, b report.Alert
+		if err := json.Unmarshal(g.body, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(out.Bytes(), &b); err != nil {
+			t.Fatalf("stdout %q: %v", out.String(), err)
+		}
+		if a.ID != b.ID || a.Type != "lost-update" {
+			t.Errorf("webhook alert %s %s, stdout %s %s", a.ID, a.Type, b.ID, b.Type)
+		}
+	default:
+		t.Fatalf("webhook got nothing by the end of the run; stdout %s stderr %s", out.String(), errb.String())
+	}
+	if len(ch) != 0 {
+		t.Errorf("%d more webhook deliveries of one alert", len(ch))
+	}
+}
+
+// TestDeadSinkDoesNotStall: with Alertmanager unreachable, checking goes
+// on, stdout still gets the alert, and the exit waits at most
+// flushTimeout for the dead sink, saying the alert was not delivered.
+func TestDeadSinkDoesNotStall(t *testing.T) {
+	old := flushTimeout
+	flushTimeout = 500 * time.Millisecond
+	defer func() { flushTimeout = old }()
+	dead := fmt.Sprintf("http://127.0.0.1:%d", alertstest.FreePort(t))
+	var out, errb bytes.Buffer
+	t0 := time.Now()
+	code := Main(context.Background(), []string{"--http=", "--alertmanager", dead, "--lateness", "5", "--initial-state", "empty", "--tick", "1", "--status", "0"},
+		strings.NewReader(lostUpdateStdin), &out, &errb)
+	if code != ExitAnomaly || !strings.Contains(out.String(), `"type":"lost-update"`) {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, out.String(), errb.String())
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("run took %v with a dead sink", d)
+	}
+	for _, want := range []string{"alert delivery failed", "alerts not delivered at exit"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+}
+
+// TestHTTPAddrTaken: a port in use is a start-up error naming the option.
+func TestHTTPAddrTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"--http", l.Addr().String()}, strings.NewReader(lostUpdateStdin), &out, &errb)
+	if code != ExitError || !strings.Contains(errb.String(), "http.addr") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
 	}
 }

@@ -89,7 +89,7 @@ func onlineVsOffline(t *testing.T, rng *rand.Rand, h *history.History, inj []gen
 	lateness := maxDur + delay + 1
 	tick := 1 + rng.Int64N(3_000_000) // up to 3 ms of event time
 	var out, errb bytes.Buffer
-	code := Main(context.Background(), []string{"--http=", 
+	code := Main(context.Background(), []string{"--http=",
 		"--lateness", strconv.FormatInt(lateness, 10), "--indoubt", strconv.FormatInt(indoubt, 10),
 		"--initial-state", "empty", "--tick", strconv.FormatInt(tick, 10), "--status", "0",
 	}, &in, &out, &errb)
