@@ -28,6 +28,10 @@
 //	   sessions named inj<k>.<j> (gen invariants G5, G6): an alert whose
 //	   core is not exactly one injection's transactions is a false alarm,
 //	   and the demo exits 1 on it.
+//	D4 After a stop the store runs Tail more without starting a new
+//	   injection (those it would start are dropped whole, which leaves the
+//	   store's own history, gen G5), so the watermark passes every injected
+//	   anomaly and the checker alerts each one before it is stopped.
 //
 // # Timing
 //
@@ -38,9 +42,9 @@
 // is alerted once its transactions are time-closed: about the lateness
 // plus one tick after it ended.
 //
-// Stopping (--duration, or an interrupt) stops the store, gives the
-// checker DrainWait to read what was produced, then stops the checker
-// (runcmd's interrupt path). Transactions produced in the last lateness
-// never closed, so an anomaly injected then may go unreported; the
-// summary counts injections and alerts.
+// Stopping (--duration, or an interrupt) runs the tail (D4), stops the
+// store, gives the checker DrainWait to read what was produced, then
+// stops it (runcmd's interrupt path): the store's last transactions never
+// close, but none of them is part of an injection. The summary counts
+// injections, alerts and the mean time from one to the other.
 package democmd
