@@ -274,9 +274,12 @@ func (s *Solver) addEdge(p, q Lit, from, to Node) {
 	}
 }
 
-// reachesBounded reports whether x reaches y over present edges, looking
-// at no more than limit nodes (false when the budget runs out). Nodes
-// ordered after y cannot lie on such a path (T1).
+// reachesBounded reports whether x reaches y over present edges, visiting
+// at most 16*limit edges (false when the budget runs out). Nodes
+// ordered after y cannot lie on such a path (T1). The budget counts edges,
+// not nodes: a writer read by thousands has thousands of present wr edges,
+// and a node budget let one search scan them all (serializable instances
+// spent two thirds of their encoding here; solver/doc.go, Tuning).
 func (t *theory) reachesBounded(x, y Node, limit int) bool {
 	oy := t.ord[y]
 	if t.ord[x] > oy {
@@ -285,12 +288,13 @@ func (t *theory) reachesBounded(x, y Node, limit int) bool {
 	t.fgen++
 	t.stack = append(t.stack[:0], x)
 	t.fmark[x] = t.fgen
-	for n := 0; len(t.stack) > 0 && n < limit; n++ {
+	for n := 0; len(t.stack) > 0 && n < 16*limit; {
 		z := t.stack[len(t.stack)-1]
 		t.stack = t.stack[:len(t.stack)-1]
 		if z == y {
 			return true
 		}
+		n += 1 + len(t.out[z])
 		for _, f := range t.out[z] {
 			w := t.edges[f].to
 			if t.fmark[w] != t.fgen && t.ord[w] <= oy {

@@ -95,7 +95,7 @@ type Options struct {
 	// PruneLimit bounds the search, when an edge is added, for a path
 	// back over permanent edges (base and level-0 true); if one is found
 	// the edge's literals get a level-0 lemma (default 256; negative
-	// disables).
+	// disables). The search visits at most 16*PruneLimit edges.
 	PruneLimit int
 	// ChronoThreshold, if positive, makes a conflict that would backjump
 	// more than this many levels backtrack one level only (experimental;
