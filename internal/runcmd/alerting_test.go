@@ -159,6 +159,11 @@ func TestAlertmanagerAndPrometheusEndToEnd(t *testing.T) {
 	if code, body := httpGet(t, "http://"+httpAddr+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "lateness") {
 		t.Errorf("/readyz: %d %s", code, body)
 	}
+	// The status page shows the run's own status (the runner is its
+	// source) and the anomaly.
+	if code, body := httpGet(t, "http://"+httpAddr+"/"); code != http.StatusOK || !strings.Contains(body, "file:"+abs) || !strings.Contains(body, g.Labels["id"]) {
+		t.Errorf("status page: %d, stream %q or alert %q missing:\n%s", code, "file:"+abs, g.Labels["id"], body)
+	}
 	if code, _ := httpGet(t, "http://"+httpAddr+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz: %d", code)
 	}

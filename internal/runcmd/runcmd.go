@@ -1,10 +1,15 @@
 // Package runcmd is `streamcheck run`: it reads a stream of native events
 // (stdin, a growing file, or every partition of a Kafka topic), feeds them
 // through the start-time window (window/) into the online engine
-// (incremental.Online), writes one JSON line per alert, and, with a state
-// directory, checkpoints everything to Pebble (state/) so that a restart,
-// also after kill -9, continues exactly where the last checkpoint stood.
-// It owns the loop and its IO; the window and the engine stay pure.
+// (incremental.Online), hands each alert to alerts.Dispatcher (JSON lines
+// on stdout or a file, Alertmanager, webhooks, Kafka, the status page),
+// and, with a state directory, checkpoints everything to Pebble (state/)
+// so that a restart, also after kill -9, continues exactly where the last
+// checkpoint stood. It owns the loop and its IO; the window and the engine
+// stay pure. It also owns the run's observation side (alerting.go): one
+// prometheus.Registry per run with alerts.Metrics, updated by the loop,
+// and the internal/statuspage server on http.addr, fed by the runner's
+// Status snapshot.
 //
 // Determinism (the replay contract): the engine's inputs and steps are a
 // function of the events, never of arrival timing, fetch sizes or
@@ -24,10 +29,13 @@
 //	   restart restores all of it and reads on from those offsets, so it
 //	   continues as if it had not stopped. An interrupt checkpoints without
 //	   stepping (a step off the tick schedule would change the engine).
-//	D3 Alerts go through the state's outbox: an alert is recorded (synced)
-//	   before it is written to its sink and acknowledged after, so a crash
-//	   either re-sends it at restart (same id) or finds it delivered;
-//	   replayed steps skip ids already recorded.
+//	D3 Alerts go through the outbox (the state store, else memory): the
+//	   dispatcher records an alert (synced) before any sink sees it and
+//	   acknowledges it per sink after, so a crash either re-sends it at
+//	   restart (same id) or finds it delivered; replayed steps skip ids
+//	   already recorded. Delivery runs on the dispatcher's goroutines,
+//	   each sink with its own retry: the loop never waits for a sink. At
+//	   the end of a run it waits at most flushTimeout for them.
 //
 // What stays interleaving-dependent, by nature: which copy of an id sent
 // to two partitions counts (the other is a duplicate), and events of a
@@ -208,7 +216,7 @@ func parse(args []string, stderr io.Writer) (*runConfig, error) {
 		}
 	}
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: streamcheck run [--config FILE] [flags]\n\nCheck a stream of native JSON events online (stdin, a followed file, or a Kafka topic);\none alert per line on stdout.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: streamcheck run [--config FILE] [flags]\n\nCheck a stream of native JSON events online (stdin, a followed file, or a Kafka topic);\none alert per line on stdout (and to the sinks configured); metrics and a status page on --http.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
