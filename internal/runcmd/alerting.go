@@ -7,11 +7,13 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	kafkago "github.com/segmentio/kafka-go"
 
 	"github.com/streamcheck/streamcheck/alerts"
 	"github.com/streamcheck/streamcheck/internal/statuspage"
@@ -41,8 +43,44 @@ type alerting struct {
 	// Last engine totals seen, so counters get deltas.
 	released, evicted, checks int
 
+	// wm is the watermark's history, (W, wall time) with W increasing,
+	// for the alert latency (provenAt); bounded by maxWM.
+	wm []wmSample
+
 	mu     sync.Mutex
 	status statuspage.Status
+}
+
+type wmSample struct {
+	w  int64
+	at time.Time
+}
+
+// maxWM bounds the watermark history: an alert whose core ended before
+// the oldest sample kept is timed from that sample (its latency is then
+// understated, never invented).
+const maxWM = 1 << 13
+
+// noteWatermark records when W reached w.
+func (a *alerting) noteWatermark(w int64, now time.Time) {
+	if n := len(a.wm); n > 0 && w <= a.wm[n-1].w {
+		return
+	}
+	if len(a.wm) >= maxWM {
+		a.wm = append(a.wm[:0], a.wm[maxWM/2:]...)
+	}
+	a.wm = append(a.wm, wmSample{w, now})
+}
+
+// provenAt is when the watermark first passed end, the core's last
+// transaction's end: where the alert latency starts. Before any record
+// (a restart) it is now.
+func (a *alerting) provenAt(end int64, now time.Time) time.Time {
+	i := sort.Search(len(a.wm), func(i int) bool { return a.wm[i].w > end })
+	if i == len(a.wm) {
+		return now
+	}
+	return a.wm[i].at
 }
 
 // stateOutbox adapts the Pebble outbox to alerts.Outbox; only Pending's
@@ -147,7 +185,12 @@ func (r *runner) startAlerting(ctx context.Context) error {
 		if len(brokers) == 0 {
 			brokers = r.cfg.Kafka.Brokers
 		}
-		s, err := alerts.NewKafka(alerts.KafkaOptions{Brokers: brokers, Topic: k.Topic})
+		o := alerts.KafkaOptions{Brokers: brokers, Topic: k.Topic}
+		if len(k.Brokers) == 0 && r.kafka != nil && (r.kafka.TLS != nil || r.kafka.SASL != nil) {
+			// The source's brokers: its TLS and SASL too.
+			o.Transport = &kafkago.Transport{TLS: r.kafka.TLS, SASL: r.kafka.SASL}
+		}
+		s, err := alerts.NewKafka(o)
 		if err != nil {
 			return fmt.Errorf("alerts.kafka: %w", err)
 		}

@@ -140,6 +140,10 @@ func TestAlertmanagerAndPrometheusEndToEnd(t *testing.T) {
 		t.Errorf("alerts_delivered_total{sink=alertmanager} = %v (answered %v), want 1", v, ok)
 	}
 
+	if v, ok := prom.Query(`streamcheck_alert_latency_seconds_count{job="streamcheck",sink="alertmanager"}`); !ok || v != 1 {
+		t.Errorf("alert_latency_seconds_count{sink=alertmanager} = %v (answered %v), want 1", v, ok)
+	}
+
 	// The scrape is well-formed by Prometheus' own linter.
 	code, metrics := httpGet(t, "http://"+httpAddr+"/metrics")
 	if code != http.StatusOK {
@@ -278,5 +282,34 @@ func TestHTTPAddrTaken(t *testing.T) {
 	code := Main(context.Background(), []string{"--http", l.Addr().String()}, strings.NewReader(lostUpdateStdin), &out, &errb)
 	if code != ExitError || !strings.Contains(errb.String(), "http.addr") {
 		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
+	}
+}
+
+// TestProvenAt: the latency starts when the watermark first passed the
+// core's last end, also after the history was halved.
+func TestProvenAt(t *testing.T) {
+	var a alerting
+	t0 := time.Unix(1000, 0)
+	for i := range maxWM + 10 {
+		a.noteWatermark(int64(10*i), t0.Add(time.Duration(i)*time.Second))
+		a.noteWatermark(int64(10*i), t0) // not an advance: ignored
+	}
+	now := t0.Add(time.Hour)
+	for _, c := range []struct {
+		end  int64
+		want time.Time
+	}{
+		{10 * (maxWM - 1), t0.Add(maxWM * time.Second)}, // W passes end at the next sample
+		{10*(maxWM-1) + 5, t0.Add(maxWM * time.Second)}, // between samples
+		{0, a.wm[0].at},          // older than the history: its oldest sample
+		{10 * (maxWM + 10), now}, // not passed yet: now
+		{10*(maxWM+8) + 1, t0.Add(time.Duration(maxWM+9) * time.Second)}, // the newest sample
+	} {
+		if got := a.provenAt(c.end, now); !got.Equal(c.want) {
+			t.Errorf("provenAt(%d) = %v, want %v", c.end, got, c.want)
+		}
+	}
+	if len(a.wm) > maxWM {
+		t.Errorf("history holds %d samples, bound %d", len(a.wm), maxWM)
 	}
 }

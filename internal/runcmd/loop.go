@@ -582,6 +582,9 @@ func (r *runner) advance(ctx context.Context) error {
 	r.st.Rel = r.win.Release(r.st.Rel)
 	r.st.Close = r.win.PopClosed(r.st.Close)
 	w := r.win.Watermark()
+	if r.al != nil {
+		r.al.noteWatermark(w, time.Now())
+	}
 	for {
 		t := int64(math.MaxInt64)
 		if len(r.st.Rel) > 0 {
@@ -628,9 +631,6 @@ func (r *runner) stepAt(ctx context.Context, t int64) error {
 
 // step runs the engine and hands its alerts to the sink; an interrupt
 // does not cut a step short (it would change the engine off schedule).
-//
-// The alerts' latency is measured from the step's start: the wall time at
-// which the watermark crossed the tick that made their cores final.
 func (r *runner) step(ctx context.Context) error {
 	t0 := time.Now()
 	found, err := r.engine.Step(context.WithoutCancel(ctx))
@@ -670,6 +670,15 @@ func (r *runner) emit(a *incremental.Alert, proven time.Time) error {
 		if t := r.engine.Txn(tid); t != nil {
 			byID[tid] = t
 		}
+	}
+	// The latency runs from the watermark passing the core's last
+	// transaction, not from this step: ticks and pinning add to it.
+	if len(byID) > 0 {
+		last := int64(math.MinInt64)
+		for _, t := range byID {
+			last = max(last, t.End)
+		}
+		proven = r.al.provenAt(last, proven)
 	}
 	if err := r.al.disp.Enqueue(report.NewAlert(a, r.cfg.opts, byID), proven); err != nil && r.store != nil {
 		// The state directory promises the alert survives a crash; a
