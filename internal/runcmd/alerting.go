@@ -197,6 +197,9 @@ func (r *runner) startAlerting(ctx context.Context) error {
 		a.closers = append(a.closers, s.Close)
 		sinks = append(sinks, s)
 	}
+	if len(sinks) == 1 {
+		r.cfg.log.Warn("alerts go nowhere outside this process: alerts.stdout is off and no file, alertmanager, webhook or kafka sink is set")
+	}
 	var outbox alerts.Outbox = alerts.NewMemOutbox()
 	if r.store != nil {
 		outbox = stateOutbox{r.store}
