@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -311,5 +312,80 @@ func TestProvenAt(t *testing.T) {
 	}
 	if len(a.wm) > maxWM {
 		t.Errorf("history holds %d samples, bound %d", len(a.wm), maxWM)
+	}
+}
+
+// TestOutboxRedeliversAfterRestart: with a state directory, an alert a
+// webhook refused (500) until the run stopped waits in the Pebble outbox;
+// the next run on that directory delivers it, once, and does not write
+// the stdout line again (stdout had taken it).
+func TestOutboxRedeliversAfterRestart(t *testing.T) {
+	old := flushTimeout
+	flushTimeout = 300 * time.Millisecond
+	defer func() { flushTimeout = old }()
+	var mu sync.Mutex
+	up, refused, delivered := false, 0, []string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !up {
+			refused++
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		delivered = append(delivered, r.Header.Get(alerts.IDHeader))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "events.jsonl")
+	os.WriteFile(src, []byte(lostUpdateStdin), 0o644)
+	args := []string{"--http=", "--source", src, "--state-dir", filepath.Join(dir, "st"), "--webhook", srv.URL,
+		"--lateness", "5", "--initial-state", "empty", "--tick", "1", "--poll", "10ms", "--status", "0"}
+	run := func(until func(out string) bool) string {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var out, errb syncBuffer
+		done := make(chan int, 1)
+		go func() { done <- Main(ctx, args, nil, &out, &errb) }()
+		deadline := time.Now().Add(20 * time.Second)
+		for !until(out.String()) {
+			if time.Now().After(deadline) {
+				cancel()
+				<-done
+				t.Fatalf("condition not met; stdout %q stderr:\n%s", out.String(), errb.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		if code := <-done; code == ExitError {
+			t.Fatalf("exit %d; stderr:\n%s", code, errb.String())
+		}
+		return out.String()
+	}
+	out1 := run(func(out string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(out, "lost-update") && refused > 0
+	})
+	ids, _ := alertIDs(t, out1)
+	if len(ids) != 1 {
+		t.Fatalf("first run's alerts: %v", ids)
+	}
+	mu.Lock()
+	up = true
+	mu.Unlock()
+	out2 := run(func(string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(delivered) > 0
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(delivered) != 1 || delivered[0] != ids[0] {
+		t.Errorf("webhook deliveries after the restart %v, want [%s]", delivered, ids[0])
+	}
+	if strings.TrimSpace(out2) != "" {
+		t.Errorf("second run wrote the stdout line again: %q", out2)
 	}
 }
