@@ -60,6 +60,7 @@ type config struct {
 	record       string
 	status       time.Duration
 	seed         uint64
+	evict        bool
 }
 
 // Main runs the command; ctx cancellation (SIGINT) stops the store, after
@@ -87,13 +88,14 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	cfg := &config{}
 	fs.DurationVar(&cfg.duration, "duration", 0, "stop after this long (0: run until interrupted)")
-	fs.Float64Var(&cfg.rate, "rate", 100, "transactions per second the simulated store runs")
+	fs.Float64Var(&cfg.rate, "rate", 50, "transactions per second the simulated store runs (the default engine re-checks the released history, so a high rate falls behind within minutes: see --evict)")
 	fs.DurationVar(&cfg.anomalyEvery, "anomaly-every", 10*time.Second, "mean time between injected lost updates (0: none, a clean store)")
 	fs.IntVar(&cfg.partitions, "partitions", 3, "partitions of the demo topic")
 	fs.StringVar(&cfg.http, "http", "", "serve the status page on this address, e.g. 127.0.0.1:9479 (default: none)")
 	fs.StringVar(&cfg.record, "record", "", "also write every produced event to this file (native JSON Lines, for streamcheck check)")
 	fs.DurationVar(&cfg.status, "status", 10*time.Second, "status line interval on stderr (0: off)")
 	fs.Uint64Var(&cfg.seed, "seed", 0, "seed of the simulated store (0: random)")
+	fs.BoolVar(&cfg.evict, "evict", false, "run the checker with eviction (run --evict, opt-in there too)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: streamcheck demo [--duration D] [--rate N] [--http ADDR] [flags]
 
@@ -155,8 +157,10 @@ func storeConfig(cfg *config, start time.Time) gen.Config {
 // Lateness covers the longest transaction (D1): gen's durations are a
 // quarter of the mean plus an exponential tail, so 25 means is beyond any
 // run of this demo; and never below a second, for the producer's batches.
+// Rounded up to 100 ms, for people reading it.
 func Lateness(meanDur int64) time.Duration {
-	return max(time.Second, 25*time.Duration(meanDur))
+	d := 25 * time.Duration(meanDur)
+	return max(time.Second, (d + 99*time.Millisecond).Truncate(100*time.Millisecond))
 }
 
 // Tail is how long the store runs on after a stop: the watermark (latest
@@ -199,6 +203,9 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 		"--initial-state", "empty", "--level", "strict-serializable",
 		"--skew", Skew.String(), "--lateness", lateness.String(), "--indoubt", InDoubt.String(),
 		"--tick", Tick.String(), "--status", cfg.status.String(), "--http", cfg.http}
+	if cfg.evict {
+		runArgs = append(runArgs, "--evict")
+	}
 
 	// The checker is stopped by the demo, after the drain, not by the
 	// interrupt: it should read what the store produced before it.

@@ -220,12 +220,13 @@ func sortedCopy(ids []string) []string {
 }
 
 // An interrupt (ctx) without --duration stops the demo the same way: the
-// tail closes every injection, and the exit is 0.
+// tail closes every injection, and the exit is 0. The checker evicts
+// here, which must not change what it alerts.
 func TestDemoInterrupted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := Main(ctx, []string{"--anomaly-every", "300ms", "--seed", "11", "--status", "0"}, nil, &stdout, &stderr)
+	code := Main(ctx, []string{"--anomaly-every", "300ms", "--seed", "11", "--status", "0", "--evict"}, nil, &stdout, &stderr)
 	t.Logf("stderr:\n%s", stderr.String())
 	if code != ExitOK {
 		t.Fatalf("exit %d", code)
