@@ -66,6 +66,7 @@ type config struct {
 	status       time.Duration
 	alerts       string
 	deadLetter   string
+	httpAddr     string
 	out          string
 	kafkaBrokers string
 	kafkaTopic   string
@@ -129,6 +130,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.status, "status", 10*time.Second, "status line interval on stderr (0: off)")
 	fs.StringVar(&cfg.alerts, "alerts", "", "write alert lines here (default stdout)")
 	fs.StringVar(&cfg.deadLetter, "dead-letter", "", "write events the checker set aside here")
+	fs.StringVar(&cfg.httpAddr, "http", "", "serve the checker's metrics and status page on this address (default off, so that canaries on one machine do not compete for a port)")
 	fs.StringVar(&cfg.out, "out", "", "write the events (native JSON Lines) to this file instead of checking in process")
 	fs.StringVar(&cfg.kafkaBrokers, "kafka-brokers", "", "produce the events to Kafka instead of checking in process: comma-separated host:port list")
 	fs.StringVar(&cfg.kafkaTopic, "kafka-topic", "", "the topic for --kafka-brokers (key = session, so a session's events stay in order)")
@@ -310,7 +312,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 		sinks = append(sinks, record.NewJSONLines(q))
 		runArgs = []string{"--source", "-", "--initial-state", "empty",
 			"--level", cfg.level, "--skew", cfg.skew, "--lateness", cfg.lateness, "--indoubt", cfg.indoubt,
-			"--tick", cfg.tick, "--status", cfg.status.String()}
+			"--tick", cfg.tick, "--status", cfg.status.String(), "--http", cfg.httpAddr}
 		if cfg.deadLetter != "" {
 			runArgs = append(runArgs, "--dead-letter", cfg.deadLetter)
 		}
