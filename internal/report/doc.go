@@ -1,7 +1,8 @@
 // Package report renders a checker's result for people and programs: a
 // text report, one JSON object (the schema the online engine and the alert
-// sinks reuse) and one Graphviz DOT graph per anomaly (the single DOT
-// renderer; the status page turns it into SVG).
+// sinks reuse) and one drawing per anomaly: NewGraph is the model, DOT
+// writes it for Graphviz (`check --dot`) and SVG draws it for the status
+// page, so both show the same graph.
 //
 // # Model
 //

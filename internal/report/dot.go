@@ -13,86 +13,27 @@ import (
 // between two core transactions (a read's source, a commit) are listed in
 // the graph's label with the anomaly's name.
 //
-// It is the single DOT renderer: the CLI writes its output to files and
-// the status page renders it to SVG. The output is deterministic (D1 in
-// doc.go) and every user-supplied string is escaped (D2): node names are
-// synthetic (t0, t1, ...), ids and operations appear only in labels.
+// It draws NewGraph's model, as the status page's SVG does, so that the
+// two show the same graph. The output is deterministic (D1 in doc.go) and
+// every user-supplied string is escaped (D2): node names are synthetic
+// (t0, t1, ...), ids and operations appear only in labels.
 func DOT(a Anomaly) []byte {
+	g := NewGraph(a)
 	var b bytes.Buffer
-	names := map[string]string{}
-	var order []string
-	node := func(id string) string {
-		if n, ok := names[id]; ok {
-			return n
-		}
-		n := fmt.Sprintf("t%d", len(names))
-		names[id] = n
-		order = append(order, id)
-		return n
-	}
-	txns := map[string]Txn{}
-	for _, t := range a.Txns {
-		txns[t.ID] = t
-	}
-	for _, id := range a.Core {
-		node(id)
-	}
-	for _, s := range a.Cycle {
-		node(s.From)
-		node(s.To)
-	}
-
-	title := a.Type
-	if a.Class != "" && a.Class != a.Type {
-		title += " (" + a.Class + ")"
-	}
-	graphLabel := []string{title, "core: " + strings.Join(a.Core, ", ")}
-	type dashed struct{ from, to string }
-	var forced []dashed
-	for _, f := range a.Forced {
-		if f.Before != "" && f.After != "" {
-			forced = append(forced, dashed{f.Before, f.After})
-		} else if from, to, ok := precedes(f.Order, names); ok {
-			forced = append(forced, dashed{from, to})
-		} else {
-			graphLabel = append(graphLabel, "forced: "+f.Order)
-		}
-	}
-
 	b.WriteString("digraph anomaly {\n")
-	fmt.Fprintf(&b, "  graph [label=%s, labelloc=t, labeljust=l, fontname=\"Helvetica\"];\n", quote(graphLabel, `\n`))
+	fmt.Fprintf(&b, "  graph [label=%s, labelloc=t, labeljust=l, fontname=\"Helvetica\"];\n", quote(g.Title, `\n`))
 	b.WriteString("  node [shape=box, fontname=\"Helvetica\"];\n")
 	b.WriteString("  edge [fontname=\"Helvetica\"];\n")
-	for _, id := range order {
-		lines := []string{id}
-		if t, ok := txns[id]; ok {
-			lines = append(lines, t.Ops...)
-			var notes []string
-			if t.Status != "" && t.Status != "committed" {
-				notes = append(notes, t.Status)
-			}
-			if t.Session != "" {
-				notes = append(notes, "session "+t.Session)
-			}
-			if t.Start != nil && t.End != nil {
-				notes = append(notes, fmt.Sprintf("[%d,%d]", *t.Start, *t.End))
-			}
-			if len(notes) > 0 {
-				lines = append(lines, "("+strings.Join(notes, ", ")+")")
-			}
-		}
+	for i, n := range g.Nodes {
 		// \l after every line left-justifies each, the last included.
-		fmt.Fprintf(&b, "  %s [label=%s];\n", names[id], quote(append(lines, ""), `\l`))
+		fmt.Fprintf(&b, "  t%d [label=%s];\n", i, quote(append(append([]string(nil), n.Lines...), ""), `\l`))
 	}
-	for _, s := range a.Cycle {
-		label := s.Kind
-		if s.Key != "" {
-			label += " " + s.Key
+	for _, e := range g.Edges {
+		if e.Forced {
+			fmt.Fprintf(&b, "  t%d -> t%d [label=\"forced\", style=dashed];\n", e.From, e.To)
+			continue
 		}
-		fmt.Fprintf(&b, "  %s -> %s [label=%s, color=%q, fontcolor=%q];\n", names[s.From], names[s.To], quote([]string{label}, ""), edgeColor(s.Kind), edgeColor(s.Kind))
-	}
-	for _, f := range forced {
-		fmt.Fprintf(&b, "  %s -> %s [label=\"forced\", style=dashed];\n", names[f.from], names[f.to])
+		fmt.Fprintf(&b, "  t%d -> t%d [label=%s, color=%q, fontcolor=%q];\n", e.From, e.To, quote([]string{e.Label}, ""), edgeColor(e.Kind), edgeColor(e.Kind))
 	}
 	b.WriteString("}\n")
 	return b.Bytes()

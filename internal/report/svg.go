@@ -18,10 +18,9 @@ import (
 //
 // Invariants (doc.go's D1 and D2 carry over):
 //
-//	G1 NewGraph(a) has DOT(a)'s nodes in DOT's order (node i is DOT's
-//	   t<i>), its edges in DOT's order with DOT's labels, and DOT's graph
-//	   label as Title. svg_test.go holds the two to this until DOT renders
-//	   from Graph.
+//	G1 DOT(a) draws NewGraph(a): node i is DOT's t<i>, edges in order with
+//	   their labels, Title as the graph label (svg_test.go keeps checking
+//	   the correspondence on parsed DOT output).
 //	G2 SVG output is a deterministic function of the Anomaly; every user
 //	   string is XML-escaped text or attribute content, so no id, key or
 //	   value can change the document's structure, and the document has no
