@@ -46,6 +46,9 @@ const (
 	// DrainWait is how long the checker may read on after the store
 	// stopped: two of run's Kafka fetch waits (500 ms) and a tick.
 	DrainWait = 1200 * time.Millisecond
+	// MaxDrain bounds the wait for a checker that fell behind to alert
+	// the injections it has not reached yet.
+	MaxDrain = 30 * time.Second
 	// maxRate keeps the mean transaction duration above a few µs, where
 	// gen's model and the wall-clock pacing still mean something.
 	maxRate = 100000
@@ -278,10 +281,27 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 
 	checkCode := p.checkerCode
 	if !checkerGone {
-		select {
-		case checkCode = <-runDone:
-			checkerGone = true
-		case <-time.After(DrainWait):
+		// At least DrainWait, for the checker to read the last events;
+		// longer while an injection is still unalerted (a checker that
+		// fell behind), up to MaxDrain. A second interrupt kills the
+		// process (main restores the default handling after the first).
+		drainStart := time.Now()
+		poll := time.NewTicker(50 * time.Millisecond)
+	drain:
+		for {
+			select {
+			case checkCode = <-runDone:
+				checkerGone = true
+				break drain
+			case <-poll.C:
+				waited := time.Since(drainStart)
+				if waited >= MaxDrain || waited >= DrainWait && tap.allAlerted() {
+					break drain
+				}
+			}
+		}
+		poll.Stop()
+		if !checkerGone {
 			stopRun()
 			checkCode = <-runDone
 		}
@@ -539,6 +559,13 @@ func (a *alertTap) note(al *report.Alert) string {
 	}
 	return fmt.Sprintf("%s %s: %s in %s: injected anomaly %s, alerted %s after it was produced",
 		verb, al.ID, what, core, k, now.Sub(a.injectedAt[k]).Round(time.Millisecond))
+}
+
+// allAlerted says every injection produced so far has been alerted.
+func (a *alertTap) allAlerted() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.alerted) == len(a.injTxns)
 }
 
 func (a *alertTap) unexplained() int {

@@ -398,3 +398,31 @@ func TestPartitionOfAndInjection(t *testing.T) {
 		}
 	}
 }
+
+// A status page address already taken stops the demo with exit 2 and
+// run's message naming the option, instead of a demo without its page.
+func TestDemoHTTPAddressTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(context.Background(), []string{"--duration", "30s", "--status", "0", "--http", l.Addr().String()}, nil, &stdout, &stderr)
+	}()
+	select {
+	case code := <-done:
+		if code != ExitError {
+			t.Errorf("exit %d, want %d", code, ExitError)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the demo ran on without its status page")
+	}
+	for _, want := range []string{"http.addr", "the in-process checker"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}

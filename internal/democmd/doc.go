@@ -51,8 +51,9 @@
 // --rate 50; --evict hands run's opt-in eviction the same stream.
 //
 // Stopping (--duration, or an interrupt) runs the tail (D4), stops the
-// store, gives the checker DrainWait to read what was produced, then
-// stops it (runcmd's interrupt path): the store's last transactions never
-// close, but none of them is part of an injection. The summary counts
+// store, gives the checker DrainWait to read what was produced (up to
+// MaxDrain while an injection is still unalerted), then stops it
+// (runcmd's interrupt path): the store's last transactions never close,
+// but none of them is part of an injection. The summary counts
 // injections, alerts and the mean time from one to the other.
 package democmd
