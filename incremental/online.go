@@ -51,6 +51,9 @@ type Online struct {
 
 	steps, checks int
 	unchecked     int
+	// Work done, for metrics: solver conflicts and constraints (read
+	// choices and writer pairs) encoded, over all checks.
+	conflicts, constraints int64
 
 	// ev is the reduced instance (evict.go); without evict every released
 	// transaction stays in it.
@@ -165,7 +168,10 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				return out, nil
 			}
 			o.checks++
-			switch r.solve(ctx) {
+			st := r.solve(ctx)
+			o.conflicts += r.e.s.Stats().Conflicts
+			o.constraints += int64(len(r.e.reads) + len(r.e.pairsL))
+			switch st {
 			case solver.Sat:
 				o.evict(ctx, r)
 				return out, nil
@@ -182,6 +188,8 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		if err != nil {
 			return out, err
 		}
+		o.conflicts += res.Stats.Conflicts
+		o.constraints += int64(res.Stats.Reads + res.Stats.Pairs)
 		if res.Verdict != Invalid || len(res.Anomalies) == 0 {
 			if r != nil {
 				// The reduced instance kept a fact the bodies do not
@@ -365,7 +373,8 @@ func (o *Online) quarantine(i int) {
 // Stats describe the engine's state.
 func (o *Online) Stats() OnlineStats {
 	st := OnlineStats{Released: len(o.released) - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
-		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements}
+		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements,
+		Conflicts: o.conflicts, Constraints: o.constraints}
 	for i, m := range o.ev.Member {
 		if m && o.ev.GhostKeys[i] == nil {
 			st.Window++
@@ -386,4 +395,7 @@ func (o *Online) Stats() OnlineStats {
 type OnlineStats struct {
 	Released, Unchecked, Alerts, Pending, Steps, Checks int
 	Window, Pinned, Evicted, Ghosts, Disagreements      int
+	// Conflicts and Constraints add up every check's solver conflicts and
+	// encoded constraints (read choices and writer pairs).
+	Conflicts, Constraints int64
 }

@@ -42,6 +42,7 @@ type alerting struct {
 
 	// Last engine totals seen, so counters get deltas.
 	released, evicted, checks int
+	conflicts, constraints    int64
 
 	// wm is the watermark's history, (W, wall time) with W increasing,
 	// for the alert latency (provenAt); bounded by maxWM.

@@ -640,7 +640,9 @@ func (r *runner) step(ctx context.Context) error {
 		if es := r.engine.Stats(); es.Checks > a.checks {
 			a.m.SolverCalls.Add(float64(es.Checks - a.checks))
 			a.m.SolverDuration.Observe(time.Since(t0).Seconds())
-			a.checks = es.Checks
+			a.m.SolverConflicts.Add(float64(es.Conflicts - a.conflicts))
+			a.m.ConstraintsCreated.Add(float64(es.Constraints - a.constraints))
+			a.checks, a.conflicts, a.constraints = es.Checks, es.Conflicts, es.Constraints
 		}
 	}
 	for _, a := range found {
