@@ -41,11 +41,13 @@ const (
 	Concurrency = 4.0
 	Keys        = 1000
 	Skew        = time.Millisecond
-	Tick        = 100 * time.Millisecond
-	InDoubt     = time.Second
+	// Tick is run's step period in event time: 1 s, as the canary's, since
+	// every step re-checks the released history (see Cost in doc.go).
+	Tick    = time.Second
+	InDoubt = time.Second
 	// DrainWait is how long the checker may read on after the store
 	// stopped: two of run's Kafka fetch waits (500 ms) and a tick.
-	DrainWait = 1200 * time.Millisecond
+	DrainWait = 2*500*time.Millisecond + Tick
 	// MaxDrain bounds the wait for a checker that fell behind to alert
 	// the injections it has not reached yet.
 	MaxDrain = 30 * time.Second

@@ -40,15 +40,17 @@
 // transaction duration for the requested --rate, so that the sessions
 // together start --rate transactions per second. An injected lost update
 // is alerted once its transactions are time-closed: about the lateness
-// plus one tick after it ended.
+// plus one tick after it ended (2 s at the defaults).
 //
 // # Cost
 //
 // The default engine re-checks the released history at each tick, so its
-// cost grows with the run: on a busy 2-core machine it kept up with 100
-// txn/s for about 40 s and then fell behind (alerts come later, the
-// summary says when one came too late for the stop). Hence the default
-// --rate 50; --evict hands run's opt-in eviction the same stream.
+// cost grows with the run. With run's default tick (100 ms) it fell
+// behind 50 txn/s within a minute on this shared 2-core machine (with
+// --evict too); with a 1 s tick, the canary's, it kept up for the 90 s
+// measured, at an alert about 2 s after its injection. Hence Tick = 1 s
+// and the default --rate 50; --evict hands run's opt-in eviction the same
+// stream.
 //
 // Stopping (--duration, or an interrupt) runs the tail (D4), stops the
 // store, gives the checker DrainWait to read what was produced (up to
