@@ -9,11 +9,12 @@
 // Data flow:
 //
 //	gen.GenerateStream ─▶ pacer ─▶ kafka-go writer ─▶ kfake (127.0.0.1, topic "txns", P partitions)
-//	  (timestamps from now,   └▶ --record FILE                       │
-//	   each event sent at its end)                                    ▼
-//	                                      runcmd.Main --source kafka --brokers ... --topic txns
-//	                                                  │ alert JSON lines      └▶ status page (--http)
-//	                                  alertTap ─▶ stdout (JSON) + one human line on stderr
+//	 (timestamps from now,  │                                    │
+//	  each event sent at    └▶ --record FILE                     ▼
+//	  its end)                          runcmd.Main --source kafka ... ─▶ status page (--http)
+//	                                             │ alert JSON lines
+//	                                             ▼
+//	                        alertTap ─▶ stdout (JSON), one readable line per alert on stderr
 //
 // # Invariants
 //
