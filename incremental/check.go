@@ -50,9 +50,11 @@ type Result struct {
 
 // Stats describe the work done.
 type Stats struct {
-	Txns        int
-	Reads       int
-	Pairs       int
+	Txns  int
+	Reads int
+	Pairs int
+	// Pruned counts read sources and list parses ruled out before search.
+	Pruned      int
 	Vars        int
 	Nodes       int
 	Conflicts   int64
@@ -131,6 +133,7 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 	res.Stats.EncodeTime = time.Since(t0)
 	res.Stats.Reads = len(e.reads)
 	res.Stats.Pairs = len(e.pairsL)
+	res.Stats.Pruned = e.pruned
 	res.Stats.Vars = e.s.NumVars()
 	res.Stats.Nodes = e.s.NumNodes()
 	t1 := time.Now()

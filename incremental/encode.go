@@ -94,6 +94,9 @@ type encoder struct {
 	record  bool // keep edgeRecs for explanations
 	noPrune bool
 	kept    [][2]int32
+	// pruned counts read sources and list parses that real time rules
+	// out before search (perf_prune.go).
+	pruned int
 
 	// Slabs and scratch for the per-read slices (see slabSize).
 	int32Slab, candScratch []int32
@@ -589,12 +592,20 @@ func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial 
 		if e.node[w] < 0 {
 			continue
 		}
-		if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val && !e.prune.impossible(r.key, rv.txn, w) {
-			cands = append(cands, w)
+		if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
+			if e.prune.impossible(r.key, rv.txn, w) {
+				e.pruned++
+			} else {
+				cands = append(cands, w)
+			}
 		}
 	}
-	if initial && !e.prune.impossible(r.key, rv.txn, -1) {
-		cands = append(cands, -1)
+	if initial {
+		if e.prune.impossible(r.key, rv.txn, -1) {
+			e.pruned++
+		} else {
+			cands = append(cands, -1)
+		}
 	}
 	e.candScratch = cands
 	rv.cands = e.int32s(len(cands))
@@ -746,7 +757,9 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 		}
 	}
 	if e.prune != nil {
+		before := len(parses)
 		parses = e.prune.parses(rv.txn, appenders, parses)
+		e.pruned += before - len(parses)
 	}
 	rv.cands = e.int32s(len(parses))
 	for i := range rv.cands {

@@ -53,7 +53,7 @@ type Online struct {
 	unchecked     int
 	// Work done, for metrics: solver conflicts and constraints (read
 	// choices and writer pairs) encoded, over all checks.
-	conflicts, constraints int64
+	conflicts, constraints, pruned int64
 
 	// ev is the reduced instance (evict.go); without evict every released
 	// transaction stays in it.
@@ -171,6 +171,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			st := r.solve(ctx)
 			o.conflicts += r.e.s.Stats().Conflicts
 			o.constraints += int64(len(r.e.reads) + len(r.e.pairsL))
+			o.pruned += int64(r.e.pruned)
 			switch st {
 			case solver.Sat:
 				o.evict(ctx, r)
@@ -190,6 +191,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		}
 		o.conflicts += res.Stats.Conflicts
 		o.constraints += int64(res.Stats.Reads + res.Stats.Pairs)
+		o.pruned += int64(res.Stats.Pruned)
 		if res.Verdict != Invalid || len(res.Anomalies) == 0 {
 			if r != nil {
 				// The reduced instance kept a fact the bodies do not
@@ -374,7 +376,7 @@ func (o *Online) quarantine(i int) {
 func (o *Online) Stats() OnlineStats {
 	st := OnlineStats{Released: len(o.released) - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
 		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements,
-		Conflicts: o.conflicts, Constraints: o.constraints}
+		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned}
 	for i, m := range o.ev.Member {
 		if m && o.ev.GhostKeys[i] == nil {
 			st.Window++
@@ -395,7 +397,8 @@ func (o *Online) Stats() OnlineStats {
 type OnlineStats struct {
 	Released, Unchecked, Alerts, Pending, Steps, Checks int
 	Window, Pinned, Evicted, Ghosts, Disagreements      int
-	// Conflicts and Constraints add up every check's solver conflicts and
-	// encoded constraints (read choices and writer pairs).
-	Conflicts, Constraints int64
+	// Conflicts, Constraints and Pruned add up every check's solver
+	// conflicts, encoded constraints (read choices and writer pairs) and
+	// read sources or list parses ruled out before search.
+	Conflicts, Constraints, Pruned int64
 }

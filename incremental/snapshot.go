@@ -28,6 +28,7 @@ type onlineSnapshot struct {
 	EvictState  evictState
 	Conflicts   int64
 	Constraints int64
+	Pruned      int64
 }
 
 // Snapshot returns the whole engine state as deterministic bytes, so that a
@@ -38,7 +39,7 @@ func (o *Online) Snapshot() ([]byte, error) {
 		Version: snapshotVersion, Options: o.opts, Promised: o.promised,
 		Released: o.released, Closed: o.closed, Quar: o.quar, Alerts: o.alerts,
 		Steps: o.steps, Checks: o.checks, Unchecked: o.unchecked,
-		Conflicts: o.conflicts, Constraints: o.constraints,
+		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned,
 		Evict: o.evicting, EvictState: o.ev,
 	}
 	for _, a := range o.pending {
@@ -70,7 +71,7 @@ func RestoreOnline(opts history.Options, snap []byte) (*Online, error) {
 	o.released, o.closed, o.quar = s.Released, s.Closed, s.Quar
 	o.alerts, o.steps, o.checks, o.unchecked = s.Alerts, s.Steps, s.Checks, s.Unchecked
 	o.evicting, o.ev = s.Evict, s.EvictState
-	o.conflicts, o.constraints = s.Conflicts, s.Constraints
+	o.conflicts, o.constraints, o.pruned = s.Conflicts, s.Constraints, s.Pruned
 	if len(o.ev.Member) != n {
 		return nil, fmt.Errorf("engine snapshot: %d transactions but %d instance flags", n, len(o.ev.Member))
 	}

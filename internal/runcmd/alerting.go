@@ -41,8 +41,8 @@ type alerting struct {
 	addr   string // bound HTTP address, empty when off
 
 	// Last engine totals seen, so counters get deltas.
-	released, evicted, checks int
-	conflicts, constraints    int64
+	released, evicted, checks      int
+	conflicts, constraints, pruned int64
 
 	// wm is the watermark's history, (W, wall time) with W increasing,
 	// for the alert latency (provenAt); bounded by maxWM.

@@ -642,7 +642,8 @@ func (r *runner) step(ctx context.Context) error {
 			a.m.SolverDuration.Observe(time.Since(t0).Seconds())
 			a.m.SolverConflicts.Add(float64(es.Conflicts - a.conflicts))
 			a.m.ConstraintsCreated.Add(float64(es.Constraints - a.constraints))
-			a.checks, a.conflicts, a.constraints = es.Checks, es.Conflicts, es.Constraints
+			a.m.ConstraintsPruned.Add(float64(es.Pruned - a.pruned))
+			a.checks, a.conflicts, a.constraints, a.pruned = es.Checks, es.Conflicts, es.Constraints, es.Pruned
 		}
 	}
 	for _, a := range found {
