@@ -94,7 +94,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	cfg := &config{}
 	fs.DurationVar(&cfg.duration, "duration", 0, "stop after this long (0: run until interrupted)")
 	fs.Float64Var(&cfg.rate, "rate", 50, "transactions per second the simulated store runs (the default engine re-checks the released history, so a high rate falls behind within minutes: see --evict)")
-	fs.DurationVar(&cfg.anomalyEvery, "anomaly-every", 10*time.Second, "mean time between injected lost updates (0: none, a clean store)")
+	fs.DurationVar(&cfg.anomalyEvery, "anomaly-every", 3*time.Second, "mean time between injected lost updates (0: none, a clean store)")
 	fs.IntVar(&cfg.partitions, "partitions", 3, "partitions of the demo topic")
 	fs.StringVar(&cfg.http, "http", "", "serve the status page on this address, e.g. 127.0.0.1:9479 (default: none)")
 	fs.StringVar(&cfg.record, "record", "", "also write every produced event to this file (native JSON Lines, for streamcheck check)")
