@@ -13,7 +13,14 @@ type explainer struct {
 	e      *encoder
 	assign map[lit]bool
 	adj    map[int32][]int // node -> indices into e.edges
+	// searches counts cycle searches: case splits multiply them, and a
+	// core with many choices (a counter that lost dozens of updates) made
+	// the explanation outlast the check by minutes. Past explainBudget no
+	// new case split starts; what is forced so far is still reported.
+	searches int
 }
+
+const explainBudget = 20000
 
 type forcedStep struct {
 	what  string
@@ -72,6 +79,7 @@ func (x *explainer) holds(r *edgeRec, extra lit) bool {
 // true) that uses at least one edge conditioned on extra, or any cycle
 // when extra is litTrue.
 func (x *explainer) cycle(extra lit) []edgeRec {
+	x.searches++
 	var best []edgeRec
 	for i := range x.e.edges {
 		r := &x.e.edges[i]
@@ -212,12 +220,15 @@ func (x *explainer) run(depth int) ([]forcedStep, []edgeRec) {
 			forced = append(forced, f)
 			continue
 		}
-		if depth == 0 {
+		if depth == 0 || x.searches > explainBudget {
 			break
 		}
 		// Split on read-from choices first: "either T read from A or from
 		// B" is how a person argues about duplicate values.
 		for _, l := range x.splitOrder(choices) {
+			if x.searches > explainBudget {
+				break
+			}
 			if _, ok := x.value(l); ok {
 				continue
 			}

@@ -6,7 +6,9 @@
 //	streamcheck check [flags] FILE          # FILE, "-" (stdin), example:NAME
 //	streamcheck gen [flags] > h.jsonl       # synthetic histories
 //	streamcheck sat [flags] FILE.cnf        # the solver on DIMACS CNF
-//	streamcheck run [flags] < events.jsonl  # online checking of a stream
+//	streamcheck run [flags] < events.jsonl  # online checking: stdin, a file or Kafka
+//	streamcheck canary --dsn DSN            # anomaly hunting on PostgreSQL or MySQL/MariaDB
+//	streamcheck demo --duration 20s         # all of it in one process
 //	streamcheck help
 package main
 
