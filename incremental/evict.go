@@ -51,9 +51,6 @@ import (
 // constraint that no probe decides (EXACTNESS.md's history P; the
 // irrelevance rule is not implemented).
 
-// debugEvict, when set by a test, traces eviction.
-var debugEvict func(format string, args ...any)
-
 // evictState is the reduced instance's bookkeeping, per released index.
 type evictState struct {
 	Member []bool // in the instance: in the window, or a ghost
@@ -411,9 +408,6 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 		keptOut[a] = append(keptOut[a], b)
 		keptIn[b] = append(keptIn[b], a)
-		if debugEvict != nil {
-			debugEvict("kept %s -> %s", r.h.Txns[a].ID, r.h.Txns[b].ID)
-		}
 	}
 	commitOf := func(t int32) (bool, bool) {
 		switch {
@@ -707,9 +701,6 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			st.LiveOf[k] = i
 		}
 		st.Evicted++
-		if debugEvict != nil {
-			debugEvict("evict %s committed=%v live=%v repl=%v", tx.ID, committed, live, repl)
-		}
 		if len(live) == 0 {
 			remove(t, committed)
 			continue
