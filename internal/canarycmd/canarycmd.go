@@ -43,6 +43,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/canary"
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/report"
 	"github.com/streamcheck/streamcheck/internal/runcmd"
 	"github.com/streamcheck/streamcheck/record"
@@ -50,9 +51,9 @@ import (
 
 // Exit codes, as check's and run's.
 const (
-	ExitOK      = 0
+	ExitOK      = cliutil.ExitOK
 	ExitAnomaly = 1
-	ExitError   = 2
+	ExitError   = cliutil.ExitError
 )
 
 type config struct {
@@ -86,21 +87,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	// or it would go on feeding a checker that has gone.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
-	stderr = &lockedWriter{w: stderr}
-	cfg, err := parse(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		fmt.Fprintln(stderr, "streamcheck canary:", err)
-		return ExitError
-	}
-	code, err := run(ctx, cfg, stdout, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "streamcheck canary:", err)
-		return ExitError
-	}
-	return code
+	return cliutil.Main(ctx, "streamcheck canary", args, stdout, stderr, parse, run)
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -148,11 +135,8 @@ usage, setup or recording error.
 flags:`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cliutil.ParseFlagsOnly(fs, args); err != nil {
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if c.DSN == "" {
 		return nil, errors.New("--dsn is required")
@@ -343,27 +327,11 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 	fmt.Fprintf(stderr, "streamcheck canary: %s, isolation %s requested, workloads %s, %d clients, %s, prefix %s\n",
 		c.Snapshot().Dialect, canary.IsolationName(cfg.canary.Isolation), cfg.workloads, cfg.canary.Clients, rateText(cfg.canary.Rate), c.Prefix())
 
-	statusDone := make(chan struct{})
-	statusStopped := make(chan struct{})
-	go func() {
-		defer close(statusStopped)
-		if cfg.status <= 0 {
-			return
-		}
-		t := time.NewTicker(cfg.status)
-		defer t.Stop()
-		for {
-			select {
-			case <-statusDone:
-				return
-			case <-t.C:
-				fmt.Fprintln(stderr, "streamcheck canary:", statusLine(c.Snapshot(), watch))
-			}
-		}
-	}()
+	stopStatus := cliutil.StatusLines(stderr, "streamcheck canary", cfg.status, func() string {
+		return statusLine(c.Snapshot(), watch)
+	})
 	rep, runErr := c.Run(wctx)
-	close(statusDone)
-	<-statusStopped
+	stopStatus()
 	stoppedEarly := false
 	if errors.Is(runErr, errCheckerStopped) && ctx.Err() != nil {
 		// SIGTERM reached the checker first; the workload stopped on it
@@ -452,18 +420,6 @@ func summary(w io.Writer, r canary.Report, watch *alertWatch) {
 type mysqlLogger func(string)
 
 func (f mysqlLogger) Print(v ...any) { f(strings.TrimSpace(fmt.Sprint(v...))) }
-
-// lockedWriter serializes the writes of the canary and the checker.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
 
 // lineQueue forwards writes, in order, to w from its own goroutine: a
 // writer blocks only while size writes are queued.

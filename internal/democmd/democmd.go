@@ -22,6 +22,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/ingest"
+	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/report"
 	"github.com/streamcheck/streamcheck/internal/runcmd"
@@ -29,9 +30,9 @@ import (
 
 // Exit codes, as run's: 1 is an alert that no injection explains.
 const (
-	ExitOK      = 0
+	ExitOK      = cliutil.ExitOK
 	ExitAnomaly = 1
-	ExitError   = 2
+	ExitError   = cliutil.ExitError
 )
 
 // Fixed parameters of the simulated store and its checker.
@@ -71,21 +72,7 @@ type config struct {
 // Main runs the command; ctx cancellation (SIGINT) stops the store, after
 // which the checker drains and the summary prints.
 func Main(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	stderr = &lockedWriter{w: stderr}
-	cfg, err := parse(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		fmt.Fprintln(stderr, "streamcheck demo:", err)
-		return ExitError
-	}
-	code, err := run(ctx, cfg, stdout, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "streamcheck demo:", err)
-		return ExitError
-	}
-	return code
+	return cliutil.Main(ctx, "streamcheck demo", args, stdout, stderr, parse, run)
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -114,11 +101,8 @@ setup error.
 flags:`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cliutil.ParseFlagsOnly(fs, args); err != nil {
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if cfg.duration < 0 {
 		return nil, fmt.Errorf("--duration %s: negative", cfg.duration)
@@ -246,24 +230,9 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 		p.record = bufio.NewWriter(record)
 	}
 
-	statusDone := make(chan struct{})
-	statusStopped := make(chan struct{})
-	go func() {
-		defer close(statusStopped)
-		if cfg.status <= 0 {
-			return
-		}
-		t := time.NewTicker(cfg.status)
-		defer t.Stop()
-		for {
-			select {
-			case <-statusDone:
-				return
-			case <-t.C:
-				fmt.Fprintln(stderr, "streamcheck demo:", tap.line(time.Since(started)))
-			}
-		}
-	}()
+	stopStatus := cliutil.StatusLines(stderr, "streamcheck demo", cfg.status, func() string {
+		return tap.line(time.Since(started))
+	})
 
 	var checkerGone bool
 	storeErr := p.run(storeCtx, gcfg, runDone)
@@ -278,8 +247,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 			storeErr = fmt.Errorf("--record: %w", err)
 		}
 	}
-	close(statusDone)
-	<-statusStopped
+	stopStatus()
 
 	checkCode := p.checkerCode
 	if !checkerGone {
@@ -603,16 +571,4 @@ func (a *alertTap) summary(elapsed time.Duration, lateness time.Duration) string
 		s += fmt.Sprintf("; %s NOT explained by an injection", report.Plural(a.unexpl, "alert"))
 	}
 	return s
-}
-
-// lockedWriter serializes the writes of the demo and the checker.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

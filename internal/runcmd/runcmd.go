@@ -52,18 +52,18 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/config"
 )
 
 // Exit codes, as check's.
 const (
-	ExitOK      = 0
+	ExitOK      = cliutil.ExitOK
 	ExitAnomaly = 1
-	ExitError   = 2
+	ExitError   = cliutil.ExitError
 )
 
 // Main runs the command; ctx cancellation (SIGINT/SIGTERM) finishes the
@@ -74,31 +74,20 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	// checkpoint, commit, exit 0. The caller may handle only SIGINT.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
-	// The log (also written from Kafka's goroutines) and the status and
-	// summary lines share stderr.
-	stderr = &lockedWriter{w: stderr}
-	cfg, err := parse(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		fmt.Fprintln(stderr, "streamcheck run:", err)
-		return ExitError
-	}
-	r, err := newRunner(cfg, stdin, stdout, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "streamcheck run:", err)
-		return ExitError
-	}
-	code, err := r.run(ctx)
-	if cerr := r.close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "streamcheck run:", err)
-		return ExitError
-	}
-	return code
+	// cliutil.Main locks stderr: the log (also written from Kafka's
+	// goroutines) and the status and summary lines share it.
+	return cliutil.Main(ctx, "streamcheck run", args, stdout, stderr, parse,
+		func(ctx context.Context, cfg *runConfig, stdout, stderr io.Writer) (int, error) {
+			r, err := newRunner(cfg, stdin, stdout, stderr)
+			if err != nil {
+				return ExitError, err
+			}
+			code, err := r.run(ctx)
+			if cerr := r.close(); err == nil {
+				err = cerr
+			}
+			return code, err
+		})
 }
 
 // flagDef maps one flag onto the configuration; flags are applied over the
@@ -263,16 +252,4 @@ func parse(args []string, stderr io.Writer) (*runConfig, error) {
 	}
 	rc.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	return rc, nil
-}
-
-// lockedWriter serializes writes from several goroutines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
