@@ -211,23 +211,17 @@ func (cl *client) alive(ctx context.Context) bool {
 }
 
 func (cl *client) outcome(commitErr error) history.Status {
-	if cl.tg.dialect == MySQL {
-		return record.MySQLOutcome(commitErr)
-	}
-	return record.PgxOutcome(commitErr)
+	return record.DriverOutcome(cl.tg.dialect.driver(), commitErr)
 }
 
 func (cl *client) retryable(err error) bool {
-	if cl.tg.dialect == MySQL {
-		return record.MySQLRetryable(err)
-	}
-	if record.PgxRetryable(err) {
+	if record.DriverRetryable(cl.tg.dialect.driver(), err) {
 		return true
 	}
 	// 55P03 lock_not_available: our lock_timeout, the same refusal as
 	// MySQL's lock wait timeout.
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "55P03"
+	return cl.tg.dialect == Postgres && errors.As(err, &pe) && pe.Code == "55P03"
 }
 
 // txn is one recorded database transaction (C2, C3).

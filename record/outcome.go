@@ -2,6 +2,7 @@ package record
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -112,4 +113,35 @@ func MySQLRetryable(err error) bool {
 		return true
 	}
 	return false
+}
+
+// DriverOutcome classifies COMMIT's error for code that speaks to either
+// database through database/sql: driverName is the name the driver is
+// registered under, "pgx" or "pgx/v5" (pgx/v5/stdlib: PgxOutcome) or
+// "mysql" (go-sql-driver/mysql: MySQLOutcome). Another name panics: there
+// is no classifier for its errors, and a guessed outcome would break R4.
+func DriverOutcome(driverName string, commitErr error) history.Status {
+	if isMySQLDriver(driverName) {
+		return MySQLOutcome(commitErr)
+	}
+	return PgxOutcome(commitErr)
+}
+
+// DriverRetryable is PgxRetryable or MySQLRetryable, picked by the
+// database/sql driver name as DriverOutcome picks its classifier.
+func DriverRetryable(driverName string, err error) bool {
+	if isMySQLDriver(driverName) {
+		return MySQLRetryable(err)
+	}
+	return PgxRetryable(err)
+}
+
+func isMySQLDriver(driverName string) bool {
+	switch driverName {
+	case "mysql":
+		return true
+	case "pgx", "pgx/v5":
+		return false
+	}
+	panic("record: no COMMIT classifier for database/sql driver " + strconv.Quote(driverName))
 }

@@ -63,6 +63,14 @@ func TestPgxOutcome(t *testing.T) {
 		if got := PgxRetryable(c.err); got != c.retryable {
 			t.Errorf("PgxRetryable(%v) = %v, want %v", c.err, got, c.retryable)
 		}
+		for _, name := range []string{"pgx", "pgx/v5"} {
+			if got := DriverOutcome(name, c.err); got != c.want {
+				t.Errorf("DriverOutcome(%q, %v) = %v, want %v", name, c.err, got, c.want)
+			}
+			if got := DriverRetryable(name, c.err); got != c.retryable {
+				t.Errorf("DriverRetryable(%q, %v) = %v, want %v", name, c.err, got, c.retryable)
+			}
+		}
 	}
 }
 
@@ -91,5 +99,28 @@ func TestMySQLOutcome(t *testing.T) {
 		if got := MySQLRetryable(c.err); got != c.retryable {
 			t.Errorf("MySQLRetryable(%v) = %v, want %v", c.err, got, c.retryable)
 		}
+		if got := DriverOutcome("mysql", c.err); got != c.want {
+			t.Errorf("DriverOutcome(mysql, %v) = %v, want %v", c.err, got, c.want)
+		}
+		if got := DriverRetryable("mysql", c.err); got != c.retryable {
+			t.Errorf("DriverRetryable(mysql, %v) = %v, want %v", c.err, got, c.retryable)
+		}
+	}
+}
+
+// A driver with no classifier must not get a guessed outcome (R4).
+func TestDriverOutcomeUnknownDriverPanics(t *testing.T) {
+	for _, call := range []func(){
+		func() { DriverOutcome("sqlite3", nil) },
+		func() { DriverRetryable("sqlite3", nil) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic for driver sqlite3")
+				}
+			}()
+			call()
+		}()
 	}
 }

@@ -2,8 +2,8 @@ package dbworkload
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -57,46 +57,14 @@ func Counter(ctx context.Context, tg *Target, cfg CounterConfig, rec *record.Rec
 	if err := setup(ctx, tg, tb, rec, tg.prefix()+"-ctr-setup", key, 0); err != nil {
 		return rep, err
 	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for i := 0; i < cfg.Clients; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := counterClient(cctx, tg, tb, cfg, rec, i, key)
-			mu.Lock()
-			rep.merge(r)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("client %d: %w", i, err))
-				cancel()
-			}
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return rep, errs[0]
-	}
-	c, err := tg.conn(ctx, rec, tg.prefix()+"-ctr-final")
+	rep.Report, err = runClients(ctx, cfg.Clients, func(ctx context.Context, client int) (Report, error) {
+		return counterClient(ctx, tg, tb, cfg, rec, client, key)
+	})
 	if err != nil {
 		return rep, err
 	}
-	defer c.close()
-	x, err := c.begin(ctx)
+	v, err := readFinal(ctx, tg, tb, rec, tg.prefix()+"-ctr-final", key)
 	if err != nil {
-		return rep, err
-	}
-	v, err := x.read(ctx, tb, key)
-	if err != nil {
-		x.fail(err)
-		return rep, err
-	}
-	if _, _, err := x.commit(); err != nil {
 		return rep, err
 	}
 	if !v.Valid {
@@ -127,6 +95,30 @@ func setup(ctx context.Context, tg *Target, tb *table, rec *record.Recorder, ses
 		err = fmt.Errorf("dbworkload: setup ended %v", st)
 	}
 	return err
+}
+
+// readFinal reads row k in a recorded transaction of its own session,
+// once the clients are done, so that the history holds the value the
+// workload's arithmetic is checked against.
+func readFinal(ctx context.Context, tg *Target, tb *table, rec *record.Recorder, session string, k int64) (sql.NullInt64, error) {
+	c, err := tg.conn(ctx, rec, session)
+	if err != nil {
+		return sql.NullInt64{}, err
+	}
+	defer c.close()
+	x, err := c.begin(ctx)
+	if err != nil {
+		return sql.NullInt64{}, err
+	}
+	v, err := x.read(ctx, tb, k)
+	if err != nil {
+		x.fail(err)
+		return sql.NullInt64{}, err
+	}
+	if _, _, err := x.commit(); err != nil {
+		return sql.NullInt64{}, err
+	}
+	return v, nil
 }
 
 func counterClient(ctx context.Context, tg *Target, tb *table, cfg CounterConfig, rec *record.Recorder, client int, key int64) (Report, error) {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -125,6 +126,39 @@ func (r *Report) merge(o Report) {
 	r.Aborted += o.Aborted
 	r.Unknown += o.Unknown
 	r.Retryable += o.Retryable
+}
+
+// runClients runs client(ctx, i) for i in [0, n) concurrently and sums
+// their reports. The first client to fail cancels the others' context,
+// and its error is returned with the sum of what every client did.
+func runClients(ctx context.Context, n int, client func(ctx context.Context, i int) (Report, error)) (Report, error) {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		total Report
+		errs  []error
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := client(ctx, i)
+			mu.Lock()
+			total.merge(r)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("client %d: %w", i, err))
+				cancel()
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return total, errs[0]
+	}
+	return total, nil
 }
 
 // randomPrefix is unique enough that concurrent test runs on one server
@@ -312,15 +346,9 @@ func (x *txn) commit() (history.Status, bool, error) {
 }
 
 func (c *conn) outcome(commitErr error) history.Status {
-	if c.t.Dialect == MariaDB {
-		return record.MySQLOutcome(commitErr)
-	}
-	return record.PgxOutcome(commitErr)
+	return record.DriverOutcome(c.t.Dialect.Driver(), commitErr)
 }
 
 func (c *conn) retryable(err error) bool {
-	if c.t.Dialect == MariaDB {
-		return record.MySQLRetryable(err)
-	}
-	return record.PgxRetryable(err)
+	return record.DriverRetryable(c.t.Dialect.Driver(), err)
 }

@@ -164,21 +164,8 @@ func LostUpdate(ctx context.Context, tg *Target, seeded bool, rec *record.Record
 	}
 	rep.A, rep.StatusA, rep.B, rep.StatusB = ra.id, ra.st, rb.id, rb.st
 
-	cf, err := tg.conn(ctx, rec, base+"-final")
+	v, err := readFinal(ctx, tg, tb, rec, base+"-final", key)
 	if err != nil {
-		return rep, err
-	}
-	defer cf.close()
-	x, err := cf.begin(ctx)
-	if err != nil {
-		return rep, err
-	}
-	v, err := x.read(ctx, tb, key)
-	if err != nil {
-		x.fail(err)
-		return rep, err
-	}
-	if _, _, err := x.commit(); err != nil {
 		return rep, err
 	}
 	rep.Final = v.Int64

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/record"
@@ -53,35 +52,9 @@ func Register(ctx context.Context, tg *Target, cfg RegisterConfig, rec *record.R
 		return Report{}, err
 	}
 	defer tb.drop(ctx)
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		total  Report
-		errs   []error
-		cctx   context.Context
-		cancel context.CancelFunc
-	)
-	cctx, cancel = context.WithCancel(ctx)
-	defer cancel()
-	for i := 0; i < cfg.Clients; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := registerClient(cctx, tg, tb, cfg, rec, i)
-			mu.Lock()
-			total.merge(r)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("client %d: %w", i, err))
-				cancel()
-			}
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return total, errs[0]
-	}
-	return total, nil
+	return runClients(ctx, cfg.Clients, func(ctx context.Context, client int) (Report, error) {
+		return registerClient(ctx, tg, tb, cfg, rec, client)
+	})
 }
 
 func registerClient(ctx context.Context, tg *Target, tb *table, cfg RegisterConfig, rec *record.Recorder, client int) (Report, error) {
