@@ -10,33 +10,12 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
-	_ "github.com/jackc/pgx/v5/stdlib"
-
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/realdbtest"
 )
-
-func openReal(t *testing.T, driver, dsn string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open(driver, dsn)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s server required under CI=true: %v", driver, err)
-		}
-		t.Skipf("%s server not reachable, skipping: %v", driver, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 func tableName(t *testing.T, db *sql.DB) string {
 	var b [5]byte
@@ -61,7 +40,7 @@ const pgDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 // at a statement or at COMMIT; either way it is retryable, and at COMMIT it
 // is aborted.
 func TestRealPgSerializationFailure(t *testing.T) {
-	db := openReal(t, "pgx", pgDSN)
+	db := realdbtest.Open(t, "pgx", pgDSN)
 	ctx := context.Background()
 	tb := tableName(t, db)
 	mustExec(t, db, "CREATE TABLE "+tb+" (k INT PRIMARY KEY, v INT)")
@@ -111,7 +90,7 @@ func TestRealPgSerializationFailure(t *testing.T) {
 // COMMIT of a transaction that already failed answers ROLLBACK without an
 // error on the wire; pgx turns it into ErrTxCommitRollback: aborted.
 func TestRealPgCommitAfterFailure(t *testing.T) {
-	db := openReal(t, "pgx", pgDSN)
+	db := realdbtest.Open(t, "pgx", pgDSN)
 	tx, err := db.Begin()
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +107,7 @@ func TestRealPgCommitAfterFailure(t *testing.T) {
 // The backend is terminated while COMMIT runs (a deferred constraint
 // trigger sleeps in it): the client cannot know the outcome, so unknown.
 func TestRealPgTerminatedDuringCommit(t *testing.T) {
-	db := openReal(t, "pgx", pgDSN)
+	db := realdbtest.Open(t, "pgx", pgDSN)
 	ctx := context.Background()
 	tb := tableName(t, db)
 	fn := tb + "_slow"
@@ -178,7 +157,7 @@ func TestRealPgTerminatedDuringCommit(t *testing.T) {
 // Two transactions lock two rows in opposite orders: InnoDB kills one with
 // 1213, which is retryable.
 func TestRealMariaDBDeadlock(t *testing.T) {
-	db := openReal(t, "mysql", "root@tcp(127.0.0.1:3306)/test")
+	db := realdbtest.Open(t, "mysql", "root@tcp(127.0.0.1:3306)/test")
 	ctx := context.Background()
 	tb := tableName(t, db)
 	mustExec(t, db, "CREATE TABLE "+tb+" (k INT PRIMARY KEY, v INT) ENGINE=InnoDB")

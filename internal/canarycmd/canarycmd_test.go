@@ -22,14 +22,13 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
-	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/ingest"
+	"github.com/streamcheck/streamcheck/internal/realdbtest"
 )
 
 const (
@@ -37,27 +36,14 @@ const (
 	mysqlDSN = "mysql://root@tcp(127.0.0.1:3306)/test"
 )
 
-// reachable skips (or, under CI=true, fails) when the server is absent.
+// reachable opens the server of a canary DSN, skipping (or, under
+// CI=true, failing) when it is absent.
 func reachable(t *testing.T, dsn string) *sql.DB {
 	t.Helper()
-	driver, d := "pgx", dsn
-	if strings.HasPrefix(dsn, "mysql://") {
-		driver, d = "mysql", strings.TrimPrefix(dsn, "mysql://")
+	if d, ok := strings.CutPrefix(dsn, "mysql://"); ok {
+		return realdbtest.Open(t, "mysql", d)
 	}
-	db, err := sql.Open(driver, d)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s required under CI=true: %v", driver, err)
-		}
-		t.Skipf("%s not reachable, skipping: %v", driver, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return realdbtest.Open(t, "pgx", dsn)
 }
 
 type outcome struct {
