@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/solver"
@@ -125,6 +126,8 @@ type encoder struct {
 	ctx       context.Context
 	tick      int
 	cancelled bool
+	// encodeTime is set by callers that time the encoding for Stats.
+	encodeTime time.Duration
 
 	// Point chains laid out by layout: session points per transaction,
 	// time-chain links, and the attachments of transactions to time points.
@@ -149,12 +152,15 @@ type encodeConfig struct {
 	// the online engine kept: units on their commit choice. Their status
 	// stays unknown, so their real-time end stays the in-doubt horizon.
 	decided map[int32]bool
+	// conflictBudget bounds the solver's conflicts per Solve (0: none);
+	// a spent budget answers Unknown.
+	conflictBudget int64
 }
 
 func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 	n := len(p.h.Txns)
 	e := &encoder{
-		p: p, s: solver.New(solver.Options{Seed: 1, TheoryPropagationLimit: propagationLimit}),
+		p: p, s: solver.New(solver.Options{Seed: 1, TheoryPropagationLimit: propagationLimit, ConflictBudget: cfg.conflictBudget}),
 		guarded: cfg.guarded, record: cfg.record, noPrune: cfg.noPrune, kept: cfg.kept,
 		sel: make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
 		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},

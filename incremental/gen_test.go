@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/internal/gen"
@@ -26,7 +27,9 @@ func TestGeneratedValidHistories(t *testing.T) {
 	count := envInt("STREAMCHECK_VALID_COUNT", 12)
 	maxTxns := envInt("STREAMCHECK_VALID_TXNS", 400)
 	presets := gen.PresetNames()
-	for i := 0; i < count; i++ {
+	// STREAMCHECK_VALID_FROM lets a long run be split between processes.
+	from := envInt("STREAMCHECK_VALID_FROM", 0)
+	for i := from; i < from+count; i++ {
 		cfg, err := gen.Preset(presets[i%len(presets)])
 		if err != nil {
 			t.Fatal(err)
@@ -46,10 +49,13 @@ func TestGeneratedValidHistories(t *testing.T) {
 			if i%2 == 1 {
 				opts.Skew = 1000
 			}
+			began := time.Now()
 			res, err := Check(context.Background(), h, opts, Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			// -v shows where a long run spends its time.
+			t.Logf("history %d (%s, %d txns, %d keys) %s: %s in %v, %d conflicts", i, presets[i%len(presets)], len(h.Txns), cfg.Keys, lv, res.Verdict, time.Since(began).Round(time.Millisecond), res.Stats.Conflicts)
 			if res.Verdict != Valid {
 				t.Fatalf("history %d (%s, %d txns, seed %d) %s: %s %+v", i, presets[i%len(presets)], len(h.Txns), cfg.Seed, lv, res.Verdict, res.Anomalies)
 			}

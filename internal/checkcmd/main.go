@@ -158,6 +158,9 @@ func (r *runner) run(ctx context.Context, examples fs.FS, names []string, stdin 
 	r.progressf("encoded %d variables, %d nodes in %s; solved in %s (%d conflicts); cores in %s (%d checks)",
 		st.Vars, st.Nodes, round(st.EncodeTime), round(st.SolveTime), st.Conflicts, round(st.CoreTime), st.CoreChecks)
 
+	if st.ByStricter {
+		r.progressf("the witness satisfies %s, which implies %s", history.StrictSerializable, res.Options.Level)
+	}
 	rep := report.New(res, h)
 	rep.MaxAnomalies = c.maxAnomalies
 	code := exitCode(res.Verdict)

@@ -122,6 +122,11 @@ type Stats struct {
 	// TimedOut: the time budget ran out somewhere, so an unknown verdict,
 	// or an invalid one whose list of anomalies may be incomplete.
 	TimedOut bool `json:"timed_out"`
+	// WitnessLevel is set when a valid verdict's witness was found at a
+	// stricter level (strict serializability implies the weaker ones),
+	// which is tried first when timestamps allow; the other figures are
+	// then those of that check.
+	WitnessLevel string `json:"witness_level,omitempty"`
 }
 
 // New builds the report of res, a result of checking h. h supplies the
@@ -149,6 +154,9 @@ func New(res *incremental.Result, h *history.History) *Report {
 			CoreNS:     int64(res.Stats.CoreTime),
 			TimedOut:   res.Stats.TimedOutAny,
 		},
+	}
+	if res.Stats.ByStricter {
+		r.Stats.WitnessLevel = history.StrictSerializable.String()
 	}
 	switch res.Verdict {
 	case incremental.Valid:
