@@ -66,12 +66,34 @@ type edgeRec struct {
 
 // readVar ties a read to its candidate sources. cand -1 is the initial
 // version.
+// readVar is one read's choice of source. Its candidates and their
+// read-from literals sit at [off, off+n) of the encoder's candFlat and
+// rfFlat (encoder.cands, encoder.rfs): two slice headers per read were
+// 48 of its 64 bytes, 18 MB on a 100K-transaction history.
 type readVar struct {
-	txn   int32
-	read  int32 // index in ptxn.reads
-	cands []int32
-	rf    []lit
-	g     lit
+	txn  int32
+	read int32 // index in ptxn.reads
+	off  int32
+	n    int32
+	g    lit
+}
+
+// choice reserves n candidates and read-from literals for rv.
+func (e *encoder) choice(rv *readVar, n int) {
+	rv.off, rv.n = int32(len(e.candFlat)), int32(n)
+	e.candFlat = slices.Grow(e.candFlat, n)[:len(e.candFlat)+n]
+	e.rfFlat = slices.Grow(e.rfFlat, n)[:len(e.rfFlat)+n]
+}
+
+// cands are rv's candidate writers (-1 the initial state, -2 a list
+// parse). Valid until the next choice, which may move the arrays.
+func (e *encoder) cands(rv *readVar) []int32 {
+	return e.candFlat[rv.off : rv.off+rv.n : rv.off+rv.n]
+}
+
+// rfs are rv's read-from literals, one per candidate.
+func (e *encoder) rfs(rv *readVar) []lit {
+	return e.rfFlat[rv.off : rv.off+rv.n : rv.off+rv.n]
 }
 
 type listParse struct {
@@ -99,9 +121,13 @@ type encoder struct {
 	// out before search (perf_prune.go).
 	pruned int
 
-	// Slabs and scratch for the per-read slices (see slabSize).
-	int32Slab, candScratch []int32
-	litSlab, litScratch    []lit
+	// Scratch for building one read's candidates and clauses.
+	candScratch []int32
+	litScratch  []lit
+	// candFlat and rfFlat hold every read's candidates and read-from
+	// literals (readVar.off, readVar.n).
+	candFlat []int32
+	rfFlat   []lit
 
 	sel  []lit // per transaction: selector
 	act  []lit // per transaction: in the instance and committed
@@ -553,6 +579,9 @@ func (e *encoder) encodeReads() {
 		total += len(p.txns[ti].reads)
 	}
 	e.reads = make([]readVar, 0, total)
+	// Most reads have one candidate.
+	e.candFlat = make([]int32, 0, total+total/4)
+	e.rfFlat = make([]lit, 0, total+total/4)
 	for ti := range p.h.Txns {
 		if e.node[ti] < 0 {
 			continue
@@ -614,66 +643,41 @@ func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial 
 		}
 	}
 	e.candScratch = cands
-	rv.cands = e.int32s(len(cands))
-	copy(rv.cands, cands)
+	e.choice(rv, len(cands))
+	copy(e.cands(rv), cands)
 	e.chooseOne(rv)
-	if len(rv.cands) == 1 && rv.rf[0] == litTrue {
-		e.prune.noteForced(rv.txn, rv.cands[0])
+	rf := e.rfs(rv)
+	if len(cands) == 1 && rf[0] == litTrue {
+		e.prune.noteForced(rv.txn, cands[0])
 	}
-	for i, w := range rv.cands {
+	for i, w := range cands {
 		if w >= 0 {
-			e.edge(rv.rf[i], litTrue, e.node[w], e.node[rv.txn], edgeRec{kind: kindWR, key: r.key, val: string(r.val), writer: w})
+			e.edge(rf[i], litTrue, e.node[w], e.node[rv.txn], edgeRec{kind: kindWR, key: r.key, val: string(r.val), writer: w})
 		}
 	}
 }
 
-// slabSize is how many int32s or lits a slab holds: one allocation per
-// slab instead of two per read (a large history has millions of reads, and
-// the garbage collector scans each object).
-const slabSize = 1 << 14
-
-// int32s returns a zeroed slice of n int32s carved from a slab.
-func (e *encoder) int32s(n int) []int32 {
-	if cap(e.int32Slab)-len(e.int32Slab) < n {
-		e.int32Slab = make([]int32, 0, max(slabSize, n))
-	}
-	at := len(e.int32Slab)
-	e.int32Slab = e.int32Slab[:at+n]
-	return e.int32Slab[at : at+n : at+n]
-}
-
-// lits is int32s for literals.
-func (e *encoder) lits(n int) []lit {
-	if cap(e.litSlab)-len(e.litSlab) < n {
-		e.litSlab = make([]lit, 0, max(slabSize, n))
-	}
-	at := len(e.litSlab)
-	e.litSlab = e.litSlab[:at+n]
-	return e.litSlab[at : at+n : at+n]
-}
-
-// chooseOne creates the exactly-one choice over rv.cands, conditioned on
+// chooseOne creates the exactly-one choice over e.cands(rv), conditioned on
 // rv.g, with each choice implying its writer is active (register reads;
 // a list parse's appenders are tied to its choice by the caller).
 func (e *encoder) chooseOne(rv *readVar) {
-	n := len(rv.cands)
-	rv.rf = e.lits(n)
-	if n == 1 {
-		rv.rf[0] = rv.g
+	rf, cands := e.rfs(rv), e.cands(rv)
+	if len(rf) == 1 {
+		rf[0] = rv.g
 	} else {
-		for i := range rv.rf {
-			rv.rf[i] = e.newLit()
-			e.clause(rv.rf[i].not(), rv.g)
+		for i := range rf {
+			rf[i] = e.newLit()
+			e.clause(rf[i].not(), rv.g)
 		}
 	}
 	at := append(e.litScratch[:0], rv.g.not())
-	at = append(at, rv.rf...)
+	at = append(at, rf...)
 	e.litScratch = at
 	e.clause(at...)
-	e.atMostOne(rv.rf)
-	for i, w := range rv.cands {
+	e.atMostOne(rf)
+	for i, w := range cands {
 		if w >= 0 {
-			e.clause(rv.rf[i].not(), e.act[w])
+			e.clause(rf[i].not(), e.act[w])
 		}
 	}
 }
@@ -767,9 +771,9 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 		parses = e.prune.parses(rv.txn, appenders, parses)
 		e.pruned += before - len(parses)
 	}
-	rv.cands = e.int32s(len(parses))
-	for i := range rv.cands {
-		rv.cands[i] = -2 // list parse
+	e.choice(rv, len(parses))
+	for i := range e.cands(rv) {
+		e.cands(rv)[i] = -2 // list parse
 	}
 	_ = initial
 	e.chooseOne(rv) // list parses (cands -2) imply no single writer
@@ -779,8 +783,9 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 	if e.record {
 		val = joinValues(r.lr.list)
 	}
+	rfs := e.rfs(rv)
 	for i, ps := range parses {
-		rf := rv.rf[i]
+		rf := rfs[i]
 		for j, a := range ps.appenders {
 			e.clause(rf.not(), e.act[a])
 			if j+1 < len(ps.appenders) {
@@ -856,7 +861,7 @@ func (e *encoder) encodeVersionOrder() {
 	readersOf := newReaderIndex(len(p.keys)) // (key, writer) -> readers
 	total := 0
 	for ri := range e.reads {
-		total += len(e.reads[ri].cands)
+		total += int(e.reads[ri].n)
 	}
 	readersOf.pending = make([]readerEntry, 0, total)
 	initReaders := map[int32][]readerRef{}
@@ -866,15 +871,15 @@ func (e *encoder) encodeVersionOrder() {
 		if r.isList() {
 			continue
 		}
-		for i, w := range rv.cands {
+		for i, w := range e.cands(rv) {
 			if w == -1 {
-				initReaders[r.key] = append(initReaders[r.key], readerRef{rv.txn, rv.rf[i], r.val})
+				initReaders[r.key] = append(initReaders[r.key], readerRef{rv.txn, e.rfs(rv)[i], r.val})
 				if p.opts.InitialState == history.InitialUnknown {
-					e.clause(rv.rf[i].not(), e.initVar(r.key, string(r.val)))
+					e.clause(e.rfs(rv)[i].not(), e.initVar(r.key, string(r.val)))
 				}
 				continue
 			}
-			readersOf.add(r.key, w, readerRef{rv.txn, rv.rf[i], r.val})
+			readersOf.add(r.key, w, readerRef{rv.txn, e.rfs(rv)[i], r.val})
 		}
 	}
 	readersOf.build()

@@ -533,7 +533,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			if _, ok := pr.decide(rv.g); !ok {
 				return false, false
 			}
-			for _, l := range rv.rf {
+			for _, l := range e.rfs(rv) {
 				if _, ok := pr.decide(l); !ok {
 					return false, false
 				}
@@ -640,11 +640,11 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 						if p.txns[u].reads[rv.read].key != k {
 							continue
 						}
-						for ci, w := range rv.cands {
+						for ci, w := range e.cands(rv) {
 							if w != prev && !(w == -1 && prev < 0) {
 								continue
 							}
-							v, dec := pr.decide(rv.rf[ci])
+							v, dec := pr.decide(e.rfs(rv)[ci])
 							if !dec {
 								ok = false
 							} else if v {
@@ -667,8 +667,8 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			for _, ri := range readsOf[t] {
 				rv := &e.reads[ri]
 				rd := &p.txns[t].reads[rv.read]
-				for ci, w := range rv.cands {
-					if v, _ := pr.decide(rv.rf[ci]); w == -1 && v && !rd.isList() {
+				for ci, w := range e.cands(rv) {
+					if v, _ := pr.decide(e.rfs(rv)[ci]); w == -1 && v && !rd.isList() {
 						k := p.keys[rd.key]
 						if _, has := st.LiveOf[k]; !has {
 							st.InitVal[k] = rd.val

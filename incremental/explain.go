@@ -170,7 +170,7 @@ func (x *explainer) choices() []lit {
 		}
 	}
 	for _, rv := range x.e.reads {
-		for _, l := range rv.rf {
+		for _, l := range x.e.rfs(&rv) {
 			if l != litTrue && l != litFalse {
 				out = append(out, l)
 			}
@@ -261,7 +261,7 @@ func (x *explainer) splitOrder(choices []lit) []lit {
 	var rf, rest []lit
 	isRF := map[lit]bool{}
 	for _, rv := range x.e.reads {
-		for _, l := range rv.rf {
+		for _, l := range x.e.rfs(&rv) {
 			isRF[l] = true
 		}
 	}
@@ -301,7 +301,7 @@ func (x *explainer) unitPropagate() {
 			}
 			var open []int
 			chosen := -1
-			for i, l := range rv.rf {
+			for i, l := range x.e.rfs(&rv) {
 				v, ok := x.value(l)
 				switch {
 				case !ok:
@@ -313,10 +313,10 @@ func (x *explainer) unitPropagate() {
 			switch {
 			case chosen >= 0:
 				for _, i := range open {
-					x.set(rv.rf[i], false)
+					x.set(x.e.rfs(&rv)[i], false)
 					changed = true
 				}
-				if w := rv.cands[chosen]; w >= 0 {
+				if w := x.e.cands(&rv)[chosen]; w >= 0 {
 					if c := x.e.com[w]; c != litTrue && c != litFalse {
 						if v, ok := x.value(c); !ok || !v {
 							x.set(c, true)
@@ -325,7 +325,7 @@ func (x *explainer) unitPropagate() {
 					}
 				}
 			case len(open) == 1:
-				x.set(rv.rf[open[0]], true)
+				x.set(x.e.rfs(&rv)[open[0]], true)
 				changed = true
 			}
 		}
@@ -358,14 +358,14 @@ func (x *explainer) describeLit(l lit) string {
 		}
 	}
 	for _, rv := range e.reads {
-		for i, r := range rv.rf {
+		for i, r := range e.rfs(&rv) {
 			if r == l || r == l.not() {
 				neg := ""
 				if r != l {
 					neg = " not"
 				}
 				src := "the initial version"
-				if w := rv.cands[i]; w >= 0 {
+				if w := e.cands(&rv)[i]; w >= 0 {
 					src = h.Txns[w].ID
 				} else if w == -2 {
 					src = fmt.Sprintf("parse %d of its list", i+1)

@@ -23,14 +23,8 @@ type prepared struct {
 	txns []ptxn
 	// byKey[k] lists transactions with a write/append of k (any status).
 	writersOf [][]int32
-	// valueWriters[k][v] = transactions with any write of (k, v), any
-	// status, any position: the possible writers of §3 before the real-time
-	// and session exclusions.
-	// Most values have one writer, so the map holds it inline (>= 0) and
-	// only repeated values index vwMulti (-1-i): a slice per value cost
-	// a quarter of prepare at 100K transactions.
-	valueWriters map[keyVal]int32
-	vwMulti      [][]int32
+	// valueWriters lists the writers of each (key, value).
+	valueWriters valueIndex
 	// appendersOf[k][elem] = transactions appending elem to list key k.
 	appendersOf []map[history.Value][]int32
 
@@ -107,7 +101,8 @@ func prepare(h *history.History, opts history.Options) *prepared {
 	// slices grown by append were a fifth of prepare's memory.
 	readArena := make([]pread, 0, reads)
 	finalArena := make([]keyVal, 0, writes)
-	p := &prepared{h: h, opts: opts, keyIndex: map[history.Value]int32{}, valueWriters: make(map[keyVal]int32, writes)}
+	p := &prepared{h: h, opts: opts, keyIndex: map[history.Value]int32{}}
+	p.valueWriters = newValueIndex(writes, &p.keys, func(t, i int32) *history.Op { return &h.Txns[t].Ops[i] })
 	listKeys := h.ListKeys()
 	key := func(k history.Value) int32 {
 		if i, ok := p.keyIndex[k]; ok {
@@ -160,12 +155,12 @@ func prepare(h *history.History, opts history.Options) *prepared {
 			return &views[len(views)-1].view
 		}
 		seenRead = seenRead[:0]
-		for _, op := range t.Ops {
+		for oi, op := range t.Ops {
 			k := key(op.Key)
 			v := get(k)
 			switch op.Kind {
 			case history.Write:
-				p.addValueWriter(keyVal{k, op.Value}, int32(ti))
+				p.valueWriters.add(keyVal{k, op.Value}, int32(ti), int32(oi))
 				v.wrote, v.last = true, op.Value
 			case history.Append:
 				if p.appendersOf[k] == nil {
@@ -447,37 +442,9 @@ func (p *prepared) possiblyRead() []bool {
 	return out
 }
 
-// addValueWriter records that t writes kv (consecutive repeats by one
-// transaction count once).
-func (p *prepared) addValueWriter(kv keyVal, t int32) {
-	x, ok := p.valueWriters[kv]
-	switch {
-	case !ok:
-		p.valueWriters[kv] = t
-	case x >= 0:
-		if x != t {
-			p.valueWriters[kv] = int32(-1 - len(p.vwMulti))
-			p.vwMulti = append(p.vwMulti, []int32{x, t})
-		}
-	default:
-		ws := p.vwMulti[-1-x]
-		if ws[len(ws)-1] != t {
-			p.vwMulti[-1-x] = append(ws, t)
-		}
-	}
-}
-
 // writersOfValue lists the transactions with a write of (k, v), any
 // status, in transaction order. one is scratch for the single-writer
 // case; the result is valid until one is reused.
 func (p *prepared) writersOfValue(k int32, v history.Value, one *[1]int32) []int32 {
-	x, ok := p.valueWriters[keyVal{k, v}]
-	switch {
-	case !ok:
-		return nil
-	case x >= 0:
-		one[0] = x
-		return one[:]
-	}
-	return p.vwMulti[-1-x]
+	return p.valueWriters.get(keyVal{k, v}, one)
 }

@@ -1,0 +1,55 @@
+package incremental
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// TestValueIndexAgainstMap holds the hashed index to a plain map of slices,
+// with hashes so weak that most values collide.
+func TestValueIndexAgainstMap(t *testing.T) {
+	for _, buckets := range []uint64{1, 3, 1 << 62} {
+		t.Run(fmt.Sprint(buckets), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(buckets, 1))
+			type write struct {
+				txn, op int32
+				kv      keyVal
+			}
+			keys := []history.Value{"a", "b", "c", "d", "e", "f"}
+			var writes []write
+			var ops [][]history.Op
+			for txn := int32(0); txn < 200; txn++ {
+				ops = append(ops, nil)
+				for i := range int32(rng.IntN(5)) {
+					kv := keyVal{int32(rng.IntN(5)), history.Value(fmt.Sprint(rng.IntN(8)))}
+					writes = append(writes, write{txn, i, kv})
+					ops[txn] = append(ops[txn], history.Op{Kind: history.Write, Key: keys[kv.key], Value: kv.val})
+				}
+			}
+			x := newValueIndex(0, &keys, func(t, i int32) *history.Op { return &ops[t][i] })
+			x.weakHash = func(kv keyVal) uint64 {
+				return (uint64(kv.key)*31 + uint64(len(kv.val))*7 + uint64(kv.val[0])) % buckets
+			}
+			want := map[keyVal][]int32{}
+			for _, w := range writes {
+				x.add(w.kv, w.txn, w.op)
+				if ws := want[w.kv]; len(ws) == 0 || ws[len(ws)-1] != w.txn {
+					want[w.kv] = append(ws, w.txn)
+				}
+			}
+			for k := range int32(6) {
+				for v := range 9 {
+					kv := keyVal{k, history.Value(fmt.Sprint(v))}
+					var one [1]int32
+					if got := x.get(kv, &one); !slices.Equal(got, want[kv]) {
+						t.Fatalf("%v: got %v, want %v", kv, got, want[kv])
+					}
+				}
+			}
+		})
+	}
+}
