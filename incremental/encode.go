@@ -186,7 +186,7 @@ type encodeConfig struct {
 func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 	n := len(p.h.Txns)
 	e := &encoder{
-		p: p, s: solver.New(solver.Options{Seed: 1, TheoryPropagationLimit: propagationLimit, ConflictBudget: cfg.conflictBudget}),
+		p: p, s: solver.New(solver.Options{Seed: 1, TheoryPropagationLimit: propagationLimit, ConflictBudget: cfg.conflictBudget, Reanchor: true, RestartBase: checkerRestartBase}),
 		guarded: cfg.guarded, record: cfg.record, noPrune: cfg.noPrune, kept: cfg.kept,
 		sel: make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
 		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
@@ -1077,6 +1077,13 @@ func (e *encoder) pairVar(a, b int32) lit {
 	e.edge(x.not(), e.act[b], e.node[b], e.node[a], edgeRec{kind: kindWW, key: -1, writer: b, via: via})
 	return x
 }
+
+// checkerRestartBase is the Luby unit of the checker's restarts: with
+// solver.Options.Reanchor each restart re-aligns the order-guided phase
+// with time, and on 10K-transaction serializable blind-write histories a
+// unit of 30 took 19-5,795 conflicts (8 seeds) against 19-8,059 with the
+// solver's default 100.
+const checkerRestartBase = 30
 
 // propagationLimit bounds the solver's theory propagation per inserted
 // edge (solver.Options.TheoryPropagationLimit).

@@ -365,7 +365,8 @@ func TestRandomTheory(t *testing.T) {
 		n := testSize(g.rng, 16)
 		nodes := 2 + g.rng.IntN(7)
 		r := g.randomRef(n, g.rng.IntN(2*n+1), nodes, g.rng.IntN(3*nodes+1))
-		s := New(Options{Seed: uint64(i), TheoryPropagationLimit: []int{-1, 0, 3}[i%3]})
+		// Half reanchor at restarts that come every conflict or two.
+		s := New(Options{Seed: uint64(i), TheoryPropagationLimit: []int{-1, 0, 3}[i%3], Reanchor: i%2 == 1, RestartBase: 1 + i%2})
 		r.load(s)
 		as := g.assumptions(n)
 		r.checkAnswer(t, s, s.Solve(context.Background(), as...), as)
@@ -378,7 +379,7 @@ func TestRandomTheory(t *testing.T) {
 func TestIncremental(t *testing.T) {
 	g := &gen{rand.New(rand.NewPCG(5, 6))}
 	for i := range 150 {
-		s := New(Options{Seed: uint64(i)})
+		s := New(Options{Seed: uint64(i), Reanchor: i%2 == 1, RestartBase: 1 + i%3})
 		r := &ref{}
 		for step := range 8 {
 			if r.nVars < 16 {

@@ -679,6 +679,17 @@ func (s *Solver) cleanWatches() {
 	}
 }
 
+// reanchor implements Options.Reanchor; it runs at level 0.
+func (s *Solver) reanchor() {
+	s.cancelUntil(0)
+	s.th.reanchor()
+	for v := range s.phase {
+		if p, n := int(PosLit(Var(v))), int(NegLit(Var(v))); max(p, n) < len(s.th.edgesOf) && len(s.th.edgesOf[p])+len(s.th.edgesOf[n]) > 0 {
+			s.phase[v] = 0
+		}
+	}
+}
+
 // luby returns the i-th element (from 0) of the Luby sequence 1 1 2 1 1 2 4 ...
 func luby(i int) int {
 	size, seq := 1, 0
@@ -823,6 +834,9 @@ func (s *Solver) Solve(ctx context.Context, assumptions ...Lit) Status {
 				}
 			}
 			s.stats.Restarts++
+			if s.opts.Reanchor {
+				s.reanchor()
+			}
 		}
 	}
 	if st == Sat {

@@ -786,3 +786,76 @@ func (s *Solver) IncidentEdges(n Node, fn func(other Node, out bool, p, q Lit, t
 		}
 	}
 }
+
+// reanchor recomputes the topological order at level 0 as the one closest
+// to node id order (Kahn's algorithm taking the smallest ready node
+// first), undoing the drift that reordering on edge insertion causes
+// (Options.Reanchor).
+func (t *theory) reanchor() {
+	n := len(t.pos)
+	indeg := make([]int32, len(t.ord))
+	for u := range t.out {
+		for _, e := range t.out[u] {
+			indeg[t.edges[e].to]++
+		}
+	}
+	h := &nodeMinHeap{a: make([]Node, 0, 64)}
+	for u := range t.ord {
+		if indeg[u] == 0 {
+			h.push(Node(u))
+		}
+	}
+	i := 0
+	for len(h.a) > 0 {
+		u := h.pop()
+		t.ord[u] = int32(i)
+		t.pos[i] = u
+		i++
+		for _, e := range t.out[u] {
+			v := t.edges[e].to
+			if indeg[v]--; indeg[v] == 0 {
+				h.push(v)
+			}
+		}
+	}
+	if i != n {
+		panic("solver: reanchor found a cycle at level 0")
+	}
+}
+
+type nodeMinHeap struct{ a []Node }
+
+func (h *nodeMinHeap) push(x Node) {
+	h.a = append(h.a, x)
+	i := len(h.a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if h.a[p] <= h.a[i] {
+			break
+		}
+		h.a[p], h.a[i] = h.a[i], h.a[p]
+		i = p
+	}
+}
+
+func (h *nodeMinHeap) pop() Node {
+	top := h.a[0]
+	last := len(h.a) - 1
+	h.a[0] = h.a[last]
+	h.a = h.a[:last]
+	i := 0
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h.a) && h.a[l] < h.a[m] {
+			m = l
+		}
+		if r < len(h.a) && h.a[r] < h.a[m] {
+			m = r
+		}
+		if m == i {
+			return top
+		}
+		h.a[m], h.a[i] = h.a[i], h.a[m]
+		i = m
+	}
+}

@@ -105,6 +105,14 @@ type Options struct {
 	// decision (VeriStrong §6.2 literally); by default it only sets the
 	// first phase of a variable and phase saving takes over.
 	AlwaysOrderPhase bool
+	// Reanchor, at every restart, resets the topological order to the
+	// one closest to node id order and forgets the saved phases of
+	// variables that carry edges, so that the order-guided phase again
+	// follows the caller's node order (for a checker: time). Without it,
+	// reordering on edge insertion drifts away from that order after the
+	// first conflicts, saved phases follow the drift, and search on
+	// large satisfiable instances can run for minutes (doc.go, "Phase").
+	Reanchor bool
 
 	_ struct{}
 }
