@@ -149,7 +149,7 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 		return res, nil
 	}
 	p := prepare(h, opts)
-	e := newEncoder(p, encodeConfig{})
+	e := newEncoder(p, encodeConfig{dropUnobserved: true})
 	e.encodeCtx(ctx)
 	res.Stats.EncodeTime = time.Since(t0)
 	res.Stats.Reads = len(e.reads)
@@ -237,7 +237,7 @@ func stricterFirst(ctx context.Context, h *history.History, opts history.Options
 	strict := opts
 	strict.Level = history.StrictSerializable
 	t0 := time.Now()
-	e := newEncoder(prepare(h, strict), encodeConfig{conflictBudget: stricterBudget})
+	e := newEncoder(prepare(h, strict), encodeConfig{conflictBudget: stricterBudget, dropUnobserved: true})
 	e.encodeCtx(ctx)
 	e.encodeTime = time.Since(t0)
 	if e.solve(ctx) != solver.Sat {
@@ -337,7 +337,7 @@ func (l *localizer) fast(ctx context.Context, members []bool) solver.Status {
 		return solver.Sat
 	}
 	hp := prepare(hs, l.p.opts)
-	e := newEncoder(hp, encodeConfig{})
+	e := newEncoder(hp, encodeConfig{dropUnobserved: true})
 	e.encodeCtx(ctx)
 	return e.solve(ctx)
 }
@@ -377,7 +377,7 @@ type coreFinder struct {
 }
 
 func newCoreFinder(p *prepared) *coreFinder {
-	g := newEncoder(p, encodeConfig{guarded: true})
+	g := newEncoder(p, encodeConfig{guarded: true, dropUnobserved: true})
 	g.encode()
 	return &coreFinder{p: p, g: g}
 }

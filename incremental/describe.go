@@ -39,7 +39,7 @@ func describe(p *prepared, core []int32) Anomaly {
 	// and the suffix says which order was (EXACTNESS.md §3).
 	lv := weakestViolated(pc)
 	pe := prepare(hc, withLevel(p.opts, lv))
-	e := newEncoder(pe, encodeConfig{record: true})
+	e := newEncoder(pe, encodeConfig{record: true, dropUnobserved: true})
 	e.encode()
 	x := newExplainer(e)
 	forced, cycle := x.run(3)
@@ -302,7 +302,7 @@ func weakestViolated(p *prepared) history.Level {
 		if lv == p.opts.Level {
 			return lv
 		}
-		e := newEncoder(prepare(p.h, withLevel(p.opts, lv)), encodeConfig{})
+		e := newEncoder(prepare(p.h, withLevel(p.opts, lv)), encodeConfig{dropUnobserved: true})
 		e.encode()
 		if e.solve(context.Background()) == solver.Unsat {
 			return lv

@@ -116,7 +116,9 @@ type encoder struct {
 	guarded bool
 	record  bool // keep edgeRecs for explanations
 	noPrune bool
-	kept    [][2]int32
+	// dropUnobserved: encodeConfig.dropUnobserved.
+	dropUnobserved bool
+	kept           [][2]int32
 	// pruned counts read sources and list parses that real time rules
 	// out before search (perf_prune.go).
 	pruned int
@@ -178,6 +180,14 @@ type encodeConfig struct {
 	// the online engine kept: units on their commit choice. Their status
 	// stays unknown, so their real-time end stays the in-doubt horizon.
 	decided map[int32]bool
+	// dropUnobserved leaves out the order variable of two writers of a
+	// key when no read in the instance can read either's version of it
+	// (unless another shared key needs the variable). Such an order
+	// constrains nothing but itself: any acyclic completion of the rest
+	// orients it along a topological order. Only for a complete history:
+	// online, a read still to come could observe either version, so the
+	// online instance (whose decided orders gate eviction) keeps it.
+	dropUnobserved bool
 	// conflictBudget bounds the solver's conflicts per Solve (0: none);
 	// a spent budget answers Unknown.
 	conflictBudget int64
@@ -187,7 +197,7 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 	n := len(p.h.Txns)
 	e := &encoder{
 		p: p, s: solver.New(solver.Options{Seed: 1, TheoryPropagationLimit: propagationLimit, ConflictBudget: cfg.conflictBudget, Reanchor: true, RestartBase: checkerRestartBase}),
-		guarded: cfg.guarded, record: cfg.record, noPrune: cfg.noPrune, kept: cfg.kept,
+		guarded: cfg.guarded, record: cfg.record, noPrune: cfg.noPrune, kept: cfg.kept, dropUnobserved: cfg.dropUnobserved,
 		sel: make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
 		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
 	}
@@ -926,6 +936,9 @@ type readerRef struct {
 // orderPair handles one pair of writers of key: its order literal (a
 // variable unless the level orders them) and the rw edges it implies.
 func (e *encoder) orderPair(key, a, b int32, readersOf *readerIndex) {
+	if e.dropUnobserved && len(readersOf.get(key, a)) == 0 && len(readersOf.get(key, b)) == 0 {
+		return
+	}
 	x := e.pairVar(a, b)
 	via := e.p.orderVia(a, b)
 	for _, rd := range readersOf.get(key, a) {
