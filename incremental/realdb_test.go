@@ -36,6 +36,7 @@ import (
 	"github.com/streamcheck/streamcheck/ingest"
 	"github.com/streamcheck/streamcheck/internal/dbworkload"
 	"github.com/streamcheck/streamcheck/internal/oracle"
+	"github.com/streamcheck/streamcheck/internal/realdbtest"
 	"github.com/streamcheck/streamcheck/record"
 )
 
@@ -54,10 +55,7 @@ func realDB(t *testing.T, d dbworkload.Dialect) *sql.DB {
 	}
 	db, err := dbworkload.Open(context.Background(), d, dsn, 3*time.Second)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI=true: %v", d, err)
-		}
-		t.Skipf("%s not reachable, skipping (start it, or set CI=true to make this a failure): %v", d, err)
+		realdbtest.Unreachable(t, d.String(), err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
