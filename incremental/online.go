@@ -59,6 +59,9 @@ type Online struct {
 	// transaction stays in it.
 	ev       evictState
 	evicting bool
+	// maxPinned is OnlineConfig.MaxPinned; capped counts the transactions
+	// it set aside.
+	maxPinned, capped int
 }
 
 // OnlineConfig tunes an engine.
@@ -72,6 +75,13 @@ type OnlineConfig struct {
 	// and the probes cost more than re-checking the released history,
 	// which the default engine does at every step.
 	Evict bool
+	// MaxPinned caps the pinned transactions of the evicting engine (0:
+	// no cap). Beyond it the oldest pinned ones are set aside unchecked,
+	// like a quarantined core: their writes stay known, so every read they
+	// could explain is dropped (§3) and nothing set aside can raise a
+	// false alarm, but an anomaly through them is no longer found. The
+	// engine is then inexact, and says so (OnlineStats.Capped).
+	MaxPinned int
 }
 
 // Alert is one proven anomaly of the stream.
@@ -101,7 +111,7 @@ func NewOnline(opts history.Options) *Online {
 
 // NewOnlineConfig starts an engine with cfg.
 func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
-	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, ev: newEvictState()}
+	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState()}
 	o.opts.Level = history.StrictSerializable
 	return o
 }
@@ -175,6 +185,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			switch st {
 			case solver.Sat:
 				o.evict(ctx, r)
+				o.capPinned()
 				return out, nil
 			case solver.Unknown:
 				return out, ctx.Err()
@@ -372,11 +383,38 @@ func (o *Online) quarantine(i int) {
 	}
 }
 
+// capPinned sets aside the oldest pinned transactions beyond maxPinned
+// (OnlineConfig.MaxPinned). Members of pending alerts stay: their cores
+// are still to be shrunk on the bodies.
+func (o *Online) capPinned() {
+	if o.maxPinned <= 0 {
+		return
+	}
+	pinned := o.Stats().Pinned
+	if pinned <= o.maxPinned {
+		return
+	}
+	inCore := map[int]bool{}
+	for _, a := range o.pending {
+		for _, id := range a.Core {
+			inCore[o.index[id]] = true
+		}
+	}
+	for i := 0; i < len(o.released) && pinned > o.maxPinned; i++ {
+		if o.ev.Member[i] && o.ev.GhostKeys[i] == nil && o.closed[i] && !o.quar[i] && !inCore[i] {
+			o.quarantine(i)
+			delete(o.ev.Replaced, i)
+			o.capped++
+			pinned--
+		}
+	}
+}
+
 // Stats describe the engine's state.
 func (o *Online) Stats() OnlineStats {
 	st := OnlineStats{Released: len(o.released) - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
 		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements,
-		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned}
+		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned, Capped: o.capped}
 	for i, m := range o.ev.Member {
 		if m && o.ev.GhostKeys[i] == nil {
 			st.Window++
@@ -401,4 +439,7 @@ type OnlineStats struct {
 	// conflicts, encoded constraints (read choices and writer pairs) and
 	// read sources or list parses ruled out before search.
 	Conflicts, Constraints, Pruned int64
+	// Capped counts transactions set aside unchecked by the pinned cap
+	// (OnlineConfig.MaxPinned): when it is not 0 the check is inexact.
+	Capped int
 }

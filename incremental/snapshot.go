@@ -29,6 +29,8 @@ type onlineSnapshot struct {
 	Conflicts   int64
 	Constraints int64
 	Pruned      int64
+	MaxPinned   int
+	Capped      int
 }
 
 // Snapshot returns the whole engine state as deterministic bytes, so that a
@@ -40,7 +42,7 @@ func (o *Online) Snapshot() ([]byte, error) {
 		Released: o.released, Closed: o.closed, Quar: o.quar, Alerts: o.alerts,
 		Steps: o.steps, Checks: o.checks, Unchecked: o.unchecked,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned,
-		Evict: o.evicting, EvictState: o.ev,
+		Evict: o.evicting, EvictState: o.ev, MaxPinned: o.maxPinned, Capped: o.capped,
 	}
 	for _, a := range o.pending {
 		s.Pending = append(s.Pending, a.ID)
@@ -71,6 +73,7 @@ func RestoreOnline(opts history.Options, snap []byte) (*Online, error) {
 	o.released, o.closed, o.quar = s.Released, s.Closed, s.Quar
 	o.alerts, o.steps, o.checks, o.unchecked = s.Alerts, s.Steps, s.Checks, s.Unchecked
 	o.evicting, o.ev = s.Evict, s.EvictState
+	o.maxPinned, o.capped = s.MaxPinned, s.Capped
 	o.conflicts, o.constraints, o.pruned = s.Conflicts, s.Constraints, s.Pruned
 	if len(o.ev.Member) != n {
 		return nil, fmt.Errorf("engine snapshot: %d transactions but %d instance flags", n, len(o.ev.Member))

@@ -106,6 +106,10 @@ type Check struct {
 	Tick Duration `yaml:"tick"`
 	// Evict turns on the evicting engine (incremental.OnlineConfig.Evict).
 	Evict bool `yaml:"evict"`
+	// MaxPinned caps the evicting engine's pinned transactions; beyond it
+	// the oldest are set aside unchecked and the check is inexact
+	// (incremental.OnlineConfig.MaxPinned). 0 is no cap.
+	MaxPinned int `yaml:"max_pinned"`
 }
 
 // State is the checkpoint store.

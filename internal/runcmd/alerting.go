@@ -302,6 +302,7 @@ func (r *runner) observe() {
 	a.released, a.evicted = es.Released, es.Evicted
 	a.m.WindowTxns.Set(float64(es.Window))
 	a.m.PinnedTxns.Set(float64(es.Pinned))
+	a.m.SetInexact(es.Capped > 0)
 	now := time.Now()
 	var parts []statuspage.Partition
 	for p, ms := range r.st.PartMax {

@@ -268,7 +268,7 @@ func (r *runner) start(ctx context.Context) error {
 		if r.win, err = window.New(wcfg); err != nil {
 			return err
 		}
-		r.engine = incremental.NewOnlineConfig(r.cfg.opts, incremental.OnlineConfig{Evict: r.cfg.Check.Evict})
+		r.engine = incremental.NewOnlineConfig(r.cfg.opts, incremental.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned})
 		r.st.PartMax = make([]int64, r.parts)
 		for i := range r.st.PartMax {
 			r.st.PartMax[i] = math.MinInt64
@@ -727,8 +727,11 @@ func (r *runner) finish(ctx context.Context) (int, error) {
 	r.observe()
 	r.flushAlerts()
 	r.summary("end of input")
-	if r.engine.Stats().Alerts > 0 {
+	switch es := r.engine.Stats(); {
+	case es.Alerts > 0:
 		return ExitAnomaly, nil
+	case es.Capped > 0:
+		return ExitUnknown, nil
 	}
 	return ExitOK, nil
 }
@@ -873,6 +876,9 @@ func (r *runner) summary(why string) {
 	}
 	if n := r.st.Counters.Lost; n > 0 {
 		partial += fmt.Sprintf("; PARTIAL: %d Kafka offsets lost to retention before they were read", n)
+	}
+	if n := es.Capped; n > 0 {
+		partial += fmt.Sprintf("; INEXACT: %d pinned transactions set aside unchecked by --max-pinned %d", n, r.cfg.Check.MaxPinned)
 	}
 	ck := ""
 	if r.store != nil {

@@ -207,3 +207,32 @@ func TestTickAbove(t *testing.T) {
 		}
 	}
 }
+
+// TestPinnedCapIsInexact: a valid stream whose pinned transactions exceed
+// --max-pinned ends with exit 3 (unknown, as check's spent budget) and a
+// summary that says INEXACT; without the cap the same stream exits 0.
+func TestPinnedCapIsInexact(t *testing.T) {
+	cfg, _ := gen.Preset("blindw-rw")
+	cfg.Txns, cfg.Seed, cfg.Keys = 400, 3, 50
+	h, _, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := native(t, h)
+	for _, tc := range []struct {
+		cap  string
+		want int
+	}{{"0", ExitOK}, {"2", ExitUnknown}} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), []string{"--http=", "--evict", "--max-pinned", tc.cap, "--lateness", "5ms", "--tick", "1ms"}, strings.NewReader(in), &out, &errb)
+		if code != tc.want {
+			t.Fatalf("--max-pinned %s: exit %d, want %d\nstderr: %s", tc.cap, code, tc.want, errb.String())
+		}
+		if inexact := strings.Contains(errb.String(), "INEXACT"); inexact != (tc.want == ExitUnknown) {
+			t.Errorf("--max-pinned %s: summary says INEXACT=%v:\n%s", tc.cap, inexact, errb.String())
+		}
+		if out.Len() > 0 {
+			t.Errorf("--max-pinned %s: alerts on a valid stream:\n%s", tc.cap, out.String())
+		}
+	}
+}
