@@ -13,10 +13,13 @@ import (
 const snapshotVersion = 2
 
 type onlineSnapshot struct {
-	Version     int
-	Options     history.Options
-	Promised    history.Level
-	Released    []history.Txn
+	Version  int
+	Options  history.Options
+	Promised history.Level
+	Released []history.Txn
+	// Outside counts the released bodies that SnapshotBodies leaves to
+	// the caller (Released is then empty).
+	Outside     int
 	Closed      []bool
 	Quar        []bool
 	Alerts      []*Alert
@@ -37,6 +40,40 @@ type onlineSnapshot struct {
 // checkpoint restored with RestoreOnline continues exactly as if the run had
 // not stopped. The bytes are opaque to callers.
 func (o *Online) Snapshot() ([]byte, error) {
+	return json.Marshal(o.snapshot())
+}
+
+// SnapshotBodies is Snapshot without the released bodies, which most of
+// a snapshot is: the caller stores each body once (run: one Pebble key
+// per released transaction) instead of rewriting all of them at every
+// checkpoint. bodies are the encoded bodies released from index from on;
+// RestoreOnlineBodies takes all of them back.
+func (o *Online) SnapshotBodies(from int) (snap []byte, bodies [][]byte, err error) {
+	if from < 0 || from > len(o.released) {
+		return nil, nil, fmt.Errorf("engine snapshot: bodies from %d of %d", from, len(o.released))
+	}
+	s := o.snapshot()
+	s.Released, s.Outside = nil, len(o.released)
+	if snap, err = json.Marshal(s); err != nil {
+		return nil, nil, err
+	}
+	for i := from; i < len(o.released); i++ {
+		b, err := json.Marshal(&o.released[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		bodies = append(bodies, b)
+	}
+	return snap, bodies, nil
+}
+
+// RestoreOnlineBodies is RestoreOnline for a SnapshotBodies snapshot and
+// every body released before it, in release order.
+func RestoreOnlineBodies(opts history.Options, snap []byte, bodies [][]byte) (*Online, error) {
+	return restoreOnline(opts, snap, bodies)
+}
+
+func (o *Online) snapshot() *onlineSnapshot {
 	s := onlineSnapshot{
 		Version: snapshotVersion, Options: o.opts, Promised: o.promised,
 		Released: o.released, Closed: o.closed, Quar: o.quar, Alerts: o.alerts,
@@ -47,16 +84,31 @@ func (o *Online) Snapshot() ([]byte, error) {
 	for _, a := range o.pending {
 		s.Pending = append(s.Pending, a.ID)
 	}
-	return json.Marshal(&s)
+	return &s
 }
 
 // RestoreOnline rebuilds an engine from a Snapshot. opts must be the
 // options the snapshot was taken under: a checkpoint taken with another
 // skew, horizon or initial state would continue a different check.
 func RestoreOnline(opts history.Options, snap []byte) (*Online, error) {
+	return restoreOnline(opts, snap, nil)
+}
+
+func restoreOnline(opts history.Options, snap []byte, bodies [][]byte) (*Online, error) {
 	var s onlineSnapshot
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("engine snapshot: %w", err)
+	}
+	if s.Outside != len(bodies) {
+		return nil, fmt.Errorf("engine snapshot: %d released bodies stored apart, %d given", s.Outside, len(bodies))
+	}
+	if len(bodies) > 0 {
+		s.Released = make([]history.Txn, len(bodies))
+		for i, b := range bodies {
+			if err := json.Unmarshal(b, &s.Released[i]); err != nil {
+				return nil, fmt.Errorf("engine snapshot: released body %d: %w", i, err)
+			}
+		}
 	}
 	if s.Version != snapshotVersion {
 		return nil, fmt.Errorf("engine snapshot: version %d, this build reads version %d", s.Version, snapshotVersion)

@@ -18,7 +18,7 @@ import (
 
 // FormatVersion is the layout this package writes and reads (FORMAT.md).
 // Bump it on any change a previous version would misread.
-const FormatVersion uint32 = 1
+const FormatVersion uint32 = 2
 
 var (
 	// ErrFormat: the directory holds a format this binary cannot read.
@@ -94,6 +94,7 @@ var (
 	prefOutbox = []byte("x/")
 	prefBodyT  = []byte("t/")
 	prefBodyI  = []byte("i/")
+	prefRel    = []byte("r/")
 	keyBytes   = []byte("b/bytes")
 	keyCutoff  = []byte("b/cutoff")
 	keyOutSeq  = []byte("o/seq")
@@ -240,6 +241,12 @@ type Checkpoint struct {
 	// Counters are totals as of the checkpoint (for example "accepted",
 	// "dead-letters"), so a restart continues counting from them.
 	Counters map[string]uint64
+	// Released are the engine's released bodies from index ReleasedFrom
+	// on (incremental.Online.SnapshotBodies). Save writes each once, so a
+	// checkpoint costs the bodies released since the last one, not all;
+	// Load returns every stored body, from index 0.
+	Released     [][]byte
+	ReleasedFrom int
 }
 
 // Body is an evicted transaction's body, stored until retention deletes
@@ -282,6 +289,9 @@ func (s *Store) Save(c *Checkpoint, alertIDs []string, bodies []Body) error {
 	for _, id := range alertIDs {
 		b.Set(append(bytes.Clone(prefAlert), id...), seq, nil)
 	}
+	for i, body := range c.Released {
+		b.Set(relKey(c.ReleasedFrom+i), body, nil)
+	}
 	if err := s.addBodies(b, bodies); err != nil {
 		return err
 	}
@@ -290,6 +300,8 @@ func (s *Store) Save(c *Checkpoint, alertIDs []string, bodies []Body) error {
 	}
 	return nil
 }
+
+func relKey(i int) []byte { return binary.BigEndian.AppendUint64(bytes.Clone(prefRel), uint64(i)) }
 
 func offKey(p int) []byte { return binary.BigEndian.AppendUint32(bytes.Clone(prefOff), uint32(p)) }
 
@@ -361,6 +373,21 @@ func (s *Store) Load() (c *Checkpoint, ok bool, err error) {
 			return nil, false, fmt.Errorf("%w: counter entry %q", ErrFormat, it.Key())
 		}
 		c.Counters[string(it.Key()[len(prefCnt):])] = binary.BigEndian.Uint64(it.Value())
+	}
+	if err := it.Close(); err != nil {
+		return nil, false, err
+	}
+	it, err = snap.NewIter(&pebble.IterOptions{LowerBound: prefRel, UpperBound: prefixEnd(prefRel)})
+	if err != nil {
+		return nil, false, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()[len(prefRel):]
+		if len(k) != 8 || binary.BigEndian.Uint64(k) != uint64(len(c.Released)) {
+			it.Close()
+			return nil, false, fmt.Errorf("%w: released body %q out of sequence (have %d)", ErrFormat, it.Key(), len(c.Released))
+		}
+		c.Released = append(c.Released, bytes.Clone(it.Value()))
 	}
 	return c, true, it.Close()
 }

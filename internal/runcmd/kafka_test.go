@@ -457,7 +457,7 @@ func TestStateRefusals(t *testing.T) {
 	st.SetFormatForTest(state.FormatVersion + 1)
 	st.Close()
 	code, _, errb := runMain(t, context.Background(), append(kafkaArgs(addr, "txns"), "--state-dir", dir), "")
-	if code != ExitError || !strings.Contains(errb, "format version 2") || !strings.Contains(errb, "newer") {
+	if code != ExitError || !strings.Contains(errb, fmt.Sprintf("format version %d", state.FormatVersion+1)) || !strings.Contains(errb, "newer") {
 		t.Errorf("newer format: exit %d: %s", code, errb)
 	}
 

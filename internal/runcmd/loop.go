@@ -87,6 +87,9 @@ type runner struct {
 	ckpts         int
 	ckptTime      time.Duration // last checkpoint's duration
 	ckptBytes     int           // last checkpoint's snapshot bytes
+	// savedBodies is how many of the engine's released bodies are in the
+	// state directory: a checkpoint writes only the ones after them.
+	savedBodies int
 	skipped       uint64
 	started       time.Time
 	lastStatus    time.Time
@@ -254,9 +257,10 @@ func (r *runner) start(ctx context.Context) error {
 		if r.win, err = window.Restore(wcfg, ckpt.Window); err != nil {
 			return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
 		}
-		if r.engine, err = incremental.RestoreOnline(r.cfg.opts, ckpt.Engine); err != nil {
+		if r.engine, err = incremental.RestoreOnlineBodies(r.cfg.opts, ckpt.Engine, ckpt.Released); err != nil {
 			return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
 		}
+		r.savedBodies = len(ckpt.Released)
 		if err := json.Unmarshal(ckpt.Runner, &r.st); err != nil {
 			return fmt.Errorf("state %s: loop snapshot: %w", r.cfg.State.Dir, err)
 		}
@@ -810,7 +814,7 @@ func (r *runner) checkpoint(ctx context.Context) error {
 	if err := r.retry(ctx, "dead letters", func() error { return r.dead.flush(ctx) }); err != nil {
 		return err
 	}
-	eng, err := r.engine.Snapshot()
+	eng, bodies, err := r.engine.SnapshotBodies(r.savedBodies)
 	if err != nil {
 		return fmt.Errorf("engine snapshot: %w", err)
 	}
@@ -818,12 +822,17 @@ func (r *runner) checkpoint(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loop snapshot: %w", err)
 	}
-	c := &state.Checkpoint{Offsets: r.next, Engine: eng, Window: r.win.Snapshot(), Runner: loop, Counters: r.totals()}
+	c := &state.Checkpoint{Offsets: r.next, Engine: eng, Window: r.win.Snapshot(), Runner: loop, Counters: r.totals(),
+		Released: bodies, ReleasedFrom: r.savedBodies}
 	if err := r.store.Save(c, nil, nil); err != nil {
 		return err
 	}
+	r.savedBodies += len(bodies)
 	r.ckpts++
 	r.ckptTime, r.ckptBytes = time.Since(t0), len(c.Engine)+len(c.Window)+len(c.Runner)
+	for _, b := range bodies {
+		r.ckptBytes += len(b)
+	}
 	if r.al != nil {
 		r.al.m.ObserveCheckpoint(r.ckptTime, int64(r.ckptBytes))
 	}
