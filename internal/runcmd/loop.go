@@ -82,14 +82,14 @@ type runner struct {
 
 	dead *deadLetters
 
-	sinceCkpt     int
-	lastCkpt      time.Time
-	ckpts         int
-	ckptTime      time.Duration // last checkpoint's duration
-	ckptBytes     int           // last checkpoint's snapshot bytes
+	sinceCkpt int
+	lastCkpt  time.Time
+	ckpts     int
+	ckptTime  time.Duration // last checkpoint's duration
+	ckptBytes int           // last checkpoint's snapshot bytes
 	// savedBodies is how many of the engine's released bodies are in the
 	// state directory: a checkpoint writes only the ones after them.
-	savedBodies int
+	savedBodies   int
 	skipped       uint64
 	started       time.Time
 	lastStatus    time.Time
