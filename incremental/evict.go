@@ -618,6 +618,12 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 					if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.txns[w].dropped {
 						continue
 					}
+					if i := r.pos[w]; w != prev && i >= 0 && st.GhostKeys[i] != nil && !slices.Contains(st.GhostKeys[i], p.keys[k]) {
+						// A ghost that an eviction earlier in this step
+						// overwrote on k: it precedes prev, which t must
+						// follow, so it holds t back no more than prev.
+						continue
+					}
 					if w == prev || r.pos[w] < 0 {
 						if !p.before(w, t) && !pr.forced(e.node[w], e.node[t]) {
 							ok = false
