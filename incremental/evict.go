@@ -48,8 +48,8 @@ import (
 //
 // Not evicted yet (pinned until the end of input or an alert): members of
 // pending alerts, transactions touching list keys, and transactions with a
-// constraint that no probe decides (EXACTNESS.md's history P; the
-// irrelevance rule is not implemented).
+// constraint that no probe decides and that the irrelevance rule
+// (fixIrrelevant) cannot fix.
 
 // evictState is the reduced instance's bookkeeping, per released index.
 type evictState struct {
@@ -572,6 +572,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 		return false
 	}
+	o.fixIrrelevant(ctx, r, pr, pinned)
 	order := make([]int32, 0, len(r.h.Txns))
 	for t := range r.h.Txns {
 		i := r.pos[t]
@@ -809,4 +810,320 @@ func fixedLit(s *solver.Solver, l lit) (bool, bool) {
 		return false, true
 	}
 	return s.Fixed(solver.Lit(l))
+}
+
+// irrelevanceBudget bounds the probes the irrelevance rule may spend in one
+// step, so that the eviction loop after it keeps the rest of probeBudget.
+const irrelevanceBudget = probeBudget / 2
+
+// fixIrrelevant is the irrelevance rule (EXACTNESS.md §5, "Pinning" (b)):
+// it fixes the order of two writers that no probe decides when turning
+// any completion's order of the pair around cannot create a cycle, so that
+// blind writes nobody reads (history P) can leave. Let x be "a before b"
+// for an undecided pair of writers a, b sharing keys; the edges that hold
+// only under x are a->b and u->b for every reader u of a's version of a
+// shared key (anti-dependencies), and under ¬x the mirror ones. The
+// rule fixes x when:
+//
+//   - I1 a and b are committed, time-closed window members with their
+//     bodies, touching no list key and in no pending core;
+//   - I2 no read outside the instance can read a's version of a shared
+//     key: no open member reads that value (open reads are not in the
+//     instance) and a committed time-closed writer of the key follows a in
+//     every completion (a future read follows every closed transaction);
+//   - I3 no tail t of an edge that holds under x (a, and the instance's
+//     possible readers of a on shared keys) can follow b otherwise: no
+//     path from b to t over the edges some completion may hold (fixed
+//     edges, edges whose literals are not fixed false) leaving out those
+//     on x or ¬x, and t is not reachable from an open member (b precedes
+//     every future transaction, and one of those may precede an open one;
+//     each read the instance dropped counts as edges to every writer of
+//     its key that does not precede the reader).
+//
+// Failing that, it tries ¬x with the roles of a and b exchanged.
+//
+// Why x is then free (the exchange argument): take any completion of the
+// history and a future with ¬x, as the set E of its edges (fixed,
+// read-from, version-order and anti-dependency edges). Let E' be E
+// without its edges on ¬x and with the ones on x whose other literal E
+// satisfies: every read keeps its source, and a version order still
+// agrees with it (b after a, and the readers of a's version before b;
+// by I2 no reader outside the instance read a's version). A cycle of E'
+// would use an added edge t->b and a path from b to t in E without its
+// ¬x edges, which I3 rules out (a path through a future transaction
+// would be a cycle of E with real time, one through an open member is
+// excluded by reachability). A topological order of E' is a completion
+// with x. So fixing x keeps satisfiable every future that was.
+//
+// EXACTNESS.md states the rule with Z (no open ancestor), "neither can be
+// the last closed writer of a shared key nor a possible source of any
+// read", and the order of a model of the strict instance. That form fixes
+// orders that a later read refutes:
+//
+//	C[0,100] w k1, w z1 · R[25,35] r z1, w x1 · W[27,29] w x2 ·
+//	Y[30,40] w k2 · D[50,60] w x3 · F[110,120] r k1
+//
+// is valid (W Y C R D F). At W=101 R and W are unread, covered by D on x
+// and in Z; a model may order R<W, which forces C<R<W<Y, and F's read of
+// k1 from C then needs Y<C. I3 sees the path W->Y->C->R and fixes W<R.
+//
+// A fixed order is a level-0 unit of this step's instance; the end of
+// evict keeps it as an order between members, so later steps have it too.
+// It returns the number of pairs fixed.
+func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinned map[int]bool) int {
+	p, e := r.p, r.e
+	st := &o.ev
+	member := func(t int32) bool {
+		i := r.pos[t]
+		return i >= 0 && st.GhostKeys[i] == nil
+	}
+	// Values that open members read: their writers may be the sources.
+	openReads := map[string]bool{}
+	for t := range r.h.Txns {
+		if i := r.pos[t]; member(int32(t)) && !o.closed[i] {
+			for _, op := range o.released[i].Ops {
+				if op.Kind == history.Read {
+					openReads[taintKey(op.Key, op.Value)] = true
+				}
+			}
+		}
+	}
+	endpoints := map[int32]bool{}
+	endpoint := func(t int32) bool { // I1
+		v, seen := endpoints[t]
+		if !seen {
+			i := r.pos[t]
+			v = member(t) && o.closed[i] && !pinned[i] && e.node[t] >= 0 && !p.txns[t].dropped &&
+				r.h.Txns[t].Status == history.Committed && !touchesList(p, &r.h.Txns[t])
+			endpoints[t] = v
+		}
+		return v
+	}
+	var cands []*pairVar
+	for _, pv := range e.pairsL {
+		if _, fixed := fixedLit(e.s, pv.x); fixed {
+			continue
+		}
+		if endpoint(pv.a) && endpoint(pv.b) {
+			cands = append(cands, pv)
+		}
+	}
+	if len(cands) == 0 {
+		return 0
+	}
+	budget := pr.budget
+	pr.budget = min(budget, irrelevanceBudget)
+	defer func() { pr.budget = budget - (min(budget, irrelevanceBudget) - pr.budget) }()
+	// hidden is I2 for first on key k, second being the other writer.
+	hidden := func(first, second, k int32) bool {
+		v, _ := p.txns[first].finalValue(k)
+		if openReads[taintKey(p.keys[k], v)] {
+			return false
+		}
+		var later []int32
+		for _, c := range p.writersOf[k] {
+			if c == first || c == second || r.pos[c] < 0 || !o.closed[r.pos[c]] || e.node[c] < 0 {
+				continue
+			}
+			if status := r.h.Txns[c].Status; status != history.Committed {
+				if com, dec := fixedLit(e.s, e.act[c]); !dec || !com || status == history.Aborted {
+					continue
+				}
+			}
+			if p.before(first, c) {
+				return true
+			}
+			later = append(later, c)
+		}
+		for _, c := range later {
+			if pr.forced(e.node[first], e.node[c]) {
+				return true
+			}
+		}
+		return false
+	}
+	fromOpen := o.openReach(r)
+	g := newPathSearch(r, fromOpen)
+	// free reports whether l ("first before second") may be fixed.
+	free := func(first, second int32, l lit) bool {
+		for _, kv := range p.txns[first].finals {
+			if _, shared := p.txns[second].finalValue(kv.key); shared && !hidden(first, second, kv.key) {
+				return false
+			}
+		}
+		// The tails of the edges into second that hold only under l.
+		var tails []solver.Node
+		on := solver.Lit(l)
+		possible := func(q solver.Lit) bool {
+			v, fixed := e.s.Fixed(q)
+			return !fixed || v
+		}
+		e.s.IncidentEdges(e.node[second], func(other solver.Node, out bool, a, b solver.Lit, two bool) {
+			if out {
+				return
+			}
+			if (a == on && (!two || possible(b))) || (two && b == on && possible(a)) {
+				tails = append(tails, other)
+			}
+		})
+		for _, t := range tails {
+			if fromOpen[t] {
+				return false
+			}
+		}
+		if g.reaches(e.node[second], tails, on) {
+			return false
+		}
+		return true
+	}
+	fixed := 0
+	for _, pv := range cands {
+		if ctx.Err() != nil {
+			break
+		}
+		// The start order (a<b) first.
+		l := pv.x
+		if !free(pv.a, pv.b, l) {
+			if l = pv.x.not(); !free(pv.b, pv.a, l) {
+				continue
+			}
+		}
+		e.s.AddClause(solver.Lit(l))
+		fixed++
+	}
+	pr.model, pr.rank = false, nil
+	return fixed
+}
+
+// openReach marks the solver nodes that an open member may precede in
+// some completion, points included.
+func (o *Online) openReach(r *reduced) []bool {
+	p, e := r.p, r.e
+	st := &o.ev
+	reached := make([]bool, e.s.NumNodes())
+	var queue []solver.Node
+	push := func(n solver.Node) {
+		if n >= 0 && !reached[n] {
+			reached[n] = true
+			queue = append(queue, n)
+		}
+	}
+	for t := range r.h.Txns {
+		i := r.pos[t]
+		if i < 0 || st.GhostKeys[i] != nil || o.closed[i] {
+			continue
+		}
+		t32 := int32(t)
+		push(e.node[t])
+		// The reads the instance dropped: each may precede every writer
+		// of its key after its source (an anti-dependency), which can be
+		// any writer that does not precede the reader.
+		for _, op := range o.released[i].Ops {
+			if op.Kind != history.Read {
+				continue
+			}
+			if k, has := p.keyIndex[op.Key]; has {
+				for _, w := range p.writersOf[k] {
+					if w != t32 && !p.before(w, t32) {
+						push(e.node[w])
+					}
+				}
+			}
+		}
+	}
+	var buf []solver.Node
+	for len(queue) > 0 {
+		n := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		buf = forEachPossibleEdge(r, n, buf, func(m solver.Node, _ bool, _, _ solver.Lit) { push(m) })
+	}
+	return reached
+}
+
+// forEachPossibleEdge calls f for every edge leaving n that some
+// completion may hold: fixed edges (fixed set), and edges whose literals
+// are not fixed false and that do not run against the level's own order
+// (a and b are its literals, b = a for an edge on one literal).
+func forEachPossibleEdge(r *reduced, n solver.Node, buf []solver.Node, f func(m solver.Node, fixed bool, a, b solver.Lit)) []solver.Node {
+	p, e := r.p, r.e
+	buf = e.s.FixedEdges(n, true, buf[:0])
+	for _, m := range buf {
+		f(m, true, 0, 0)
+	}
+	from := e.nodeTxn[n]
+	e.s.IncidentEdges(n, func(other solver.Node, out bool, a, b solver.Lit, two bool) {
+		if !out {
+			return
+		}
+		if v, fixed := e.s.Fixed(a); fixed && !v {
+			return
+		}
+		if two {
+			if v, fixed := e.s.Fixed(b); fixed && !v {
+				return
+			}
+		}
+		if to := e.nodeTxn[other]; from >= 0 && to >= 0 && p.before(to, from) {
+			return
+		}
+		if !two {
+			b = a
+		}
+		f(other, false, a, b)
+	})
+	return buf
+}
+
+// pathSearch answers I3's question, "may a completion hold a path from
+// one node to another?", by a search over the possible edges. It skips
+// the nodes an open member reaches: I3 has already failed for a target
+// among them, so nothing they reach is a target.
+type pathSearch struct {
+	r        *reduced
+	fromOpen []bool
+	seen     []int32 // stamp per node
+	stamp    int32
+	target   []int32 // stamp per node
+	queue    []solver.Node
+	buf      []solver.Node
+}
+
+func newPathSearch(r *reduced, fromOpen []bool) *pathSearch {
+	n := r.e.s.NumNodes()
+	return &pathSearch{r: r, fromOpen: fromOpen, seen: make([]int32, n), target: make([]int32, n)}
+}
+
+// reaches reports whether a possible path leads from src to one of
+// targets without an edge on the literal on or its negation.
+func (g *pathSearch) reaches(src solver.Node, targets []solver.Node, on solver.Lit) bool {
+	if len(targets) == 0 {
+		return false
+	}
+	g.stamp++
+	for _, t := range targets {
+		g.target[t] = g.stamp
+	}
+	off := on.Not()
+	g.queue = append(g.queue[:0], src)
+	g.seen[src] = g.stamp
+	found := false
+	for len(g.queue) > 0 && !found {
+		n := g.queue[len(g.queue)-1]
+		g.queue = g.queue[:len(g.queue)-1]
+		g.buf = forEachPossibleEdge(g.r, n, g.buf, func(m solver.Node, fixed bool, a, b solver.Lit) {
+			if found || g.seen[m] == g.stamp || g.fromOpen[m] {
+				return
+			}
+			if !fixed && (a == on || a == off || b == on || b == off) {
+				return
+			}
+			if g.target[m] == g.stamp {
+				found = true
+				return
+			}
+			g.seen[m] = g.stamp
+			g.queue = append(g.queue, m)
+		})
+	}
+	return found
 }
