@@ -817,13 +817,14 @@ func fixedLit(s *solver.Solver, l lit) (bool, bool) {
 const irrelevanceBudget = probeBudget / 2
 
 // fixIrrelevant is the irrelevance rule (EXACTNESS.md §5, "Pinning" (b)):
-// it fixes the order of two writers that no probe decides when turning
-// any completion's order of the pair around cannot create a cycle, so that
-// blind writes nobody reads (history P) can leave. Let x be "a before b"
-// for an undecided pair of writers a, b sharing keys; the edges that hold
-// only under x are a->b and u->b for every reader u of a's version of a
-// shared key (anti-dependencies), and under ¬x the mirror ones. The
-// rule fixes x when:
+// it fixes orders of writer pairs that no probe decides when turning any
+// completion's orders of those pairs around cannot create a cycle, so
+// that blind writes nobody reads (history P) can leave. Let x be "a
+// before b" for an undecided pair of writers a, b sharing keys; the edges
+// that hold only under x are a->b and u->b for every reader u of a's
+// version of a shared key (anti-dependencies), and under ¬x the mirror
+// ones. The rule fixes a set of such literals (x, or ¬x with the roles of
+// a and b exchanged; the start order when both would do) when:
 //
 //   - I1 a and b are committed, time-closed window members with their
 //     bodies, touching no list key and in no pending core;
@@ -831,29 +832,36 @@ const irrelevanceBudget = probeBudget / 2
 //     key: no open member reads that value (open reads are not in the
 //     instance) and a committed time-closed writer of the key follows a in
 //     every completion (a future read follows every closed transaction);
-//   - I3 no tail t of an edge that holds under x (a, and the instance's
-//     possible readers of a on shared keys) can follow b otherwise: no
-//     path from b to t over the edges some completion may hold (fixed
-//     edges, edges whose literals are not fixed false) leaving out those
-//     on x or ¬x, and t is not reachable from an open member (b precedes
-//     every future transaction, and one of those may precede an open one;
-//     each read the instance dropped counts as edges to every writer of
-//     its key that does not precede the reader).
+//   - I3 no edge on a fixed literal lies on a cycle of the graph H of
+//     every edge some completion may hold once the literals are fixed:
+//     fixed edges, edges whose literals are not fixed false nor against a
+//     fixed literal, the anti-dependencies of the reads the instance
+//     dropped (to every writer of the key that does not precede the
+//     reader), and a node through which every closed transaction may
+//     precede every open member. Literals whose edges do lie on a cycle
+//     are left out, and H recomputed, until none does.
 //
-// Failing that, it tries ¬x with the roles of a and b exchanged.
+// Why the orders are then free (the exchange argument): take any
+// completion of the history and a future, as the set E of its edges
+// (fixed, read-from, version-order and anti-dependency edges). Let E' be E
+// without its edges on the negations of the fixed literals and with the
+// edges on the fixed literals whose other literal E satisfies: every read
+// keeps its source, and each key's version order still agrees with it (b
+// after a, the readers of a's version before b; by I2 no reader outside
+// the instance read a's version). Restricted to the instance, any path of
+// E' has one in H: a step into an open member has the extra node, a step
+// out of one an anti-dependency or an edge of the instance, and a path
+// cannot return from a future transaction to a closed one (that would be
+// a cycle of E with real time), while every tail of an added edge is
+// closed. E without the removed edges is acyclic, so a cycle of E' would
+// use an added edge, which I3 rules out; a topological order of E' is a
+// completion with every fixed literal. So fixing them keeps satisfiable
+// every future that was.
 //
-// Why x is then free (the exchange argument): take any completion of the
-// history and a future with ¬x, as the set E of its edges (fixed,
-// read-from, version-order and anti-dependency edges). Let E' be E
-// without its edges on ¬x and with the ones on x whose other literal E
-// satisfies: every read keeps its source, and a version order still
-// agrees with it (b after a, and the readers of a's version before b;
-// by I2 no reader outside the instance read a's version). A cycle of E'
-// would use an added edge t->b and a path from b to t in E without its
-// ¬x edges, which I3 rules out (a path through a future transaction
-// would be a cycle of E with real time, one through an open member is
-// excluded by reachability). A topological order of E' is a completion
-// with x. So fixing x keeps satisfiable every future that was.
+// Pairs are fixed together, not one at a time: three writers of one key
+// that overlap in time (often, with 32 sessions) each have a possible
+// path through the third, so no single pair is free, but the three start
+// orders together close no cycle.
 //
 // EXACTNESS.md states the rule with Z (no open ancestor), "neither can be
 // the last closed writer of a shared key nor a possible source of any
@@ -865,7 +873,8 @@ const irrelevanceBudget = probeBudget / 2
 //
 // is valid (W Y C R D F). At W=101 R and W are unread, covered by D on x
 // and in Z; a model may order R<W, which forces C<R<W<Y, and F's read of
-// k1 from C then needs Y<C. I3 sees the path W->Y->C->R and fixes W<R.
+// k1 from C then needs Y<C. Here the edge R->W lies on the cycle
+// R->W->Y->C->R of H (Y->C is possible), so only W<R is fixed.
 //
 // A fixed order is a level-0 unit of this step's instance; the end of
 // evict keeps it as an order between members, so later steps have it too.
@@ -942,188 +951,203 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 		}
 		return false
 	}
-	fromOpen := o.openReach(r)
-	g := newPathSearch(r, fromOpen)
-	// free reports whether l ("first before second") may be fixed.
-	free := func(first, second int32, l lit) bool {
+	// Orient each candidate: the start order if a read outside the
+	// instance cannot see its first writer, else the other way (I2).
+	hiddenAll := func(first, second int32) bool {
 		for _, kv := range p.txns[first].finals {
 			if _, shared := p.txns[second].finalValue(kv.key); shared && !hidden(first, second, kv.key) {
 				return false
 			}
 		}
-		// The tails of the edges into second that hold only under l.
-		var tails []solver.Node
-		on := solver.Lit(l)
-		possible := func(q solver.Lit) bool {
-			v, fixed := e.s.Fixed(q)
-			return !fixed || v
-		}
-		e.s.IncidentEdges(e.node[second], func(other solver.Node, out bool, a, b solver.Lit, two bool) {
-			if out {
-				return
-			}
-			if (a == on && (!two || possible(b))) || (two && b == on && possible(a)) {
-				tails = append(tails, other)
-			}
-		})
-		for _, t := range tails {
-			if fromOpen[t] {
-				return false
-			}
-		}
-		if g.reaches(e.node[second], tails, on) {
-			return false
-		}
 		return true
 	}
-	fixed := 0
+	chosen := map[solver.Var]solver.Lit{}
+	var fix []orientation
 	for _, pv := range cands {
 		if ctx.Err() != nil {
-			break
+			return 0
 		}
-		// The start order (a<b) first.
 		l := pv.x
-		if !free(pv.a, pv.b, l) {
-			if l = pv.x.not(); !free(pv.b, pv.a, l) {
+		if !hiddenAll(pv.a, pv.b) {
+			if l = pv.x.not(); !hiddenAll(pv.b, pv.a) {
 				continue
 			}
 		}
-		e.s.AddClause(solver.Lit(l))
-		fixed++
+		chosen[solver.Lit(l).Var()] = solver.Lit(l)
+		fix = append(fix, orientation{solver.Lit(l), [2]solver.Node{e.node[pv.a], e.node[pv.b]}})
+	}
+	// I3 for all of them at once: drop the orders whose edges close a
+	// cycle, until none does.
+	for len(fix) > 0 {
+		comp := o.componentsUnder(r, chosen)
+		kept := fix[:0]
+		for _, f := range fix {
+			if f.cyclic(e.s, comp) {
+				delete(chosen, f.l.Var())
+			} else {
+				kept = append(kept, f)
+			}
+		}
+		if len(kept) == len(fix) {
+			break
+		}
+		fix = kept
+	}
+	for _, f := range fix {
+		e.s.AddClause(f.l)
 	}
 	pr.model, pr.rank = false, nil
-	return fixed
+	return len(fix)
 }
 
-// openReach marks the solver nodes that an open member may precede in
-// some completion, points included.
-func (o *Online) openReach(r *reduced) []bool {
+// orientation is an order the irrelevance rule may fix: l, a pair
+// literal, and the pair's two writers, where every edge on l ends.
+type orientation struct {
+	l    solver.Lit
+	ends [2]solver.Node
+}
+
+// cyclic reports whether an edge on f.l joins two nodes of one component
+// of the graph componentsUnder numbered: whether fixing it may close a
+// cycle.
+func (f orientation) cyclic(s *solver.Solver, comp []int32) bool {
+	cyclic := false
+	for _, n := range f.ends {
+		s.IncidentEdges(n, func(other solver.Node, _ bool, a, b solver.Lit, two bool) {
+			if (a == f.l || (two && b == f.l)) && comp[other] == comp[n] {
+				cyclic = true
+			}
+		})
+	}
+	return cyclic
+}
+
+// componentsUnder numbers the strongly connected components of the graph
+// of every edge some completion may hold once the orders in chosen (pair
+// variable -> literal) are fixed: fixed edges, edges whose literals are
+// not fixed false nor against chosen, and those of the reads the instance
+// dropped (an open read may precede every writer of its key that does not
+// precede the reader). A last node stands for every way a time-closed
+// transaction may come to precede an open member: each closed transaction
+// has an edge to it and it has one to each open member. That covers the
+// read-from edges of the dropped reads, and paths through future
+// transactions (which follow every closed one).
+func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) []int32 {
 	p, e := r.p, r.e
 	st := &o.ev
-	reached := make([]bool, e.s.NumNodes())
-	var queue []solver.Node
-	push := func(n solver.Node) {
-		if n >= 0 && !reached[n] {
-			reached[n] = true
-			queue = append(queue, n)
+	n := e.s.NumNodes()
+	future := int32(n)
+	adj := make([][]int32, n+1)
+	possible := func(q solver.Lit) bool {
+		if c, ok := chosen[q.Var()]; ok {
+			return q == c
 		}
+		v, fixed := e.s.Fixed(q)
+		return !fixed || v
+	}
+	var buf []solver.Node
+	for u := 0; u < n; u++ {
+		from := e.nodeTxn[u]
+		buf = e.s.FixedEdges(solver.Node(u), true, buf[:0])
+		for _, m := range buf {
+			adj[u] = append(adj[u], int32(m))
+		}
+		e.s.IncidentEdges(solver.Node(u), func(other solver.Node, out bool, a, b solver.Lit, two bool) {
+			if !out || !possible(a) || (two && !possible(b)) {
+				return
+			}
+			if to := e.nodeTxn[other]; from >= 0 && to >= 0 && p.before(to, from) {
+				return // against the level's own order: in no completion
+			}
+			adj[u] = append(adj[u], int32(other))
+		})
 	}
 	for t := range r.h.Txns {
-		i := r.pos[t]
-		if i < 0 || st.GhostKeys[i] != nil || o.closed[i] {
+		i, u := r.pos[t], e.node[t]
+		if u < 0 {
 			continue
 		}
-		t32 := int32(t)
-		push(e.node[t])
-		// The reads the instance dropped: each may precede every writer
-		// of its key after its source (an anti-dependency), which can be
-		// any writer that does not precede the reader.
+		if i < 0 || st.GhostKeys[i] != nil || o.closed[i] {
+			adj[u] = append(adj[u], future)
+			continue
+		}
+		adj[future] = append(adj[future], int32(u))
 		for _, op := range o.released[i].Ops {
 			if op.Kind != history.Read {
 				continue
 			}
 			if k, has := p.keyIndex[op.Key]; has {
 				for _, w := range p.writersOf[k] {
-					if w != t32 && !p.before(w, t32) {
-						push(e.node[w])
+					if w != int32(t) && e.node[w] >= 0 && !p.before(w, int32(t)) {
+						adj[u] = append(adj[u], int32(e.node[w]))
 					}
 				}
 			}
 		}
 	}
-	var buf []solver.Node
-	for len(queue) > 0 {
-		n := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		buf = forEachPossibleEdge(r, n, buf, func(m solver.Node, _ bool, _, _ solver.Lit) { push(m) })
-	}
-	return reached
+	return components(adj)
 }
 
-// forEachPossibleEdge calls f for every edge leaving n that some
-// completion may hold: fixed edges (fixed set), and edges whose literals
-// are not fixed false and that do not run against the level's own order
-// (a and b are its literals, b = a for an edge on one literal).
-func forEachPossibleEdge(r *reduced, n solver.Node, buf []solver.Node, f func(m solver.Node, fixed bool, a, b solver.Lit)) []solver.Node {
-	p, e := r.p, r.e
-	buf = e.s.FixedEdges(n, true, buf[:0])
-	for _, m := range buf {
-		f(m, true, 0, 0)
+// components numbers the strongly connected components of adj (Tarjan's
+// algorithm, iterative: the graphs are as deep as the window is long).
+func components(adj [][]int32) []int32 {
+	n := len(adj)
+	index := make([]int32, n)
+	low := make([]int32, n)
+	comp := make([]int32, n)
+	for i := range index {
+		index[i], comp[i] = -1, -1
 	}
-	from := e.nodeTxn[n]
-	e.s.IncidentEdges(n, func(other solver.Node, out bool, a, b solver.Lit, two bool) {
-		if !out {
-			return
+	var stack []int32
+	onStack := make([]bool, n)
+	type frame struct{ v, next int32 }
+	var calls []frame
+	var counter, comps int32
+	for root := range adj {
+		if index[root] >= 0 {
+			continue
 		}
-		if v, fixed := e.s.Fixed(a); fixed && !v {
-			return
-		}
-		if two {
-			if v, fixed := e.s.Fixed(b); fixed && !v {
-				return
+		calls = append(calls[:0], frame{int32(root), 0})
+		index[root], low[root] = counter, counter
+		counter++
+		stack = append(stack, int32(root))
+		onStack[root] = true
+		for len(calls) > 0 {
+			f := &calls[len(calls)-1]
+			v := f.v
+			if int(f.next) < len(adj[v]) {
+				w := adj[v][f.next]
+				f.next++
+				switch {
+				case index[w] < 0:
+					index[w], low[w] = counter, counter
+					counter++
+					stack = append(stack, w)
+					onStack[w] = true
+					calls = append(calls, frame{w, 0})
+				case onStack[w]:
+					low[v] = min(low[v], index[w])
+				}
+				continue
+			}
+			if low[v] == index[v] {
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					comp[w] = comps
+					if w == v {
+						break
+					}
+				}
+				comps++
+			}
+			calls = calls[:len(calls)-1]
+			if len(calls) > 0 {
+				u := calls[len(calls)-1].v
+				low[u] = min(low[u], low[v])
 			}
 		}
-		if to := e.nodeTxn[other]; from >= 0 && to >= 0 && p.before(to, from) {
-			return
-		}
-		if !two {
-			b = a
-		}
-		f(other, false, a, b)
-	})
-	return buf
-}
-
-// pathSearch answers I3's question, "may a completion hold a path from
-// one node to another?", by a search over the possible edges. It skips
-// the nodes an open member reaches: I3 has already failed for a target
-// among them, so nothing they reach is a target.
-type pathSearch struct {
-	r        *reduced
-	fromOpen []bool
-	seen     []int32 // stamp per node
-	stamp    int32
-	target   []int32 // stamp per node
-	queue    []solver.Node
-	buf      []solver.Node
-}
-
-func newPathSearch(r *reduced, fromOpen []bool) *pathSearch {
-	n := r.e.s.NumNodes()
-	return &pathSearch{r: r, fromOpen: fromOpen, seen: make([]int32, n), target: make([]int32, n)}
-}
-
-// reaches reports whether a possible path leads from src to one of
-// targets without an edge on the literal on or its negation.
-func (g *pathSearch) reaches(src solver.Node, targets []solver.Node, on solver.Lit) bool {
-	if len(targets) == 0 {
-		return false
 	}
-	g.stamp++
-	for _, t := range targets {
-		g.target[t] = g.stamp
-	}
-	off := on.Not()
-	g.queue = append(g.queue[:0], src)
-	g.seen[src] = g.stamp
-	found := false
-	for len(g.queue) > 0 && !found {
-		n := g.queue[len(g.queue)-1]
-		g.queue = g.queue[:len(g.queue)-1]
-		g.buf = forEachPossibleEdge(g.r, n, g.buf, func(m solver.Node, fixed bool, a, b solver.Lit) {
-			if found || g.seen[m] == g.stamp || g.fromOpen[m] {
-				return
-			}
-			if !fixed && (a == on || a == off || b == on || b == off) {
-				return
-			}
-			if g.target[m] == g.stamp {
-				found = true
-				return
-			}
-			g.seen[m] = g.stamp
-			g.queue = append(g.queue, m)
-		})
-	}
-	return found
+	return comp
 }

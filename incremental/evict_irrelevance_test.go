@@ -100,6 +100,10 @@ func TestIrrelevanceCounterexamples(t *testing.T) {
 	// R, open when P3 closes, may read x1 from P1 before P3 writes: P1<P2
 	// would make that read stale (P2 precedes R in real time).
 	run(t, "P1[0,10] w x1 · P2[5,15] w x2 · P3[20,30] w x3 · R[25,50] r x1", opts)
+	// O, open when D closes, read z before A wrote it and q from B: once
+	// its reads count, B<O<A. A<B would close a cycle through O's reads,
+	// which the instance does not hold while O is open.
+	run(t, "A[0,10] w x1, w z1 · B[5,15] w x2, w q2 · D[20,30] w x3 · O[5,100] r z null, r q2", opts)
 	// "Neither is the last closed writer of a shared key" (found on
 	// generated history 18 of TestOnlineGeneratedEvicting, shrunk): A and
 	// B share only y, which D overwrites; nothing reads yet. A<B would
