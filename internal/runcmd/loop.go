@@ -873,8 +873,12 @@ func (r *runner) statusMaybe() {
 	if r.store != nil {
 		ck = fmt.Sprintf("; checkpoint %d (%s, %d bytes)", r.ckpts, r.ckptTime.Round(time.Microsecond), r.ckptBytes)
 	}
-	fmt.Fprintf(r.stderr, "streamcheck run: %d messages; window %d released, %d buffered, %d open, %d idle partitions; %.0f msg/s; watermark lag %s; %s; %s%s%s\n",
-		r.st.Counters.Messages, es.Released, ws.Buffered, ws.Open, ws.IdlePartitions, rate, report.Duration(ws.Lag), report.Plural(int(r.deadTotal()), "dead letter"), report.Plural(es.Alerts, "alert"), ck, broker)
+	inexact := ""
+	if es.Capped > 0 {
+		inexact = fmt.Sprintf(", INEXACT: %d set aside by the pinned cap", es.Capped)
+	}
+	fmt.Fprintf(r.stderr, "streamcheck run: %d messages; window %d released, %d buffered, %d open, %d idle partitions; engine %d in the instance, %d pinned, %d evicted%s; %.0f msg/s; watermark lag %s; %s; %s%s%s\n",
+		r.st.Counters.Messages, es.Released, ws.Buffered, ws.Open, ws.IdlePartitions, es.Window, es.Pinned, es.Evicted, inexact, rate, report.Duration(ws.Lag), report.Plural(int(r.deadTotal()), "dead letter"), report.Plural(es.Alerts, "alert"), ck, broker)
 }
 
 func (r *runner) summary(why string) {
