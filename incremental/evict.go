@@ -835,7 +835,9 @@ const irrelevanceBudget = probeBudget / 2
 //   - I3 no edge on a fixed literal lies on a cycle of the graph H of
 //     every edge some completion may hold once the literals are fixed:
 //     fixed edges, edges whose literals are not fixed false nor against a
-//     fixed literal, the anti-dependencies of the reads the instance
+//     fixed literal (an edge on a fixed literal counts even against real
+//     time or session order: fixing the literal may force it, and then a
+//     cycle with them), the anti-dependencies of the reads the instance
 //     dropped (to every writer of the key that does not precede the
 //     reader), and a node through which every closed transaction may
 //     precede every open member. Literals whose edges do lie on a cycle
@@ -1056,8 +1058,15 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 			if !out || !possible(a) || (two && !possible(b)) {
 				return
 			}
-			if to := e.nodeTxn[other]; from >= 0 && to >= 0 && p.before(to, from) {
-				return // against the level's own order: in no completion
+			_, on := chosen[a.Var()]
+			if two {
+				_, onB := chosen[b.Var()]
+				on = on || onB
+			}
+			if to := e.nodeTxn[other]; !on && from >= 0 && to >= 0 && p.before(to, from) {
+				// Against the level's own order: in no completion. An
+				// edge on a fixed literal stays: fixing it would add it.
+				return
 			}
 			adj[u] = append(adj[u], int32(other))
 		})

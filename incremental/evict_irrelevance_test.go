@@ -104,6 +104,12 @@ func TestIrrelevanceCounterexamples(t *testing.T) {
 	// its reads count, B<O<A. A<B would close a cycle through O's reads,
 	// which the instance does not hold while O is open.
 	run(t, "A[0,10] w x1, w z1 · B[5,15] w x2, w q2 · D[20,30] w x3 · O[5,100] r z null, r q2", opts)
+	// A and C both write x6=3, which R reads after B's x6=4 in real time:
+	// B precedes A or C. The orders A<B and C<B each add R->B (R read A's
+	// or C's 3), against real time; an edge on a fixed literal must count
+	// even where the level's order says no completion holds it (found on
+	// generated history 766 of TestOnlineGeneratedEvicting, shrunk).
+	run(t, "A[1320,2547] w x6 3 · B[2226,2556] w x6 4 (session c2) · C[2000,3473] w x6 3 · D[3994,4285] w x3 15, w x5 3, w x2 7 · R[3579,4445] r x2 7, r x6 3 · E[3784,4458] w x3 13 · G[19155,19416] w x6 23, w x5 23 (session c2)", opts)
 	// "Neither is the last closed writer of a shared key" (found on
 	// generated history 18 of TestOnlineGeneratedEvicting, shrunk): A and
 	// B share only y, which D overwrites; nothing reads yet. A<B would
