@@ -388,7 +388,10 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		i := r.pos[t]
 		return i < 0 || o.closed[i]
 	}
-	removed := map[int32]bool{}
+	// removed is a slice: remove() scans every transaction for its time and
+	// session neighbours, and a map lookup per scanned transaction was 70% of
+	// the evicting engine's CPU.
+	removed := make([]bool, len(r.h.Txns))
 	keptOut := map[int32][]int32{}
 	keptIn := map[int32][]int32{}
 	var outside [][2]int // kept orders with an end not built this step

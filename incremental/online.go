@@ -67,13 +67,12 @@ type Online struct {
 // OnlineConfig tunes an engine.
 type OnlineConfig struct {
 	// Evict judges each step on the reduced instance and evicts what the
-	// rules of EXACTNESS.md §5 allow. It is exact (the differential tests
-	// hold it to check) but not yet the default: transactions whose
-	// constraints no probe decides (duplicate values on hot keys, blind
-	// writes never observed) stay pinned, and a pinned writer holds back
-	// every later writer of its keys, so on such streams the window grows
-	// and the probes cost more than re-checking the released history,
-	// which the default engine does at every step.
+	// rules of EXACTNESS.md §5 allow, with the irrelevance rule of
+	// evict.go. It is exact (the differential tests hold it to check) but
+	// not yet the default: it rebuilds the reduced instance at every step,
+	// which on short streams costs more than re-checking the released
+	// history as the default engine does; list keys and unknown outcomes
+	// stay pinned.
 	Evict bool
 	// MaxPinned caps the pinned transactions of the evicting engine (0:
 	// no cap). Beyond it the oldest pinned ones are set aside unchecked,
