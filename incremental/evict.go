@@ -440,6 +440,11 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 		preds = append(preds, keptIn[t]...)
 		succs = append(succs, keptOut[t]...)
+		// Real-time predecessors and successors are kept apart: an order
+		// a -> t -> b with both steps real time is itself real time
+		// (e_a+2Δ <= s_t <= e_t <= s_b-2Δ), so those pairs, old ghosts
+		// times the window, need no kept edge and are not visited.
+		var rtPreds, rtSuccs []int32
 		for u := range r.h.Txns {
 			if !committed {
 				break
@@ -457,17 +462,31 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 						}
 						return
 					}
-					if c {
+					if c && p.realTimeBefore(u32, t) {
+						rtPreds = append(rtPreds, u32)
+					} else if c {
 						preds = append(preds, u32)
 					}
 				}
 				if p.before(t, u32) {
-					succs = append(succs, u32)
+					if p.realTimeBefore(t, u32) {
+						rtSuccs = append(rtSuccs, u32)
+					} else {
+						succs = append(succs, u32)
+					}
 				}
 			}
 		}
 		removed[t] = true
 		for _, a := range preds {
+			for _, b := range succs {
+				addKept(a, b)
+			}
+			for _, b := range rtSuccs {
+				addKept(a, b)
+			}
+		}
+		for _, a := range rtPreds {
 			for _, b := range succs {
 				addKept(a, b)
 			}

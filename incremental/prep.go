@@ -312,6 +312,12 @@ func (p *prepared) before(a, b int32) bool {
 	return false
 }
 
+// realTimeBefore is the real-time half of before.
+func (p *prepared) realTimeBefore(a, b int32) bool {
+	ta, tb := &p.h.Txns[a], &p.h.Txns[b]
+	return p.opts.Level.RealTime() && ta.HasTime && tb.HasTime && p.opts.Precedes(ta, tb)
+}
+
 // orderVia says which order of the level fixes the pair: kindSO, kindRT,
 // or kindNone when only a choice can.
 func (p *prepared) orderVia(a, b int32) edgeKind {
