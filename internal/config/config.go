@@ -104,7 +104,9 @@ type Check struct {
 	// Tick: the engine steps each time the watermark crosses a multiple
 	// of Tick (event time), so steps do not depend on arrival timing.
 	Tick Duration `yaml:"tick"`
-	// Evict turns on the evicting engine (incremental.OnlineConfig.Evict).
+	// Evict turns on the evicting engine (incremental.OnlineConfig.Evict),
+	// the default: without it every step re-checks the whole released
+	// history, which a days-long stream cannot afford.
 	Evict bool `yaml:"evict"`
 	// MaxPinned caps the evicting engine's pinned transactions; beyond it
 	// the oldest are set aside unchecked and the check is inexact
@@ -209,6 +211,7 @@ func Default() *Config {
 			// the watermark at -∞ for ever.
 			IdleTimeout: Duration(time.Minute),
 			Tick:        Duration(100 * time.Millisecond),
+			Evict:       true,
 		},
 		State: State{
 			CheckpointEvery:    100000,

@@ -139,7 +139,7 @@ func flagDefs() []flagDef {
 		{"initial-state", fmt.Sprintf("initial state of keys: unknown (a live database) or empty (default %s)", d.Check.InitialState), strFlag(func(c *config.Config) *string { return &c.Check.InitialState }), false},
 		{"idle-timeout", fmt.Sprintf("event time a partition may stay silent before it stops holding the watermark back; 0 = off (default %s)", d.Check.IdleTimeout), durFlag(func(c *config.Config) *config.Duration { return &c.Check.IdleTimeout }), false},
 		{"tick", fmt.Sprintf("the engine steps each time the watermark crosses a multiple of this, in event time (default %s)", d.Check.Tick), durFlag(func(c *config.Config) *config.Duration { return &c.Check.Tick }), false},
-		{"evict", "evict time-closed, settled transactions (EXACTNESS.md §5; opt-in for now)", func(c *config.Config, v string) error {
+		{"evict", "evict time-closed, settled transactions (EXACTNESS.md §5); false re-checks the whole released history at every step (default true)", func(c *config.Config, v string) error {
 			b, err := strconv.ParseBool(v)
 			c.Check.Evict = b
 			return err
