@@ -20,13 +20,7 @@ import (
 // keeps both for ever and R4 holds back every later writer of x. With it,
 // both leave as soon as P3 has closed, while the reader R is still open.
 func TestIrrelevanceEvictsP(t *testing.T) {
-	h, err := history.ParseCompact("P1[0,10] w x1 · P2[5,15] w x2 · P3[20,30] w x3 · R[40,50] r x3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := history.DefaultOptions()
-	opts.Level = history.StrictSerializable
-	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+	h, o := evictingEngine(t, "P1[0,10] w x1 · P2[5,15] w x2 · P3[20,30] w x3 · R[40,50] r x3")
 	ctx := context.Background()
 	step := func() {
 		t.Helper()
@@ -58,18 +52,8 @@ func TestIrrelevanceEvictsP(t *testing.T) {
 // follows P1 or P2, so a future read of x may see either, and each order
 // rules one of them out: neither may be fixed, and both stay.
 func TestIrrelevanceKeepsLastWriters(t *testing.T) {
-	h, err := history.ParseCompact("P1[0,10] w x1 · P2[5,15] w x2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := history.DefaultOptions()
-	opts.Level = history.StrictSerializable
-	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
-	o.Release(h.Txns...)
-	o.Close("P1", "P2")
-	if _, err := o.Step(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	h, o := evictingEngine(t, "P1[0,10] w x1 · P2[5,15] w x2")
+	releaseCloseStep(t, h, o, "P1", "P2")
 	if in := o.inWindow("P1", "P2"); len(in) != 2 {
 		t.Fatalf("only %v stayed (stats %+v)", in, o.Stats())
 	}
@@ -222,19 +206,32 @@ func TestWindowProbe(t *testing.T) {
 // not hold back W3 (R4 holds for W3 through W2). Otherwise a chain of
 // writers of a key drains at one writer per step.
 func TestEvictWritersOfAKeyInOneStep(t *testing.T) {
-	h, err := history.ParseCompact("W1[0,10] w x1, w y1 · W2[20,30] w x2 · W3[40,50] w x3")
+	h, o := evictingEngine(t, "W1[0,10] w x1, w y1 · W2[20,30] w x2 · W3[40,50] w x3")
+	releaseCloseStep(t, h, o, "W1", "W2", "W3")
+	if in := o.inWindow("W1", "W2", "W3"); len(in) > 0 {
+		t.Fatalf("%v still in the window (stats %+v)", in, o.Stats())
+	}
+}
+
+// evictingEngine parses a compact history and starts an evicting
+// strict-serializable engine for it.
+func evictingEngine(t *testing.T, text string) (*history.History, *Online) {
+	t.Helper()
+	h, err := history.ParseCompact(text)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := history.DefaultOptions()
 	opts.Level = history.StrictSerializable
-	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+	return h, NewOnlineConfig(opts, OnlineConfig{Evict: true})
+}
+
+// releaseCloseStep releases all of h, closes ids and steps once.
+func releaseCloseStep(t *testing.T, h *history.History, o *Online, ids ...string) {
+	t.Helper()
 	o.Release(h.Txns...)
-	o.Close("W1", "W2", "W3")
+	o.Close(ids...)
 	if _, err := o.Step(context.Background()); err != nil {
 		t.Fatal(err)
-	}
-	if in := o.inWindow("W1", "W2", "W3"); len(in) > 0 {
-		t.Fatalf("%v still in the window (stats %+v)", in, o.Stats())
 	}
 }
