@@ -136,6 +136,9 @@ func (o *Online) inWindow(ids ...string) []string {
 // logs the window every 1,000 transactions. It runs only with
 // STREAMCHECK_WINDOW_PROBE=<txns>: it measures, it asserts only that the
 // reduced instance never disagrees with the bodies.
+// STREAMCHECK_WINDOW_PROBE_INIT=unknown checks under an unknown initial
+// state (run's default); STREAMCHECK_WINDOW_PROBE_PINNED=1 logs the oldest
+// pinned transaction with each line, to see what holds the window.
 func TestWindowProbe(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("STREAMCHECK_WINDOW_PROBE"))
 	if n == 0 {
@@ -153,6 +156,9 @@ func TestWindowProbe(t *testing.T) {
 	opts := history.DefaultOptions()
 	opts.Level = history.StrictSerializable
 	opts.InDoubt = 5_000_000
+	if os.Getenv("STREAMCHECK_WINDOW_PROBE_INIT") == "unknown" {
+		opts.InitialState = history.InitialUnknown
+	}
 	txns := append([]history.Txn(nil), h.Txns...)
 	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
 	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
@@ -187,6 +193,14 @@ func TestWindowProbe(t *testing.T) {
 				i+1, st.Window, st.Pinned, st.Ghosts, st.Evicted, st.Alerts, st.Disagreements,
 				float64(i+1)/now.Sub(t0).Seconds(), 1000/now.Sub(last).Seconds())
 			last = now
+			if os.Getenv("STREAMCHECK_WINDOW_PROBE_PINNED") != "" {
+				for j, m := range o.ev.Member {
+					if m && o.ev.GhostKeys[j] == nil && o.closed[j] {
+						t.Logf("pinned %s", o.released[j].Compact())
+						break
+					}
+				}
+			}
 		}
 	}
 	o.CloseAll()
