@@ -151,7 +151,7 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 	}
 	p := prepare(h, opts)
 	st := solver.Unsat
-	if strictSt != solver.Unsat || !strictCoreViolates(ctx, h, opts, cfg) {
+	if strictSt != solver.Unsat || !strictCoreViolates(ctx, h, p, cfg) {
 		e = newEncoder(p, encodeConfig{dropUnobserved: true})
 		e.encodeCtx(ctx)
 		res.Stats.EncodeTime = time.Since(t0)
@@ -263,7 +263,8 @@ func strictOf(opts history.Options) history.Options {
 // one lost update did not finish encoding in 2 minutes (1.8M order
 // variables, 1.7 GB). A strict core that needs real time or session
 // order leaves the decision to the level's own search.
-func strictCoreViolates(ctx context.Context, h *history.History, opts history.Options, cfg Config) bool {
+func strictCoreViolates(ctx context.Context, h *history.History, p *prepared, cfg Config) bool {
+	opts := p.opts
 	sp := prepare(h, strictOf(opts))
 	all := make([]bool, len(h.Txns))
 	for i := range all {
@@ -277,8 +278,7 @@ func strictCoreViolates(ctx context.Context, h *history.History, opts history.Op
 	for _, t := range core {
 		in[t] = true
 	}
-	sub := prepare(h, opts)
-	e := newEncoder(prepare(sub.project(in), opts), encodeConfig{dropUnobserved: true})
+	e := newEncoder(prepare(p.project(in), opts), encodeConfig{dropUnobserved: true})
 	e.encodeCtx(ctx)
 	return e.solve(ctx) == solver.Unsat
 }
