@@ -32,6 +32,7 @@ type prepared struct {
 	// input order (EXACTNESS.md §1).
 	sessionOf         []int32
 	sessionRank       []int32
+	sessionMembers    [][]int32 // by session, in rank order
 	sessionHasUnknown []bool
 
 	internal []internalAnomaly
@@ -276,6 +277,7 @@ func (p *prepared) rankSessions() {
 		sessions[t.Session] = append(sessions[t.Session], int32(i))
 	}
 	p.sessionHasUnknown = make([]bool, len(names))
+	p.sessionMembers = make([][]int32, len(names))
 	for si, name := range names {
 		members := sessions[name]
 		for _, ti := range members {
@@ -294,6 +296,7 @@ func (p *prepared) rankSessions() {
 			p.sessionOf[ti] = int32(si)
 			p.sessionRank[ti] = int32(r)
 		}
+		p.sessionMembers[si] = members
 	}
 }
 
