@@ -73,6 +73,45 @@ type evictState struct {
 	Taint map[string][]int
 
 	Evicted, Ghosts, Disagreements int
+
+	// members lists the indexes with Member set, in released order, with
+	// stale entries dropped lazily, so that a step costs the instance and
+	// not the whole stream; listed says whether it is built.
+	members []int
+	listed  bool
+}
+
+// memberList returns the members in released order.
+func (st *evictState) memberList() []int {
+	if !st.listed {
+		st.members = st.members[:0]
+		for i, m := range st.Member {
+			if m {
+				st.members = append(st.members, i)
+			}
+		}
+		st.listed = true
+		return st.members
+	}
+	keep := st.members[:0]
+	for _, i := range st.members {
+		if st.Member[i] {
+			keep = append(keep, i)
+		}
+	}
+	st.members = keep
+	return keep
+}
+
+// admit makes released index i a member.
+func (st *evictState) admit(i int) {
+	for len(st.Member) <= i {
+		st.Member = append(st.Member, false)
+	}
+	st.Member[i] = true
+	if st.listed {
+		st.members = append(st.members, i)
+	}
 }
 
 func newEvictState() evictState {
@@ -132,8 +171,8 @@ func (o *Online) tainted(r int, k history.Key, v history.Value) bool {
 func (o *Online) build() *reduced {
 	st := &o.ev
 	touched := map[history.Key]bool{}
-	for i, m := range st.Member {
-		if !m || st.GhostKeys[i] != nil {
+	for _, i := range st.memberList() {
+		if st.GhostKeys[i] != nil {
 			continue
 		}
 		for _, op := range o.released[i].Ops {
@@ -157,10 +196,7 @@ func (o *Online) build() *reduced {
 			Ops: []history.Op{{Kind: history.Write, Key: k, Value: st.InitVal[k]}}})
 		r.pos = append(r.pos, -1)
 	}
-	for i, m := range st.Member {
-		if !m {
-			continue
-		}
+	for _, i := range st.memberList() {
 		t := o.released[i]
 		if gk := st.GhostKeys[i]; gk != nil {
 			need := keptAt[i]

@@ -122,7 +122,7 @@ func (o *Online) Release(txns ...history.Txn) {
 		o.released = append(o.released, t)
 		o.closed = append(o.closed, false)
 		o.quar = append(o.quar, false)
-		o.ev.Member = append(o.ev.Member, true)
+		o.ev.admit(len(o.released) - 1)
 	}
 }
 
@@ -399,7 +399,10 @@ func (o *Online) capPinned() {
 			inCore[o.index[id]] = true
 		}
 	}
-	for i := 0; i < len(o.released) && pinned > o.maxPinned; i++ {
+	for _, i := range o.ev.memberList() {
+		if pinned <= o.maxPinned {
+			break
+		}
 		if o.ev.Member[i] && o.ev.GhostKeys[i] == nil && o.closed[i] && !o.quar[i] && !inCore[i] {
 			o.quarantine(i)
 			delete(o.ev.Replaced, i)
@@ -414,8 +417,8 @@ func (o *Online) Stats() OnlineStats {
 	st := OnlineStats{Released: len(o.released) - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
 		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned, Capped: o.capped}
-	for i, m := range o.ev.Member {
-		if m && o.ev.GhostKeys[i] == nil {
+	for _, i := range o.ev.memberList() {
+		if o.ev.GhostKeys[i] == nil {
 			st.Window++
 			if o.closed[i] {
 				st.Pinned++
