@@ -172,6 +172,11 @@ type encodeConfig struct {
 	// noPrune turns off the fast path's encode-time pruning (perf_prune.go
 	// and unread unknown transactions), for the differential test.
 	noPrune bool
+	// readsToCome says reads not yet in the history may still read its
+	// transactions (the online engine's reduced instance): unknown
+	// transactions nobody reads yet are kept. Pruning by real time stays:
+	// it rules out only what the instance's own base edges rule out.
+	readsToCome bool
 	// kept are orders between transactions (positions) that hold in every
 	// completion: facts the online engine kept when it evicted the
 	// transactions that proved them (EXACTNESS.md §5, R5). Base edges.
@@ -208,7 +213,7 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 	// edges of list-heavy ones).
 	e.s.Reserve(2*n, 3*n)
 	var unread []bool
-	if !cfg.guarded && !cfg.record && !cfg.noPrune {
+	if !cfg.guarded && !cfg.record && !cfg.noPrune && !cfg.readsToCome {
 		unread = p.possiblyRead()
 	}
 	for i := range p.h.Txns {

@@ -2,6 +2,7 @@ package incremental
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -50,6 +51,17 @@ import (
 // pending alerts, transactions touching list keys, and transactions with a
 // constraint that no probe decides and that the irrelevance rule
 // (fixIrrelevant) cannot fix.
+
+// pinTrace, when set (by tests, to find what pins a window), is told why
+// a transaction stays.
+var pinTrace func(*history.Txn, string)
+
+// tracePin tells pinTrace why t stays; why is built only when it listens.
+func tracePin(t *history.Txn, why func() string) {
+	if pinTrace != nil {
+		pinTrace(t, why())
+	}
+}
 
 // evictState is the reduced instance's bookkeeping, per released index.
 type evictState struct {
@@ -191,9 +203,16 @@ func (o *Online) build() *reduced {
 		}
 	}
 	slices.Sort(keys)
-	for _, k := range keys {
-		r.h.Txns = append(r.h.Txns, history.Txn{ID: "\x00init:" + string(k), Start: initTime, End: initTime + 1, HasTime: true, Status: history.Committed,
-			Ops: []history.Op{{Kind: history.Write, Key: k, Value: st.InitVal[k]}}})
+	if len(keys) > 0 {
+		// One transaction holds every fixed initial value: it precedes
+		// everything in real time, as each would alone, and one node
+		// instead of one per key keeps the real-time order of the
+		// instance small.
+		init := history.Txn{ID: "\x00init", Start: initTime, End: initTime + 1, HasTime: true, Status: history.Committed}
+		for _, k := range keys {
+			init.Ops = append(init.Ops, history.Op{Kind: history.Write, Key: k, Value: st.InitVal[k]})
+		}
+		r.h.Txns = append(r.h.Txns, init)
 		r.pos = append(r.pos, -1)
 	}
 	for _, i := range st.memberList() {
@@ -248,7 +267,7 @@ func (o *Online) build() *reduced {
 		}
 	}
 	r.p = prepare(r.h, o.opts)
-	r.e = newEncoder(r.p, encodeConfig{noPrune: true, kept: kept, decided: decided})
+	r.e = newEncoder(r.p, encodeConfig{readsToCome: true, kept: kept, decided: decided})
 	return r
 }
 
@@ -590,9 +609,12 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			return false, true
 		}
 		all := true
-		e.s.IncidentEdges(n, func(_ solver.Node, _ bool, a, b solver.Lit, two bool) {
+		e.s.IncidentEdges(n, func(other solver.Node, _ bool, a, b solver.Lit, two bool) {
 			if all && !pr.edgeDecided(a, b, two) {
 				all = false
+				if u := e.nodeTxn[other]; u >= 0 {
+					tracePin(&r.h.Txns[t], func() string { return "R2: an edge with " + r.h.Txns[u].Compact() })
+				}
 			}
 		})
 		if !all {
@@ -603,14 +625,16 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			if _, ok := pr.decide(rv.g); !ok {
 				return false, false
 			}
-			for _, l := range e.rfs(rv) {
+			for ci, l := range e.rfs(rv) {
 				if _, ok := pr.decide(l); !ok {
+					tracePin(&r.h.Txns[t], func() string { return fmt.Sprintf("R2: a read's source (candidate %d of %v)", ci, e.cands(rv)) })
 					return false, false
 				}
 			}
 		}
 		for _, pv := range pairsOf[t] {
 			if _, ok := pr.decide(pv.x); !ok {
+				tracePin(&r.h.Txns[t], func() string { return "R2: a writer pair " + r.h.Txns[pv.a].ID + " " + r.h.Txns[pv.b].ID })
 				return false, false
 			}
 		}
@@ -663,9 +687,11 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			continue
 		}
 		if touchesList(p, tx) || !neighboursClosed(t) {
+			tracePin(tx, func() string { return "R3: an open neighbour" })
 			continue
 		}
 		if earlierWriter(t) {
+			tracePin(tx, func() string { return "R4: an earlier writer is still here" })
 			continue // R4, without a probe: a writer it follows is still here
 		}
 		committed, ok := decided(t)
@@ -736,6 +762,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 				live = append(live, p.keys[k])
 			}
 			if !ok {
+				tracePin(tx, func() string { return "R4: not after every writer or a read of the live version undecided" })
 				continue
 			}
 		}
@@ -930,6 +957,19 @@ const irrelevanceBudget = probeBudget / 2
 // completion with every fixed literal. So fixing them keeps satisfiable
 // every future that was.
 //
+// I4, read sources. Under an unknown initial state a read of the first
+// writer w's value may also have read the initial version (its value
+// unknown), and no probe tells the two apart while nothing else reads or
+// writes the key. For a read by r (an I1 endpoint that does not write the
+// key) whose only undecided sources are w (committed, time-closed, in no
+// pending core) and the initial version, the rule fixes "r read w", with
+// I3 for its edges (w->r, and r to the writers after w). The exchange: in
+// a completion E where r read the initial version, r precedes every
+// writer of the key; let E' be E with r reading w instead, the version
+// order and the initial value unchanged. E' adds only w->r (r's other new
+// edges, to the writers after w, are in E already), so a cycle of E' runs
+// through w->r, which I3 rules out as above.
+//
 // Pairs are fixed together, not one at a time: three writers of one key
 // that overlap in time (often, with 32 sessions) each have a possible
 // path through the third, so no single pair is free, but the three start
@@ -989,7 +1029,53 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 			cands = append(cands, pv)
 		}
 	}
-	if len(cands) == 0 {
+	// Reads of a closed member that may come from the initial version or
+	// from one closed writer (under an unknown initial state, the first
+	// writer's value may also be the initial one): the rule fixes the
+	// writer (I4).
+	source := func(w int32) bool {
+		i := r.pos[w]
+		return i >= 0 && o.closed[i] && !pinned[i] && e.node[w] >= 0 && !p.txns[w].dropped && r.h.Txns[w].Status == history.Committed
+	}
+	type rfCand struct {
+		reader, writer int32
+		l, initial     solver.Lit
+	}
+	var rfCands []rfCand
+	for ri := range e.reads {
+		rv := &e.reads[ri]
+		if rv.n != 2 || !endpoint(rv.txn) {
+			continue
+		}
+		rd := &p.txns[rv.txn].reads[rv.read]
+		if rd.isList() {
+			continue
+		}
+		if _, writes := p.txns[rv.txn].finalValue(rd.key); writes {
+			continue
+		}
+		cs, ls := e.cands(rv), e.rfs(rv)
+		w, wl, il := int32(-1), litFalse, litFalse
+		for ci, c := range cs {
+			if c >= 0 {
+				w, wl = c, ls[ci]
+			} else if c == -1 {
+				il = ls[ci]
+			}
+		}
+		// Constants (litTrue, litFalse) are negative: both must be choices.
+		if w < 0 || wl < 0 || il < 0 || !source(w) {
+			continue
+		}
+		if _, fixed := fixedLit(e.s, wl); fixed {
+			continue
+		}
+		if _, fixed := fixedLit(e.s, il); fixed {
+			continue
+		}
+		rfCands = append(rfCands, rfCand{rv.txn, w, solver.Lit(wl), solver.Lit(il)})
+	}
+	if len(cands) == 0 && len(rfCands) == 0 {
 		return 0
 	}
 	budget := pr.budget
@@ -1046,7 +1132,12 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 			}
 		}
 		chosen[solver.Lit(l).Var()] = solver.Lit(l)
-		fix = append(fix, orientation{solver.Lit(l), [2]solver.Node{e.node[pv.a], e.node[pv.b]}})
+		fix = append(fix, orientation{l: solver.Lit(l), ends: [2]solver.Node{e.node[pv.a], e.node[pv.b]}})
+	}
+	for _, rc := range rfCands {
+		chosen[rc.l.Var()] = rc.l
+		chosen[rc.initial.Var()] = rc.initial.Not()
+		fix = append(fix, orientation{l: rc.l, ends: [2]solver.Node{e.node[rc.writer], e.node[rc.reader]}, also: []solver.Lit{rc.initial.Not()}})
 	}
 	// I3 for all of them at once: drop the orders whose edges close a
 	// cycle, until none does.
@@ -1056,6 +1147,9 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 		for _, f := range fix {
 			if f.cyclic(e.s, comp) {
 				delete(chosen, f.l.Var())
+				for _, a := range f.also {
+					delete(chosen, a.Var())
+				}
 			} else {
 				kept = append(kept, f)
 			}
@@ -1077,6 +1171,9 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 type orientation struct {
 	l    solver.Lit
 	ends [2]solver.Node
+	// also are literals that fixing l implies (the other source of a read
+	// whose source the rule fixes), left out of H with it.
+	also []solver.Lit
 }
 
 // cyclic reports whether an edge on f.l joins two nodes of one component

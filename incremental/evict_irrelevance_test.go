@@ -163,6 +163,11 @@ func TestWindowProbe(t *testing.T) {
 	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
 	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 	ctx := context.Background()
+	why := map[string]string{}
+	if os.Getenv("STREAMCHECK_WINDOW_PROBE_PINNED") != "" {
+		pinTrace = func(t *history.Txn, reason string) { why[t.ID] = reason }
+		defer func() { pinTrace = nil }()
+	}
 	// open holds released transactions by effective end, so that closing
 	// is a walk over the ones whose end has passed.
 	var open []int
@@ -196,7 +201,7 @@ func TestWindowProbe(t *testing.T) {
 			if os.Getenv("STREAMCHECK_WINDOW_PROBE_PINNED") != "" {
 				for j, m := range o.ev.Member {
 					if m && o.ev.GhostKeys[j] == nil && o.closed[j] {
-						t.Logf("pinned %s", o.released[j].Compact())
+						t.Logf("pinned %s: %s", o.released[j].Compact(), why[o.released[j].ID])
 						break
 					}
 				}
