@@ -56,6 +56,8 @@ import (
 // a transaction stays.
 var pinTrace func(*history.Txn, string)
 
+var debugIrrelevance = func(pairs, reads, oriented, fixed int) {}
+
 // tracePin tells pinTrace why t stays; why is built only when it listens.
 func tracePin(t *history.Txn, why func() string) {
 	if pinTrace != nil {
@@ -299,6 +301,8 @@ type prober struct {
 	// budget bounds the probes of one step; an undecided answer for want
 	// of budget only delays an eviction to a later step.
 	budget int
+	// proven are the orders forced has proven.
+	proven map[[2]solver.Node]bool
 }
 
 // probeBudget is the probes one step may spend. Each probe is a solve,
@@ -390,6 +394,9 @@ func (pr *prober) forced(from, to solver.Node) bool {
 			return false // this model puts to first
 		}
 	}
+	if pr.proven[[2]solver.Node{from, to}] {
+		return true
+	}
 	if !pr.spend() {
 		return false
 	}
@@ -398,7 +405,19 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	st := pr.s.Solve(pr.ctx, sel)
 	pr.s.AddClause(sel.Not())
 	pr.model = false
-	return st == solver.Unsat
+	if st != solver.Unsat {
+		return false
+	}
+	// Every model has a path from -> to: the order is a fact, kept as a
+	// base edge (the end of evict keeps it across steps), and asked again
+	// (R4 asks it of a writer and again of the one after it) it costs no
+	// probe.
+	if pr.proven == nil {
+		pr.proven = map[[2]solver.Node]bool{}
+	}
+	pr.proven[[2]solver.Node{from, to}] = true
+	pr.s.AddBaseEdge(from, to)
+	return true
 }
 
 // evict runs after a satisfiable step: it evicts every transaction the
@@ -656,15 +675,15 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	// earlierWriter: a member that writes one of t's keys and precedes t
 	// by session or real time is still in the instance, so t cannot leave
 	// yet (R4).
-	earlierWriter := func(t int32) bool {
+	earlierWriter := func(t int32) int32 {
 		for _, kv := range p.txns[t].finals {
 			for _, w := range p.writersOf[kv.key] {
 				if w != t && !removed[w] && r.pos[w] >= 0 && st.GhostKeys[r.pos[w]] == nil && r.h.Txns[w].Status != history.Aborted && !p.txns[w].dropped && p.before(w, t) {
-					return true
+					return w
 				}
 			}
 		}
-		return false
+		return -1
 	}
 	o.fixIrrelevant(ctx, r, pr, pinned)
 	order := make([]int32, 0, len(r.h.Txns))
@@ -675,157 +694,172 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 		order = append(order, int32(t))
 	}
-	for _, t := range order {
-		if ctx.Err() != nil {
-			return
+	// Transactions go in start order, and one may wait for a writer that
+	// starts later (R4: it must follow it) or for one its eviction held
+	// back: passes repeat while they evict, so that a step drains what it
+	// can instead of one layer of such waits per step, which let the
+	// window grow when steps are large.
+	for pass := 0; pass < maxEvictPasses; pass++ {
+		evicted := st.Evicted
+		if pass > 0 {
+			order = slices.DeleteFunc(order, func(t int32) bool { return removed[t] || st.GhostKeys[r.pos[t]] != nil })
 		}
-		tx := &r.h.Txns[t]
-		i := r.pos[t]
-		if p.txns[t].dropped || tx.Status == history.Aborted {
-			remove(t, false)
-			st.Evicted++
-			continue
-		}
-		if touchesList(p, tx) || !neighboursClosed(t) {
-			tracePin(tx, func() string { return "R3: an open neighbour" })
-			continue
-		}
-		if earlierWriter(t) {
-			tracePin(tx, func() string { return "R4: an earlier writer is still here" })
-			continue // R4, without a probe: a writer it follows is still here
-		}
-		committed, ok := decided(t)
-		if !ok {
-			continue
-		}
-		var live []history.Key
-		var repl []replacement
-		if committed {
-			// R4: t is the first writer of each key it writes, after the
-			// key's live version; reads of that version are decided.
-			for _, kv := range p.txns[t].finals {
-				k := kv.key
-				prev := int32(-1)
-				if g, has := st.LiveOf[p.keys[k]]; has {
-					if at, in := r.at[g]; in {
-						prev = at
-					}
-				}
-				for _, w := range p.writersOf[k] {
-					if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.txns[w].dropped {
-						continue
-					}
-					if i := r.pos[w]; w != prev && i >= 0 && st.GhostKeys[i] != nil && !slices.Contains(st.GhostKeys[i], p.keys[k]) {
-						// A ghost that an eviction earlier in this step
-						// overwrote on k: it precedes prev, which t must
-						// follow, so it holds t back no more than prev.
-						continue
-					}
-					if w == prev || r.pos[w] < 0 {
-						if !p.before(w, t) && !pr.forced(e.node[w], e.node[t]) {
-							ok = false
-						}
-						continue
-					}
-					if !p.before(t, w) && !pr.forced(e.node[t], e.node[w]) {
-						ok = false
-					}
-				}
-				if !ok {
-					break
-				}
-				for _, u := range accessors[p.keys[k]] {
-					if u == t || removed[u] {
-						continue
-					}
-					for _, ri := range readsOf[u] {
-						rv := &e.reads[ri]
-						if p.txns[u].reads[rv.read].key != k {
-							continue
-						}
-						for ci, w := range e.cands(rv) {
-							if w != prev && !(w == -1 && prev < 0) {
-								continue
-							}
-							v, dec := pr.decide(e.rfs(rv)[ci])
-							if !dec {
-								ok = false
-							} else if v {
-								repl = append(repl, replacement{u, p.keys[k], prev})
-							}
-						}
-					}
-				}
-				if !ok {
-					break
-				}
-				live = append(live, p.keys[k])
+		for _, t := range order {
+			if ctx.Err() != nil {
+				return
 			}
-			if !ok {
-				tracePin(tx, func() string { return "R4: not after every writer or a read of the live version undecided" })
+			tx := &r.h.Txns[t]
+			i := r.pos[t]
+			if p.txns[t].dropped || tx.Status == history.Aborted {
+				remove(t, false)
+				st.Evicted++
 				continue
 			}
-		}
-		// The initial values t's reads fixed.
-		if o.opts.InitialState == history.InitialUnknown {
-			for _, ri := range readsOf[t] {
-				rv := &e.reads[ri]
-				rd := &p.txns[t].reads[rv.read]
-				for ci, w := range e.cands(rv) {
-					if v, _ := pr.decide(e.rfs(rv)[ci]); w == -1 && v && !rd.isList() {
-						k := p.keys[rd.key]
-						if _, has := st.LiveOf[k]; !has {
-							st.InitVal[k] = rd.val
+			if touchesList(p, tx) || !neighboursClosed(t) {
+				tracePin(tx, func() string { return "R3: an open neighbour" })
+				continue
+			}
+			if w := earlierWriter(t); w >= 0 {
+				tracePin(tx, func() string { return "R4: an earlier writer is still here: " + r.h.Txns[w].ID })
+				continue // R4, without a probe: a writer it follows is still here
+			}
+			committed, ok := decided(t)
+			if !ok {
+				continue
+			}
+			var live []history.Key
+			var repl []replacement
+			if committed {
+				// R4: t is the first writer of each key it writes, after the
+				// key's live version; reads of that version are decided.
+				for _, kv := range p.txns[t].finals {
+					k := kv.key
+					prev := int32(-1)
+					if g, has := st.LiveOf[p.keys[k]]; has {
+						if at, in := r.at[g]; in {
+							prev = at
+						}
+					}
+					for _, w := range p.writersOf[k] {
+						if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.txns[w].dropped {
+							continue
+						}
+						if i := r.pos[w]; w != prev && i >= 0 && st.GhostKeys[i] != nil && !slices.Contains(st.GhostKeys[i], p.keys[k]) {
+							// A ghost that an eviction earlier in this step
+							// overwrote on k: it precedes prev, which t must
+							// follow, so it holds t back no more than prev.
+							continue
+						}
+						if w == prev || r.pos[w] < 0 {
+							if !p.before(w, t) && !pr.forced(e.node[w], e.node[t]) {
+								ok = false
+								tracePin(tx, func() string { return "R4: not after the live version " + r.h.Txns[w].Compact() })
+							}
+							continue
+						}
+						if !p.before(t, w) && !pr.forced(e.node[t], e.node[w]) {
+							ok = false
+							tracePin(tx, func() string { return "R4: not before writer " + r.h.Txns[w].Compact() })
+						}
+					}
+					if !ok {
+						break
+					}
+					for _, u := range accessors[p.keys[k]] {
+						if u == t || removed[u] {
+							continue
+						}
+						for _, ri := range readsOf[u] {
+							rv := &e.reads[ri]
+							if p.txns[u].reads[rv.read].key != k {
+								continue
+							}
+							for ci, w := range e.cands(rv) {
+								if w != prev && !(w == -1 && prev < 0) {
+									continue
+								}
+								v, dec := pr.decide(e.rfs(rv)[ci])
+								if !dec {
+									ok = false
+								} else if v {
+									repl = append(repl, replacement{u, p.keys[k], prev})
+								}
+							}
+						}
+					}
+					if !ok {
+						break
+					}
+					live = append(live, p.keys[k])
+				}
+				if !ok {
+					continue
+				}
+			}
+			// The initial values t's reads fixed.
+			if o.opts.InitialState == history.InitialUnknown {
+				for _, ri := range readsOf[t] {
+					rv := &e.reads[ri]
+					rd := &p.txns[t].reads[rv.read]
+					for ci, w := range e.cands(rv) {
+						if v, _ := pr.decide(e.rfs(rv)[ci]); w == -1 && v && !rd.isList() {
+							k := p.keys[rd.key]
+							if _, has := st.LiveOf[k]; !has {
+								st.InitVal[k] = rd.val
+							}
 						}
 					}
 				}
 			}
-		}
-		for _, rp := range repl {
-			ri := r.pos[rp.reader]
-			st.Replaced[ri] = append(st.Replaced[ri], rp.key)
-			if rp.prev >= 0 {
-				addKept(rp.prev, rp.reader)
+			for _, rp := range repl {
+				ri := r.pos[rp.reader]
+				st.Replaced[ri] = append(st.Replaced[ri], rp.key)
+				if rp.prev >= 0 {
+					addKept(rp.prev, rp.reader)
+				}
+				addKept(rp.reader, t)
 			}
-			addKept(rp.reader, t)
-		}
-		for _, k := range live {
-			if g, has := st.LiveOf[k]; has {
-				gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
-				st.GhostKeys[g] = gk
-				if len(gk) == 0 {
-					if at, in := r.at[g]; in {
-						remove(at, true)
-					} else {
-						st.Member[g] = false
-						delete(st.GhostKeys, g)
+			for _, k := range live {
+				if g, has := st.LiveOf[k]; has {
+					gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
+					st.GhostKeys[g] = gk
+					if len(gk) == 0 {
+						if at, in := r.at[g]; in {
+							remove(at, true)
+						} else {
+							st.Member[g] = false
+							delete(st.GhostKeys, g)
+						}
+					}
+				}
+				st.LiveOf[k] = i
+			}
+			st.Evicted++
+			if len(live) == 0 {
+				remove(t, committed)
+				continue
+			}
+			// t stays as a ghost: its reads go, the orders they proved stay.
+			st.GhostKeys[i] = live
+			if tx.Status == history.Unknown {
+				st.Decided[i] = true
+			}
+			delete(st.Replaced, i)
+			if n := e.node[t]; n >= 0 {
+				for _, m := range e.s.FixedEdges(n, false, nil) {
+					if u := e.nodeTxn[m]; u >= 0 {
+						addKept(u, t)
+					}
+				}
+				for _, m := range e.s.FixedEdges(n, true, nil) {
+					if u := e.nodeTxn[m]; u >= 0 {
+						addKept(t, u)
 					}
 				}
 			}
-			st.LiveOf[k] = i
 		}
-		st.Evicted++
-		if len(live) == 0 {
-			remove(t, committed)
-			continue
-		}
-		// t stays as a ghost: its reads go, the orders they proved stay.
-		st.GhostKeys[i] = live
-		if tx.Status == history.Unknown {
-			st.Decided[i] = true
-		}
-		delete(st.Replaced, i)
-		if n := e.node[t]; n >= 0 {
-			for _, m := range e.s.FixedEdges(n, false, nil) {
-				if u := e.nodeTxn[m]; u >= 0 {
-					addKept(u, t)
-				}
-			}
-			for _, m := range e.s.FixedEdges(n, true, nil) {
-				if u := e.nodeTxn[m]; u >= 0 {
-					addKept(t, u)
-				}
-			}
+		if st.Evicted == evicted {
+			break
 		}
 	}
 	// Facts outlive the transactions that proved them (§5): every order
@@ -912,6 +946,9 @@ func fixedLit(s *solver.Solver, l lit) (bool, bool) {
 // irrelevanceBudget bounds the probes the irrelevance rule may spend in one
 // step, so that the eviction loop after it keeps the rest of probeBudget.
 const irrelevanceBudget = probeBudget / 2
+
+// maxEvictPasses bounds the eviction passes of one step.
+const maxEvictPasses = 64
 
 // fixIrrelevant is the irrelevance rule (EXACTNESS.md §5, "Pinning" (b)):
 // it fixes orders of writer pairs that no probe decides when turning any
@@ -1141,6 +1178,8 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 	}
 	// I3 for all of them at once: drop the orders whose edges close a
 	// cycle, until none does.
+	oriented := len(fix)
+	defer func() { debugIrrelevance(len(cands), len(rfCands), oriented, len(fix)) }()
 	for len(fix) > 0 {
 		comp := o.componentsUnder(r, chosen)
 		kept := fix[:0]

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,7 +164,14 @@ func TestWindowProbe(t *testing.T) {
 	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
 	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 	ctx := context.Background()
+	stepEvery := 256
+	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_WINDOW_PROBE_STEP")); err == nil && n > 0 {
+		stepEvery = n
+	}
 	why := map[string]string{}
+	debugIrrelevance = func(pairs, reads, oriented, fixed int) {
+		t.Logf("irrelevance: %d pairs %d reads, %d oriented, %d fixed", pairs, reads, oriented, fixed)
+	}
 	if os.Getenv("STREAMCHECK_WINDOW_PROBE_PINNED") != "" {
 		pinTrace = func(t *history.Txn, reason string) { why[t.ID] = reason }
 		defer func() { pinTrace = nil }()
@@ -186,9 +194,30 @@ func TestWindowProbe(t *testing.T) {
 			}
 		}
 		open = keep
-		if (i+1)%256 == 0 {
+		if (i+1)%stepEvery == 0 {
+			clear(why)
 			if _, err := o.Step(ctx); err != nil {
 				t.Fatal(err)
+			}
+			if len(why) > 0 {
+				reasons := map[string]int{}
+				for _, w := range why {
+					reasons[strings.SplitN(w, " ", 4)[0]+" "+strings.SplitN(w, " ", 4)[1]+" "+strings.SplitN(w+"  ", " ", 4)[2]]++
+				}
+				t.Logf("why pinned: %v", reasons)
+				if os.Getenv("STREAMCHECK_WINDOW_PROBE_PINNED") == "chain" {
+					// The oldest pinned transaction and what it waits for.
+					for j, m := range o.ev.Member {
+						if m && o.ev.GhostKeys[j] == nil && o.closed[j] {
+							id := o.released[j].ID
+							for n := 0; n < 12 && why[id] != ""; n++ {
+								t.Logf("  %s: %.200s", id, why[id])
+								id = strings.TrimPrefix(why[id], "R4: an earlier writer is still here: ")
+							}
+							break
+						}
+					}
+				}
 			}
 		}
 		if (i+1)%1000 == 0 {
