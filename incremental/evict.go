@@ -958,7 +958,7 @@ const maxEvictPasses = 64
 // that hold only under x are a->b and u->b for every reader u of a's
 // version of a shared key (anti-dependencies), and under ¬x the mirror
 // ones. The rule fixes a set of such literals (x, or ¬x with the roles of
-// a and b exchanged; the start order when both would do) when:
+// a and b exchanged; the order of the step's model when both would do) when:
 //
 //   - I1 a and b are committed, time-closed window members with their
 //     bodies, touching no list key and in no pending core;
@@ -1146,8 +1146,19 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 		}
 		return false
 	}
-	// Orient each candidate: the start order if a read outside the
-	// instance cannot see its first writer, else the other way (I2).
+	// Orient each candidate: the order of the model the step found if a
+	// read outside the instance cannot see its first writer, else the
+	// other way (I2). Orders that one model holds agree with every fixed
+	// edge and with each other; start order, tried first before, could
+	// contradict a kept fact (a -> c -> b with b starting first), and then
+	// each step dropped the pair again by I3 and the window behind it grew
+	// without bound (1M-transaction blindw-rw stream).
+	modelFirst := make([]bool, len(cands))
+	if pr.ensureModel() {
+		for i, pv := range cands {
+			modelFirst[i] = pr.s.Value(solver.Lit(pv.x))
+		}
+	}
 	hiddenAll := func(first, second int32) bool {
 		for _, kv := range p.txns[first].finals {
 			if _, shared := p.txns[second].finalValue(kv.key); shared && !hidden(first, second, kv.key) {
@@ -1158,13 +1169,16 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 	}
 	chosen := map[solver.Var]solver.Lit{}
 	var fix []orientation
-	for _, pv := range cands {
+	for i, pv := range cands {
 		if ctx.Err() != nil {
 			return 0
 		}
-		l := pv.x
-		if !hiddenAll(pv.a, pv.b) {
-			if l = pv.x.not(); !hiddenAll(pv.b, pv.a) {
+		first, second, l := pv.a, pv.b, pv.x
+		if !modelFirst[i] {
+			first, second, l = pv.b, pv.a, pv.x.not()
+		}
+		if !hiddenAll(first, second) {
+			if l = l.not(); !hiddenAll(second, first) {
 				continue
 			}
 		}
