@@ -66,13 +66,15 @@ type runner struct {
 	stdout io.Writer
 	stderr io.Writer
 
-	src    source
-	store  *state.Store
-	win    *window.Window
-	engine *incremental.Online
-	parts  int
-	kafka  *ingest.KafkaConfig
-	ends   []int64 // stop-at-end targets
+	src   source
+	store *state.Store
+	win   *window.Window
+
+	latency latencyStats
+	engine  *incremental.Online
+	parts   int
+	kafka   *ingest.KafkaConfig
+	ends    []int64 // stop-at-end targets
 
 	st   loopState
 	next []int64 // next offset per partition (the checkpoint's offsets)
@@ -695,7 +697,31 @@ func (r *runner) emit(a *incremental.Alert, proven time.Time) error {
 	}
 	r.emitted[id] = true
 	r.st.Counters.Alerts++
+	if !a.Updated {
+		r.latency.note(time.Since(proven))
+	}
 	return nil
+}
+
+// latencyStats summarizes alert latency for the final summary (the
+// dispatcher's histogram has it per sink, to delivery).
+type latencyStats struct {
+	n        int
+	sum, max time.Duration
+}
+
+func (l *latencyStats) note(d time.Duration) {
+	l.n++
+	l.sum += d
+	l.max = max(l.max, d)
+}
+
+func (l *latencyStats) String() string {
+	if l.n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; alert latency mean %s, max %s (from the watermark passing the core's last transaction)",
+		(l.sum / time.Duration(l.n)).Round(time.Microsecond), l.max.Round(time.Microsecond))
 }
 
 // finish is end of input: every transaction closes, the last steps run,
@@ -869,7 +895,7 @@ func (r *runner) statusMaybe() {
 	if since, why := r.src.unreachable(); !since.IsZero() {
 		broker = fmt.Sprintf("; BROKER UNREACHABLE for %s (%s), retrying", time.Since(since).Round(time.Second), why)
 	}
-	ck := ""
+	ck := r.latency.String()
 	if r.store != nil {
 		ck = fmt.Sprintf("; checkpoint %d (%s, %d bytes)", r.ckpts, r.ckptTime.Round(time.Microsecond), r.ckptBytes)
 	}
@@ -893,9 +919,9 @@ func (r *runner) summary(why string) {
 	if n := es.Capped; n > 0 {
 		partial += fmt.Sprintf("; INEXACT: %d pinned transactions set aside unchecked by --max-pinned %d", n, r.cfg.Check.MaxPinned)
 	}
-	ck := ""
+	ck := r.latency.String()
 	if r.store != nil {
-		ck = fmt.Sprintf("; checkpoint %d took %s, %d snapshot bytes, state directory %d bytes", r.ckpts, r.ckptTime.Round(time.Microsecond), r.ckptBytes, r.store.Size())
+		ck += fmt.Sprintf("; checkpoint %d took %s, %d snapshot bytes, state directory %d bytes", r.ckpts, r.ckptTime.Round(time.Microsecond), r.ckptBytes, r.store.Size())
 	}
 	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %s checked (strict-serializable, skew %s, in-doubt %s), %s, %s%s%s\n",
 		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial, ck)
