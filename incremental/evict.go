@@ -40,8 +40,8 @@ import (
 // completion of the whole history and its future.
 //
 // The reduced instance decides alerts only as a trigger: an alert is
-// confirmed, and its core found, on the released bodies (all of them, in
-// memory until checkpoints move them to Pebble), so a fact kept wrongly
+// confirmed, and its core found, on the released bodies (all of them; the
+// evicted ones are read back from the spill, spill.go), so a fact kept wrongly
 // could cost a missed anomaly but never a false alarm; a disagreement is
 // counted and heals by rebuilding the instance from the bodies. After an
 // alert the instance is rebuilt from the bodies minus the quarantine, which
@@ -136,15 +136,20 @@ func taintKey(k history.Key, v history.Value) string { return string(k) + "\x00"
 
 // resetInstance puts every released, unquarantined transaction back in the
 // instance with its whole body: the state of a non-evicting engine.
-func (o *Online) resetInstance() {
+func (o *Online) resetInstance() error {
 	st := newEvictState()
 	st.Taint = o.ev.Taint
 	st.Evicted, st.Disagreements = o.ev.Evicted, o.ev.Disagreements
 	st.Member = make([]bool, len(o.released))
 	for i := range o.released {
-		st.Member[i] = !o.quar[i]
+		if st.Member[i] = !o.quar[i]; st.Member[i] {
+			if err := o.unstub(i); err != nil {
+				return err
+			}
+		}
 	}
 	o.ev = st
+	return nil
 }
 
 // initTime places fixed initial values before every transaction in real
@@ -829,6 +834,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 						} else {
 							st.Member[g] = false
 							delete(st.GhostKeys, g)
+							o.spillBody(g)
 						}
 					}
 				}
@@ -860,6 +866,11 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 		if st.Evicted == evicted {
 			break
+		}
+	}
+	for t, gone := range removed {
+		if i := r.pos[t]; gone && i >= 0 {
+			o.spillBody(i)
 		}
 	}
 	// Facts outlive the transactions that proved them (§5): every order

@@ -62,17 +62,21 @@ type Online struct {
 	// maxPinned is OnlineConfig.MaxPinned; capped counts the transactions
 	// it set aside.
 	maxPinned, capped int
+	// spill holds evicted bodies (spill.go); spillDir is where its file
+	// goes, opened at the first eviction.
+	spill    spill
+	spillDir string
+	noSpill  bool
+	spillErr error
 }
 
 // OnlineConfig tunes an engine.
 type OnlineConfig struct {
 	// Evict judges each step on the reduced instance and evicts what the
 	// rules of EXACTNESS.md §5 allow, with the irrelevance rule of
-	// evict.go. It is exact (the differential tests hold it to check) but
-	// not yet the default: it rebuilds the reduced instance at every step,
-	// which on short streams costs more than re-checking the released
-	// history as the default engine does; list keys and unknown outcomes
-	// stay pinned.
+	// evict.go. It is exact (the differential tests hold it to check) and
+	// run's default; it rebuilds the reduced instance at every step, and
+	// list keys and unknown outcomes stay pinned.
 	Evict bool
 	// MaxPinned caps the pinned transactions of the evicting engine (0:
 	// no cap). Beyond it the oldest pinned ones are set aside unchecked,
@@ -81,6 +85,11 @@ type OnlineConfig struct {
 	// false alarm, but an anomaly through them is no longer found. The
 	// engine is then inexact, and says so (OnlineStats.Capped).
 	MaxPinned int
+	// SpillDir is where the evicting engine keeps evicted bodies (an
+	// unlinked temporary file; "" is the system's temporary directory).
+	SpillDir string
+	// KeepBodies keeps evicted bodies in memory instead.
+	KeepBodies bool
 }
 
 // Alert is one proven anomaly of the stream.
@@ -110,7 +119,8 @@ func NewOnline(opts history.Options) *Online {
 
 // NewOnlineConfig starts an engine with cfg.
 func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
-	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState()}
+	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(),
+		spillDir: cfg.SpillDir, noSpill: cfg.KeepBodies}
 	o.opts.Level = history.StrictSerializable
 	return o
 }
@@ -190,7 +200,10 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				return out, ctx.Err()
 			}
 		}
-		h := o.alertHistory()
+		h, err := o.alertHistory()
+		if err != nil {
+			return out, err
+		}
 		if len(h.Txns) == 0 {
 			return out, nil
 		}
@@ -208,7 +221,9 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				// prove: a bug, counted; rebuilding from the bodies heals
 				// it.
 				o.ev.Disagreements++
-				o.resetInstance()
+				if err := o.resetInstance(); err != nil {
+					return out, err
+				}
 			}
 			return out, nil
 		}
@@ -223,9 +238,13 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
 		a.Watermark = o.lastStart()
 		for _, id := range an.Core {
-			o.quarantine(o.index[id])
+			if err := o.quarantine(o.index[id]); err != nil {
+				return out, err
+			}
 		}
-		o.resetInstance()
+		if err := o.resetInstance(); err != nil {
+			return out, err
+		}
 		if !o.allClosed(an.Core) {
 			o.pending = append(o.pending, a)
 		}
@@ -253,8 +272,12 @@ func (o *Online) lastStart() int64 {
 // alertHistory is the instance alerts are judged on: the released history
 // projected away from quarantined cores (O4), with the reads of
 // transactions that are not time-closed dropped (O2).
-func (o *Online) alertHistory() *history.History {
-	full := &history.History{Txns: o.released}
+func (o *Online) alertHistory() (*history.History, error) {
+	txns, err := o.bodies()
+	if err != nil {
+		return nil, err
+	}
+	full := &history.History{Txns: txns}
 	in := make([]bool, len(o.released))
 	for i := range in {
 		in[i] = !o.quar[i]
@@ -262,7 +285,7 @@ func (o *Online) alertHistory() *history.History {
 	p := prepare(full, o.opts)
 	h := p.project(in)
 	o.dropOpenReads(h)
-	return h
+	return h, nil
 }
 
 // dropOpenReads removes the reads of transactions that are not yet
@@ -286,7 +309,11 @@ func (o *Online) dropOpenReads(h *history.History) {
 // reshrink shrinks a pending alert's core under the projection now that
 // every member is closed; it reports whether the core got smaller.
 func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
-	full := &history.History{Txns: o.released}
+	txns, err := o.bodies()
+	if err != nil {
+		return false, err
+	}
+	full := &history.History{Txns: txns}
 	// The core is shrunk inside the projection that was current when it
 	// fired: members of other cores stay out.
 	in := make([]bool, len(o.released))
@@ -346,6 +373,13 @@ func alertID(core []string) string {
 // alerts.
 func (o *Online) Txn(id string) *history.Txn {
 	if i, ok := o.index[id]; ok {
+		if o.spill.spilled(i) {
+			t, err := o.body(i)
+			if err != nil {
+				return nil
+			}
+			return &t
+		}
 		return &o.released[i]
 	}
 	return nil
@@ -365,13 +399,17 @@ func (o *Online) AddUnchecked(t history.Txn) {
 	o.closed = append(o.closed, true)
 	o.quar = append(o.quar, false)
 	o.ev.Member = append(o.ev.Member, false)
-	o.quarantine(len(o.released) - 1)
+	_ = o.quarantine(len(o.released) - 1) // in memory: it cannot fail
 	o.unchecked++
 }
 
 // quarantine takes a released transaction out of every instance; its
 // writes stay known, so that reads it could explain are dropped (§3).
-func (o *Online) quarantine(i int) {
+func (o *Online) quarantine(i int) error {
+	// A quarantined body stays in memory: the taint rule reads its writes.
+	if err := o.unstub(i); err != nil {
+		return err
+	}
 	o.quar[i] = true
 	o.ev.Member[i] = false
 	for _, op := range o.released[i].Ops {
@@ -380,6 +418,7 @@ func (o *Online) quarantine(i int) {
 			o.ev.Taint[k] = append(o.ev.Taint[k], i)
 		}
 	}
+	return nil
 }
 
 // capPinned sets aside the oldest pinned transactions beyond maxPinned
@@ -404,7 +443,7 @@ func (o *Online) capPinned() {
 			break
 		}
 		if o.ev.Member[i] && o.ev.GhostKeys[i] == nil && o.closed[i] && !o.quar[i] && !inCore[i] {
-			o.quarantine(i)
+			_ = o.quarantine(i) // a member: in memory, it cannot fail
 			delete(o.ev.Replaced, i)
 			o.capped++
 			pinned--

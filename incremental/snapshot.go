@@ -40,7 +40,12 @@ type onlineSnapshot struct {
 // checkpoint restored with RestoreOnline continues exactly as if the run had
 // not stopped. The bytes are opaque to callers.
 func (o *Online) Snapshot() ([]byte, error) {
-	return json.Marshal(o.snapshot())
+	s := o.snapshot()
+	var err error
+	if s.Released, err = o.bodies(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(s)
 }
 
 // SnapshotBodies is Snapshot without the released bodies, which most of
@@ -58,7 +63,11 @@ func (o *Online) SnapshotBodies(from int) (snap []byte, bodies [][]byte, err err
 		return nil, nil, err
 	}
 	for i := from; i < len(o.released); i++ {
-		b, err := json.Marshal(&o.released[i])
+		t, err := o.body(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := json.Marshal(&t)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -76,7 +85,7 @@ func RestoreOnlineBodies(opts history.Options, snap []byte, bodies [][]byte) (*O
 func (o *Online) snapshot() *onlineSnapshot {
 	s := onlineSnapshot{
 		Version: snapshotVersion, Options: o.opts, Promised: o.promised,
-		Released: o.released, Closed: o.closed, Quar: o.quar, Alerts: o.alerts,
+		Closed: o.closed, Quar: o.quar, Alerts: o.alerts,
 		Steps: o.steps, Checks: o.checks, Unchecked: o.unchecked,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned,
 		Evict: o.evicting, EvictState: o.ev, MaxPinned: o.maxPinned, Capped: o.capped,
@@ -164,6 +173,12 @@ func restoreOnline(opts history.Options, snap []byte, bodies [][]byte) (*Online,
 			return nil, fmt.Errorf("engine snapshot: pending alert %s is not among the alerts", id)
 		}
 		o.pending = append(o.pending, a)
+	}
+	// Evicted bodies go back to the spill, as if evicted here.
+	for i := range o.released {
+		if !o.ev.Member[i] {
+			o.spillBody(i)
+		}
 	}
 	return o, nil
 }

@@ -896,6 +896,9 @@ func (r *runner) statusMaybe() {
 		broker = fmt.Sprintf("; BROKER UNREACHABLE for %s (%s), retrying", time.Since(since).Round(time.Second), why)
 	}
 	ck := r.latency.String()
+	if err := r.engine.SpillError(); err != nil {
+		ck += fmt.Sprintf("; evicted bodies stayed in memory: %v", err)
+	}
 	if r.store != nil {
 		ck = fmt.Sprintf("; checkpoint %d (%s, %d bytes)", r.ckpts, r.ckptTime.Round(time.Microsecond), r.ckptBytes)
 	}

@@ -1,0 +1,173 @@
+package incremental
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// spill holds the bodies of evicted transactions on disk, so that the
+// evicting engine's memory is the instance, not the stream: an evicted
+// body is needed again only to confirm and shrink an alert, to rebuild
+// the instance after one, and for snapshots, all rare next to the steps.
+// In memory an evicted transaction keeps a stub: id, session, timestamps
+// and status (the taint rule and the alert latency read them), no ops.
+//
+// The file is unlinked as soon as it is created: it lives exactly as long
+// as the engine, and a crash leaves nothing behind (a checkpointed run
+// keeps its bodies in Pebble).
+type spill struct {
+	f   *os.File
+	w   *bufio.Writer
+	end int64 // bytes written, buffered ones included
+	// at is each released transaction's record offset plus one (0: its
+	// body is in memory).
+	at  []int64
+	buf []byte
+}
+
+func (s *spill) open(dir string) error {
+	f, err := os.CreateTemp(dir, "streamcheck-bodies-*")
+	if err != nil {
+		return fmt.Errorf("engine: spill file for evicted bodies: %w", err)
+	}
+	// Unlinked now: the open descriptor keeps the data (POSIX).
+	_ = os.Remove(f.Name())
+	s.f, s.w = f, bufio.NewWriterSize(f, 1<<20)
+	return nil
+}
+
+func (s *spill) spilled(i int) bool { return i < len(s.at) && s.at[i] > 0 }
+
+// put writes t's body as record i.
+func (s *spill) put(i int, t *history.Txn) error {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	var n [binary.MaxVarintLen64]byte
+	k := binary.PutUvarint(n[:], uint64(len(b)))
+	if _, err := s.w.Write(n[:k]); err != nil {
+		return fmt.Errorf("engine: spilling a body: %w", err)
+	}
+	if _, err := s.w.Write(b); err != nil {
+		return fmt.Errorf("engine: spilling a body: %w", err)
+	}
+	for len(s.at) <= i {
+		s.at = append(s.at, 0)
+	}
+	s.at[i] = s.end + 1
+	s.end += int64(k + len(b))
+	return nil
+}
+
+// get reads record i back.
+func (s *spill) get(i int) (history.Txn, error) {
+	var t history.Txn
+	if err := s.w.Flush(); err != nil {
+		return t, fmt.Errorf("engine: reading a spilled body: %w", err)
+	}
+	off := s.at[i] - 1
+	var head [binary.MaxVarintLen64]byte
+	n, err := s.f.ReadAt(head[:], off)
+	if n == 0 {
+		return t, fmt.Errorf("engine: reading spilled body %d: %w", i, err)
+	}
+	size, k := binary.Uvarint(head[:n])
+	if k <= 0 {
+		return t, fmt.Errorf("engine: spilled body %d: bad length", i)
+	}
+	s.buf = append(s.buf[:0], make([]byte, size)...)
+	if _, err := s.f.ReadAt(s.buf, off+int64(k)); err != nil {
+		return t, fmt.Errorf("engine: reading spilled body %d: %w", i, err)
+	}
+	if err := json.Unmarshal(s.buf, &t); err != nil {
+		return t, fmt.Errorf("engine: spilled body %d: %w", i, err)
+	}
+	return t, nil
+}
+
+// stubOf is what stays in memory of an evicted transaction. Its strings
+// are copies: a decoder's strings may share a larger buffer, which a stub
+// would keep alive.
+func stubOf(t *history.Txn) history.Txn {
+	return history.Txn{ID: strings.Clone(t.ID), Session: strings.Clone(t.Session), HasSession: t.HasSession, Start: t.Start, End: t.End, HasTime: t.HasTime, Status: t.Status}
+}
+
+// stub moves released transaction i's body to the spill once it has left
+// the instance for good: evicted, not a ghost, not quarantined (the taint
+// rule reads a quarantined body's writes).
+func (o *Online) stub(i int) error {
+	if o.spill.f == nil || o.spill.spilled(i) || o.ev.Member[i] || o.quar[i] {
+		return nil
+	}
+	if err := o.spill.put(i, &o.released[i]); err != nil {
+		return err
+	}
+	o.released[i] = stubOf(&o.released[i])
+	return nil
+}
+
+// body returns released transaction i with its ops, from the spill if
+// it was evicted.
+func (o *Online) body(i int) (history.Txn, error) {
+	if !o.spill.spilled(i) {
+		return o.released[i], nil
+	}
+	return o.spill.get(i)
+}
+
+// unstub brings i's body back into memory (it rejoins the instance).
+func (o *Online) unstub(i int) error {
+	if !o.spill.spilled(i) {
+		return nil
+	}
+	t, err := o.spill.get(i)
+	if err != nil {
+		return err
+	}
+	o.released[i] = t
+	o.spill.at[i] = 0
+	return nil
+}
+
+// bodies returns every released transaction with its ops: the history
+// alerts are confirmed on.
+func (o *Online) bodies() ([]history.Txn, error) {
+	if o.spill.f == nil {
+		return o.released, nil
+	}
+	out := make([]history.Txn, len(o.released))
+	for i := range o.released {
+		t, err := o.body(i)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// spillBody stubs i once evicted. A spill that cannot be opened or
+// written leaves the body in memory: memory grows, the check stays exact
+// (spillErr says why, once).
+func (o *Online) spillBody(i int) {
+	if !o.evicting || o.noSpill || o.spillErr != nil {
+		return
+	}
+	if o.spill.f == nil {
+		if o.spillErr = o.spill.open(o.spillDir); o.spillErr != nil {
+			return
+		}
+	}
+	o.spillErr = o.stub(i)
+}
+
+// SpillError reports why evicted bodies stay in memory, if a spill
+// failed.
+func (o *Online) SpillError() error { return o.spillErr }
