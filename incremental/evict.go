@@ -467,6 +467,16 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		i := r.pos[t]
 		return i < 0 || o.closed[i]
 	}
+	// The open accessors alone, for R3: a few per key, where all of them
+	// are tens.
+	openAccessors := map[history.Key][]int32{}
+	for k, as := range accessors {
+		for _, u := range as {
+			if !closedAt(u) && r.h.Txns[u].Status != history.Aborted {
+				openAccessors[k] = append(openAccessors[k], u)
+			}
+		}
+	}
 	// removed is a slice: a map lookup per neighbour visited was 70% of the
 	// evicting engine's CPU.
 	removed := make([]bool, len(r.h.Txns))
@@ -612,8 +622,8 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		// a stale read that the live version (t, or its overwriter) still
 		// exposes once t has left.
 		for _, op := range o.released[r.pos[t]].Ops {
-			for _, u := range accessors[op.Key] {
-				if u != t && !closedAt(u) && r.h.Txns[u].Status != history.Aborted && !p.before(t, u) {
+			for _, u := range openAccessors[op.Key] {
+				if u != t && !p.before(t, u) {
 					ok = false
 				}
 			}

@@ -3,7 +3,6 @@ package incremental
 import (
 	"bufio"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -46,10 +45,8 @@ func (s *spill) spilled(i int) bool { return i < len(s.at) && s.at[i] > 0 }
 
 // put writes t's body as record i.
 func (s *spill) put(i int, t *history.Txn) error {
-	b, err := json.Marshal(t)
-	if err != nil {
-		return err
-	}
+	s.buf = appendTxn(s.buf[:0], t)
+	b := s.buf
 	var n [binary.MaxVarintLen64]byte
 	k := binary.PutUvarint(n[:], uint64(len(b)))
 	if _, err := s.w.Write(n[:k]); err != nil {
@@ -86,7 +83,8 @@ func (s *spill) get(i int) (history.Txn, error) {
 	if _, err := s.f.ReadAt(s.buf, off+int64(k)); err != nil {
 		return t, fmt.Errorf("engine: reading spilled body %d: %w", i, err)
 	}
-	if err := json.Unmarshal(s.buf, &t); err != nil {
+	t, err = decodeTxn(s.buf)
+	if err != nil {
 		return t, fmt.Errorf("engine: spilled body %d: %w", i, err)
 	}
 	return t, nil
