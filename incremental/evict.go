@@ -1401,3 +1401,78 @@ func components(adj [][]int32) []int32 {
 	}
 	return comp
 }
+
+// replayChunk is how many released transactions one replay step adds (a
+// variable for the tests, which replay in small chunks).
+var replayChunk = 4096
+
+// replay rebuilds the reduced instance from the bodies after an alert (the
+// rule "replay stored bodies with the larger quarantine set"): the
+// released history minus the quarantine goes through the engine again in
+// release order, a chunk per step, as the stream first did. Putting it
+// all back at once (resetInstance) made the next step hold the whole
+// history: minutes and the memory of every body once the stream is long.
+//
+// Each replay step is a step the stream could have had: transactions
+// released up to the chunk's end, and time-closed those that closed
+// before the next one started (effEnd+2Δ below its start; later
+// transactions start no earlier, released in start order) and are closed
+// now. The last step has the real closings. A replay step that is not
+// satisfiable is another anomaly: the rest goes back at once, and the
+// caller's loop finds it on the bodies.
+func (o *Online) replay(ctx context.Context) error {
+	st := newEvictState()
+	st.Taint = o.ev.Taint
+	st.Evicted, st.Disagreements = o.ev.Evicted, o.ev.Disagreements
+	st.Member = make([]bool, len(o.released))
+	o.ev = st
+	closed := o.closed
+	o.closed = make([]bool, len(closed))
+	defer func() { o.closed = closed }()
+	n := len(o.released)
+	for lo := 0; lo < n; lo += replayChunk {
+		hi := min(lo+replayChunk, n)
+		for i := lo; i < hi; i++ {
+			if !o.quar[i] {
+				if err := o.unstub(i); err != nil {
+					return err
+				}
+				o.ev.admit(i)
+			}
+		}
+		next := int64(math.MaxInt64)
+		if hi < n {
+			next = o.released[hi].Start
+		}
+		for _, i := range o.ev.memberList() {
+			o.closed[i] = closed[i] && (hi == n || o.closedBefore(i, next))
+		}
+		r := o.build()
+		if len(r.h.Txns) == 0 {
+			continue
+		}
+		o.checks++
+		status := r.solve(ctx)
+		o.conflicts += r.e.s.Stats().Conflicts
+		if status != solver.Sat {
+			for i := hi; i < n; i++ {
+				if !o.quar[i] {
+					if err := o.unstub(i); err != nil {
+						return err
+					}
+					o.ev.admit(i)
+				}
+			}
+			return nil
+		}
+		o.evict(ctx, r)
+	}
+	return nil
+}
+
+// closedBefore reports whether released transaction i time-closes before
+// a transaction starting at start: effEnd+2Δ < start.
+func (o *Online) closedBefore(i int, start int64) bool {
+	end := o.opts.EffectiveEnd(&o.released[i])
+	return end != math.MaxInt64 && end <= math.MaxInt64-2*o.opts.Skew && end+2*o.opts.Skew < start
+}

@@ -242,7 +242,12 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				return out, err
 			}
 		}
-		if err := o.resetInstance(); err != nil {
+		if o.evicting {
+			err = o.replay(ctx)
+		} else {
+			err = o.resetInstance()
+		}
+		if err != nil {
 			return out, err
 		}
 		if !o.allClosed(an.Core) {
