@@ -2,7 +2,6 @@ package incremental
 
 import (
 	"context"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -98,35 +97,5 @@ func TestSpillCodecRoundTrip(t *testing.T) {
 func TestReplayInSmallChunks(t *testing.T) {
 	defer func(n int) { replayChunk = n }(replayChunk)
 	replayChunk = 5
-	presets := gen.PresetNames()
-	types := gen.InjectTypes()
-	for i := 0; i < tinyCount(30); i++ {
-		rng := rand.New(rand.NewPCG(uint64(i), 29))
-		cfg, _ := gen.Preset(presets[i%len(presets)])
-		cfg.Seed = uint64(i + 100)
-		cfg.Txns = 40 + rng.IntN(80)
-		cfg.Keys = 5 + rng.IntN(30)
-		cfg.Sessions, cfg.Concurrency = 6, 4
-		cfg.UnknownRatio, cfg.DupValueRatio = 0.03, 0.1
-		cfg.Inject = []string{types[rng.IntN(len(types))], types[rng.IntN(len(types))]}
-		h, _, err := gen.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := history.DefaultOptions()
-		opts.Level = history.StrictSerializable
-		opts.InDoubt = 5_000_000
-		if i%2 == 1 {
-			opts.InitialState = history.InitialUnknown
-		}
-		res, err := Check(context.Background(), h, opts, Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fired, _ := sweep(t, h, opts)
-		if (len(fired) > 0) != (res.Verdict == Invalid) || t.Failed() {
-			t.Fatalf("history %d (%v): online alerts %v, offline %s", i, cfg.Inject, fired, res.Verdict)
-		}
-		checkAlertCores(t, h, opts, fired)
-	}
+	sweepGenerated(t, tinyCount(30), 29, func(int) int { return 2 })
 }
