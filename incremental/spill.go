@@ -79,7 +79,10 @@ func (s *spill) get(i int) (history.Txn, error) {
 	if k <= 0 {
 		return t, fmt.Errorf("engine: spilled body %d: bad length", i)
 	}
-	s.buf = append(s.buf[:0], make([]byte, size)...)
+	if uint64(cap(s.buf)) < size {
+		s.buf = make([]byte, size)
+	}
+	s.buf = s.buf[:size]
 	if _, err := s.f.ReadAt(s.buf, off+int64(k)); err != nil {
 		return t, fmt.Errorf("engine: reading spilled body %d: %w", i, err)
 	}
