@@ -104,20 +104,25 @@ func RestoreOnline(opts history.Options, snap []byte) (*Online, error) {
 }
 
 func restoreOnline(opts history.Options, snap []byte, bodies [][]byte) (*Online, error) {
+	return RestoreOnlineEach(opts, snap, func(body func([]byte) error) error {
+		for _, b := range bodies {
+			if err := body(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// RestoreOnlineEach is RestoreOnlineBodies with the bodies handed over one
+// at a time, in index order, by each: a restart then holds in memory only
+// what the running engine held, the evicted bodies going straight back to
+// the spill, instead of every body ever released (and its encoding) at
+// once.
+func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]byte) error) error) (*Online, error) {
 	var s onlineSnapshot
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("engine snapshot: %w", err)
-	}
-	if s.Outside != len(bodies) {
-		return nil, fmt.Errorf("engine snapshot: %d released bodies stored apart, %d given", s.Outside, len(bodies))
-	}
-	if len(bodies) > 0 {
-		s.Released = make([]history.Txn, len(bodies))
-		for i, b := range bodies {
-			if err := json.Unmarshal(b, &s.Released[i]); err != nil {
-				return nil, fmt.Errorf("engine snapshot: released body %d: %w", i, err)
-			}
-		}
 	}
 	if s.Version != snapshotVersion {
 		return nil, fmt.Errorf("engine snapshot: version %d, this build reads version %d", s.Version, snapshotVersion)
@@ -127,11 +132,14 @@ func restoreOnline(opts history.Options, snap []byte, bodies [][]byte) (*Online,
 		return nil, fmt.Errorf("engine snapshot: taken with options %+v (promised %s), restored with %+v (promised %s)", s.Options, s.Promised, want.opts, want.promised)
 	}
 	n := len(s.Released)
+	if s.Outside > 0 {
+		n = s.Outside
+	}
 	if len(s.Closed) != n || len(s.Quar) != n {
 		return nil, fmt.Errorf("engine snapshot: %d transactions but %d closed and %d quarantine flags", n, len(s.Closed), len(s.Quar))
 	}
 	o := want
-	o.released, o.closed, o.quar = s.Released, s.Closed, s.Quar
+	o.closed, o.quar = s.Closed, s.Quar
 	o.alerts, o.steps, o.checks, o.unchecked = s.Alerts, s.Steps, s.Checks, s.Unchecked
 	o.evicting, o.ev = s.Evict, s.EvictState
 	o.maxPinned, o.capped = s.MaxPinned, s.Capped
@@ -157,11 +165,50 @@ func restoreOnline(opts history.Options, snap []byte, bodies [][]byte) (*Online,
 	if o.ev.Taint == nil {
 		o.ev.Taint = map[string][]int{}
 	}
-	for i := range o.released {
-		if _, dup := o.index[o.released[i].ID]; dup {
-			return nil, fmt.Errorf("engine snapshot: duplicate transaction id %q", o.released[i].ID)
+	o.released = make([]history.Txn, 0, n)
+	add := func(t history.Txn) error {
+		i := len(o.released)
+		if i == n {
+			return fmt.Errorf("engine snapshot: more than the %d released bodies it counts", n)
 		}
-		o.index[o.released[i].ID] = i
+		if _, dup := o.index[t.ID]; dup {
+			return fmt.Errorf("engine snapshot: duplicate transaction id %q", t.ID)
+		}
+		o.index[t.ID] = i
+		o.released = append(o.released, t)
+		if !o.ev.Member[i] {
+			// Evicted bodies go back to the spill, as if evicted here.
+			o.spillBody(i)
+		}
+		return nil
+	}
+	if s.Outside == 0 {
+		for _, t := range s.Released {
+			if err := add(t); err != nil {
+				return nil, err
+			}
+		}
+		// Bodies stored apart for a snapshot that holds its own.
+		err := each(func([]byte) error {
+			return fmt.Errorf("engine snapshot: 0 released bodies stored apart, more given")
+		})
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		err := each(func(b []byte) error {
+			var t history.Txn
+			if err := json.Unmarshal(b, &t); err != nil {
+				return fmt.Errorf("engine snapshot: released body %d: %w", len(o.released), err)
+			}
+			return add(t)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(o.released) != n {
+		return nil, fmt.Errorf("engine snapshot: %d released bodies stored apart, %d given", n, len(o.released))
 	}
 	byID := map[string]*Alert{}
 	for _, a := range o.alerts {
@@ -173,12 +220,6 @@ func restoreOnline(opts history.Options, snap []byte, bodies [][]byte) (*Online,
 			return nil, fmt.Errorf("engine snapshot: pending alert %s is not among the alerts", id)
 		}
 		o.pending = append(o.pending, a)
-	}
-	// Evicted bodies go back to the spill, as if evicted here.
-	for i := range o.released {
-		if !o.ev.Member[i] {
-			o.spillBody(i)
-		}
 	}
 	return o, nil
 }

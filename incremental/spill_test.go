@@ -25,6 +25,26 @@ func TestSpilledBodiesServeAlerts(t *testing.T) {
 	if !o.spill.spilled(i) || len(o.released[i].Ops) != 0 {
 		t.Fatalf("W1 not spilled (stats %+v, spill error %v)", o.Stats(), o.SpillError())
 	}
+	// A restart from a checkpoint with the bodies stored apart, read one
+	// at a time: W1 goes straight back to the spill.
+	snap, bodies, err := o.SnapshotBodies(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err = RestoreOnlineEach(o.opts, snap, func(body func([]byte) error) error {
+		for _, b := range bodies {
+			if err := body(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := o.index["W1"]; !o.spill.spilled(i) || len(o.released[i].Ops) != 0 {
+		t.Fatalf("W1 in memory after the restore (spill error %v)", o.SpillError())
+	}
 	o.Release(h.Txns[3])
 	o.Close("R")
 	alerts, err := o.Step(ctx)
@@ -44,7 +64,7 @@ func TestSpilledBodiesServeAlerts(t *testing.T) {
 		t.Fatalf("W1 as rendered: %+v", w1)
 	}
 	// The whole snapshot carries every body, spilled ones included.
-	snap, err := o.Snapshot()
+	snap, err = o.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -318,8 +318,46 @@ func prefixEnd(p []byte) []byte {
 }
 
 // Load returns the last durable checkpoint, or ok=false if none was
-// saved.
+// saved, with every released body in memory (LoadHeader and EachReleased
+// read them one at a time).
 func (s *Store) Load() (c *Checkpoint, ok bool, err error) {
+	return s.load(true)
+}
+
+// LoadHeader is Load without the released bodies; EachReleased reads them.
+func (s *Store) LoadHeader() (c *Checkpoint, ok bool, err error) {
+	return s.load(false)
+}
+
+// EachReleased hands the released bodies of the last checkpoint to fn in
+// index order; b is valid only during the call. Called after LoadHeader
+// and before the next Save, it sees the same checkpoint.
+func (s *Store) EachReleased(fn func(b []byte) error) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefRel, UpperBound: prefixEnd(prefRel)})
+	if err != nil {
+		return err
+	}
+	return eachReleased(it, fn)
+}
+
+func eachReleased(it *pebble.Iterator, fn func(b []byte) error) error {
+	n := uint64(0)
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()[len(prefRel):]
+		if len(k) != 8 || binary.BigEndian.Uint64(k) != n {
+			it.Close()
+			return fmt.Errorf("%w: released body %q out of sequence (have %d)", ErrFormat, it.Key(), n)
+		}
+		if err := fn(it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+		n++
+	}
+	return it.Close()
+}
+
+func (s *Store) load(bodies bool) (c *Checkpoint, ok bool, err error) {
 	seq, ok, err := s.get(keySeq)
 	if err != nil || !ok {
 		return nil, false, err
@@ -377,19 +415,21 @@ func (s *Store) Load() (c *Checkpoint, ok bool, err error) {
 	if err := it.Close(); err != nil {
 		return nil, false, err
 	}
+	if !bodies {
+		return c, true, nil
+	}
 	it, err = snap.NewIter(&pebble.IterOptions{LowerBound: prefRel, UpperBound: prefixEnd(prefRel)})
 	if err != nil {
 		return nil, false, err
 	}
-	for it.First(); it.Valid(); it.Next() {
-		k := it.Key()[len(prefRel):]
-		if len(k) != 8 || binary.BigEndian.Uint64(k) != uint64(len(c.Released)) {
-			it.Close()
-			return nil, false, fmt.Errorf("%w: released body %q out of sequence (have %d)", ErrFormat, it.Key(), len(c.Released))
-		}
-		c.Released = append(c.Released, bytes.Clone(it.Value()))
+	err = eachReleased(it, func(b []byte) error {
+		c.Released = append(c.Released, bytes.Clone(b))
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
 	}
-	return c, true, it.Close()
+	return c, true, nil
 }
 
 // AlertEmitted reports whether a checkpoint recorded alert id as emitted.

@@ -238,7 +238,7 @@ func (r *runner) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if ckpt, _, err = r.store.Load(); err != nil {
+		if ckpt, _, err = r.store.LoadHeader(); err != nil {
 			return err
 		}
 		r.cfg.log.Info("state directory open (locked for this run)", "dir", r.cfg.State.Dir, "checkpoint", ckpt != nil)
@@ -259,10 +259,19 @@ func (r *runner) start(ctx context.Context) error {
 		if r.win, err = window.Restore(wcfg, ckpt.Window); err != nil {
 			return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
 		}
-		if r.engine, err = incremental.RestoreOnlineBodies(r.cfg.opts, ckpt.Engine, ckpt.Released); err != nil {
+		// Bodies one at a time: the evicted ones go to the engine's spill,
+		// so a restart holds what the run held, not every body at once.
+		bodies := 0
+		r.engine, err = incremental.RestoreOnlineEach(r.cfg.opts, ckpt.Engine, func(body func([]byte) error) error {
+			return r.store.EachReleased(func(b []byte) error {
+				bodies++
+				return body(b)
+			})
+		})
+		if err != nil {
 			return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
 		}
-		r.savedBodies = len(ckpt.Released)
+		r.savedBodies = bodies
 		if err := json.Unmarshal(ckpt.Runner, &r.st); err != nil {
 			return fmt.Errorf("state %s: loop snapshot: %w", r.cfg.State.Dir, err)
 		}
