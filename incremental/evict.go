@@ -56,7 +56,10 @@ import (
 // a transaction stays.
 var pinTrace func(*history.Txn, string)
 
-var debugIrrelevance = func(pairs, reads, oriented, fixed int) {}
+// irrelevanceTrace, when set (by tests), is told per step how many writer
+// pairs and read sources the irrelevance rule considered, oriented and
+// fixed.
+var irrelevanceTrace func(pairs, reads, oriented, fixed int)
 
 // tracePin tells pinTrace why t stays; why is built only when it listens.
 func tracePin(t *history.Txn, why func() string) {
@@ -1213,8 +1216,10 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 	}
 	// I3 for all of them at once: drop the orders whose edges close a
 	// cycle, until none does.
-	oriented := len(fix)
-	defer func() { debugIrrelevance(len(cands), len(rfCands), oriented, len(fix)) }()
+	if irrelevanceTrace != nil {
+		oriented := len(fix)
+		defer func() { irrelevanceTrace(len(cands), len(rfCands), oriented, len(fix)) }()
+	}
 	for len(fix) > 0 {
 		comp := o.componentsUnder(r, chosen)
 		kept := fix[:0]

@@ -141,7 +141,8 @@ func (o *Online) inWindow(ids ...string) []string {
 // STREAMCHECK_WINDOW_PROBE_INIT=unknown checks under an unknown initial
 // state (run's default); STREAMCHECK_WINDOW_PROBE_PINNED=1 logs the oldest
 // pinned transaction with each line, and why each step left transactions
-// pinned, to see what holds the window (=chain: the oldest one's chain of
+// pinned and what the irrelevance rule fixed, to see what holds the window
+// (=chain: the oldest one's chain of
 // waits and every wait that is not for an earlier writer);
 // STREAMCHECK_WINDOW_PROBE_STEP=<n> steps every n transactions;
 // STREAMCHECK_WINDOW_PROBE_FILE=<jsonl> probes a recorded stream instead.
@@ -189,12 +190,12 @@ func TestWindowProbe(t *testing.T) {
 		stepEvery = n
 	}
 	why := map[string]string{}
-	debugIrrelevance = func(pairs, reads, oriented, fixed int) {
-		t.Logf("irrelevance: %d pairs %d reads, %d oriented, %d fixed", pairs, reads, oriented, fixed)
-	}
 	if os.Getenv("STREAMCHECK_WINDOW_PROBE_PINNED") != "" {
 		pinTrace = func(t *history.Txn, reason string) { why[t.ID] = reason }
-		defer func() { pinTrace = nil }()
+		irrelevanceTrace = func(pairs, reads, oriented, fixed int) {
+			t.Logf("irrelevance: %d pairs %d reads, %d oriented, %d fixed", pairs, reads, oriented, fixed)
+		}
+		defer func() { pinTrace, irrelevanceTrace = nil, nil }()
 	}
 	// open holds released transactions by effective end, so that closing
 	// is a walk over the ones whose end has passed.
