@@ -142,8 +142,8 @@ func (o *Online) inWindow(ids ...string) []string {
 // state (run's default); STREAMCHECK_WINDOW_PROBE_PINNED=1 logs the oldest
 // pinned transaction with each line, and why each step left transactions
 // pinned and what the irrelevance rule fixed, to see what holds the window
-// (=chain: the oldest one's chain of
-// waits and every wait that is not for an earlier writer);
+// (=chain: the oldest one's chain of waits and every wait that is not for
+// an earlier writer);
 // STREAMCHECK_WINDOW_PROBE_STEP=<n> steps every n transactions;
 // STREAMCHECK_WINDOW_PROBE_FILE=<jsonl> probes a recorded stream instead.
 // The 1.2M-transaction regression of the irrelevance rule's orientation:
