@@ -437,7 +437,9 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	pinned := map[int]bool{}
 	for _, a := range o.pending {
 		for _, id := range a.Core {
-			pinned[o.index[id]] = true
+			if i, ok := o.find(id); ok {
+				pinned[i] = true
+			}
 		}
 	}
 	// Who touches which key, and each transaction's read choices.

@@ -238,8 +238,10 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
 		a.Watermark = o.lastStart()
 		for _, id := range an.Core {
-			if err := o.quarantine(o.index[id]); err != nil {
-				return out, err
+			if i, ok := o.find(id); ok {
+				if err := o.quarantine(i); err != nil {
+					return out, err
+				}
 			}
 		}
 		if o.evicting {
@@ -260,7 +262,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 
 func (o *Online) allClosed(core []string) bool {
 	for _, id := range core {
-		if !o.closed[o.index[id]] {
+		if i, ok := o.find(id); ok && !o.closed[i] {
 			return false
 		}
 	}
@@ -298,7 +300,8 @@ func (o *Online) alertHistory() (*history.History, error) {
 func (o *Online) dropOpenReads(h *history.History) {
 	for i := range h.Txns {
 		t := &h.Txns[i]
-		if o.closed[o.index[t.ID]] {
+		// Open transactions are never spilled, so never out of the index.
+		if i, ok := o.index[t.ID]; !ok || o.closed[i] {
 			continue
 		}
 		ops := t.Ops[:0:0]
@@ -326,7 +329,9 @@ func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
 		in[i] = !o.quar[i]
 	}
 	for _, id := range a.Core {
-		in[o.index[id]] = true
+		if i, ok := o.find(id); ok {
+			in[i] = true
+		}
 	}
 	p := prepare(full, o.opts)
 	h := p.project(in)
@@ -374,10 +379,25 @@ func alertID(core []string) string {
 	return "sc-" + hex.EncodeToString(sum[:8])
 }
 
+// find returns a released transaction's index by id. The index holds the
+// transactions in memory; a spilled one (evicted, so only an alert's core
+// asks for it) is found by a scan of the stubs.
+func (o *Online) find(id string) (int, bool) {
+	if i, ok := o.index[id]; ok {
+		return i, true
+	}
+	for i := range o.released {
+		if o.spill.spilled(i) && o.released[i].ID == id {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
 // Txn returns a released transaction by id (nil if none), for rendering
 // alerts.
 func (o *Online) Txn(id string) *history.Txn {
-	if i, ok := o.index[id]; ok {
+	if i, ok := o.find(id); ok {
 		if o.spill.spilled(i) {
 			t, err := o.body(i)
 			if err != nil {
@@ -440,7 +460,9 @@ func (o *Online) capPinned() {
 	inCore := map[int]bool{}
 	for _, a := range o.pending {
 		for _, id := range a.Core {
-			inCore[o.index[id]] = true
+			if i, ok := o.find(id); ok {
+				inCore[i] = true
+			}
 		}
 	}
 	for _, i := range o.ev.memberList() {

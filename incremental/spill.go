@@ -110,6 +110,10 @@ func (o *Online) stub(i int) error {
 	if err := o.spill.put(i, &o.released[i]); err != nil {
 		return err
 	}
+	// Out of the index too (find scans the stubs): its entry, and the
+	// decoder's id bytes it kept alive, were most of an evicted
+	// transaction's memory after the body.
+	delete(o.index, o.released[i].ID)
 	o.released[i] = stubOf(&o.released[i])
 	return nil
 }
@@ -134,6 +138,7 @@ func (o *Online) unstub(i int) error {
 	}
 	o.released[i] = t
 	o.spill.at[i] = 0
+	o.index[t.ID] = i
 	return nil
 }
 

@@ -21,7 +21,7 @@ func TestSpilledBodiesServeAlerts(t *testing.T) {
 	if _, err := o.Step(ctx); err != nil {
 		t.Fatal(err)
 	}
-	i := o.index["W1"]
+	i, _ := o.find("W1")
 	if !o.spill.spilled(i) || len(o.released[i].Ops) != 0 {
 		t.Fatalf("W1 not spilled (stats %+v, spill error %v)", o.Stats(), o.SpillError())
 	}
@@ -42,7 +42,7 @@ func TestSpilledBodiesServeAlerts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := o.index["W1"]; !o.spill.spilled(i) || len(o.released[i].Ops) != 0 {
+	if i, _ := o.find("W1"); !o.spill.spilled(i) || len(o.released[i].Ops) != 0 {
 		t.Fatalf("W1 in memory after the restore (spill error %v)", o.SpillError())
 	}
 	o.Release(h.Txns[3])
