@@ -236,6 +236,13 @@ type KafkaSource struct {
 
 	unreachableSince atomic.Int64 // unix ns, 0 when fine
 	lastErr          atomic.Value // string
+
+	// logMu and closed keep kafka-go's goroutines from logging after
+	// Close: a reader's lag reporter is not joined by its Close, and a
+	// line written after Close returned raced with the caller's use of
+	// the log (go test -race).
+	logMu  sync.RWMutex
+	closed bool
 }
 
 // kafkaLog adapts kafka-go's Printf logger to slog; its messages about
@@ -247,6 +254,11 @@ type kafkaLog struct {
 }
 
 func (k kafkaLog) Printf(format string, args ...any) {
+	k.s.logMu.RLock()
+	defer k.s.logMu.RUnlock()
+	if k.s.closed {
+		return
+	}
 	msg := fmt.Sprintf(format, args...)
 	if k.isErr {
 		k.s.trouble(msg)
@@ -360,6 +372,9 @@ func (s *KafkaSource) Close() error {
 	cw.Wait()
 	s.wg.Wait()
 	close(s.out)
+	s.logMu.Lock()
+	s.closed = true
+	s.logMu.Unlock()
 	return errors.Join(errs...)
 }
 
