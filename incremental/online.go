@@ -62,11 +62,9 @@ type Online struct {
 	// maxPinned is OnlineConfig.MaxPinned; capped counts the transactions
 	// it set aside.
 	maxPinned, capped int
-	// spill holds evicted bodies (spill.go); spillDir is where its file
-	// goes, opened at the first eviction.
+	// spill holds evicted bodies (spill.go), in the system's temporary
+	// directory, opened at the first eviction.
 	spill    spill
-	spillDir string
-	noSpill  bool
 	spillErr error
 }
 
@@ -85,11 +83,6 @@ type OnlineConfig struct {
 	// false alarm, but an anomaly through them is no longer found. The
 	// engine is then inexact, and says so (OnlineStats.Capped).
 	MaxPinned int
-	// SpillDir is where the evicting engine keeps evicted bodies (an
-	// unlinked temporary file; "" is the system's temporary directory).
-	SpillDir string
-	// KeepBodies keeps evicted bodies in memory instead.
-	KeepBodies bool
 }
 
 // Alert is one proven anomaly of the stream.
@@ -119,8 +112,7 @@ func NewOnline(opts history.Options) *Online {
 
 // NewOnlineConfig starts an engine with cfg.
 func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
-	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(),
-		spillDir: cfg.SpillDir, noSpill: cfg.KeepBodies}
+	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState()}
 	o.opts.Level = history.StrictSerializable
 	return o
 }

@@ -30,8 +30,8 @@ type spill struct {
 	buf []byte
 }
 
-func (s *spill) open(dir string) error {
-	f, err := os.CreateTemp(dir, "streamcheck-bodies-*")
+func (s *spill) open() error {
+	f, err := os.CreateTemp("", "streamcheck-bodies-*")
 	if err != nil {
 		return fmt.Errorf("engine: spill file for evicted bodies: %w", err)
 	}
@@ -163,11 +163,11 @@ func (o *Online) bodies() ([]history.Txn, error) {
 // written leaves the body in memory: memory grows, the check stays exact
 // (spillErr says why, once).
 func (o *Online) spillBody(i int) {
-	if !o.evicting || o.noSpill || o.spillErr != nil {
+	if !o.evicting || o.spillErr != nil {
 		return
 	}
 	if o.spill.f == nil {
-		if o.spillErr = o.spill.open(o.spillDir); o.spillErr != nil {
+		if o.spillErr = o.spill.open(); o.spillErr != nil {
 			return
 		}
 	}
