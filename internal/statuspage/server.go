@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -94,7 +95,7 @@ type Options struct {
 // Server is the checker's one HTTP server: /metrics, /healthz, /readyz,
 // /api/anomalies, /api/anomalies/{id}, the status page at / and one page
 // per anomaly at /anomalies/{id} (alerts.AnomalyPath, Alertmanager's
-// generatorURL). It also keeps the recent alerts: it is an alerts.Sink
+// generatorURL), and Go's profiles under /debug/pprof/. It also keeps the recent alerts: it is an alerts.Sink
 // named "statuspage" (add it to the dispatcher), or the run loop calls Add.
 type Server struct {
 	opts Options
@@ -152,6 +153,14 @@ func New(opts Options) *Server {
 	s.mux.HandleFunc("GET /api/anomalies/{id}", s.apiOne)
 	s.mux.HandleFunc("GET /anomalies/{id}", s.anomalyPage)
 	s.mux.HandleFunc("GET /{$}", s.statusPage)
+	// Profiles on the admin port, as Prometheus and etcd serve them: a
+	// checker that falls behind production traffic is diagnosed where it
+	// runs, with the stream that slows it.
+	s.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	s.mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	s.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	s.mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	s.mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return s
 }
 

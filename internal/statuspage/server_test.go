@@ -72,6 +72,9 @@ func TestEndpoints(t *testing.T) {
 	if code, body, _ := get(t, srv.URL+"/healthz"); code != 200 || strings.TrimSpace(body) != "ok" {
 		t.Errorf("/healthz: %d %q", code, body)
 	}
+	if code, body, _ := get(t, srv.URL+"/debug/pprof/goroutine?debug=1"); code != 200 || !strings.Contains(body, "goroutine profile") {
+		t.Errorf("/debug/pprof/goroutine: %d %.80q", code, body)
+	}
 	if code, body, _ := get(t, srv.URL+"/readyz"); code != 503 || !strings.Contains(body, "lags 2m0s") {
 		t.Errorf("/readyz while behind: %d %q", code, body)
 	}
