@@ -143,8 +143,8 @@ func (o *Online) resetInstance() error {
 	st := newEvictState()
 	st.Taint = o.ev.Taint
 	st.Evicted, st.Disagreements = o.ev.Evicted, o.ev.Disagreements
-	st.Member = make([]bool, len(o.released))
-	for i := range o.released {
+	st.Member = make([]bool, o.log.len())
+	for i := range o.log.len() {
 		if st.Member[i] = !o.quar[i]; st.Member[i] {
 			if err := o.unstub(i); err != nil {
 				return err
@@ -182,7 +182,7 @@ func (o *Online) finalWrite(t *history.Txn, k history.Key) (history.Value, bool)
 // quarantined or unchecked possible writer.
 func (o *Online) tainted(r int, k history.Key, v history.Value) bool {
 	for _, w := range o.ev.Taint[taintKey(k, v)] {
-		if w != r && !o.opts.Precedes(&o.released[r], &o.released[w]) {
+		if w != r && !o.opts.Precedes(o.log.at(r), o.log.at(w)) {
 			return true
 		}
 	}
@@ -197,7 +197,7 @@ func (o *Online) build() *reduced {
 		if st.GhostKeys[i] != nil {
 			continue
 		}
-		for _, op := range o.released[i].Ops {
+		for _, op := range o.log.at(i).Ops {
 			touched[op.Key] = true
 		}
 	}
@@ -226,13 +226,13 @@ func (o *Online) build() *reduced {
 		r.pos = append(r.pos, -1)
 	}
 	for _, i := range st.memberList() {
-		t := o.released[i]
+		t := *o.log.at(i)
 		if gk := st.GhostKeys[i]; gk != nil {
 			need := keptAt[i]
 			var ops []history.Op
 			for _, k := range gk {
 				need = need || touched[k]
-				v, _ := o.finalWrite(&o.released[i], k)
+				v, _ := o.finalWrite(o.log.at(i), k)
 				ops = append(ops, history.Op{Kind: history.Write, Key: k, Value: v})
 			}
 			if !need {
@@ -459,7 +459,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	for t := range r.h.Txns {
 		ops := r.h.Txns[t].Ops
 		if i := r.pos[t]; i >= 0 && st.GhostKeys[i] == nil {
-			ops = o.released[i].Ops
+			ops = o.log.at(i).Ops
 		}
 		for _, op := range ops {
 			as := accessors[op.Key]
@@ -626,7 +626,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		// have with t on that key is an order the level already fixes, or
 		// a stale read that the live version (t, or its overwriter) still
 		// exposes once t has left.
-		for _, op := range o.released[r.pos[t]].Ops {
+		for _, op := range o.log.at(r.pos[t]).Ops {
 			for _, u := range openAccessors[op.Key] {
 				if u != t && !p.before(t, u) {
 					ok = false
@@ -685,7 +685,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	openReads := map[string]bool{}
 	for t := range r.h.Txns {
 		if i := r.pos[t]; i >= 0 && st.GhostKeys[i] == nil && !o.closed[i] {
-			for _, op := range o.released[i].Ops {
+			for _, op := range o.log.at(i).Ops {
 				if op.Kind == history.Read && !op.IsList {
 					openReads[taintKey(op.Key, op.Value)] = true
 				}
@@ -1065,7 +1065,7 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 	openReads := map[string]bool{}
 	for t := range r.h.Txns {
 		if i := r.pos[t]; member(int32(t)) && !o.closed[i] {
-			for _, op := range o.released[i].Ops {
+			for _, op := range o.log.at(i).Ops {
 				if op.Kind == history.Read {
 					openReads[taintKey(op.Key, op.Value)] = true
 				}
@@ -1329,7 +1329,7 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 			continue
 		}
 		adj[future] = append(adj[future], int32(u))
-		for _, op := range o.released[i].Ops {
+		for _, op := range o.log.at(i).Ops {
 			if op.Kind != history.Read {
 				continue
 			}
@@ -1431,12 +1431,12 @@ func (o *Online) replay(ctx context.Context) error {
 	st := newEvictState()
 	st.Taint = o.ev.Taint
 	st.Evicted, st.Disagreements = o.ev.Evicted, o.ev.Disagreements
-	st.Member = make([]bool, len(o.released))
+	st.Member = make([]bool, o.log.len())
 	o.ev = st
 	closed := o.closed
 	o.closed = make([]bool, len(closed))
 	defer func() { o.closed = closed }()
-	n := len(o.released)
+	n := o.log.len()
 	for lo := 0; lo < n; lo += replayChunk {
 		hi := min(lo+replayChunk, n)
 		for i := lo; i < hi; i++ {
@@ -1449,7 +1449,12 @@ func (o *Online) replay(ctx context.Context) error {
 		}
 		next := int64(math.MaxInt64)
 		if hi < n {
-			next = o.released[hi].Start
+			// hi may be spilled, its stub dropped with its chunk.
+			t, err := o.body(hi)
+			if err != nil {
+				return err
+			}
+			next = t.Start
 		}
 		for _, i := range o.ev.memberList() {
 			o.closed[i] = closed[i] && (hi == n || o.closedBefore(i, next))
@@ -1480,6 +1485,6 @@ func (o *Online) replay(ctx context.Context) error {
 // closedBefore reports whether released transaction i time-closes before
 // a transaction starting at start: effEnd+2Δ < start.
 func (o *Online) closedBefore(i int, start int64) bool {
-	end := o.opts.EffectiveEnd(&o.released[i])
+	end := o.opts.EffectiveEnd(o.log.at(i))
 	return end != math.MaxInt64 && end <= math.MaxInt64-2*o.opts.Skew && end+2*o.opts.Skew < start
 }

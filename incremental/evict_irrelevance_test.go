@@ -230,11 +230,11 @@ func TestWindowProbe(t *testing.T) {
 					// The oldest pinned transaction and what it waits for.
 					for j, m := range o.ev.Member {
 						if m && o.ev.GhostKeys[j] == nil && o.closed[j] {
-							id := o.released[j].ID
-							t.Logf("  oldest: %s", o.released[j].Compact())
+							id := o.log.at(j).ID
+							t.Logf("  oldest: %s", o.log.at(j).Compact())
 							for id, w := range why {
 								if !strings.HasPrefix(w, "R4: an earlier") {
-									t.Logf("  root %s: %.200s", o.released[o.index[id]].Compact(), w)
+									t.Logf("  root %s: %.200s", o.log.at(o.index[id]).Compact(), w)
 								}
 							}
 							for n := 0; n < 12 && why[id] != ""; n++ {
@@ -257,7 +257,7 @@ func TestWindowProbe(t *testing.T) {
 			if os.Getenv("STREAMCHECK_WINDOW_PROBE_PINNED") != "" {
 				for j, m := range o.ev.Member {
 					if m && o.ev.GhostKeys[j] == nil && o.closed[j] {
-						t.Logf("pinned %s: %s", o.released[j].Compact(), why[o.released[j].ID])
+						t.Logf("pinned %s: %s", o.log.at(j).Compact(), why[o.log.at(j).ID])
 						break
 					}
 				}

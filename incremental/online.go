@@ -41,7 +41,7 @@ type Online struct {
 	opts     history.Options
 	promised history.Level
 
-	released []history.Txn
+	log      txnLog
 	index    map[string]int
 	closed   []bool
 	quar     []bool
@@ -120,11 +120,10 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 // Release adds transactions the window released (in start order).
 func (o *Online) Release(txns ...history.Txn) {
 	for _, t := range txns {
-		o.index[t.ID] = len(o.released)
-		o.released = append(o.released, t)
+		o.index[t.ID] = o.log.append(t)
 		o.closed = append(o.closed, false)
 		o.quar = append(o.quar, false)
-		o.ev.admit(len(o.released) - 1)
+		o.ev.admit(o.log.len() - 1)
 	}
 }
 
@@ -262,8 +261,8 @@ func (o *Online) allClosed(core []string) bool {
 }
 
 func (o *Online) lastStart() int64 {
-	if n := len(o.released); n > 0 {
-		return o.released[n-1].Start
+	if n := o.log.len(); n > 0 {
+		return o.log.at(n-1).Start
 	}
 	return 0
 }
@@ -277,7 +276,7 @@ func (o *Online) alertHistory() (*history.History, error) {
 		return nil, err
 	}
 	full := &history.History{Txns: txns}
-	in := make([]bool, len(o.released))
+	in := make([]bool, o.log.len())
 	for i := range in {
 		in[i] = !o.quar[i]
 	}
@@ -316,7 +315,7 @@ func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
 	full := &history.History{Txns: txns}
 	// The core is shrunk inside the projection that was current when it
 	// fired: members of other cores stay out.
-	in := make([]bool, len(o.released))
+	in := make([]bool, o.log.len())
 	for i := range in {
 		in[i] = !o.quar[i]
 	}
@@ -378,8 +377,18 @@ func (o *Online) find(id string) (int, bool) {
 	if i, ok := o.index[id]; ok {
 		return i, true
 	}
-	for i := range o.released {
-		if o.spill.spilled(i) && o.released[i].ID == id {
+	for i := range o.log.len() {
+		if !o.spill.spilled(i) {
+			continue
+		}
+		if o.log.inMemory(i) {
+			if o.log.at(i).ID == id {
+				return i, true
+			}
+			continue
+		}
+		// Its chunk was dropped: the id is in the spilled body.
+		if t, err := o.spill.get(i); err == nil && t.ID == id {
 			return i, true
 		}
 	}
@@ -397,7 +406,7 @@ func (o *Online) Txn(id string) *history.Txn {
 			}
 			return &t
 		}
-		return &o.released[i]
+		return o.log.at(i)
 	}
 	return nil
 }
@@ -411,12 +420,11 @@ func (o *Online) AddUnchecked(t history.Txn) {
 	for _, dup := o.index[t.ID]; dup; _, dup = o.index[t.ID] {
 		t.ID += "'"
 	}
-	o.index[t.ID] = len(o.released)
-	o.released = append(o.released, t)
+	o.index[t.ID] = o.log.append(t)
 	o.closed = append(o.closed, true)
 	o.quar = append(o.quar, false)
 	o.ev.Member = append(o.ev.Member, false)
-	_ = o.quarantine(len(o.released) - 1) // in memory: it cannot fail
+	_ = o.quarantine(o.log.len() - 1) // in memory: it cannot fail
 	o.unchecked++
 }
 
@@ -429,7 +437,7 @@ func (o *Online) quarantine(i int) error {
 	}
 	o.quar[i] = true
 	o.ev.Member[i] = false
-	for _, op := range o.released[i].Ops {
+	for _, op := range o.log.at(i).Ops {
 		if op.Kind != history.Read {
 			k := taintKey(op.Key, op.Value)
 			o.ev.Taint[k] = append(o.ev.Taint[k], i)
@@ -472,7 +480,7 @@ func (o *Online) capPinned() {
 
 // Stats describe the engine's state.
 func (o *Online) Stats() OnlineStats {
-	st := OnlineStats{Released: len(o.released) - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
+	st := OnlineStats{Released: o.log.len() - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
 		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned, Capped: o.capped}
 	for _, i := range o.ev.memberList() {

@@ -54,15 +54,15 @@ func (o *Online) Snapshot() ([]byte, error) {
 // checkpoint. bodies are the encoded bodies released from index from on;
 // RestoreOnlineBodies takes all of them back.
 func (o *Online) SnapshotBodies(from int) (snap []byte, bodies [][]byte, err error) {
-	if from < 0 || from > len(o.released) {
-		return nil, nil, fmt.Errorf("engine snapshot: bodies from %d of %d", from, len(o.released))
+	if from < 0 || from > o.log.len() {
+		return nil, nil, fmt.Errorf("engine snapshot: bodies from %d of %d", from, o.log.len())
 	}
 	s := o.snapshot()
-	s.Released, s.Outside = nil, len(o.released)
+	s.Released, s.Outside = nil, o.log.len()
 	if snap, err = json.Marshal(s); err != nil {
 		return nil, nil, err
 	}
-	for i := from; i < len(o.released); i++ {
+	for i := from; i < o.log.len(); i++ {
 		t, err := o.body(i)
 		if err != nil {
 			return nil, nil, err
@@ -165,17 +165,15 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 	if o.ev.Taint == nil {
 		o.ev.Taint = map[string][]int{}
 	}
-	o.released = make([]history.Txn, 0, n)
 	add := func(t history.Txn) error {
-		i := len(o.released)
+		i := o.log.len()
 		if i == n {
 			return fmt.Errorf("engine snapshot: more than the %d released bodies it counts", n)
 		}
 		if _, dup := o.index[t.ID]; dup {
 			return fmt.Errorf("engine snapshot: duplicate transaction id %q", t.ID)
 		}
-		o.index[t.ID] = i
-		o.released = append(o.released, t)
+		o.index[t.ID] = o.log.append(t)
 		if !o.ev.Member[i] {
 			// Evicted bodies go back to the spill, as if evicted here.
 			o.spillBody(i)
@@ -199,7 +197,7 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 		err := each(func(b []byte) error {
 			var t history.Txn
 			if err := json.Unmarshal(b, &t); err != nil {
-				return fmt.Errorf("engine snapshot: released body %d: %w", len(o.released), err)
+				return fmt.Errorf("engine snapshot: released body %d: %w", o.log.len(), err)
 			}
 			return add(t)
 		})
@@ -207,8 +205,8 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 			return nil, err
 		}
 	}
-	if len(o.released) != n {
-		return nil, fmt.Errorf("engine snapshot: %d released bodies stored apart, %d given", n, len(o.released))
+	if o.log.len() != n {
+		return nil, fmt.Errorf("engine snapshot: %d released bodies stored apart, %d given", n, o.log.len())
 	}
 	byID := map[string]*Alert{}
 	for _, a := range o.alerts {

@@ -107,14 +107,14 @@ func (o *Online) stub(i int) error {
 	if o.spill.f == nil || o.spill.spilled(i) || o.ev.Member[i] || o.quar[i] {
 		return nil
 	}
-	if err := o.spill.put(i, &o.released[i]); err != nil {
+	if err := o.spill.put(i, o.log.at(i)); err != nil {
 		return err
 	}
 	// Out of the index too (find scans the stubs): its entry, and the
 	// decoder's id bytes it kept alive, were most of an evicted
 	// transaction's memory after the body.
-	delete(o.index, o.released[i].ID)
-	o.released[i] = stubOf(&o.released[i])
+	delete(o.index, o.log.at(i).ID)
+	o.log.markSpilled(i, stubOf(o.log.at(i)))
 	return nil
 }
 
@@ -122,7 +122,7 @@ func (o *Online) stub(i int) error {
 // it was evicted.
 func (o *Online) body(i int) (history.Txn, error) {
 	if !o.spill.spilled(i) {
-		return o.released[i], nil
+		return *o.log.at(i), nil
 	}
 	return o.spill.get(i)
 }
@@ -136,7 +136,8 @@ func (o *Online) unstub(i int) error {
 	if err != nil {
 		return err
 	}
-	o.released[i] = t
+	o.log.markUnspilled(i)
+	o.log.put(i, t)
 	o.spill.at[i] = 0
 	o.index[t.ID] = i
 	return nil
@@ -145,11 +146,8 @@ func (o *Online) unstub(i int) error {
 // bodies returns every released transaction with its ops: the history
 // alerts are confirmed on.
 func (o *Online) bodies() ([]history.Txn, error) {
-	if o.spill.f == nil {
-		return o.released, nil
-	}
-	out := make([]history.Txn, len(o.released))
-	for i := range o.released {
+	out := make([]history.Txn, o.log.len())
+	for i := range out {
 		t, err := o.body(i)
 		if err != nil {
 			return nil, err

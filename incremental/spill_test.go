@@ -2,6 +2,8 @@ package incremental
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -22,7 +24,7 @@ func TestSpilledBodiesServeAlerts(t *testing.T) {
 		t.Fatal(err)
 	}
 	i, _ := o.find("W1")
-	if !o.spill.spilled(i) || len(o.released[i].Ops) != 0 {
+	if !o.spill.spilled(i) || len(o.log.at(i).Ops) != 0 {
 		t.Fatalf("W1 not spilled (stats %+v, spill error %v)", o.Stats(), o.SpillError())
 	}
 	// A restart from a checkpoint with the bodies stored apart, read one
@@ -42,7 +44,7 @@ func TestSpilledBodiesServeAlerts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i, _ := o.find("W1"); !o.spill.spilled(i) || len(o.released[i].Ops) != 0 {
+	if i, _ := o.find("W1"); !o.spill.spilled(i) || len(o.log.at(i).Ops) != 0 {
 		t.Fatalf("W1 in memory after the restore (spill error %v)", o.SpillError())
 	}
 	o.Release(h.Txns[3])
@@ -119,4 +121,155 @@ func TestReplayInSmallChunks(t *testing.T) {
 	defer func(n int) { replayChunk = n }(replayChunk)
 	replayChunk = 5
 	sweepGenerated(t, tinyCount(30), 29, func(int) int { return 2 })
+}
+
+// TestDroppedChunksServeAlerts: once every transaction of a chunk of the
+// released log is spilled, the chunk's stubs are dropped, and everything
+// that reads the past still works from the spill: an alert whose core
+// reaches into a dropped chunk, rendering its members, the quarantine that
+// brings them back, the replay after the alert, and a restore.
+func TestDroppedChunksServeAlerts(t *testing.T) {
+	h, o := evictingEngine(t, "W1[0,10] w x1, w y1 · W2[20,30] w x2, w y2")
+	ctx := context.Background()
+	step := func(txns ...history.Txn) {
+		t.Helper()
+		o.Release(txns...)
+		for _, tx := range txns {
+			o.Close(tx.ID)
+		}
+		if _, err := o.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(h.Txns...)
+	x, y := h.Txns[0].Ops[0].Key, h.Txns[0].Ops[1].Key
+	const fillers = 3*logChunkSize + 100
+	var batch []history.Txn
+	for i := range fillers {
+		at := int64(100 + 10*i)
+		batch = append(batch, history.Txn{ID: fmt.Sprintf("F%d", i), Start: at, End: at + 5, HasTime: true, Status: history.Committed,
+			Ops: []history.Op{{Kind: history.Write, Key: history.Key(fmt.Sprintf("f%d", i%50)), Value: history.Value(fmt.Sprint(i))}}})
+		if i == logChunkSize {
+			// W2 is the live version of x and y until here: its chunk
+			// could not be dropped.
+			batch[len(batch)-1].Ops = append(batch[len(batch)-1].Ops, history.Op{Kind: history.Write, Key: x, Value: "9"}, history.Op{Kind: history.Write, Key: y, Value: "9"})
+		}
+		if len(batch) == 500 || i == fillers-1 {
+			step(batch...)
+			batch = batch[:0]
+		}
+	}
+	if o.SpillError() != nil {
+		t.Fatal(o.SpillError())
+	}
+	dropped := 0
+	for _, c := range o.log.chunks {
+		if c == nil {
+			dropped++
+		}
+	}
+	if dropped < 2 {
+		t.Fatalf("%d of %d chunks dropped (stats %+v)", dropped, len(o.log.chunks), o.Stats())
+	}
+	if o.log.inMemory(0) {
+		t.Fatalf("W1 still in memory after its chunk was spilled")
+	}
+	end := int64(100 + 10*fillers)
+	r := history.Txn{ID: "R", Start: end, End: end + 5, HasTime: true, Status: history.Committed,
+		Ops: []history.Op{{Kind: history.Read, Key: x, Value: "1"}}}
+	o.Release(r)
+	o.Close("R")
+	alerts, err := o.Step(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(alerts) != 1 || len(alerts[0].Core) != 3 || !slices.Contains(alerts[0].Core, "W1") || !slices.Contains(alerts[0].Core, "R") {
+		t.Fatalf("%d alerts (%v), want one with W1, R and an overwrite of x", len(alerts), alerts)
+	}
+	if w1 := o.Txn("W1"); w1 == nil || len(w1.Ops) != 2 {
+		t.Fatalf("W1 as rendered: %+v", w1)
+	}
+	if w1 := o.log.loose[0]; w1 == nil || w1.ID != "W1" || !o.quar[0] {
+		t.Fatalf("quarantined W1 not back in memory from its dropped chunk: %+v", w1)
+	}
+	// The stream goes on after the replay, and its transactions are
+	// evicted again.
+	r2 := history.Txn{ID: "R2", Start: end + 10, End: end + 15, HasTime: true, Status: history.Committed,
+		Ops: []history.Op{{Kind: history.Write, Key: x, Value: "3"}}}
+	step(r2)
+	if len(o.Alerts()) != 1 || o.Stats().Window > 100 {
+		t.Fatalf("after the alert: %d alerts, stats %+v", len(o.Alerts()), o.Stats())
+	}
+	if len(o.log.loose) > 10 {
+		t.Fatalf("%d transactions of dropped chunks still loose in memory", len(o.log.loose))
+	}
+	snap, bodies, err := o.SnapshotBodies(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := RestoreOnlineBodies(o.opts, snap, bodies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Txn("F5"); got == nil || len(got.Ops) != 1 {
+		t.Fatalf("F5 after restore: %+v", got)
+	}
+}
+
+// TestTxnLogModel holds the chunked log to a plain slice through random
+// spills and reloads.
+func TestTxnLogModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var l txnLog
+	var model []history.Txn
+	spilled := map[int]bool{}
+	for range 40000 {
+		switch n := len(model); {
+		case n == 0 || rng.IntN(3) == 0:
+			tx := history.Txn{ID: fmt.Sprint(n), Start: int64(n), Ops: []history.Op{{Kind: history.Write, Key: "k"}}}
+			if got := l.append(tx); got != n {
+				t.Fatalf("append gave %d, want %d", got, n)
+			}
+			model = append(model, tx)
+		default:
+			i := rng.IntN(n)
+			if spilled[i] {
+				if rng.IntN(8) == 0 {
+					l.markUnspilled(i)
+					l.put(i, model[i])
+					delete(spilled, i)
+				}
+				continue
+			}
+			l.markSpilled(i, history.Txn{ID: model[i].ID, Start: model[i].Start})
+			spilled[i] = true
+		}
+		if n := len(model); n > 0 && (l.last().ID != model[n-1].ID) {
+			t.Fatalf("last: %s, want %s", l.last().ID, model[n-1].ID)
+		}
+	}
+	for i := range model {
+		switch {
+		case !spilled[i]:
+			if got := l.at(i); !reflect.DeepEqual(*got, model[i]) {
+				t.Fatalf("%d: %+v, want %+v", i, *got, model[i])
+			}
+		case l.inMemory(i):
+			if got := l.at(i); got.ID != model[i].ID || got.Ops != nil {
+				t.Fatalf("%d: stub %+v", i, *got)
+			}
+		}
+	}
+	for c := range l.chunks {
+		all := true
+		for i := c * logChunkSize; i < min(len(model), (c+1)*logChunkSize); i++ {
+			if l.chunks[c] == nil && !spilled[i] && l.loose[i] == nil {
+				t.Fatalf("chunk %d dropped with %d neither spilled nor loose", c, i)
+			}
+			all = all && spilled[i]
+		}
+		if full := (c+1)*logChunkSize <= len(model); l.chunks[c] != nil && all && full && c != len(l.chunks)-1 {
+			t.Fatalf("chunk %d kept with every transaction spilled", c)
+		}
+	}
 }
