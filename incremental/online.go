@@ -41,10 +41,10 @@ type Online struct {
 	opts     history.Options
 	promised history.Level
 
-	log      txnLog
-	index    map[string]int
-	closed   []bool
-	quar     []bool
+	log    txnLog
+	index  map[string]int
+	closed []bool
+	quar   []bool
 
 	alerts  []*Alert
 	pending []*Alert // alerted with an open member; re-shrunk once all close
@@ -262,7 +262,7 @@ func (o *Online) allClosed(core []string) bool {
 
 func (o *Online) lastStart() int64 {
 	if n := o.log.len(); n > 0 {
-		return o.log.at(n-1).Start
+		return o.log.at(n - 1).Start
 	}
 	return 0
 }
