@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 
@@ -86,38 +87,74 @@ type internalAnomaly struct {
 }
 
 func prepare(h *history.History, opts history.Options) *prepared {
-	writes, reads := 0, 0
+	p := &prepared{h: h, opts: opts, keyIndex: map[history.Value]int32{}}
+	// A first pass interns the keys of the transactions kept, in the
+	// order the main pass meets them, so that the per-key tables are
+	// allocated once at their size and each operation costs one map
+	// access; it also counts reads and writes for the arenas below.
+	p.txns = make([]ptxn, len(h.Txns))
+	writes, reads, ops := 0, 0, 0
 	for ti := range h.Txns {
-		for _, op := range h.Txns[ti].Ops {
+		t := &h.Txns[ti]
+		if t.Status == history.Unknown && !t.Writes() {
+			p.txns[ti].dropped = true
+			continue
+		}
+		ops += len(t.Ops)
+	}
+	opKeys := make([]int32, 0, ops)
+	for ti := range h.Txns {
+		t := &h.Txns[ti]
+		if p.txns[ti].dropped {
+			continue
+		}
+		for oi := range t.Ops {
+			op := &t.Ops[oi]
+			k, ok := p.keyIndex[op.Key]
+			if !ok {
+				k = int32(len(p.keys))
+				p.keyIndex[op.Key] = k
+				p.keys = append(p.keys, op.Key)
+				p.isList = append(p.isList, false)
+			}
+			opKeys = append(opKeys, k)
 			switch op.Kind {
 			case history.Write:
 				writes++
 			case history.Read:
 				reads++
+				if op.IsList {
+					p.isList[k] = true
+				}
+			case history.Append:
+				p.isList[k] = true
 			}
 		}
 	}
+	// A list read by a dropped transaction still makes its key a list
+	// (history.ListKeys).
+	for ti := range h.Txns {
+		t := &h.Txns[ti]
+		if !p.txns[ti].dropped {
+			continue
+		}
+		for oi := range t.Ops {
+			if op := &t.Ops[oi]; op.Kind == history.Read && op.IsList {
+				if k, ok := p.keyIndex[op.Key]; ok {
+					p.isList[k] = true
+				}
+			}
+		}
+	}
+	nkeys := len(p.keys)
+	p.writersOf = make([][]int32, nkeys)
+	p.appendersOf = make([]map[history.Value][]int32, nkeys)
 	// Every transaction's reads and final writes are carved from one
 	// allocation each, sized by these upper bounds: per-transaction
 	// slices grown by append were a fifth of prepare's memory.
 	readArena := make([]pread, 0, reads)
 	finalArena := make([]keyVal, 0, writes)
-	p := &prepared{h: h, opts: opts, keyIndex: map[history.Value]int32{}}
 	p.valueWriters = newValueIndex(writes, &p.keys, func(t, i int32) *history.Op { return &h.Txns[t].Ops[i] })
-	listKeys := h.ListKeys()
-	key := func(k history.Value) int32 {
-		if i, ok := p.keyIndex[k]; ok {
-			return i
-		}
-		i := int32(len(p.keys))
-		p.keyIndex[k] = i
-		p.keys = append(p.keys, k)
-		p.isList = append(p.isList, listKeys[k])
-		p.writersOf = append(p.writersOf, nil)
-		p.appendersOf = append(p.appendersOf, nil)
-		return i
-	}
-	p.txns = make([]ptxn, len(h.Txns))
 	// Walk the ops keeping the transaction's own view of each key.
 	type view struct {
 		wrote  bool
@@ -134,31 +171,34 @@ func prepare(h *history.History, opts history.Options) *prepared {
 	}
 	var views []keyView
 	var seenRead []seen
+	// viewAt[k] is k's index in views plus one (0: not touched yet by
+	// this transaction): the transaction holding every fixed initial
+	// value writes thousands of keys, and a scan of views per operation
+	// made it quadratic. Entries are reset after each transaction.
+	viewAt := make([]int32, nkeys)
+	next := 0 // the next transaction's first entry of opKeys
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
 		pt := &p.txns[ti]
-		if t.Status == history.Unknown && !t.Writes() {
-			pt.dropped = true
+		if pt.dropped {
 			continue
 		}
+		keys := opKeys[next : next+len(t.Ops)]
+		next += len(t.Ops)
 		pt.reads = readArena[len(readArena):len(readArena)]
 		pt.finals = finalArena[len(finalArena):len(finalArena)]
-		// A transaction touches few keys: linear scans over slices reused
-		// across transactions beat two maps per transaction.
 		views = views[:0]
-		get := func(k int32) *view {
-			for i := range views {
-				if views[i].key == k {
-					return &views[i].view
-				}
-			}
-			views = append(views, keyView{key: k})
-			return &views[len(views)-1].view
-		}
 		seenRead = seenRead[:0]
-		for oi, op := range t.Ops {
-			k := key(op.Key)
-			v := get(k)
+		for oi := range t.Ops {
+			op := &t.Ops[oi]
+			k := keys[oi]
+			vi := viewAt[k]
+			if vi == 0 {
+				views = append(views, keyView{key: k})
+				vi = int32(len(views))
+				viewAt[k] = vi
+			}
+			v := &views[vi-1].view
 			switch op.Kind {
 			case history.Write:
 				p.valueWriters.add(keyVal{k, op.Value}, int32(ti), int32(oi))
@@ -228,6 +268,7 @@ func prepare(h *history.History, opts history.Options) *prepared {
 		}
 		for i := range views {
 			k, v := views[i].key, &views[i].view
+			viewAt[k] = 0
 			if !v.wrote {
 				continue
 			}
@@ -236,6 +277,8 @@ func prepare(h *history.History, opts history.Options) *prepared {
 			} else {
 				pt.finals = append(pt.finals, keyVal{key: k, val: v.last})
 			}
+			// Transactions come in order, each once per key: writersOf
+			// is sorted as built.
 			p.writersOf[k] = append(p.writersOf[k], int32(ti))
 		}
 		pt.reads = pt.reads[:len(pt.reads):len(pt.reads)]
@@ -248,12 +291,14 @@ func prepare(h *history.History, opts history.Options) *prepared {
 		if len(pt.finals) == 0 {
 			pt.finals = nil
 		}
-		sort.Slice(pt.finals, func(i, j int) bool { return pt.finals[i].key < pt.finals[j].key })
-		sort.Slice(pt.appends, func(i, j int) bool { return pt.appends[i].key < pt.appends[j].key })
-	}
-	for k := range p.writersOf {
-		ws := p.writersOf[k]
-		sort.Slice(ws, func(i, j int) bool { return ws[i] < ws[j] })
+		// Keys are distinct, so any sort gives the one order; sort.Slice
+		// allocated a swapper per transaction.
+		if len(pt.finals) > 1 {
+			slices.SortFunc(pt.finals, func(a, b keyVal) int { return cmp.Compare(a.key, b.key) })
+		}
+		if len(pt.appends) > 1 {
+			slices.SortFunc(pt.appends, func(a, b keyList) int { return cmp.Compare(a.key, b.key) })
+		}
 	}
 	p.rankSessions()
 	return p
@@ -285,12 +330,15 @@ func (p *prepared) rankSessions() {
 				p.sessionHasUnknown[si] = true
 			}
 		}
-		sort.SliceStable(members, func(a, b int) bool {
-			ta, tb := &h.Txns[members[a]], &h.Txns[members[b]]
+		// Stable, as sort.SliceStable was (the same algorithm, without
+		// reflection): the comparison is not transitive when only some
+		// members have times, and ranks must not change with the sort.
+		slices.SortStableFunc(members, func(a, b int32) int {
+			ta, tb := &h.Txns[a], &h.Txns[b]
 			if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
-				return ta.Start < tb.Start
+				return cmp.Compare(ta.Start, tb.Start)
 			}
-			return members[a] < members[b]
+			return cmp.Compare(a, b)
 		})
 		for r, ti := range members {
 			p.sessionOf[ti] = int32(si)
@@ -345,6 +393,13 @@ func (p *prepared) orderVia(a, b int32) edgeKind {
 // those that follow t by the level's order. initial reports whether the
 // initial version is a possible writer too.
 func (p *prepared) possibleWriters(t int32, r *pread) (ws []int32, initial bool) {
+	return p.possibleWritersTo(nil, t, r)
+}
+
+// possibleWritersTo is possibleWriters appending to ws[:0], so that the
+// encoder reuses one buffer for every read.
+func (p *prepared) possibleWritersTo(ws []int32, t int32, r *pread) ([]int32, bool) {
+	ws = ws[:0]
 	if r.isList() {
 		// Every appender of any element of the list as read, own
 		// appended elements included (EXACTNESS.md §3 for lists).
