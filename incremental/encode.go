@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -124,8 +125,13 @@ type encoder struct {
 	pruned int
 
 	// Scratch for building one read's candidates and clauses.
-	candScratch []int32
-	litScratch  []lit
+	candScratch    []int32
+	litScratch     []lit
+	writersScratch []int32
+	// Scratch of encodeVersionOrder, reused across keys.
+	wsScratch, csScratch, unknownScratch []int32
+	startScratch                         []startOf
+	sufScratch                           []int64
 	// candFlat and rfFlat hold every read's candidates and read-from
 	// literals (readVar.off, readVar.n).
 	candFlat []int32
@@ -159,11 +165,10 @@ type encoder struct {
 
 	// Point chains laid out by layout: session points per transaction,
 	// time-chain links, and the attachments of transactions to time points.
-	sessQ    []solver.Node
-	chain    [][2]solver.Node
-	timeIn   [][2]int32 // point -> txn
-	timeOut  [][2]int32 // txn -> point
-	endPoint map[timePoint]solver.Node
+	sessQ   []solver.Node
+	chain   [][2]solver.Node
+	timeIn  [][2]int32 // point -> txn
+	timeOut [][2]int32 // txn -> point
 }
 
 type encodeConfig struct {
@@ -282,12 +287,14 @@ func (e *encoder) layout() {
 		e.node[i] = -1
 		e.sessQ[i] = -1
 	}
-	sort.SliceStable(txns, func(a, b int) bool {
-		ta, tb := &p.h.Txns[txns[a]], &p.h.Txns[txns[b]]
+	// Stable, as sort.SliceStable was (the same algorithm without
+	// reflection): the node order must not change with the sort.
+	slices.SortStableFunc(txns, func(a, b int32) int {
+		ta, tb := &p.h.Txns[a], &p.h.Txns[b]
 		if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
-			return ta.Start < tb.Start
+			return cmp.Compare(ta.Start, tb.Start)
 		}
-		return txns[a] < txns[b]
+		return cmp.Compare(a, b)
 	})
 	sessions := p.opts.Level.SessionOrder()
 	place := func(t int32) {
@@ -309,9 +316,9 @@ func (e *encoder) layout() {
 	// leaves to (τ, rankZout), so it reaches neither itself nor another
 	// zero-length transaction at τ (history.Options.Precedes).
 	type event struct {
-		p    timePoint
-		txn  int32 // -1 for a point
-		zero bool
+		p   timePoint
+		txn int32 // the transaction starting, or the one a point ends
+		end bool  // a point
 	}
 	ev := make([]event, 0, 2*len(txns))
 	for _, i := range txns {
@@ -319,29 +326,33 @@ func (e *encoder) layout() {
 		start := t.Start - p.opts.Skew
 		end := p.opts.EffectiveEnd(t)
 		if end != math.MaxInt64 && end+p.opts.Skew == start {
-			ev = append(ev, event{timePoint{start, rankZin}, i, true}, event{timePoint{start, rankZout}, -1, false})
+			ev = append(ev, event{timePoint{start, rankZin}, i, false}, event{timePoint{start, rankZout}, i, true})
 			continue
 		}
 		ev = append(ev, event{timePoint{start, rankStart}, i, false})
 		if end != math.MaxInt64 {
-			ev = append(ev, event{timePoint{end + p.opts.Skew, rankEnd}, -1, false})
+			ev = append(ev, event{timePoint{end + p.opts.Skew, rankEnd}, i, true})
 		}
 	}
-	sort.SliceStable(ev, func(i, j int) bool { return ev[i].p.less(ev[j].p) })
-	e.endPoint = make(map[timePoint]solver.Node, len(txns))
+	// Stable, as sort.SliceStable was: points that tie keep their order.
+	slices.SortStableFunc(ev, func(a, b event) int { return a.p.compare(b.p) })
+	// Equal points are adjacent once sorted (a transaction's event never
+	// has a point's rank), so a point is new unless it equals the last
+	// one: no map of points. endAt[t] is the point t's end leads to.
+	endAt := make([]int32, n)
 	var cur solver.Node = -1
+	var last timePoint
 	e.timeIn = e.timeIn[:0]
 	for _, x := range ev {
-		if x.txn < 0 {
-			if _, ok := e.endPoint[x.p]; ok {
-				continue
+		if x.end {
+			if cur < 0 || x.p != last {
+				n := e.newNode(-1)
+				if cur >= 0 {
+					e.chain = append(e.chain, [2]solver.Node{cur, n})
+				}
+				cur, last = n, x.p
 			}
-			n := e.newNode(-1)
-			if cur >= 0 {
-				e.chain = append(e.chain, [2]solver.Node{cur, n})
-			}
-			e.endPoint[x.p] = n
-			cur = n
+			endAt[x.txn] = int32(cur)
 			continue
 		}
 		place(x.txn)
@@ -350,15 +361,8 @@ func (e *encoder) layout() {
 		}
 	}
 	for _, i := range txns {
-		t := &p.h.Txns[i]
-		start := t.Start - p.opts.Skew
-		end := p.opts.EffectiveEnd(t)
-		switch {
-		case end == math.MaxInt64:
-		case end+p.opts.Skew == start:
-			e.timeOut = append(e.timeOut, [2]int32{i, int32(e.endPoint[timePoint{start, rankZout}])})
-		default:
-			e.timeOut = append(e.timeOut, [2]int32{i, int32(e.endPoint[timePoint{end + p.opts.Skew, rankEnd}])})
+		if end := p.opts.EffectiveEnd(&p.h.Txns[i]); end != math.MaxInt64 {
+			e.timeOut = append(e.timeOut, [2]int32{i, endAt[i]})
 		}
 	}
 }
@@ -375,11 +379,11 @@ type timePoint struct {
 	rank int8
 }
 
-func (a timePoint) less(b timePoint) bool {
+func (a timePoint) compare(b timePoint) int {
 	if a.time != b.time {
-		return a.time < b.time
+		return cmp.Compare(a.time, b.time)
 	}
-	return a.rank < b.rank
+	return cmp.Compare(a.rank, b.rank)
 }
 
 func (e *encoder) newLit() lit { return lit(solver.PosLit(e.s.NewVar())) }
@@ -522,20 +526,20 @@ func (e *encoder) encode() {
 
 func (e *encoder) encodeSessions() {
 	p := e.p
-	bySession := map[int32][]int32{}
-	for i := range p.h.Txns {
-		if s := p.sessionOf[i]; s >= 0 && e.node[i] >= 0 {
-			bySession[s] = append(bySession[s], int32(i))
+	var members []int32
+	for si, all := range p.sessionMembers {
+		// sessionMembers is in rank order: the instance's members of the
+		// session are a filter of it, no map and no sort.
+		members = members[:0]
+		for _, t := range all {
+			if e.node[t] >= 0 {
+				members = append(members, t)
+			}
 		}
-	}
-	sessions := make([]int32, 0, len(bySession))
-	for s := range bySession {
-		sessions = append(sessions, s)
-	}
-	sort.Slice(sessions, func(i, j int) bool { return sessions[i] < sessions[j] })
-	for _, s := range sessions {
-		members := bySession[s]
-		sort.Slice(members, func(i, j int) bool { return p.sessionRank[members[i]] < p.sessionRank[members[j]] })
+		if len(members) == 0 {
+			continue
+		}
+		s := int32(si)
 		if !e.sessionChained(s) {
 			// All committed and nothing to project away: direct edges,
 			// and none where real time already orders the pair.
@@ -613,7 +617,8 @@ func (e *encoder) encodeReads() {
 			if !r.isList() || e.guarded {
 				// A list read's possible writers matter only for its
 				// guard; its parses come from appendersOf.
-				ws, initial = p.possibleWriters(int32(ti), r)
+				ws, initial = p.possibleWritersTo(e.writersScratch, int32(ti), r)
+				e.writersScratch = ws
 			}
 			g := e.act[ti]
 			if e.guarded {
@@ -904,12 +909,13 @@ func (e *encoder) encodeVersionOrder() {
 			continue
 		}
 		key := int32(k)
-		var ws []int32
+		ws := e.wsScratch[:0]
 		for _, w := range p.writersOf[k] {
 			if e.node[w] >= 0 {
 				ws = append(ws, w)
 			}
 		}
+		e.wsScratch = ws
 		if !rt {
 			for i := 0; i < len(ws); i++ {
 				if e.stopped() {
@@ -970,21 +976,32 @@ func (e *encoder) adjEnd(t int32) int64 {
 
 func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, initReaders []readerRef) {
 	p := e.p
-	sort.Slice(ws, func(i, j int) bool {
-		if si, sj := e.adjStart(ws[i]), e.adjStart(ws[j]); si != sj {
-			return si < sj
+	// By start, then position: a total order. Sorted with their starts,
+	// which the comparisons would otherwise look up again and again.
+	byStart := e.startScratch[:0]
+	for _, w := range ws {
+		byStart = append(byStart, startOf{e.adjStart(w), w})
+	}
+	e.startScratch = byStart
+	slices.SortFunc(byStart, func(a, b startOf) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
 		}
-		return ws[i] < ws[j]
+		return cmp.Compare(a.w, b.w)
 	})
+	for i := range byStart {
+		ws[i] = byStart[i].w
+	}
 	// Pairs that may overlap: b starts no later than a ends.
 	for i, a := range ws {
 		ea := e.adjEnd(a)
-		for j := i + 1; j < len(ws) && e.adjStart(ws[j]) <= ea; j++ {
+		for j := i + 1; j < len(ws) && byStart[j].start <= ea; j++ {
 			e.orderPair(key, a, ws[j], readersOf)
 		}
 	}
 	// Committed writers by start, with suffix minima of their ends.
-	var cs, unknown []int32
+	cs, unknown := e.csScratch[:0], e.unknownScratch[:0]
+	defer func() { e.csScratch, e.unknownScratch = cs[:0], unknown[:0] }()
 	for _, w := range ws {
 		if p.h.Txns[w].Status == history.Committed {
 			cs = append(cs, w)
@@ -1000,8 +1017,9 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, ini
 	// strict, so the zero-length corner of Options.Precedes cannot arise).
 	// The rest is reached through them. Extra edges would be harmless:
 	// this only bounds how many are drawn.
-	suf1 := make([]int64, len(cs)+1)
-	suf2 := make([]int64, len(cs)+1)
+	suf := slices.Grow(e.sufScratch[:0], 2*len(cs)+2)[:2*len(cs)+2]
+	e.sufScratch = suf
+	suf1, suf2 := suf[:len(cs)+1], suf[len(cs)+1:]
 	suf1[len(cs)], suf2[len(cs)] = math.MaxInt64, math.MaxInt64
 	for i := len(cs) - 1; i >= 0; i-- {
 		end := e.adjEnd(cs[i])

@@ -1,6 +1,9 @@
 package incremental
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // readerIndex maps (key, writer) to the register reads that may read the
 // writer's version of the key, in the order they were added. It replaces
@@ -46,8 +49,20 @@ func (x *readerIndex) build() {
 	x.pending = nil
 	for k := 0; k+1 < len(x.start); k++ {
 		lo, hi := x.start[k], x.start[k+1]
-		if hi-lo > 1 {
+		switch {
+		case hi-lo > 12:
 			sort.Stable(byWriter{x.ws[lo:hi], x.refs[lo:hi]})
+		case hi-lo > 1:
+			// Most keys have a few readers: an insertion sort, stable
+			// like sort.Stable and so the same order, without the
+			// interface calls.
+			ws, refs := x.ws[lo:hi], x.refs[lo:hi]
+			for i := 1; i < len(ws); i++ {
+				for j := i; j > 0 && ws[j] < ws[j-1]; j-- {
+					ws[j], ws[j-1] = ws[j-1], ws[j]
+					refs[j], refs[j-1] = refs[j-1], refs[j]
+				}
+			}
 		}
 	}
 }
@@ -55,7 +70,7 @@ func (x *readerIndex) build() {
 func (x *readerIndex) get(key, w int32) []readerRef {
 	lo, hi := int(x.start[key]), int(x.start[key+1])
 	ws := x.ws[lo:hi]
-	i := sort.Search(len(ws), func(i int) bool { return ws[i] >= w })
+	i, _ := slices.BinarySearch(ws, w)
 	j := i
 	for j < len(ws) && ws[j] == w {
 		j++

@@ -1,8 +1,9 @@
 package incremental
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -27,7 +28,14 @@ type rtWriters struct {
 // possible again.
 type pruner struct {
 	e    *encoder
-	keys []*rtWriters
+	keys []rtWriters
+	// built[k] says keys[k] is built (an empty index is one too).
+	built []bool
+	// Keys' indexes are carved from these chunks: an allocation per key
+	// and table was most of the pruner's cost.
+	arena64 []int64
+	arena32 []int32
+	sorting []startOf
 	// forced[w] is the reader of w's version that ends first among the
 	// reads whose only candidate is w (noteForced).
 	forced map[int32]int32
@@ -37,32 +45,57 @@ func newPruner(e *encoder) *pruner {
 	if e.guarded || e.record || e.noPrune || !e.p.opts.Level.RealTime() {
 		return nil
 	}
-	return &pruner{e: e, keys: make([]*rtWriters, len(e.p.keys))}
+	return &pruner{e: e, keys: make([]rtWriters, len(e.p.keys)), built: make([]bool, len(e.p.keys))}
+}
+
+// startOf is a writer and its adjusted start, sorted together.
+type startOf struct {
+	start int64
+	w     int32
 }
 
 func (pr *pruner) index(k int32) *rtWriters {
-	if ix := pr.keys[k]; ix != nil {
+	ix := &pr.keys[k]
+	if pr.built[k] {
 		return ix
 	}
+	pr.built[k] = true
 	e := pr.e
-	var ws []int32
+	ws := pr.sorting[:0]
 	for _, w := range e.p.writersOf[k] {
 		if e.p.h.Txns[w].Status == history.Committed && e.node[w] >= 0 {
-			ws = append(ws, w)
+			ws = append(ws, startOf{e.adjStart(w), w})
 		}
 	}
-	sort.Slice(ws, func(i, j int) bool { return e.adjStart(ws[i]) < e.adjStart(ws[j]) })
-	ix := &rtWriters{starts: make([]int64, len(ws)), minEnd: make([]int64, len(ws)+1), argMin: make([]int32, len(ws)+1)}
-	ix.minEnd[len(ws)], ix.argMin[len(ws)] = math.MaxInt64, -1
-	for i := len(ws) - 1; i >= 0; i-- {
-		ix.starts[i] = e.adjStart(ws[i])
+	pr.sorting = ws
+	// The same algorithm as the sort.Slice it replaces, on the same
+	// comparisons: writers that start together keep their order, which
+	// decides argMin among equal ends.
+	slices.SortFunc(ws, func(a, b startOf) int { return cmp.Compare(a.start, b.start) })
+	n := len(ws)
+	ix.starts = carve(&pr.arena64, n)
+	ix.minEnd = carve(&pr.arena64, n+1)
+	ix.argMin = carve(&pr.arena32, n+1)
+	ix.minEnd[n], ix.argMin[n] = math.MaxInt64, -1
+	for i := n - 1; i >= 0; i-- {
+		ix.starts[i] = ws[i].start
 		ix.minEnd[i], ix.argMin[i] = ix.minEnd[i+1], ix.argMin[i+1]
-		if end := e.adjEnd(ws[i]); end < ix.minEnd[i] {
-			ix.minEnd[i], ix.argMin[i] = end, ws[i]
+		if end := e.adjEnd(ws[i].w); end < ix.minEnd[i] {
+			ix.minEnd[i], ix.argMin[i] = end, ws[i].w
 		}
 	}
-	pr.keys[k] = ix
 	return ix
+}
+
+// carve takes n elements from the chunk *arena, starting a new chunk when
+// it is full (the old one stays with the slices carved from it).
+func carve[T any](arena *[]T, n int) []T {
+	a := *arena
+	if cap(a)-len(a) < n {
+		a = make([]T, 0, max(n, 4096))
+	}
+	*arena = a[:len(a)+n]
+	return a[len(a) : len(a)+n : len(a)+n]
 }
 
 // impossible reports whether reader t cannot read key k from candidate w
@@ -82,7 +115,7 @@ func (pr *pruner) impossible(k, t, w int32) bool {
 		if ew == math.MaxInt64 {
 			return false
 		}
-		i = sort.Search(len(ix.starts), func(j int) bool { return ix.starts[j] >= ew })
+		i, _ = slices.BinarySearch(ix.starts, ew)
 	}
 	b := ix.argMin[i]
 	if b < 0 || b == t || b == w || ix.minEnd[i] > e.adjStart(t) {
