@@ -1,0 +1,119 @@
+package incremental
+
+import (
+	"context"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/gen"
+)
+
+// reducedStep is one step's reduced instance as the evicting engine built
+// it, with what its encoder was told besides the history.
+type reducedStep struct {
+	h       *history.History
+	opts    history.Options
+	kept    [][2]int32
+	decided map[int32]bool
+}
+
+// captureReducedSteps streams the TestWindowProbe workload (blindw-rw, 32
+// sessions, 8 operations, 5K keys, unknown initial state) through the
+// evicting engine, stepping every `every` transactions, and returns the
+// reduced instance of each step: the per-step rebuild measured alone.
+// each, if set, sees every step's instance before the engine solves it.
+func captureReducedSteps(tb testing.TB, n, every int, each func(*reduced)) []reducedStep {
+	cfg, _ := gen.Preset("blindw-rw")
+	cfg.Txns = n
+	cfg.Sessions = 32
+	cfg.OpsPerTxn = 8
+	cfg.Keys = 5000
+	h, _, err := gen.Generate(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts := history.DefaultOptions()
+	opts.Level = history.StrictSerializable
+	opts.InDoubt = 5_000_000
+	opts.InitialState = history.InitialUnknown
+	txns := append([]history.Txn(nil), h.Txns...)
+	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
+	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+	ctx := context.Background()
+	var out []reducedStep
+	var open []int
+	step := func() {
+		// build has no effect on the engine: Step builds the same
+		// instance again.
+		r := o.build()
+		if len(r.h.Txns) > 0 {
+			decided := map[int32]bool{}
+			for i, d := range o.ev.Decided {
+				if at, ok := r.at[i]; ok {
+					decided[at] = d
+				}
+			}
+			out = append(out, reducedStep{h: r.h, opts: o.opts, kept: r.e.kept, decided: decided})
+			if each != nil {
+				each(r)
+			}
+		}
+		if _, err := o.Step(ctx); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for i := range txns {
+		o.Release(txns[i])
+		open = append(open, i)
+		w := txns[i].Start
+		keep := open[:0]
+		for _, j := range open {
+			if e := opts.EffectiveEnd(&txns[j]); e != math.MaxInt64 && e+opts.Skew < w-opts.Skew {
+				o.Close(txns[j].ID)
+			} else {
+				keep = append(keep, j)
+			}
+		}
+		open = keep
+		if (i+1)%every == 0 {
+			step()
+		}
+	}
+	o.CloseAll()
+	step()
+	return out
+}
+
+// BenchmarkReducedRebuild measures what the evicting engine spends per
+// step on its reduced instance: prepare, newEncoder, encode and solve, on
+// the instances of a TestWindowProbe run (STREAMCHECK_BENCH_REDUCED_TXNS
+// transactions, 40K by default, a step every 800).
+//
+//	go test ./incremental -run '^$' -bench ReducedRebuild -benchmem
+func BenchmarkReducedRebuild(b *testing.B) {
+	n := 40000
+	if v, err := strconv.Atoi(os.Getenv("STREAMCHECK_BENCH_REDUCED_TXNS")); err == nil && v > 0 {
+		n = v
+	}
+	steps := captureReducedSteps(b, n, 800, nil)
+	txns := 0
+	for _, st := range steps {
+		txns += len(st.h.Txns)
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, st := range steps {
+			p := prepare(st.h, st.opts)
+			e := newEncoder(p, encodeConfig{readsToCome: true, kept: st.kept, decided: st.decided})
+			e.encodeCtx(ctx)
+			e.solve(ctx)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(steps)), "ns/step")
+	b.ReportMetric(float64(txns)/float64(len(steps)), "txns/step")
+}
