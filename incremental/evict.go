@@ -442,31 +442,56 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			}
 		}
 	}
-	// Who touches which key, and each transaction's read choices.
-	readsOf := map[int32][]int{}
+	// Who touches which key, and each transaction's read choices, by
+	// position and interned key: maps keyed by position or key string
+	// were a sixth of a step.
+	nt := len(r.h.Txns)
+	readsOf := make([][]int, nt)
 	for ri := range e.reads {
 		readsOf[e.reads[ri].txn] = append(readsOf[e.reads[ri].txn], ri)
 	}
-	pairsOf := map[int32][]*pairVar{}
+	pairsOf := make([][]*pairVar, nt)
 	for _, pv := range e.pairs {
 		pairsOf[pv.a] = append(pairsOf[pv.a], pv)
 		pairsOf[pv.b] = append(pairsOf[pv.b], pv)
 	}
+	// keyOf interns a key: the instance's keys as prepare numbered them,
+	// then those only an open member's dropped reads touch.
+	extraKeys := map[history.Key]int32{}
+	keyOf := func(k history.Key) int32 {
+		if i, ok := p.keyIndex[k]; ok {
+			return i
+		}
+		i, ok := extraKeys[k]
+		if !ok {
+			i = int32(len(p.keys) + len(extraKeys))
+			extraKeys[k] = i
+		}
+		return i
+	}
 	// Who reads or writes each key, by position. Window members count with
 	// their whole bodies: the reads an open transaction has in the
-	// instance dropped are constraints to come (R3).
-	accessors := map[history.Key][]int32{}
+	// instance dropped are constraints to come (R3). opKeys[t] are t's
+	// interned keys, in op order.
+	accessors := make([][]int32, len(p.keys))
+	opKeys := make([][]int32, nt)
 	for t := range r.h.Txns {
 		ops := r.h.Txns[t].Ops
 		if i := r.pos[t]; i >= 0 && st.GhostKeys[i] == nil {
 			ops = o.log.at(i).Ops
 		}
-		for _, op := range ops {
-			as := accessors[op.Key]
-			if n := len(as); n == 0 || as[n-1] != int32(t) {
-				accessors[op.Key] = append(as, int32(t))
+		ks := make([]int32, len(ops))
+		for oi, op := range ops {
+			k := keyOf(op.Key)
+			ks[oi] = k
+			for int(k) >= len(accessors) {
+				accessors = append(accessors, nil)
+			}
+			if as := accessors[k]; len(as) == 0 || as[len(as)-1] != int32(t) {
+				accessors[k] = append(as, int32(t))
 			}
 		}
+		opKeys[t] = ks
 	}
 	closedAt := func(t int32) bool {
 		i := r.pos[t]
@@ -474,7 +499,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	}
 	// The open accessors alone, for R3: a few per key, where all of them
 	// are tens.
-	openAccessors := map[history.Key][]int32{}
+	openAccessors := make([][]int32, len(accessors))
 	for k, as := range accessors {
 		for _, u := range as {
 			if !closedAt(u) && r.h.Txns[u].Status != history.Aborted {
@@ -482,12 +507,19 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			}
 		}
 	}
+	// touchesList, once per transaction rather than once per pass.
+	listTxn := make([]bool, nt)
+	if slices.Contains(p.isList, true) {
+		for t := range r.h.Txns {
+			listTxn[t] = touchesList(p, &r.h.Txns[t])
+		}
+	}
 	// removed is a slice: a map lookup per neighbour visited was 70% of the
 	// evicting engine's CPU.
 	removed := make([]bool, len(r.h.Txns))
 	to := newTimeOrder(r)
-	keptOut := map[int32][]int32{}
-	keptIn := map[int32][]int32{}
+	keptOut := make([][]int32, nt)
+	keptIn := make([][]int32, nt)
 	var outside [][2]int // kept orders with an end not built this step
 	for _, k := range st.Kept {
 		a, okA := r.at[k[0]]
@@ -626,8 +658,8 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		// have with t on that key is an order the level already fixes, or
 		// a stale read that the live version (t, or its overwriter) still
 		// exposes once t has left.
-		for _, op := range o.log.at(r.pos[t]).Ops {
-			for _, u := range openAccessors[op.Key] {
+		for _, k := range opKeys[t] {
+			for _, u := range openAccessors[k] {
 				if u != t && !p.before(t, u) {
 					ok = false
 				}
@@ -695,9 +727,16 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	// earlierWriter: a member that writes one of t's keys and precedes t
 	// by session or real time is still in the instance, so t cannot leave
 	// yet (R4).
+	// Writers are listed by position, which is start order (released in
+	// start order, the fixed initial values first), and every order of
+	// the level puts a later start after: the scan stops there.
 	earlierWriter := func(t int32) int32 {
+		start := r.h.Txns[t].Start
 		for _, kv := range p.txns[t].finals {
 			for _, w := range p.writersOf[kv.key] {
+				if r.h.Txns[w].Start > start {
+					break
+				}
 				if w != t && !removed[w] && r.pos[w] >= 0 && st.GhostKeys[r.pos[w]] == nil && r.h.Txns[w].Status != history.Aborted && !p.txns[w].dropped && p.before(w, t) {
 					return w
 				}
@@ -735,7 +774,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 				st.Evicted++
 				continue
 			}
-			if touchesList(p, tx) || !neighboursClosed(t) {
+			if listTxn[t] || !neighboursClosed(t) {
 				tracePin(tx, func() string { return "R3: an open neighbour" })
 				continue
 			}
@@ -785,7 +824,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 					if !ok {
 						break
 					}
-					for _, u := range accessors[p.keys[k]] {
+					for _, u := range accessors[k] {
 						if u == t || removed[u] {
 							continue
 						}
