@@ -2,6 +2,7 @@ package incremental
 
 import (
 	"hash/maphash"
+	"math/bits"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -14,10 +15,16 @@ import (
 // 64-bit hash it costs a third of that. Each entry remembers the
 // operation that first wrote its value, which confirms a lookup, so a
 // hash collision never merges two values: the later one of a colliding
-// pair goes to a small exact map instead.
+// pair goes to a small exact map instead. The hashes sit in an open-
+// addressing table rather than a map: a write costs one probe sequence
+// where the map took a lookup and an assignment, and the evicting engine
+// builds the index anew at every step.
 type valueIndex struct {
-	seed    maphash.Seed
-	byHash  map[uint64]vEntry
+	seed maphash.Seed
+	// slots is a linear-probing table of the entries by hash, at most
+	// three quarters full; a zero hash marks a free slot.
+	slots   []vSlot
+	used    int
 	collide map[keyVal]vEntry
 	// multi holds the writers of values written by more than one
 	// transaction; most values have one, held inline.
@@ -37,15 +44,58 @@ type vEntry struct {
 	multi   int32
 }
 
-func newValueIndex(capacity int, keys *[]history.Value, at func(t, i int32) *history.Op) valueIndex {
-	return valueIndex{seed: maphash.MakeSeed(), byHash: make(map[uint64]vEntry, capacity), keys: keys, at: at}
+type vSlot struct {
+	h uint64
+	vEntry
 }
 
+func newValueIndex(capacity int, keys *[]history.Value, at func(t, i int32) *history.Op) valueIndex {
+	return valueIndex{seed: maphash.MakeSeed(), slots: make([]vSlot, tableSize(capacity)), keys: keys, at: at}
+}
+
+// tableSize holds n entries at most three quarters full.
+func tableSize(n int) int { return n + n/3 + 8 }
+
 func (x *valueIndex) hash(kv keyVal) uint64 {
+	var h uint64
 	if x.weakHash != nil {
-		return x.weakHash(kv)
+		h = x.weakHash(kv)
+	} else {
+		h = maphash.String(x.seed, string(kv.val)) ^ (uint64(uint32(kv.key)) * 0x9E3779B97F4A7C15)
 	}
-	return maphash.String(x.seed, string(kv.val)) ^ (uint64(uint32(kv.key)) * 0x9E3779B97F4A7C15)
+	if h == 0 {
+		// Zero marks a free slot; the values of hashes 0 and 1 are told
+		// apart by is like any colliding pair.
+		h = 1
+	}
+	return h
+}
+
+// find returns the slot of hash h, or the free slot where it would go.
+func (x *valueIndex) find(h uint64) *vSlot {
+	// The high bits of h times the size (Lemire's reduction) spread
+	// hashes over a table of any size.
+	hi, _ := bits.Mul64(h, uint64(len(x.slots)))
+	for i := int(hi); ; {
+		s := &x.slots[i]
+		if s.h == h || s.h == 0 {
+			return s
+		}
+		if i++; i == len(x.slots) {
+			i = 0
+		}
+	}
+}
+
+// grow doubles the table, moving the entries by their stored hashes.
+func (x *valueIndex) grow() {
+	old := x.slots
+	x.slots = make([]vSlot, tableSize(2*x.used))
+	for _, s := range old {
+		if s.h != 0 {
+			*x.find(s.h) = s
+		}
+	}
 }
 
 // is reports whether e is the entry of kv.
@@ -58,12 +108,17 @@ func (x *valueIndex) is(e vEntry, kv keyVal) bool {
 // repeats by one transaction count once).
 func (x *valueIndex) add(kv keyVal, t, op int32) {
 	h := x.hash(kv)
-	e, ok := x.byHash[h]
+	s := x.find(h)
 	switch {
-	case !ok:
-		x.byHash[h] = vEntry{txn: t, op: op}
-	case x.is(e, kv):
-		x.byHash[h] = x.extend(e, t)
+	case s.h == 0:
+		if (x.used+1)*4 > len(x.slots)*3 {
+			x.grow()
+			s = x.find(h)
+		}
+		*s = vSlot{h, vEntry{txn: t, op: op}}
+		x.used++
+	case x.is(s.vEntry, kv):
+		s.vEntry = x.extend(s.vEntry, t)
 	default:
 		if x.collide == nil {
 			x.collide = map[keyVal]vEntry{}
@@ -95,7 +150,8 @@ func (x *valueIndex) extend(e vEntry, t int32) vEntry {
 // get lists the writers of kv in transaction order. one is scratch for
 // the single-writer case; the result is valid until one is reused.
 func (x *valueIndex) get(kv keyVal, one *[1]int32) []int32 {
-	e, ok := x.byHash[x.hash(kv)]
+	s := x.find(x.hash(kv))
+	e, ok := s.vEntry, s.h != 0
 	if ok && !x.is(e, kv) {
 		e, ok = x.collide[kv]
 	}
