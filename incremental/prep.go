@@ -87,13 +87,13 @@ type internalAnomaly struct {
 }
 
 func prepare(h *history.History, opts history.Options) *prepared {
-	p := &prepared{h: h, opts: opts, keyIndex: map[history.Value]int32{}}
+	p := &prepared{h: h, opts: opts}
 	// A first pass interns the keys of the transactions kept, in the
 	// order the main pass meets them, so that the per-key tables are
 	// allocated once at their size and each operation costs one map
 	// access; it also counts reads and writes for the arenas below.
 	p.txns = make([]ptxn, len(h.Txns))
-	writes, reads, ops := 0, 0, 0
+	writes, reads, ops, largest := 0, 0, 0, 0
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
 		if t.Status == history.Unknown && !t.Writes() {
@@ -101,8 +101,15 @@ func prepare(h *history.History, opts history.Options) *prepared {
 			continue
 		}
 		ops += len(t.Ops)
+		largest = max(largest, len(t.Ops))
 	}
+	// The largest transaction bounds the key count from below in
+	// practice (the reduced instance's one with every fixed initial
+	// value writes most keys) and never by more than the input holds.
+	p.keyIndex = make(map[history.Value]int32, largest)
 	opKeys := make([]int32, 0, ops)
+	// writes of each key (an upper bound on its writers) size writersOf.
+	var writesOf []int32
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
 		if p.txns[ti].dropped {
@@ -116,11 +123,13 @@ func prepare(h *history.History, opts history.Options) *prepared {
 				p.keyIndex[op.Key] = k
 				p.keys = append(p.keys, op.Key)
 				p.isList = append(p.isList, false)
+				writesOf = append(writesOf, 0)
 			}
 			opKeys = append(opKeys, k)
 			switch op.Kind {
 			case history.Write:
 				writes++
+				writesOf[k]++
 			case history.Read:
 				reads++
 				if op.IsList {
@@ -128,6 +137,7 @@ func prepare(h *history.History, opts history.Options) *prepared {
 				}
 			case history.Append:
 				p.isList[k] = true
+				writesOf[k]++
 			}
 		}
 	}
@@ -148,6 +158,15 @@ func prepare(h *history.History, opts history.Options) *prepared {
 	}
 	nkeys := len(p.keys)
 	p.writersOf = make([][]int32, nkeys)
+	// Each key's writers are carved from one allocation (capacity capped,
+	// so that an append past it copies rather than overwrite the next).
+	writerArena := make([]int32, len(opKeys)-reads)
+	for k, n := range writesOf {
+		if n > 0 {
+			p.writersOf[k] = writerArena[:0:n]
+			writerArena = writerArena[n:]
+		}
+	}
 	p.appendersOf = make([]map[history.Value][]int32, nkeys)
 	// Every transaction's reads and final writes are carved from one
 	// allocation each, sized by these upper bounds: per-transaction
@@ -155,21 +174,21 @@ func prepare(h *history.History, opts history.Options) *prepared {
 	readArena := make([]pread, 0, reads)
 	finalArena := make([]keyVal, 0, writes)
 	p.valueWriters = newValueIndex(writes, &p.keys, func(t, i int32) *history.Op { return &h.Txns[t].Ops[i] })
-	// Walk the ops keeping the transaction's own view of each key.
+	// Walk the ops keeping the transaction's own view of each key. A
+	// view holds no pointer, so that the thousands of them of the
+	// transaction with every fixed initial value cost no write barriers;
+	// list keys keep their own appends aside in ownApps.
 	type view struct {
-		wrote  bool
-		last   history.Value   // register: last own write
-		ownApp []history.Value // list: own appends so far
-	}
-	type keyView struct {
-		key int32
-		view
+		key   int32
+		wrote bool
+		last  int32 // register: the op of the last own write
 	}
 	type seen struct {
 		key  int32
 		read int
 	}
-	var views []keyView
+	var views []view
+	var ownApps [][]history.Value // list keys: own appends so far, by view
 	var seenRead []seen
 	// viewAt[k] is k's index in views plus one (0: not touched yet by
 	// this transaction): the transaction holding every fixed initial
@@ -194,15 +213,21 @@ func prepare(h *history.History, opts history.Options) *prepared {
 			k := keys[oi]
 			vi := viewAt[k]
 			if vi == 0 {
-				views = append(views, keyView{key: k})
+				views = append(views, view{key: k})
 				vi = int32(len(views))
 				viewAt[k] = vi
+				if p.isList[k] {
+					for len(ownApps) < int(vi) {
+						ownApps = append(ownApps, nil)
+					}
+					ownApps[vi-1] = nil
+				}
 			}
-			v := &views[vi-1].view
+			v := &views[vi-1]
 			switch op.Kind {
 			case history.Write:
 				p.valueWriters.add(keyVal{k, op.Value}, int32(ti), int32(oi))
-				v.wrote, v.last = true, op.Value
+				v.wrote, v.last = true, int32(oi)
 			case history.Append:
 				if p.appendersOf[k] == nil {
 					p.appendersOf[k] = map[history.Value][]int32{}
@@ -212,9 +237,10 @@ func prepare(h *history.History, opts history.Options) *prepared {
 					p.appendersOf[k][op.Value] = append(as, int32(ti))
 				}
 				v.wrote = true
-				v.ownApp = append(v.ownApp, op.Value)
+				ownApps[vi-1] = append(ownApps[vi-1], op.Value)
 			case history.Read:
 				if p.isList[k] {
+					ownApp := ownApps[vi-1]
 					list := op.List
 					if !op.IsList && op.Value != history.Null {
 						// A scalar read of a list key: a garbage value no
@@ -223,10 +249,10 @@ func prepare(h *history.History, opts history.Options) *prepared {
 						list = []history.Value{"scalar:" + op.Value}
 					}
 					ext := list
-					if len(v.ownApp) > 0 {
-						n := len(list) - len(v.ownApp)
-						if n < 0 || !equalValues(list[n:], v.ownApp) {
-							p.internal = append(p.internal, internalAnomaly{txn: int32(ti), key: k, want: "… " + joinValues(v.ownApp), got: joinValues(list), full: list, isList: true})
+					if len(ownApp) > 0 {
+						n := len(list) - len(ownApp)
+						if n < 0 || !equalValues(list[n:], ownApp) {
+							p.internal = append(p.internal, internalAnomaly{txn: int32(ti), key: k, want: "… " + joinValues(ownApp), got: joinValues(list), full: list, isList: true})
 							continue
 						}
 						ext = list[:n]
@@ -249,8 +275,8 @@ func prepare(h *history.History, opts history.Options) *prepared {
 					continue
 				}
 				if v.wrote {
-					if op.Value != v.last {
-						p.internal = append(p.internal, internalAnomaly{txn: int32(ti), key: k, want: string(v.last), got: string(op.Value)})
+					if last := t.Ops[v.last].Value; op.Value != last {
+						p.internal = append(p.internal, internalAnomaly{txn: int32(ti), key: k, want: string(last), got: string(op.Value)})
 					}
 					continue
 				}
@@ -267,15 +293,16 @@ func prepare(h *history.History, opts history.Options) *prepared {
 			}
 		}
 		for i := range views {
-			k, v := views[i].key, &views[i].view
+			v := &views[i]
+			k := v.key
 			viewAt[k] = 0
 			if !v.wrote {
 				continue
 			}
 			if p.isList[k] {
-				pt.appends = append(pt.appends, keyList{key: k, elems: v.ownApp})
+				pt.appends = append(pt.appends, keyList{key: k, elems: ownApps[i]})
 			} else {
-				pt.finals = append(pt.finals, keyVal{key: k, val: v.last})
+				pt.finals = append(pt.finals, keyVal{key: k, val: t.Ops[v.last].Value})
 			}
 			// Transactions come in order, each once per key: writersOf
 			// is sorted as built.
@@ -292,9 +319,16 @@ func prepare(h *history.History, opts history.Options) *prepared {
 			pt.finals = nil
 		}
 		// Keys are distinct, so any sort gives the one order; sort.Slice
-		// allocated a swapper per transaction.
-		if len(pt.finals) > 1 {
-			slices.SortFunc(pt.finals, func(a, b keyVal) int { return cmp.Compare(a.key, b.key) })
+		// allocated a swapper per transaction, and most transactions
+		// write a few keys, which an insertion sort inline handles best.
+		if fs := pt.finals; len(fs) > 12 {
+			slices.SortFunc(fs, func(a, b keyVal) int { return cmp.Compare(a.key, b.key) })
+		} else {
+			for i := 1; i < len(fs); i++ {
+				for j := i; j > 0 && fs[j].key < fs[j-1].key; j-- {
+					fs[j], fs[j-1] = fs[j-1], fs[j]
+				}
+			}
 		}
 		if len(pt.appends) > 1 {
 			slices.SortFunc(pt.appends, func(a, b keyList) int { return cmp.Compare(a.key, b.key) })
