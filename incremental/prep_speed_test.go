@@ -89,9 +89,10 @@ func captureReducedSteps(tb testing.TB, n, every int, each func(*reduced)) []red
 }
 
 // BenchmarkReducedRebuild measures what the evicting engine spends per
-// step on its reduced instance: prepare, newEncoder, encode and solve, on
-// the instances of a TestWindowProbe run (STREAMCHECK_BENCH_REDUCED_TXNS
-// transactions, 40K by default, a step every 800).
+// step on its reduced instance, on the instances of a TestWindowProbe run
+// (STREAMCHECK_BENCH_REDUCED_TXNS transactions, 40K by default, a step
+// every 800): prepare alone, prepare and newEncoder, and all of prepare,
+// newEncoder, encode and solve.
 //
 //	go test ./incremental -run '^$' -bench ReducedRebuild -benchmem
 func BenchmarkReducedRebuild(b *testing.B) {
@@ -105,15 +106,24 @@ func BenchmarkReducedRebuild(b *testing.B) {
 		txns += len(st.h.Txns)
 	}
 	ctx := context.Background()
-	b.ResetTimer()
-	for b.Loop() {
-		for _, st := range steps {
-			p := prepare(st.h, st.opts)
-			e := newEncoder(p, encodeConfig{readsToCome: true, kept: st.kept, decided: st.decided})
-			e.encodeCtx(ctx)
-			e.solve(ctx)
-		}
+	for _, upTo := range []string{"prepare", "newEncoder", "solve"} {
+		b.Run(upTo, func(b *testing.B) {
+			for b.Loop() {
+				for _, st := range steps {
+					p := prepare(st.h, st.opts)
+					if upTo == "prepare" {
+						continue
+					}
+					e := newEncoder(p, encodeConfig{readsToCome: true, kept: st.kept, decided: st.decided})
+					if upTo == "newEncoder" {
+						continue
+					}
+					e.encodeCtx(ctx)
+					e.solve(ctx)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(steps)), "ns/step")
+			b.ReportMetric(float64(txns)/float64(len(steps)), "txns/step")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(steps)), "ns/step")
-	b.ReportMetric(float64(txns)/float64(len(steps)), "txns/step")
 }
