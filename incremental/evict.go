@@ -70,7 +70,7 @@ func tracePin(t *history.Txn, why func() string) {
 
 // evictState is the reduced instance's bookkeeping, per released index.
 type evictState struct {
-	Member []bool // in the instance: in the window, or a ghost
+	Member runFlags // in the instance: in the window, or a ghost
 	// GhostKeys are the keys an evicted member is the live version of.
 	GhostKeys map[int][]history.Key
 	// LiveOf is the ghost holding each key's live version (absent: the

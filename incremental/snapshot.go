@@ -10,7 +10,11 @@ import (
 // snapshotVersion changes whenever the snapshot's meaning changes; a
 // snapshot of another version is refused rather than misread, because a
 // misread engine state would silently change verdicts.
-const snapshotVersion = 2
+const snapshotVersion = 3
+
+// snapshotVersionFlagsAsBools is version 3 with the per-transaction flags
+// stored one bool each (runFlags reads both).
+const snapshotVersionFlagsAsBools = 2
 
 type onlineSnapshot struct {
 	Version  int
@@ -20,8 +24,8 @@ type onlineSnapshot struct {
 	// Outside counts the released bodies that SnapshotBodies leaves to
 	// the caller (Released is then empty).
 	Outside     int
-	Closed      []bool
-	Quar        []bool
+	Closed      runFlags
+	Quar        runFlags
 	Alerts      []*Alert
 	Pending     []string // ids of pending alerts, in order
 	Steps       int
@@ -124,7 +128,7 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("engine snapshot: %w", err)
 	}
-	if s.Version != snapshotVersion {
+	if s.Version != snapshotVersion && s.Version != snapshotVersionFlagsAsBools {
 		return nil, fmt.Errorf("engine snapshot: version %d, this build reads version %d", s.Version, snapshotVersion)
 	}
 	want := NewOnline(opts)
