@@ -95,6 +95,7 @@ var (
 	prefBodyT  = []byte("t/")
 	prefBodyI  = []byte("i/")
 	prefRel    = []byte("r/")
+	prefIDs    = []byte("w/ids/")
 	keyBytes   = []byte("b/bytes")
 	keyCutoff  = []byte("b/cutoff")
 	keyOutSeq  = []byte("o/seq")
@@ -247,6 +248,10 @@ type Checkpoint struct {
 	// Load returns every stored body, from index 0.
 	Released     [][]byte
 	ReleasedFrom int
+	// WindowIDs are the window's IDs seen since the last checkpoint
+	// (window.Window.SnapshotApart), stored once each like Released; Load
+	// returns all of them, in order.
+	WindowIDs []byte
 }
 
 // Body is an evicted transaction's body, stored until retention deletes
@@ -291,6 +296,9 @@ func (s *Store) Save(c *Checkpoint, alertIDs []string, bodies []Body) error {
 	}
 	for i, body := range c.Released {
 		b.Set(relKey(c.ReleasedFrom+i), body, nil)
+	}
+	if len(c.WindowIDs) > 0 {
+		b.Set(binary.BigEndian.AppendUint64(bytes.Clone(prefIDs), c.Seq), c.WindowIDs, nil)
 	}
 	if err := s.addBodies(b, bodies); err != nil {
 		return err
@@ -382,7 +390,17 @@ func (s *Store) load(bodies bool) (c *Checkpoint, ok bool, err error) {
 		*f.dst = bytes.Clone(v)
 		cl.Close()
 	}
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: prefOff, UpperBound: prefixEnd(prefOff)})
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: prefIDs, UpperBound: prefixEnd(prefIDs)})
+	if err != nil {
+		return nil, false, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		c.WindowIDs = append(c.WindowIDs, it.Value()...)
+	}
+	if err := it.Close(); err != nil {
+		return nil, false, err
+	}
+	it, err = snap.NewIter(&pebble.IterOptions{LowerBound: prefOff, UpperBound: prefixEnd(prefOff)})
 	if err != nil {
 		return nil, false, err
 	}

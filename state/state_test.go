@@ -24,7 +24,18 @@ func ckpt(n uint64) *Checkpoint {
 		Window:   []byte(fmt.Sprintf("window %d", n)),
 		Runner:   []byte(fmt.Sprintf("runner %d", n)),
 		Counters: map[string]uint64{"accepted": n, "dead": n / 2},
+		// Window IDs are stored apart, each checkpoint adding its own.
+		WindowIDs: []byte(fmt.Sprintf("ids %d;", n)),
 	}
+}
+
+// idsUpTo is what Load returns as the window IDs of checkpoint n.
+func idsUpTo(n uint64) []byte {
+	var b []byte
+	for i := uint64(1); i <= n; i++ {
+		b = fmt.Appendf(b, "ids %d;", i)
+	}
+	return b
 }
 
 // consistent checks that c is exactly checkpoint c.Seq as ckpt wrote it.
@@ -33,9 +44,9 @@ func consistent(t *testing.T, c *Checkpoint) {
 	want := ckpt(c.Seq)
 	if !slices.Equal(c.Offsets, want.Offsets) || !bytes.Equal(c.Engine, want.Engine) ||
 		!bytes.Equal(c.Window, want.Window) || !bytes.Equal(c.Runner, want.Runner) ||
-		c.Counters["accepted"] != c.Seq || c.Counters["dead"] != c.Seq/2 {
-		t.Fatalf("checkpoint %d is not the one saved under that number: offsets %v window %q runner %q counters %v",
-			c.Seq, c.Offsets, c.Window, c.Runner, c.Counters)
+		c.Counters["accepted"] != c.Seq || c.Counters["dead"] != c.Seq/2 || !bytes.Equal(c.WindowIDs, idsUpTo(c.Seq)) {
+		t.Fatalf("checkpoint %d is not the one saved under that number: offsets %v window %q runner %q counters %v window ids %q",
+			c.Seq, c.Offsets, c.Window, c.Runner, c.Counters, c.WindowIDs)
 	}
 }
 

@@ -9,8 +9,12 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 )
 
-// snapshotVersion is the first byte of Snapshot's output.
-const snapshotVersion = 1
+// snapshotVersion is the first byte of Snapshot's output;
+// snapshotVersionApart is SnapshotApart's, whose ID set is stored apart.
+const (
+	snapshotVersion      = 1
+	snapshotVersionApart = 2
+)
 
 // ErrSnapshot is wrapped by Restore's errors.
 var ErrSnapshot = errors.New("window: bad snapshot")
@@ -28,7 +32,29 @@ var ErrSnapshot = errors.New("window: bad snapshot")
 // the ID set's arena (ids in insertion order).
 func (w *Window) Snapshot() []byte {
 	e := &enc{b: make([]byte, 0, 256+len(w.ids.arena))}
-	e.u(snapshotVersion)
+	w.snapshot(e, snapshotVersion)
+	e.bytes(w.ids.arena[1:])
+	return e.b
+}
+
+// SnapshotApart is Snapshot with the ID set stored apart, so that a
+// checkpoint costs the IDs seen since the last one rather than every ID
+// of the stream: ids are the IDs added since mark (0 for all of them),
+// next is the mark to pass next time, and RestoreApart takes the
+// concatenation of every ids returned since mark 0.
+func (w *Window) SnapshotApart(mark int) (snap, ids []byte, next int) {
+	e := &enc{b: make([]byte, 0, 256)}
+	w.snapshot(e, snapshotVersionApart)
+	mark = max(mark, 1) // the arena's unused first byte
+	return e.b, w.ids.arena[mark:len(w.ids.arena):len(w.ids.arena)], len(w.ids.arena)
+}
+
+// IDMark is the mark SnapshotApart would return now: after RestoreApart,
+// what the IDs stored so far cover.
+func (w *Window) IDMark() int { return len(w.ids.arena) }
+
+func (w *Window) snapshot(e *enc, version uint64) {
+	e.u(version)
 	e.i(int64(w.cfg.Partitions))
 	e.i(w.cfg.Lateness)
 	e.i(w.cfg.Skew)
@@ -70,8 +96,6 @@ func (w *Window) Snapshot() []byte {
 		e.u(o.seq)
 	}
 	e.u(uint64(w.ids.n))
-	e.bytes(w.ids.arena[1:])
-	return e.b
 }
 
 // Restore rebuilds a window from Snapshot's bytes. cfg must equal the
@@ -79,13 +103,30 @@ func (w *Window) Snapshot() []byte {
 // in-doubt horizon or idle timeout would change what the saved watermark
 // promised, so it is refused with an error naming the field.
 func Restore(cfg Config, snap []byte) (*Window, error) {
+	return restore(cfg, snap, nil, false)
+}
+
+// RestoreApart is Restore for SnapshotApart's bytes and the IDs stored
+// apart. It also takes a Snapshot (ids then empty).
+func RestoreApart(cfg Config, snap, ids []byte) (*Window, error) {
+	return restore(cfg, snap, ids, true)
+}
+
+func restore(cfg Config, snap, ids []byte, apart bool) (*Window, error) {
 	w, err := New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	d := &dec{b: snap}
-	if v := d.u(); d.err == nil && v != snapshotVersion {
-		return nil, fmt.Errorf("%w: version %d (this binary reads %d)", ErrSnapshot, v, snapshotVersion)
+	v := d.u()
+	switch {
+	case d.err != nil:
+	case v == snapshotVersionApart && !apart:
+		return nil, fmt.Errorf("%w: version %d stores its IDs apart: restore it with them", ErrSnapshot, v)
+	case v == snapshotVersion && len(ids) > 0:
+		return nil, fmt.Errorf("%w: version %d holds its IDs, %d bytes of IDs given apart", ErrSnapshot, v, len(ids))
+	case v != snapshotVersion && v != snapshotVersionApart:
+		return nil, fmt.Errorf("%w: version %d (this binary reads %d and %d)", ErrSnapshot, v, snapshotVersion, snapshotVersionApart)
 	}
 	saved := Config{Partitions: int(d.i()), Lateness: d.i(), Skew: d.i(), InDoubt: d.i(), IdleTimeout: d.i()}
 	if d.err != nil {
@@ -140,8 +181,16 @@ func Restore(cfg Config, snap []byte) (*Window, error) {
 		}
 		w.open.push(o)
 	}
-	nids := d.count()
-	arena := d.bytes()
+	var nids int
+	arena := ids
+	if v == snapshotVersion {
+		nids = d.count()
+		arena = d.bytes()
+	} else if n := d.u(); n > uint64(len(ids)) {
+		d.fail("the id count")
+	} else {
+		nids = int(n)
+	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = fmt.Errorf("%d trailing bytes", len(d.b))
 	}
@@ -153,7 +202,11 @@ func Restore(cfg Config, snap []byte) (*Window, error) {
 		if k <= 0 || l > uint64(len(arena)-k) {
 			return nil, fmt.Errorf("%w: id set arena truncated", ErrSnapshot)
 		}
-		w.ids.add(string(arena[k : k+int(l)]))
+		if !w.ids.add(string(arena[k : k+int(l)])) {
+			// Each ID is stored once: a repeat means the pieces stored
+			// apart overlap, which would hide a lost one behind the count.
+			return nil, fmt.Errorf("%w: id %q stored twice", ErrSnapshot, arena[k:k+int(l)])
+		}
 		arena = arena[k+int(l):]
 	}
 	if w.ids.n != nids {

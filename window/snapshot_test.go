@@ -49,11 +49,26 @@ func TestSnapshotContinues(t *testing.T) {
 					t.Fatalf("%s: snapshots differ", what)
 				}
 			}
+			// Checkpoints that store the ID set apart keep what they
+			// stored, as the state directory does, and add what is new.
+			var idsApart []byte
+			mark := 0
 			for i, x := range arr {
 				if r.IntN(15) == 0 {
-					snap := a.Snapshot()
-					if b, err = Restore(cfg, snap); err != nil {
-						t.Fatalf("restore at event %d: %v", i, err)
+					if r.IntN(2) == 0 {
+						snap := a.Snapshot()
+						if b, err = Restore(cfg, snap); err != nil {
+							t.Fatalf("restore at event %d: %v", i, err)
+						}
+					} else {
+						snap, ids, next := a.SnapshotApart(mark)
+						idsApart, mark = append(idsApart, ids...), next
+						if b, err = RestoreApart(cfg, snap, idsApart); err != nil {
+							t.Fatalf("restore apart at event %d: %v", i, err)
+						}
+						if _, err := Restore(cfg, snap); err == nil {
+							t.Fatalf("a snapshot with its IDs apart restored without them")
+						}
 					}
 					same(fmt.Sprintf("restore at event %d", i))
 				}
@@ -137,5 +152,19 @@ func TestRestoreCorrupt(t *testing.T) {
 	}
 	if _, err := Restore(cfg, append(bytes.Clone(snap), 0)); err == nil {
 		t.Fatal("trailing byte accepted")
+	}
+	apart, ids, _ := w.SnapshotApart(0)
+	if _, err := RestoreApart(cfg, apart, ids); err != nil {
+		t.Fatal(err)
+	}
+	for n := range len(ids) {
+		if _, err := RestoreApart(cfg, apart, ids[:n]); err == nil {
+			t.Fatalf("IDs apart cut to %d of %d bytes: no error", n, len(ids))
+		}
+	}
+	for range 2000 {
+		c := bytes.Clone(ids)
+		c[r.IntN(len(c))] ^= byte(1 + r.IntN(255))
+		RestoreApart(cfg, apart, c) // must not panic
 	}
 }

@@ -757,3 +757,55 @@ func TestIdlePartition(t *testing.T) {
 		t.Errorf("the idle partition is not logged:\n%s", logs.String())
 	}
 }
+
+// TestDuplicateIDAcrossRestarts: the window's IDs are checkpointed apart,
+// each checkpoint adding those seen since the last; a restart must still
+// know every one of them, those of the first run (restored from the
+// state) and those of the second (stored after a restore), so a reused id
+// is dead-lettered as a duplicate however many restarts lie between.
+func TestDuplicateIDAcrossRestarts(t *testing.T) {
+	addr := broker(t, 1, "txns")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ev := func(id string, start int64) []byte {
+		return fmt.Appendf(nil, `{"session":"s-%s","id":%q,"start":%d,"end":%d,"status":"committed","ops":[["w","x%s",%d]]}`, id, id, start, start+10, id, start)
+	}
+	dir := t.TempDir()
+	dl := filepath.Join(dir, "dead.jsonl")
+	w := ingest.NewKafkaWriter(&ingest.KafkaConfig{Brokers: []string{addr}}, "txns")
+	defer w.Close()
+	runs := [][][]byte{
+		{ev("a", 1000), ev("b", 1100)},
+		{ev("a", 2000), ev("c", 2100)}, // a: seen by the first run
+		{ev("c", 3000), ev("b", 3100), ev("d", 3200)},
+	}
+	for i, msgs := range runs {
+		if err := w.WritePartitioned(ctx, make([]int, len(msgs)), msgs); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errb := runMain(t, ctx, append(kafkaArgs(addr, "txns"), "--lateness", "50", "--tick", "10",
+			"--dead-letter", dl, "--state-dir", filepath.Join(dir, "st"), "--checkpoint-every", "1"), "")
+		if code == ExitError {
+			t.Fatalf("run %d: %s", i+1, errb)
+		}
+	}
+	b, err := os.ReadFile(dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var x struct {
+			Reason string `json:"reason"`
+			Offset int64  `json:"offset"`
+		}
+		if err := json.Unmarshal([]byte(l), &x); err != nil {
+			t.Fatalf("dead letter %q: %v", l, err)
+		}
+		got = append(got, fmt.Sprint(x.Offset, " ", x.Reason))
+	}
+	want := []string{"2 duplicate-id", "4 duplicate-id", "5 duplicate-id"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("dead letters %v, want %v", got, want)
+	}
+}

@@ -91,7 +91,10 @@ type runner struct {
 	ckptBytes int           // last checkpoint's snapshot bytes
 	// savedBodies is how many of the engine's released bodies are in the
 	// state directory: a checkpoint writes only the ones after them.
-	savedBodies   int
+	savedBodies int
+	// savedIDs is the window's ID mark the state directory covers (the
+	// window's IDs are stored apart, each once, like the bodies).
+	savedIDs      int
 	skipped       uint64
 	started       time.Time
 	lastStatus    time.Time
@@ -256,9 +259,13 @@ func (r *runner) start(ctx context.Context) error {
 				r.cfg.State.Dir, ckpt.Seq, len(ckpt.Offsets), r.parts)
 		}
 		var err error
-		if r.win, err = window.Restore(wcfg, ckpt.Window); err != nil {
+		if r.win, err = window.RestoreApart(wcfg, ckpt.Window, ckpt.WindowIDs); err != nil {
 			return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
 		}
+		if len(ckpt.WindowIDs) > 0 {
+			r.savedIDs = r.win.IDMark()
+		} // else a snapshot that held its IDs: the next checkpoint stores them all apart
+
 		// Bodies one at a time: the evicted ones go to the engine's spill,
 		// so a restart holds what the run held, not every body at once.
 		bodies := 0
@@ -857,14 +864,16 @@ func (r *runner) checkpoint(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loop snapshot: %w", err)
 	}
-	c := &state.Checkpoint{Offsets: r.next, Engine: eng, Window: r.win.Snapshot(), Runner: loop, Counters: r.totals(),
-		Released: bodies, ReleasedFrom: r.savedBodies}
+	win, ids, idMark := r.win.SnapshotApart(r.savedIDs)
+	c := &state.Checkpoint{Offsets: r.next, Engine: eng, Window: win, Runner: loop, Counters: r.totals(),
+		Released: bodies, ReleasedFrom: r.savedBodies, WindowIDs: ids}
 	if err := r.store.Save(c, nil, nil); err != nil {
 		return err
 	}
 	r.savedBodies += len(bodies)
+	r.savedIDs = idMark
 	r.ckpts++
-	r.ckptTime, r.ckptBytes = time.Since(t0), len(c.Engine)+len(c.Window)+len(c.Runner)
+	r.ckptTime, r.ckptBytes = time.Since(t0), len(c.Engine)+len(c.Window)+len(c.Runner)+len(c.WindowIDs)
 	for _, b := range bodies {
 		r.ckptBytes += len(b)
 	}
