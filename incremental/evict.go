@@ -96,6 +96,17 @@ type evictState struct {
 	// not the whole stream; listed says whether it is built.
 	members []int
 	listed  bool
+
+	// What build keeps from one step to the next (none of it in a
+	// snapshot: each is rebuilt from the fields above when missing or
+	// stale). ghostOps holds each ghost's writes as last built, checked
+	// against its GhostKeys before reuse; initKeys the keys of InitVal,
+	// sorted, and initNew those added to it since (evict appends them),
+	// merged in at the next build; touched is build's scratch set.
+	ghostOps map[int][]history.Op
+	initKeys []history.Key
+	initNew  []history.Key
+	touched  map[history.Key]bool
 }
 
 // memberList returns the members in released order.
@@ -192,8 +203,15 @@ func (o *Online) tainted(r int, k history.Key, v history.Value) bool {
 // build assembles the reduced alert instance.
 func (o *Online) build() *reduced {
 	st := &o.ev
-	touched := map[history.Key]bool{}
-	for _, i := range st.memberList() {
+	members := st.memberList()
+	if st.touched == nil {
+		st.touched = map[history.Key]bool{}
+	}
+	// clear keeps the map's buckets: the set is about the same size at
+	// every step.
+	touched := st.touched
+	clear(touched)
+	for _, i := range members {
 		if st.GhostKeys[i] != nil {
 			continue
 		}
@@ -205,58 +223,36 @@ func (o *Online) build() *reduced {
 	for _, k := range st.Kept {
 		keptAt[k[0]], keptAt[k[1]] = true, true
 	}
-	r := &reduced{h: &history.History{}, at: map[int]int32{}}
-	keys := make([]history.Key, 0, len(st.InitVal))
-	for k := range st.InitVal {
-		if touched[k] {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	if len(keys) > 0 {
+	r := &reduced{h: &history.History{Txns: make([]history.Txn, 0, len(members)+1)}, at: make(map[int]int32, len(members))}
+	initKeys := st.sortedInitKeys()
+	if slices.ContainsFunc(initKeys, func(k history.Key) bool { return touched[k] }) {
 		// One transaction holds every fixed initial value: it precedes
 		// everything in real time, as each would alone, and one node
 		// instead of one per key keeps the real-time order of the
 		// instance small.
 		init := history.Txn{ID: "\x00init", Start: initTime, End: initTime + 1, HasTime: true, Status: history.Committed}
-		for _, k := range keys {
-			init.Ops = append(init.Ops, history.Op{Kind: history.Write, Key: k, Value: st.InitVal[k]})
+		init.Ops = make([]history.Op, 0, len(initKeys))
+		for _, k := range initKeys {
+			if touched[k] {
+				init.Ops = append(init.Ops, history.Op{Kind: history.Write, Key: k, Value: st.InitVal[k]})
+			}
 		}
 		r.h.Txns = append(r.h.Txns, init)
 		r.pos = append(r.pos, -1)
 	}
-	for _, i := range st.memberList() {
+	for _, i := range members {
 		t := *o.log.at(i)
 		if gk := st.GhostKeys[i]; gk != nil {
 			need := keptAt[i]
-			var ops []history.Op
 			for _, k := range gk {
 				need = need || touched[k]
-				v, _ := o.finalWrite(o.log.at(i), k)
-				ops = append(ops, history.Op{Kind: history.Write, Key: k, Value: v})
 			}
 			if !need {
 				continue
 			}
-			t.Ops = ops
+			t.Ops = o.ghostOps(i, gk)
 		} else {
-			replaced := st.Replaced[i]
-			ops := make([]history.Op, 0, len(t.Ops))
-			for _, op := range t.Ops {
-				if op.Kind == history.Read {
-					if !o.closed[i] || slices.Contains(replaced, op.Key) {
-						continue
-					}
-					if !op.IsList && o.tainted(i, op.Key, op.Value) {
-						continue
-					}
-					if op.IsList && o.listTainted(i, op) {
-						continue
-					}
-				}
-				ops = append(ops, op)
-			}
-			t.Ops = ops
+			t.Ops = o.windowOps(i, t.Ops)
 		}
 		r.at[i] = int32(len(r.h.Txns))
 		r.h.Txns = append(r.h.Txns, t)
@@ -279,6 +275,114 @@ func (o *Online) build() *reduced {
 	r.p = prepare(r.h, o.opts)
 	r.e = newEncoder(r.p, encodeConfig{readsToCome: true, kept: kept, decided: decided})
 	return r
+}
+
+// sortedInitKeys returns the keys of InitVal, sorted. Keys only join
+// InitVal (evict lists each new one in initNew), so the sorted list of the
+// last step plus the new ones, sorted and merged in, is the whole set; a
+// count that does not add up (a state restored or replaced) sorts afresh.
+func (st *evictState) sortedInitKeys() []history.Key {
+	if len(st.initKeys)+len(st.initNew) != len(st.InitVal) {
+		st.initKeys = st.initKeys[:0]
+		for k := range st.InitVal {
+			st.initKeys = append(st.initKeys, k)
+		}
+		slices.Sort(st.initKeys)
+	} else if len(st.initNew) > 0 {
+		slices.Sort(st.initNew)
+		old := st.initKeys
+		merged := make([]history.Key, 0, len(old)+len(st.initNew))
+		a, b := 0, 0
+		for a < len(old) && b < len(st.initNew) {
+			if old[a] < st.initNew[b] {
+				merged = append(merged, old[a])
+				a++
+			} else {
+				merged = append(merged, st.initNew[b])
+				b++
+			}
+		}
+		merged = append(append(merged, old[a:]...), st.initNew[b:]...)
+		st.initKeys = merged
+	}
+	st.initNew = st.initNew[:0]
+	return st.initKeys
+}
+
+// ghostOps returns ghost i's writes of its live keys gk, its final write of
+// each: the ones built at an earlier step while gk is unchanged (evict only
+// shortens a ghost's keys or gives it new ones), so that a ghost costs a
+// scan of its body once and not at every step.
+func (o *Online) ghostOps(i int, gk []history.Key) []history.Op {
+	st := &o.ev
+	if ops, ok := st.ghostOps[i]; ok && len(ops) == len(gk) {
+		same := true
+		for j, k := range gk {
+			if ops[j].Key != k {
+				same = false
+				break
+			}
+		}
+		if same {
+			return ops
+		}
+	}
+	if st.ghostOps == nil || len(st.ghostOps) > 2*len(st.GhostKeys)+64 {
+		// Drop the entries of transactions no longer ghosts.
+		fresh := make(map[int][]history.Op, len(st.GhostKeys))
+		for g, ops := range st.ghostOps {
+			if st.GhostKeys[g] != nil {
+				fresh[g] = ops
+			}
+		}
+		st.ghostOps = fresh
+	}
+	body := o.log.at(i)
+	ops := make([]history.Op, 0, len(gk))
+	for _, k := range gk {
+		v, _ := o.finalWrite(body, k)
+		ops = append(ops, history.Op{Kind: history.Write, Key: k, Value: v})
+	}
+	st.ghostOps[i] = ops
+	return ops
+}
+
+// windowOps returns window member i's ops without the reads the instance
+// drops: all reads while i is open, replaced reads and tainted reads.
+// Most members drop none once closed, and share their body's ops (no one
+// writes a history's ops) instead of a copy per step.
+func (o *Online) windowOps(i int, ops []history.Op) []history.Op {
+	replaced := o.ev.Replaced[i]
+	drop := func(op *history.Op) bool {
+		if op.Kind != history.Read {
+			return false
+		}
+		if !o.closed[i] || slices.Contains(replaced, op.Key) {
+			return true
+		}
+		if !op.IsList && o.tainted(i, op.Key, op.Value) {
+			return true
+		}
+		return op.IsList && o.listTainted(i, *op)
+	}
+	first := -1
+	for j := range ops {
+		if drop(&ops[j]) {
+			first = j
+			break
+		}
+	}
+	if first < 0 {
+		return ops[:len(ops):len(ops)]
+	}
+	out := make([]history.Op, first, len(ops))
+	copy(out, ops[:first])
+	for j := first + 1; j < len(ops); j++ {
+		if !drop(&ops[j]) {
+			out = append(out, ops[j])
+		}
+	}
+	return out
 }
 
 func (o *Online) listTainted(r int, op history.Op) bool {
@@ -864,6 +968,9 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 						if v, _ := pr.decide(e.rfs(rv)[ci]); w == -1 && v && !rd.isList() {
 							k := p.keys[rd.key]
 							if _, has := st.LiveOf[k]; !has {
+								if _, had := st.InitVal[k]; !had {
+									st.initNew = append(st.initNew, k)
+								}
 								st.InitVal[k] = rd.val
 							}
 						}
