@@ -272,7 +272,11 @@ func (o *Online) build() *reduced {
 			decided[at] = d
 		}
 	}
-	r.p = prepare(r.h, o.opts)
+	var old *prepared
+	if o.dropped != nil {
+		old, o.dropped = o.dropped.p, nil
+	}
+	r.p = prepareReusing(old, r.h, o.opts)
 	r.e = newEncoder(r.p, encodeConfig{readsToCome: true, kept: kept, decided: decided})
 	return r
 }
@@ -1624,6 +1628,7 @@ func (o *Online) replay(ctx context.Context) error {
 			return nil
 		}
 		o.evict(ctx, r)
+		o.dropped = r
 	}
 	return nil
 }

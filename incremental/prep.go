@@ -37,6 +37,38 @@ type prepared struct {
 	sessionHasUnknown []bool
 
 	internal []internalAnomaly
+
+	// bufs are prepare's scratch, kept for a later prepareReusing.
+	bufs prepBufs
+}
+
+// prepBufs are the allocations of a prepare that a later one may take
+// over (prepareReusing) once its prepared is dropped: the evicting engine
+// prepares an instance of about the same size at every step.
+type prepBufs struct {
+	opKeys, writesOf, writerArena, viewAt []int32
+	readArena                             []pread
+	finalArena                            []keyVal
+}
+
+// reuse returns n zero elements: s's array when it holds n, else a new
+// one.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// reuseEmpty returns an empty slice of capacity n or more: s's array when
+// it holds n, else a new one. The caller appends, so nothing is cleared.
+func reuseEmpty[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
 }
 
 type ptxn struct {
@@ -87,12 +119,23 @@ type internalAnomaly struct {
 }
 
 func prepare(h *history.History, opts history.Options) *prepared {
+	return prepareReusing(nil, h, opts)
+}
+
+// prepareReusing is prepare taking over old's allocations (old may be
+// nil): old must be dropped, since its tables are overwritten. What it
+// returns does not depend on old.
+func prepareReusing(old *prepared, h *history.History, opts history.Options) *prepared {
 	p := &prepared{h: h, opts: opts}
+	if old == nil {
+		old = &prepared{}
+	}
+	b := &old.bufs
 	// A first pass interns the keys of the transactions kept, in the
 	// order the main pass meets them, so that the per-key tables are
 	// allocated once at their size and each operation costs one map
 	// access; it also counts reads and writes for the arenas below.
-	p.txns = make([]ptxn, len(h.Txns))
+	p.txns = reuse(old.txns, len(h.Txns))
 	writes, reads, ops, largest := 0, 0, 0, 0
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
@@ -106,10 +149,16 @@ func prepare(h *history.History, opts history.Options) *prepared {
 	// The largest transaction bounds the key count from below in
 	// practice (the reduced instance's one with every fixed initial
 	// value writes most keys) and never by more than the input holds.
-	p.keyIndex = make(map[history.Value]int32, largest)
-	opKeys := make([]int32, 0, ops)
+	if p.keyIndex = old.keyIndex; p.keyIndex != nil {
+		// A cleared map keeps its buckets, sized by the last instance.
+		clear(p.keyIndex)
+	} else {
+		p.keyIndex = make(map[history.Value]int32, largest)
+	}
+	p.keys, p.isList = old.keys[:0], old.isList[:0]
+	opKeys := reuseEmpty(b.opKeys, ops)
 	// writes of each key (an upper bound on its writers) size writersOf.
-	var writesOf []int32
+	writesOf := b.writesOf[:0]
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
 		if p.txns[ti].dropped {
@@ -157,23 +206,25 @@ func prepare(h *history.History, opts history.Options) *prepared {
 		}
 	}
 	nkeys := len(p.keys)
-	p.writersOf = make([][]int32, nkeys)
+	p.writersOf = reuse(old.writersOf, nkeys)
 	// Each key's writers are carved from one allocation (capacity capped,
 	// so that an append past it copies rather than overwrite the next).
-	writerArena := make([]int32, len(opKeys)-reads)
+	writerArena := reuseEmpty(b.writerArena, len(opKeys)-reads)[:len(opKeys)-reads]
+	p.bufs.writerArena = writerArena
 	for k, n := range writesOf {
 		if n > 0 {
 			p.writersOf[k] = writerArena[:0:n]
 			writerArena = writerArena[n:]
 		}
 	}
-	p.appendersOf = make([]map[history.Value][]int32, nkeys)
+	p.appendersOf = reuse(old.appendersOf, nkeys)
 	// Every transaction's reads and final writes are carved from one
 	// allocation each, sized by these upper bounds: per-transaction
 	// slices grown by append were a fifth of prepare's memory.
-	readArena := make([]pread, 0, reads)
-	finalArena := make([]keyVal, 0, writes)
-	p.valueWriters = newValueIndex(writes, &p.keys, func(t, i int32) *history.Op { return &h.Txns[t].Ops[i] })
+	readArena := reuseEmpty(b.readArena, reads)
+	finalArena := reuseEmpty(b.finalArena, writes)
+	p.bufs.readArena, p.bufs.finalArena = readArena, finalArena
+	p.valueWriters = newValueIndexReusing(&old.valueWriters, writes, &p.keys, func(t, i int32) *history.Op { return &h.Txns[t].Ops[i] })
 	// Walk the ops keeping the transaction's own view of each key. A
 	// view holds no pointer, so that the thousands of them of the
 	// transaction with every fixed initial value cost no write barriers;
@@ -194,7 +245,8 @@ func prepare(h *history.History, opts history.Options) *prepared {
 	// this transaction): the transaction holding every fixed initial
 	// value writes thousands of keys, and a scan of views per operation
 	// made it quadratic. Entries are reset after each transaction.
-	viewAt := make([]int32, nkeys)
+	viewAt := reuse(b.viewAt, nkeys)
+	p.bufs.viewAt, p.bufs.opKeys, p.bufs.writesOf = viewAt, opKeys, writesOf
 	next := 0 // the next transaction's first entry of opKeys
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
@@ -334,14 +386,14 @@ func prepare(h *history.History, opts history.Options) *prepared {
 			slices.SortFunc(pt.appends, func(a, b keyList) int { return cmp.Compare(a.key, b.key) })
 		}
 	}
-	p.rankSessions()
+	p.rankSessions(old)
 	return p
 }
 
-func (p *prepared) rankSessions() {
+func (p *prepared) rankSessions(old *prepared) {
 	h := p.h
-	p.sessionOf = make([]int32, len(h.Txns))
-	p.sessionRank = make([]int32, len(h.Txns))
+	p.sessionOf = reuse(old.sessionOf, len(h.Txns))
+	p.sessionRank = reuse(old.sessionRank, len(h.Txns))
 	sessions := map[string][]int32{}
 	var names []string
 	for i := range h.Txns {

@@ -91,8 +91,8 @@ func captureReducedSteps(tb testing.TB, n, every int, each func(*reduced)) []red
 // BenchmarkReducedRebuild measures what the evicting engine spends per
 // step on its reduced instance, on the instances of a TestWindowProbe run
 // (STREAMCHECK_BENCH_REDUCED_TXNS transactions, 40K by default, a step
-// every 800): prepare alone, prepare and newEncoder, and all of prepare,
-// newEncoder, encode and solve.
+// every 800): prepare alone (without and with the previous step's tables),
+// prepare and newEncoder, and all of prepare, newEncoder, encode and solve.
 //
 //	go test ./incremental -run '^$' -bench ReducedRebuild -benchmem
 func BenchmarkReducedRebuild(b *testing.B) {
@@ -106,11 +106,19 @@ func BenchmarkReducedRebuild(b *testing.B) {
 		txns += len(st.h.Txns)
 	}
 	ctx := context.Background()
-	for _, upTo := range []string{"prepare", "newEncoder", "solve"} {
+	for _, upTo := range []string{"prepare-fresh", "prepare", "newEncoder", "solve"} {
 		b.Run(upTo, func(b *testing.B) {
 			for b.Loop() {
+				// Each step takes over the previous one's tables, as the
+				// engine does (prepare-fresh: it does not).
+				var last *prepared
 				for _, st := range steps {
-					p := prepare(st.h, st.opts)
+					if upTo == "prepare-fresh" {
+						prepare(st.h, st.opts)
+						continue
+					}
+					p := prepareReusing(last, st.h, st.opts)
+					last = p
 					if upTo == "prepare" {
 						continue
 					}

@@ -53,6 +53,19 @@ func newValueIndex(capacity int, keys *[]history.Value, at func(t, i int32) *his
 	return valueIndex{seed: maphash.MakeSeed(), slots: make([]vSlot, tableSize(capacity)), keys: keys, at: at}
 }
 
+// newValueIndexReusing is newValueIndex taking over old's table when it
+// is large enough and not much larger (a table's size changes where an
+// entry sits, never what a lookup finds); old must be dropped.
+func newValueIndexReusing(old *valueIndex, capacity int, keys *[]history.Value, at func(t, i int32) *history.Op) valueIndex {
+	n := tableSize(capacity)
+	if len(old.slots) < n || len(old.slots) > 2*n {
+		return newValueIndex(capacity, keys, at)
+	}
+	clear(old.slots)
+	clear(old.multi)
+	return valueIndex{seed: old.seed, slots: old.slots, multi: old.multi[:0], keys: keys, at: at}
+}
+
 // tableSize holds n entries at most three quarters full.
 func tableSize(n int) int { return n + n/3 + 8 }
 
