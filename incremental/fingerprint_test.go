@@ -1,0 +1,136 @@
+package incremental
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"hash"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/gen"
+)
+
+// TestStepFingerprint writes, per step of an evicting run, a hash of the
+// reduced instance, its solve statistics and the engine state after the
+// step, to $STREAMCHECK_FP (skipped without it): the A/B exactness check
+// of a change to build or prepare.
+func TestStepFingerprint(t *testing.T) {
+	path := os.Getenv("STREAMCHECK_FP")
+	if path == "" {
+		t.Skip("STREAMCHECK_FP not set")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, preset := range []string{"blindw-rw", "mixed", "blindw-wh"} {
+		for _, init := range []history.InitialState{history.InitialUnknown, history.InitialEmpty} {
+			cfg, _ := gen.Preset(preset)
+			cfg.Txns = 12000
+			cfg.Sessions = 32
+			cfg.OpsPerTxn = 8
+			cfg.Keys = 3000
+			h, _, err := gen.Generate(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := history.DefaultOptions()
+			opts.Level = history.StrictSerializable
+			opts.InDoubt = 5_000_000
+			opts.InitialState = init
+			txns := append([]history.Txn(nil), h.Txns...)
+			sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
+			o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+			ctx := context.Background()
+			var open []int
+			stepNo := 0
+			step := func() {
+				stepNo++
+				hs := sha256.New()
+				if os.Getenv("STREAMCHECK_FP_NOBUILD") == "" {
+					r := o.build()
+					hashReduced(hs, r)
+					if len(r.h.Txns) == 0 {
+						goto stepped
+					}
+					st := r.solve(ctx)
+					ss := r.e.s.Stats()
+					fmt.Fprintf(hs, "st %v %d %d %d %d %d\n", st, ss.Solves, ss.Conflicts, ss.Decisions, ss.Propagations, len(r.e.reads))
+				}
+			stepped:
+				alerts, err := o.Step(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(hs, "alerts %d\n", len(alerts))
+				hashEv(hs, &o.ev)
+				fmt.Fprintf(hs, "o %d %d %d %d\n", o.checks, o.conflicts, o.constraints, o.pruned)
+				fmt.Fprintf(f, "%s %v %d %x\n", preset, init, stepNo, hs.Sum(nil)[:8])
+			}
+			for i := range txns {
+				o.Release(txns[i])
+				open = append(open, i)
+				w := txns[i].Start
+				keep := open[:0]
+				for _, j := range open {
+					if e := opts.EffectiveEnd(&txns[j]); e != math.MaxInt64 && e+opts.Skew < w-opts.Skew {
+						o.Close(txns[j].ID)
+					} else {
+						keep = append(keep, j)
+					}
+				}
+				open = keep
+				if (i+1)%300 == 0 {
+					step()
+				}
+			}
+			o.CloseAll()
+			step()
+		}
+	}
+}
+
+func hashReduced(hs hash.Hash, r *reduced) {
+	for ti, t := range r.h.Txns {
+		fmt.Fprintf(hs, "t %d %d %q %d %d %v %v %q %v\n", ti, r.pos[ti], t.ID, t.Start, t.End, t.Status, t.HasSession, t.Session, t.HasTime)
+		for _, op := range t.Ops {
+			fmt.Fprintf(hs, " %v %q %q %v %q\n", op.Kind, op.Key, op.Value, op.IsList, op.List)
+		}
+	}
+	fmt.Fprintf(hs, "kept %v\n", r.e.kept)
+}
+
+func hashEv(hs hash.Hash, st *evictState) {
+	fmt.Fprintf(hs, "member %v\n", st.Member)
+	var ks []int
+	for i := range st.GhostKeys {
+		ks = append(ks, i)
+	}
+	slices.Sort(ks)
+	for _, i := range ks {
+		fmt.Fprintf(hs, "g %d %q\n", i, st.GhostKeys[i])
+	}
+	ks = ks[:0]
+	for i := range st.Decided {
+		ks = append(ks, i)
+	}
+	slices.Sort(ks)
+	for _, i := range ks {
+		fmt.Fprintf(hs, "d %d %v\n", i, st.Decided[i])
+	}
+	var keys []history.Key
+	for k := range st.InitVal {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(hs, "i %q %q\n", k, st.InitVal[k])
+	}
+	fmt.Fprintf(hs, "kept %v %d %d %d\n", st.Kept, st.Evicted, st.Ghosts, st.Disagreements)
+}
