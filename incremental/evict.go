@@ -192,6 +192,10 @@ func (o *Online) finalWrite(t *history.Txn, k history.Key) (history.Value, bool)
 // tainted reports whether a read of (k, v) by released transaction r has a
 // quarantined or unchecked possible writer.
 func (o *Online) tainted(r int, k history.Key, v history.Value) bool {
+	if len(o.ev.Taint) == 0 {
+		// Most runs quarantine nothing: no key to build per read.
+		return false
+	}
 	for _, w := range o.ev.Taint[taintKey(k, v)] {
 		if w != r && !o.opts.Precedes(o.log.at(r), o.log.at(w)) {
 			return true
@@ -272,11 +276,8 @@ func (o *Online) build() *reduced {
 			decided[at] = d
 		}
 	}
-	var old *prepared
-	if o.dropped != nil {
-		old, o.dropped = o.dropped.p, nil
-	}
-	r.p = prepareReusing(old, r.h, o.opts)
+	r.p = prepareReusing(o.dropped, r.h, o.opts)
+	o.dropped = nil
 	r.e = newEncoder(r.p, encodeConfig{readsToCome: true, kept: kept, decided: decided})
 	return r
 }
@@ -583,15 +584,33 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	// interned keys, in op order.
 	accessors := make([][]int32, len(p.keys))
 	opKeys := make([][]int32, nt)
+	next := 0 // the next kept transaction's first entry of p.opKeys
 	for t := range r.h.Txns {
 		ops := r.h.Txns[t].Ops
-		if i := r.pos[t]; i >= 0 && st.GhostKeys[i] == nil {
-			ops = o.log.at(i).Ops
+		var prepped []int32 // the keys prepare interned, if it kept t
+		if !p.txns[t].dropped {
+			prepped = p.opKeys[next : next+len(ops) : next+len(ops)]
+			next += len(ops)
 		}
-		ks := make([]int32, len(ops))
+		if i := r.pos[t]; i >= 0 && st.GhostKeys[i] == nil {
+			body := o.log.at(i).Ops
+			if len(body) != len(ops) || len(ops) > 0 && &body[0] != &ops[0] {
+				// Reads were dropped from the instance: intern the
+				// body's keys here.
+				prepped = nil
+			}
+			ops = body
+		}
+		ks := prepped
+		if ks == nil {
+			ks = make([]int32, len(ops))
+		}
 		for oi, op := range ops {
-			k := keyOf(op.Key)
-			ks[oi] = k
+			k := ks[oi]
+			if prepped == nil {
+				k = keyOf(op.Key)
+				ks[oi] = k
+			}
 			for int(k) >= len(accessors) {
 				accessors = append(accessors, nil)
 			}
@@ -1628,9 +1647,18 @@ func (o *Online) replay(ctx context.Context) error {
 			return nil
 		}
 		o.evict(ctx, r)
-		o.dropped = r
+		o.drop(r)
 	}
 	return nil
+}
+
+// drop hands the tables of r, which no one uses any more, to the next
+// build. Only they are kept until then, not the history or the solver.
+func (o *Online) drop(r *reduced) {
+	p := r.p
+	p.h = nil
+	p.valueWriters.at = nil
+	o.dropped = p
 }
 
 // closedBefore reports whether released transaction i time-closes before

@@ -66,10 +66,10 @@ type Online struct {
 	// directory, opened at the first eviction.
 	spill    spill
 	spillErr error
-	// dropped is the last step's reduced instance once nothing uses it:
+	// dropped is the last step's prepared instance once nothing uses it:
 	// the next build takes over its tables (not in a snapshot: a build
 	// without it allocates them, with the same result).
-	dropped *reduced
+	dropped *prepared
 }
 
 // OnlineConfig tunes an engine.
@@ -189,7 +189,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			switch st {
 			case solver.Sat:
 				o.evict(ctx, r)
-				o.dropped = r
+				o.drop(r)
 				o.capPinned()
 				return out, nil
 			case solver.Unknown:

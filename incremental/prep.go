@@ -38,6 +38,10 @@ type prepared struct {
 
 	internal []internalAnomaly
 
+	// opKeys are the interned keys of the ops of every transaction not
+	// dropped, in transaction and op order.
+	opKeys []int32
+
 	// bufs are prepare's scratch, kept for a later prepareReusing.
 	bufs prepBufs
 }
@@ -247,6 +251,7 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 	// made it quadratic. Entries are reset after each transaction.
 	viewAt := reuse(b.viewAt, nkeys)
 	p.bufs.viewAt, p.bufs.opKeys, p.bufs.writesOf = viewAt, opKeys, writesOf
+	p.opKeys = opKeys
 	next := 0 // the next transaction's first entry of opKeys
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
