@@ -227,7 +227,13 @@ func (o *Online) build() *reduced {
 	for _, k := range st.Kept {
 		keptAt[k[0]], keptAt[k[1]] = true, true
 	}
-	r := &reduced{h: &history.History{Txns: make([]history.Txn, 0, len(members)+1)}, at: make(map[int]int32, len(members))}
+	r := &reduced{h: &history.History{Txns: reuseEmpty(o.droppedTxns, len(members)+1)}, at: o.droppedAt}
+	if r.at == nil {
+		r.at = make(map[int]int32, len(members))
+	} else {
+		clear(r.at)
+	}
+	o.droppedTxns, o.droppedAt = nil, nil
 	initKeys := st.sortedInitKeys()
 	if slices.ContainsFunc(initKeys, func(k history.Key) bool { return touched[k] }) {
 		// One transaction holds every fixed initial value: it precedes
@@ -276,6 +282,9 @@ func (o *Online) build() *reduced {
 			decided[at] = d
 		}
 	}
+	// A reused array keeps no transaction of an earlier step past the
+	// end.
+	clear(r.h.Txns[len(r.h.Txns):cap(r.h.Txns)])
 	r.p = prepareReusing(o.dropped, r.h, o.opts)
 	o.dropped = nil
 	r.e = newEncoder(r.p, encodeConfig{readsToCome: true, kept: kept, decided: decided})
@@ -415,6 +424,9 @@ type prober struct {
 	// a model that orders two nodes one way answers "is the other way
 	// forced?" without a probe.
 	rank []int32
+	// rankBuf is rank's array, refilled for each model: a model per
+	// probe made a node-sized allocation each.
+	rankBuf []int32
 	// budget bounds the probes of one step; an undecided answer for want
 	// of budget only delays an eviction to a later step.
 	budget int
@@ -502,7 +514,8 @@ func (pr *prober) edgeDecided(p, q solver.Lit, two bool) bool {
 func (pr *prober) forced(from, to solver.Node) bool {
 	if pr.ensureModel() {
 		if pr.rank == nil {
-			pr.rank = make([]int32, pr.s.NumNodes())
+			pr.rankBuf = reuse(pr.rankBuf, pr.s.NumNodes())
+			pr.rank = pr.rankBuf
 			for i, n := range pr.s.Order() {
 				pr.rank[n] = int32(i)
 			}
@@ -1658,7 +1671,7 @@ func (o *Online) drop(r *reduced) {
 	p := r.p
 	p.h = nil
 	p.valueWriters.at = nil
-	o.dropped = p
+	o.dropped, o.droppedTxns, o.droppedAt = p, r.h.Txns, r.at
 }
 
 // closedBefore reports whether released transaction i time-closes before

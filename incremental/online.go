@@ -66,10 +66,13 @@ type Online struct {
 	// directory, opened at the first eviction.
 	spill    spill
 	spillErr error
-	// dropped is the last step's prepared instance once nothing uses it:
-	// the next build takes over its tables (not in a snapshot: a build
-	// without it allocates them, with the same result).
-	dropped *prepared
+	// dropped is the last step's prepared instance once nothing uses it,
+	// droppedTxns and droppedAt its history's transactions and position
+	// map: the next build takes them over (not in a snapshot: a build
+	// without them allocates, with the same result).
+	dropped     *prepared
+	droppedTxns []history.Txn
+	droppedAt   map[int]int32
 }
 
 // OnlineConfig tunes an engine.
