@@ -67,17 +67,34 @@ func (o *Online) SnapshotBodies(from int) (snap []byte, bodies [][]byte, err err
 		return nil, nil, err
 	}
 	for i := from; i < o.log.len(); i++ {
-		t, err := o.body(i)
-		if err != nil {
-			return nil, nil, err
+		if o.spill.spilled(i) {
+			// Already in the record format: copied, not decoded.
+			b, err := o.spill.appendRaw([]byte{bodyCodec}, i)
+			if err != nil {
+				return nil, nil, err
+			}
+			bodies = append(bodies, b)
+			continue
 		}
-		b, err := json.Marshal(&t)
-		if err != nil {
-			return nil, nil, err
-		}
-		bodies = append(bodies, b)
+		bodies = append(bodies, appendTxn([]byte{bodyCodec}, o.log.at(i)))
 	}
 	return snap, bodies, nil
+}
+
+// bodyCodec is the first byte of a body SnapshotBodies encodes: then the
+// spill's record format (spillcodec.go). A body stored as JSON, as
+// before, begins with '{'. JSON was most of a checkpoint's time and
+// bytes: some 850 bytes per body against about 150.
+const bodyCodec = 1
+
+// decodeBody reads a body SnapshotBodies encoded, or one stored as JSON.
+func decodeBody(b []byte) (history.Txn, error) {
+	if len(b) > 0 && b[0] == bodyCodec {
+		return decodeTxn(b[1:])
+	}
+	var t history.Txn
+	err := json.Unmarshal(b, &t)
+	return t, err
 }
 
 // RestoreOnlineBodies is RestoreOnline for a SnapshotBodies snapshot and
@@ -199,8 +216,8 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 		}
 	} else {
 		err := each(func(b []byte) error {
-			var t history.Txn
-			if err := json.Unmarshal(b, &t); err != nil {
+			t, err := decodeBody(b)
+			if err != nil {
 				return fmt.Errorf("engine snapshot: released body %d: %w", o.log.len(), err)
 			}
 			return add(t)

@@ -3,6 +3,7 @@ package incremental
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -50,6 +51,22 @@ func TestSnapshotBodiesRoundTrip(t *testing.T) {
 			}
 			if _, err := RestoreOnlineBodies(opts, snap, stored[1:]); err == nil {
 				t.Fatal("a missing body was not noticed")
+			}
+			// Bodies stored as JSON, as before the body codec, still read.
+			asJSON := make([][]byte, len(stored))
+			for j, b := range stored {
+				tx, err := decodeBody(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if asJSON[j], err = json.Marshal(&tx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if old, err := RestoreOnlineBodies(opts, snap, asJSON); err != nil {
+				t.Fatal(err)
+			} else if got, _ := old.Snapshot(); !bytes.Equal(got, want) {
+				t.Fatalf("evict=%v, after %d: restored from JSON bodies differs", evict, i)
 			}
 			o = back
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -61,6 +62,32 @@ func (s *spill) put(i int, t *history.Txn) error {
 	s.at[i] = s.end + 1
 	s.end += int64(k + len(b))
 	return nil
+}
+
+// appendRaw appends record i's bytes to dst, undecoded: a checkpoint
+// stores them as they are. One read usually covers the length and the
+// record.
+func (s *spill) appendRaw(dst []byte, i int) ([]byte, error) {
+	if err := s.w.Flush(); err != nil {
+		return dst, fmt.Errorf("engine: reading a spilled body: %w", err)
+	}
+	off := s.at[i] - 1
+	n0 := len(dst)
+	dst = slices.Grow(dst, 512)[:n0+512]
+	n, err := s.f.ReadAt(dst[n0:], off)
+	size, k := binary.Uvarint(dst[n0 : n0+n])
+	if k <= 0 {
+		return dst[:n0], fmt.Errorf("engine: spilled body %d: bad length (%v)", i, err)
+	}
+	if end := k + int(size); end <= n {
+		copy(dst[n0:], dst[n0+k:n0+end])
+		return dst[:n0+int(size)], nil
+	}
+	dst = slices.Grow(dst[:n0], int(size))[:n0+int(size)]
+	if _, err := s.f.ReadAt(dst[n0:], off+int64(k)); err != nil {
+		return dst[:n0], fmt.Errorf("engine: reading spilled body %d: %w", i, err)
+	}
+	return dst, nil
 }
 
 // get reads record i back.

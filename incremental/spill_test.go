@@ -1,11 +1,13 @@
 package incremental
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -270,6 +272,30 @@ func TestTxnLogModel(t *testing.T) {
 		}
 		if full := (c+1)*logChunkSize <= len(model); l.chunks[c] != nil && all && full && c != len(l.chunks)-1 {
 			t.Fatalf("chunk %d kept with every transaction spilled", c)
+		}
+	}
+}
+
+// TestSpillAppendRaw: a record copied raw is the record written, short or
+// longer than one read.
+func TestSpillAppendRaw(t *testing.T) {
+	var s spill
+	if err := s.open(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.f.Close()
+	var want [][]byte
+	for i := range 40 {
+		tx := history.Txn{ID: fmt.Sprint("t", i), Ops: []history.Op{{Kind: history.Write, Key: "k", Value: history.Value(strings.Repeat("v", i*i))}}}
+		if err := s.put(i, &tx); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, appendTxn(nil, &tx))
+	}
+	for i := range want {
+		got, err := s.appendRaw([]byte{9}, i)
+		if err != nil || got[0] != 9 || !bytes.Equal(got[1:], want[i]) {
+			t.Fatalf("record %d (%d bytes): %v", i, len(want[i]), err)
 		}
 	}
 }

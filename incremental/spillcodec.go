@@ -8,8 +8,10 @@ import (
 )
 
 // The spill's record format: a body in varints and length-prefixed
-// strings. JSON cost an eighth of the evicting engine's time; this is
-// private to one process (the file dies with it), so it needs no version.
+// strings. JSON cost an eighth of the evicting engine's time. Checkpoints
+// store released bodies in it too, after a leading bodyCodec byte
+// (snapshot.go): the encoding of statuses and op kinds is durable, and a
+// change to it needs a new leading byte.
 
 func appendStr(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))

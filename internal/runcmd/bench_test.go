@@ -19,6 +19,10 @@ import (
 //
 //	STREAMCHECK_BENCH_KAFKA=20000 go test -run TestBenchKafkaVsStdin -v -timeout 1h ./internal/runcmd/
 //
+// STREAMCHECK_BENCH_WORKLOAD=<gen preset> picks the stream [mixed];
+// blindw-rw is issue #5's stream, whose transactions the engine evicts
+// (the mixed workload's list keys stay pinned).
+//
 // On one generated stream (8 partitions) it measures, in one process:
 // the Kafka ingest path alone (fetch + decode, no checking) against
 // decoding the same events from memory; a whole `run` on stdin against
@@ -31,7 +35,11 @@ func TestBenchKafkaVsStdin(t *testing.T) {
 		t.Skip("set STREAMCHECK_BENCH_KAFKA=N (transactions) to run the Kafka benchmark")
 	}
 	const parts = 8
-	s := makeStream(t, 31, n, parts)
+	workload := os.Getenv("STREAMCHECK_BENCH_WORKLOAD")
+	if workload == "" {
+		workload = "mixed"
+	}
+	s := makeStreamOf(t, workload, 31, n, parts)
 	addr := broker(t, parts, "txns", "half")
 	msgs := s.produce(t, addr, "txns")
 	var stdin bytes.Buffer
@@ -39,7 +47,7 @@ func TestBenchKafkaVsStdin(t *testing.T) {
 		stdin.Write(ingest.AppendNative(nil, &s.merged[i]))
 		stdin.WriteByte('\n')
 	}
-	t.Logf("stream: %d transactions, %d bytes of native JSON, %d partitions", msgs, stdin.Len(), parts)
+	t.Logf("stream: %d %s transactions, %d bytes of native JSON, %d partitions", msgs, workload, stdin.Len(), parts)
 
 	// Ingest alone.
 	t0 := time.Now()

@@ -60,10 +60,19 @@ type stream struct {
 
 func makeStream(t testing.TB, seed uint64, txns, partitions int, inject ...string) *stream {
 	t.Helper()
+	return makeStreamOf(t, "mixed", seed, txns, partitions, inject...)
+}
+
+// makeStreamOf is makeStream for another gen preset.
+func makeStreamOf(t testing.TB, preset string, seed uint64, txns, partitions int, inject ...string) *stream {
+	t.Helper()
 	if raceEnabled {
 		txns = max(txns/3, 100)
 	}
-	cfg, _ := gen.Preset("mixed")
+	cfg, err := gen.Preset(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg.Txns, cfg.Seed = txns, seed
 	cfg.Inject = inject
 	h, inj, err := gen.Generate(cfg)
