@@ -351,9 +351,21 @@ func (o *Online) ghostOps(i int, gk []history.Key) []history.Op {
 		}
 		st.ghostOps = fresh
 	}
+	// Mostly gk lost a key since (evict deletes in place, keeping the
+	// order): the other values are the ones built before. A new slice,
+	// since earlier instances may still hold the old one.
+	old := st.ghostOps[i]
 	body := o.log.at(i)
 	ops := make([]history.Op, 0, len(gk))
 	for _, k := range gk {
+		for len(old) > 0 && old[0].Key != k {
+			old = old[1:]
+		}
+		if len(old) > 0 {
+			ops = append(ops, old[0])
+			old = old[1:]
+			continue
+		}
 		v, _ := o.finalWrite(body, k)
 		ops = append(ops, history.Op{Kind: history.Write, Key: k, Value: v})
 	}
