@@ -78,6 +78,11 @@ type Store struct {
 	opts Options
 	// outMu orders outbox read-modify-writes (Put's sequence, Done).
 	outMu sync.Mutex
+	// seq is the last checkpoint's sequence number once Save has read or
+	// written it: a Get per checkpoint reached into sstables full of
+	// bodies, a fifth of a checkpoint's time.
+	seq      uint64
+	seqKnown bool
 }
 
 // Keys, as drawn in FORMAT.md: every kind is one contiguous range.
@@ -267,14 +272,17 @@ type Body struct {
 // and newly evicted bodies, in one synced batch (S1), and applies the
 // retention bound in the same batch. It sets c.Seq.
 func (s *Store) Save(c *Checkpoint, alertIDs []string, bodies []Body) error {
-	prev, _, err := s.get(keySeq)
-	if err != nil {
-		return err
+	if !s.seqKnown {
+		prev, _, err := s.get(keySeq)
+		if err != nil {
+			return err
+		}
+		if len(prev) == 8 {
+			s.seq = binary.BigEndian.Uint64(prev)
+		}
+		s.seqKnown = true
 	}
-	c.Seq = 1
-	if len(prev) == 8 {
-		c.Seq = binary.BigEndian.Uint64(prev) + 1
-	}
+	c.Seq = s.seq + 1
 	b := s.db.NewBatch()
 	defer b.Close()
 	seq := binary.BigEndian.AppendUint64(nil, c.Seq)
@@ -294,8 +302,8 @@ func (s *Store) Save(c *Checkpoint, alertIDs []string, bodies []Body) error {
 	for _, id := range alertIDs {
 		b.Set(append(bytes.Clone(prefAlert), id...), seq, nil)
 	}
-	for i, body := range c.Released {
-		b.Set(relKey(c.ReleasedFrom+i), body, nil)
+	if len(c.Released) > 0 {
+		b.Set(relKey(c.ReleasedFrom), appendRun(nil, c.Released), nil)
 	}
 	if len(c.WindowIDs) > 0 {
 		b.Set(binary.BigEndian.AppendUint64(bytes.Clone(prefIDs), c.Seq), c.WindowIDs, nil)
@@ -306,6 +314,7 @@ func (s *Store) Save(c *Checkpoint, alertIDs []string, bodies []Body) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("state: checkpoint %d: %w", c.Seq, err)
 	}
+	s.seq = c.Seq
 	return nil
 }
 
@@ -356,13 +365,51 @@ func eachReleased(it *pebble.Iterator, fn func(b []byte) error) error {
 			it.Close()
 			return fmt.Errorf("%w: released body %q out of sequence (have %d)", ErrFormat, it.Key(), n)
 		}
-		if err := fn(it.Value()); err != nil {
-			it.Close()
-			return err
+		v := it.Value()
+		if len(v) == 0 || v[0] != bodyRun {
+			// One body per key, as format 2 first wrote them.
+			if err := fn(v); err != nil {
+				it.Close()
+				return err
+			}
+			n++
+			continue
 		}
-		n++
+		for v = v[1:]; len(v) > 0; n++ {
+			l, w := binary.Uvarint(v)
+			if w <= 0 || l > uint64(len(v)-w) {
+				it.Close()
+				return fmt.Errorf("%w: released bodies at %q cut short", ErrFormat, it.Key())
+			}
+			if err := fn(v[w : w+int(l)]); err != nil {
+				it.Close()
+				return err
+			}
+			v = v[w+int(l):]
+		}
 	}
 	return it.Close()
+}
+
+// bodyRun is the first byte of an r/ value holding the run of bodies one
+// checkpoint released (each a uvarint length, then the body), the form
+// written now: one key per body cost Pebble a key's work per transaction
+// in every flush and compaction. A value of one body (the older form)
+// never starts with it: engine bodies begin with 0x01 or '{'.
+const bodyRun = 0x02
+
+func appendRun(dst []byte, bodies [][]byte) []byte {
+	n := 1
+	for _, b := range bodies {
+		n += binary.MaxVarintLen64 + len(b)
+	}
+	dst = slices.Grow(dst, n)
+	dst = append(dst, bodyRun)
+	for _, b := range bodies {
+		dst = binary.AppendUvarint(dst, uint64(len(b)))
+		dst = append(dst, b...)
+	}
+	return dst
 }
 
 func (s *Store) load(bodies bool) (c *Checkpoint, ok bool, err error) {
