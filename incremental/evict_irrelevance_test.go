@@ -197,24 +197,9 @@ func TestWindowProbe(t *testing.T) {
 		}
 		defer func() { pinTrace, irrelevanceTrace = nil, nil }()
 	}
-	// open holds released transactions by effective end, so that closing
-	// is a walk over the ones whose end has passed.
-	var open []int
 	t0 := time.Now()
 	last := t0
-	for i := range txns {
-		o.Release(txns[i])
-		open = append(open, i)
-		w := txns[i].Start
-		keep := open[:0]
-		for _, j := range open {
-			if e := opts.EffectiveEnd(&txns[j]); e != math.MaxInt64 && e+opts.Skew < w-opts.Skew {
-				o.Close(txns[j].ID)
-			} else {
-				keep = append(keep, j)
-			}
-		}
-		open = keep
+	feedInStartOrder(o, opts, txns, func(i int) {
 		if (i+1)%stepEvery == 0 {
 			clear(why)
 			if _, err := o.Step(ctx); err != nil {
@@ -263,7 +248,7 @@ func TestWindowProbe(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 	o.CloseAll()
 	if _, err := o.Step(ctx); err != nil {
 		t.Fatal(err)
@@ -272,6 +257,29 @@ func TestWindowProbe(t *testing.T) {
 	t.Logf("end: %+v in %v", st, time.Since(t0))
 	if st.Disagreements != 0 {
 		t.Errorf("%d disagreements", st.Disagreements)
+	}
+}
+
+// feedInStartOrder releases txns (sorted by start) into o one at a time,
+// closes each released transaction once a later start passes its
+// effective end plus 2Δ, and calls after(i) after releasing txns[i]: the
+// stream the window would hand over, for the probes and benchmarks.
+func feedInStartOrder(o *Online, opts history.Options, txns []history.Txn, after func(i int)) {
+	var open []int // released, not yet closed
+	for i := range txns {
+		o.Release(txns[i])
+		open = append(open, i)
+		w := txns[i].Start
+		keep := open[:0]
+		for _, j := range open {
+			if e := opts.EffectiveEnd(&txns[j]); e != math.MaxInt64 && e+opts.Skew < w-opts.Skew {
+				o.Close(txns[j].ID)
+			} else {
+				keep = append(keep, j)
+			}
+		}
+		open = keep
+		after(i)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"hash"
-	"math"
 	"os"
 	"slices"
 	"sort"
@@ -48,7 +47,6 @@ func TestStepFingerprint(t *testing.T) {
 			sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
 			o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 			ctx := context.Background()
-			var open []int
 			stepNo := 0
 			step := func() {
 				stepNo++
@@ -73,23 +71,11 @@ func TestStepFingerprint(t *testing.T) {
 				fmt.Fprintf(hs, "o %d %d %d %d\n", o.checks, o.conflicts, o.constraints, o.pruned)
 				fmt.Fprintf(f, "%s %v %d %x\n", preset, init, stepNo, hs.Sum(nil)[:8])
 			}
-			for i := range txns {
-				o.Release(txns[i])
-				open = append(open, i)
-				w := txns[i].Start
-				keep := open[:0]
-				for _, j := range open {
-					if e := opts.EffectiveEnd(&txns[j]); e != math.MaxInt64 && e+opts.Skew < w-opts.Skew {
-						o.Close(txns[j].ID)
-					} else {
-						keep = append(keep, j)
-					}
-				}
-				open = keep
+			feedInStartOrder(o, opts, txns, func(i int) {
 				if (i+1)%300 == 0 {
 					step()
 				}
-			}
+			})
 			o.CloseAll()
 			step()
 		}

@@ -2,7 +2,6 @@ package incremental
 
 import (
 	"context"
-	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -45,7 +44,6 @@ func captureReducedSteps(tb testing.TB, n, every int, each func(*reduced)) []red
 	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 	ctx := context.Background()
 	var out []reducedStep
-	var open []int
 	step := func() {
 		// build has no effect on the engine: Step builds the same
 		// instance again.
@@ -66,23 +64,11 @@ func captureReducedSteps(tb testing.TB, n, every int, each func(*reduced)) []red
 			tb.Fatal(err)
 		}
 	}
-	for i := range txns {
-		o.Release(txns[i])
-		open = append(open, i)
-		w := txns[i].Start
-		keep := open[:0]
-		for _, j := range open {
-			if e := opts.EffectiveEnd(&txns[j]); e != math.MaxInt64 && e+opts.Skew < w-opts.Skew {
-				o.Close(txns[j].ID)
-			} else {
-				keep = append(keep, j)
-			}
-		}
-		open = keep
+	feedInStartOrder(o, opts, txns, func(i int) {
 		if (i+1)%every == 0 {
 			step()
 		}
-	}
+	})
 	o.CloseAll()
 	step()
 	return out
