@@ -159,21 +159,18 @@ func TestWindowProbe(t *testing.T) {
 	if n == 0 {
 		t.Skip("set STREAMCHECK_WINDOW_PROBE=<txns>")
 	}
-	cfg, _ := gen.Preset("blindw-rw")
-	cfg.Txns = n
-	cfg.Sessions = 32
-	cfg.OpsPerTxn = 8
-	cfg.Keys = 5000
-	h, _, err := gen.Generate(cfg)
+	var h *history.History
 	if f := os.Getenv("STREAMCHECK_WINDOW_PROBE_FILE"); f != "" {
 		// A recorded stream instead (the first n transactions).
-		h, _, err = ingest.ReadFile(f)
-		if err == nil && len(h.Txns) > n {
+		var err error
+		if h, _, err = ingest.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Txns) > n {
 			h.Txns = h.Txns[:n]
 		}
-	}
-	if err != nil {
-		t.Fatal(err)
+	} else {
+		h = probeHistory(t, "blindw-rw", n, 5000)
 	}
 	opts := history.DefaultOptions()
 	opts.Level = history.StrictSerializable
@@ -181,8 +178,7 @@ func TestWindowProbe(t *testing.T) {
 	if os.Getenv("STREAMCHECK_WINDOW_PROBE_INIT") == "unknown" {
 		opts.InitialState = history.InitialUnknown
 	}
-	txns := append([]history.Txn(nil), h.Txns...)
-	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
+	txns := byStart(h)
 	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 	ctx := context.Background()
 	stepEvery := 256
@@ -258,6 +254,30 @@ func TestWindowProbe(t *testing.T) {
 	if st.Disagreements != 0 {
 		t.Errorf("%d disagreements", st.Disagreements)
 	}
+}
+
+// probeHistory generates the probes' stream: preset with n transactions,
+// 32 sessions, 8 operations each and keys keys (issue #5's stream with
+// blindw-rw and 5,000).
+func probeHistory(tb testing.TB, preset string, n, keys int) *history.History {
+	tb.Helper()
+	cfg, err := gen.Preset(preset)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.Txns, cfg.Sessions, cfg.OpsPerTxn, cfg.Keys = n, 32, 8, keys
+	h, _, err := gen.Generate(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// byStart is h's transactions in start order, as the window releases them.
+func byStart(h *history.History) []history.Txn {
+	txns := append([]history.Txn(nil), h.Txns...)
+	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
+	return txns
 }
 
 // feedInStartOrder releases txns (sorted by start) into o one at a time,

@@ -7,11 +7,9 @@ import (
 	"hash"
 	"os"
 	"slices"
-	"sort"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // TestStepFingerprint writes, per step of an evicting run, a hash of the
@@ -30,21 +28,12 @@ func TestStepFingerprint(t *testing.T) {
 	defer f.Close()
 	for _, preset := range []string{"blindw-rw", "mixed", "blindw-wh"} {
 		for _, init := range []history.InitialState{history.InitialUnknown, history.InitialEmpty} {
-			cfg, _ := gen.Preset(preset)
-			cfg.Txns = 12000
-			cfg.Sessions = 32
-			cfg.OpsPerTxn = 8
-			cfg.Keys = 3000
-			h, _, err := gen.Generate(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := probeHistory(t, preset, 12000, 3000)
 			opts := history.DefaultOptions()
 			opts.Level = history.StrictSerializable
 			opts.InDoubt = 5_000_000
 			opts.InitialState = init
-			txns := append([]history.Txn(nil), h.Txns...)
-			sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
+			txns := byStart(h)
 			o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 			ctx := context.Background()
 			stepNo := 0

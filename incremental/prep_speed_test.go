@@ -3,12 +3,10 @@ package incremental
 import (
 	"context"
 	"os"
-	"sort"
 	"strconv"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // reducedStep is one step's reduced instance as the evicting engine built
@@ -26,21 +24,12 @@ type reducedStep struct {
 // reduced instance of each step: the per-step rebuild measured alone.
 // each, if set, sees every step's instance before the engine solves it.
 func captureReducedSteps(tb testing.TB, n, every int, each func(*reduced)) []reducedStep {
-	cfg, _ := gen.Preset("blindw-rw")
-	cfg.Txns = n
-	cfg.Sessions = 32
-	cfg.OpsPerTxn = 8
-	cfg.Keys = 5000
-	h, _, err := gen.Generate(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	h := probeHistory(tb, "blindw-rw", n, 5000)
 	opts := history.DefaultOptions()
 	opts.Level = history.StrictSerializable
 	opts.InDoubt = 5_000_000
 	opts.InitialState = history.InitialUnknown
-	txns := append([]history.Txn(nil), h.Txns...)
-	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
+	txns := byStart(h)
 	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 	ctx := context.Background()
 	var out []reducedStep
