@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -41,10 +42,18 @@ type Online struct {
 	opts     history.Options
 	promised history.Level
 
-	log    txnLog
+	log txnLog
+	// index maps an ID to the newest in-memory transaction with it: the
+	// window lets an ID be reused once the first use is past its horizon
+	// (window W5), and Close means the newest.
 	index  map[string]int
 	closed []bool
 	quar   []bool
+	// named maps the names alert cores use to release positions. The
+	// alert history names a transaction by its ID, or, for a reused ID
+	// from its second use on, ID@start (alertBodies), so every name is
+	// exact, and find resolves alert members without scanning.
+	named map[string]int
 
 	alerts  []*Alert
 	pending []*Alert // alerted with an open member; re-shrunk once all close
@@ -119,7 +128,7 @@ func NewOnline(opts history.Options) *Online {
 
 // NewOnlineConfig starts an engine with cfg.
 func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
-	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState()}
+	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, named: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState()}
 	o.opts.Level = history.StrictSerializable
 	return o
 }
@@ -199,7 +208,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				return out, ctx.Err()
 			}
 		}
-		h, err := o.alertHistory()
+		h, pos, err := o.alertHistory()
 		if err != nil {
 			return out, err
 		}
@@ -236,11 +245,9 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		}
 		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
 		a.Watermark = o.lastStart()
-		for _, id := range an.Core {
-			if i, ok := o.find(id); ok {
-				if err := o.quarantine(i); err != nil {
-					return out, err
-				}
+		for _, i := range o.name(h, pos, an.Core) {
+			if err := o.quarantine(i); err != nil {
+				return out, err
 			}
 		}
 		if o.evicting {
@@ -277,32 +284,36 @@ func (o *Online) lastStart() int64 {
 
 // alertHistory is the instance alerts are judged on: the released history
 // projected away from quarantined cores (O4), with the reads of
-// transactions that are not time-closed dropped (O2).
-func (o *Online) alertHistory() (*history.History, error) {
-	txns, err := o.bodies()
-	if err != nil {
-		return nil, err
-	}
-	full := &history.History{Txns: txns}
+// transactions that are not time-closed dropped (O2); pos gives each of
+// its transactions' release position.
+func (o *Online) alertHistory() (h *history.History, pos []int, err error) {
 	in := make([]bool, o.log.len())
 	for i := range in {
 		in[i] = !o.quar[i]
 	}
-	p := prepare(full, o.opts)
-	h := p.project(in)
-	o.dropOpenReads(h)
-	return h, nil
+	return o.alertInstance(in)
 }
 
-// dropOpenReads removes the reads of transactions that are not yet
-// time-closed (O2).
-func (o *Online) dropOpenReads(h *history.History) {
-	for i := range h.Txns {
-		t := &h.Txns[i]
-		// Open transactions are never spilled, so never out of the index.
-		if i, ok := o.index[t.ID]; !ok || o.closed[i] {
+// alertInstance is the released history projected to the transactions in
+// in, with the reads of those not yet time-closed dropped (O2).
+func (o *Online) alertInstance(in []bool) (*history.History, []int, error) {
+	txns, err := o.alertBodies()
+	if err != nil {
+		return nil, nil, err
+	}
+	p := prepare(&history.History{Txns: txns}, o.opts)
+	h := p.project(in)
+	pos := make([]int, 0, len(h.Txns))
+	for i, member := range in {
+		if member {
+			pos = append(pos, i)
+		}
+	}
+	for j := range h.Txns {
+		if o.closed[pos[j]] {
 			continue
 		}
+		t := &h.Txns[j]
 		ops := t.Ops[:0:0]
 		for _, op := range t.Ops {
 			if op.Kind != history.Read {
@@ -311,39 +322,77 @@ func (o *Online) dropOpenReads(h *history.History) {
 		}
 		t.Ops = ops
 	}
+	return h, pos, nil
+}
+
+// alertBodies is bodies with every name unique: an ID the stream reused
+// (window W5) is named ID@start from its second use on (with primes
+// should that repeat too). A transaction's name depends only on those
+// released before it, so it is stable as the stream grows and across
+// replays, and alert ids (a hash of core names) stay stable with it.
+func (o *Online) alertBodies() ([]history.Txn, error) {
+	txns, err := o.bodies()
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]struct{}, len(txns))
+	for i := range txns {
+		t := &txns[i]
+		if _, dup := seen[t.ID]; dup {
+			name := fmt.Sprintf("%s@%d", t.ID, t.Start)
+			for _, dup := seen[name]; dup; _, dup = seen[name] {
+				name += "'"
+			}
+			t.ID = name
+		}
+		seen[t.ID] = struct{}{}
+	}
+	return txns, nil
+}
+
+// name records the release positions of core, names of h's transactions
+// (pos: their positions), so that find resolves them, and returns them.
+func (o *Online) name(h *history.History, pos []int, core []string) []int {
+	want := make(map[string]bool, len(core))
+	for _, id := range core {
+		want[id] = true
+	}
+	var out []int
+	for j := range h.Txns {
+		if want[h.Txns[j].ID] {
+			o.named[h.Txns[j].ID] = pos[j]
+			out = append(out, pos[j])
+		}
+	}
+	return out
 }
 
 // reshrink shrinks a pending alert's core under the projection now that
 // every member is closed; it reports whether the core got smaller.
 func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
-	txns, err := o.bodies()
-	if err != nil {
-		return false, err
-	}
-	full := &history.History{Txns: txns}
 	// The core is shrunk inside the projection that was current when it
 	// fired: members of other cores stay out.
 	in := make([]bool, o.log.len())
 	for i := range in {
 		in[i] = !o.quar[i]
 	}
+	members := map[int]bool{}
 	for _, id := range a.Core {
 		if i, ok := o.find(id); ok {
-			in[i] = true
+			in[i], members[i] = true, true
 		}
 	}
-	p := prepare(full, o.opts)
-	h := p.project(in)
-	o.dropOpenReads(h)
+	h, pos, err := o.alertInstance(in)
+	if err != nil {
+		return false, err
+	}
 	ph := prepare(h, o.opts)
 	cf := newCoreFinder(ph)
-	pos := map[string]int32{}
-	for i := range h.Txns {
-		pos[h.Txns[i].ID] = int32(i)
-	}
 	var core []int32
-	for _, id := range a.Core {
-		core = append(core, pos[id])
+	for j, i := range pos {
+		if members[i] {
+			core = append(core, int32(j))
+		}
 	}
 	shrunk, err := cf.shrink(ctx, core)
 	if err != nil {
@@ -354,6 +403,7 @@ func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
 	}
 	an := describe(ph, shrunk)
 	an.Core = sortedIDs(h, shrunk)
+	o.name(h, pos, an.Core)
 	a.Anomaly = an
 	a.Updated = true
 	a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
@@ -378,17 +428,16 @@ func alertID(core []string) string {
 	return "sc-" + hex.EncodeToString(sum[:8])
 }
 
-// find returns a released transaction's index by id. The index holds the
-// transactions in memory; a spilled one (evicted, so only an alert's core
-// asks for it) is found by a scan of the stubs.
+// find returns a released transaction's index by the name an alert core
+// gives it (named), or else the first released with the ID (the one a
+// bare ID names in an alert history, alertBodies). The scan reads spilled
+// bodies whose chunk was dropped; every alert's names are in named, so
+// only a caller asking for something no core names pays for it.
 func (o *Online) find(id string) (int, bool) {
-	if i, ok := o.index[id]; ok {
+	if i, ok := o.named[id]; ok {
 		return i, true
 	}
 	for i := range o.log.len() {
-		if !o.spill.spilled(i) {
-			continue
-		}
 		if o.log.inMemory(i) {
 			if o.log.at(i).ID == id {
 				return i, true

@@ -27,7 +27,8 @@ type onlineSnapshot struct {
 	Closed      runFlags
 	Quar        runFlags
 	Alerts      []*Alert
-	Pending     []string // ids of pending alerts, in order
+	Pending     []string       // ids of pending alerts, in order
+	Named       map[string]int `json:",omitempty"`
 	Steps       int
 	Checks      int
 	Unchecked   int
@@ -110,6 +111,7 @@ func (o *Online) snapshot() *onlineSnapshot {
 		Steps: o.steps, Checks: o.checks, Unchecked: o.unchecked,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned,
 		Evict: o.evicting, EvictState: o.ev, MaxPinned: o.maxPinned, Capped: o.capped,
+		Named: o.named,
 	}
 	for _, a := range o.pending {
 		s.Pending = append(s.Pending, a.ID)
@@ -165,6 +167,12 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 	o.evicting, o.ev = s.Evict, s.EvictState
 	o.maxPinned, o.capped = s.MaxPinned, s.Capped
 	o.conflicts, o.constraints, o.pruned = s.Conflicts, s.Constraints, s.Pruned
+	for name, i := range s.Named {
+		if i < 0 || i >= n {
+			return nil, fmt.Errorf("engine snapshot: alert member %q at %d of %d released", name, i, n)
+		}
+		o.named[name] = i
+	}
 	if len(o.ev.Member) != n {
 		return nil, fmt.Errorf("engine snapshot: %d transactions but %d instance flags", n, len(o.ev.Member))
 	}
@@ -191,9 +199,7 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 		if i == n {
 			return fmt.Errorf("engine snapshot: more than the %d released bodies it counts", n)
 		}
-		if _, dup := o.index[t.ID]; dup {
-			return fmt.Errorf("engine snapshot: duplicate transaction id %q", t.ID)
-		}
+		// A reused ID (window W5): the index keeps the newest.
 		o.index[t.ID] = o.log.append(t)
 		if !o.ev.Member[i] {
 			// Evicted bodies go back to the spill, as if evicted here.
@@ -232,6 +238,15 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 	byID := map[string]*Alert{}
 	for _, a := range o.alerts {
 		byID[a.ID] = a
+		if s.Named == nil {
+			// Taken before cores' names were kept, when IDs were unique:
+			// each name is the first (only) use of its ID.
+			for _, id := range a.Core {
+				if i, ok := o.find(id); ok {
+					o.named[id] = i
+				}
+			}
+		}
 	}
 	for _, id := range s.Pending {
 		a, ok := byID[id]

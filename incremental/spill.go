@@ -140,7 +140,9 @@ func (o *Online) stub(i int) error {
 	// Out of the index too (find scans the stubs): its entry, and the
 	// decoder's id bytes it kept alive, were most of an evicted
 	// transaction's memory after the body.
-	delete(o.index, o.log.at(i).ID)
+	if id := o.log.at(i).ID; o.index[id] == i {
+		delete(o.index, id)
+	}
 	o.log.markSpilled(i, stubOf(o.log.at(i)))
 	return nil
 }
@@ -166,7 +168,9 @@ func (o *Online) unstub(i int) error {
 	o.log.markUnspilled(i)
 	o.log.put(i, t)
 	o.spill.at[i] = 0
-	o.index[t.ID] = i
+	if j, ok := o.index[t.ID]; !ok || j < i {
+		o.index[t.ID] = i // the newest with its ID (the index's rule)
+	}
 	return nil
 }
 

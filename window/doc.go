@@ -37,9 +37,10 @@
 //     At Close everything closes, +∞ included.
 //
 // Dead letters, checked in this order (the first that applies wins):
-// DuplicateID (an ID seen before, accepted or dead-lettered), MissingTime,
-// EndBeforeStart, Late (after Close; or start < W_p, the partition's own
-// promise broken; or start < W, the detail naming the first that applies). A dead letter never changes a watermark
+// MissingTime, EndBeforeStart, Late (after Close, or start < W_p: the
+// partition's own promise broken), DuplicateID (an event with the same ID
+// and a start within the lateness of this one passed the checks before
+// it, and its start is still >= W-L), Late (start < W). A dead letter never changes a watermark
 // and is never released; its Txn carries its writes, which the engine keeps
 // as unchecked writers (the verdict is then partial).
 //
@@ -67,7 +68,11 @@
 //     effEnd >= start >= W, above every closed one), and each closing
 //     follows its transaction's release. Release sequence numbers
 //     (Closing.Seq) count from 0 in release order.
-//   - W5 An ID is accepted at most once; every ID Add sees joins the set.
+//   - W5 Two events with one ID whose starts lie within the lateness of
+//     each other are accepted at most once; the ID set remembers an ID
+//     while its start is >= W-L (idset.go), so a repeat that is not late
+//     is always caught, and a repeat that is late is dead-lettered as
+//     late or duplicate. IDs reused further apart are new transactions.
 //   - W6 Determinism: with IdleTimeout 0, no MarkIdle and IDs that repeat
 //     only within a partition, the dead letters (details included), the
 //     concatenated releases
@@ -101,7 +106,7 @@
 // yet closed, P the number of partitions.
 //
 //   - Add: O(log B) for the release heap, O(1) expected for the ID set
-//     (amortized over its doublings), O(log P) for the tournament tree of
+//     (amortized over its rebuilds), O(log P) for the tournament tree of
 //     partition watermarks, plus O(log P) per partition that turns idle.
 //     The first accepted transaction costs O(P) once (every partition's
 //     idle clock starts then). A cached minimum with a rescan when its
@@ -113,24 +118,23 @@
 //     Stats: O(P).
 //
 // Measured (BenchmarkSteady, Add+Release+PopClosed per transaction with 32
-// partitions and about 1,000 buffered, 1-3 million IDs, on a shared 2-core
-// VM under load): 620-780 ns of CPU per transaction (0.6-1.3 µs wall),
-// ID generation included. About 400 ns of it is the ID set (one cache and
-// TLB miss per insert into a table of tens of MB, plus its doublings):
-// the same run without the duplicate check costs 290-300 ns. With about
-// 80,000 buffered and 12,000 open: 1.05-1.2 µs of CPU.
+// partitions and about 1,000 buffered, on a shared 2-core VM under load),
+// when the ID set remembered every ID (1-3 million of them): 620-780 ns of
+// CPU per transaction, about 400 ns of it the ID set (one cache and TLB
+// miss per insert into a table of tens of MB); without the duplicate check
+// 290-300 ns. The set now holds only the IDs within the lateness of W, a
+// table that stays in cache.
 //
 // # Memory
 //
 // Buffered transactions (whole bodies, B of them, plus 40 bytes each in
 // the release heap), the closing heap (48 bytes per open transaction:
 // effEnd, start, end, the ID's header and the release number), the
-// partition table and tree (O(P)), and the ID set. The ID set is
-// exact and grows with the stream: 16-byte slots at a load of at most 3/4
-// plus the ID's bytes and a 1-2 byte length, about 30-45 bytes per short ID,
-// and holds no pointers (the GC does not scan it). Forgetting IDs (a TTL) is
-// left to the engine's key time-to-live work; it would turn DuplicateID
-// into a best-effort check beyond the TTL.
+// partition table and tree (O(P)), and the ID set: 8-byte slots at a load
+// of at most 3/4 plus the ID's bytes, its length and its start, for the
+// IDs whose start is within the lateness of W (and those forgotten since
+// the last rebuild, at most as many again). It holds no pointers (the GC
+// does not scan it) and does not grow with the stream.
 //
 // # Use
 //

@@ -29,6 +29,7 @@ type model struct {
 	popped   int      // how many of released have been popped as closed
 	poppedID map[string]bool
 	dead     [NumReasons]uint64
+	ids      []modelEvent // remembered IDs, with their starts
 }
 
 type modelEvent struct {
@@ -122,21 +123,30 @@ func (m *model) add(p int, t history.Txn) *DeadLetter {
 		m.dead[r]++
 		return &DeadLetter{Partition: p, Txn: t, Reason: r}
 	}
-	for _, e := range m.events {
-		if e.t.ID == t.ID {
-			return dl(DuplicateID)
-		}
-	}
 	if !t.HasTime {
 		return dl(MissingTime)
 	}
 	if t.End < t.Start {
 		return dl(EndBeforeStart)
 	}
-	if m.closed || t.Start < m.w {
+	if m.closed {
 		return dl(Late)
 	}
 	if mx, seen := m.partMax(p); seen && t.Start < mx-m.cfg.Lateness {
+		return dl(Late)
+	}
+	// An ID is remembered with its start while that start is at least
+	// W-lateness, and repeats only within the lateness of it.
+	floor := m.floor()
+	for _, r := range m.ids {
+		if r.t.ID == t.ID && r.t.Start >= floor && absDiff(r.t.Start, t.Start) <= uint64(m.cfg.Lateness) {
+			return dl(DuplicateID)
+		}
+	}
+	if t.Start >= floor {
+		m.ids = append(m.ids, modelEvent{t: t})
+	}
+	if t.Start < m.w {
 		return dl(Late)
 	}
 	m.events = append(m.events, modelEvent{p: p, t: t, accepted: true})
@@ -274,12 +284,28 @@ func (m *model) check(t *testing.T, w *Window) {
 	}
 }
 
-func (m *model) idsSeen() map[string]bool {
-	out := map[string]bool{}
-	for _, e := range m.events {
-		out[e.t.ID] = true
+func (m *model) idsSeen() []modelEvent {
+	var out []modelEvent
+	for _, r := range m.ids {
+		if r.t.Start >= m.floor() {
+			out = append(out, r)
+		}
 	}
 	return out
+}
+
+func (m *model) floor() int64 {
+	if m.w < math.MinInt64+m.cfg.Lateness {
+		return math.MinInt64
+	}
+	return m.w - m.cfg.Lateness
+}
+
+func absDiff(a, b int64) uint64 {
+	if a < b {
+		a, b = b, a
+	}
+	return uint64(a) - uint64(b)
 }
 
 func fmtTime(v int64) string {

@@ -9,11 +9,15 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 )
 
-// snapshotVersion is the first byte of Snapshot's output;
-// snapshotVersionApart is SnapshotApart's, whose ID set is stored apart.
+// snapshotVersion is the first byte of Snapshot's and SnapshotApart's
+// output. Versions 1 (whole) and 2 (IDs stored apart) remembered every ID
+// of the stream without its start; they are still read, their IDs taken
+// as starting at the greatest start accepted, so they are forgotten once
+// W is a lateness past it.
 const (
-	snapshotVersion      = 1
-	snapshotVersionApart = 2
+	snapshotVersionLegacy      = 1
+	snapshotVersionLegacyApart = 2
+	snapshotVersion            = 3
 )
 
 // ErrSnapshot is wrapped by Restore's errors.
@@ -24,37 +28,35 @@ var ErrSnapshot = errors.New("window: bad snapshot")
 // same releases, closings, dead letters and counters for the same input.
 // Buffered and open entries are written in their heap order, so the bytes
 // depend on the window's logical state and its input order only, never on
-// the heap's internal layout. O(buffered + open + ids).
+// the heap's internal layout. O(buffered + open + remembered IDs); the
+// remembered IDs are those within the lateness of W (idset.go), so the
+// size follows the window, not the stream.
 //
 // Layout (all integers uvarint or zigzag varint, strings as length+bytes):
 // version, config, W and flags, first/max start, counters, partitions,
 // buffered transactions in release order, open entries in closing order,
-// the ID set's arena (ids in insertion order).
+// the number of remembered IDs and their records (ID, start) in insertion
+// order.
 func (w *Window) Snapshot() []byte {
 	e := &enc{b: make([]byte, 0, 256+len(w.ids.arena))}
-	w.snapshot(e, snapshotVersion)
-	e.bytes(w.ids.arena[1:])
+	w.snapshot(e)
 	return e.b
 }
 
-// SnapshotApart is Snapshot with the ID set stored apart, so that a
-// checkpoint costs the IDs seen since the last one rather than every ID
-// of the stream: ids are the IDs added since mark (0 for all of them),
-// next is the mark to pass next time, and RestoreApart takes the
-// concatenation of every ids returned since mark 0.
+// SnapshotApart is Snapshot for callers that used to store the IDs apart
+// (version 2): since the remembered IDs are bounded by the window, they
+// are inside snap again, ids is empty and next is mark. RestoreApart
+// still reads what version 2 stored.
 func (w *Window) SnapshotApart(mark int) (snap, ids []byte, next int) {
-	e := &enc{b: make([]byte, 0, 256)}
-	w.snapshot(e, snapshotVersionApart)
-	mark = max(mark, 1) // the arena's unused first byte
-	return e.b, w.ids.arena[mark:len(w.ids.arena):len(w.ids.arena)], len(w.ids.arena)
+	return w.Snapshot(), nil, mark
 }
 
-// IDMark is the mark SnapshotApart would return now: after RestoreApart,
-// what the IDs stored so far cover.
-func (w *Window) IDMark() int { return len(w.ids.arena) }
+// IDMark is the mark to pass to SnapshotApart after RestoreApart; marks no
+// longer matter (see SnapshotApart).
+func (w *Window) IDMark() int { return 0 }
 
-func (w *Window) snapshot(e *enc, version uint64) {
-	e.u(version)
+func (w *Window) snapshot(e *enc) {
+	e.u(snapshotVersion)
 	e.i(int64(w.cfg.Partitions))
 	e.i(w.cfg.Lateness)
 	e.i(w.cfg.Skew)
@@ -95,7 +97,11 @@ func (w *Window) snapshot(e *enc, version uint64) {
 		e.s(o.id)
 		e.u(o.seq)
 	}
-	e.u(uint64(w.ids.n))
+	e.u(uint64(w.ids.len()))
+	w.ids.each(func(id []byte, start int64) {
+		e.bytes(id)
+		e.i(start)
+	})
 }
 
 // Restore rebuilds a window from Snapshot's bytes. cfg must equal the
@@ -107,7 +113,10 @@ func Restore(cfg Config, snap []byte) (*Window, error) {
 }
 
 // RestoreApart is Restore for SnapshotApart's bytes and the IDs stored
-// apart. It also takes a Snapshot (ids then empty).
+// apart by version 2. It also takes a Snapshot. IDs given apart with a
+// snapshot of the current version are pieces a version-2 binary stored
+// before it: the snapshot holds every one of them that is still
+// remembered, so they are not read.
 func RestoreApart(cfg Config, snap, ids []byte) (*Window, error) {
 	return restore(cfg, snap, ids, true)
 }
@@ -121,12 +130,12 @@ func restore(cfg Config, snap, ids []byte, apart bool) (*Window, error) {
 	v := d.u()
 	switch {
 	case d.err != nil:
-	case v == snapshotVersionApart && !apart:
+	case v == snapshotVersionLegacyApart && !apart:
 		return nil, fmt.Errorf("%w: version %d stores its IDs apart: restore it with them", ErrSnapshot, v)
-	case v == snapshotVersion && len(ids) > 0:
+	case v == snapshotVersionLegacy && len(ids) > 0:
 		return nil, fmt.Errorf("%w: version %d holds its IDs, %d bytes of IDs given apart", ErrSnapshot, v, len(ids))
-	case v != snapshotVersion && v != snapshotVersionApart:
-		return nil, fmt.Errorf("%w: version %d (this binary reads %d and %d)", ErrSnapshot, v, snapshotVersion, snapshotVersionApart)
+	case v != snapshotVersion && v != snapshotVersionLegacy && v != snapshotVersionLegacyApart:
+		return nil, fmt.Errorf("%w: version %d (this binary reads %d to %d)", ErrSnapshot, v, snapshotVersionLegacy, snapshotVersion)
 	}
 	saved := Config{Partitions: int(d.i()), Lateness: d.i(), Skew: d.i(), InDoubt: d.i(), IdleTimeout: d.i()}
 	if d.err != nil {
@@ -181,33 +190,45 @@ func restore(cfg Config, snap, ids []byte, apart bool) (*Window, error) {
 		}
 		w.open.push(o)
 	}
+	w.ids.advance(w.w)
 	var nids int
-	arena := ids
 	if v == snapshotVersion {
 		nids = d.count()
-		arena = d.bytes()
-	} else if n := d.u(); n > uint64(len(ids)) {
-		d.fail("the id count")
+		for i := 0; i < nids && d.err == nil; i++ {
+			id := d.s()
+			start := d.i()
+			if d.err == nil && !w.ids.add(id, start) {
+				return nil, fmt.Errorf("%w: id %q stored twice", ErrSnapshot, id)
+			}
+		}
 	} else {
-		nids = int(n)
+		arena := ids
+		if v == snapshotVersionLegacy {
+			nids = d.count()
+			arena = d.bytes()
+		} else if n := d.u(); n > uint64(len(ids)) {
+			d.fail("the id count")
+		} else {
+			nids = int(n)
+		}
+		for d.err == nil && len(arena) > 0 {
+			l, k := binary.Uvarint(arena)
+			if k <= 0 || l > uint64(len(arena)-k) {
+				return nil, fmt.Errorf("%w: id set arena truncated", ErrSnapshot)
+			}
+			if !w.ids.add(string(arena[k:k+int(l)]), w.maxStart) {
+				// Each ID is stored once: a repeat means the pieces stored
+				// apart overlap, which would hide a lost one behind the count.
+				return nil, fmt.Errorf("%w: id %q stored twice", ErrSnapshot, arena[k:k+int(l)])
+			}
+			arena = arena[k+int(l):]
+		}
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = fmt.Errorf("%d trailing bytes", len(d.b))
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSnapshot, d.err)
-	}
-	for len(arena) > 0 {
-		l, k := binary.Uvarint(arena)
-		if k <= 0 || l > uint64(len(arena)-k) {
-			return nil, fmt.Errorf("%w: id set arena truncated", ErrSnapshot)
-		}
-		if !w.ids.add(string(arena[k : k+int(l)])) {
-			// Each ID is stored once: a repeat means the pieces stored
-			// apart overlap, which would hide a lost one behind the count.
-			return nil, fmt.Errorf("%w: id %q stored twice", ErrSnapshot, arena[k:k+int(l)])
-		}
-		arena = arena[k+int(l):]
 	}
 	if w.ids.n != nids {
 		return nil, fmt.Errorf("%w: id set has %d ids, header says %d", ErrSnapshot, w.ids.n, nids)

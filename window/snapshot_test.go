@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -49,9 +51,6 @@ func TestSnapshotContinues(t *testing.T) {
 					t.Fatalf("%s: snapshots differ", what)
 				}
 			}
-			// Checkpoints that store the ID set apart keep what they
-			// stored, as the state directory does, and add what is new.
-			var idsApart []byte
 			mark := 0
 			for i, x := range arr {
 				if r.IntN(15) == 0 {
@@ -62,12 +61,13 @@ func TestSnapshotContinues(t *testing.T) {
 						}
 					} else {
 						snap, ids, next := a.SnapshotApart(mark)
-						idsApart, mark = append(idsApart, ids...), next
-						if b, err = RestoreApart(cfg, snap, idsApart); err != nil {
-							t.Fatalf("restore apart at event %d: %v", i, err)
+						if len(ids) > 0 {
+							t.Fatalf("SnapshotApart stored %d bytes of IDs apart", len(ids))
 						}
-						if _, err := Restore(cfg, snap); err == nil {
-							t.Fatalf("a snapshot with its IDs apart restored without them")
+						mark = next
+						// Pieces a version-2 binary stored are not read.
+						if b, err = RestoreApart(cfg, snap, []byte("\x05stale")); err != nil {
+							t.Fatalf("restore apart at event %d: %v", i, err)
 						}
 					}
 					same(fmt.Sprintf("restore at event %d", i))
@@ -153,18 +153,61 @@ func TestRestoreCorrupt(t *testing.T) {
 	if _, err := Restore(cfg, append(bytes.Clone(snap), 0)); err == nil {
 		t.Fatal("trailing byte accepted")
 	}
-	apart, ids, _ := w.SnapshotApart(0)
-	if _, err := RestoreApart(cfg, apart, ids); err != nil {
+}
+
+// TestRestoreLegacy reads snapshots version 1 and 2 (IDs apart), as the
+// binary before the ID horizon wrote them (testdata-legacy, outside
+// testdata/ whose files are scripts: 20
+// transactions t0..t19 at starts 0..19 over 2 partitions, lateness 10, each
+// released): their IDs are remembered as of the greatest start, so a
+// repeat is still a duplicate until W is a lateness past it, and the IDs
+// apart are checked as before (cut or overlapping pieces are refused).
+func TestRestoreLegacy(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("testdata-legacy", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	cfg := Config{Partitions: 2, Lateness: 10}
+	v1 := read("v1.snap")
+	v2, ids := read("v2.snap"), read("v2.ids")
+	w1, err := Restore(cfg, v1)
+	if err != nil {
 		t.Fatal(err)
 	}
+	w2, err := RestoreApart(cfg, v2, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []*Window{w1, w2} {
+		if got := w.Stats().IDs; got != 20 {
+			t.Fatalf("%d IDs remembered, want 20", got)
+		}
+		if d := w.Add(0, history.Txn{ID: "t3", HasTime: true, Start: 25, End: 26}); d == nil || d.Reason != DuplicateID {
+			t.Fatalf("repeat of t3: %v", d)
+		}
+		// W moves to 40-10 = 30 > 19+10: the old IDs are forgotten, and
+		// t4 at 45 is a new transaction.
+		w.Add(0, history.Txn{ID: "u0", HasTime: true, Start: 40, End: 41})
+		w.Add(1, history.Txn{ID: "u1", HasTime: true, Start: 40, End: 41})
+		if d := w.Add(1, history.Txn{ID: "t4", HasTime: true, Start: 45, End: 46}); d != nil {
+			t.Fatalf("t4 reused past the horizon: %v", d)
+		}
+	}
 	for n := range len(ids) {
-		if _, err := RestoreApart(cfg, apart, ids[:n]); err == nil {
+		if _, err := RestoreApart(cfg, v2, ids[:n]); err == nil {
 			t.Fatalf("IDs apart cut to %d of %d bytes: no error", n, len(ids))
 		}
 	}
+	if _, err := RestoreApart(cfg, v2, append(bytes.Clone(ids), ids[:3]...)); err == nil {
+		t.Fatal("an ID stored twice: no error")
+	}
+	r := rand.New(rand.NewPCG(1, 1))
 	for range 2000 {
 		c := bytes.Clone(ids)
 		c[r.IntN(len(c))] ^= byte(1 + r.IntN(255))
-		RestoreApart(cfg, apart, c) // must not panic
+		RestoreApart(cfg, v2, c) // must not panic
 	}
 }

@@ -65,8 +65,8 @@ const (
 	// partition's watermark (the partition broke its lateness promise), or
 	// it arrived after Close.
 	Late Reason = iota
-	// DuplicateID: a transaction with its ID was seen before (accepted or
-	// dead-lettered).
+	// DuplicateID: a transaction with its ID and a start within the
+	// lateness of this one's was seen before (doc.go W5).
 	DuplicateID
 	// MissingTime: it has no timestamps; run needs them.
 	MissingTime
@@ -133,7 +133,8 @@ type Stats struct {
 	Released       uint64
 	Closed         uint64
 	DeadLetters    [NumReasons]uint64
-	// IDs is the size of the set of IDs seen.
+	// IDs is the number of IDs remembered for the duplicate check: those
+	// whose start is within the lateness of W.
 	IDs int
 	// IdlePartitions is how many partitions do not hold W back now;
 	// IdleTransitions counts how often a partition became idle.
@@ -206,7 +207,7 @@ func New(cfg Config) (*Window, error) {
 		parts:    make([]partition, cfg.Partitions),
 		w:        math.MinInt64,
 		maxStart: math.MinInt64,
-		ids:      newIDSet(),
+		ids:      newIDSet(cfg.Lateness),
 		tree:     newMinTree(cfg.Partitions),
 	}
 	w.rebuild()
@@ -350,20 +351,22 @@ func (w *Window) raise() {
 	}
 	if c > w.w {
 		w.w = c
+		w.ids.advance(c)
 	}
 }
 
 // Add feeds one finished transaction from partition p (0 <= p < P; other
 // values panic). It returns nil if the transaction was accepted (buffered
 // until Release), or the dead letter it became. The checks, in order:
-// DuplicateID, MissingTime, EndBeforeStart, Late. Every ID, accepted or
-// not, joins the ID set.
+// MissingTime, EndBeforeStart, Late (after end of input, or below its own
+// partition's promise), DuplicateID, Late (below W). A transaction that
+// passes the first three has its ID remembered while its start is within
+// the lateness of W: a repeat that is not late by its own partition is
+// then always caught, and no other order keeps the reason a repeat gets
+// independent of how partitions interleave (idset.go).
 func (w *Window) Add(p int, t history.Txn) *DeadLetter {
 	if p < 0 || p >= len(w.parts) {
 		panic(fmt.Sprintf("window: partition %d out of range [0,%d)", p, len(w.parts)))
-	}
-	if !w.ids.add(t.ID) {
-		return w.deadLetter(p, t, DuplicateID, fmt.Sprintf("id %q seen before", t.ID))
 	}
 	if !t.HasTime {
 		return w.deadLetter(p, t, MissingTime, "no timestamps")
@@ -384,6 +387,8 @@ func (w *Window) Add(p int, t history.Txn) *DeadLetter {
 		// detail does not depend on the interleaving either.
 		return w.deadLetter(p, t, Late, fmt.Sprintf("start %d < partition %d watermark %d (lateness %d exceeded)",
 			t.Start, p, w.key(part), w.cfg.Lateness))
+	case !w.ids.add(t.ID, t.Start):
+		return w.deadLetter(p, t, DuplicateID, fmt.Sprintf("id %q seen before", t.ID))
 	case t.Start < w.w:
 		return w.deadLetter(p, t, Late, fmt.Sprintf("start %d < watermark %d", t.Start, w.w))
 	}

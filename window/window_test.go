@@ -214,3 +214,63 @@ func TestNoRebuilds(t *testing.T) {
 		}
 	}
 }
+
+// TestIDReusedPastHorizon: an ID is remembered while its start is within
+// the lateness of W. A redelivery (same start) is a duplicate until W
+// passes it and late after; an ID reused with a start further than the
+// lateness away is a new transaction, released and closed on its own; and
+// the set holds only what is within the horizon however long the stream.
+func TestIDReusedPastHorizon(t *testing.T) {
+	w, err := New(Config{Partitions: 1, Lateness: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := history.Txn{ID: "x", HasTime: true, Start: 100, End: 101}
+	if d := w.Add(0, x); d != nil {
+		t.Fatal(d)
+	}
+	if d := w.Add(0, x); d == nil || d.Reason != DuplicateID {
+		t.Fatalf("redelivery within the horizon: %v", d)
+	}
+	near := history.Txn{ID: "x", HasTime: true, Start: 108, End: 109}
+	if d := w.Add(0, near); d == nil || d.Reason != DuplicateID {
+		t.Fatalf("same ID 8 later: %v", d)
+	}
+	for i := range 1000 {
+		s := int64(120 + 5*i)
+		if d := w.Add(0, history.Txn{ID: fmt.Sprint("t", i), HasTime: true, Start: s, End: s + 1}); d != nil {
+			t.Fatal(d)
+		}
+	}
+	if d := w.Add(0, x); d == nil || d.Reason != Late {
+		t.Fatalf("redelivery past the horizon: %v", d)
+	}
+	reused := history.Txn{ID: "x", HasTime: true, Start: 120 + 5*1000, End: 120 + 5*1000 + 1}
+	if d := w.Add(0, reused); d != nil {
+		t.Fatalf("ID reused 5,000 later: %v", d)
+	}
+	w.Close()
+	var xs []uint64
+	for _, c := range w.PopClosed(nil) {
+		if c.ID == "x" {
+			xs = append(xs, c.Seq)
+		}
+	}
+	if len(w.Release(nil)) != 1002 {
+		t.Fatal("not every accepted transaction was released")
+	}
+	for _, c := range w.PopClosed(nil) {
+		if c.ID == "x" {
+			xs = append(xs, c.Seq)
+		}
+	}
+	if len(xs) != 2 || xs[0] == xs[1] {
+		t.Fatalf("x closed as %v, want two transactions", xs)
+	}
+	if n := w.Stats().IDs; n > 5 { // starts 5100..5120
+		t.Fatalf("%d IDs remembered, want those within the lateness of W", n)
+	}
+	if b := w.ids.bytes(); b > 4096 {
+		t.Fatalf("ID set holds %d bytes after 1,002 IDs", b)
+	}
+}

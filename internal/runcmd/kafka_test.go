@@ -783,10 +783,12 @@ func TestDuplicateIDAcrossRestarts(t *testing.T) {
 	dl := filepath.Join(dir, "dead.jsonl")
 	w := ingest.NewKafkaWriter(&ingest.KafkaConfig{Brokers: []string{addr}}, "txns")
 	defer w.Close()
+	// Repeats within the lateness (50) of the first start, and not late:
+	// IDs are remembered while their start is within the lateness of W.
 	runs := [][][]byte{
-		{ev("a", 1000), ev("b", 1100)},
-		{ev("a", 2000), ev("c", 2100)}, // a: seen by the first run
-		{ev("c", 3000), ev("b", 3100), ev("d", 3200)},
+		{ev("a", 1000), ev("b", 1010)},
+		{ev("a", 1000), ev("c", 1020)}, // a: seen by the first run
+		{ev("c", 1020), ev("b", 1030), ev("d", 1100)},
 	}
 	for i, msgs := range runs {
 		if err := w.WritePartitioned(ctx, make([]int, len(msgs)), msgs); err != nil {
