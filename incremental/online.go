@@ -136,7 +136,7 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 // Release adds transactions the window released (in start order).
 func (o *Online) Release(txns ...history.Txn) {
 	for _, t := range txns {
-		o.index[t.ID] = o.log.append(t)
+		o.index[t.ID] = o.appendLog(t)
 		o.closed = append(o.closed, false)
 		o.quar = append(o.quar, false)
 		o.ev.admit(o.log.len() - 1)
@@ -477,7 +477,7 @@ func (o *Online) AddUnchecked(t history.Txn) {
 	for _, dup := o.index[t.ID]; dup; _, dup = o.index[t.ID] {
 		t.ID += "'"
 	}
-	o.index[t.ID] = o.log.append(t)
+	o.index[t.ID] = o.appendLog(t)
 	o.closed = append(o.closed, true)
 	o.quar = append(o.quar, false)
 	o.ev.Member = append(o.ev.Member, false)

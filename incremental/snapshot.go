@@ -200,7 +200,7 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 			return fmt.Errorf("engine snapshot: more than the %d released bodies it counts", n)
 		}
 		// A reused ID (window W5): the index keeps the newest.
-		o.index[t.ID] = o.log.append(t)
+		o.index[t.ID] = o.appendLog(t)
 		if !o.ev.Member[i] {
 			// Evicted bodies go back to the spill, as if evicted here.
 			o.spillBody(i)

@@ -26,9 +26,16 @@ type spill struct {
 	w   *bufio.Writer
 	end int64 // bytes written, buffered ones included
 	// at is each released transaction's record offset plus one (0: its
-	// body is in memory).
-	at  []int64
-	buf []byte
+	// body is in memory), by log chunk. Once the log drops a chunk (all
+	// of it spilled), its offsets are written to the file too (writeOut)
+	// and only where they are stays in memory, in block: 8 bytes per
+	// chunk instead of per transaction, which is what a long run's memory
+	// otherwise grew by. A transaction of such a chunk whose offset
+	// changes afterwards (back in memory, or spilled again) is in loose.
+	at    [][]int64
+	block []int64 // by chunk: the offsets' block in the file, plus one; 0: not written out
+	loose map[int]int64
+	buf   []byte
 }
 
 func (s *spill) open() error {
@@ -42,7 +49,74 @@ func (s *spill) open() error {
 	return nil
 }
 
-func (s *spill) spilled(i int) bool { return i < len(s.at) && s.at[i] > 0 }
+func (s *spill) spilled(i int) bool {
+	c := i >> logChunkBits
+	switch {
+	case c >= len(s.at):
+		return false
+	case s.at[c] != nil:
+		return s.at[c][i&(logChunkSize-1)] > 0
+	}
+	if off, ok := s.loose[i]; ok {
+		return off > 0
+	}
+	return s.block[c] > 0
+}
+
+// setAt records record i's offset plus one (0: in memory again).
+func (s *spill) setAt(i int, off int64) {
+	c := i >> logChunkBits
+	for len(s.at) <= c {
+		s.at = append(s.at, make([]int64, logChunkSize))
+		s.block = append(s.block, 0)
+	}
+	if s.at[c] != nil {
+		s.at[c][i&(logChunkSize-1)] = off
+		return
+	}
+	if s.loose == nil {
+		s.loose = map[int]int64{}
+	}
+	s.loose[i] = off
+}
+
+// offset is record i's offset in the file; i must be spilled.
+func (s *spill) offset(i int) (int64, error) {
+	c := i >> logChunkBits
+	if s.at[c] != nil {
+		return s.at[c][i&(logChunkSize-1)] - 1, nil
+	}
+	if off, ok := s.loose[i]; ok {
+		return off - 1, nil
+	}
+	if err := s.w.Flush(); err != nil {
+		return 0, fmt.Errorf("engine: reading a spilled body: %w", err)
+	}
+	var b [8]byte
+	if _, err := s.f.ReadAt(b[:], s.block[c]-1+8*int64(i&(logChunkSize-1))); err != nil {
+		return 0, fmt.Errorf("engine: reading the offset of spilled body %d: %w", i, err)
+	}
+	return int64(binary.LittleEndian.Uint64(b[:])) - 1, nil
+}
+
+// writeOut moves chunk c's offsets to the file: the log dropped the
+// chunk, every transaction of it is spilled.
+func (s *spill) writeOut(c int) error {
+	if c >= len(s.at) || s.at[c] == nil {
+		return nil
+	}
+	var b [8 * logChunkSize]byte
+	for k, off := range s.at[c] {
+		binary.LittleEndian.PutUint64(b[8*k:], uint64(off))
+	}
+	if _, err := s.w.Write(b[:]); err != nil {
+		return fmt.Errorf("engine: spilling offsets: %w", err)
+	}
+	s.block[c] = s.end + 1
+	s.end += int64(len(b))
+	s.at[c] = nil
+	return nil
+}
 
 // put writes t's body as record i.
 func (s *spill) put(i int, t *history.Txn) error {
@@ -56,10 +130,7 @@ func (s *spill) put(i int, t *history.Txn) error {
 	if _, err := s.w.Write(b); err != nil {
 		return fmt.Errorf("engine: spilling a body: %w", err)
 	}
-	for len(s.at) <= i {
-		s.at = append(s.at, 0)
-	}
-	s.at[i] = s.end + 1
+	s.setAt(i, s.end+1)
 	s.end += int64(k + len(b))
 	return nil
 }
@@ -71,7 +142,10 @@ func (s *spill) appendRaw(dst []byte, i int) ([]byte, error) {
 	if err := s.w.Flush(); err != nil {
 		return dst, fmt.Errorf("engine: reading a spilled body: %w", err)
 	}
-	off := s.at[i] - 1
+	off, err := s.offset(i)
+	if err != nil {
+		return dst, err
+	}
 	n0 := len(dst)
 	dst = slices.Grow(dst, 512)[:n0+512]
 	n, err := s.f.ReadAt(dst[n0:], off)
@@ -96,7 +170,10 @@ func (s *spill) get(i int) (history.Txn, error) {
 	if err := s.w.Flush(); err != nil {
 		return t, fmt.Errorf("engine: reading a spilled body: %w", err)
 	}
-	off := s.at[i] - 1
+	off, err := s.offset(i)
+	if err != nil {
+		return t, err
+	}
 	var head [binary.MaxVarintLen64]byte
 	n, err := s.f.ReadAt(head[:], off)
 	if n == 0 {
@@ -143,8 +220,21 @@ func (o *Online) stub(i int) error {
 	if id := o.log.at(i).ID; o.index[id] == i {
 		delete(o.index, id)
 	}
-	o.log.markSpilled(i, stubOf(o.log.at(i)))
+	if c := o.log.markSpilled(i, stubOf(o.log.at(i))); c >= 0 {
+		return o.spill.writeOut(c)
+	}
 	return nil
+}
+
+// appendLog releases t into the log. A chunk the log drops on the way has
+// its offsets written out; should that fail, they stay in memory and the
+// failure is kept like any spill failure (SpillError).
+func (o *Online) appendLog(t history.Txn) int {
+	i, dropped := o.log.append(t)
+	if dropped >= 0 && o.spillErr == nil {
+		o.spillErr = o.spill.writeOut(dropped)
+	}
+	return i
 }
 
 // body returns released transaction i with its ops, from the spill if
@@ -167,7 +257,7 @@ func (o *Online) unstub(i int) error {
 	}
 	o.log.markUnspilled(i)
 	o.log.put(i, t)
-	o.spill.at[i] = 0
+	o.spill.setAt(i, 0)
 	if j, ok := o.index[t.ID]; !ok || j < i {
 		o.index[t.ID] = i // the newest with its ID (the index's rule)
 	}

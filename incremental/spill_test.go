@@ -225,12 +225,20 @@ func TestTxnLogModel(t *testing.T) {
 	var l txnLog
 	var model []history.Txn
 	spilled := map[int]bool{}
+	dropped := map[int]bool{} // chunks the log reported dropped
 	for range 40000 {
 		switch n := len(model); {
 		case n == 0 || rng.IntN(3) == 0:
 			tx := history.Txn{ID: fmt.Sprint(n), Start: int64(n), Ops: []history.Op{{Kind: history.Write, Key: "k"}}}
-			if got := l.append(tx); got != n {
+			got, c := l.append(tx)
+			if got != n {
 				t.Fatalf("append gave %d, want %d", got, n)
+			}
+			if c >= 0 {
+				if l.chunks[c] != nil || dropped[c] {
+					t.Fatalf("append reported chunk %d dropped (again?)", c)
+				}
+				dropped[c] = true
 			}
 			model = append(model, tx)
 		default:
@@ -243,7 +251,12 @@ func TestTxnLogModel(t *testing.T) {
 				}
 				continue
 			}
-			l.markSpilled(i, history.Txn{ID: model[i].ID, Start: model[i].Start})
+			if c := l.markSpilled(i, history.Txn{ID: model[i].ID, Start: model[i].Start}); c >= 0 {
+				if l.chunks[c] != nil || dropped[c] {
+					t.Fatalf("markSpilled reported chunk %d dropped (again?)", c)
+				}
+				dropped[c] = true
+			}
 			spilled[i] = true
 		}
 		if n := len(model); n > 0 && (l.last().ID != model[n-1].ID) {
@@ -263,6 +276,9 @@ func TestTxnLogModel(t *testing.T) {
 		}
 	}
 	for c := range l.chunks {
+		if (l.chunks[c] == nil) != dropped[c] {
+			t.Fatalf("chunk %d dropped: %v, reported: %v", c, l.chunks[c] == nil, dropped[c])
+		}
 		all := true
 		for i := c * logChunkSize; i < min(len(model), (c+1)*logChunkSize); i++ {
 			if l.chunks[c] == nil && !spilled[i] && l.loose[i] == nil {
@@ -296,6 +312,70 @@ func TestSpillAppendRaw(t *testing.T) {
 		got, err := s.appendRaw([]byte{9}, i)
 		if err != nil || got[0] != 9 || !bytes.Equal(got[1:], want[i]) {
 			t.Fatalf("record %d (%d bytes): %v", i, len(want[i]), err)
+		}
+	}
+}
+
+// TestSpillOffsetsWrittenOut holds the spill's offsets to a model through
+// chunks written out (their offsets moved to the file) and transactions
+// of such chunks brought back into memory and spilled again: spilled and
+// get agree with the model for every transaction, and a written-out
+// chunk leaves no offsets in memory.
+func TestSpillOffsetsWrittenOut(t *testing.T) {
+	var s spill
+	if err := s.open(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.f.Close()
+	rng := rand.New(rand.NewPCG(8, 1))
+	n := 3*logChunkSize + 100
+	body := func(i, gen int) history.Txn {
+		return history.Txn{ID: fmt.Sprint("t", i), Start: int64(gen), Ops: []history.Op{{Kind: history.Write, Key: "k", Value: history.Value(strings.Repeat("v", i%37))}}}
+	}
+	gen := make([]int, n) // the body last spilled, or -1: in memory
+	for i := range gen {
+		gen[i] = -1
+	}
+	for i := range n {
+		tx := body(i, 0)
+		if err := s.put(i, &tx); err != nil {
+			t.Fatal(err)
+		}
+		gen[i] = 0
+		if (i+1)%logChunkSize == 0 && i+1 < n {
+			if err := s.writeOut(i / logChunkSize); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for round := 1; round < 2000; round++ {
+		i := rng.IntN(n)
+		if gen[i] >= 0 {
+			s.setAt(i, 0) // back in memory
+			gen[i] = -1
+			continue
+		}
+		tx := body(i, round)
+		if err := s.put(i, &tx); err != nil {
+			t.Fatal(err)
+		}
+		gen[i] = round
+	}
+	for i := range n {
+		if got := s.spilled(i); got != (gen[i] >= 0) {
+			t.Fatalf("spilled(%d) = %v, model %v", i, got, gen[i] >= 0)
+		}
+		if gen[i] < 0 {
+			continue
+		}
+		tx, err := s.get(i)
+		if err != nil || !reflect.DeepEqual(tx, body(i, gen[i])) {
+			t.Fatalf("get(%d) = %+v, %v; want %+v", i, tx, err, body(i, gen[i]))
+		}
+	}
+	for c := range 3 {
+		if s.at[c] != nil {
+			t.Fatalf("chunk %d's offsets still in memory", c)
 		}
 	}
 }

@@ -42,18 +42,21 @@ func (l *txnLog) inMemory(i int) bool {
 	return l.chunks[i>>logChunkBits] != nil || l.loose[i] != nil
 }
 
-func (l *txnLog) append(t history.Txn) int {
-	i := l.n
+// append adds t as the next transaction; dropped is the chunk that this
+// dropped (all spilled, and no longer the last), or -1.
+func (l *txnLog) append(t history.Txn) (i, dropped int) {
+	i, dropped = l.n, -1
 	if i&(logChunkSize-1) == 0 {
 		if c := len(l.chunks) - 1; c >= 0 && l.spilled[c] == logChunkSize {
 			l.chunks[c] = nil // no longer the last
+			dropped = c
 		}
 		l.chunks = append(l.chunks, make([]history.Txn, logChunkSize))
 		l.spilled = append(l.spilled, 0)
 	}
 	l.chunks[i>>logChunkBits][i&(logChunkSize-1)] = t
 	l.n++
-	return i
+	return i, dropped
 }
 
 // last returns the last transaction released; it is never dropped.
@@ -73,18 +76,21 @@ func (l *txnLog) put(i int, t history.Txn) {
 }
 
 // markSpilled records that transaction i's body went to the spill; its
-// stub is stub, and the chunk is dropped once all of it is spilled.
-func (l *txnLog) markSpilled(i int, stub history.Txn) {
+// stub is stub, and the chunk is dropped once all of it is spilled: then
+// it returns the chunk, else -1.
+func (l *txnLog) markSpilled(i int, stub history.Txn) int {
 	c := i >> logChunkBits
 	l.spilled[c]++
 	if l.chunks[c] == nil {
 		delete(l.loose, i)
-		return
+		return -1
 	}
 	l.chunks[c][i&(logChunkSize-1)] = stub
 	if l.spilled[c] == logChunkSize && c != len(l.chunks)-1 {
 		l.chunks[c] = nil
+		return c
 	}
+	return -1
 }
 
 // markUnspilled records that transaction i's body left the spill; put
