@@ -102,11 +102,13 @@ type evictState struct {
 	// stale). ghostOps holds each ghost's writes as last built, checked
 	// against its GhostKeys before reuse; initKeys the keys of InitVal,
 	// sorted, and initNew those added to it since (evict appends them),
-	// merged in at the next build; touched is build's scratch set.
+	// merged in at the next build; touched and gks are build's scratch
+	// set and array.
 	ghostOps map[int][]history.Op
 	initKeys []history.Key
 	initNew  []history.Key
 	touched  map[history.Key]bool
+	gks      [][]history.Key
 }
 
 // memberList returns the members in released order.
@@ -175,8 +177,12 @@ type reduced struct {
 	h   *history.History
 	pos []int // history position -> released index (-1: a fixed initial value)
 	at  map[int]int32
-	p   *prepared
-	e   *encoder
+	// ghost[t]: position t is a ghost (in GhostKeys), kept in step with
+	// GhostKeys while evict changes it: a map lookup per test was a
+	// twentieth of a step.
+	ghost []bool
+	p     *prepared
+	e     *encoder
 }
 
 func (o *Online) finalWrite(t *history.Txn, k history.Key) (history.Value, bool) {
@@ -215,8 +221,11 @@ func (o *Online) build() *reduced {
 	// every step.
 	touched := st.touched
 	clear(touched)
-	for _, i := range members {
-		if st.GhostKeys[i] != nil {
+	// Each member's ghost keys, looked up once for both loops.
+	gks := reuse(st.gks, len(members))
+	st.gks = gks
+	for mi, i := range members {
+		if gks[mi] = st.GhostKeys[i]; gks[mi] != nil {
 			continue
 		}
 		for _, op := range o.log.at(i).Ops {
@@ -249,10 +258,11 @@ func (o *Online) build() *reduced {
 		}
 		r.h.Txns = append(r.h.Txns, init)
 		r.pos = append(r.pos, -1)
+		r.ghost = append(r.ghost, false)
 	}
-	for _, i := range members {
+	for mi, i := range members {
 		t := *o.log.at(i)
-		if gk := st.GhostKeys[i]; gk != nil {
+		if gk := gks[mi]; gk != nil {
 			need := keptAt[i]
 			for _, k := range gk {
 				need = need || touched[k]
@@ -267,7 +277,9 @@ func (o *Online) build() *reduced {
 		r.at[i] = int32(len(r.h.Txns))
 		r.h.Txns = append(r.h.Txns, t)
 		r.pos = append(r.pos, i)
+		r.ghost = append(r.ghost, gks[mi] != nil)
 	}
+	clear(gks) // no slice of GhostKeys outlives the step here
 	var kept [][2]int32
 	for _, k := range st.Kept {
 		a, okA := r.at[k[0]]
@@ -439,6 +451,8 @@ type prober struct {
 	// rankBuf is rank's array, refilled for each model: a model per
 	// probe made a node-sized allocation each.
 	rankBuf []int32
+	// orderBuf holds the model's order while rank is filled from it.
+	orderBuf []solver.Node
 	// budget bounds the probes of one step; an undecided answer for want
 	// of budget only delays an eviction to a later step.
 	budget int
@@ -528,7 +542,8 @@ func (pr *prober) forced(from, to solver.Node) bool {
 		if pr.rank == nil {
 			pr.rankBuf = reuse(pr.rankBuf, pr.s.NumNodes())
 			pr.rank = pr.rankBuf
-			for i, n := range pr.s.Order() {
+			pr.orderBuf = pr.s.AppendOrder(pr.orderBuf[:0])
+			for i, n := range pr.orderBuf {
 				pr.rank[n] = int32(i)
 			}
 		}
@@ -617,7 +632,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			prepped = p.opKeys[next : next+len(ops) : next+len(ops)]
 			next += len(ops)
 		}
-		if i := r.pos[t]; i >= 0 && st.GhostKeys[i] == nil {
+		if i := r.pos[t]; i >= 0 && !r.ghost[t] {
 			body := o.log.at(i).Ops
 			if len(body) != len(ops) || len(ops) > 0 && &body[0] != &ops[0] {
 				// Reads were dropped from the instance: intern the
@@ -670,6 +685,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	// evicting engine's CPU.
 	removed := make([]bool, len(r.h.Txns))
 	to := newTimeOrder(r)
+	var sb *sessionBounds // built at the first removal that needs it
 	keptOut := make([][]int32, nt)
 	keptIn := make([][]int32, nt)
 	var outside [][2]int // kept orders with an end not built this step
@@ -725,6 +741,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 					if _, ok := commitOf(u); !ok {
 						if i := r.pos[t]; i >= 0 {
 							st.GhostKeys[i] = []history.Key{}
+							r.ghost[t] = true
 						}
 						return
 					}
@@ -734,7 +751,27 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			// with the other predecessors and successors; the real-time
 			// ones are found by time below.
 			if s := p.sessionOf[t]; s >= 0 && p.opts.Level.SessionOrder() {
-				for _, u := range p.sessionMembers[s] {
+				// Members beyond the first ones real time orders with t
+				// on either side are all ordered with it (sessionBounds):
+				// the visit stops there.
+				if sb == nil {
+					sb = newSessionBounds(r)
+				}
+				ms := p.sessionMembers[s]
+				lo, hi := 0, len(ms)
+				for k := p.sessionRank[t] - 1; k >= 0; k-- {
+					if sb.allBefore(p, ms[k], t) {
+						lo = int(k) + 1
+						break
+					}
+				}
+				for k := p.sessionRank[t] + 1; int(k) < len(ms); k++ {
+					if sb.allAfter(p, t, ms[k]) {
+						hi = int(k)
+						break
+					}
+				}
+				for _, u := range ms[lo:hi] {
 					if u == t || removed[u] {
 						continue
 					}
@@ -785,6 +822,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		if i >= 0 {
 			st.Member[i] = false
 			delete(st.GhostKeys, i)
+			r.ghost[t] = false
 			delete(st.Replaced, i)
 		}
 	}
@@ -868,7 +906,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	// open read is a read to come.
 	openReads := map[string]bool{}
 	for t := range r.h.Txns {
-		if i := r.pos[t]; i >= 0 && st.GhostKeys[i] == nil && !o.closed[i] {
+		if i := r.pos[t]; i >= 0 && !r.ghost[t] && !o.closed[i] {
 			for _, op := range o.log.at(i).Ops {
 				if op.Kind == history.Read && !op.IsList {
 					openReads[taintKey(op.Key, op.Value)] = true
@@ -882,14 +920,27 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	// Writers are listed by position, which is start order (released in
 	// start order, the fixed initial values first), and every order of
 	// the level puts a later start after: the scan stops there.
+	//
+	// Within a step a writer that does not hold t back never comes to:
+	// removed and ghost only get set. So the writer found in one pass, if
+	// it still holds t back, is still the first the scan would find, and
+	// the next pass asks it alone (lastEarlier, plus one) before scanning.
+	holdsBack := func(w, t int32) bool {
+		return w != t && !removed[w] && r.pos[w] >= 0 && !r.ghost[w] && r.h.Txns[w].Status != history.Aborted && !p.txns[w].dropped && p.before(w, t)
+	}
+	lastEarlier := make([]int32, nt)
 	earlierWriter := func(t int32) int32 {
+		if w := lastEarlier[t] - 1; w >= 0 && holdsBack(w, t) {
+			return w
+		}
 		start := r.h.Txns[t].Start
 		for _, kv := range p.txns[t].finals {
 			for _, w := range p.writersOf[kv.key] {
 				if r.h.Txns[w].Start > start {
 					break
 				}
-				if w != t && !removed[w] && r.pos[w] >= 0 && st.GhostKeys[r.pos[w]] == nil && r.h.Txns[w].Status != history.Aborted && !p.txns[w].dropped && p.before(w, t) {
+				if holdsBack(w, t) {
+					lastEarlier[t] = w + 1
 					return w
 				}
 			}
@@ -900,7 +951,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	order := make([]int32, 0, len(r.h.Txns))
 	for t := range r.h.Txns {
 		i := r.pos[t]
-		if i < 0 || st.GhostKeys[i] != nil || !o.closed[i] || pinned[i] {
+		if i < 0 || r.ghost[t] || !o.closed[i] || pinned[i] {
 			continue
 		}
 		order = append(order, int32(t))
@@ -910,10 +961,16 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	// back: passes repeat while they evict, so that a step drains what it
 	// can instead of one layer of such waits per step, which let the
 	// window grow when steps are large.
+	//
+	// R3 once failed fails for the rest of the step (closedness is fixed
+	// within a step and the solver only gains edges and fixed literals),
+	// so a later pass skips those transactions: the passes after the first
+	// re-checked about as many as the first, most of them stuck on R3.
+	stuck := make([]bool, nt)
 	for pass := 0; pass < maxEvictPasses; pass++ {
 		evicted := st.Evicted
 		if pass > 0 {
-			order = slices.DeleteFunc(order, func(t int32) bool { return removed[t] || st.GhostKeys[r.pos[t]] != nil })
+			order = slices.DeleteFunc(order, func(t int32) bool { return removed[t] || stuck[t] || r.ghost[t] })
 		}
 		for _, t := range order {
 			if ctx.Err() != nil {
@@ -927,6 +984,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 				continue
 			}
 			if listTxn[t] || !neighboursClosed(t) {
+				stuck[t] = true
 				tracePin(tx, func() string { return "R3: an open neighbour" })
 				continue
 			}
@@ -955,7 +1013,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 						if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.txns[w].dropped {
 							continue
 						}
-						if i := r.pos[w]; w != prev && i >= 0 && st.GhostKeys[i] != nil && !slices.Contains(st.GhostKeys[i], p.keys[k]) {
+						if i := r.pos[w]; w != prev && i >= 0 && r.ghost[w] && !slices.Contains(st.GhostKeys[i], p.keys[k]) {
 							// A ghost that an eviction earlier in this step
 							// overwrote on k: it precedes prev, which t must
 							// follow, so it holds t back no more than prev.
@@ -1056,6 +1114,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			}
 			// t stays as a ghost: its reads go, the orders they proved stay.
 			st.GhostKeys[i] = live
+			r.ghost[t] = true
 			if tx.Status == history.Unknown {
 				st.Decided[i] = true
 			}
@@ -1250,10 +1309,8 @@ const maxEvictPasses = 64
 // It returns the number of pairs fixed.
 func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinned map[int]bool) int {
 	p, e := r.p, r.e
-	st := &o.ev
 	member := func(t int32) bool {
-		i := r.pos[t]
-		return i >= 0 && st.GhostKeys[i] == nil
+		return r.pos[t] >= 0 && !r.ghost[t]
 	}
 	// Values that open members read: their writers may be the sources.
 	openReads := map[string]bool{}
@@ -1478,7 +1535,6 @@ func (f orientation) cyclic(s *solver.Solver, comp []int32) bool {
 // transactions (which follow every closed one).
 func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) []int32 {
 	p, e := r.p, r.e
-	st := &o.ev
 	n := e.s.NumNodes()
 	future := int32(n)
 	adj := make([][]int32, n+1)
@@ -1518,7 +1574,7 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 		if u < 0 {
 			continue
 		}
-		if i < 0 || st.GhostKeys[i] != nil || o.closed[i] {
+		if i < 0 || r.ghost[t] || o.closed[i] {
 			adj[u] = append(adj[u], future)
 			continue
 		}

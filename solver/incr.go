@@ -442,3 +442,13 @@ func (s *Solver) Order() []Node {
 	}
 	return append([]Node(nil), s.order...)
 }
+
+// AppendOrder appends Order() to dst: a caller that ranks the nodes of
+// model after model (the evicting engine's prober) reuses one array
+// instead of a copy per model, which was a tenth of its allocations.
+func (s *Solver) AppendOrder(dst []Node) []Node {
+	if !s.hasModel {
+		return dst
+	}
+	return append(dst, s.order...)
+}
