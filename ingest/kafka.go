@@ -216,6 +216,9 @@ type KafkaMessage struct {
 	Err error
 	// Oversized: the value exceeds MaxEventBytes and was not decoded.
 	Oversized bool
+	// HighWaterMark is the partition's end offset when the message was
+	// fetched: Offset+1 == HighWaterMark means nothing more was there.
+	HighWaterMark int64
 }
 
 // Undecodable reports whether the value is not JSON at all (as opposed to
@@ -223,14 +226,17 @@ type KafkaMessage struct {
 func (m *KafkaMessage) Undecodable() bool { return m.Err != nil && !json.Valid(m.Value) }
 
 // KafkaSource reads every partition of a topic, each in its own
-// goroutine that fetches and decodes; Messages delivers them in offset
-// order within each partition, partitions interleaved as they arrive.
+// goroutine that fetches and decodes into a bounded queue; Messages
+// delivers them in offset order within each partition, the partitions
+// interleaved by event time (merger: the message with the smallest start
+// first, and a partition that is behind with unread messages waited for).
 // A broker that becomes unreachable is retried with backoff for ever; the
 // trouble is logged and shown by Unreachable.
 type KafkaSource struct {
 	cfg     KafkaConfig
 	out     chan KafkaMessage
 	readers []*kafka.Reader
+	merge   *merger
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 
@@ -278,6 +284,10 @@ func (s *KafkaSource) trouble(msg string) {
 func NewKafkaSource(ctx context.Context, c KafkaConfig, start []int64) *KafkaSource {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &KafkaSource{cfg: c, out: make(chan KafkaMessage, 4096), cancel: cancel}
+	// A reader with unread messages gets a fetch answered within MaxWait
+	// (kafka-go's read deadline): one still silent after two is retrying.
+	s.merge = newMerger(len(start), mergeQueue, s.out, max(2*c.MaxWait, 100*time.Millisecond))
+	s.wg.Go(func() { s.merge.run(ctx) })
 	lg := c.logger()
 	for p, off := range start {
 		r := kafka.NewReader(kafka.ReaderConfig{
@@ -345,19 +355,22 @@ func (s *KafkaSource) read(ctx context.Context, p int, r *kafka.Reader) {
 		if s.unreachableSince.Swap(0) != 0 {
 			s.cfg.logger().Info("kafka: fetching again", "topic", s.cfg.Topic, "partition", p)
 		}
-		km := KafkaMessage{Partition: p, Offset: m.Offset, Value: m.Value}
+		km := KafkaMessage{Partition: p, Offset: m.Offset, Value: m.Value, HighWaterMark: m.HighWaterMark}
 		if s.cfg.MaxEventBytes > 0 && len(m.Value) > s.cfg.MaxEventBytes {
 			km.Oversized = true
 		} else {
 			km.Txn, km.Err = dec.Decode(m.Value, history.Pos{Source: source, Offset: m.Offset})
 		}
-		select {
-		case s.out <- km:
-		case <-ctx.Done():
+		if !s.merge.put(ctx, p, km) {
 			return
 		}
 	}
 }
+
+// mergeQueue is each partition's queue ahead of the merger: enough to
+// cover a reader's pause between fetches, small enough that partitions
+// ahead in event time stop early (their readers block, then kafka-go's).
+const mergeQueue = 512
 
 // Close stops every reader and closes Messages.
 func (s *KafkaSource) Close() error {
