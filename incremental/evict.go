@@ -1,11 +1,11 @@
 package incremental
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/solver"
@@ -109,6 +109,35 @@ type evictState struct {
 	initNew  []history.Key
 	touched  map[history.Key]bool
 	gks      [][]history.Key
+	// scc is componentsUnder's scratch, scratch evict's.
+	scc     sccScratch
+	scratch evictScratch
+}
+
+// evictScratch holds evict's lists from one step to the next, emptied at
+// each (nothing in them outlives a step).
+type evictScratch struct {
+	readsOf                                   [][]int
+	pairsOf                                   [][]*pairVar
+	accessors, openAccessors, keptOut, keptIn [][]int32
+}
+
+// emptied returns n empty lists, reusing *s's lists and their arrays.
+// What the last step wrote is cleared first, so that no pointer of an
+// earlier step stays reachable through them.
+func emptied[T any](s *[][]T, n int) [][]T {
+	for _, l := range *s {
+		clear(l)
+	}
+	if cap(*s) < n {
+		*s = append((*s)[:cap(*s)], make([][]T, n-cap(*s))...)
+	}
+	ls := (*s)[:n]
+	for i := range ls {
+		ls[i] = ls[i][:0]
+	}
+	*s = ls
+	return ls
 }
 
 // memberList returns the members in released order.
@@ -595,11 +624,14 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	// position and interned key: maps keyed by position or key string
 	// were a sixth of a step.
 	nt := len(r.h.Txns)
-	readsOf := make([][]int, nt)
+	// The per-position and per-key lists reuse the last step's arrays
+	// (emptied): allocating them afresh was most of evict's allocations.
+	sx := &st.scratch
+	readsOf := emptied(&sx.readsOf, nt)
 	for ri := range e.reads {
 		readsOf[e.reads[ri].txn] = append(readsOf[e.reads[ri].txn], ri)
 	}
-	pairsOf := make([][]*pairVar, nt)
+	pairsOf := emptied(&sx.pairsOf, nt)
 	for _, pv := range e.pairs {
 		pairsOf[pv.a] = append(pairsOf[pv.a], pv)
 		pairsOf[pv.b] = append(pairsOf[pv.b], pv)
@@ -622,7 +654,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	// their whole bodies: the reads an open transaction has in the
 	// instance dropped are constraints to come (R3). opKeys[t] are t's
 	// interned keys, in op order.
-	accessors := make([][]int32, len(p.keys))
+	accessors := emptied(&sx.accessors, len(p.keys))
 	opKeys := make([][]int32, nt)
 	next := 0 // the next kept transaction's first entry of p.opKeys
 	for t := range r.h.Txns {
@@ -666,7 +698,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	}
 	// The open accessors alone, for R3: a few per key, where all of them
 	// are tens.
-	openAccessors := make([][]int32, len(accessors))
+	openAccessors := emptied(&sx.openAccessors, len(accessors))
 	for k, as := range accessors {
 		for _, u := range as {
 			if !closedAt(u) && r.h.Txns[u].Status != history.Aborted {
@@ -686,8 +718,8 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	removed := make([]bool, len(r.h.Txns))
 	to := newTimeOrder(r)
 	var sb *sessionBounds // built at the first removal that needs it
-	keptOut := make([][]int32, nt)
-	keptIn := make([][]int32, nt)
+	keptOut := emptied(&sx.keptOut, nt)
+	keptIn := emptied(&sx.keptIn, nt)
 	var outside [][2]int // kept orders with an end not built this step
 	for _, k := range st.Kept {
 		a, okA := r.at[k[0]]
@@ -902,18 +934,26 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		c, ok := pr.decide(e.act[t])
 		return c, ok
 	}
-	// Readers by (key, value), whole bodies of open members included: an
-	// open read is a read to come.
-	openReads := map[string]bool{}
-	for t := range r.h.Txns {
-		if i := r.pos[t]; i >= 0 && !r.ghost[t] && !o.closed[i] {
-			for _, op := range o.log.at(i).Ops {
-				if op.Kind == history.Read && !op.IsList {
-					openReads[taintKey(op.Key, op.Value)] = true
-				}
+	// livePos is the position of key k's live version in the instance (-1:
+	// the initial version, or a ghost not built this step), from LiveOf
+	// once per key and step (plus one in livePosOf; 0: not looked up), and
+	// kept as evictions change it: two map lookups per writer and key were
+	// a twentieth of a step.
+	livePosOf := make([]int32, len(p.keys))
+	livePos := func(k int32) int32 {
+		if at := livePosOf[k]; at != 0 {
+			return at - 1
+		}
+		prev := int32(-1)
+		if g, has := st.LiveOf[p.keys[k]]; has {
+			if at, in := r.at[g]; in {
+				prev = at
 			}
 		}
+		livePosOf[k] = prev + 1
+		return prev
 	}
+	var liveK []int32
 	// earlierWriter: a member that writes one of t's keys and precedes t
 	// by session or real time is still in the instance, so t cannot leave
 	// yet (R4).
@@ -997,18 +1037,14 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 				continue
 			}
 			var live []history.Key
+			liveK = liveK[:0] // live's keys, interned
 			var repl []replacement
 			if committed {
 				// R4: t is the first writer of each key it writes, after the
 				// key's live version; reads of that version are decided.
 				for _, kv := range p.txns[t].finals {
 					k := kv.key
-					prev := int32(-1)
-					if g, has := st.LiveOf[p.keys[k]]; has {
-						if at, in := r.at[g]; in {
-							prev = at
-						}
-					}
+					prev := livePos(k)
 					for _, w := range p.writersOf[k] {
 						if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.txns[w].dropped {
 							continue
@@ -1060,6 +1096,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 						break
 					}
 					live = append(live, p.keys[k])
+					liveK = append(liveK, k)
 				}
 				if !ok {
 					continue
@@ -1091,7 +1128,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 				}
 				addKept(rp.reader, t)
 			}
-			for _, k := range live {
+			for j, k := range live {
 				if g, has := st.LiveOf[k]; has {
 					gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
 					st.GhostKeys[g] = gk
@@ -1106,6 +1143,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 					}
 				}
 				st.LiveOf[k] = i
+				livePosOf[liveK[j]] = t + 1
 			}
 			st.Evicted++
 			if len(live) == 0 {
@@ -1192,11 +1230,11 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			}
 		}
 	}
-	sort.Slice(st.Kept, func(x, y int) bool {
-		if st.Kept[x][0] != st.Kept[y][0] {
-			return st.Kept[x][0] < st.Kept[y][0]
+	slices.SortFunc(st.Kept, func(x, y [2]int) int {
+		if c := cmp.Compare(x[0], y[0]); c != 0 {
+			return c
 		}
-		return st.Kept[x][1] < st.Kept[y][1]
+		return cmp.Compare(x[1], y[1])
 	})
 	st.Kept = slices.Compact(st.Kept)
 	st.Ghosts = len(st.GhostKeys)
@@ -1537,7 +1575,17 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 	p, e := r.p, r.e
 	n := e.s.NumNodes()
 	future := int32(n)
-	adj := make([][]int32, n+1)
+	// The graph's lists and Tarjan's arrays are the last call's, emptied:
+	// the rule builds H once or more per step, about the size of the
+	// instance each time.
+	sc := &o.ev.scc
+	for len(sc.adj) < n+1 {
+		sc.adj = append(sc.adj, nil)
+	}
+	adj := sc.adj[:n+1]
+	for u := range adj {
+		adj[u] = adj[u][:0]
+	}
 	possible := func(q solver.Lit) bool {
 		if c, ok := chosen[q.Var()]; ok {
 			return q == c
@@ -1592,29 +1640,40 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 			}
 		}
 	}
-	return components(adj)
+	return sc.components(adj)
 }
+
+// sccScratch holds componentsUnder's graph and Tarjan's arrays from one
+// call to the next; the numbering returned is valid until the next call.
+type sccScratch struct {
+	adj              [][]int32
+	index, low, comp []int32
+	stack            []int32
+	onStack          []bool
+	calls            []sccFrame
+}
+
+type sccFrame struct{ v, next int32 }
 
 // components numbers the strongly connected components of adj (Tarjan's
 // algorithm, iterative: the graphs are as deep as the window is long).
-func components(adj [][]int32) []int32 {
+func (sc *sccScratch) components(adj [][]int32) []int32 {
 	n := len(adj)
-	index := make([]int32, n)
-	low := make([]int32, n)
-	comp := make([]int32, n)
+	sc.index, sc.low, sc.comp = reuse(sc.index, n), reuse(sc.low, n), reuse(sc.comp, n)
+	sc.onStack = reuse(sc.onStack, n)
+	index, low, comp, onStack := sc.index, sc.low, sc.comp, sc.onStack
 	for i := range index {
 		index[i], comp[i] = -1, -1
 	}
-	var stack []int32
-	onStack := make([]bool, n)
-	type frame struct{ v, next int32 }
-	var calls []frame
+	stack := sc.stack[:0]
+	calls := sc.calls[:0]
+	defer func() { sc.stack, sc.calls = stack[:0], calls[:0] }()
 	var counter, comps int32
 	for root := range adj {
 		if index[root] >= 0 {
 			continue
 		}
-		calls = append(calls[:0], frame{int32(root), 0})
+		calls = append(calls[:0], sccFrame{int32(root), 0})
 		index[root], low[root] = counter, counter
 		counter++
 		stack = append(stack, int32(root))
@@ -1631,7 +1690,7 @@ func components(adj [][]int32) []int32 {
 					counter++
 					stack = append(stack, w)
 					onStack[w] = true
-					calls = append(calls, frame{w, 0})
+					calls = append(calls, sccFrame{w, 0})
 				case onStack[w]:
 					low[v] = min(low[v], index[w])
 				}

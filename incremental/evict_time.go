@@ -1,9 +1,9 @@
 package incremental
 
 import (
+	"cmp"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -33,8 +33,10 @@ func newTimeOrder(r *reduced) *timeOrder {
 		}
 	}
 	effEnd := func(t int32) int64 { return p.opts.EffectiveEnd(&p.h.Txns[t]) }
-	sort.SliceStable(to.byEnd, func(a, b int) bool { return effEnd(to.byEnd[a]) < effEnd(to.byEnd[b]) })
-	sort.SliceStable(to.byStart, func(a, b int) bool { return p.h.Txns[to.byStart[a]].Start < p.h.Txns[to.byStart[b]].Start })
+	// Stable sorts without reflection (sort.SliceStable's swapper); a
+	// stable order is unique, so the order is the one it gave.
+	slices.SortStableFunc(to.byEnd, func(a, b int32) int { return cmp.Compare(effEnd(a), effEnd(b)) })
+	slices.SortStableFunc(to.byStart, func(a, b int32) int { return cmp.Compare(p.h.Txns[a].Start, p.h.Txns[b].Start) })
 	to.ends = make([]int64, len(to.byEnd))
 	for i, t := range to.byEnd {
 		to.ends[i] = effEnd(t)
