@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -49,17 +50,15 @@ type Online struct {
 	index  map[string]int
 	closed []bool
 	quar   []bool
-	// named maps the names alert cores use to release positions. The
-	// alert history names a transaction by its ID, or, for a reused ID
-	// from its second use on, ID@start (alertBodies), so every name is
-	// exact, and find resolves alert members without scanning.
-	named map[string]int
 
 	alerts  []*Alert
 	pending []*Alert // alerted with an open member; re-shrunk once all close
 
 	steps, checks int
 	unchecked     int
+	// confirmedLocally counts the alerts confirmed on the reduced
+	// instance's transactions alone (localAlertHistory), for tests.
+	confirmedLocally int
 	// Work done, for metrics: solver conflicts and constraints (read
 	// choices and writer pairs) encoded, over all checks.
 	conflicts, constraints, pruned int64
@@ -118,6 +117,13 @@ type Alert struct {
 	Updated bool
 	// Watermark is the released prefix's last start when the alert fired.
 	Watermark int64
+
+	// names maps the core's names to release positions. An alert history
+	// names a transaction by its ID, or, when the ID is used again within
+	// that history (a reuse, window W5), ID@start from its second use on
+	// (nameApart), so names are exact within an alert, and find resolves
+	// them without scanning.
+	names map[string]int
 }
 
 // NewOnline starts an engine. opts.Level is the promised level; checking
@@ -128,7 +134,7 @@ func NewOnline(opts history.Options) *Online {
 
 // NewOnlineConfig starts an engine with cfg.
 func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
-	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, named: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState()}
+	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState()}
 	o.opts.Level = history.StrictSerializable
 	return o
 }
@@ -208,21 +214,45 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				return out, ctx.Err()
 			}
 		}
-		h, pos, err := o.alertHistory()
-		if err != nil {
-			return out, err
+		// The violation is confirmed on bodies: first on the transactions
+		// the reduced instance stands for, then, if it rested on what
+		// evicted ones proved, on the whole released history.
+		var h *history.History
+		var pos []int
+		var res *Result
+		for _, local := range []bool{true, false} {
+			var err error
+			switch {
+			case local && r == nil:
+				continue
+			case local:
+				h, pos, err = o.localAlertHistory(r)
+			default:
+				h, pos, err = o.alertHistory()
+			}
+			if err != nil {
+				return out, err
+			}
+			if len(h.Txns) == 0 {
+				continue
+			}
+			o.checks++
+			if res, err = Check(ctx, h, o.opts, Config{MaxAnomalies: 1}); err != nil {
+				return out, err
+			}
+			o.conflicts += res.Stats.Conflicts
+			o.constraints += int64(res.Stats.Reads + res.Stats.Pairs)
+			o.pruned += int64(res.Stats.Pruned)
+			if res.Verdict == Invalid && len(res.Anomalies) > 0 {
+				if local {
+					o.confirmedLocally++
+				}
+				break
+			}
 		}
-		if len(h.Txns) == 0 {
+		if res == nil {
 			return out, nil
 		}
-		o.checks++
-		res, err := Check(ctx, h, o.opts, Config{MaxAnomalies: 1})
-		if err != nil {
-			return out, err
-		}
-		o.conflicts += res.Stats.Conflicts
-		o.constraints += int64(res.Stats.Reads + res.Stats.Pairs)
-		o.pruned += int64(res.Stats.Pruned)
 		if res.Verdict != Invalid || len(res.Anomalies) == 0 {
 			if r != nil {
 				// The reduced instance kept a fact the bodies do not
@@ -245,11 +275,13 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		}
 		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
 		a.Watermark = o.lastStart()
-		for _, i := range o.name(h, pos, an.Core) {
+		for _, i := range o.name(a, h, pos, an.Core) {
 			if err := o.quarantine(i); err != nil {
 				return out, err
 			}
 		}
+		o.alerts = append(o.alerts, a)
+		var err error
 		if o.evicting {
 			err = o.replay(ctx)
 		} else {
@@ -261,7 +293,6 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		if !o.allClosed(an.Core) {
 			o.pending = append(o.pending, a)
 		}
-		o.alerts = append(o.alerts, a)
 		out = append(out, a)
 	}
 }
@@ -297,16 +328,29 @@ func (o *Online) alertHistory() (h *history.History, pos []int, err error) {
 // alertInstance is the released history projected to the transactions in
 // in, with the reads of those not yet time-closed dropped (O2).
 func (o *Online) alertInstance(in []bool) (*history.History, []int, error) {
-	txns, err := o.alertBodies()
+	txns, err := o.bodies()
 	if err != nil {
 		return nil, nil, err
 	}
+	at := make([]int, len(txns))
+	for i := range at {
+		at[i] = i
+	}
+	h, pos := o.projectAlert(txns, at, in)
+	return h, pos, nil
+}
+
+// projectAlert names txns apart (nameApart), projects them to those in
+// in, and drops the reads of those not yet time-closed (O2); at gives
+// each one's release position, pos each one's of the result.
+func (o *Online) projectAlert(txns []history.Txn, at []int, in []bool) (h *history.History, pos []int) {
+	nameApart(txns)
 	p := prepare(&history.History{Txns: txns}, o.opts)
-	h := p.project(in)
-	pos := make([]int, 0, len(h.Txns))
-	for i, member := range in {
+	h = p.project(in)
+	pos = make([]int, 0, len(h.Txns))
+	for j, member := range in {
 		if member {
-			pos = append(pos, i)
+			pos = append(pos, at[j])
 		}
 	}
 	for j := range h.Txns {
@@ -322,19 +366,14 @@ func (o *Online) alertInstance(in []bool) (*history.History, []int, error) {
 		}
 		t.Ops = ops
 	}
-	return h, pos, nil
+	return h, pos
 }
 
-// alertBodies is bodies with every name unique: an ID the stream reused
-// (window W5) is named ID@start from its second use on (with primes
-// should that repeat too). A transaction's name depends only on those
-// released before it, so it is stable as the stream grows and across
-// replays, and alert ids (a hash of core names) stay stable with it.
-func (o *Online) alertBodies() ([]history.Txn, error) {
-	txns, err := o.bodies()
-	if err != nil {
-		return nil, err
-	}
+// nameApart renames, in place, each transaction whose ID an earlier one
+// of txns already has (an ID the stream reused, window W5) to ID@start,
+// with primes should that repeat too. A name depends only on the
+// transactions before it, so it is stable as an alert history grows.
+func nameApart(txns []history.Txn) {
 	seen := make(map[string]struct{}, len(txns))
 	for i := range txns {
 		t := &txns[i]
@@ -347,42 +386,114 @@ func (o *Online) alertBodies() ([]history.Txn, error) {
 		}
 		seen[t.ID] = struct{}{}
 	}
-	return txns, nil
 }
 
-// name records the release positions of core, names of h's transactions
-// (pos: their positions), so that find resolves them, and returns them.
-func (o *Online) name(h *history.History, pos []int, core []string) []int {
+// name records in a the release positions of core, names of h's
+// transactions (pos: their positions), so that find resolves them, and
+// returns them.
+func (o *Online) name(a *Alert, h *history.History, pos []int, core []string) []int {
 	want := make(map[string]bool, len(core))
 	for _, id := range core {
 		want[id] = true
 	}
+	a.names = make(map[string]int, len(core))
 	var out []int
 	for j := range h.Txns {
 		if want[h.Txns[j].ID] {
-			o.named[h.Txns[j].ID] = pos[j]
+			a.names[h.Txns[j].ID] = pos[j]
 			out = append(out, pos[j])
 		}
 	}
 	return out
 }
 
+// localAlertHistory is the alert instance for a violation of the reduced
+// instance r, on the transactions r stands for (S: its members, ghosts
+// included) instead of every released one: H|S, with the reads of open
+// transactions dropped (O2). H|S needs, besides S's bodies, every possible
+// writer of what S reads, wherever it is: one pass over the released
+// bodies finds them (W: writers of a value S reads, appenders of a key S
+// reads), and H|S is the projection of S ∪ W to S, exactly what the whole
+// history projects to S. A core C within S then re-checks as on the whole
+// history ((H|S)|C = H|C), and so does its minimality; and confirming an
+// alert costs a pass over the spill instead of a check of every released
+// body (which held them all in memory at once). r's violation can rest on
+// orders that evicted transactions proved (its kept edges); H|S may then
+// be consistent, and Step falls back to the whole history.
+func (o *Online) localAlertHistory(r *reduced) (*history.History, []int, error) {
+	var set []int
+	for _, i := range r.pos {
+		if i >= 0 && !o.quar[i] {
+			set = append(set, i)
+		}
+	}
+	return o.localHistory(set)
+}
+
+// localHistory is H|S for the released transactions set (see
+// localAlertHistory), with the reads of open ones dropped.
+func (o *Online) localHistory(set []int) (*history.History, []int, error) {
+	n := o.log.len()
+	inS := make([]bool, n)
+	for _, i := range set {
+		inS[i] = true
+	}
+	type keyVal struct {
+		k history.Key
+		v history.Value
+	}
+	values := map[keyVal]bool{}
+	keys := map[history.Key]bool{}
+	for _, i := range set {
+		t, err := o.body(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, op := range t.Ops {
+			if op.Kind == history.Read {
+				keys[op.Key] = true
+				if !op.IsList {
+					values[keyVal{op.Key, op.Value}] = true
+				}
+			}
+		}
+	}
+	var txns []history.Txn
+	var at []int
+	var in []bool
+	for i := range n {
+		t, err := o.body(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !inS[i] && !slices.ContainsFunc(t.Ops, func(op history.Op) bool {
+			return op.Kind != history.Read && keys[op.Key] && (op.Kind == history.Append || values[keyVal{op.Key, op.Value}])
+		}) {
+			continue
+		}
+		txns = append(txns, t)
+		at = append(at, i)
+		in = append(in, inS[i])
+	}
+	h, pos := o.projectAlert(txns, at, in)
+	return h, pos, nil
+}
+
 // reshrink shrinks a pending alert's core under the projection now that
 // every member is closed; it reports whether the core got smaller.
 func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
-	// The core is shrunk inside the projection that was current when it
-	// fired: members of other cores stay out.
-	in := make([]bool, o.log.len())
-	for i := range in {
-		in[i] = !o.quar[i]
-	}
+	// The core is shrunk on H|core: a subset C of it projects the same
+	// from there as from the whole history ((H|X)|C = H|C), so members of
+	// other cores stay out and the rest need not be read.
 	members := map[int]bool{}
+	var set []int
 	for _, id := range a.Core {
-		if i, ok := o.find(id); ok {
-			in[i], members[i] = true, true
+		if i, ok := o.find(id); ok && !members[i] {
+			members[i] = true
+			set = append(set, i)
 		}
 	}
-	h, pos, err := o.alertInstance(in)
+	h, pos, err := o.localHistory(set)
 	if err != nil {
 		return false, err
 	}
@@ -403,7 +514,7 @@ func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
 	}
 	an := describe(ph, shrunk)
 	an.Core = sortedIDs(h, shrunk)
-	o.name(h, pos, an.Core)
+	o.name(a, h, pos, an.Core)
 	a.Anomaly = an
 	a.Updated = true
 	a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
@@ -429,13 +540,15 @@ func alertID(core []string) string {
 }
 
 // find returns a released transaction's index by the name an alert core
-// gives it (named), or else the first released with the ID (the one a
-// bare ID names in an alert history, alertBodies). The scan reads spilled
-// bodies whose chunk was dropped; every alert's names are in named, so
-// only a caller asking for something no core names pays for it.
+// gives it (the newest alert first), or else the first released with the
+// ID (the one a bare ID names in an alert history, nameApart). The scan
+// reads spilled bodies whose chunk was dropped; every alert keeps its
+// names, so only a caller asking for something no core names pays for it.
 func (o *Online) find(id string) (int, bool) {
-	if i, ok := o.named[id]; ok {
-		return i, true
+	for k := len(o.alerts) - 1; k >= 0; k-- {
+		if i, ok := o.alerts[k].names[id]; ok {
+			return i, true
+		}
 	}
 	for i := range o.log.len() {
 		if o.log.inMemory(i) {
@@ -452,20 +565,34 @@ func (o *Online) find(id string) (int, bool) {
 	return 0, false
 }
 
+// AlertTxn returns a member of a's core by the name the core gives it
+// (nil if none), for rendering a: a reused ID (window W5) can name
+// different transactions in different alerts.
+func (o *Online) AlertTxn(a *Alert, name string) *history.Txn {
+	if i, ok := a.names[name]; ok {
+		return o.txnAt(i)
+	}
+	return o.Txn(name)
+}
+
 // Txn returns a released transaction by id (nil if none), for rendering
-// alerts.
+// alerts: the newest alert naming it, else the first with the ID.
 func (o *Online) Txn(id string) *history.Txn {
 	if i, ok := o.find(id); ok {
-		if o.spill.spilled(i) {
-			t, err := o.body(i)
-			if err != nil {
-				return nil
-			}
-			return &t
-		}
-		return o.log.at(i)
+		return o.txnAt(i)
 	}
 	return nil
+}
+
+func (o *Online) txnAt(i int) *history.Txn {
+	if o.spill.spilled(i) {
+		t, err := o.body(i)
+		if err != nil {
+			return nil
+		}
+		return &t
+	}
+	return o.log.at(i)
 }
 
 // AddUnchecked records a dead-lettered transaction's writes as unchecked

@@ -92,12 +92,18 @@ func sweepRoundTrip(t *testing.T, h *history.History, opts history.Options, roun
 		t.Errorf("the reduced instance found %d violations the bodies do not confirm\n%s", d, dump(h))
 	}
 	sweepEvicted += o.Stats().Evicted
+	sweepLocal += o.confirmedLocally
+	sweepAlerts += len(o.Alerts())
 	return fired, o
 }
 
 // sweepEvicted counts evictions over a test, so that a test can say that
 // it exercised them.
 var sweepEvicted int
+
+// sweepLocal and sweepAlerts count, over a test, the alerts confirmed on
+// the reduced instance's transactions alone and all alerts.
+var sweepLocal, sweepAlerts int
 
 // sweepEvict selects the engine sweep drives: the evicting one, whose
 // exactness is the harder claim, unless a test asks for the default.
@@ -338,16 +344,19 @@ func TestOnlineSnapshotRoundTrip(t *testing.T) {
 // instance never disagrees with the bodies, and eviction keeps the window
 // small on valid histories.
 func TestOnlineGeneratedEvicting(t *testing.T) {
-	sweepEvicted = 0
+	sweepEvicted, sweepLocal, sweepAlerts = 0, 0, 0
 	released := sweepGenerated(t, tinyCount(40), 23, func(i int) int {
 		if i%3 == 0 {
 			return 1 // a third of them with one injected anomaly
 		}
 		return 0
 	})
-	t.Logf("%d of %d transactions evicted", sweepEvicted, released)
+	t.Logf("%d of %d transactions evicted; %d of %d alerts confirmed locally", sweepEvicted, released, sweepLocal, sweepAlerts)
 	if sweepEvicted < released/4 {
 		t.Errorf("only %d of %d transactions evicted", sweepEvicted, released)
+	}
+	if sweepLocal < sweepAlerts/2 {
+		t.Errorf("only %d of %d alerts confirmed on the reduced instance's transactions", sweepLocal, sweepAlerts)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -15,10 +14,11 @@ import (
 // transaction of its own: a lost update among reused IDs is alerted as
 // soon as its members close (so closing the reused ID closed the second
 // use, not the first, which stays in memory quarantined by an earlier
-// alert), its core names each reused transaction ID@start (the first use
-// keeps the bare ID), every name resolves to the right body (Txn) before
-// and after a snapshot round trip, and the core is the one check finds on
-// the same history with those names.
+// alert); each alert's core names resolve to the right bodies (AlertTxn)
+// before and after a snapshot round trip, and the core is the one check
+// finds on the same history, with later uses named ID@start. (An alert
+// history names a later use ID@start only when the first use is in it:
+// the second alert here is confirmed on the second uses alone.)
 func TestReusedIDs(t *testing.T) {
 	for _, evict := range []bool{false, true} {
 		t.Run(fmt.Sprint("evict=", evict), func(t *testing.T) {
@@ -51,8 +51,7 @@ func TestReusedIDs(t *testing.T) {
 			if len(alerts) != 2 || !slices.Equal(alerts[0].Core, []string{"a", "b", "c"}) {
 				t.Fatalf("before the end of input: %d alerts, want 2, the first on a, b, c: %+v", len(alerts), alerts)
 			}
-			core := alerts[1].Core
-			// The offline check on the history with the alert's names.
+			// The offline check on the history with later uses named apart.
 			named := &history.History{Txns: slices.Clone(all)}
 			for i := len(first.Txns); i < len(all); i++ {
 				tx := &named.Txns[i]
@@ -64,24 +63,27 @@ func TestReusedIDs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Verdict != Invalid || len(res.Anomalies) != 2 || !slices.Equal(res.Anomalies[1].Core, core) {
-				t.Fatalf("check: %s %+v; online core %v", res.Verdict, res.Anomalies, core)
-			}
-			for _, name := range core {
-				if !strings.Contains(name, "@1") {
-					t.Fatalf("core %v names a first use", core)
-				}
+			if res.Verdict != Invalid || len(res.Anomalies) != 2 {
+				t.Fatalf("check: %s %+v", res.Verdict, res.Anomalies)
 			}
 			resolve := func(o *Online) {
 				t.Helper()
-				for _, name := range core {
-					tx := o.Txn(name)
-					if tx == nil || fmt.Sprintf("%s@%d", tx.ID, tx.Start) != name {
-						t.Fatalf("Txn(%q) = %+v", name, tx)
+				for k, a := range alerts {
+					var got []string
+					for _, name := range a.Core {
+						tx := o.AlertTxn(a, name)
+						if tx == nil {
+							t.Fatalf("alert %d: AlertTxn(%q) = nil", k, name)
+						}
+						id := tx.ID
+						if tx.Start >= 10000 {
+							id = fmt.Sprintf("%s@%d", tx.ID, tx.Start)
+						}
+						got = append(got, id)
 					}
-				}
-				if tx := o.Txn("b"); tx == nil || tx.Start != 20 {
-					t.Fatalf("Txn(b) = %+v", tx)
+					if want := res.Anomalies[k].Core; !slices.Equal(got, want) {
+						t.Fatalf("alert %d: core %v resolves to %v, check's core is %v", k, a.Core, got, want)
+					}
 				}
 			}
 			resolve(o)
@@ -93,6 +95,7 @@ func TestReusedIDs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			alerts = r.Alerts()
 			resolve(r)
 			if got, err := r.Step(context.Background()); err != nil || len(got) > 0 {
 				t.Fatalf("restored engine: %v %v", got, err)

@@ -23,12 +23,14 @@ type onlineSnapshot struct {
 	Released []history.Txn
 	// Outside counts the released bodies that SnapshotBodies leaves to
 	// the caller (Released is then empty).
-	Outside     int
-	Closed      runFlags
-	Quar        runFlags
-	Alerts      []*Alert
-	Pending     []string       // ids of pending alerts, in order
-	Named       map[string]int `json:",omitempty"`
+	Outside int
+	Closed  runFlags
+	Quar    runFlags
+	Alerts  []*Alert
+	Pending []string // ids of pending alerts, in order
+	// Names are the alerts' core names by release position, in the
+	// order of Alerts (absent before names were kept).
+	Names       []map[string]int `json:",omitempty"`
 	Steps       int
 	Checks      int
 	Unchecked   int
@@ -111,7 +113,9 @@ func (o *Online) snapshot() *onlineSnapshot {
 		Steps: o.steps, Checks: o.checks, Unchecked: o.unchecked,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned,
 		Evict: o.evicting, EvictState: o.ev, MaxPinned: o.maxPinned, Capped: o.capped,
-		Named: o.named,
+	}
+	for _, a := range o.alerts {
+		s.Names = append(s.Names, a.names)
 	}
 	for _, a := range o.pending {
 		s.Pending = append(s.Pending, a.ID)
@@ -167,11 +171,16 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 	o.evicting, o.ev = s.Evict, s.EvictState
 	o.maxPinned, o.capped = s.MaxPinned, s.Capped
 	o.conflicts, o.constraints, o.pruned = s.Conflicts, s.Constraints, s.Pruned
-	for name, i := range s.Named {
-		if i < 0 || i >= n {
-			return nil, fmt.Errorf("engine snapshot: alert member %q at %d of %d released", name, i, n)
+	if s.Names != nil && len(s.Names) != len(o.alerts) {
+		return nil, fmt.Errorf("engine snapshot: %d alerts but names for %d", len(o.alerts), len(s.Names))
+	}
+	for k, names := range s.Names {
+		for name, i := range names {
+			if i < 0 || i >= n {
+				return nil, fmt.Errorf("engine snapshot: alert member %q at %d of %d released", name, i, n)
+			}
 		}
-		o.named[name] = i
+		o.alerts[k].names = names
 	}
 	if len(o.ev.Member) != n {
 		return nil, fmt.Errorf("engine snapshot: %d transactions but %d instance flags", n, len(o.ev.Member))
@@ -238,12 +247,13 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 	byID := map[string]*Alert{}
 	for _, a := range o.alerts {
 		byID[a.ID] = a
-		if s.Named == nil {
+		if s.Names == nil {
 			// Taken before cores' names were kept, when IDs were unique:
 			// each name is the first (only) use of its ID.
+			a.names = map[string]int{}
 			for _, id := range a.Core {
 				if i, ok := o.find(id); ok {
-					o.named[id] = i
+					a.names[id] = i
 				}
 			}
 		}
