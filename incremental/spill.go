@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -36,6 +35,35 @@ type spill struct {
 	block []int64 // by chunk: the offsets' block in the file, plus one; 0: not written out
 	loose map[int]int64
 	buf   []byte
+	// rd holds the file from rdOff on, read ahead: passes over the bodies
+	// in release order (an alert's confirmation, the replay after it,
+	// snapshots) read records and offset blocks that lie mostly in file
+	// order, and one read per record was most of their cost.
+	rd    []byte
+	rdOff int64
+}
+
+// readAhead is how much of the file one read brings into rd.
+const readAhead = 256 << 10
+
+// view returns up to n bytes of the file at off (fewer only at its end),
+// from rd when it holds them. The bytes are valid until the next view; the
+// file is only ever appended to, so what rd holds never goes stale. The
+// caller has flushed the writer.
+func (s *spill) view(off int64, n int) ([]byte, error) {
+	if off >= s.rdOff && off+int64(n) <= s.rdOff+int64(len(s.rd)) {
+		return s.rd[off-s.rdOff : off-s.rdOff+int64(n)], nil
+	}
+	size := max(n, readAhead)
+	if cap(s.rd) < size {
+		s.rd = make([]byte, size)
+	}
+	m, err := s.f.ReadAt(s.rd[:size], off)
+	s.rd, s.rdOff = s.rd[:m], off
+	if m == 0 {
+		return nil, err
+	}
+	return s.rd[:min(m, n)], nil
 }
 
 func (s *spill) open() error {
@@ -92,11 +120,11 @@ func (s *spill) offset(i int) (int64, error) {
 	if err := s.w.Flush(); err != nil {
 		return 0, fmt.Errorf("engine: reading a spilled body: %w", err)
 	}
-	var b [8]byte
-	if _, err := s.f.ReadAt(b[:], s.block[c]-1+8*int64(i&(logChunkSize-1))); err != nil {
-		return 0, fmt.Errorf("engine: reading the offset of spilled body %d: %w", i, err)
+	b, err := s.view(s.block[c]-1+8*int64(i&(logChunkSize-1)), 8)
+	if len(b) < 8 {
+		return 0, fmt.Errorf("engine: reading the offset of spilled body %d: %v", i, err)
 	}
-	return int64(binary.LittleEndian.Uint64(b[:])) - 1, nil
+	return int64(binary.LittleEndian.Uint64(b)) - 1, nil
 }
 
 // writeOut moves chunk c's offsets to the file: the log dropped the
@@ -136,65 +164,50 @@ func (s *spill) put(i int, t *history.Txn) error {
 }
 
 // appendRaw appends record i's bytes to dst, undecoded: a checkpoint
-// stores them as they are. One read usually covers the length and the
-// record.
+// stores them as they are.
 func (s *spill) appendRaw(dst []byte, i int) ([]byte, error) {
-	if err := s.w.Flush(); err != nil {
-		return dst, fmt.Errorf("engine: reading a spilled body: %w", err)
-	}
-	off, err := s.offset(i)
+	b, err := s.record(i)
 	if err != nil {
 		return dst, err
 	}
-	n0 := len(dst)
-	dst = slices.Grow(dst, 512)[:n0+512]
-	n, err := s.f.ReadAt(dst[n0:], off)
-	size, k := binary.Uvarint(dst[n0 : n0+n])
-	if k <= 0 {
-		return dst[:n0], fmt.Errorf("engine: spilled body %d: bad length (%v)", i, err)
-	}
-	if end := k + int(size); end <= n {
-		copy(dst[n0:], dst[n0+k:n0+end])
-		return dst[:n0+int(size)], nil
-	}
-	dst = slices.Grow(dst[:n0], int(size))[:n0+int(size)]
-	if _, err := s.f.ReadAt(dst[n0:], off+int64(k)); err != nil {
-		return dst[:n0], fmt.Errorf("engine: reading spilled body %d: %w", i, err)
-	}
-	return dst, nil
+	return append(dst, b...), nil
 }
 
 // get reads record i back.
 func (s *spill) get(i int) (history.Txn, error) {
-	var t history.Txn
-	if err := s.w.Flush(); err != nil {
-		return t, fmt.Errorf("engine: reading a spilled body: %w", err)
-	}
-	off, err := s.offset(i)
+	b, err := s.record(i)
 	if err != nil {
-		return t, err
+		return history.Txn{}, err
 	}
-	var head [binary.MaxVarintLen64]byte
-	n, err := s.f.ReadAt(head[:], off)
-	if n == 0 {
-		return t, fmt.Errorf("engine: reading spilled body %d: %w", i, err)
-	}
-	size, k := binary.Uvarint(head[:n])
-	if k <= 0 {
-		return t, fmt.Errorf("engine: spilled body %d: bad length", i)
-	}
-	if uint64(cap(s.buf)) < size {
-		s.buf = make([]byte, size)
-	}
-	s.buf = s.buf[:size]
-	if _, err := s.f.ReadAt(s.buf, off+int64(k)); err != nil {
-		return t, fmt.Errorf("engine: reading spilled body %d: %w", i, err)
-	}
-	t, err = decodeTxn(s.buf)
+	t, err := decodeTxn(b)
 	if err != nil {
 		return t, fmt.Errorf("engine: spilled body %d: %w", i, err)
 	}
 	return t, nil
+}
+
+// record returns record i's bytes, valid until the next read.
+func (s *spill) record(i int) ([]byte, error) {
+	if err := s.w.Flush(); err != nil {
+		return nil, fmt.Errorf("engine: reading a spilled body: %w", err)
+	}
+	off, err := s.offset(i)
+	if err != nil {
+		return nil, err
+	}
+	head, err := s.view(off, binary.MaxVarintLen64)
+	if len(head) == 0 {
+		return nil, fmt.Errorf("engine: reading spilled body %d: %v", i, err)
+	}
+	size, k := binary.Uvarint(head)
+	if k <= 0 || size > uint64(s.end-off) {
+		return nil, fmt.Errorf("engine: spilled body %d: bad length", i)
+	}
+	b, err := s.view(off+int64(k), int(size))
+	if len(b) < int(size) {
+		return nil, fmt.Errorf("engine: reading spilled body %d: %v", i, err)
+	}
+	return b, nil
 }
 
 // stubOf is what stays in memory of an evicted transaction. Its strings
