@@ -284,9 +284,14 @@ func (s *KafkaSource) trouble(msg string) {
 func NewKafkaSource(ctx context.Context, c KafkaConfig, start []int64) *KafkaSource {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &KafkaSource{cfg: c, out: make(chan KafkaMessage, 4096), cancel: cancel}
-	// A reader with unread messages gets a fetch answered within MaxWait
-	// (kafka-go's read deadline): one still silent after two is retrying.
-	s.merge = newMerger(len(start), mergeQueue, s.out, max(2*c.MaxWait, 100*time.Millisecond))
+	// A reader gets a fetch answered within MaxWait (kafka-go's read
+	// deadline): one that has delivered nothing after two may be on an
+	// empty partition; one with unread messages still silent is retrying
+	// a failed fetch, which its backoff bounds. On a loaded machine with
+	// the in-process broker a reader failed 10 MB fetches for 3.5 s in a
+	// row; waiting 1 s let the window buffer 73,000 transactions.
+	s.merge = newMerger(len(start), mergeQueue, s.out, max(2*c.MaxWait, 100*time.Millisecond),
+		max(2*c.MaxWait, 100*time.Millisecond)+c.BackoffMax)
 	s.wg.Go(func() { s.merge.run(ctx) })
 	lg := c.logger()
 	for p, off := range start {

@@ -8,9 +8,10 @@ import (
 
 // merger interleaves the partitions of a KafkaSource by event time: it
 // hands on the queued message with the smallest start, and before it
-// hands on one while a partition that is behind and has unread messages
-// (not at its high watermark) has nothing queued, it waits for that
-// partition, up to stall.
+// hands on one while a partition that is behind and may have unread
+// messages (not at its high watermark) has nothing queued, it waits for
+// that partition: up to stallUnread once the partition said it has
+// unread messages, up to stall before it has delivered anything.
 //
 // Why: the window releases a transaction only once every partition's
 // watermark has passed its start, so a partition that falls behind in
@@ -35,15 +36,17 @@ type merger struct {
 	// merger last looked (each reader sends, then sets it).
 	notify chan struct{}
 	out    chan<- KafkaMessage
-	// stall bounds the wait for a partition with unread messages and
-	// none queued (a reader retrying a failed fetch): after it the
-	// others go on, as they did before, and the partition is not waited
-	// for again until it delivers.
-	stall time.Duration
+	// stallUnread bounds the wait for a partition with unread messages
+	// and none queued (a reader retrying a failed fetch), stall the wait
+	// for one that has delivered nothing yet (it may be empty): after it
+	// the others go on, as they did before the merge, and the partition
+	// is not waited for again until it delivers. A partition at its high
+	// watermark (caught up) is never waited for.
+	stall, stallUnread time.Duration
 }
 
-func newMerger(partitions, queue int, out chan<- KafkaMessage, stall time.Duration) *merger {
-	m := &merger{in: make([]chan KafkaMessage, partitions), notify: make(chan struct{}, 1), out: out, stall: stall}
+func newMerger(partitions, queue int, out chan<- KafkaMessage, stall, stallUnread time.Duration) *merger {
+	m := &merger{in: make([]chan KafkaMessage, partitions), notify: make(chan struct{}, 1), out: out, stall: stall, stallUnread: stallUnread}
 	for p := range m.in {
 		m.in[p] = make(chan KafkaMessage, queue)
 	}
@@ -85,6 +88,7 @@ func (m *merger) run(ctx context.Context) {
 	last := make([]int64, n)
 	caught := make([]bool, n)
 	absent := make([]bool, n)
+	seen := make([]bool, n) // delivered something
 	for p := range last {
 		last[p] = math.MinInt64
 	}
@@ -101,7 +105,7 @@ func (m *merger) run(ctx context.Context) {
 			select {
 			case km := <-m.in[p]:
 				heads[p], have[p] = km, true
-				absent[p] = false
+				absent[p], seen[p] = false, true
 				caught[p] = km.HighWaterMark > 0 && km.Offset+1 >= km.HighWaterMark
 			default:
 			}
@@ -112,13 +116,13 @@ func (m *merger) run(ctx context.Context) {
 				best = p
 			}
 		}
-		behind := false
+		behind, unread := false, false
 		if best >= 0 {
 			k := eventKey(&heads[best])
 			for p := range n {
 				if !have[p] && !caught[p] && !absent[p] && last[p] < k {
 					behind = true
-					break
+					unread = unread || seen[p]
 				}
 			}
 		}
@@ -136,7 +140,11 @@ func (m *merger) run(ctx context.Context) {
 		var expired <-chan time.Time
 		if best >= 0 {
 			if deadline.IsZero() {
-				deadline = time.Now().Add(m.stall)
+				d := m.stall
+				if unread {
+					d = m.stallUnread
+				}
+				deadline = time.Now().Add(d)
 			}
 			timer.Reset(time.Until(deadline))
 			expired = timer.C

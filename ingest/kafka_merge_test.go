@@ -29,7 +29,7 @@ func TestMergerEventTimeOrder(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := make(chan KafkaMessage)
-	m := newMerger(3, 8, out, time.Hour)
+	m := newMerger(3, 8, out, time.Hour, time.Hour)
 	// Every partition's messages are queued before the merger starts, the
 	// last of each at its high watermark.
 	starts := [][]int64{{10, 40, 70}, {20, 50, 80}, {30, 60, 90}}
@@ -51,14 +51,15 @@ func TestMergerEventTimeOrder(t *testing.T) {
 }
 
 // TestMergerWaitsForPartitionBehind: a partition with unread messages and
-// none queued holds the others back until it delivers, or for stall at
-// most; one at its high watermark holds nothing back.
+// none queued holds the others back until it delivers, or for stallUnread
+// at most (stall before it delivered anything); one at its high watermark
+// holds nothing back.
 func TestMergerWaitsForPartitionBehind(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := make(chan KafkaMessage)
-	const stall = 300 * time.Millisecond
-	m := newMerger(2, 8, out, stall)
+	const stall, stallUnread = 300 * time.Millisecond, 600 * time.Millisecond
+	m := newMerger(2, 8, out, stall, stallUnread)
 	go m.run(ctx)
 	m.put(ctx, 0, mergeMsg(0, 0, 100, 10))
 	if km, ok := recvMerged(t, out, stall/3); ok {
@@ -74,8 +75,8 @@ func TestMergerWaitsForPartitionBehind(t *testing.T) {
 	if km, ok := recvMerged(t, out, 5*time.Second); !ok || km.Partition != 0 {
 		t.Fatalf("got %+v (ok %v), want partition 0's start 100", km, ok)
 	}
-	if d := time.Since(t0); d < stall*9/10 {
-		t.Fatalf("partition 0 went on after %s, before the stall bound %s", d, stall)
+	if d := time.Since(t0); d < stallUnread*9/10 {
+		t.Fatalf("partition 0 went on after %s, before the stall bound %s", d, stallUnread)
 	}
 	m.put(ctx, 0, mergeMsg(0, 1, 110, 10))
 	if _, ok := recvMerged(t, out, stall/3); !ok {
