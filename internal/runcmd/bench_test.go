@@ -3,10 +3,15 @@ package runcmd
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +34,12 @@ import (
 // the same `run` on Kafka with checkpoints; the checkpoint time and size;
 // and restart-to-caught-up: a run resumed from a checkpoint at half the
 // topic, timed until it has read the other half.
+// STREAMCHECK_BENCH_CPUPROFILE=PREFIX writes a CPU profile of each run
+// to PREFIX-<phase>.pprof; STREAMCHECK_BENCH_STATUS=10s shows the status
+// lines of each run; STREAMCHECK_BENCH_PROC=1 runs the checkpointed Kafka
+// run as the streamcheck binary in its own process and reports its RSS
+// (the broker and the harness, which hold the whole stream, stay out of
+// it).
 func TestBenchKafkaVsStdin(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("STREAMCHECK_BENCH_KAFKA"))
 	if n == 0 {
@@ -77,8 +88,10 @@ func TestBenchKafkaVsStdin(t *testing.T) {
 
 	// Whole runs.
 	t0 = time.Now()
-	code, _, errb := runMain(t, ctx, s.args("--tick", "100ms"), stdin.String())
+	stop := benchProfile(t, "stdin")
+	code, _, errb := benchMain(t, ctx, s.args("--tick", "100ms"), stdin.String())
 	stdinRun := time.Since(t0)
+	stop()
 	if code == ExitError {
 		t.Fatal(errb)
 	}
@@ -86,8 +99,10 @@ func TestBenchKafkaVsStdin(t *testing.T) {
 		t.Log(errb)
 	}
 	t0 = time.Now()
-	code, _, errb = runMain(t, ctx, s.args(append(kafkaArgs(addr, "txns"), "--tick", "100ms")...), "")
+	stop = benchProfile(t, "kafka")
+	code, _, errb = benchMain(t, ctx, s.args(append(kafkaArgs(addr, "txns"), "--tick", "100ms")...), "")
 	kafkaPlain := time.Since(t0)
+	stop()
 	if code == ExitError {
 		t.Fatal(errb)
 	}
@@ -97,8 +112,15 @@ func TestBenchKafkaVsStdin(t *testing.T) {
 	}
 	dir := t.TempDir()
 	t0 = time.Now()
-	code, _, errb = runMain(t, ctx, s.args(append(kafkaArgs(addr, "txns"), "--tick", "100ms", "--state-dir", filepath.Join(dir, "full"), "--checkpoint-every", "10000")...), "")
+	stop = benchProfile(t, "ckpt")
+	ckptArgs := s.args(append(kafkaArgs(addr, "txns"), "--tick", "100ms", "--state-dir", filepath.Join(dir, "full"), "--checkpoint-every", "10000")...)
+	if os.Getenv("STREAMCHECK_BENCH_PROC") != "" {
+		code, errb = benchProcess(t, ckptArgs)
+	} else {
+		code, _, errb = benchMain(t, ctx, ckptArgs, "")
+	}
 	kafkaRun := time.Since(t0)
+	stop()
 	if code == ExitError {
 		t.Fatal(errb)
 	}
@@ -148,7 +170,9 @@ func TestBenchKafkaVsStdin(t *testing.T) {
 	st := filepath.Join(dir, "half")
 	halfArgs := s.args(append(kafkaArgs(addr, "half"), "--tick", "100ms", "--state-dir", st, "--checkpoint-every", "10000")...)
 	t0 = time.Now()
-	code, _, errb = runMain(t, ctx, halfArgs, "")
+	stop = benchProfile(t, "first-half")
+	code, _, errb = benchMain(t, ctx, halfArgs, "")
+	stop()
 	if code == ExitError {
 		t.Fatal(errb)
 	}
@@ -160,11 +184,107 @@ func TestBenchKafkaVsStdin(t *testing.T) {
 	produce(false)
 	t.Logf("produced the second half in %s", time.Since(t0).Round(time.Millisecond))
 	t0 = time.Now()
-	code, _, errb = runMain(t, ctx, halfArgs, "")
+	stop = benchProfile(t, "resume")
+	code, _, errb = benchMain(t, ctx, halfArgs, "")
 	resumed := time.Since(t0)
+	stop()
 	if code == ExitError {
 		t.Fatal(errb)
 	}
 	t.Logf("restart to caught up: resumed from a checkpoint at %d of %d messages, read the rest and ended in %s",
 		msgs/2, msgs, resumed.Round(time.Millisecond))
+}
+
+// benchProfile logs the CPU time the process spent in one phase (broker
+// included: on a loaded machine it says more than the wall time), and
+// writes a CPU profile of it when STREAMCHECK_BENCH_CPUPROFILE is set;
+// the returned func ends the phase.
+func benchProfile(t *testing.T, phase string) func() {
+	cpu0 := processCPU()
+	stop := func() {}
+	if prefix := os.Getenv("STREAMCHECK_BENCH_CPUPROFILE"); prefix != "" {
+		f, err := os.Create(prefix + "-" + phase + ".pprof")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		stop = func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}
+	}
+	return func() {
+		stop()
+		t.Logf("phase %s: %s of CPU (user+sys, whole process)", phase, (processCPU() - cpu0).Round(time.Millisecond))
+	}
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchMain is runMain with STREAMCHECK_BENCH_STATUS (a --status
+// interval) appended, to watch the window and engine during a phase.
+func benchMain(t *testing.T, ctx context.Context, args []string, stdin string) (int, string, string) {
+	if v := os.Getenv("STREAMCHECK_BENCH_STATUS"); v != "" {
+		args = append(args, "--status", v)
+	}
+	return runMain(t, ctx, args, stdin)
+}
+
+// benchProcess runs `streamcheck run args` as its own process and samples
+// its resident set every second; it logs the peak and a series at 10 s.
+func benchProcess(t *testing.T, args []string) (int, string) {
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := os.Getenv("STREAMCHECK_BENCH_STATUS"); v != "" {
+		args = append(args, "--status", v)
+	}
+	cmd := exec.Command(bin, append([]string{"run", "--http="}, args...)...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var peak int64
+	var series []string
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+			if err != nil {
+				continue
+			}
+			if m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(b); m != nil {
+				kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
+				peak = max(peak, kb)
+				if i%10 == 9 {
+					series = append(series, strconv.FormatInt(kb>>10, 10))
+				}
+			}
+		}
+	}()
+	err = cmd.Wait()
+	close(done)
+	code := cmd.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		t.Fatalf("streamcheck run: %v\n%s", err, errb.String())
+	}
+	t.Logf("checker process: peak RSS %d MB (sampled every second); RSS every 10 s (MB): %s", peak>>10, strings.Join(series, ", "))
+	return code, errb.String()
 }

@@ -107,7 +107,8 @@ func makeStreamOf(t testing.TB, preset string, seed uint64, txns, partitions int
 // produce sends every partition's events to topic in order.
 func (s *stream) produce(t testing.TB, addr, topic string) int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// A minute, and more for a benchmark's millions (1M took 26 s).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute+time.Duration(len(s.merged))*100*time.Microsecond)
 	defer cancel()
 	w := ingest.NewKafkaWriter(&ingest.KafkaConfig{Brokers: []string{addr}}, topic)
 	defer w.Close()

@@ -2,6 +2,7 @@ package runcmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -87,8 +89,15 @@ type runner struct {
 	sinceCkpt int
 	lastCkpt  time.Time
 	ckpts     int
-	ckptTime  time.Duration // last checkpoint's duration
+	ckptTime  time.Duration // last checkpoint's duration (snapshots and write)
 	ckptBytes int           // last checkpoint's snapshot bytes
+	// ckptLoop is what checkpoints cost the loop in all: the snapshots,
+	// and waiting for a write still in flight.
+	ckptLoop time.Duration
+	// ckptWrite is the time of the writes, in the background, in all.
+	ckptWrite time.Duration
+	// saving is the checkpoint write in flight (nil: none).
+	saving chan savedCheckpoint
 	// savedBodies is how many of the engine's released bodies are in the
 	// state directory: a checkpoint writes only the ones after them.
 	savedBodies int
@@ -139,6 +148,9 @@ func (r *runner) close() error {
 		}
 	}
 	if r.store != nil {
+		// A write in flight finishes before the store closes (its error,
+		// if the run did not see it, is the run's).
+		errs = append(errs, r.waitSave())
 		errs = append(errs, r.store.Close())
 	}
 	if r.kafka != nil {
@@ -770,6 +782,9 @@ func (r *runner) finish(ctx context.Context) (int, error) {
 	if err := r.step(ctx); err != nil {
 		return ExitError, err
 	}
+	if err := r.waitSave(); err != nil {
+		return ExitError, err
+	}
 	r.observe()
 	r.flushAlerts()
 	r.summary("end of input")
@@ -788,6 +803,9 @@ func (r *runner) interrupted() (int, error) {
 	ctx := context.Background()
 	if r.store != nil {
 		if err := r.checkpoint(ctx); err != nil {
+			return ExitError, err
+		}
+		if err := r.waitSave(); err != nil {
 			return ExitError, err
 		}
 		r.observe()
@@ -846,10 +864,24 @@ func (r *runner) deadTotal() uint64 {
 	return n
 }
 
-// checkpoint makes the dead letters durable, then saves the window, the
-// engine and the loop with the offsets they cover in one synced batch,
-// then commits the offsets to the consumer group (D2).
+// checkpoint makes the dead letters durable, then takes the snapshots of
+// the window, the engine and the loop with the offsets they cover, and
+// hands them to a background write: one synced batch, then the offsets
+// committed to the consumer group (D2). The write of checkpoint N
+// overlaps the reading of the messages after it; checkpoint N+1 first
+// waits for it (Saves do not overlap and each writes the bodies after
+// the last), and so do the end of the run and close. A failed write
+// fails the run at the next checkpoint or at the end, as it did when the
+// loop waited for it.
+//
+// Why in the background: the synced commit is a disk flush the loop
+// waited out at every checkpoint, while the snapshots, which must be
+// taken on the loop (the engine and the window are not safe for
+// concurrent use), are bytes the loop owns once taken.
 func (r *runner) checkpoint(ctx context.Context) error {
+	if err := r.waitSave(); err != nil {
+		return err
+	}
 	t0 := time.Now()
 	// The checkpoint must not cover a dead letter that is not durable:
 	// a dead-letter topic that is down is waited for like the source.
@@ -865,31 +897,65 @@ func (r *runner) checkpoint(ctx context.Context) error {
 		return fmt.Errorf("loop snapshot: %w", err)
 	}
 	win, ids, idMark := r.win.SnapshotApart(r.savedIDs)
-	c := &state.Checkpoint{Offsets: r.next, Engine: eng, Window: win, Runner: loop, Counters: r.totals(),
-		Released: bodies, ReleasedFrom: r.savedBodies, WindowIDs: ids}
-	if err := r.store.Save(c, nil, nil); err != nil {
-		return err
-	}
+	// Copies of what the loop goes on changing: the offsets, and the IDs
+	// (a view of the window's ID arena).
+	c := &state.Checkpoint{Offsets: slices.Clone(r.next), Engine: eng, Window: win, Runner: loop, Counters: r.totals(),
+		Released: bodies, ReleasedFrom: r.savedBodies, WindowIDs: bytes.Clone(ids)}
 	r.savedBodies += len(bodies)
 	r.savedIDs = idMark
 	r.ckpts++
-	r.ckptTime, r.ckptBytes = time.Since(t0), len(c.Engine)+len(c.Window)+len(c.Runner)+len(c.WindowIDs)
+	r.ckptBytes = len(c.Engine) + len(c.Window) + len(c.Runner) + len(c.WindowIDs)
 	for _, b := range bodies {
 		r.ckptBytes += len(b)
 	}
+	r.sinceCkpt, r.lastCkpt = 0, time.Now()
+	snapTime := time.Since(t0)
+	r.ckptLoop += snapTime
+	done := make(chan savedCheckpoint, 1)
+	r.saving = done
+	commitCtx := context.WithoutCancel(ctx)
+	go func() {
+		t1 := time.Now()
+		err := r.store.Save(c, nil, nil)
+		if err == nil && r.kafka != nil && r.cfg.Kafka.Group != "" {
+			cctx, cancel := context.WithTimeout(commitCtx, 5*time.Second)
+			cerr := ingest.CommitOffsets(cctx, r.kafka, r.cfg.Kafka.Group, c.Offsets)
+			cancel()
+			if cerr != nil {
+				// The checkpoint is the offset of record; the group only
+				// serves lag tools, so this is worth a warning, not a stop.
+				r.cfg.log.Warn("kafka: offset commit failed (the checkpoint holds the offsets)", "err", cerr)
+			}
+		}
+		done <- savedCheckpoint{err: err, took: snapTime + time.Since(t1), write: time.Since(t1)}
+	}()
+	return nil
+}
+
+// savedCheckpoint is the outcome of a background checkpoint write.
+type savedCheckpoint struct {
+	err   error
+	took  time.Duration // snapshots on the loop + the write
+	write time.Duration
+}
+
+// waitSave waits for the checkpoint write in flight, if any, and returns
+// its error.
+func (r *runner) waitSave() error {
+	if r.saving == nil {
+		return nil
+	}
+	t0 := time.Now()
+	s := <-r.saving
+	r.saving = nil
+	r.ckptLoop += time.Since(t0)
+	if s.err != nil {
+		return s.err
+	}
+	r.ckptTime = s.took
+	r.ckptWrite += s.write
 	if r.al != nil {
 		r.al.m.ObserveCheckpoint(r.ckptTime, int64(r.ckptBytes))
-	}
-	r.sinceCkpt, r.lastCkpt = 0, time.Now()
-	if r.kafka != nil && r.cfg.Kafka.Group != "" {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		err := ingest.CommitOffsets(cctx, r.kafka, r.cfg.Kafka.Group, r.next)
-		cancel()
-		if err != nil {
-			// The checkpoint is the offset of record; the group only
-			// serves lag tools, so this is worth a warning, not a stop.
-			r.cfg.log.Warn("kafka: offset commit failed (the checkpoint holds the offsets)", "err", err)
-		}
 	}
 	return nil
 }
@@ -942,7 +1008,8 @@ func (r *runner) summary(why string) {
 	}
 	ck := r.latency.String()
 	if r.store != nil {
-		ck += fmt.Sprintf("; checkpoint %d took %s, %d snapshot bytes, state directory %d bytes", r.ckpts, r.ckptTime.Round(time.Microsecond), r.ckptBytes, r.store.Size())
+		ck += fmt.Sprintf("; checkpoint %d took %s, %d snapshot bytes, state directory %d bytes; checkpoints held the loop %s in all (their writes took %s beside it)",
+			r.ckpts, r.ckptTime.Round(time.Microsecond), r.ckptBytes, r.store.Size(), r.ckptLoop.Round(time.Millisecond), r.ckptWrite.Round(time.Millisecond))
 	}
 	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %s checked (strict-serializable, skew %s, in-doubt %s), %s, %s%s%s\n",
 		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial, ck)
