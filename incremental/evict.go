@@ -718,6 +718,10 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	removed := make([]bool, len(r.h.Txns))
 	to := newTimeOrder(r)
 	var sb *sessionBounds // built at the first removal that needs it
+	// Buffers for the solver's fixed edges, one per place that walks
+	// them (none of those walks reaches another): a new slice per call
+	// was an allocation per removal and per member.
+	var feRemove, feClosed, feGhost []solver.Node
 	keptOut := emptied(&sx.keptOut, nt)
 	keptIn := emptied(&sx.keptIn, nt)
 	var outside [][2]int // kept orders with an end not built this step
@@ -753,12 +757,14 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	remove := func(t int32, committed bool) {
 		var preds, succs []int32
 		if n := e.node[t]; n >= 0 && committed {
-			for _, m := range e.s.FixedEdges(n, false, nil) {
+			feRemove = e.s.FixedEdges(n, false, feRemove[:0])
+			for _, m := range feRemove {
 				if u := e.nodeTxn[m]; u >= 0 {
 					preds = append(preds, u)
 				}
 			}
-			for _, m := range e.s.FixedEdges(n, true, nil) {
+			feRemove = e.s.FixedEdges(n, true, feRemove[:0])
+			for _, m := range feRemove {
 				if u := e.nodeTxn[m]; u >= 0 {
 					succs = append(succs, u)
 				}
@@ -868,7 +874,8 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 				}
 			})
 			for _, fw := range []bool{false, true} {
-				for _, m := range e.s.FixedEdges(n, fw, nil) {
+				feClosed = e.s.FixedEdges(n, fw, feClosed[:0])
+				for _, m := range feClosed {
 					if u := e.nodeTxn[m]; u >= 0 && !p.before(u, t) && !p.before(t, u) && !closedAt(u) {
 						ok = false
 					}
@@ -1158,12 +1165,14 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			}
 			delete(st.Replaced, i)
 			if n := e.node[t]; n >= 0 {
-				for _, m := range e.s.FixedEdges(n, false, nil) {
+				feGhost = e.s.FixedEdges(n, false, feGhost[:0])
+				for _, m := range feGhost {
 					if u := e.nodeTxn[m]; u >= 0 {
 						addKept(u, t)
 					}
 				}
-				for _, m := range e.s.FixedEdges(n, true, nil) {
+				feGhost = e.s.FixedEdges(n, true, feGhost[:0])
+				for _, m := range feGhost {
 					if u := e.nodeTxn[m]; u >= 0 {
 						addKept(t, u)
 					}
@@ -1194,7 +1203,8 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			}
 		}
 		if n := e.node[t]; n >= 0 {
-			for _, m := range e.s.FixedEdges(n, true, nil) {
+			feGhost = e.s.FixedEdges(n, true, feGhost[:0])
+			for _, m := range feGhost {
 				if u := e.nodeTxn[m]; u >= 0 && r.pos[u] >= 0 {
 					addKept(t32, u)
 				}

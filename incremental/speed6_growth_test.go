@@ -33,8 +33,8 @@ func TestStepGrowth(t *testing.T) {
 	h = nil
 	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 	ctx := context.Background()
-	var stepTime, cpuAll time.Duration
-	var alloc uint64
+	var stepTime, cpuAll, cpuSteps time.Duration
+	var alloc, mallocs uint64
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -50,23 +50,25 @@ func TestStepGrowth(t *testing.T) {
 		inst += len(st.memberList())
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		a0 := ms.TotalAlloc
+		a0, m0 := ms.TotalAlloc, ms.Mallocs
 		t0, c0 := time.Now(), cpu()
 		if _, err := o.Step(ctx); err != nil {
 			t.Fatal(err)
 		}
 		stepTime += time.Since(t0)
 		cpuAll += cpu() - c0
+		cpuSteps += cpu() - c0
 		runtime.ReadMemStats(&ms)
 		alloc += ms.TotalAlloc - a0
+		mallocs += ms.Mallocs - m0
 		steps++
 		if steps%100 == 0 {
 			s := o.Stats()
-			t.Logf("released %d: %.2f ms/step, members %d, window %d, ghosts %d, kept %d, liveOf %d, initVal %d, replaced %d, ghostOps %d (%.0f s)",
-				i+1, float64(stepTime.Microseconds())/1000/float64(steps), inst/steps, s.Window, s.Ghosts,
+			t.Logf("released %d: %.2f ms/step (CPU %.2f), members %d, window %d, ghosts %d, kept %d, liveOf %d, initVal %d, replaced %d, ghostOps %d (%.0f s)",
+				i+1, float64(stepTime.Microseconds())/1000/float64(steps), float64(cpuSteps.Microseconds())/1000/float64(steps), inst/steps, s.Window, s.Ghosts,
 				len(st.Kept), len(st.LiveOf), len(st.InitVal), len(st.Replaced), len(st.ghostOps), time.Since(start).Seconds())
-			stepTime, inst, steps = 0, 0, 0
+			stepTime, cpuSteps, inst, steps = 0, 0, 0, 0
 		}
 	})
-	t.Logf("steps' CPU (user+sys, GC included) %.2f s, allocated %d MB", cpuAll.Seconds(), alloc>>20)
+	t.Logf("steps' CPU (user+sys, GC included) %.2f s, allocated %d MB in %d allocations", cpuAll.Seconds(), alloc>>20, mallocs)
 }
