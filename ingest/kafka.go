@@ -285,14 +285,16 @@ func NewKafkaSource(ctx context.Context, c KafkaConfig, start []int64) *KafkaSou
 	ctx, cancel := context.WithCancel(ctx)
 	s := &KafkaSource{cfg: c, out: make(chan KafkaMessage, 4096), cancel: cancel}
 	// A reader gets a fetch answered within MaxWait (kafka-go's read
-	// deadline): one that has delivered nothing after two may be on an
-	// empty partition; one with unread messages still silent is retrying
-	// a failed fetch, which its backoff bounds. On a loaded machine with
-	// the in-process broker a reader failed 10 MB fetches for 3.5 s in a
-	// row; waiting 1 s let the window buffer 73,000 transactions.
+	// deadline): one with unread messages still silent after two is
+	// retrying a failed fetch, which its backoff bounds. On a loaded
+	// machine with the in-process broker a reader failed 10 MB fetches for
+	// 3.5 s in a row; waiting 1 s let the window buffer 73,000
+	// transactions. Until the end offsets say whether a partition has
+	// anything to read, it is waited for 2 x MaxWait (it may be empty).
 	s.merge = newMerger(len(start), mergeQueue, s.out, max(2*c.MaxWait, 100*time.Millisecond),
 		max(2*c.MaxWait, 100*time.Millisecond)+c.BackoffMax)
 	s.wg.Go(func() { s.merge.run(ctx) })
+	s.wg.Go(func() { s.startOffsets(ctx, start) })
 	lg := c.logger()
 	for p, off := range start {
 		r := kafka.NewReader(kafka.ReaderConfig{
@@ -318,6 +320,39 @@ func NewKafkaSource(ctx context.Context, c KafkaConfig, start []int64) *KafkaSou
 		go s.read(ctx, p, r)
 	}
 	return s
+}
+
+// startOffsets tells the merger which partitions had messages to read at
+// start: one with none is not waited for, one with some is waited for as
+// long as a reader retrying a failed fetch takes. Without an answer (the
+// broker is down) it stays unknown.
+func (s *KafkaSource) startOffsets(ctx context.Context, start []int64) {
+	c := s.cfg
+	c.tr = nil // a pool of its own: the caller's is not safe for concurrent first use
+	defer c.Close()
+	backoff := max(s.cfg.BackoffMin, 10*time.Millisecond)
+	for {
+		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		ends, err := KafkaEndOffsets(qctx, &c, len(start), true)
+		cancel()
+		if err == nil {
+			for p, off := range start {
+				switch {
+				case off == kafka.LastOffset || off >= 0 && ends[p] <= off:
+					s.merge.setStart(p, startEmpty)
+				case off >= 0:
+					s.merge.setStart(p, startUnread)
+				}
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, max(s.cfg.BackoffMax, backoff))
+	}
 }
 
 // Messages is the merged stream; it is closed after Close.

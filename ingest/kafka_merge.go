@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"math"
+	"sync/atomic"
 	"time"
 )
 
@@ -10,8 +11,11 @@ import (
 // hands on the queued message with the smallest start, and before it
 // hands on one while a partition that is behind and may have unread
 // messages (not at its high watermark) has nothing queued, it waits for
-// that partition: up to stallUnread once the partition said it has
-// unread messages, up to stall before it has delivered anything.
+// that partition: up to stallUnread when it is known to have unread
+// messages (its last message was below its high watermark, or before its
+// first message, its end offset at start was beyond its start offset),
+// up to stall while that is not known yet; a partition known to have
+// nothing to read is not waited for.
 //
 // Why: the window releases a transaction only once every partition's
 // watermark has passed its start, so a partition that falls behind in
@@ -43,10 +47,32 @@ type merger struct {
 	// is not waited for again until it delivers. A partition at its high
 	// watermark (caught up) is never waited for.
 	stall, stallUnread time.Duration
+	// start is what each partition had to read when the source started
+	// (startUnknown until the end offsets are in): it decides the wait
+	// for a partition that has delivered nothing yet.
+	start []atomic.Int32
+}
+
+// Values of merger.start.
+const (
+	startUnknown = iota
+	startEmpty   // nothing to read at start
+	startUnread  // messages to read at start
+)
+
+// setStart records what partition p had to read at start and wakes the
+// merger to look again.
+func (m *merger) setStart(p int, v int32) {
+	m.start[p].Store(v)
+	select {
+	case m.notify <- struct{}{}:
+	default:
+	}
 }
 
 func newMerger(partitions, queue int, out chan<- KafkaMessage, stall, stallUnread time.Duration) *merger {
-	m := &merger{in: make([]chan KafkaMessage, partitions), notify: make(chan struct{}, 1), out: out, stall: stall, stallUnread: stallUnread}
+	m := &merger{in: make([]chan KafkaMessage, partitions), notify: make(chan struct{}, 1), out: out, stall: stall, stallUnread: stallUnread,
+		start: make([]atomic.Int32, partitions)}
 	for p := range m.in {
 		m.in[p] = make(chan KafkaMessage, queue)
 	}
@@ -120,10 +146,18 @@ func (m *merger) run(ctx context.Context) {
 		if best >= 0 {
 			k := eventKey(&heads[best])
 			for p := range n {
-				if !have[p] && !caught[p] && !absent[p] && last[p] < k {
-					behind = true
-					unread = unread || seen[p]
+				if have[p] || caught[p] || absent[p] || last[p] >= k {
+					continue
 				}
+				switch {
+				case seen[p]:
+					unread = true
+				case m.start[p].Load() == startEmpty:
+					continue
+				case m.start[p].Load() == startUnread:
+					unread = true
+				}
+				behind = true
 			}
 		}
 		if best >= 0 && !behind {

@@ -94,3 +94,37 @@ func TestMergerWaitsForPartitionBehind(t *testing.T) {
 		t.Fatal("waited for a partition at its high watermark")
 	}
 }
+
+// TestMergerStartOffsets: before a partition delivers anything, the end
+// offsets at start decide the wait: none for a partition with nothing to
+// read, stallUnread for one with messages, stall while unknown.
+func TestMergerStartOffsets(t *testing.T) {
+	const stall, stallUnread = 200 * time.Millisecond, 800 * time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		start    int32
+		min, max time.Duration
+	}{
+		{"empty", startEmpty, 0, stall / 2},
+		{"unknown", startUnknown, stall * 9 / 10, stallUnread / 2},
+		{"unread", startUnread, stallUnread * 9 / 10, 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			out := make(chan KafkaMessage)
+			m := newMerger(2, 8, out, stall, stallUnread)
+			m.setStart(0, startUnread)
+			m.setStart(1, tc.start)
+			go m.run(ctx)
+			t0 := time.Now()
+			m.put(ctx, 0, mergeMsg(0, 0, 100, 10))
+			if _, ok := recvMerged(t, out, 5*time.Second); !ok {
+				t.Fatal("nothing delivered")
+			}
+			if d := time.Since(t0); d < tc.min || d > tc.max {
+				t.Fatalf("partition 0 delivered after %s, want %s to %s", d, tc.min, tc.max)
+			}
+		})
+	}
+}
