@@ -81,7 +81,8 @@ type evictState struct {
 	Replaced map[int][]history.Key
 	// Kept are orders proven between members, as base edges.
 	Kept [][2]int
-	// Decided are commit decisions of unknown members.
+	// Decided are commit decisions of unknown members (only members: an
+	// entry goes when its transaction leaves the instance).
 	Decided map[int]bool
 	// InitVal fixes initial values decided under an unknown initial state.
 	InitVal map[history.Key]history.Value
@@ -862,6 +863,10 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			delete(st.GhostKeys, i)
 			r.ghost[t] = false
 			delete(st.Replaced, i)
+			// A decision is read only for members (build): kept for those
+			// gone, Decided grew with every unknown outcome ever released,
+			// and build walked all of it at every step.
+			delete(st.Decided, i)
 		}
 	}
 	// neighboursClosed is R3.
@@ -1145,6 +1150,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 						} else {
 							st.Member[g] = false
 							delete(st.GhostKeys, g)
+							delete(st.Decided, g)
 							o.spillBody(g)
 						}
 					}
