@@ -704,7 +704,7 @@ func (r *runner) emit(a *incremental.Alert, proven time.Time) error {
 	}
 	byID := map[string]*history.Txn{}
 	for _, tid := range a.Core {
-		if t := r.engine.Txn(tid); t != nil {
+		if t := r.engine.AlertTxn(a, tid); t != nil {
 			byID[tid] = t
 		}
 	}
