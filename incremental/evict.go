@@ -145,7 +145,8 @@ func emptied[T any](s *[][]T, n int) [][]T {
 func (st *evictState) memberList() []int {
 	if !st.listed {
 		st.members = st.members[:0]
-		for i, m := range st.Member {
+		for i := range st.Member.len() {
+			m := st.Member.get(i)
 			if m {
 				st.members = append(st.members, i)
 			}
@@ -155,7 +156,7 @@ func (st *evictState) memberList() []int {
 	}
 	keep := st.members[:0]
 	for _, i := range st.members {
-		if st.Member[i] {
+		if st.Member.get(i) {
 			keep = append(keep, i)
 		}
 	}
@@ -165,10 +166,10 @@ func (st *evictState) memberList() []int {
 
 // admit makes released index i a member.
 func (st *evictState) admit(i int) {
-	for len(st.Member) <= i {
-		st.Member = append(st.Member, false)
+	for st.Member.len() <= i {
+		st.Member.push(false)
 	}
-	st.Member[i] = true
+	st.Member.set(i, true)
 	if st.listed {
 		st.members = append(st.members, i)
 	}
@@ -186,9 +187,10 @@ func (o *Online) resetInstance() error {
 	st := newEvictState()
 	st.Taint = o.ev.Taint
 	st.Evicted, st.Disagreements = o.ev.Evicted, o.ev.Disagreements
-	st.Member = make([]bool, o.log.len())
+	st.Member = makeFlags(o.log.len())
 	for i := range o.log.len() {
-		if st.Member[i] = !o.quar[i]; st.Member[i] {
+		if m := !o.quar.get(i); m {
+			st.Member.set(i, m)
 			if err := o.unstub(i); err != nil {
 				return err
 			}
@@ -425,7 +427,7 @@ func (o *Online) windowOps(i int, ops []history.Op) []history.Op {
 		if op.Kind != history.Read {
 			return false
 		}
-		if !o.closed[i] || slices.Contains(replaced, op.Key) {
+		if !o.closed.get(i) || slices.Contains(replaced, op.Key) {
 			return true
 		}
 		if !op.IsList && o.tainted(i, op.Key, op.Value) {
@@ -695,7 +697,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	}
 	closedAt := func(t int32) bool {
 		i := r.pos[t]
-		return i < 0 || o.closed[i]
+		return i < 0 || o.closed.get(i)
 	}
 	// The open accessors alone, for R3: a few per key, where all of them
 	// are tens.
@@ -859,7 +861,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 		i := r.pos[t]
 		if i >= 0 {
-			st.Member[i] = false
+			st.Member.set(i, false)
 			delete(st.GhostKeys, i)
 			r.ghost[t] = false
 			delete(st.Replaced, i)
@@ -1003,7 +1005,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	order := make([]int32, 0, len(r.h.Txns))
 	for t := range r.h.Txns {
 		i := r.pos[t]
-		if i < 0 || r.ghost[t] || !o.closed[i] || pinned[i] {
+		if i < 0 || r.ghost[t] || !o.closed.get(i) || pinned[i] {
 			continue
 		}
 		order = append(order, int32(t))
@@ -1148,7 +1150,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 						if at, in := r.at[g]; in {
 							remove(at, true)
 						} else {
-							st.Member[g] = false
+							st.Member.set(g, false)
 							delete(st.GhostKeys, g)
 							delete(st.Decided, g)
 							o.spillBody(g)
@@ -1235,7 +1237,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	// Store the kept orders by released index.
 	st.Kept = st.Kept[:0]
 	for _, k := range outside {
-		if st.Member[k[0]] && st.Member[k[1]] {
+		if st.Member.get(k[0]) && st.Member.get(k[1]) {
 			st.Kept = append(st.Kept, k)
 		}
 	}
@@ -1369,7 +1371,7 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 	// Values that open members read: their writers may be the sources.
 	openReads := map[string]bool{}
 	for t := range r.h.Txns {
-		if i := r.pos[t]; member(int32(t)) && !o.closed[i] {
+		if i := r.pos[t]; member(int32(t)) && !o.closed.get(i) {
 			for _, op := range o.log.at(i).Ops {
 				if op.Kind == history.Read {
 					openReads[taintKey(op.Key, op.Value)] = true
@@ -1382,7 +1384,7 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 		v, seen := endpoints[t]
 		if !seen {
 			i := r.pos[t]
-			v = member(t) && o.closed[i] && !pinned[i] && e.node[t] >= 0 && !p.txns[t].dropped &&
+			v = member(t) && o.closed.get(i) && !pinned[i] && e.node[t] >= 0 && !p.txns[t].dropped &&
 				r.h.Txns[t].Status == history.Committed && !touchesList(p, &r.h.Txns[t])
 			endpoints[t] = v
 		}
@@ -1403,7 +1405,7 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 	// writer (I4).
 	source := func(w int32) bool {
 		i := r.pos[w]
-		return i >= 0 && o.closed[i] && !pinned[i] && e.node[w] >= 0 && !p.txns[w].dropped && r.h.Txns[w].Status == history.Committed
+		return i >= 0 && o.closed.get(i) && !pinned[i] && e.node[w] >= 0 && !p.txns[w].dropped && r.h.Txns[w].Status == history.Committed
 	}
 	type rfCand struct {
 		reader, writer int32
@@ -1457,7 +1459,7 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 		}
 		var later []int32
 		for _, c := range p.writersOf[k] {
-			if c == first || c == second || r.pos[c] < 0 || !o.closed[r.pos[c]] || e.node[c] < 0 {
+			if c == first || c == second || r.pos[c] < 0 || !o.closed.get(r.pos[c]) || e.node[c] < 0 {
 				continue
 			}
 			if status := r.h.Txns[c].Status; status != history.Committed {
@@ -1638,7 +1640,7 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 		if u < 0 {
 			continue
 		}
-		if i < 0 || r.ghost[t] || o.closed[i] {
+		if i < 0 || r.ghost[t] || o.closed.get(i) {
 			adj[u] = append(adj[u], future)
 			continue
 		}
@@ -1756,16 +1758,16 @@ func (o *Online) replay(ctx context.Context) error {
 	st := newEvictState()
 	st.Taint = o.ev.Taint
 	st.Evicted, st.Disagreements = o.ev.Evicted, o.ev.Disagreements
-	st.Member = make([]bool, o.log.len())
+	st.Member = makeFlags(o.log.len())
 	o.ev = st
 	closed := o.closed
-	o.closed = make([]bool, len(closed))
+	o.closed = makeFlags(closed.len())
 	defer func() { o.closed = closed }()
 	n := o.log.len()
 	for lo := 0; lo < n; lo += replayChunk {
 		hi := min(lo+replayChunk, n)
 		for i := lo; i < hi; i++ {
-			if !o.quar[i] {
+			if !o.quar.get(i) {
 				if err := o.unstub(i); err != nil {
 					return err
 				}
@@ -1782,7 +1784,7 @@ func (o *Online) replay(ctx context.Context) error {
 			next = t.Start
 		}
 		for _, i := range o.ev.memberList() {
-			o.closed[i] = closed[i] && (hi == n || o.closedBefore(i, next))
+			o.closed.set(i, closed.get(i) && (hi == n || o.closedBefore(i, next)))
 		}
 		r := o.build()
 		if len(r.h.Txns) == 0 {
@@ -1793,7 +1795,7 @@ func (o *Online) replay(ctx context.Context) error {
 		o.conflicts += r.e.s.Stats().Conflicts
 		if status != solver.Sat {
 			for i := hi; i < n; i++ {
-				if !o.quar[i] {
+				if !o.quar.get(i) {
 					if err := o.unstub(i); err != nil {
 						return err
 					}

@@ -125,7 +125,7 @@ func TestIrrelevanceCounterexamples(t *testing.T) {
 func (o *Online) inWindow(ids ...string) []string {
 	var in []string
 	for _, id := range ids {
-		if i := o.index[id]; o.ev.Member[i] && o.ev.GhostKeys[i] == nil {
+		if i := o.index[id]; o.ev.Member.get(i) && o.ev.GhostKeys[i] == nil {
 			in = append(in, id)
 		}
 	}
@@ -209,8 +209,9 @@ func TestWindowProbe(t *testing.T) {
 				t.Logf("why pinned: %v", reasons)
 				if os.Getenv("STREAMCHECK_WINDOW_PROBE_PINNED") == "chain" {
 					// The oldest pinned transaction and what it waits for.
-					for j, m := range o.ev.Member {
-						if m && o.ev.GhostKeys[j] == nil && o.closed[j] {
+					for j := range o.ev.Member.len() {
+						m := o.ev.Member.get(j)
+						if m && o.ev.GhostKeys[j] == nil && o.closed.get(j) {
 							id := o.log.at(j).ID
 							t.Logf("  oldest: %s", o.log.at(j).Compact())
 							for id, w := range why {
@@ -236,8 +237,9 @@ func TestWindowProbe(t *testing.T) {
 				float64(i+1)/now.Sub(t0).Seconds(), 1000/now.Sub(last).Seconds())
 			last = now
 			if os.Getenv("STREAMCHECK_WINDOW_PROBE_PINNED") != "" {
-				for j, m := range o.ev.Member {
-					if m && o.ev.GhostKeys[j] == nil && o.closed[j] {
+				for j := range o.ev.Member.len() {
+					m := o.ev.Member.get(j)
+					if m && o.ev.GhostKeys[j] == nil && o.closed.get(j) {
 						t.Logf("pinned %s: %s", o.log.at(j).Compact(), why[o.log.at(j).ID])
 						break
 					}

@@ -82,7 +82,7 @@ func hashReduced(hs hash.Hash, r *reduced) {
 }
 
 func hashEv(hs hash.Hash, st *evictState) {
-	fmt.Fprintf(hs, "member %v\n", st.Member)
+	fmt.Fprintf(hs, "member %v\n", st.Member.bools())
 	var ks []int
 	for i := range st.GhostKeys {
 		ks = append(ks, i)

@@ -48,8 +48,8 @@ type Online struct {
 	// window lets an ID be reused once the first use is past its horizon
 	// (window W5), and Close means the newest.
 	index  map[string]int
-	closed []bool
-	quar   []bool
+	closed runFlags
+	quar   runFlags
 
 	alerts  []*Alert
 	pending []*Alert // alerted with an open member; re-shrunk once all close
@@ -143,8 +143,8 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 func (o *Online) Release(txns ...history.Txn) {
 	for _, t := range txns {
 		o.index[t.ID] = o.appendLog(t)
-		o.closed = append(o.closed, false)
-		o.quar = append(o.quar, false)
+		o.closed.push(false)
+		o.quar.push(false)
 		o.ev.admit(o.log.len() - 1)
 	}
 }
@@ -153,16 +153,14 @@ func (o *Online) Release(txns ...history.Txn) {
 func (o *Online) Close(ids ...string) {
 	for _, id := range ids {
 		if i, ok := o.index[id]; ok {
-			o.closed[i] = true
+			o.closed.set(i, true)
 		}
 	}
 }
 
 // CloseAll is end of input: every transaction time-closes (§5).
 func (o *Online) CloseAll() {
-	for i := range o.closed {
-		o.closed[i] = true
-	}
+	o.closed.setAll(true)
 }
 
 // Alerts returns every alert raised so far.
@@ -299,7 +297,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 
 func (o *Online) allClosed(core []string) bool {
 	for _, id := range core {
-		if i, ok := o.find(id); ok && !o.closed[i] {
+		if i, ok := o.find(id); ok && !o.closed.get(i) {
 			return false
 		}
 	}
@@ -320,7 +318,7 @@ func (o *Online) lastStart() int64 {
 func (o *Online) alertHistory() (h *history.History, pos []int, err error) {
 	in := make([]bool, o.log.len())
 	for i := range in {
-		in[i] = !o.quar[i]
+		in[i] = !o.quar.get(i)
 	}
 	return o.alertInstance(in)
 }
@@ -354,7 +352,7 @@ func (o *Online) projectAlert(txns []history.Txn, at []int, in []bool) (h *histo
 		}
 	}
 	for j := range h.Txns {
-		if o.closed[pos[j]] {
+		if o.closed.get(pos[j]) {
 			continue
 		}
 		t := &h.Txns[j]
@@ -423,7 +421,7 @@ func (o *Online) name(a *Alert, h *history.History, pos []int, core []string) []
 func (o *Online) localAlertHistory(r *reduced) (*history.History, []int, error) {
 	var set []int
 	for _, i := range r.pos {
-		if i >= 0 && !o.quar[i] {
+		if i >= 0 && !o.quar.get(i) {
 			set = append(set, i)
 		}
 	}
@@ -605,9 +603,9 @@ func (o *Online) AddUnchecked(t history.Txn) {
 		t.ID += "'"
 	}
 	o.index[t.ID] = o.appendLog(t)
-	o.closed = append(o.closed, true)
-	o.quar = append(o.quar, false)
-	o.ev.Member = append(o.ev.Member, false)
+	o.closed.push(true)
+	o.quar.push(false)
+	o.ev.Member.push(false)
 	_ = o.quarantine(o.log.len() - 1) // in memory: it cannot fail
 	o.unchecked++
 }
@@ -619,8 +617,8 @@ func (o *Online) quarantine(i int) error {
 	if err := o.unstub(i); err != nil {
 		return err
 	}
-	o.quar[i] = true
-	o.ev.Member[i] = false
+	o.quar.set(i, true)
+	o.ev.Member.set(i, false)
 	for _, op := range o.log.at(i).Ops {
 		if op.Kind != history.Read {
 			k := taintKey(op.Key, op.Value)
@@ -653,7 +651,7 @@ func (o *Online) capPinned() {
 		if pinned <= o.maxPinned {
 			break
 		}
-		if o.ev.Member[i] && o.ev.GhostKeys[i] == nil && o.closed[i] && !o.quar[i] && !inCore[i] {
+		if o.ev.Member.get(i) && o.ev.GhostKeys[i] == nil && o.closed.get(i) && !o.quar.get(i) && !inCore[i] {
 			_ = o.quarantine(i) // a member: in memory, it cannot fail
 			delete(o.ev.Replaced, i)
 			o.capped++
@@ -670,7 +668,7 @@ func (o *Online) Stats() OnlineStats {
 	for _, i := range o.ev.memberList() {
 		if o.ev.GhostKeys[i] == nil {
 			st.Window++
-			if o.closed[i] {
+			if o.closed.get(i) {
 				st.Pinned++
 			}
 		}

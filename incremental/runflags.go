@@ -7,23 +7,89 @@ import (
 )
 
 // runFlags is a per-transaction flag (closed, quarantined, in the
-// instance) that snapshots store as run lengths: alternating runs of
-// false and true, the first of false (possibly empty). Stored as one
-// JSON bool per transaction, the three flags made every checkpoint grow
-// with the whole stream, some 18 bytes per transaction ever released
-// (180 MB per checkpoint after 10M); nearly all of them are one long run
-// of evicted, closed transactions.
-type runFlags []bool
+// instance), one bit each: as a bool per transaction, the three flags were
+// what the evicting engine's memory still grew by on a long stream, 3
+// bytes per transaction ever released. Snapshots store them as run
+// lengths: alternating runs of false and true, the first of false
+// (possibly empty). Stored as one JSON bool per transaction, they made
+// every checkpoint grow with the whole stream, some 18 bytes per
+// transaction (180 MB per checkpoint after 10M); nearly all of them are
+// one long run of evicted, closed transactions.
+type runFlags struct {
+	words []uint64
+	n     int
+}
+
+// makeFlags returns n flags, all false.
+func makeFlags(n int) runFlags {
+	return runFlags{words: make([]uint64, (n+63)/64), n: n}
+}
+
+func (f *runFlags) len() int { return f.n }
+
+func (f *runFlags) get(i int) bool {
+	if uint(i) >= uint(f.n) {
+		panic(fmt.Sprintf("incremental: flag %d of %d", i, f.n))
+	}
+	return f.words[i>>6]>>(i&63)&1 != 0
+}
+
+func (f *runFlags) set(i int, v bool) {
+	if uint(i) >= uint(f.n) {
+		panic(fmt.Sprintf("incremental: flag %d of %d", i, f.n))
+	}
+	if v {
+		f.words[i>>6] |= 1 << (i & 63)
+	} else {
+		f.words[i>>6] &^= 1 << (i & 63)
+	}
+}
+
+// push appends a flag.
+func (f *runFlags) push(v bool) {
+	if f.n&63 == 0 {
+		f.words = append(f.words, 0)
+	}
+	f.n++
+	f.set(f.n-1, v)
+}
+
+// setAll sets every flag to v.
+func (f *runFlags) setAll(v bool) {
+	for i := range f.words {
+		f.words[i] = 0
+		if v {
+			f.words[i] = ^uint64(0)
+		}
+	}
+	if v && f.n&63 != 0 {
+		f.words[len(f.words)-1] = 1<<(f.n&63) - 1
+	}
+}
+
+// bools returns the flags as a slice, for tests.
+func (f *runFlags) bools() []bool {
+	out := make([]bool, f.n)
+	for i := range out {
+		out[i] = f.get(i)
+	}
+	return out
+}
+
+func flagsOf(bs []bool) runFlags {
+	f := makeFlags(len(bs))
+	for i, v := range bs {
+		f.set(i, v)
+	}
+	return f
+}
 
 // MarshalJSON implements json.Marshaler.
 func (f runFlags) MarshalJSON() ([]byte, error) {
-	if f == nil {
-		return []byte("null"), nil
-	}
 	runs := []int{}
 	cur, n := false, 0
-	for _, v := range f {
-		if v != cur {
+	for i := range f.n {
+		if v := f.get(i); v != cur {
 			runs = append(runs, n)
 			cur, n = v, 0
 		}
@@ -38,7 +104,7 @@ func (f runFlags) MarshalJSON() ([]byte, error) {
 func (f *runFlags) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if bytes.Equal(b, []byte("null")) {
-		*f = nil
+		*f = runFlags{}
 		return nil
 	}
 	if inner := bytes.TrimSpace(bytes.TrimPrefix(b, []byte("["))); len(inner) > 0 && (inner[0] == 't' || inner[0] == 'f') {
@@ -46,7 +112,7 @@ func (f *runFlags) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &old); err != nil {
 			return err
 		}
-		*f = old
+		*f = flagsOf(old)
 		return nil
 	}
 	var runs []int
@@ -60,11 +126,15 @@ func (f *runFlags) UnmarshalJSON(b []byte) error {
 		}
 		total += n
 	}
-	out := make([]bool, 0, total)
+	out := makeFlags(total)
+	at := 0
 	for i, n := range runs {
-		for range n {
-			out = append(out, i%2 == 1)
+		if i%2 == 1 {
+			for k := at; k < at+n; k++ {
+				out.set(k, true)
+			}
 		}
+		at += n
 	}
 	*f = out
 	return nil

@@ -162,8 +162,8 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 	if s.Outside > 0 {
 		n = s.Outside
 	}
-	if len(s.Closed) != n || len(s.Quar) != n {
-		return nil, fmt.Errorf("engine snapshot: %d transactions but %d closed and %d quarantine flags", n, len(s.Closed), len(s.Quar))
+	if s.Closed.len() != n || s.Quar.len() != n {
+		return nil, fmt.Errorf("engine snapshot: %d transactions but %d closed and %d quarantine flags", n, s.Closed.len(), s.Quar.len())
 	}
 	o := want
 	o.closed, o.quar = s.Closed, s.Quar
@@ -182,8 +182,8 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 		}
 		o.alerts[k].names = names
 	}
-	if len(o.ev.Member) != n {
-		return nil, fmt.Errorf("engine snapshot: %d transactions but %d instance flags", n, len(o.ev.Member))
+	if o.ev.Member.len() != n {
+		return nil, fmt.Errorf("engine snapshot: %d transactions but %d instance flags", n, o.ev.Member.len())
 	}
 	if o.ev.Decided == nil {
 		o.ev.Decided = map[int]bool{}
@@ -210,7 +210,7 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 		}
 		// A reused ID (window W5): the index keeps the newest.
 		o.index[t.ID] = o.appendLog(t)
-		if !o.ev.Member[i] {
+		if !o.ev.Member.get(i) {
 			// Evicted bodies go back to the spill, as if evicted here.
 			o.spillBody(i)
 		}

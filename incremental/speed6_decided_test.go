@@ -16,11 +16,11 @@ func TestDecidedOnlyMembers(t *testing.T) {
 	}
 	releaseCloseStep(t, h, o, ids...)
 	w1 := o.index["W1"]
-	if _, ok := o.index["W1"]; ok && o.ev.Member[w1] {
+	if _, ok := o.index["W1"]; ok && o.ev.Member.get(w1) {
 		t.Fatalf("W1 is still a member (stats %+v): the test does not reach the case", o.Stats())
 	}
 	for i := range o.ev.Decided {
-		if !o.ev.Member[i] {
+		if !o.ev.Member.get(i) {
 			t.Errorf("Decided keeps %d, which left the instance", i)
 		}
 	}

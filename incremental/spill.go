@@ -221,7 +221,7 @@ func stubOf(t *history.Txn) history.Txn {
 // the instance for good: evicted, not a ghost, not quarantined (the taint
 // rule reads a quarantined body's writes).
 func (o *Online) stub(i int) error {
-	if o.spill.f == nil || o.spill.spilled(i) || o.ev.Member[i] || o.quar[i] {
+	if o.spill.f == nil || o.spill.spilled(i) || o.ev.Member.get(i) || o.quar.get(i) {
 		return nil
 	}
 	if err := o.spill.put(i, o.log.at(i)); err != nil {

@@ -191,7 +191,7 @@ func TestDroppedChunksServeAlerts(t *testing.T) {
 	if w1 := o.Txn("W1"); w1 == nil || len(w1.Ops) != 2 {
 		t.Fatalf("W1 as rendered: %+v", w1)
 	}
-	if w1 := o.log.loose[0]; w1 == nil || w1.ID != "W1" || !o.quar[0] {
+	if w1 := o.log.loose[0]; w1 == nil || w1.ID != "W1" || !o.quar.get(0) {
 		t.Fatalf("quarantined W1 not back in memory from its dropped chunk: %+v", w1)
 	}
 	// The stream goes on after the replay, and its transactions are
