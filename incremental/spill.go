@@ -41,6 +41,11 @@ type spill struct {
 	// order, and one read per record was most of their cost.
 	rd    []byte
 	rdOff int64
+	// offs holds chunk offsChunk's written-out offsets (offsChunk -1:
+	// none), read as a whole: reading them through rd would make a pass
+	// jump between a block and the records at every body.
+	offs      []int64
+	offsChunk int
 }
 
 // readAhead is how much of the file one read brings into rd.
@@ -120,11 +125,20 @@ func (s *spill) offset(i int) (int64, error) {
 	if err := s.w.Flush(); err != nil {
 		return 0, fmt.Errorf("engine: reading a spilled body: %w", err)
 	}
-	b, err := s.view(s.block[c]-1+8*int64(i&(logChunkSize-1)), 8)
-	if len(b) < 8 {
-		return 0, fmt.Errorf("engine: reading the offset of spilled body %d: %v", i, err)
+	if s.offs == nil || s.offsChunk != c {
+		var b [8 * logChunkSize]byte
+		if _, err := s.f.ReadAt(b[:], s.block[c]-1); err != nil {
+			return 0, fmt.Errorf("engine: reading the offset of spilled body %d: %w", i, err)
+		}
+		if s.offs == nil {
+			s.offs = make([]int64, logChunkSize)
+		}
+		for k := range s.offs {
+			s.offs[k] = int64(binary.LittleEndian.Uint64(b[8*k:]))
+		}
+		s.offsChunk = c
 	}
-	return int64(binary.LittleEndian.Uint64(b)) - 1, nil
+	return s.offs[i&(logChunkSize-1)] - 1, nil
 }
 
 // writeOut moves chunk c's offsets to the file: the log dropped the
