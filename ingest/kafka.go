@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -282,6 +283,9 @@ func (s *KafkaSource) trouble(msg string) {
 // NewKafkaSource starts reading: partition p from offset start[p] (an
 // offset, kafka.FirstOffset or kafka.LastOffset). Stop with Close.
 func NewKafkaSource(ctx context.Context, c KafkaConfig, start []int64) *KafkaSource {
+	// The caller may go on to use start (run passes its next offsets and
+	// advances them) while startOffsets reads it.
+	start = slices.Clone(start)
 	ctx, cancel := context.WithCancel(ctx)
 	s := &KafkaSource{cfg: c, out: make(chan KafkaMessage, 4096), cancel: cancel}
 	// A reader gets a fetch answered within MaxWait (kafka-go's read
