@@ -316,25 +316,16 @@ func (o *Online) lastStart() int64 {
 // transactions that are not time-closed dropped (O2); pos gives each of
 // its transactions' release position.
 func (o *Online) alertHistory() (h *history.History, pos []int, err error) {
-	in := make([]bool, o.log.len())
-	for i := range in {
-		in[i] = !o.quar.get(i)
-	}
-	return o.alertInstance(in)
-}
-
-// alertInstance is the released history projected to the transactions in
-// in, with the reads of those not yet time-closed dropped (O2).
-func (o *Online) alertInstance(in []bool) (*history.History, []int, error) {
 	txns, err := o.bodies()
 	if err != nil {
 		return nil, nil, err
 	}
+	in := make([]bool, len(txns))
 	at := make([]int, len(txns))
-	for i := range at {
-		at[i] = i
+	for i := range txns {
+		in[i], at[i] = !o.quar.get(i), i
 	}
-	h, pos := o.projectAlert(txns, at, in)
+	h, pos = o.projectAlert(txns, at, in)
 	return h, pos, nil
 }
 

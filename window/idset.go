@@ -110,7 +110,7 @@ func (s *idSet) repeats(h uint64, id string, start int64) bool {
 		if sl>>offBits != tag {
 			continue
 		}
-		got, at := s.record(sl & (1<<offBits - 1))
+		got, at, _ := recordIn(s.arena, sl&(1<<offBits-1))
 		if string(got) == id && at >= s.floor && within(start, at, s.horizon) { // no allocation
 			return true
 		}
@@ -121,6 +121,13 @@ func (s *idSet) insert(h uint64, id string, start int64) {
 	if 4*(s.n+1) > 3*len(s.slots) {
 		s.rebuild()
 	}
+	s.place(h, appendRecord(s, id, start))
+	s.n++
+}
+
+// appendRecord stores id and start at the end of the arena and returns
+// where (generic so that an insert's string ID is not copied first).
+func appendRecord[ID string | []byte](s *idSet, id ID, start int64) uint64 {
 	off := uint64(len(s.arena))
 	if off >= 1<<offBits {
 		panic("window: ID set arena beyond 1 TiB")
@@ -128,8 +135,7 @@ func (s *idSet) insert(h uint64, id string, start int64) {
 	s.arena = binary.AppendUvarint(s.arena, uint64(len(id)))
 	s.arena = append(s.arena, id...)
 	s.arena = binary.AppendVarint(s.arena, start)
-	s.place(h, off)
-	s.n++
+	return off
 }
 
 func (s *idSet) place(h, off uint64) {
@@ -139,17 +145,6 @@ func (s *idSet) place(h, off uint64) {
 		i = (i + 1) & mask
 	}
 	s.slots[i] = h>>offBits<<offBits | off
-}
-
-// record returns the ID and start stored at off, and where the next
-// record begins.
-func (s *idSet) record(off uint64) (id []byte, start int64) {
-	id, start, _ = s.recordAt(off)
-	return id, start
-}
-
-func (s *idSet) recordAt(off uint64) (id []byte, start int64, next uint64) {
-	return recordIn(s.arena, off)
 }
 
 // rebuild keeps the records within the horizon, in a table and arena
@@ -174,17 +169,15 @@ func (s *idSet) rebuild() {
 	for off := uint64(1); off < uint64(len(old)); {
 		id, start, next := recordIn(old, off)
 		if start >= s.floor {
-			o := uint64(len(s.arena))
-			s.arena = binary.AppendUvarint(s.arena, uint64(len(id)))
-			s.arena = append(s.arena, id...)
-			s.arena = binary.AppendVarint(s.arena, start)
-			s.place(s.hashOfBytes(id), o)
+			s.place(s.hashOfBytes(id), appendRecord(s, id, start))
 			s.n++
 		}
 		off = next
 	}
 }
 
+// recordIn returns the ID and start stored in arena at off, and where the
+// next record begins.
 func recordIn(arena []byte, off uint64) (id []byte, start int64, next uint64) {
 	n, k := binary.Uvarint(arena[off:])
 	id = arena[off+uint64(k) : off+uint64(k)+n]
@@ -196,7 +189,7 @@ func recordIn(arena []byte, off uint64) (id []byte, start int64, next uint64) {
 // order.
 func (s *idSet) each(f func(id []byte, start int64)) {
 	for off := uint64(1); off < uint64(len(s.arena)); {
-		id, start, next := s.recordAt(off)
+		id, start, next := recordIn(s.arena, off)
 		if start >= s.floor {
 			f(id, start)
 		}
