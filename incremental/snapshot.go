@@ -1,8 +1,10 @@
 package incremental
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -69,17 +71,35 @@ func (o *Online) SnapshotBodies(from int) (snap []byte, bodies [][]byte, err err
 	if snap, err = json.Marshal(s); err != nil {
 		return nil, nil, err
 	}
+	bodies = make([][]byte, o.log.len()-from)
+	type spilledAt struct {
+		i   int
+		off int64
+	}
+	var spilled []spilledAt
 	for i := from; i < o.log.len(); i++ {
-		if o.spill.spilled(i) {
-			// Already in the record format: copied, not decoded.
-			b, err := o.spill.appendRaw([]byte{bodyCodec}, i)
-			if err != nil {
-				return nil, nil, err
-			}
-			bodies = append(bodies, b)
+		if !o.spill.spilled(i) {
+			bodies[i-from] = appendTxn([]byte{bodyCodec}, o.log.at(i))
 			continue
 		}
-		bodies = append(bodies, appendTxn([]byte{bodyCodec}, o.log.at(i)))
+		off, err := o.spill.offset(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		spilled = append(spilled, spilledAt{i, off})
+	}
+	// Read in file order: the spill holds bodies in eviction order, not
+	// release order, and read in release order its read-ahead window
+	// missed so often that copying the bodies was most of a checkpoint's
+	// hold on the loop (1.3 s of preads over a 500K run).
+	slices.SortFunc(spilled, func(a, b spilledAt) int { return cmp.Compare(a.off, b.off) })
+	for _, s := range spilled {
+		// Already in the record format: copied, not decoded.
+		b, err := o.spill.recordAt(s.off, s.i)
+		if err != nil {
+			return nil, nil, err
+		}
+		bodies[s.i-from] = append([]byte{bodyCodec}, b...)
 	}
 	return snap, bodies, nil
 }

@@ -177,16 +177,6 @@ func (s *spill) put(i int, t *history.Txn) error {
 	return nil
 }
 
-// appendRaw appends record i's bytes to dst, undecoded: a checkpoint
-// stores them as they are.
-func (s *spill) appendRaw(dst []byte, i int) ([]byte, error) {
-	b, err := s.record(i)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, b...), nil
-}
-
 // get reads record i back.
 func (s *spill) get(i int) (history.Txn, error) {
 	b, err := s.record(i)
@@ -208,6 +198,15 @@ func (s *spill) record(i int) ([]byte, error) {
 	off, err := s.offset(i)
 	if err != nil {
 		return nil, err
+	}
+	return s.recordAt(off, i)
+}
+
+// recordAt returns the bytes of record i, which begins at off, valid
+// until the next read.
+func (s *spill) recordAt(off int64, i int) ([]byte, error) {
+	if err := s.w.Flush(); err != nil {
+		return nil, fmt.Errorf("engine: reading a spilled body: %w", err)
 	}
 	head, err := s.view(off, binary.MaxVarintLen64)
 	if len(head) == 0 {
