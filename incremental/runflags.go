@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 )
 
 // runFlags is a per-transaction flag (closed, quarantined, in the
@@ -84,19 +85,35 @@ func flagsOf(bs []bool) runFlags {
 	return f
 }
 
-// MarshalJSON implements json.Marshaler.
+// MarshalJSON implements json.Marshaler. It steps a word at a time:
+// every checkpoint encodes the flags of every transaction ever released,
+// and bit by bit that was 50 ms per checkpoint after 10M transactions.
 func (f runFlags) MarshalJSON() ([]byte, error) {
 	runs := []int{}
-	cur, n := false, 0
-	for i := range f.n {
-		if v := f.get(i); v != cur {
-			runs = append(runs, n)
-			cur, n = v, 0
+	at, cur := 0, false
+	for {
+		next := f.next(at, !cur)
+		runs = append(runs, next-at)
+		if next == f.n {
+			return json.Marshal(runs)
 		}
-		n++
+		at, cur = next, !cur
 	}
-	runs = append(runs, n)
-	return json.Marshal(runs)
+}
+
+// next returns the first index from i on whose flag is v, or len.
+func (f *runFlags) next(i int, v bool) int {
+	for i < f.n {
+		w := f.words[i>>6]
+		if !v {
+			w = ^w
+		}
+		if w >>= uint(i & 63); w != 0 {
+			return min(i+bits.TrailingZeros64(w), f.n)
+		}
+		i = i | 63 + 1
+	}
+	return f.n
 }
 
 // UnmarshalJSON implements json.Unmarshaler. It also reads the one-bool-

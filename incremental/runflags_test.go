@@ -20,11 +20,24 @@ func TestRunFlagsRoundTrip(t *testing.T) {
 		}
 		cases = append(cases, f)
 	}
+	for range 100 {
+		// Runs across words, and words all one way.
+		var f []bool
+		for v := rng.IntN(2) == 0; len(f) < 2000; v = !v {
+			for range rng.IntN(300) {
+				f = append(f, v)
+			}
+		}
+		cases = append(cases, f)
+	}
 	for _, bs := range cases {
 		f := flagsOf(bs)
 		b, err := json.Marshal(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if want, _ := json.Marshal(naiveRuns(bs)); string(b) != string(want) {
+			t.Fatalf("%v as %s, want %s", bs, b, want)
 		}
 		var back runFlags
 		if err := json.Unmarshal(b, &back); err != nil {
@@ -82,4 +95,18 @@ func TestRunFlagsModel(t *testing.T) {
 	if m := makeFlags(130); m.len() != 130 || slices.Contains(m.bools(), true) {
 		t.Fatal("makeFlags")
 	}
+}
+
+// naiveRuns is the run-length form one flag at a time.
+func naiveRuns(bs []bool) []int {
+	runs := []int{}
+	cur, n := false, 0
+	for _, v := range bs {
+		if v != cur {
+			runs = append(runs, n)
+			cur, n = v, 0
+		}
+		n++
+	}
+	return append(runs, n)
 }
