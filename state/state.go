@@ -151,6 +151,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		return pebble.ValueSeparationPolicy{Enabled: true, MinimumSize: 4 << 10, MaxBlobReferenceDepth: 10,
 			RewriteMinimumAge: time.Minute, TargetGarbageRatio: 0.5}
 	}
+	// MinLZ where Pebble has it fast (amd64): the same CPU as the default
+	// snappy, 12% less disk (1M blindw-rw: 101 MB, snappy 115 MB, none
+	// 228 MB).
+	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionFastest })
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
 		// Another process: flock's EAGAIN; this process: Pebble's own
