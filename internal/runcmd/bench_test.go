@@ -238,9 +238,35 @@ func benchMain(t *testing.T, ctx context.Context, args []string, stdin string) (
 	return runMain(t, ctx, args, stdin)
 }
 
-// benchProcess runs `streamcheck run args` as its own process and samples
-// its resident set every second; it logs the peak and a series at 10 s.
+// benchProcess runs `streamcheck run args` as its own process and logs
+// its peak resident set and a series at 10 s.
 func benchProcess(t *testing.T, args []string) (int, string) {
+	r := runProcess(t, args, nil)
+	t.Logf("checker process: peak RSS %d MB (sampled every second); RSS every 10 s (MB): %s", r.peakKB>>10, strings.Join(r.series, ", "))
+	return r.code, r.stderr
+}
+
+// procRun is how a `streamcheck run` process went.
+type procRun struct {
+	code   int
+	stderr string
+	wall   time.Duration
+	cpu    time.Duration // user + system
+	peakKB int64         // resident set, sampled every second
+	series []string      // resident set every 10 s, MB
+}
+
+func (r procRun) summary(txns int) string {
+	s := fmt.Sprintf("%s wall, %s CPU", r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond))
+	if txns > 0 {
+		s += fmt.Sprintf(", %.0f txn/s", float64(txns)/r.wall.Seconds())
+	}
+	return s + fmt.Sprintf(", peak RSS %d MB; RSS every 10 s (MB): %s", r.peakKB>>10, strings.Join(r.series, " "))
+}
+
+// runProcess runs `streamcheck run args` as its own process, stdin from
+// in (nil: none), and samples its resident set every second.
+func runProcess(t *testing.T, args []string, in *os.File) procRun {
 	bin, err := buildBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -249,17 +275,23 @@ func benchProcess(t *testing.T, args []string) (int, string) {
 		args = append(args, "--status", v)
 	}
 	cmd := exec.Command(bin, append([]string{"run", "--http="}, args...)...)
+	if in != nil {
+		cmd.Stdin = in
+	}
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
+	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	var peak int64
-	var series []string
+	sampled := make(chan struct{})
+	var r procRun
 	go func() {
+		defer close(sampled)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
+		rss := regexp.MustCompile(`VmRSS:\s+(\d+) kB`)
 		for i := 0; ; i++ {
 			select {
 			case <-done:
@@ -270,21 +302,29 @@ func benchProcess(t *testing.T, args []string) (int, string) {
 			if err != nil {
 				continue
 			}
-			if m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(b); m != nil {
+			if m := rss.FindSubmatch(b); m != nil {
 				kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
-				peak = max(peak, kb)
+				r.peakKB = max(r.peakKB, kb)
 				if i%10 == 9 {
-					series = append(series, strconv.FormatInt(kb>>10, 10))
+					r.series = append(r.series, strconv.FormatInt(kb>>10, 10))
 				}
 			}
 		}
 	}()
 	err = cmd.Wait()
+	r.wall = time.Since(t0)
 	close(done)
-	code := cmd.ProcessState.ExitCode()
-	if err != nil && code < 0 {
-		t.Fatalf("streamcheck run: %v\n%s", err, errb.String())
+	<-sampled
+	r.code, r.stderr = cmd.ProcessState.ExitCode(), errb.String()
+	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	if err != nil && r.code < 0 {
+		t.Fatalf("streamcheck run: %v\n%s", err, r.stderr)
 	}
-	t.Logf("checker process: peak RSS %d MB (sampled every second); RSS every 10 s (MB): %s", peak>>10, strings.Join(series, ", "))
-	return code, errb.String()
+	return r
+}
+
+// lastLine is s's last non-empty line.
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }
