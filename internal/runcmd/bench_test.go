@@ -266,6 +266,8 @@ func (r procRun) summary(txns int) string {
 
 // runProcess runs `streamcheck run args` as its own process, stdin from
 // in (nil: none), and samples its resident set every second.
+// STREAMCHECK_BENCH_HTTP=ADDR has it serve /metrics and /debug/pprof on
+// ADDR, to profile it while it runs.
 func runProcess(t *testing.T, args []string, in *os.File) procRun {
 	bin, err := buildBinary()
 	if err != nil {
@@ -274,7 +276,7 @@ func runProcess(t *testing.T, args []string, in *os.File) procRun {
 	if v := os.Getenv("STREAMCHECK_BENCH_STATUS"); v != "" {
 		args = append(args, "--status", v)
 	}
-	cmd := exec.Command(bin, append([]string{"run", "--http="}, args...)...)
+	cmd := exec.Command(bin, append([]string{"run", "--http=" + os.Getenv("STREAMCHECK_BENCH_HTTP")}, args...)...)
 	if in != nil {
 		cmd.Stdin = in
 	}
