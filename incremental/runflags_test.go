@@ -68,32 +68,58 @@ func TestRunFlagsRoundTrip(t *testing.T) {
 // TestRunFlagsModel holds the bits to a []bool through pushes, sets and
 // setAll, across word boundaries.
 func TestRunFlagsModel(t *testing.T) {
-	rng := rand.New(rand.NewPCG(4, 4))
+	for _, fold := range [][2]int{{1024, 512}, {1, 1}, {3, 1}, {4, 2}} {
+		foldAbove, foldKeep = fold[0], fold[1]
+		testRunFlagsModel(t)
+	}
+	foldAbove, foldKeep = 1024, 512
+	if m := makeFlags(130); m.len() != 130 || slices.Contains(m.bools(), true) {
+		t.Fatal("makeFlags")
+	}
+}
+
+// testRunFlagsModel: with the words of old flags folded into the prefix
+// (small fold sizes), and sets mostly to the settled value as an
+// engine's are, so that the prefix has both fill and odd words.
+func testRunFlagsModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, uint64(foldAbove)))
 	var f runFlags
 	var model []bool
-	for range 5000 {
+	settled := rng.IntN(2) == 0
+	for step := range 20000 {
 		switch n := len(model); {
 		case n == 0 || rng.IntN(3) == 0:
 			v := rng.IntN(2) == 0
 			f.push(v)
 			model = append(model, v)
-		case rng.IntN(200) == 0:
+		case rng.IntN(2000) == 0:
 			v := rng.IntN(2) == 0
 			f.setAll(v)
 			for i := range model {
 				model[i] = v
 			}
 		default:
-			i, v := rng.IntN(n), rng.IntN(2) == 0
+			i, v := rng.IntN(n), rng.IntN(8) != 0 == settled
 			f.set(i, v)
 			model[i] = v
 		}
+		if step%97 != 0 {
+			continue
+		}
 		if f.len() != len(model) || !slices.Equal(f.bools(), model) {
-			t.Fatalf("flags %v, model %v", f.bools(), model)
+			t.Fatalf("fold %d/%d, step %d: flags %v, model %v", foldAbove, foldKeep, step, f.bools(), model)
+		}
+		b, err := json.Marshal(f)
+		if want, _ := json.Marshal(naiveRuns(model)); err != nil || string(b) != string(want) {
+			t.Fatalf("fold %d/%d, step %d: runs %s, want %s", foldAbove, foldKeep, step, b, want)
+		}
+		var back runFlags
+		if err := json.Unmarshal(b, &back); err != nil || !slices.Equal(back.bools(), model) {
+			t.Fatalf("fold %d/%d, step %d: %s came back as %v (%v)", foldAbove, foldKeep, step, b, back.bools(), err)
 		}
 	}
-	if m := makeFlags(130); m.len() != 130 || slices.Contains(m.bools(), true) {
-		t.Fatal("makeFlags")
+	if foldAbove < 1024 && f.base == 0 {
+		t.Fatalf("fold %d/%d: nothing folded", foldAbove, foldKeep)
 	}
 }
 
@@ -109,4 +135,23 @@ func naiveRuns(bs []bool) []int {
 		n++
 	}
 	return append(runs, n)
+}
+
+// TestRunFlagsFolded: a long stream of settled flags with a few that are
+// not holds a bounded number of words, whatever its length.
+func TestRunFlagsFolded(t *testing.T) {
+	var f runFlags
+	for i := range 2_000_000 {
+		f.push(i%100_000 == 7) // a quarantined transaction now and then
+		if i > 0 && i%1000 == 0 {
+			f.set(i-1000, true) // closing, late
+			f.set(i-1000, false)
+		}
+	}
+	if len(f.words) > foldAbove || len(f.odd) != 20 {
+		t.Fatalf("2M flags hold %d words and %d odd words", len(f.words), len(f.odd))
+	}
+	if !f.get(7) || f.get(8) || !f.get(1_900_007) || f.next(8, true) != 100_007 {
+		t.Fatal("folded flags misread")
+	}
 }

@@ -122,6 +122,10 @@ func TestSpillCodecRoundTrip(t *testing.T) {
 func TestReplayInSmallChunks(t *testing.T) {
 	defer func(n int) { replayChunk = n }(replayChunk)
 	replayChunk = 5
+	// And the flags of all but the newest 64 transactions folded into
+	// their prefix (runflags.go), through replays, restores and alerts.
+	defer func(above, keep int) { foldAbove, foldKeep = above, keep }(foldAbove, foldKeep)
+	foldAbove, foldKeep = 1, 1
 	sweepGenerated(t, tinyCount(30), 29, func(int) int { return 2 })
 }
 
