@@ -813,9 +813,24 @@ func (s *Store) SetFormatForTest(v uint32) error {
 	return s.db.Set(keyFormat, binary.BigEndian.AppendUint32(nil, v), pebble.Sync)
 }
 
-// Size is the on-disk size of the directory's live files, for checkpoint
-// size figures.
+// Size is the on-disk size of the directory's files, for checkpoint size
+// figures. The files are summed rather than taken from Pebble's metrics,
+// which leave out the blob files of a reopened database (a restarted run
+// reported 230 KB for a 190 MB directory).
 func (s *Store) Size() int64 {
-	m := s.db.Metrics()
-	return int64(m.DiskSpaceUsage())
+	fs := s.opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	names, err := fs.List(s.dir)
+	if err != nil {
+		return 0
+	}
+	var size int64
+	for _, name := range names {
+		if fi, err := fs.Stat(fs.PathJoin(s.dir, name)); err == nil && !fi.IsDir() {
+			size += fi.Size()
+		}
+	}
+	return size
 }
