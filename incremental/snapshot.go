@@ -126,6 +126,40 @@ func RestoreOnlineBodies(opts history.Options, snap []byte, bodies [][]byte) (*O
 	return restoreOnline(opts, snap, bodies)
 }
 
+// restoreSpilled releases body b (SnapshotBodies' encoding) as the next
+// of n transactions straight into the spill, as add and then stub would,
+// when it belongs there (evicted, not quarantined): the record is copied,
+// not decoded and encoded again, and only its stub is read. Restoring 2M
+// bodies took 4.3 s, 2.4 s of it decoding and re-encoding them. It
+// returns false, with nothing done, for a body add must take.
+func (o *Online) restoreSpilled(n int, b []byte) (bool, error) {
+	i := o.log.len()
+	if i >= n || len(b) == 0 || b[0] != bodyCodec || !o.evicting || o.spillErr != nil || o.ev.Member.get(i) || o.quar.get(i) {
+		return false, nil
+	}
+	if o.spill.f == nil {
+		if o.spillErr = o.spill.open(); o.spillErr != nil {
+			return false, nil
+		}
+	}
+	stub, err := decodeStub(b[1:])
+	if err != nil {
+		return false, fmt.Errorf("engine snapshot: released body %d: %w", i, err)
+	}
+	if o.spillErr = o.spill.putRaw(i, b[1:]); o.spillErr != nil {
+		// add keeps it in memory, as a failed spill does.
+		return false, nil
+	}
+	o.appendLog(stub)
+	// add's entry, which stub removes: the index holds no spilled
+	// transaction, nor, with a reused ID, the older use it replaced.
+	delete(o.index, stub.ID)
+	if c := o.log.markSpilled(i, stub); c >= 0 && o.spillErr == nil {
+		o.spillErr = o.spill.writeOut(c)
+	}
+	return true, nil
+}
+
 func (o *Online) snapshot() *onlineSnapshot {
 	s := onlineSnapshot{
 		Version: snapshotVersion, Options: o.opts, Promised: o.promised,
@@ -251,6 +285,9 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 		}
 	} else {
 		err := each(func(b []byte) error {
+			if ok, err := o.restoreSpilled(n, b); ok || err != nil {
+				return err
+			}
 			t, err := decodeBody(b)
 			if err != nil {
 				return fmt.Errorf("engine snapshot: released body %d: %w", o.log.len(), err)

@@ -163,7 +163,11 @@ func (s *spill) writeOut(c int) error {
 // put writes t's body as record i.
 func (s *spill) put(i int, t *history.Txn) error {
 	s.buf = appendTxn(s.buf[:0], t)
-	b := s.buf
+	return s.putRaw(i, s.buf)
+}
+
+// putRaw spills record b (appendTxn's encoding) as transaction i's.
+func (s *spill) putRaw(i int, b []byte) error {
 	var n [binary.MaxVarintLen64]byte
 	k := binary.PutUvarint(n[:], uint64(len(b)))
 	if _, err := s.w.Write(n[:k]); err != nil {

@@ -220,6 +220,21 @@ func TestDroppedChunksServeAlerts(t *testing.T) {
 	if got := back.Txn("F5"); got == nil || len(got.Ops) != 1 {
 		t.Fatalf("F5 after restore: %+v", got)
 	}
+	// The restore spilled the evicted bodies as records and dropped their
+	// chunks again, and holds the same state.
+	want, _ := o.Snapshot()
+	if got, _ := back.Snapshot(); !bytes.Equal(got, want) {
+		t.Fatal("restored engine differs")
+	}
+	droppedBack := 0
+	for _, c := range back.log.chunks {
+		if c == nil {
+			droppedBack++
+		}
+	}
+	if droppedBack == 0 {
+		t.Fatal("the restore dropped no chunk")
+	}
 }
 
 // TestTxnLogModel holds the chunked log to a plain slice through random

@@ -93,6 +93,27 @@ func (r *spillReader) byte() byte {
 	return c
 }
 
+// head reads a record's leading fields: what a stub keeps (stubOf).
+func (r *spillReader) head() history.Txn {
+	var t history.Txn
+	t.ID = r.str()
+	t.Session = r.str()
+	t.Start = r.varint()
+	t.End = r.varint()
+	flags := r.byte()
+	t.HasSession, t.HasTime = flags&1 != 0, flags&2 != 0
+	t.Status = history.Status(r.byte())
+	return t
+}
+
+// decodeStub reads record b's stub (stubOf of its transaction) without
+// its ops; its strings are copies.
+func decodeStub(b []byte) (history.Txn, error) {
+	r := &spillReader{b: b}
+	t := r.head()
+	return t, r.err
+}
+
 func (r *spillReader) str() string {
 	n := r.uvarint()
 	if n > uint64(len(r.b)) {
@@ -106,14 +127,7 @@ func (r *spillReader) str() string {
 
 func decodeTxn(b []byte) (history.Txn, error) {
 	r := &spillReader{b: b}
-	var t history.Txn
-	t.ID = r.str()
-	t.Session = r.str()
-	t.Start = r.varint()
-	t.End = r.varint()
-	flags := r.byte()
-	t.HasSession, t.HasTime = flags&1 != 0, flags&2 != 0
-	t.Status = history.Status(r.byte())
+	t := r.head()
 	t.Pos.Source = r.str()
 	t.Pos.Line = int(r.varint())
 	t.Pos.Offset = r.varint()
