@@ -131,7 +131,7 @@ func RestoreOnlineBodies(opts history.Options, snap []byte, bodies [][]byte) (*O
 // when it belongs there (evicted, not quarantined): the record is copied,
 // not decoded and encoded again, and only its stub is read. Restoring 2M
 // bodies took 4.3 s, 2.4 s of it decoding and re-encoding them. It
-// returns false, with nothing done, for a body add must take.
+// returns false, having released nothing, for a body add must take.
 func (o *Online) restoreSpilled(n int, b []byte) (bool, error) {
 	i := o.log.len()
 	if i >= n || len(b) == 0 || b[0] != bodyCodec || !o.evicting || o.spillErr != nil || o.ev.Member.get(i) || o.quar.get(i) {
