@@ -53,7 +53,9 @@ func alertFileIDs(t testing.TB, path string) []string {
 // checkpointed totals count every message exactly once.
 //
 // STREAMCHECK_CRASH_KILLS sets the number of kills (default 5; the
-// acceptance run is 50):
+// acceptance run is 50), STREAMCHECK_CRASH_TXNS the stream's length
+// (default 1000; at 20000 the state directory's memtables flush, so the
+// kills also land among Pebble's blob files):
 //
 //	STREAMCHECK_CRASH_KILLS=50 go test -run TestCrashHarness -v -timeout 30m ./internal/runcmd/
 func TestCrashHarness(t *testing.T) {
@@ -70,11 +72,18 @@ func TestCrashHarness(t *testing.T) {
 			t.Fatalf("STREAMCHECK_CRASH_KILLS: %v", err)
 		}
 	}
+	txns := 1000
+	if s := os.Getenv("STREAMCHECK_CRASH_TXNS"); s != "" {
+		var err error
+		if txns, err = strconv.Atoi(s); err != nil {
+			t.Fatalf("STREAMCHECK_CRASH_TXNS: %v", err)
+		}
+	}
 	bin, err := buildBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := makeStream(t, 21, 1000, 4, "lost-update", "write-skew", "G1c")
+	s := makeStream(t, 21, txns, 4, "lost-update", "write-skew", "G1c")
 	addr := broker(t, 4, "txns")
 	n := s.produce(t, addr, "txns")
 	dir := t.TempDir()
