@@ -139,6 +139,11 @@ func (f *runFlags) fold(m int) {
 	}
 	// Copied down, not resliced: the old words must not stay reachable.
 	f.words = f.words[:copy(f.words, f.words[m:])]
+	if cap(f.words) > 2*foldAbove {
+		// Nor the array of a set made whole (makeFlags(n) in a replay,
+		// a restore): a replay after each alert would keep n/8 bytes.
+		f.words = slices.Clone(f.words)
+	}
 	f.base += 64 * m
 }
 

@@ -154,4 +154,12 @@ func TestRunFlagsFolded(t *testing.T) {
 	if !f.get(7) || f.get(8) || !f.get(1_900_007) || f.next(8, true) != 100_007 {
 		t.Fatal("folded flags misread")
 	}
+	// A set made whole, as a replay makes one, keeps no array of its size
+	// once folded.
+	whole := makeFlags(2_000_000)
+	whole.set(123_456, true)
+	whole.push(false)
+	if cap(whole.words) > 2*foldAbove || !whole.get(123_456) || whole.len() != 2_000_001 {
+		t.Fatalf("a folded whole set holds %d words of capacity", cap(whole.words))
+	}
 }
