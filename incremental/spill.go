@@ -196,9 +196,8 @@ func (s *spill) get(i int) (history.Txn, error) {
 
 // record returns record i's bytes, valid until the next read.
 func (s *spill) record(i int) ([]byte, error) {
-	if err := s.w.Flush(); err != nil {
-		return nil, fmt.Errorf("engine: reading a spilled body: %w", err)
-	}
+	// offset flushes before it reads the file, recordAt before it reads
+	// the record.
 	off, err := s.offset(i)
 	if err != nil {
 		return nil, err
