@@ -98,6 +98,11 @@ type OnlineConfig struct {
 	// false alarm, but an anomaly through them is no longer found. The
 	// engine is then inexact, and says so (OnlineStats.Capped).
 	MaxPinned int
+	// SpillPath makes the spill of evicted bodies a durable file at this
+	// path (a checkpointed run's state directory) instead of an unlinked
+	// temporary one: SnapshotDurable and RestoreOnlineDurable then keep
+	// every body there, and a new engine truncates it.
+	SpillPath string
 }
 
 // Alert is one proven anomaly of the stream.
@@ -135,6 +140,7 @@ func NewOnline(opts history.Options) *Online {
 // NewOnlineConfig starts an engine with cfg.
 func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState()}
+	o.spill.path = cfg.SpillPath
 	o.opts.Level = history.StrictSerializable
 	return o
 }

@@ -2,6 +2,7 @@ package incremental
 
 import (
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -43,6 +44,27 @@ type onlineSnapshot struct {
 	Pruned      int64
 	MaxPinned   int
 	Capped      int
+	// Spill is a durable snapshot's body file (SnapshotDurable): its
+	// length and tables. Released is then empty and Outside counts the
+	// bodies, all of them in the file.
+	Spill *spillSnapshot `json:",omitempty"`
+}
+
+// spillSnapshot is the durable spill as a checkpoint leaves it; the
+// offsets are spill's (record offset plus one, 0: in memory).
+type spillSnapshot struct {
+	End   int64
+	Saved int
+	// Block is spill.block: a dropped chunk's offsets are in the file.
+	Block []int64
+	// At holds the live chunks' offsets (spill.at), as varint deltas;
+	// a live chunk not in At has every body in memory.
+	At      map[int][]byte
+	Loose   map[int]int64
+	Durable map[int]int64
+	// Indexed are the release positions in the ID index (Close finds by
+	// ID), as varint deltas; the IDs are the bodies'.
+	Indexed []byte
 }
 
 // Snapshot returns the whole engine state as deterministic bytes, so that a
@@ -102,6 +124,209 @@ func (o *Online) SnapshotBodies(from int) (snap []byte, bodies [][]byte, err err
 		bodies[s.i-from] = append([]byte{bodyCodec}, b...)
 	}
 	return snap, bodies, nil
+}
+
+// SnapshotDurable is SnapshotBodies for an engine whose spill is a
+// durable file (OnlineConfig.SpillPath): the bodies still in memory that
+// have no record are written to the file, whose length and tables go in
+// the snapshot, so no body is handed to the caller. sync makes the file
+// durable up to that length; call it (from any goroutine: the engine may
+// go on appending meanwhile) before storing the snapshot.
+// RestoreOnlineDurable reads it back.
+func (o *Online) SnapshotDurable() (snap []byte, sync func() error, err error) {
+	sp := &o.spill
+	if sp.path == "" {
+		return nil, nil, fmt.Errorf("engine snapshot: the spill is not a durable file")
+	}
+	if o.spillErr != nil {
+		return nil, nil, fmt.Errorf("engine snapshot: body file: %w", o.spillErr)
+	}
+	if sp.f == nil {
+		if o.spillErr = sp.open(); o.spillErr != nil {
+			return nil, nil, o.spillErr
+		}
+	}
+	n := o.log.len()
+	for i := sp.saved; i < n; i++ {
+		if sp.spilled(i) {
+			continue
+		}
+		if _, ok := sp.durable[i]; ok {
+			continue
+		}
+		sp.buf = appendTxn(sp.buf[:0], o.log.at(i))
+		off, err := sp.write(sp.buf)
+		if err != nil {
+			o.spillErr = err
+			return nil, nil, err
+		}
+		if sp.durable == nil {
+			sp.durable = map[int]int64{}
+		}
+		sp.durable[i] = off + 1
+	}
+	sp.saved = n
+	if err := sp.w.Flush(); err != nil {
+		o.spillErr = fmt.Errorf("engine: body file: %w", err)
+		return nil, nil, o.spillErr
+	}
+	s := o.snapshot()
+	s.Outside = n
+	ss := &spillSnapshot{End: sp.end, Saved: sp.saved, Block: sp.block, Loose: sp.loose, Durable: sp.durable, At: map[int][]byte{}}
+	for c, at := range sp.at {
+		if at != nil && slices.ContainsFunc(at, func(off int64) bool { return off != 0 }) {
+			ss.At[c] = appendDeltas(nil, at)
+		}
+	}
+	indexed := make([]int64, 0, len(o.index))
+	for _, i := range o.index {
+		indexed = append(indexed, int64(i))
+	}
+	slices.Sort(indexed)
+	ss.Indexed = appendDeltas(nil, indexed)
+	s.Spill = ss
+	if snap, err = json.Marshal(s); err != nil {
+		return nil, nil, err
+	}
+	return snap, sp.f.Sync, nil
+}
+
+// appendDeltas appends vs as zigzag varints of the differences between
+// neighbours.
+func appendDeltas(b []byte, vs []int64) []byte {
+	var prev int64
+	for _, v := range vs {
+		b = binary.AppendVarint(b, v-prev)
+		prev = v
+	}
+	return b
+}
+
+// readDeltas reads n values appendDeltas wrote (all of them: n < 0).
+func readDeltas(b []byte, n int) ([]int64, error) {
+	var vs []int64
+	var prev int64
+	for len(b) > 0 && (n < 0 || len(vs) < n) {
+		d, k := binary.Varint(b)
+		if k <= 0 {
+			return nil, fmt.Errorf("bad varint")
+		}
+		prev += d
+		vs = append(vs, prev)
+		b = b[k:]
+	}
+	if len(b) > 0 || n >= 0 && len(vs) != n {
+		return nil, fmt.Errorf("%d values, want %d", len(vs), n)
+	}
+	return vs, nil
+}
+
+// restoreDurable puts back the body file and the bodies that were in
+// memory when SnapshotDurable took s: the evicted ones stay in the file
+// (the stubs of a live chunk are read from it), so a restart reads what
+// the engine held, not every body released.
+func (o *Online) restoreDurable(path string, ss *spillSnapshot, n int) error {
+	sp := &o.spill
+	sp.path = path
+	if err := sp.reopen(ss.End); err != nil {
+		return err
+	}
+	sp.block, sp.loose, sp.durable, sp.saved = ss.Block, ss.Loose, ss.Durable, ss.Saved
+	if sp.saved != n {
+		return fmt.Errorf("body file covers %d transactions, the snapshot %d", sp.saved, n)
+	}
+	sp.at = make([][]int64, len(sp.block))
+	for c := range sp.at {
+		if sp.block[c] > 0 {
+			continue
+		}
+		sp.at[c] = make([]int64, logChunkSize)
+		if b, ok := ss.At[c]; ok {
+			at, err := readDeltas(b, logChunkSize)
+			if err != nil {
+				return fmt.Errorf("offsets of chunk %d: %w", c, err)
+			}
+			copy(sp.at[c], at)
+		}
+	}
+	for c := range ss.At {
+		if c < 0 || c >= len(sp.at) || sp.at[c] == nil {
+			return fmt.Errorf("offsets of chunk %d, which is not live", c)
+		}
+	}
+	read := func(i int, off int64) ([]byte, error) {
+		if off <= 0 || off > ss.End {
+			return nil, fmt.Errorf("body %d at offset %d of %d", i, off-1, ss.End)
+		}
+		return sp.recordAt(off-1, i)
+	}
+	inMemory := func(i int) (history.Txn, error) {
+		b, err := read(i, sp.durable[i])
+		if err != nil {
+			return history.Txn{}, err
+		}
+		return decodeTxn(b)
+	}
+	chunks := (n + logChunkSize - 1) >> logChunkBits
+	l := &o.log
+	l.n, l.chunks, l.spilled = n, make([][]history.Txn, chunks), make([]int32, chunks)
+	for c := range chunks {
+		if c < len(sp.block) && sp.block[c] > 0 {
+			if c == chunks-1 {
+				return fmt.Errorf("the last chunk is written out")
+			}
+			l.spilled[c] = logChunkSize
+			continue
+		}
+		txns := make([]history.Txn, logChunkSize)
+		for k := range logChunkSize {
+			i := c<<logChunkBits + k
+			if i >= n {
+				break
+			}
+			var err error
+			if c < len(sp.at) && sp.at[c][k] > 0 {
+				var b []byte
+				if b, err = read(i, sp.at[c][k]); err == nil {
+					txns[k], err = decodeStub(b)
+				}
+				l.spilled[c]++
+			} else {
+				txns[k], err = inMemory(i)
+			}
+			if err != nil {
+				return fmt.Errorf("body %d: %w", i, err)
+			}
+		}
+		l.chunks[c] = txns
+	}
+	for i, off := range sp.loose {
+		c := i >> logChunkBits
+		if i < 0 || i >= n || l.chunks[c] != nil {
+			return fmt.Errorf("loose offset of %d, in no written-out chunk", i)
+		}
+		if off > 0 {
+			continue
+		}
+		t, err := inMemory(i)
+		if err != nil {
+			return fmt.Errorf("body %d: %w", i, err)
+		}
+		l.put(i, t)
+		l.spilled[c]--
+	}
+	indexed, err := readDeltas(ss.Indexed, -1)
+	if err != nil {
+		return fmt.Errorf("ID index: %w", err)
+	}
+	for _, v := range indexed {
+		i := int(v)
+		if i < 0 || i >= n || !l.inMemory(i) || sp.spilled(i) {
+			return fmt.Errorf("ID index names %d, not in memory", i)
+		}
+		o.index[l.at(i).ID] = i
+	}
+	return nil
 }
 
 // bodyCodec is the first byte of a body SnapshotBodies encodes: then the
@@ -201,6 +426,16 @@ func restoreOnline(opts history.Options, snap []byte, bodies [][]byte) (*Online,
 // the spill, instead of every body ever released (and its encoding) at
 // once.
 func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]byte) error) error) (*Online, error) {
+	return RestoreOnlineAt(opts, "", snap, each)
+}
+
+// RestoreOnlineAt restores any snapshot into an engine whose spill is the
+// durable file at spillPath (OnlineConfig.SpillPath; "" for a temporary
+// one): a SnapshotDurable snapshot from that file, cut back to the
+// snapshot's length (each is not called); an older one from the bodies
+// each hands over, as RestoreOnlineEach, the evicted ones going to a new
+// file at spillPath.
+func RestoreOnlineAt(opts history.Options, spillPath string, snap []byte, each func(body func([]byte) error) error) (*Online, error) {
 	var s onlineSnapshot
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("engine snapshot: %w", err)
@@ -257,6 +492,19 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 	if o.ev.Taint == nil {
 		o.ev.Taint = map[string][]int{}
 	}
+	o.spill.path = spillPath
+	if s.Spill != nil {
+		if s.Outside != n || len(s.Released) > 0 {
+			return nil, fmt.Errorf("engine snapshot: a body file's snapshot with bodies of its own")
+		}
+		if spillPath == "" {
+			return nil, fmt.Errorf("engine snapshot: its bodies are in a file, and none was given")
+		}
+		if err := o.restoreDurable(spillPath, s.Spill, n); err != nil {
+			return nil, fmt.Errorf("engine snapshot: %w", err)
+		}
+		return o.restoreAlerts(&s)
+	}
 	add := func(t history.Txn) error {
 		i := o.log.len()
 		if i == n {
@@ -301,6 +549,12 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 	if o.log.len() != n {
 		return nil, fmt.Errorf("engine snapshot: %d released bodies stored apart, %d given", n, o.log.len())
 	}
+	return o.restoreAlerts(&s)
+}
+
+// restoreAlerts links the restored alerts to their members and the
+// pending ones, once the bodies are back.
+func (o *Online) restoreAlerts(s *onlineSnapshot) (*Online, error) {
 	byID := map[string]*Alert{}
 	for _, a := range o.alerts {
 		byID[a.ID] = a
@@ -324,3 +578,7 @@ func RestoreOnlineEach(opts history.Options, snap []byte, each func(body func([]
 	}
 	return o, nil
 }
+
+// BodyFileSize is the size of the spill file, buffered bytes included (0
+// before it is opened).
+func (o *Online) BodyFileSize() int64 { return o.spill.end }

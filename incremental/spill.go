@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -17,13 +18,27 @@ import (
 // In memory an evicted transaction keeps a stub: id, session, timestamps
 // and status (the taint rule and the alert latency read them), no ops.
 //
-// The file is unlinked as soon as it is created: it lives exactly as long
-// as the engine, and a crash leaves nothing behind (a checkpointed run
-// keeps its bodies in Pebble).
+// Without a path the file is unlinked as soon as it is created: it lives
+// exactly as long as the engine, and a crash leaves nothing behind. With
+// one (a checkpointed run's state directory) it is the durable store of
+// every released body: SnapshotDurable writes the bodies still in memory
+// to it too and syncs it, the checkpoint records its length and tables,
+// and a restart truncates it to that length and reads only the bodies
+// that were in memory. Before, each body went to the spill and again to
+// Pebble, and a restart read every body ever released.
 type spill struct {
-	f   *os.File
-	w   *bufio.Writer
-	end int64 // bytes written, buffered ones included
+	path string
+	f    *os.File
+	w    *bufio.Writer
+	end  int64 // bytes written, buffered ones included
+	// durable holds, for a durable spill, the record offset plus one of
+	// each body that is in memory but also has a record: written by a
+	// checkpoint while it was a member, or read back by unstub. stub
+	// points at that record instead of writing the body again.
+	durable map[int]int64
+	// saved is how many released transactions the last SnapshotDurable
+	// covered: every one before it has a record.
+	saved int
 	// at is each released transaction's record offset plus one (0: its
 	// body is in memory), by log chunk. Once the log drops a chunk (all
 	// of it spilled), its offsets are written to the file too (writeOut)
@@ -72,6 +87,15 @@ func (s *spill) view(off int64, n int) ([]byte, error) {
 }
 
 func (s *spill) open() error {
+	if s.path != "" {
+		// A new engine: whatever an earlier run left there is not its.
+		f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return fmt.Errorf("engine: body file: %w", err)
+		}
+		s.f, s.w = f, bufio.NewWriterSize(f, 1<<20)
+		return nil
+	}
 	f, err := os.CreateTemp("", "streamcheck-bodies-*")
 	if err != nil {
 		return fmt.Errorf("engine: spill file for evicted bodies: %w", err)
@@ -79,6 +103,31 @@ func (s *spill) open() error {
 	// Unlinked now: the open descriptor keeps the data (POSIX).
 	_ = os.Remove(f.Name())
 	s.f, s.w = f, bufio.NewWriterSize(f, 1<<20)
+	return nil
+}
+
+// reopen opens a durable spill as a checkpoint left it: end bytes, the
+// rest (written after that checkpoint) cut off.
+func (s *spill) reopen(end int64) error {
+	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("engine: body file of the checkpoint: %w", err)
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Size() < end {
+		err = fmt.Errorf("%d bytes, the checkpoint counts %d (the file was cut short after it was synced)", fi.Size(), end)
+	}
+	if err == nil {
+		err = f.Truncate(end)
+	}
+	if err == nil {
+		_, err = f.Seek(end, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("engine: body file %s: %w", s.path, err)
+	}
+	s.f, s.w, s.end = f, bufio.NewWriterSize(f, 1<<20), end
 	return nil
 }
 
@@ -168,17 +217,27 @@ func (s *spill) put(i int, t *history.Txn) error {
 
 // putRaw spills record b (appendTxn's encoding) as transaction i's.
 func (s *spill) putRaw(i int, b []byte) error {
+	off, err := s.write(b)
+	if err != nil {
+		return err
+	}
+	s.setAt(i, off+1)
+	return nil
+}
+
+// write appends record b and returns its offset.
+func (s *spill) write(b []byte) (int64, error) {
 	var n [binary.MaxVarintLen64]byte
 	k := binary.PutUvarint(n[:], uint64(len(b)))
 	if _, err := s.w.Write(n[:k]); err != nil {
-		return fmt.Errorf("engine: spilling a body: %w", err)
+		return 0, fmt.Errorf("engine: spilling a body: %w", err)
 	}
 	if _, err := s.w.Write(b); err != nil {
-		return fmt.Errorf("engine: spilling a body: %w", err)
+		return 0, fmt.Errorf("engine: spilling a body: %w", err)
 	}
-	s.setAt(i, s.end+1)
+	off := s.end
 	s.end += int64(k + len(b))
-	return nil
+	return off, nil
 }
 
 // get reads record i back.
@@ -240,7 +299,11 @@ func (o *Online) stub(i int) error {
 	if o.spill.f == nil || o.spill.spilled(i) || o.ev.Member.get(i) || o.quar.get(i) {
 		return nil
 	}
-	if err := o.spill.put(i, o.log.at(i)); err != nil {
+	if off, ok := o.spill.durable[i]; ok {
+		// Its record is in the file already.
+		delete(o.spill.durable, i)
+		o.spill.setAt(i, off)
+	} else if err := o.spill.put(i, o.log.at(i)); err != nil {
 		return err
 	}
 	// Out of the index too (find scans the stubs): its entry, and the
@@ -283,6 +346,17 @@ func (o *Online) unstub(i int) error {
 	t, err := o.spill.get(i)
 	if err != nil {
 		return err
+	}
+	if o.spill.path != "" {
+		// The record stays valid: a checkpoint need not write it again.
+		off, err := o.spill.offset(i)
+		if err != nil {
+			return err
+		}
+		if o.spill.durable == nil {
+			o.spill.durable = map[int]int64{}
+		}
+		o.spill.durable[i] = off + 1
 	}
 	o.log.markUnspilled(i)
 	o.log.put(i, t)

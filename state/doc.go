@@ -24,6 +24,10 @@
 //	S5 Evicted bodies are kept while they are within the retention bound
 //	   (event-time age and total bytes); Body of one past it says so
 //	   (ErrBodyGone), naming the body.
+//	S6 The engine's body file (BodyFile) lies in the locked directory; the
+//	   run syncs it before the Save whose engine snapshot counts its
+//	   length, and a restore cuts it back to that length, so a crash
+//	   between the two leaves the previous checkpoint whole.
 //
 // Concurrency: a Store is safe for use by one goroutine that checkpoints
 // and others that use the outbox (Pebble is); Save calls must not overlap.

@@ -134,3 +134,43 @@ func TestBlobBodiesSurvivePowerLoss(t *testing.T) {
 		t.Fatal("no blob files written: the test does not reach value separation")
 	}
 }
+
+// TestVersion2Upgraded: a version 2 directory opens as version 3 (an
+// earlier binary then refuses it rather than look for bodies under r/),
+// its r/ bodies still load, and the checkpoint that says DropReleased
+// deletes them.
+func TestVersion2Upgraded(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := [][]byte{{0x01, 'a'}, {0x01, 'b'}}
+	if err := s.Save(&Checkpoint{Offsets: []int64{1}, Engine: []byte("e"), Released: bodies}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetFormatForTest(formatBodiesInPebble); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err := s.get(keyFormat); err != nil || string(v) != "\x00\x00\x00\x03" {
+		t.Fatalf("format key %q (%v), want version 3", v, err)
+	}
+	c, ok, err := s.Load()
+	if err != nil || !ok || !slices.EqualFunc(c.Released, bodies, slices.Equal[[]byte]) {
+		t.Fatalf("loaded %q (%v, %v), want %q", c.Released, ok, err, bodies)
+	}
+	if err := s.Save(&Checkpoint{Offsets: []int64{2}, Engine: []byte("e2"), DropReleased: true}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, err = s.Load(); err != nil || len(c.Released) != 0 {
+		t.Fatalf("after DropReleased: %d bodies (%v)", len(c.Released), err)
+	}
+	if s.BodyFile() != dir+"/"+bodyFileName {
+		t.Fatalf("body file %s is not in the directory", s.BodyFile())
+	}
+	s.Close()
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -19,7 +20,17 @@ import (
 
 // FormatVersion is the layout this package writes and reads (FORMAT.md).
 // Bump it on any change a previous version would misread.
-const FormatVersion uint32 = 2
+const FormatVersion uint32 = 3
+
+// formatBodiesInPebble is version 3 before the engine's bodies moved to
+// their own file (BodyFile): its checkpoints keep them under r/. This
+// binary reads it, and marks the directory version 3 when it opens it, so
+// that an earlier binary, which would look for every body under r/,
+// refuses the directory instead.
+const formatBodiesInPebble uint32 = 2
+
+// bodyFileName is the engine's body file in the directory (FORMAT.md).
+const bodyFileName = "streamcheck-bodies"
 
 var (
 	// ErrFormat: the directory holds a format this binary cannot read.
@@ -198,6 +209,12 @@ func (s *Store) checkFormat() error {
 		return fmt.Errorf("%w: %s: format key of %d bytes (want 4)", ErrFormat, s.dir, len(v))
 	}
 	got := binary.BigEndian.Uint32(v)
+	if got == formatBodiesInPebble {
+		if err := s.db.Set(keyFormat, binary.BigEndian.AppendUint32(nil, FormatVersion), pebble.Sync); err != nil {
+			return fmt.Errorf("state: marking %s format version %d: %w", s.dir, FormatVersion, err)
+		}
+		got = FormatVersion
+	}
 	if got != FormatVersion {
 		newer := ""
 		if got > FormatVersion {
@@ -229,6 +246,12 @@ func (s *Store) empty() (bool, error) {
 	defer it.Close()
 	return !it.First(), it.Error()
 }
+
+// BodyFile is where the engine keeps the bodies of the transactions it
+// released (incremental.OnlineConfig.SpillPath): inside the locked
+// directory, and synced by the engine before each checkpoint that
+// counts on it.
+func (s *Store) BodyFile() string { return filepath.Join(s.dir, bodyFileName) }
 
 // Close closes the store; it releases the directory lock.
 func (s *Store) Close() error { return s.db.Close() }
@@ -264,9 +287,13 @@ type Checkpoint struct {
 	// Released are the engine's released bodies from index ReleasedFrom
 	// on (incremental.Online.SnapshotBodies). Save writes each once, so a
 	// checkpoint costs the bodies released since the last one, not all;
-	// Load returns every stored body, from index 0.
+	// Load returns every stored body, from index 0. An engine that keeps
+	// its bodies in BodyFile hands over none.
 	Released     [][]byte
 	ReleasedFrom int
+	// DropReleased deletes every body stored under r/: the engine was
+	// restored from them and keeps its bodies in BodyFile since.
+	DropReleased bool
 	// WindowIDs are the window's IDs seen since the last checkpoint
 	// (window.Window.SnapshotApart), stored once each like Released; Load
 	// returns all of them, in order.
@@ -315,6 +342,9 @@ func (s *Store) Save(c *Checkpoint, alertIDs []string, bodies []Body) error {
 	}
 	for _, id := range alertIDs {
 		b.Set(append(bytes.Clone(prefAlert), id...), seq, nil)
+	}
+	if c.DropReleased {
+		b.DeleteRange(prefRel, prefixEnd(prefRel), nil)
 	}
 	if len(c.Released) > 0 {
 		b.Set(relKey(c.ReleasedFrom), appendRun(nil, c.Released), nil)

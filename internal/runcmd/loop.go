@@ -98,9 +98,12 @@ type runner struct {
 	ckptWrite time.Duration
 	// saving is the checkpoint write in flight (nil: none).
 	saving chan savedCheckpoint
-	// savedBodies is how many of the engine's released bodies are in the
-	// state directory: a checkpoint writes only the ones after them.
-	savedBodies int
+	// dropReleased: the engine was restored from bodies stored in Pebble
+	// (an earlier format); the next checkpoint deletes them, the engine
+	// keeping every body in the state directory's body file since.
+	dropReleased bool
+	// bodyBytes is the body file's size at the last checkpoint.
+	bodyBytes int64
 	// savedIDs is the window's ID mark the state directory covers (the
 	// window's IDs are stored apart, each once, like the bodies).
 	savedIDs      int
@@ -280,8 +283,12 @@ func (r *runner) start(ctx context.Context) error {
 
 		// Bodies one at a time: the evicted ones go to the engine's spill,
 		// so a restart holds what the run held, not every body at once.
+		// A checkpoint of this format reads only the bodies that were in
+		// memory, from the body file; one of the earlier format hands its
+		// bodies over from Pebble, one at a time, and the evicted ones go
+		// to a new body file.
 		bodies := 0
-		r.engine, err = incremental.RestoreOnlineEach(r.cfg.opts, ckpt.Engine, func(body func([]byte) error) error {
+		r.engine, err = incremental.RestoreOnlineAt(r.cfg.opts, r.store.BodyFile(), ckpt.Engine, func(body func([]byte) error) error {
 			return r.store.EachReleased(func(b []byte) error {
 				bodies++
 				return body(b)
@@ -290,7 +297,8 @@ func (r *runner) start(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
 		}
-		r.savedBodies = bodies
+		r.dropReleased = bodies > 0
+		r.bodyBytes = r.engine.BodyFileSize()
 		if err := json.Unmarshal(ckpt.Runner, &r.st); err != nil {
 			return fmt.Errorf("state %s: loop snapshot: %w", r.cfg.State.Dir, err)
 		}
@@ -302,7 +310,11 @@ func (r *runner) start(ctx context.Context) error {
 		if r.win, err = window.New(wcfg); err != nil {
 			return err
 		}
-		r.engine = incremental.NewOnlineConfig(r.cfg.opts, incremental.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned})
+		ecfg := incremental.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned}
+		if r.store != nil {
+			ecfg.SpillPath = r.store.BodyFile()
+		}
+		r.engine = incremental.NewOnlineConfig(r.cfg.opts, ecfg)
 		r.st.PartMax = make([]int64, r.parts)
 		for i := range r.st.PartMax {
 			r.st.PartMax[i] = math.MinInt64
@@ -888,7 +900,10 @@ func (r *runner) checkpoint(ctx context.Context) error {
 	if err := r.retry(ctx, "dead letters", func() error { return r.dead.flush(ctx) }); err != nil {
 		return err
 	}
-	eng, bodies, err := r.engine.SnapshotBodies(r.savedBodies)
+	// The bodies go to the engine's body file, not to Pebble: the
+	// checkpoint records the file's length, and the write syncs the file
+	// before the batch that counts on it.
+	eng, syncBodies, err := r.engine.SnapshotDurable()
 	if err != nil {
 		return fmt.Errorf("engine snapshot: %w", err)
 	}
@@ -900,14 +915,13 @@ func (r *runner) checkpoint(ctx context.Context) error {
 	// Copies of what the loop goes on changing: the offsets, and the IDs
 	// (a view of the window's ID arena).
 	c := &state.Checkpoint{Offsets: slices.Clone(r.next), Engine: eng, Window: win, Runner: loop, Counters: r.totals(),
-		Released: bodies, ReleasedFrom: r.savedBodies, WindowIDs: bytes.Clone(ids)}
-	r.savedBodies += len(bodies)
+		DropReleased: r.dropReleased, WindowIDs: bytes.Clone(ids)}
+	r.dropReleased = false
 	r.savedIDs = idMark
 	r.ckpts++
-	r.ckptBytes = len(c.Engine) + len(c.Window) + len(c.Runner) + len(c.WindowIDs)
-	for _, b := range bodies {
-		r.ckptBytes += len(b)
-	}
+	size := r.engine.BodyFileSize()
+	r.ckptBytes = len(c.Engine) + len(c.Window) + len(c.Runner) + len(c.WindowIDs) + int(size-r.bodyBytes)
+	r.bodyBytes = size
 	r.sinceCkpt, r.lastCkpt = 0, time.Now()
 	snapTime := time.Since(t0)
 	r.ckptLoop += snapTime
@@ -916,7 +930,12 @@ func (r *runner) checkpoint(ctx context.Context) error {
 	commitCtx := context.WithoutCancel(ctx)
 	go func() {
 		t1 := time.Now()
-		err := r.store.Save(c, nil, nil)
+		err := syncBodies()
+		if err != nil {
+			err = fmt.Errorf("checkpoint: syncing the body file: %w", err)
+		} else {
+			err = r.store.Save(c, nil, nil)
+		}
 		if err == nil && r.kafka != nil && r.cfg.Kafka.Group != "" {
 			cctx, cancel := context.WithTimeout(commitCtx, 5*time.Second)
 			cerr := ingest.CommitOffsets(cctx, r.kafka, r.cfg.Kafka.Group, c.Offsets)
