@@ -135,7 +135,9 @@ func (s *stream) args(extra ...string) []string {
 }
 
 func kafkaArgs(addr, topic string) []string {
-	return []string{"--source", "kafka", "--brokers", addr, "--topic", topic, "--stop-at-end"}
+	args := []string{"--source", "kafka", "--brokers", addr, "--topic", topic, "--stop-at-end"}
+	// Benchmarks try fetch shapes (--fetch-max-bytes ...) without a rebuild.
+	return append(args, strings.Fields(os.Getenv("STREAMCHECK_BENCH_KAFKA_ARGS"))...)
 }
 
 // alertIDs parses alert lines: the first core under each id, in order.
