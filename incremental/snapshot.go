@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -57,11 +59,14 @@ type spillSnapshot struct {
 	Saved int
 	// Block is spill.block: a dropped chunk's offsets are in the file.
 	Block []int64
-	// At holds the live chunks' offsets (spill.at), as varint deltas;
-	// a live chunk not in At has every body in memory.
+	// At holds the live chunks' offsets (spill.at) that are not 0, a
+	// live chunk not in At having every body in memory; Loose and Durable
+	// are spill.loose and spill.durable. Each is a list of (position,
+	// offset) pairs (appendPairs): as JSON maps they were most of a
+	// checkpoint's snapshot and of its time on the loop.
 	At      map[int][]byte
-	Loose   map[int]int64
-	Durable map[int]int64
+	Loose   []byte
+	Durable []byte
 	// Indexed are the release positions in the ID index (Close finds by
 	// ID), as varint deltas; the IDs are the bodies'.
 	Indexed []byte
@@ -172,10 +177,22 @@ func (o *Online) SnapshotDurable() (snap []byte, sync func() error, err error) {
 	}
 	s := o.snapshot()
 	s.Outside = n
-	ss := &spillSnapshot{End: sp.end, Saved: sp.saved, Block: sp.block, Loose: sp.loose, Durable: sp.durable, At: map[int][]byte{}}
+	ss := &spillSnapshot{End: sp.end, Saved: sp.saved, Block: sp.block, At: map[int][]byte{},
+		Loose: appendPairs(nil, sp.loose), Durable: appendPairs(nil, sp.durable)}
 	for c, at := range sp.at {
-		if at != nil && slices.ContainsFunc(at, func(off int64) bool { return off != 0 }) {
-			ss.At[c] = appendDeltas(nil, at)
+		// appendPairs' form without a map: mostly neighbours a record
+		// apart, two or three bytes each.
+		var b []byte
+		prevK, prev := 0, int64(0)
+		for k, off := range at {
+			if off != 0 {
+				b = binary.AppendUvarint(b, uint64(k-prevK))
+				b = binary.AppendVarint(b, off-prev)
+				prevK, prev = k, off
+			}
+		}
+		if b != nil {
+			ss.At[c] = b
 		}
 	}
 	indexed := make([]int64, 0, len(o.index))
@@ -200,6 +217,43 @@ func appendDeltas(b []byte, vs []int64) []byte {
 		prev = v
 	}
 	return b
+}
+
+// appendPairs appends m's (position, value) pairs in position order, as
+// varints of the differences from the pair before.
+func appendPairs(b []byte, m map[int]int64) []byte {
+	keys := slices.Sorted(maps.Keys(m))
+	var prevK int
+	var prevV int64
+	for _, k := range keys {
+		b = binary.AppendUvarint(b, uint64(k-prevK))
+		b = binary.AppendVarint(b, m[k]-prevV)
+		prevK, prevV = k, m[k]
+	}
+	return b
+}
+
+// readPairs reads what appendPairs wrote; pair is given each in turn.
+func readPairs(b []byte, pair func(k int, v int64) error) error {
+	var k int
+	var v int64
+	for len(b) > 0 {
+		dk, n := binary.Uvarint(b)
+		if n <= 0 || dk > math.MaxInt32 {
+			return fmt.Errorf("bad varint")
+		}
+		b = b[n:]
+		dv, n := binary.Varint(b)
+		if n <= 0 {
+			return fmt.Errorf("bad varint")
+		}
+		b = b[n:]
+		k, v = k+int(dk), v+dv
+		if err := pair(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readDeltas reads n values appendDeltas wrote (all of them: n < 0).
@@ -231,22 +285,46 @@ func (o *Online) restoreDurable(path string, ss *spillSnapshot, n int) error {
 	if err := sp.reopen(ss.End); err != nil {
 		return err
 	}
-	sp.block, sp.loose, sp.durable, sp.saved = ss.Block, ss.Loose, ss.Durable, ss.Saved
+	sp.block, sp.saved = ss.Block, ss.Saved
 	if sp.saved != n {
 		return fmt.Errorf("body file covers %d transactions, the snapshot %d", sp.saved, n)
+	}
+	inRange := func(what string, m *map[int]int64) func(int, int64) error {
+		return func(i int, off int64) error {
+			if i >= n || off < 0 || off > ss.End {
+				return fmt.Errorf("%s: body %d at offset %d (%d released, %d bytes)", what, i, off-1, n, ss.End)
+			}
+			if *m == nil {
+				*m = map[int]int64{}
+			}
+			(*m)[i] = off
+			return nil
+		}
+	}
+	if err := readPairs(ss.Loose, inRange("loose offsets", &sp.loose)); err != nil {
+		return err
+	}
+	if err := readPairs(ss.Durable, inRange("in-memory bodies", &sp.durable)); err != nil {
+		return err
 	}
 	sp.at = make([][]int64, len(sp.block))
 	for c := range sp.at {
 		if sp.block[c] > 0 {
 			continue
 		}
-		sp.at[c] = make([]int64, logChunkSize)
+		at := make([]int64, logChunkSize)
+		sp.at[c] = at
 		if b, ok := ss.At[c]; ok {
-			at, err := readDeltas(b, logChunkSize)
+			err := readPairs(b, func(k int, off int64) error {
+				if k >= logChunkSize || off <= 0 || off > ss.End {
+					return fmt.Errorf("position %d, offset %d", k, off-1)
+				}
+				at[k] = off
+				return nil
+			})
 			if err != nil {
 				return fmt.Errorf("offsets of chunk %d: %w", c, err)
 			}
-			copy(sp.at[c], at)
 		}
 	}
 	for c := range ss.At {

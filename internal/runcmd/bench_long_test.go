@@ -59,6 +59,7 @@ func TestBenchKafkaLong(t *testing.T) {
 
 	st := filepath.Join(dir, "state")
 	kafkaRun := append(append(kafkaArgs(addr, "txns"), args...), "--state-dir", st, "--checkpoint-every", "10000")
+	kafkaRun = append(kafkaRun, benchKafkaArgs()...)
 	kafka := runProcess(t, kafkaRun, nil)
 	t.Logf("kafka with checkpoints: %s, %.0f%% of stdin", kafka.summary(n), 100*stdin.wall.Seconds()/kafka.wall.Seconds())
 	if kafka.code == ExitError {

@@ -113,7 +113,7 @@ func TestBenchKafkaVsStdin(t *testing.T) {
 	dir := t.TempDir()
 	t0 = time.Now()
 	stop = benchProfile(t, "ckpt")
-	ckptArgs := s.args(append(kafkaArgs(addr, "txns"), "--tick", "100ms", "--state-dir", filepath.Join(dir, "full"), "--checkpoint-every", "10000")...)
+	ckptArgs := s.args(append(append(kafkaArgs(addr, "txns"), "--tick", "100ms", "--state-dir", filepath.Join(dir, "full"), "--checkpoint-every", "10000"), benchKafkaArgs()...)...)
 	if os.Getenv("STREAMCHECK_BENCH_PROC") != "" {
 		code, errb = benchProcess(t, ckptArgs)
 	} else {
