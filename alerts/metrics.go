@@ -49,6 +49,9 @@ type Metrics struct {
 	// Checkpoints: how long one took, and the size of the last one.
 	CheckpointDuration prometheus.Histogram
 	CheckpointSize     prometheus.Gauge
+	// StateBytes is the state directory's size: run's body file is not
+	// bounded by retention yet, so this is what to watch for disk.
+	StateBytes prometheus.Gauge
 
 	// Anomalies counts alerts raised by anomaly type (updates of an alert
 	// count once, under the first alert). Inexact is 1 while the checker
@@ -119,6 +122,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time to write one checkpoint.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
 		CheckpointSize: gauge("checkpoint_size_bytes", "Size of the last checkpoint."),
+		StateBytes:     gauge("state_directory_bytes", "Size of the state directory (Pebble and the body file) after the last checkpoint."),
 
 		Anomalies: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "anomalies_total",
 			Help: "Isolation anomalies alerted, by type."}, []string{"type"}),
@@ -153,7 +157,7 @@ func (m *Metrics) collectors() []prometheus.Collector {
 		m.ConstraintsCreated, m.ConstraintsPruned,
 		m.SolverCalls, m.SolverConflicts, m.SolverDuration,
 		m.WatermarkLag, m.AllowedLateness,
-		m.CheckpointDuration, m.CheckpointSize,
+		m.CheckpointDuration, m.CheckpointSize, m.StateBytes,
 		m.Anomalies, m.Inexact,
 		m.AlertsEnqueued, m.AlertsDelivered, m.SinkErrors, m.SinkQueue, m.SinkLastSuccess,
 		m.AlertLatency, m.OutboxErrors, m.QueueOverflowTotal,
@@ -167,10 +171,12 @@ func (m *Metrics) ObserveSolve(d time.Duration, conflicts int64) {
 	m.SolverDuration.Observe(d.Seconds())
 }
 
-// ObserveCheckpoint records one checkpoint of size bytes.
-func (m *Metrics) ObserveCheckpoint(d time.Duration, bytes int64) {
+// ObserveCheckpoint records one checkpoint of size bytes, after which
+// the state directory holds dir bytes.
+func (m *Metrics) ObserveCheckpoint(d time.Duration, bytes, dir int64) {
 	m.CheckpointDuration.Observe(d.Seconds())
 	m.CheckpointSize.Set(float64(bytes))
+	m.StateBytes.Set(float64(dir))
 }
 
 // SetWatermarkLag sets a partition's lag; a negative lag (a client clock

@@ -31,7 +31,7 @@ func touchAll(m *Metrics) {
 	m.ObserveSolve(1500000, 7)
 	m.SetWatermarkLag("0", 2000000000)
 	m.AllowedLateness.Set(30)
-	m.ObserveCheckpoint(3000000, 4096)
+	m.ObserveCheckpoint(3000000, 4096, 1<<20)
 	m.Anomaly("lost-update")
 	m.SetInexact(true)
 	m.AlertsEnqueued.Inc()

@@ -946,7 +946,12 @@ func (r *runner) checkpoint(ctx context.Context) error {
 				r.cfg.log.Warn("kafka: offset commit failed (the checkpoint holds the offsets)", "err", cerr)
 			}
 		}
-		done <- savedCheckpoint{err: err, took: snapTime + time.Since(t1), write: time.Since(t1)}
+		write := time.Since(t1)
+		var size int64
+		if err == nil {
+			size = r.store.Size()
+		}
+		done <- savedCheckpoint{err: err, took: snapTime + write, write: write, dirBytes: size}
 	}()
 	return nil
 }
@@ -956,6 +961,8 @@ type savedCheckpoint struct {
 	err   error
 	took  time.Duration // snapshots on the loop + the write
 	write time.Duration
+	// dirBytes is the state directory's size after it.
+	dirBytes int64
 }
 
 // waitSave waits for the checkpoint write in flight, if any, and returns
@@ -974,7 +981,7 @@ func (r *runner) waitSave() error {
 	r.ckptTime = s.took
 	r.ckptWrite += s.write
 	if r.al != nil {
-		r.al.m.ObserveCheckpoint(r.ckptTime, int64(r.ckptBytes))
+		r.al.m.ObserveCheckpoint(r.ckptTime, int64(r.ckptBytes), s.dirBytes)
 	}
 	return nil
 }
