@@ -41,7 +41,7 @@ func checkerMetrics() (*prometheus.Registry, *alerts.Metrics) {
 	m.SetWatermarkLag("0", 1500*time.Millisecond)
 	m.SetWatermarkLag("1", 2*time.Second)
 	m.AllowedLateness.Set(30)
-	m.ObserveCheckpoint(5*time.Millisecond, 1<<20)
+	m.ObserveCheckpoint(5*time.Millisecond, 1<<20, 64<<20)
 	m.Anomaly("lost-update")
 	m.SetInexact(false)
 	m.AlertsEnqueued.Inc()
