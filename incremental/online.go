@@ -100,7 +100,7 @@ type OnlineConfig struct {
 	MaxPinned int
 	// SpillPath makes the spill of evicted bodies a durable file at this
 	// path (a checkpointed run's state directory) instead of an unlinked
-	// temporary one: SnapshotDurable and RestoreOnlineDurable then keep
+	// temporary one: SnapshotDurable and RestoreOnlineAt then keep
 	// every body there, and a new engine truncates it.
 	SpillPath string
 }

@@ -62,8 +62,8 @@ type spillSnapshot struct {
 	// At holds the live chunks' offsets (spill.at) that are not 0, a
 	// live chunk not in At having every body in memory; Loose and Durable
 	// are spill.loose and spill.durable. Each is a list of (position,
-	// offset) pairs (appendPairs): as JSON maps they were most of a
-	// checkpoint's snapshot and of its time on the loop.
+	// offset) pairs (appendPairs): as JSON maps they were 44% of a
+	// snapshot at 200K transactions, encoded on the loop.
 	At      map[int][]byte
 	Loose   []byte
 	Durable []byte
@@ -137,7 +137,7 @@ func (o *Online) SnapshotBodies(from int) (snap []byte, bodies [][]byte, err err
 // the snapshot, so no body is handed to the caller. sync makes the file
 // durable up to that length; call it (from any goroutine: the engine may
 // go on appending meanwhile) before storing the snapshot.
-// RestoreOnlineDurable reads it back.
+// RestoreOnlineAt reads it back.
 func (o *Online) SnapshotDurable() (snap []byte, sync func() error, err error) {
 	sp := &o.spill
 	if sp.path == "" {

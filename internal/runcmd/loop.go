@@ -281,12 +281,10 @@ func (r *runner) start(ctx context.Context) error {
 			r.savedIDs = r.win.IDMark()
 		} // else a snapshot that held its IDs: the next checkpoint stores them all apart
 
-		// Bodies one at a time: the evicted ones go to the engine's spill,
-		// so a restart holds what the run held, not every body at once.
 		// A checkpoint of this format reads only the bodies that were in
 		// memory, from the body file; one of the earlier format hands its
-		// bodies over from Pebble, one at a time, and the evicted ones go
-		// to a new body file.
+		// bodies over from Pebble one at a time, the evicted ones going to
+		// a new body file, so a restart holds what the run held.
 		bodies := 0
 		r.engine, err = incremental.RestoreOnlineAt(r.cfg.opts, r.store.BodyFile(), ckpt.Engine, func(body func([]byte) error) error {
 			return r.store.EachReleased(func(b []byte) error {
