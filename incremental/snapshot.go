@@ -180,19 +180,15 @@ func (o *Online) SnapshotDurable() (snap []byte, sync func() error, err error) {
 	ss := &spillSnapshot{End: sp.end, Saved: sp.saved, Block: sp.block, At: map[int][]byte{},
 		Loose: appendPairs(nil, sp.loose), Durable: appendPairs(nil, sp.durable)}
 	for c, at := range sp.at {
-		// appendPairs' form without a map: mostly neighbours a record
-		// apart, two or three bytes each.
-		var b []byte
-		prevK, prev := 0, int64(0)
+		// Mostly neighbours a record apart: two or three bytes each.
+		var w pairWriter
 		for k, off := range at {
 			if off != 0 {
-				b = binary.AppendUvarint(b, uint64(k-prevK))
-				b = binary.AppendVarint(b, off-prev)
-				prevK, prev = k, off
+				w.add(k, off)
 			}
 		}
-		if b != nil {
-			ss.At[c] = b
+		if w.b != nil {
+			ss.At[c] = w.b
 		}
 	}
 	indexed := make([]int64, 0, len(o.index))
@@ -219,18 +215,27 @@ func appendDeltas(b []byte, vs []int64) []byte {
 	return b
 }
 
-// appendPairs appends m's (position, value) pairs in position order, as
-// varints of the differences from the pair before.
+// pairWriter appends (position, value) pairs in position order, as
+// varints of the differences from the pair before; readPairs reads them.
+type pairWriter struct {
+	b []byte
+	k int
+	v int64
+}
+
+func (w *pairWriter) add(k int, v int64) {
+	w.b = binary.AppendUvarint(w.b, uint64(k-w.k))
+	w.b = binary.AppendVarint(w.b, v-w.v)
+	w.k, w.v = k, v
+}
+
+// appendPairs is m's pairs through a pairWriter.
 func appendPairs(b []byte, m map[int]int64) []byte {
-	keys := slices.Sorted(maps.Keys(m))
-	var prevK int
-	var prevV int64
-	for _, k := range keys {
-		b = binary.AppendUvarint(b, uint64(k-prevK))
-		b = binary.AppendVarint(b, m[k]-prevV)
-		prevK, prevV = k, m[k]
+	w := pairWriter{b: b}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		w.add(k, m[k])
 	}
-	return b
+	return w.b
 }
 
 // readPairs reads what appendPairs wrote; pair is given each in turn.
@@ -256,21 +261,18 @@ func readPairs(b []byte, pair func(k int, v int64) error) error {
 	return nil
 }
 
-// readDeltas reads n values appendDeltas wrote (all of them: n < 0).
-func readDeltas(b []byte, n int) ([]int64, error) {
+// readDeltas reads the values appendDeltas wrote.
+func readDeltas(b []byte) ([]int64, error) {
 	var vs []int64
 	var prev int64
-	for len(b) > 0 && (n < 0 || len(vs) < n) {
+	for len(b) > 0 {
 		d, k := binary.Varint(b)
 		if k <= 0 {
-			return nil, fmt.Errorf("bad varint")
+			return nil, fmt.Errorf("bad varint after %d values", len(vs))
 		}
 		prev += d
 		vs = append(vs, prev)
 		b = b[k:]
-	}
-	if len(b) > 0 || n >= 0 && len(vs) != n {
-		return nil, fmt.Errorf("%d values, want %d", len(vs), n)
 	}
 	return vs, nil
 }
@@ -393,7 +395,7 @@ func (o *Online) restoreDurable(path string, ss *spillSnapshot, n int) error {
 		l.put(i, t)
 		l.spilled[c]--
 	}
-	indexed, err := readDeltas(ss.Indexed, -1)
+	indexed, err := readDeltas(ss.Indexed)
 	if err != nil {
 		return fmt.Errorf("ID index: %w", err)
 	}
