@@ -1754,17 +1754,43 @@ var replayChunk = 4096
 // now. The last step has the real closings. A replay step that is not
 // satisfiable is another anomaly: the rest goes back at once, and the
 // caller's loop finds it on the bodies.
-func (o *Online) replay(ctx context.Context) error {
+//
+// It starts from the latest rewind point at or before from, the first
+// newly quarantined transaction (rewind.go), or else from the first
+// transaction.
+func (o *Online) replay(ctx context.Context, from int) error {
+	old := o.ev.memberList()
 	st := newEvictState()
-	st.Taint = o.ev.Taint
-	st.Evicted, st.Disagreements = o.ev.Evicted, o.ev.Disagreements
-	st.Member = makeFlags(o.log.len())
+	start := 0
+	if p, ok := o.rewindTo(from); ok {
+		var err error
+		if st, err = o.rewoundState(p); err != nil {
+			return err
+		}
+		start = p.Pos
+		o.rewound++
+	} else {
+		st.Taint = o.ev.Taint
+		st.Evicted, st.Disagreements = o.ev.Evicted, o.ev.Disagreements
+	}
+	n := o.log.len()
+	for st.Member.len() < n {
+		st.Member.push(false)
+	}
 	o.ev = st
+	// A member before the point that the point's state had evicted cannot
+	// be (nothing evicted comes back but by a replay, which drops later
+	// points); should one be, it goes to the spill rather than staying in
+	// memory for ever.
+	for _, i := range old {
+		if i < start && !o.ev.Member.get(i) {
+			o.spillBody(i)
+		}
+	}
 	closed := o.closed
 	o.closed = makeFlags(closed.len())
 	defer func() { o.closed = closed }()
-	n := o.log.len()
-	for lo := 0; lo < n; lo += replayChunk {
+	for lo := start; lo < n; lo += replayChunk {
 		hi := min(lo+replayChunk, n)
 		for i := lo; i < hi; i++ {
 			if !o.quar.get(i) {
@@ -1806,6 +1832,7 @@ func (o *Online) replay(ctx context.Context) error {
 		}
 		o.evict(ctx, r)
 		o.drop(r)
+		o.takeRewind(hi)
 	}
 	return nil
 }

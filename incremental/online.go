@@ -51,6 +51,12 @@ type Online struct {
 	closed runFlags
 	quar   runFlags
 
+	// rewinds are the rewind points, oldest first, and nextRewind the
+	// release position the next one is due at (rewind.go).
+	rewinds    []rewindPoint
+	nextRewind int
+	rewound    int // replays that started from a rewind point, for tests
+
 	alerts  []*Alert
 	pending []*Alert // alerted with an open member; re-shrunk once all close
 
@@ -139,7 +145,7 @@ func NewOnline(opts history.Options) *Online {
 
 // NewOnlineConfig starts an engine with cfg.
 func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
-	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState()}
+	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(), nextRewind: rewindEvery}
 	o.spill.path = cfg.SpillPath
 	o.opts.Level = history.StrictSerializable
 	return o
@@ -213,6 +219,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				o.evict(ctx, r)
 				o.drop(r)
 				o.capPinned()
+				o.takeRewind(o.log.len())
 				return out, nil
 			case solver.Unknown:
 				return out, ctx.Err()
@@ -279,15 +286,17 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		}
 		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
 		a.Watermark = o.lastStart()
+		first := o.log.len()
 		for _, i := range o.name(a, h, pos, an.Core) {
 			if err := o.quarantine(i); err != nil {
 				return out, err
 			}
+			first = min(first, i)
 		}
 		o.alerts = append(o.alerts, a)
 		var err error
 		if o.evicting {
-			err = o.replay(ctx)
+			err = o.replay(ctx, first)
 		} else {
 			err = o.resetInstance()
 		}

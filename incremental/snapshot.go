@@ -46,6 +46,10 @@ type onlineSnapshot struct {
 	Pruned      int64
 	MaxPinned   int
 	Capped      int
+	// Rewinds are the rewind points, NextRewind where the next is due
+	// (rewind.go; absent before rewind points).
+	Rewinds    []rewindPoint `json:",omitempty"`
+	NextRewind int           `json:",omitempty"`
 	// Spill is a durable snapshot's body file (SnapshotDurable): its
 	// length and tables. Released is then empty and Outside counts the
 	// bodies, all of them in the file.
@@ -472,6 +476,7 @@ func (o *Online) snapshot() *onlineSnapshot {
 		Steps: o.steps, Checks: o.checks, Unchecked: o.unchecked,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned,
 		Evict: o.evicting, EvictState: o.ev, MaxPinned: o.maxPinned, Capped: o.capped,
+		Rewinds: o.rewinds, NextRewind: o.nextRewind,
 	}
 	for _, a := range o.alerts {
 		s.Names = append(s.Names, a.names)
@@ -540,6 +545,17 @@ func RestoreOnlineAt(opts history.Options, spillPath string, snap []byte, each f
 	o.evicting, o.ev = s.Evict, s.EvictState
 	o.maxPinned, o.capped = s.MaxPinned, s.Capped
 	o.conflicts, o.constraints, o.pruned = s.Conflicts, s.Constraints, s.Pruned
+	o.rewinds, o.nextRewind = s.Rewinds, s.NextRewind
+	if o.nextRewind == 0 {
+		// Taken before rewind points: the next is due where a run from
+		// the start would take it.
+		o.nextRewind = (n/rewindEvery + 1) * rewindEvery
+	}
+	for k, p := range o.rewinds {
+		if p.Pos < 0 || p.Pos > n || (k > 0 && p.Pos <= o.rewinds[k-1].Pos) {
+			return nil, fmt.Errorf("engine snapshot: rewind point at %d of %d released", p.Pos, n)
+		}
+	}
 	if s.Names != nil && len(s.Names) != len(o.alerts) {
 		return nil, fmt.Errorf("engine snapshot: %d alerts but names for %d", len(o.alerts), len(s.Names))
 	}
@@ -554,24 +570,7 @@ func RestoreOnlineAt(opts history.Options, spillPath string, snap []byte, each f
 	if o.ev.Member.len() != n {
 		return nil, fmt.Errorf("engine snapshot: %d transactions but %d instance flags", n, o.ev.Member.len())
 	}
-	if o.ev.Decided == nil {
-		o.ev.Decided = map[int]bool{}
-	}
-	if o.ev.GhostKeys == nil {
-		o.ev.GhostKeys = map[int][]history.Key{}
-	}
-	if o.ev.LiveOf == nil {
-		o.ev.LiveOf = map[history.Key]int{}
-	}
-	if o.ev.Replaced == nil {
-		o.ev.Replaced = map[int][]history.Key{}
-	}
-	if o.ev.InitVal == nil {
-		o.ev.InitVal = map[history.Key]history.Value{}
-	}
-	if o.ev.Taint == nil {
-		o.ev.Taint = map[string][]int{}
-	}
+	fixMaps(&o.ev)
 	o.spill.path = spillPath
 	if s.Spill != nil {
 		if s.Outside != n || len(s.Released) > 0 {
