@@ -49,9 +49,11 @@ type Metrics struct {
 	// Checkpoints: how long one took, and the size of the last one.
 	CheckpointDuration prometheus.Histogram
 	CheckpointSize     prometheus.Gauge
-	// StateBytes is the state directory's size: run's body file is not
-	// bounded by retention yet, so this is what to watch for disk.
-	StateBytes prometheus.Gauge
+	// StateBytes is the state directory's size on disk (the body file by
+	// its blocks: retention punches holes in it). BodiesPastRetention
+	// counts the evicted bodies retention deleted.
+	StateBytes          prometheus.Gauge
+	BodiesPastRetention prometheus.Gauge
 
 	// Anomalies counts alerts raised by anomaly type (updates of an alert
 	// count once, under the first alert). Inexact is 1 while the checker
@@ -121,8 +123,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		CheckpointDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "checkpoint_duration_seconds",
 			Help:    "Time to write one checkpoint.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
-		CheckpointSize: gauge("checkpoint_size_bytes", "Size of the last checkpoint."),
-		StateBytes:     gauge("state_directory_bytes", "Size of the state directory (Pebble and the body file) after the last checkpoint."),
+		CheckpointSize:      gauge("checkpoint_size_bytes", "Size of the last checkpoint."),
+		StateBytes:          gauge("state_directory_bytes", "Size on disk of the state directory (Pebble and the body file) after the last checkpoint."),
+		BodiesPastRetention: gauge("bodies_past_retention", "Evicted transaction bodies deleted by the retention bound."),
 
 		Anomalies: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "anomalies_total",
 			Help: "Isolation anomalies alerted, by type."}, []string{"type"}),
@@ -157,7 +160,7 @@ func (m *Metrics) collectors() []prometheus.Collector {
 		m.ConstraintsCreated, m.ConstraintsPruned,
 		m.SolverCalls, m.SolverConflicts, m.SolverDuration,
 		m.WatermarkLag, m.AllowedLateness,
-		m.CheckpointDuration, m.CheckpointSize, m.StateBytes,
+		m.CheckpointDuration, m.CheckpointSize, m.StateBytes, m.BodiesPastRetention,
 		m.Anomalies, m.Inexact,
 		m.AlertsEnqueued, m.AlertsDelivered, m.SinkErrors, m.SinkQueue, m.SinkLastSuccess,
 		m.AlertLatency, m.OutboxErrors, m.QueueOverflowTotal,

@@ -184,6 +184,11 @@ func taintKey(k history.Key, v history.Value) string { return string(k) + "\x00"
 // resetInstance puts every released, unquarantined transaction back in the
 // instance with its whole body: the state of a non-evicting engine.
 func (o *Online) resetInstance() error {
+	if o.evicting && o.floor > 0 && len(o.rewinds) > 0 {
+		// The bodies before the floor are gone: the oldest rewind point
+		// is where a rebuild can start.
+		return o.replay(context.Background(), o.rewinds[0].Pos)
+	}
 	st := newEvictState()
 	st.Taint = o.ev.Taint
 	st.Evicted, st.Disagreements = o.ev.Evicted, o.ev.Disagreements
@@ -1762,13 +1767,16 @@ func (o *Online) replay(ctx context.Context, from int) error {
 	old := o.ev.memberList()
 	st := newEvictState()
 	start := 0
-	if p, ok := o.rewindTo(from); ok {
+	if p, ok, inexact := o.rewindTo(from); ok {
 		var err error
-		if st, err = o.rewoundState(p); err != nil {
+		if st, err = o.rewoundState(p, inexact); err != nil {
 			return err
 		}
 		start = p.Pos
 		o.rewound++
+		if inexact {
+			o.inexactRewinds++
+		}
 	} else {
 		st.Taint = o.ev.Taint
 		st.Evicted, st.Disagreements = o.ev.Evicted, o.ev.Disagreements

@@ -57,6 +57,25 @@ type Online struct {
 	nextRewind int
 	rewound    int // replays that started from a rewind point, for tests
 
+	// Retention (retain.go): the bound, each log chunk's mark, the record
+	// bytes released, the floor and the bodies gone below it.
+	retention Retention
+	marks     []chunkMark
+	bodyBytes int64
+	floor     int
+	goneCount int
+	// belowFloor are the bodies below the floor spilled since it last
+	// moved: in memory when it passed them.
+	belowFloor []int
+	// inexactRewinds counts replays whose core began before every rewind
+	// point retention left; unproven counts violations of the reduced
+	// instance that the kept bodies could not prove; since and
+	// closedSince are what the step that finds one sets aside: the
+	// releases and closings since the last satisfiable step.
+	inexactRewinds, unproven, setAsideCount int
+	since                    int
+	closedSince              []int
+
 	alerts  []*Alert
 	pending []*Alert // alerted with an open member; re-shrunk once all close
 
@@ -109,6 +128,9 @@ type OnlineConfig struct {
 	// temporary one: SnapshotDurable and RestoreOnlineAt then keep
 	// every body there, and a new engine truncates it.
 	SpillPath string
+	// Retention bounds the evicted bodies kept (retain.go); zero keeps
+	// every one.
+	Retention Retention
 }
 
 // Alert is one proven anomaly of the stream.
@@ -126,6 +148,11 @@ type Alert struct {
 	// Updated marks a re-sent alert whose core shrank after its members
 	// closed (O5).
 	Updated bool
+	// PastRetention says what of the alert's proof is past the retention
+	// bound: a read whose writer may be a gone body, or (Type
+	// PastRetentionType) the transactions set aside because the bodies
+	// kept could not prove what the engine found (retain.go).
+	PastRetention string `json:",omitempty"`
 	// Watermark is the released prefix's last start when the alert fired.
 	Watermark int64
 
@@ -147,6 +174,7 @@ func NewOnline(opts history.Options) *Online {
 func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(), nextRewind: rewindEvery}
 	o.spill.path = cfg.SpillPath
+	o.retention = cfg.Retention
 	o.opts.Level = history.StrictSerializable
 	return o
 }
@@ -165,6 +193,9 @@ func (o *Online) Release(txns ...history.Txn) {
 func (o *Online) Close(ids ...string) {
 	for _, id := range ids {
 		if i, ok := o.index[id]; ok {
+			if o.retention.bounded() && !o.closed.get(i) {
+				o.closedSince = append(o.closedSince, i)
+			}
 			o.closed.set(i, true)
 		}
 	}
@@ -207,6 +238,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			// bodies.
 			r = o.build()
 			if len(r.h.Txns) == 0 {
+				o.since, o.closedSince = o.log.len(), o.closedSince[:0]
 				return out, nil
 			}
 			o.checks++
@@ -220,7 +252,8 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				o.drop(r)
 				o.capPinned()
 				o.takeRewind(o.log.len())
-				return out, nil
+				o.since, o.closedSince = o.log.len(), o.closedSince[:0]
+				return out, o.retire()
 			case solver.Unknown:
 				return out, ctx.Err()
 			}
@@ -265,6 +298,16 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			return out, nil
 		}
 		if res.Verdict != Invalid || len(res.Anomalies) == 0 {
+			if r != nil && o.floor > 0 {
+				// Not a bug, or not only: the proof may run through bodies
+				// past retention.
+				a, err := o.setAside(ctx)
+				if err != nil || a == nil {
+					return out, err
+				}
+				out = append(out, a)
+				continue
+			}
 			if r != nil {
 				// The reduced instance kept a fact the bodies do not
 				// prove: a bug, counted; rebuilding from the bodies heals
@@ -286,6 +329,9 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		}
 		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
 		a.Watermark = o.lastStart()
+		if o.floor > 0 {
+			a.PastRetention = o.unwrittenReads(h, an.Core)
+		}
 		first := o.log.len()
 		for _, i := range o.name(a, h, pos, an.Core) {
 			if err := o.quarantine(i); err != nil {
@@ -296,7 +342,11 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		o.alerts = append(o.alerts, a)
 		var err error
 		if o.evicting {
+			inexact := o.inexactRewinds
 			err = o.replay(ctx, first)
+			if o.inexactRewinds > inexact {
+				a.PastRetention = strings.TrimPrefix(a.PastRetention+"; ", "; ") + pastPoints
+			}
 		} else {
 			err = o.resetInstance()
 		}
@@ -331,14 +381,18 @@ func (o *Online) lastStart() int64 {
 // transactions that are not time-closed dropped (O2); pos gives each of
 // its transactions' release position.
 func (o *Online) alertHistory() (h *history.History, pos []int, err error) {
-	txns, err := o.bodies()
-	if err != nil {
-		return nil, nil, err
-	}
-	in := make([]bool, len(txns))
-	at := make([]int, len(txns))
-	for i := range txns {
-		in[i], at[i] = !o.quar.get(i), i
+	var txns []history.Txn
+	var at []int
+	var in []bool
+	for i := range o.log.len() {
+		if o.gone(i) {
+			continue
+		}
+		t, err := o.body(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		txns, at, in = append(txns, t), append(at, i), append(in, !o.quar.get(i))
 	}
 	h, pos = o.projectAlert(txns, at, in)
 	return h, pos, nil
@@ -466,6 +520,9 @@ func (o *Online) localHistory(set []int) (*history.History, []int, error) {
 	var at []int
 	var in []bool
 	for i := range n {
+		if o.gone(i) {
+			continue
+		}
 		t, err := o.body(i)
 		if err != nil {
 			return nil, nil, err
@@ -562,6 +619,9 @@ func (o *Online) find(id string) (int, bool) {
 			continue
 		}
 		// Its chunk was dropped: the id is in the spilled body.
+		if o.gone(i) {
+			continue
+		}
 		if t, err := o.spill.get(i); err == nil && t.ID == id {
 			return i, true
 		}
@@ -670,7 +730,8 @@ func (o *Online) capPinned() {
 func (o *Online) Stats() OnlineStats {
 	st := OnlineStats{Released: o.log.len() - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
 		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements,
-		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned, Capped: o.capped}
+		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned, Capped: o.capped,
+		PastRetention: o.goneCount, SetAside: o.setAsideCount, InexactRewinds: o.inexactRewinds}
 	for _, i := range o.ev.memberList() {
 		if o.ev.GhostKeys[i] == nil {
 			st.Window++
@@ -698,4 +759,9 @@ type OnlineStats struct {
 	// Capped counts transactions set aside unchecked by the pinned cap
 	// (OnlineConfig.MaxPinned): when it is not 0 the check is inexact.
 	Capped int
+	// PastRetention counts the bodies retention deleted; SetAside the
+	// transactions set aside because the bodies kept could not prove an
+	// anomaly, and InexactRewinds the replays whose core began before
+	// every rewind point kept (retain.go): either makes the check inexact.
+	PastRetention, SetAside, InexactRewinds int
 }

@@ -3,6 +3,7 @@ package incremental
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -55,6 +56,26 @@ const maxRewinds = 4
 type rewindPoint struct {
 	Pos   int
 	State json.RawMessage
+	// members are State's members, read from it on first use (retention
+	// keeps their bodies).
+	members []int
+}
+
+// memberList returns the point's members in released order.
+func (p *rewindPoint) memberList() ([]int, error) {
+	if p.members == nil {
+		var st struct{ Member runFlags }
+		if err := json.Unmarshal(p.State, &st); err != nil {
+			return nil, fmt.Errorf("engine: rewind point at %d: %w", p.Pos, err)
+		}
+		p.members = []int{}
+		for i := range st.Member.len() {
+			if st.Member.get(i) {
+				p.members = append(p.members, i)
+			}
+		}
+	}
+	return p.members, nil
 }
 
 // takeRewind keeps a rewind point at pos once pos reaches the next one
@@ -71,7 +92,7 @@ func (o *Online) takeRewind(pos int) {
 		// replay starts further back, as exact.
 		return
 	}
-	o.rewinds = append(o.rewinds, rewindPoint{Pos: pos, State: b})
+	o.rewinds = append(o.rewinds, rewindPoint{Pos: pos, State: b, members: slices.Clone(o.ev.memberList())})
 	if len(o.rewinds) > maxRewinds {
 		o.rewinds = append(o.rewinds[:0], o.rewinds[len(o.rewinds)-maxRewinds:]...)
 	}
@@ -81,27 +102,32 @@ func (o *Online) takeRewind(pos int) {
 // rewindTo returns the latest rewind point at or before pos, dropping the
 // later ones (they were built with a transaction at or after pos that is
 // now quarantined), and makes the next one due after it. ok is false when
-// none is left: the replay starts from the first transaction.
-func (o *Online) rewindTo(pos int) (p rewindPoint, ok bool) {
+// none is left: the replay starts from the first transaction. Once
+// retention has deleted bodies that start is gone: the oldest point is
+// used instead, and inexact says so (retain.go).
+func (o *Online) rewindTo(pos int) (p rewindPoint, ok, inexact bool) {
 	k := len(o.rewinds)
 	for k > 0 && o.rewinds[k-1].Pos > pos {
 		k--
 	}
+	if k == 0 && o.floor > 0 && len(o.rewinds) > 0 {
+		k, inexact = 1, true
+	}
 	o.rewinds = o.rewinds[:k]
 	if k == 0 {
 		o.nextRewind = rewindEvery
-		return rewindPoint{}, false
+		return rewindPoint{}, false, false
 	}
 	p = o.rewinds[k-1]
 	o.nextRewind = (p.Pos/rewindEvery + 1) * rewindEvery
-	return p, true
+	return p, true, inexact
 }
 
 // rewoundState is p's reduced instance with today's taint and counts:
 // members quarantined since (set aside by the pinned cap) leave it as
 // capPinned made them leave, and every member's body is brought back
 // into memory.
-func (o *Online) rewoundState(p rewindPoint) (evictState, error) {
+func (o *Online) rewoundState(p rewindPoint, inexact bool) (evictState, error) {
 	st := newEvictState()
 	if err := json.Unmarshal(p.State, &st); err != nil {
 		return st, fmt.Errorf("engine: rewind point at %d: %w", p.Pos, err)
@@ -119,7 +145,12 @@ func (o *Online) rewoundState(p rewindPoint) (evictState, error) {
 		if o.quar.get(i) {
 			if st.GhostKeys[i] != nil {
 				// A quarantined ghost: only an alert quarantines one, and
-				// the point would have been dropped then.
+				// the point would have been dropped then, unless retention
+				// left no earlier one. It stays the live version of its
+				// keys; reads of its writes are tainted.
+				if inexact {
+					continue
+				}
 				return st, fmt.Errorf("engine: rewind point at %d holds quarantined ghost %d", p.Pos, i)
 			}
 			st.Member.set(i, false)

@@ -50,6 +50,17 @@ type onlineSnapshot struct {
 	// (rewind.go; absent before rewind points).
 	Rewinds    []rewindPoint `json:",omitempty"`
 	NextRewind int           `json:",omitempty"`
+	// Retention's state (retain.go): the chunks' marks as varint deltas
+	// of their starts and of their bytes, the bytes released, the floor,
+	// and what it counted and left to set aside.
+	MarkStarts, MarkBytes   []byte `json:",omitempty"`
+	BodyBytes               int64  `json:",omitempty"`
+	Floor, Gone             int    `json:",omitempty"`
+	Unproven, InexactRewind int    `json:",omitempty"`
+	SetAside                int    `json:",omitempty"`
+	Since                   int    `json:",omitempty"`
+	ClosedSince             []int  `json:",omitempty"`
+	BelowFloor              []int  `json:",omitempty"`
 	// Spill is a durable snapshot's body file (SnapshotDurable): its
 	// length and tables. Released is then empty and Outside counts the
 	// bodies, all of them in the file.
@@ -74,6 +85,9 @@ type spillSnapshot struct {
 	// Indexed are the release positions in the ID index (Close finds by
 	// ID), as varint deltas; the IDs are the bodies'.
 	Indexed []byte
+	// ChunkAt is spill.chunkAt as varint deltas, Cut spill.cut.
+	ChunkAt []byte `json:",omitempty"`
+	Cut     int64  `json:",omitempty"`
 }
 
 // Snapshot returns the whole engine state as deterministic bytes, so that a
@@ -201,6 +215,7 @@ func (o *Online) SnapshotDurable() (snap []byte, sync func() error, err error) {
 	}
 	slices.Sort(indexed)
 	ss.Indexed = appendDeltas(nil, indexed)
+	ss.ChunkAt, ss.Cut = appendDeltas(nil, sp.chunkAt), sp.cut
 	s.Spill = ss
 	if snap, err = json.Marshal(s); err != nil {
 		return nil, nil, err
@@ -291,13 +306,22 @@ func (o *Online) restoreDurable(path string, ss *spillSnapshot, n int) error {
 	if err := sp.reopen(ss.End); err != nil {
 		return err
 	}
-	sp.block, sp.saved = ss.Block, ss.Saved
+	sp.block, sp.saved, sp.cut = ss.Block, ss.Saved, ss.Cut
+	chunkAt, err := readDeltas(ss.ChunkAt)
+	if err != nil {
+		return fmt.Errorf("chunk offsets: %w", err)
+	}
+	sp.chunkAt = chunkAt
+	for len(sp.chunkAt) < (n+logChunkSize-1)>>logChunkBits {
+		// Taken before chunkAt was kept: no record is before 0.
+		sp.chunkAt = append(sp.chunkAt, 0)
+	}
 	if sp.saved != n {
 		return fmt.Errorf("body file covers %d transactions, the snapshot %d", sp.saved, n)
 	}
 	inRange := func(what string, m *map[int]int64) func(int, int64) error {
 		return func(i int, off int64) error {
-			if i >= n || off < 0 || off > ss.End {
+			if i >= n || off < goneOff || off > ss.End {
 				return fmt.Errorf("%s: body %d at offset %d (%d released, %d bytes)", what, i, off-1, n, ss.End)
 			}
 			if *m == nil {
@@ -315,14 +339,14 @@ func (o *Online) restoreDurable(path string, ss *spillSnapshot, n int) error {
 	}
 	sp.at = make([][]int64, len(sp.block))
 	for c := range sp.at {
-		if sp.block[c] > 0 {
+		if sp.block[c] != 0 {
 			continue
 		}
 		at := make([]int64, logChunkSize)
 		sp.at[c] = at
 		if b, ok := ss.At[c]; ok {
 			err := readPairs(b, func(k int, off int64) error {
-				if k >= logChunkSize || off <= 0 || off > ss.End {
+				if k >= logChunkSize || off == 0 || off < goneOff || off > ss.End {
 					return fmt.Errorf("position %d, offset %d", k, off-1)
 				}
 				at[k] = off
@@ -355,7 +379,7 @@ func (o *Online) restoreDurable(path string, ss *spillSnapshot, n int) error {
 	l := &o.log
 	l.n, l.chunks, l.spilled = n, make([][]history.Txn, chunks), make([]int32, chunks)
 	for c := range chunks {
-		if c < len(sp.block) && sp.block[c] > 0 {
+		if c < len(sp.block) && sp.block[c] != 0 {
 			if c == chunks-1 {
 				return fmt.Errorf("the last chunk is written out")
 			}
@@ -369,7 +393,11 @@ func (o *Online) restoreDurable(path string, ss *spillSnapshot, n int) error {
 				break
 			}
 			var err error
-			if c < len(sp.at) && sp.at[c][k] > 0 {
+			if c < len(sp.at) && sp.at[c][k] == goneOff {
+				// Past retention: its stub went with it.
+				l.spilled[c]++
+				continue
+			} else if c < len(sp.at) && sp.at[c][k] > 0 {
 				var b []byte
 				if b, err = read(i, sp.at[c][k]); err == nil {
 					txns[k], err = decodeStub(b)
@@ -389,7 +417,7 @@ func (o *Online) restoreDurable(path string, ss *spillSnapshot, n int) error {
 		if i < 0 || i >= n || l.chunks[c] != nil {
 			return fmt.Errorf("loose offset of %d, in no written-out chunk", i)
 		}
-		if off > 0 {
+		if off != 0 {
 			continue
 		}
 		t, err := inMemory(i)
@@ -477,7 +505,15 @@ func (o *Online) snapshot() *onlineSnapshot {
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned,
 		Evict: o.evicting, EvictState: o.ev, MaxPinned: o.maxPinned, Capped: o.capped,
 		Rewinds: o.rewinds, NextRewind: o.nextRewind,
+		BodyBytes: o.bodyBytes, Floor: o.floor, Gone: o.goneCount,
+		Unproven: o.unproven, InexactRewind: o.inexactRewinds, SetAside: o.setAsideCount, Since: o.since, ClosedSince: o.closedSince, BelowFloor: o.belowFloor,
 	}
+	starts := make([]int64, len(o.marks))
+	bytes := make([]int64, len(o.marks))
+	for c, m := range o.marks {
+		starts[c], bytes[c] = m.Start, m.Bytes
+	}
+	s.MarkStarts, s.MarkBytes = appendDeltas(nil, starts), appendDeltas(nil, bytes)
 	for _, a := range o.alerts {
 		s.Names = append(s.Names, a.names)
 	}
@@ -556,6 +592,17 @@ func RestoreOnlineAt(opts history.Options, spillPath string, snap []byte, each f
 			return nil, fmt.Errorf("engine snapshot: rewind point at %d of %d released", p.Pos, n)
 		}
 	}
+	marks, err := restoreMarks(&s, n)
+	if err != nil {
+		return nil, err
+	}
+	o.floor, o.goneCount = s.Floor, s.Gone
+	o.unproven, o.inexactRewinds, o.since, o.closedSince = s.Unproven, s.InexactRewind, s.Since, s.ClosedSince
+	o.setAsideCount = s.SetAside
+	o.belowFloor, o.spill.floorChunk = s.BelowFloor, s.Floor>>logChunkBits
+	if o.floor < 0 || o.floor > n || o.floor&(logChunkSize-1) != 0 || o.since < 0 || o.since > n {
+		return nil, fmt.Errorf("engine snapshot: retention floor %d, step start %d, of %d released", o.floor, o.since, n)
+	}
 	if s.Names != nil && len(s.Names) != len(o.alerts) {
 		return nil, fmt.Errorf("engine snapshot: %d alerts but names for %d", len(o.alerts), len(s.Names))
 	}
@@ -581,6 +628,11 @@ func RestoreOnlineAt(opts history.Options, spillPath string, snap []byte, each f
 		}
 		if err := o.restoreDurable(spillPath, s.Spill, n); err != nil {
 			return nil, fmt.Errorf("engine snapshot: %w", err)
+		}
+		if marks != nil {
+			o.marks, o.bodyBytes = marks, s.BodyBytes
+		} else {
+			o.unmarked(n)
 		}
 		return o.restoreAlerts(&s)
 	}
@@ -628,6 +680,12 @@ func RestoreOnlineAt(opts history.Options, spillPath string, snap []byte, each f
 	if o.log.len() != n {
 		return nil, fmt.Errorf("engine snapshot: %d released bodies stored apart, %d given", n, o.log.len())
 	}
+	if marks != nil {
+		// The releases above marked the chunks again, from stubs where a
+		// body went straight to the spill: the snapshot's marks are the
+		// running engine's.
+		o.marks, o.bodyBytes = marks, s.BodyBytes
+	}
 	return o.restoreAlerts(&s)
 }
 
@@ -661,3 +719,38 @@ func (o *Online) restoreAlerts(s *onlineSnapshot) (*Online, error) {
 // BodyFileSize is the size of the spill file, buffered bytes included (0
 // before it is opened).
 func (o *Online) BodyFileSize() int64 { return o.spill.end }
+
+// restoreMarks reads a snapshot's chunk marks (nil if it has none).
+func restoreMarks(s *onlineSnapshot, n int) ([]chunkMark, error) {
+	if s.MarkStarts == nil {
+		return nil, nil
+	}
+	starts, err := readDeltas(s.MarkStarts)
+	if err != nil {
+		return nil, fmt.Errorf("engine snapshot: chunk marks: %w", err)
+	}
+	bytes, err := readDeltas(s.MarkBytes)
+	if err != nil {
+		return nil, fmt.Errorf("engine snapshot: chunk marks: %w", err)
+	}
+	if len(starts) != len(bytes) || len(starts) != (n+logChunkSize-1)>>logChunkBits {
+		return nil, fmt.Errorf("engine snapshot: %d and %d chunk marks for %d released", len(starts), len(bytes), n)
+	}
+	marks := make([]chunkMark, len(starts))
+	for c := range marks {
+		marks[c] = chunkMark{Start: starts[c], Bytes: bytes[c]}
+	}
+	return marks, nil
+}
+
+// unmarked gives an engine restored from a body file taken before chunk
+// marks were kept a mark for each chunk: as if released at the restore,
+// the newest start, with no bytes before it, so that retention counts
+// their age from now and their bytes as all released after them.
+func (o *Online) unmarked(n int) {
+	o.marks = make([]chunkMark, (n+logChunkSize-1)>>logChunkBits)
+	for c := range o.marks {
+		o.marks[c] = chunkMark{Start: o.lastStart()}
+	}
+	o.bodyBytes = 0
+}

@@ -3,6 +3,7 @@ package incremental
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -61,6 +62,15 @@ type spill struct {
 	// jump between a block and the records at every body.
 	offs      []int64
 	offsChunk int
+	// chunkAt is, by log chunk, where the file ended when the chunk's
+	// first transaction was released: no record of a body of that chunk
+	// or a later one lies before it. cut is where the records still
+	// needed begin (retain.go), punched how much of the file before it
+	// was freed.
+	chunkAt      []int64
+	cut, punched int64
+	// floorChunk is the retention floor's chunk (writeOut).
+	floorChunk int
 }
 
 // readAhead is how much of the file one read brings into rd.
@@ -137,13 +147,31 @@ func (s *spill) spilled(i int) bool {
 	case c >= len(s.at):
 		return false
 	case s.at[c] != nil:
-		return s.at[c][i&(logChunkSize-1)] > 0
+		return s.at[c][i&(logChunkSize-1)] != 0
 	}
 	if off, ok := s.loose[i]; ok {
-		return off > 0
+		return off != 0
 	}
-	return s.block[c] > 0
+	return s.block[c] != 0
 }
+
+// isGone reports whether spilled body i is past retention (retain.go).
+func (s *spill) isGone(i int) bool {
+	c := i >> logChunkBits
+	switch {
+	case c >= len(s.at):
+		return false
+	case s.at[c] != nil:
+		return s.at[c][i&(logChunkSize-1)] == goneOff
+	}
+	if off, ok := s.loose[i]; ok {
+		return off == goneOff
+	}
+	return s.block[c] == goneOff
+}
+
+// errGone is a spilled body retention deleted; Online.body names it.
+var errGone = errors.New("body past retention")
 
 // setAt records record i's offset plus one (0: in memory again).
 func (s *spill) setAt(i int, off int64) {
@@ -164,6 +192,9 @@ func (s *spill) setAt(i int, off int64) {
 
 // offset is record i's offset in the file; i must be spilled.
 func (s *spill) offset(i int) (int64, error) {
+	if s.isGone(i) {
+		return 0, errGone
+	}
 	c := i >> logChunkBits
 	if s.at[c] != nil {
 		return s.at[c][i&(logChunkSize-1)] - 1, nil
@@ -194,6 +225,20 @@ func (s *spill) offset(i int) (int64, error) {
 // chunk, every transaction of it is spilled.
 func (s *spill) writeOut(c int) error {
 	if c >= len(s.at) || s.at[c] == nil {
+		return nil
+	}
+	if c < s.floorChunk {
+		// Below the retention floor the block could lie where the file
+		// is cut: the few bodies not gone are held loose.
+		for k, off := range s.at[c] {
+			if off != goneOff {
+				if s.loose == nil {
+					s.loose = map[int]int64{}
+				}
+				s.loose[c<<logChunkBits+k] = off
+			}
+		}
+		s.block[c], s.at[c] = goneOff, nil
 		return nil
 	}
 	var b [8 * logChunkSize]byte
@@ -306,6 +351,11 @@ func (o *Online) stub(i int) error {
 	} else if err := o.spill.put(i, o.log.at(i)); err != nil {
 		return err
 	}
+	if i < o.floor {
+		// Kept when the floor passed it, in memory; the next advance
+		// decides whether it goes.
+		o.belowFloor = append(o.belowFloor, i)
+	}
 	// Out of the index too (find scans the stubs): its entry, and the
 	// decoder's id bytes it kept alive, were most of an evicted
 	// transaction's memory after the body.
@@ -322,6 +372,7 @@ func (o *Online) stub(i int) error {
 // its offsets written out; should that fail, they stay in memory and the
 // failure is kept like any spill failure (SpillError).
 func (o *Online) appendLog(t history.Txn) int {
+	o.mark(o.log.len(), &t)
 	i, dropped := o.log.append(t)
 	if dropped >= 0 && o.spillErr == nil {
 		o.spillErr = o.spill.writeOut(dropped)
@@ -335,7 +386,11 @@ func (o *Online) body(i int) (history.Txn, error) {
 	if !o.spill.spilled(i) {
 		return *o.log.at(i), nil
 	}
-	return o.spill.get(i)
+	t, err := o.spill.get(i)
+	if errors.Is(err, errGone) {
+		err = o.goneError(i)
+	}
+	return t, err
 }
 
 // unstub brings i's body back into memory (it rejoins the instance).
@@ -343,7 +398,7 @@ func (o *Online) unstub(i int) error {
 	if !o.spill.spilled(i) {
 		return nil
 	}
-	t, err := o.spill.get(i)
+	t, err := o.body(i)
 	if err != nil {
 		return err
 	}

@@ -224,6 +224,10 @@ type Alert struct {
 	InitialState  string `json:"initial_state"`
 	// Watermark is the start-time watermark when the alert fired.
 	Watermark int64 `json:"watermark"`
+	// PastRetention says what of the proof is past the retention bound
+	// of evicted bodies (a read whose writer may be gone, or transactions
+	// set aside); empty when the core is the whole proof.
+	PastRetention string `json:"past_retention,omitempty"`
 	Anomaly
 }
 
@@ -238,6 +242,7 @@ func NewAlert(a *incremental.Alert, opts history.Options, byID map[string]*histo
 		SkewNS:        a.Skew,
 		InitialState:  opts.InitialState.String(),
 		Watermark:     a.Watermark,
+		PastRetention: a.PastRetention,
 		Anomaly:       NewAnomaly(a.Anomaly, byID),
 	}
 	if opts.InDoubt >= 0 {

@@ -302,7 +302,8 @@ func (r *runner) observe() {
 	a.released, a.evicted = es.Released, es.Evicted
 	a.m.WindowTxns.Set(float64(es.Window))
 	a.m.PinnedTxns.Set(float64(es.Pinned))
-	a.m.SetInexact(es.Capped > 0)
+	a.m.SetInexact(es.Capped > 0 || es.SetAside > 0 || es.InexactRewinds > 0)
+	a.m.BodiesPastRetention.Set(float64(es.PastRetention))
 	now := time.Now()
 	var parts []statuspage.Partition
 	for p, ms := range r.st.PartMax {

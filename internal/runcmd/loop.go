@@ -295,6 +295,7 @@ func (r *runner) start(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
 		}
+		r.engine.SetRetention(r.retention())
 		r.dropReleased = bodies > 0
 		r.bodyBytes = r.engine.BodyFileSize()
 		if err := json.Unmarshal(ckpt.Runner, &r.st); err != nil {
@@ -308,7 +309,7 @@ func (r *runner) start(ctx context.Context) error {
 		if r.win, err = window.New(wcfg); err != nil {
 			return err
 		}
-		ecfg := incremental.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned}
+		ecfg := incremental.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned, Retention: r.retention()}
 		if r.store != nil {
 			ecfg.SpillPath = r.store.BodyFile()
 		}
@@ -801,7 +802,7 @@ func (r *runner) finish(ctx context.Context) (int, error) {
 	switch es := r.engine.Stats(); {
 	case es.Alerts > 0:
 		return ExitAnomaly, nil
-	case es.Capped > 0:
+	case es.Capped > 0 || es.SetAside > 0:
 		return ExitUnknown, nil
 	}
 	return ExitOK, nil
@@ -905,6 +906,9 @@ func (r *runner) checkpoint(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine snapshot: %w", err)
 	}
+	// Records this checkpoint no longer names (past retention, or copied
+	// forward) are freed once it is durable.
+	punch := r.engine.Punch()
 	loop, err := json.Marshal(&r.st)
 	if err != nil {
 		return fmt.Errorf("loop snapshot: %w", err)
@@ -933,6 +937,11 @@ func (r *runner) checkpoint(ctx context.Context) error {
 			err = fmt.Errorf("checkpoint: syncing the body file: %w", err)
 		} else {
 			err = r.store.Save(c, nil, nil)
+		}
+		if err == nil {
+			if perr := punch(); perr != nil {
+				r.cfg.log.Warn("retention: the body file keeps bytes it no longer needs", "err", perr)
+			}
 		}
 		if err == nil && r.kafka != nil && r.cfg.Kafka.Group != "" {
 			cctx, cancel := context.WithTimeout(commitCtx, 5*time.Second)
@@ -1030,6 +1039,15 @@ func (r *runner) summary(why string) {
 	if n := es.Capped; n > 0 {
 		partial += fmt.Sprintf("; INEXACT: %d pinned transactions set aside unchecked by --max-pinned %d", n, r.cfg.Check.MaxPinned)
 	}
+	if n := es.SetAside; n > 0 {
+		partial += fmt.Sprintf("; INEXACT: %d transactions set aside unchecked: an anomaly among them needs bodies past retention to prove", n)
+	}
+	if n := es.InexactRewinds; n > 0 {
+		partial += fmt.Sprintf("; INEXACT: %s whose core began before every rewind point retention kept", report.Plural(n, "alert"))
+	}
+	if n := es.PastRetention; n > 0 {
+		partial += fmt.Sprintf("; %d evicted bodies past retention", n)
+	}
 	ck := r.latency.String()
 	if r.store != nil {
 		ck += fmt.Sprintf("; checkpoint %d took %s, %d snapshot bytes, state directory %d bytes; checkpoints held the loop %s in all (their writes took %s beside it)",
@@ -1115,4 +1133,10 @@ func (d *deadLetters) flush(ctx context.Context) error {
 		d.keys, d.pending = nil, nil
 	}
 	return nil
+}
+
+// retention is the engine's bound on evicted bodies, from state.retention
+// (event time is in nanoseconds, as the age).
+func (r *runner) retention() incremental.Retention {
+	return incremental.Retention{MaxAge: int64(r.cfg.State.Retention.MaxAge), MaxBytes: int64(r.cfg.State.Retention.MaxBytes)}
 }
