@@ -73,8 +73,8 @@ type Online struct {
 	// closedSince are what the step that finds one sets aside: the
 	// releases and closings since the last satisfiable step.
 	inexactRewinds, unproven, setAsideCount int
-	since                    int
-	closedSince              []int
+	since                                   int
+	closedSince                             []int
 
 	alerts  []*Alert
 	pending []*Alert // alerted with an open member; re-shrunk once all close
