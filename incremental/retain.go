@@ -170,7 +170,7 @@ func (o *Online) advance(target int) error {
 			// floor), so copyForward sees it.
 			continue
 		}
-		sp.setAt(i, goneOff)
+		sp.markGone(i)
 		if o.log.inMemory(i) {
 			*o.log.at(i) = history.Txn{}
 		}
@@ -210,7 +210,7 @@ func (o *Online) advance(target int) error {
 	}
 	for i, off := range sp.loose {
 		if i >= o.floor && i < target && off > 0 && !keep[i] {
-			sp.loose[i] = goneOff
+			sp.markGone(i)
 			o.goneCount++
 		}
 	}
@@ -269,12 +269,33 @@ func (o *Online) copyForward(cut int64) error {
 			sp.loose[i] = w
 		}
 	}
+	for k := range o.rewinds {
+		if p := &o.rewinds[k]; p.At > 0 && p.At-1 < cut {
+			w, err := sp.write(p.State)
+			if err != nil {
+				return err
+			}
+			p.At = w + 1
+		}
+	}
 	sp.cut = cut
 	if sp.path == "" {
 		// No checkpoint names the old records: cut now.
 		return o.Punch()()
 	}
 	return nil
+}
+
+// markGone records that spilled body i is past retention. In a dropped
+// chunk whose offsets are gone too it needs no entry of its own: memory
+// and snapshots then hold only the few bodies kept below the floor.
+func (s *spill) markGone(i int) {
+	c := i >> logChunkBits
+	if s.at[c] == nil && s.block[c] == goneOff {
+		delete(s.loose, i)
+		return
+	}
+	s.setAt(i, goneOff)
 }
 
 // readBlock reads chunk c's written-out offsets.

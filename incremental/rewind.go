@@ -42,7 +42,7 @@ import (
 
 // rewindEvery is how many released transactions lie between two rewind
 // points (a variable for the tests).
-var rewindEvery = 1 << 16
+var rewindEvery = 1 << 14
 
 // maxRewinds is how many rewind points are kept, the newest. A core whose
 // first member is older than all of them replays from the start while
@@ -55,7 +55,12 @@ const maxRewinds = 4
 // stores.
 type rewindPoint struct {
 	Pos   int
-	State json.RawMessage
+	State json.RawMessage `json:",omitempty"`
+	// At is, with a durable spill, the offset plus one of State's record
+	// in the body file: a durable snapshot names the record instead of
+	// holding the state (four points were twice a snapshot's size), and
+	// a restore reads it back.
+	At int64 `json:",omitempty"`
 	// members are State's members, read from it on first use (retention
 	// keeps their bodies).
 	members []int
@@ -92,7 +97,18 @@ func (o *Online) takeRewind(pos int) {
 		// replay starts further back, as exact.
 		return
 	}
-	o.rewinds = append(o.rewinds, rewindPoint{Pos: pos, State: b, members: slices.Clone(o.ev.memberList())})
+	p := rewindPoint{Pos: pos, State: b, members: slices.Clone(o.ev.memberList())}
+	if sp := &o.spill; sp.path != "" && o.spillErr == nil {
+		if sp.f == nil {
+			o.spillErr = sp.open()
+		}
+		if o.spillErr == nil {
+			var off int64
+			off, o.spillErr = sp.write(b)
+			p.At = off + 1
+		}
+	}
+	o.rewinds = append(o.rewinds, p)
 	if len(o.rewinds) > maxRewinds {
 		o.rewinds = append(o.rewinds[:0], o.rewinds[len(o.rewinds)-maxRewinds:]...)
 	}
@@ -186,4 +202,47 @@ func fixMaps(st *evictState) {
 	if st.Taint == nil {
 		st.Taint = map[string][]int{}
 	}
+}
+
+// durableRewinds are the rewind points as a durable snapshot names them:
+// by their records in the body file where they have one.
+func (o *Online) durableRewinds() []rewindPoint {
+	out := make([]rewindPoint, len(o.rewinds))
+	for k, p := range o.rewinds {
+		out[k] = rewindPoint{Pos: p.Pos, State: p.State}
+		if p.At > 0 {
+			out[k] = rewindPoint{Pos: p.Pos, At: p.At}
+		}
+	}
+	return out
+}
+
+// portableRewinds are the rewind points with their states, as a snapshot
+// that is not tied to the body file holds them.
+func (o *Online) portableRewinds() []rewindPoint {
+	out := make([]rewindPoint, len(o.rewinds))
+	for k, p := range o.rewinds {
+		out[k] = rewindPoint{Pos: p.Pos, State: p.State}
+	}
+	return out
+}
+
+// readRewinds reads back from the body file the states of the rewind
+// points a durable snapshot named by their records.
+func (o *Online) readRewinds(end int64) error {
+	for k := range o.rewinds {
+		p := &o.rewinds[k]
+		if p.At == 0 {
+			continue
+		}
+		if p.At < 0 || p.At > end {
+			return fmt.Errorf("rewind point at %d: record at %d of %d", p.Pos, p.At-1, end)
+		}
+		b, err := o.spill.recordAt(p.At-1, p.Pos)
+		if err != nil {
+			return fmt.Errorf("rewind point at %d: %w", p.Pos, err)
+		}
+		p.State = slices.Clone(b)
+	}
+	return nil
 }

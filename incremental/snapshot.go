@@ -15,7 +15,13 @@ import (
 // snapshotVersion changes whenever the snapshot's meaning changes; a
 // snapshot of another version is refused rather than misread, because a
 // misread engine state would silently change verdicts.
-const snapshotVersion = 3
+const snapshotVersion = 4
+
+// snapshotVersionNoRetention is version 4 before retention: no rewind
+// points, no chunk marks, and no body gone (a gone body's table entry is
+// -1, which a version 3 reader would take for a record or refuse
+// obscurely).
+const snapshotVersionNoRetention = 3
 
 // snapshotVersionFlagsAsBools is version 3 with the per-transaction flags
 // stored one bool each (runFlags reads both).
@@ -217,6 +223,7 @@ func (o *Online) SnapshotDurable() (snap []byte, sync func() error, err error) {
 	ss.Indexed = appendDeltas(nil, indexed)
 	ss.ChunkAt, ss.Cut = appendDeltas(nil, sp.chunkAt), sp.cut
 	s.Spill = ss
+	s.Rewinds = o.durableRewinds()
 	if snap, err = json.Marshal(s); err != nil {
 		return nil, nil, err
 	}
@@ -504,7 +511,7 @@ func (o *Online) snapshot() *onlineSnapshot {
 		Steps: o.steps, Checks: o.checks, Unchecked: o.unchecked,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned,
 		Evict: o.evicting, EvictState: o.ev, MaxPinned: o.maxPinned, Capped: o.capped,
-		Rewinds: o.rewinds, NextRewind: o.nextRewind,
+		Rewinds: o.portableRewinds(), NextRewind: o.nextRewind,
 		BodyBytes: o.bodyBytes, Floor: o.floor, Gone: o.goneCount,
 		Unproven: o.unproven, InexactRewind: o.inexactRewinds, SetAside: o.setAsideCount, Since: o.since, ClosedSince: o.closedSince, BelowFloor: o.belowFloor,
 	}
@@ -561,7 +568,7 @@ func RestoreOnlineAt(opts history.Options, spillPath string, snap []byte, each f
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("engine snapshot: %w", err)
 	}
-	if s.Version != snapshotVersion && s.Version != snapshotVersionFlagsAsBools {
+	if s.Version != snapshotVersion && s.Version != snapshotVersionNoRetention && s.Version != snapshotVersionFlagsAsBools {
 		return nil, fmt.Errorf("engine snapshot: version %d, this build reads version %d", s.Version, snapshotVersion)
 	}
 	want := NewOnline(opts)
@@ -627,6 +634,9 @@ func RestoreOnlineAt(opts history.Options, spillPath string, snap []byte, each f
 			return nil, fmt.Errorf("engine snapshot: its bodies are in a file, and none was given")
 		}
 		if err := o.restoreDurable(spillPath, s.Spill, n); err != nil {
+			return nil, fmt.Errorf("engine snapshot: %w", err)
+		}
+		if err := o.readRewinds(s.Spill.End); err != nil {
 			return nil, fmt.Errorf("engine snapshot: %w", err)
 		}
 		if marks != nil {

@@ -28,6 +28,10 @@
 //	   run syncs it before the Save whose engine snapshot counts its
 //	   length, and a restore cuts it back to that length, so a crash
 //	   between the two leaves the previous checkpoint whole.
+//	S7 Retention frees the body file's bytes before the engine's cut
+//	   only after a Save whose snapshot names nothing before it is
+//	   durable, so the previous checkpoint's records are never freed
+//	   while a crash could still restore it.
 //
 // Concurrency: a Store is safe for use by one goroutine that checkpoints
 // and others that use the outbox (Pebble is); Save calls must not overlap.

@@ -55,7 +55,13 @@ func alertFileIDs(t testing.TB, path string) []string {
 // STREAMCHECK_CRASH_KILLS sets the number of kills (default 5; the
 // acceptance run is 50), STREAMCHECK_CRASH_TXNS the stream's length
 // (default 1000; at 20000 the state directory's memtables flush, so the
-// kills also land among Pebble's blob files):
+// kills also land among Pebble's blob files), STREAMCHECK_CRASH_ARGS
+// flags for both runs (--retention-max-bytes 100000 has retention delete
+// bodies, copy records forward and punch the file between kills, once
+// the stream passes a few rewind points: 40,000 transactions of the
+// blindw-rw preset, STREAMCHECK_CRASH_PRESET, whose list-free keys let
+// the window stay small), STREAMCHECK_CRASH_PRESET the gen preset
+// (default mixed):
 //
 //	STREAMCHECK_CRASH_KILLS=50 go test -run TestCrashHarness -v -timeout 30m ./internal/runcmd/
 func TestCrashHarness(t *testing.T) {
@@ -83,14 +89,18 @@ func TestCrashHarness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := makeStream(t, 21, txns, 4, "lost-update", "write-skew", "G1c")
+	preset := "mixed"
+	if p := os.Getenv("STREAMCHECK_CRASH_PRESET"); p != "" {
+		preset = p
+	}
+	s := makeStreamOf(t, preset, 21, txns, 4, "lost-update", "write-skew", "G1c")
 	addr := broker(t, 4, "txns")
 	n := s.produce(t, addr, "txns")
 	dir := t.TempDir()
 	args := func(name string) []string {
-		return append([]string{"run"}, s.args(append(kafkaArgs(addr, "txns"),
+		return append(append([]string{"run"}, s.args(append(kafkaArgs(addr, "txns"),
 			"--state-dir", filepath.Join(dir, name), "--alerts", filepath.Join(dir, name+".alerts"),
-			"--checkpoint-every", "25", "--group", name)...)...)
+			"--checkpoint-every", "25", "--group", name)...)...), strings.Fields(os.Getenv("STREAMCHECK_CRASH_ARGS"))...)
 	}
 	t0 := time.Now()
 	cmd := exec.Command(bin, args("clean")...)

@@ -179,6 +179,8 @@ func flagDefs() []flagDef {
 			return err
 		}, true},
 		{"state-dir", "Pebble state directory for checkpoints (default none)", strFlag(func(c *config.Config) *string { return &c.State.Dir }), false},
+		{"retention-max-age", fmt.Sprintf("event time after which evicted bodies may be deleted; 0 = no bound (default %s)", d.State.Retention.MaxAge), durFlag(func(c *config.Config) *config.Duration { return &c.State.Retention.MaxAge }), false},
+		{"retention-max-bytes", fmt.Sprintf("bytes of evicted bodies kept, from the oldest on; 0 = no bound (default %d)", d.State.Retention.MaxBytes), sizeFlag(func(c *config.Config) *config.Size { return &c.State.Retention.MaxBytes }), false},
 		{"checkpoint-every", fmt.Sprintf("checkpoint after this many messages; 0 = off (default %d)", d.State.CheckpointEvery), func(c *config.Config, v string) error {
 			n, err := strconv.Atoi(v)
 			c.State.CheckpointEvery = n
