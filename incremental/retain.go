@@ -33,6 +33,11 @@ import (
 //   - confirming an alert reads the bodies kept. A read in the core whose
 //     value none of them wrote may have had its writer below the floor:
 //     the alert says which read (PastRetention).
+//     One case goes unnamed: a value written twice, once by a kept
+//     body and once by a gone one (a workload that repeats values), read
+//     in the core. The core then names the kept writer as the source;
+//     the anomaly is still proven by the reduced instance, but the core
+//     may not be the one the whole history gives.
 //   - when the kept bodies do not prove what the reduced instance found
 //     (its proof runs through gone bodies), the transactions that made
 //     the step unsatisfiable are set aside like a core and the alert
