@@ -68,13 +68,12 @@ type Online struct {
 	// moved: in memory when it passed them.
 	belowFloor []int
 	// inexactRewinds counts replays whose core began before every rewind
-	// point retention left; unproven counts violations of the reduced
-	// instance that the kept bodies could not prove; since and
-	// closedSince are what the step that finds one sets aside: the
+	// point retention left, setAsideCount the transactions setAside
+	// quarantined; since and closedSince are what it sets aside: the
 	// releases and closings since the last satisfiable step.
-	inexactRewinds, unproven, setAsideCount int
-	since                                   int
-	closedSince                             []int
+	inexactRewinds, setAsideCount int
+	since                         int
+	closedSince                   []int
 
 	alerts  []*Alert
 	pending []*Alert // alerted with an open member; re-shrunk once all close

@@ -360,6 +360,40 @@ func TestOnlineGeneratedEvicting(t *testing.T) {
 	}
 }
 
+// generatedCase is generated history i of a sweep: the presets in turn,
+// few keys and sessions, blind writes, duplicates, unknown outcomes and
+// lists, minTxns plus up to spanTxns transactions, injected anomalies of
+// random types; odd ones under an unknown initial state. rng goes on
+// from what drew them.
+func generatedCase(t *testing.T, i int, salt uint64, minTxns, spanTxns, injected int) (*history.History, history.Options, gen.Config, *rand.Rand) {
+	t.Helper()
+	presets := gen.PresetNames()
+	types := gen.InjectTypes()
+	rng := rand.New(rand.NewPCG(uint64(i), salt))
+	cfg, _ := gen.Preset(presets[i%len(presets)])
+	cfg.Seed = uint64(i + 1)
+	cfg.Txns = minTxns + rng.IntN(spanTxns)
+	cfg.Keys = 5 + rng.IntN(30)
+	cfg.Sessions = 6
+	cfg.Concurrency = 4
+	cfg.UnknownRatio = 0.03
+	cfg.DupValueRatio = 0.1
+	for range injected {
+		cfg.Inject = append(cfg.Inject, types[rng.IntN(len(types))])
+	}
+	h, _, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := history.DefaultOptions()
+	opts.Level = history.StrictSerializable
+	opts.InDoubt = 5_000_000
+	if i%2 == 1 {
+		opts.InitialState = history.InitialUnknown
+	}
+	return h, opts, cfg, rng
+}
+
 // sweepGenerated drives n generated histories (blind writes, duplicates,
 // unknown outcomes, lists, injected[i] anomalies in history i; odd ones
 // under an unknown initial state) through the engine and holds every
@@ -367,31 +401,8 @@ func TestOnlineGeneratedEvicting(t *testing.T) {
 // the transactions released.
 func sweepGenerated(t *testing.T, n int, salt uint64, injected func(i int) int) (released int) {
 	t.Helper()
-	presets := gen.PresetNames()
-	types := gen.InjectTypes()
 	for i := 0; i < n; i++ {
-		rng := rand.New(rand.NewPCG(uint64(i), salt))
-		cfg, _ := gen.Preset(presets[i%len(presets)])
-		cfg.Seed = uint64(i + 1)
-		cfg.Txns = 40 + rng.IntN(80)
-		cfg.Keys = 5 + rng.IntN(30)
-		cfg.Sessions = 6
-		cfg.Concurrency = 4
-		cfg.UnknownRatio = 0.03
-		cfg.DupValueRatio = 0.1
-		for range injected(i) {
-			cfg.Inject = append(cfg.Inject, types[rng.IntN(len(types))])
-		}
-		h, _, err := gen.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := history.DefaultOptions()
-		opts.Level = history.StrictSerializable
-		opts.InDoubt = 5_000_000
-		if i%2 == 1 {
-			opts.InitialState = history.InitialUnknown
-		}
+		h, opts, cfg, _ := generatedCase(t, i, salt, 40, 80, injected(i))
 		res, err := Check(context.Background(), h, opts, Config{})
 		if err != nil {
 			t.Fatal(err)

@@ -402,7 +402,6 @@ func (o *Online) unwrittenReads(h *history.History, core []string) string {
 // instance, and named in an alert of type PastRetentionType. Only if
 // there are none is it a disagreement (a bug), healed by a rebuild.
 func (o *Online) setAside(ctx context.Context) (*Alert, error) {
-	o.unproven++
 	var set []int
 	seen := map[int]bool{}
 	add := func(i int) {

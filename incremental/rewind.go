@@ -204,25 +204,16 @@ func fixMaps(st *evictState) {
 	}
 }
 
-// durableRewinds are the rewind points as a durable snapshot names them:
-// by their records in the body file where they have one.
-func (o *Online) durableRewinds() []rewindPoint {
+// snapshotRewinds are the rewind points as a snapshot holds them: with
+// their states, or, in a durable snapshot, by their records in the body
+// file where they have one.
+func (o *Online) snapshotRewinds(durable bool) []rewindPoint {
 	out := make([]rewindPoint, len(o.rewinds))
 	for k, p := range o.rewinds {
 		out[k] = rewindPoint{Pos: p.Pos, State: p.State}
-		if p.At > 0 {
+		if durable && p.At > 0 {
 			out[k] = rewindPoint{Pos: p.Pos, At: p.At}
 		}
-	}
-	return out
-}
-
-// portableRewinds are the rewind points with their states, as a snapshot
-// that is not tied to the body file holds them.
-func (o *Online) portableRewinds() []rewindPoint {
-	out := make([]rewindPoint, len(o.rewinds))
-	for k, p := range o.rewinds {
-		out[k] = rewindPoint{Pos: p.Pos, State: p.State}
 	}
 	return out
 }

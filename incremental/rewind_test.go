@@ -2,12 +2,8 @@ package incremental
 
 import (
 	"context"
-	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // TestRewindPoints: replaying after an alert from a rewind point instead
@@ -19,32 +15,9 @@ import (
 // its snapshot before every step (the points are part of it).
 func TestRewindPoints(t *testing.T) {
 	defer func(n int) { rewindEvery = n }(rewindEvery)
-	presets := gen.PresetNames()
-	types := gen.InjectTypes()
 	var rewound, replays, sameCores, alerts int
 	for i := range tinyCount(10) {
-		rng := rand.New(rand.NewPCG(uint64(i), 41))
-		cfg, _ := gen.Preset(presets[i%len(presets)])
-		cfg.Seed = uint64(i + 1)
-		cfg.Txns = 120 + rng.IntN(180)
-		cfg.Keys = 5 + rng.IntN(30)
-		cfg.Sessions = 6
-		cfg.Concurrency = 4
-		cfg.UnknownRatio = 0.03
-		cfg.DupValueRatio = 0.1
-		for range 2 + rng.IntN(4) {
-			cfg.Inject = append(cfg.Inject, types[rng.IntN(len(types))])
-		}
-		h, _, err := gen.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := history.DefaultOptions()
-		opts.Level = history.StrictSerializable
-		opts.InDoubt = 5_000_000
-		if i%2 == 1 {
-			opts.InitialState = history.InitialUnknown
-		}
+		h, opts, cfg, rng := generatedCase(t, i, 41, 120, 180, 2+i%4)
 		res, err := Check(context.Background(), h, opts, Config{})
 		if err != nil {
 			t.Fatal(err)

@@ -62,8 +62,7 @@ type onlineSnapshot struct {
 	MarkStarts, MarkBytes   []byte `json:",omitempty"`
 	BodyBytes               int64  `json:",omitempty"`
 	Floor, Gone             int    `json:",omitempty"`
-	Unproven, InexactRewind int    `json:",omitempty"`
-	SetAside                int    `json:",omitempty"`
+	InexactRewind, SetAside int    `json:",omitempty"`
 	Since                   int    `json:",omitempty"`
 	ClosedSince             []int  `json:",omitempty"`
 	BelowFloor              []int  `json:",omitempty"`
@@ -223,7 +222,7 @@ func (o *Online) SnapshotDurable() (snap []byte, sync func() error, err error) {
 	ss.Indexed = appendDeltas(nil, indexed)
 	ss.ChunkAt, ss.Cut = appendDeltas(nil, sp.chunkAt), sp.cut
 	s.Spill = ss
-	s.Rewinds = o.durableRewinds()
+	s.Rewinds = o.snapshotRewinds(true)
 	if snap, err = json.Marshal(s); err != nil {
 		return nil, nil, err
 	}
@@ -511,9 +510,9 @@ func (o *Online) snapshot() *onlineSnapshot {
 		Steps: o.steps, Checks: o.checks, Unchecked: o.unchecked,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned,
 		Evict: o.evicting, EvictState: o.ev, MaxPinned: o.maxPinned, Capped: o.capped,
-		Rewinds: o.portableRewinds(), NextRewind: o.nextRewind,
+		Rewinds: o.snapshotRewinds(false), NextRewind: o.nextRewind,
 		BodyBytes: o.bodyBytes, Floor: o.floor, Gone: o.goneCount,
-		Unproven: o.unproven, InexactRewind: o.inexactRewinds, SetAside: o.setAsideCount, Since: o.since, ClosedSince: o.closedSince, BelowFloor: o.belowFloor,
+		InexactRewind: o.inexactRewinds, SetAside: o.setAsideCount, Since: o.since, ClosedSince: o.closedSince, BelowFloor: o.belowFloor,
 	}
 	starts := make([]int64, len(o.marks))
 	bytes := make([]int64, len(o.marks))
@@ -604,7 +603,7 @@ func RestoreOnlineAt(opts history.Options, spillPath string, snap []byte, each f
 		return nil, err
 	}
 	o.floor, o.goneCount = s.Floor, s.Gone
-	o.unproven, o.inexactRewinds, o.since, o.closedSince = s.Unproven, s.InexactRewind, s.Since, s.ClosedSince
+	o.inexactRewinds, o.since, o.closedSince = s.InexactRewind, s.Since, s.ClosedSince
 	o.setAsideCount = s.SetAside
 	o.belowFloor, o.spill.floorChunk = s.BelowFloor, s.Floor>>logChunkBits
 	if o.floor < 0 || o.floor > n || o.floor&(logChunkSize-1) != 0 || o.since < 0 || o.since > n {
