@@ -108,7 +108,7 @@ func TestRetention(t *testing.T) {
 	t.Logf("retention: %+v; %d alerts; %d replays from a rewind point", rs, len(all.Alerts()), through.rewound)
 	// Each core is a minimal violation of the whole history.
 	for _, a := range through.Alerts() {
-		checkCoreOn(t, h, opts, a.Core)
+		checkCoreByCheck(t, h, opts, a.Core)
 	}
 	if _, sync, err := o.SnapshotDurable(); err != nil || sync() != nil {
 		t.Fatal(err)
@@ -122,29 +122,6 @@ func TestRetention(t *testing.T) {
 	}
 	if used := st.Blocks * 512; used > st.Size-rs.Cut/2 {
 		t.Errorf("body file: %d bytes, %d in use, cut at %d: the holes were not punched", st.Size, used, rs.Cut)
-	}
-}
-
-// checkCoreOn checks that core, projected from h, violates and that
-// dropping any one member makes it pass (h may be too large for the
-// brute-force oracle).
-func checkCoreOn(t *testing.T, h *history.History, opts history.Options, core []string) {
-	t.Helper()
-	verdict := func(members []string) Verdict {
-		res, err := Check(context.Background(), Project(h, opts, members), opts, Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Verdict
-	}
-	if v := verdict(core); v != Invalid {
-		t.Errorf("core %v: %s on its own", core, v)
-	}
-	for k := range core {
-		less := slices.Delete(slices.Clone(core), k, k+1)
-		if v := verdict(less); v != Valid {
-			t.Errorf("core %v without %s: %s", core, core[k], v)
-		}
 	}
 }
 
