@@ -1,6 +1,16 @@
 package history
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoTransactions: the input holds no transaction to check (it is empty,
+// or every transaction in it was rejected). check and run report it as an
+// input error rather than as a valid history: an empty recording proves
+// nothing, and most often means the recorder wrote nothing or the input is
+// in a format no line of which decoded.
+var ErrNoTransactions = errors.New("no transactions")
 
 // Error is an input error that names where it happened and which field is
 // wrong, like io/fs.PathError.
