@@ -1,0 +1,266 @@
+package runcmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/internal/checkcmd"
+	"github.com/streamcheck/streamcheck/internal/report"
+)
+
+// The bad-input corpus: every file of testdata/badinput at the repository
+// root, one validation rule (of the native, Elle EDN and Elle JSON
+// decoders, of history validation, or of run's window) per file, with
+// what both commands must say about it written in one place,
+// testdata/badinput/expect.txt:
+//
+//	NAME  EXIT  REJECTED  ANOMALIES
+//
+// EXIT is the exit status both commands give; REJECTED the lines run sets
+// aside as input errors ("-" none, "*" every non-blank line: a history in
+// a format run does not read, e.g. Elle's), comma-separated; ANOMALIES
+// the anomalies both find, each as its core's ids joined by "+", cores
+// comma-separated ("-" none). Lines starting with # are comments. Files
+// that other work adds (deadletter-*, utf8-*, future-*) need their line
+// there too: the test fails on a file without one, and on a line without
+// a file.
+const badInputDir = "../../testdata/badinput"
+
+// badInputOpts are the options both commands check with: the level run
+// checks (strict-serializable), run's in-doubt horizon, and an empty
+// initial state so that the expected anomalies are easy to state. run's
+// lateness is an hour and its tick 1ns, so that no event of a small file
+// is late: lateness is a property of the stream, not of the bytes, and a
+// late event rightly makes run's check partial where check's is not.
+var (
+	badInputCheckArgs = []string{"--level", "strict-serializable", "--indoubt", "1m", "--initial-state", "empty", "--format", "json", "--max-anomalies", "100", "-"}
+	badInputRunArgs   = []string{"--http=", "--status", "0", "--lateness", "1h", "--tick", "1", "--indoubt", "1m", "--initial-state", "empty"}
+)
+
+type badInputExpect struct {
+	exit      int
+	rejected  string // "-", "*" or sorted line numbers, comma-separated
+	anomalies string // "-" or sorted cores, comma-separated
+}
+
+func readBadInputExpect(t *testing.T) map[string]badInputExpect {
+	t.Helper()
+	f, err := os.Open(filepath.Join(badInputDir, "expect.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := map[string]badInputExpect{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 4 {
+			t.Fatalf("expect.txt:%d: want NAME EXIT REJECTED ANOMALIES, got %q", n, line)
+		}
+		code, err := strconv.Atoi(fields[1])
+		if err != nil {
+			t.Fatalf("expect.txt:%d: exit %q: %v", n, fields[1], err)
+		}
+		if _, dup := want[fields[0]]; dup {
+			t.Fatalf("expect.txt:%d: %s given twice", n, fields[0])
+		}
+		want[fields[0]] = badInputExpect{exit: code, rejected: fields[2], anomalies: canonCores(fields[3])}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// canonCores sorts the ids in each core and the cores, so that a spelling
+// in expect.txt compares with what the commands print.
+func canonCores(s string) string {
+	if s == "-" || s == "" {
+		return "-"
+	}
+	var cores []string
+	for c := range strings.SplitSeq(s, ",") {
+		ids := strings.Split(c, "+")
+		slices.Sort(ids)
+		cores = append(cores, strings.Join(ids, "+"))
+	}
+	slices.Sort(cores)
+	return strings.Join(cores, ",")
+}
+
+func coreSet(cores [][]string) string {
+	var parts []string
+	for _, c := range cores {
+		parts = append(parts, strings.Join(c, "+"))
+	}
+	return canonCores(strings.Join(parts, ","))
+}
+
+// TestBadInputCorpus is the differential over the corpus: fed through
+// standard input, run and check give the same exit status, the one
+// expect.txt states, and find the same anomalies. Where the input has an
+// input error, check reports it and no verdict while run sets the line
+// aside and checks the rest; there the anomalies are compared with check
+// on the lines run accepted, which must be what run found.
+func TestBadInputCorpus(t *testing.T) {
+	want := readBadInputExpect(t)
+	entries, err := os.ReadDir(badInputDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || name == "expect.txt" {
+			continue
+		}
+		seen[name] = true
+		exp, ok := want[name]
+		if !ok {
+			t.Errorf("%s: no line in expect.txt", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(badInputDir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkBadInput(t, data, exp)
+		})
+	}
+	for name := range want {
+		if !seen[name] {
+			t.Errorf("expect.txt names %s, which is not in %s", name, badInputDir)
+		}
+	}
+}
+
+func checkBadInput(t *testing.T, data []byte, exp badInputExpect) {
+	dl := filepath.Join(t.TempDir(), "dead.jsonl")
+	var rout, rerr bytes.Buffer
+	runCode := Main(context.Background(), append(slices.Clone(badInputRunArgs), "--dead-letter", dl), bytes.NewReader(data), &rout, &rerr)
+	var cout, cerr bytes.Buffer
+	checkCode := checkcmd.Main(badInputCheckArgs, nil, bytes.NewReader(data), &cout, &cerr)
+	t.Logf("run: exit %d\n%s%s", runCode, rout.String(), rerr.String())
+	t.Logf("check: exit %d\n%s%s", checkCode, cout.String(), cerr.String())
+	if runCode != checkCode || runCode != exp.exit {
+		t.Errorf("exit: run %d, check %d, expect.txt %d", runCode, checkCode, exp.exit)
+	}
+
+	// What run set aside as input errors, by line.
+	rejected := map[int]bool{}
+	if b, err := os.ReadFile(dl); err == nil {
+		for l := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+			if l == "" {
+				continue
+			}
+			var d deadLetterLine
+			if err := json.Unmarshal([]byte(l), &d); err != nil {
+				t.Fatalf("dead letter %q: %v", l, err)
+			}
+			switch d.Reason {
+			case "late", "oversized":
+				t.Errorf("line %d set aside as %s: the corpus is meant to hold input errors only", d.Line, d.Reason)
+			}
+			rejected[d.Line] = true
+		}
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	var gotRejected []string
+	all := true
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if rejected[i+1] {
+			gotRejected = append(gotRejected, strconv.Itoa(i+1))
+		} else {
+			all = false
+		}
+	}
+	got := strings.Join(gotRejected, ",")
+	switch {
+	case len(gotRejected) == 0:
+		got = "-"
+	case all && exp.rejected == "*":
+		got = "*"
+	}
+	if got != exp.rejected {
+		t.Errorf("run rejected lines %s, expect.txt %s", got, exp.rejected)
+	}
+	if exp.rejected != "-" && exp.rejected != "*" {
+		// check names the first line it rejects; it must be one run
+		// rejects too (check reads the whole history first, so a rule
+		// about two transactions names the later one, as run does).
+		if !strings.Contains(cerr.String(), "-:"+gotRejected[0]) {
+			t.Errorf("check's error does not name line %s, the first run rejects: %s", gotRejected[0], cerr.String())
+		}
+	}
+
+	// run's anomalies: its alert lines.
+	var runCores [][]string
+	for l := range strings.SplitSeq(strings.TrimSpace(rout.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		var a report.Alert
+		if err := json.Unmarshal([]byte(l), &a); err != nil {
+			t.Fatalf("alert line %q: %v", l, err)
+		}
+		runCores = append(runCores, a.Core)
+	}
+	if got := coreSet(runCores); got != exp.anomalies {
+		t.Errorf("run's anomalies %s, expect.txt %s", got, exp.anomalies)
+	}
+
+	// check's anomalies: its report, or, on an input error, its report on
+	// the lines run accepted.
+	report := cout.Bytes()
+	if checkCode == checkcmd.ExitError {
+		var rest strings.Builder
+		for i, l := range lines {
+			if !rejected[i+1] {
+				rest.WriteString(l)
+			}
+		}
+		if strings.TrimSpace(rest.String()) == "" {
+			if exp.anomalies != "-" {
+				t.Errorf("nothing accepted, but expect.txt names anomalies %s", exp.anomalies)
+			}
+			return
+		}
+		var out, errb bytes.Buffer
+		code := checkcmd.Main(badInputCheckArgs, nil, strings.NewReader(rest.String()), &out, &errb)
+		if code == checkcmd.ExitError {
+			t.Fatalf("check rejects the lines run accepted: %s", errb.String())
+		}
+		report = out.Bytes()
+	}
+	var rep struct {
+		Anomalies []struct {
+			Core []string `json:"core"`
+		} `json:"anomalies"`
+	}
+	if err := json.Unmarshal(report, &rep); err != nil {
+		t.Fatalf("check's report: %v\n%s", err, report)
+	}
+	var checkCores [][]string
+	for _, a := range rep.Anomalies {
+		checkCores = append(checkCores, a.Core)
+	}
+	if got := coreSet(checkCores); got != exp.anomalies {
+		t.Errorf("check's anomalies %s, expect.txt %s", got, exp.anomalies)
+	}
+}
