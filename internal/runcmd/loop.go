@@ -120,6 +120,8 @@ type runner struct {
 	lastStatusMsg uint64
 	closers       []func() error
 
+	// readErr is why the input broke off, if it did (an input error).
+	readErr error
 	// kindScratch is noteKinds' list of keys, reused from event to event.
 	kindScratch []history.Key
 
@@ -427,7 +429,12 @@ func (r *runner) run(ctx context.Context) (int, error) {
 			}
 			if m.end {
 				if m.err != nil {
-					return ExitError, m.err
+					// The input broke off (a truncated gzip stream, a
+					// read error): an input error, as for check, but
+					// what was read is still checked and its alerts
+					// delivered before exit 2.
+					r.readErr = fmt.Errorf("%s: read after line %d: %w", r.cfg.Source, r.st.Line, m.err)
+					fmt.Fprintf(r.stderr, "streamcheck run: %v; checking what was read\n", r.readErr)
 				}
 				return r.finish(ctx)
 			}
@@ -873,6 +880,9 @@ func (r *runner) outcome() cliutil.Outcome {
 		Anomalies:    uint64(es.Alerts),
 		Partial: c.Oversized > 0 || c.Lost > 0 ||
 			es.Capped > 0 || es.SetAside > 0 || es.InexactRewinds > 0,
+	}
+	if r.readErr != nil {
+		o.InputErrors++
 	}
 	for reason, n := range r.win.Stats().DeadLetters {
 		if n == 0 {

@@ -3,6 +3,7 @@ package runcmd
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -80,11 +81,33 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 			return false
 		}
 	}
+	if !follow {
+		// Standard input may be gzipped: check detects gzip by its magic
+		// bytes, and run at the end of stdin exits as check would on the
+		// same bytes. (stdin cannot be resumed, so offsets into the
+		// decompressed stream are fine.) Peeked here, off the loop, so a
+		// pipe that is slow to start does not hold up the start.
+		if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+			zr, err := gzip.NewReader(br)
+			if err != nil {
+				send(message{end: true, err: fmt.Errorf("%s: gzip: %w", name, err)})
+				return
+			}
+			defer zr.Close()
+			br = bufio.NewReaderSize(zr, 1<<20)
+		}
+	}
 	emit := func(raw []byte) bool {
 		start := offset
 		offset += int64(len(raw))
 		line++
 		text := bytes.TrimSpace(raw)
+		if start == 0 {
+			// A UTF-8 byte order mark before the first event, which check
+			// skips too (ingest.ReadHistory): the same bytes must not be
+			// an input error for one command and not the other.
+			text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf"))
+		}
 		if len(text) == 0 {
 			return true
 		}
