@@ -43,7 +43,7 @@ type loopState struct {
 	// Tick is the last tick the engine stepped at (MinInt64 before any).
 	Tick     int64
 	Counters counters
-	// Kinds is what each key has been used as by an accepted event: true
+	// Kinds is what each key has been used as by a decoded event: true
 	// a list, false a register (history.Op.KeyKind). An event using a key
 	// the other way is an input error, as in check (history.Validate).
 	// One entry per key ever written or used as a list: the engine keeps
@@ -539,15 +539,16 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		return nil
 	}
 	r.al.m.EventsDecoded.Inc()
-	added, clash := r.noteKinds(&m.txn)
-	if clash != nil {
+	// Every decoded event's keys count, also one the window then sets
+	// aside (late, a duplicate): check's rule reads every transaction of
+	// the history (history.Validate), whatever else is wrong with it.
+	if clash := r.noteKinds(&m.txn); clash != nil {
 		r.st.Counters.Invalid++
 		r.al.m.Reject(alerts.ReasonInvalid)
 		r.deadLetter(m, "invalid", clash.Error(), &m.txn)
 		return nil
 	}
 	if dl := r.win.Add(m.part, m.txn); dl != nil {
-		r.forgetKinds(added)
 		r.al.m.Reject(rejectReason(dl.Reason))
 		r.deadLetter(m, dl.Reason.String(), dl.Detail, &dl.Txn)
 		if dl.Txn.Writes() {
@@ -569,15 +570,15 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 	return r.advance(ctx)
 }
 
-// noteKinds records what t uses its keys as and returns the keys it
-// recorded first; if t uses a key as a list and as a register (against
-// an earlier accepted event or within itself), it records nothing and
-// returns the input error check gives for the same history.
-func (r *runner) noteKinds(t *history.Txn) (added []history.Key, clash error) {
+// noteKinds records what t uses its keys as; if t uses a key as a list
+// and as a register (against an earlier event or within itself), it
+// records nothing and returns the input error check gives for the same
+// history.
+func (r *runner) noteKinds(t *history.Txn) error {
 	if r.st.Kinds == nil {
 		r.st.Kinds = map[history.Key]bool{}
 	}
-	added = r.kindScratch[:0]
+	added := r.kindScratch[:0]
 	defer func() { r.kindScratch = added[:0] }()
 	for _, op := range t.Ops {
 		list, decided := op.KeyKind()
@@ -586,22 +587,18 @@ func (r *runner) noteKinds(t *history.Txn) (added []history.Key, clash error) {
 		}
 		if prev, ok := r.st.Kinds[op.Key]; ok {
 			if prev != list {
-				r.forgetKinds(added)
-				return nil, history.KindClash(t, op.Key, "")
+				// Undo this event's first uses: it is set aside whole.
+				for _, k := range added {
+					delete(r.st.Kinds, k)
+				}
+				return history.KindClash(t, op.Key, "")
 			}
 			continue
 		}
 		r.st.Kinds[op.Key] = list
 		added = append(added, op.Key)
 	}
-	return added, nil
-}
-
-// forgetKinds undoes noteKinds for an event the window then refused.
-func (r *runner) forgetKinds(added []history.Key) {
-	for _, k := range added {
-		delete(r.st.Kinds, k)
-	}
+	return nil
 }
 
 // gap handles Kafka jumping from the next expected offset to a later one

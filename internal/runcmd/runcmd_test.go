@@ -252,6 +252,10 @@ func TestExitStatusAtEndOfInput(t *testing.T) {
 		lu2  = `{"id":"lu2","session":"e","start":305,"end":325,"status":"committed","ops":[["r","y",null],["w","y",2]]}`
 		bad  = `{"id":"bad","session":"f","start":400,"end":410,"status":"comitted","ops":[]}`
 		mix  = `{"id":"mix","session":"g","start":400,"end":410,"status":"committed","ops":[["append","x",2]]}`
+		// A late event still says what its keys are (check reads every
+		// transaction): q is a list, so writing it is an input error.
+		lateList = `{"id":"lateList","session":"h","start":10,"end":20,"status":"committed","ops":[["append","q",1]]}`
+		writeQ   = `{"id":"writeQ","session":"i","start":400,"end":410,"status":"committed","ops":[["w","q",2]]}`
 	)
 	for _, tc := range []struct {
 		name    string
@@ -267,6 +271,7 @@ func TestExitStatusAtEndOfInput(t *testing.T) {
 		{"invalid and late", []string{w1, r1, late, bad}, ExitError, "INPUT ERROR: 1 event"},
 		{"invalid and an alert", []string{w1, r1, lu1, lu2, bad}, ExitError, "1 alert"},
 		{"key used as list and register", []string{w1, r1, mix}, ExitError, "INPUT ERROR: 1 event"},
+		{"a late event's list key, then written", []string{w1, r1, lateList, writeQ}, ExitError, "INPUT ERROR: 1 event"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := strings.Join(tc.lines, "\n")
