@@ -286,3 +286,42 @@ func TestExitStatusAtEndOfInput(t *testing.T) {
 		})
 	}
 }
+
+// TestKindsSurviveRestart: what a key was used as is checkpointed with the
+// loop, so a restart still rejects an event using it the other way, as an
+// uninterrupted run (and check) would.
+func TestKindsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "events.jsonl")
+	dl := filepath.Join(dir, "dead.jsonl")
+	os.WriteFile(src, []byte(`{"id":"a","start":10,"end":15,"status":"committed","ops":[["append","l",1]]}`+"\n"), 0o644)
+	args := []string{"--http=", "--source", src, "--state-dir", filepath.Join(dir, "st"), "--dead-letter", dl, "--lateness", "5",
+		"--tick", "1", "--poll", "5ms", "--status", "10ms", "--initial-state", "empty"}
+	runUntil := func(want string) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		logs := &syncBuffer{}
+		done := make(chan int)
+		go func() { done <- Main(ctx, args, nil, io.Discard, logs) }()
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(logs.String(), want) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		if code := <-done; code != ExitOK {
+			t.Fatalf("exit %d: %s", code, logs.String())
+		}
+	}
+	runUntil("run: 1 messages;")
+	f, _ := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"id":"b","start":20,"end":25,"status":"committed","ops":[["w","l",2]]}` + "\n")
+	f.Close()
+	runUntil("run: 2 messages;")
+	if tot := totals(t, filepath.Join(dir, "st")); tot["invalid"] != 1 {
+		t.Errorf("totals %v: want the register write of list key l rejected as invalid", tot)
+	}
+	b, _ := os.ReadFile(dl)
+	if !strings.Contains(string(b), `"line":2`) || !strings.Contains(string(b), "used as a list and as a register") {
+		t.Errorf("dead letters:\n%s", b)
+	}
+}
