@@ -126,6 +126,11 @@ func ReadHistoryStats(r io.Reader, source string) (*history.History, Format, Sta
 	return h, format, st, nil
 }
 
+// DetectFormat tells the format of an input from its first bytes, as
+// ReadHistory does (after gzip and a byte order mark are taken off); run
+// uses it to read an Elle history on standard input as check would.
+func DetectFormat(head []byte) (Format, error) { return detect(head) }
+
 // detect tells the format from the first bytes (doc.go, "Format
 // detection").
 func detect(head []byte) (Format, error) {

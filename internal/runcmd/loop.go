@@ -433,7 +433,10 @@ func (r *runner) run(ctx context.Context) (int, error) {
 					// read error): an input error, as for check, but
 					// what was read is still checked and its alerts
 					// delivered before exit 2.
-					r.readErr = fmt.Errorf("%s: read after line %d: %w", r.cfg.Source, r.st.Line, m.err)
+					r.readErr = m.err
+					if _, placed := errors.AsType[*history.Error](m.err); !placed {
+						r.readErr = fmt.Errorf("%s: read after line %d: %w", r.cfg.Source, r.st.Line, m.err)
+					}
 					fmt.Fprintf(r.stderr, "streamcheck run: %v; checking what was read\n", r.readErr)
 				}
 				return r.finish(ctx)

@@ -96,6 +96,9 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 			defer zr.Close()
 			br = bufio.NewReaderSize(zr, 1<<20)
 		}
+		if s.readElle(ctx, name, br, send) {
+			return
+		}
 	}
 	emit := func(raw []byte) bool {
 		start := offset
@@ -145,6 +148,37 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 			return
 		}
 	}
+}
+
+// readElle reads a Jepsen/Elle history (EDN or JSON) on standard input
+// whole, as check does, and sends its transactions; it reports whether
+// the input was one. A native stream is left to the line reader. Elle
+// operations pair invocations with completions across the history, so
+// there is no reading it event by event; an error in it is an input error
+// for the whole history, as in check (nothing of it is checked, exit 2).
+func (s *lineSource) readElle(ctx context.Context, name string, br *bufio.Reader, send func(message) bool) bool {
+	head, _ := br.Peek(64 << 10) // as much as check's detection sees
+	if bytes.HasPrefix(head, []byte("\xef\xbb\xbf")) {
+		head = head[3:]
+	}
+	if f, err := ingest.DetectFormat(head); err != nil || f == ingest.FormatNative {
+		return false
+	}
+	h, _, err := ingest.ReadHistory(br, name)
+	if err != nil {
+		send(message{end: true, err: err})
+		return true
+	}
+	for i := range h.Txns {
+		t := h.Txns[i]
+		m := message{offset: int64(i), next: int64(i + 1), line: t.Pos.Line, txn: t}
+		m.value = ingest.AppendNative(nil, &t)
+		if !send(m) {
+			return true
+		}
+	}
+	send(message{end: true})
+	return true
 }
 
 func (s *lineSource) messages() <-chan message         { return s.out }
