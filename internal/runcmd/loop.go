@@ -858,9 +858,13 @@ func (r *runner) finish(ctx context.Context) (int, error) {
 	}
 	r.observe()
 	r.flushAlerts()
-	r.summary("end of input")
+	r.summary(endOfInput)
 	return r.outcome().ExitCode(), nil
 }
+
+// endOfInput is the summary's reason at the end of the input, the one
+// place run's exit status is check's (E1-E3).
+const endOfInput = "end of input"
 
 // outcome is where the run stands in the terms of the exit status rule it
 // shares with check (cliutil.Outcome): at the end of standard input, run
@@ -1123,11 +1127,12 @@ func (r *runner) summary(why string) {
 	if n := r.deadTotal(); n > 0 {
 		partial = fmt.Sprintf("; PARTIAL: %d events dead-lettered, reads they could explain were not checked", n)
 	}
-	if o := r.outcome(); o.InputErrors > 0 {
-		partial += fmt.Sprintf("; INPUT ERROR: %s that check rejects (exit 2 at the end of input)", report.Plural(int(o.InputErrors), "event"))
+	o := r.outcome()
+	if o.InputErrors > 0 {
+		partial += fmt.Sprintf("; INPUT ERROR: %s that check rejects", report.Plural(int(o.InputErrors), "event"))
 	}
 	if es.Released == 0 {
-		partial += "; " + history.ErrNoTransactions.Error() + " (exit 2 at the end of input)"
+		partial += "; " + history.ErrNoTransactions.Error()
 	}
 	if n := r.st.Counters.Lost; n > 0 {
 		partial += fmt.Sprintf("; PARTIAL: %d Kafka offsets lost to retention before they were read", n)
@@ -1148,6 +1153,10 @@ func (r *runner) summary(why string) {
 	if r.store != nil {
 		ck += fmt.Sprintf("; checkpoint %d took %s, %d snapshot bytes, state directory %d bytes; checkpoints held the loop %s in all (their writes took %s beside it)",
 			r.ckpts, r.ckptTime.Round(time.Microsecond), r.ckptBytes, r.store.Size(), r.ckptLoop.Round(time.Millisecond), r.ckptWrite.Round(time.Millisecond))
+	}
+	if why == endOfInput {
+		// The exit status, by check's rule, and why (E1-E3).
+		ck += fmt.Sprintf("; exit %d", o.ExitCode())
 	}
 	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %s checked (strict-serializable, skew %s, in-doubt %s), %s, %s%s%s\n",
 		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial, ck)
