@@ -325,3 +325,29 @@ func TestKindsSurviveRestart(t *testing.T) {
 		t.Errorf("dead letters:\n%s", b)
 	}
 }
+
+// TestStdinFirstEventNotHeldBack: telling an Elle history from native
+// events on stdin looks at the first line only, so on a live pipe
+// (canary | run) the first event is read as soon as its line is complete,
+// not once 64 KB have arrived.
+func TestStdinFirstEventNotHeldBack(t *testing.T) {
+	pr, pw := io.Pipe()
+	logs := &syncBuffer{}
+	done := make(chan int)
+	go func() {
+		done <- Main(context.Background(), []string{"--http=", "--status", "5ms", "--initial-state", "empty"}, pr, io.Discard, logs)
+	}()
+	pw.Write([]byte(`{"id":"a","start":10,"end":15,"status":"committed","ops":[["w","x",1]]}` + "\n"))
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "run: 1 messages;") && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	seen := strings.Contains(logs.String(), "run: 1 messages;")
+	pw.Close()
+	if code := <-done; code != ExitOK {
+		t.Errorf("exit %d: %s", code, logs.String())
+	}
+	if !seen {
+		t.Fatalf("the first event was not read while the pipe stayed open:\n%s", logs.String())
+	}
+}

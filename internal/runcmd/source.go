@@ -96,7 +96,7 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 			defer zr.Close()
 			br = bufio.NewReaderSize(zr, 1<<20)
 		}
-		if s.readElle(ctx, name, br, send) {
+		if readElle(name, br, send) {
 			return
 		}
 	}
@@ -156,11 +156,12 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 // operations pair invocations with completions across the history, so
 // there is no reading it event by event; an error in it is an input error
 // for the whole history, as in check (nothing of it is checked, exit 2).
-func (s *lineSource) readElle(ctx context.Context, name string, br *bufio.Reader, send func(message) bool) bool {
-	head, _ := br.Peek(64 << 10) // as much as check's detection sees
-	if bytes.HasPrefix(head, []byte("\xef\xbb\xbf")) {
-		head = head[3:]
-	}
+func readElle(name string, br *bufio.Reader, send func(message) bool) bool {
+	head := bytes.TrimPrefix(firstLine(br), []byte("\xef\xbb\xbf"))
+	// Only "native or not" matters here (ReadHistory detects again, on
+	// all it needs): detection says native only for an input starting
+	// with '{' whose first object has "ops", and a native first object is
+	// the first line.
 	if f, err := ingest.DetectFormat(head); err != nil || f == ingest.FormatNative {
 		return false
 	}
@@ -179,6 +180,26 @@ func (s *lineSource) readElle(ctx context.Context, name string, br *bufio.Reader
 	}
 	send(message{end: true})
 	return true
+}
+
+// firstLine returns the buffered input up to the end of its first
+// non-blank line (or all of it at the end of the input, or 64 KB, as much
+// as check's detection looks at), waiting for no more than that: on a
+// live stream (canary | run) the first event must not wait for 64 KB of
+// later ones.
+func firstLine(br *bufio.Reader) []byte {
+	const limit = 64 << 10
+	for n := 1; ; {
+		if _, err := br.Peek(n); err != nil {
+			buf, _ := br.Peek(br.Buffered())
+			return buf // the end of the input, or an error the reader sees next
+		}
+		buf, _ := br.Peek(min(br.Buffered(), limit)) // what has arrived costs nothing more
+		if t := bytes.TrimLeft(buf, " \t\r\n"); bytes.IndexByte(t, '\n') >= 0 || len(buf) >= limit {
+			return buf
+		}
+		n = len(buf) + 1
+	}
 }
 
 func (s *lineSource) messages() <-chan message         { return s.out }
