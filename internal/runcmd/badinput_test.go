@@ -6,7 +6,9 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/internal/checkcmd"
+	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/report"
 )
 
@@ -299,4 +302,104 @@ func checkBadInput(t *testing.T, data []byte, exp badInputExpect) {
 	if got := coreSet(checkCores); got != wantCheck {
 		t.Errorf("check's anomalies %s, expect.txt %s", got, wantCheck)
 	}
+}
+
+// TestBadInputMutations is the corpus's randomized counterpart: generated
+// histories (registers and lists, some with injected anomalies) with a
+// few lines damaged at random in the ways the corpus lists one by one,
+// fed to both commands through stdin. Their exit statuses must agree. A
+// damaged line is an input error for both (2); an undamaged history gets
+// the same verdict from both. STREAMCHECK_BADINPUT_COUNT sets the count.
+func TestBadInputMutations(t *testing.T) {
+	count := 60
+	if raceEnabled {
+		count = 10
+	}
+	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_BADINPUT_COUNT")); err == nil && n > 0 {
+		count = n
+	}
+	types := gen.InjectTypes()
+	for i := range count {
+		rng := rand.New(rand.NewPCG(uint64(i), 20))
+		cfg, _ := gen.Preset("mixed")
+		cfg.Txns, cfg.Seed, cfg.Keys, cfg.Sessions, cfg.Concurrency = 20+rng.IntN(40), uint64(i+1), 6, 4, 3
+		if rng.IntN(2) == 0 {
+			cfg.Inject = []string{types[rng.IntN(len(types))]}
+		}
+		h, _, err := gen.Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(native(t, h), "\n")
+		var what []string
+		for range rng.IntN(3) {
+			j := rng.IntN(len(h.Txns))
+			var w string
+			lines, w = mutateLine(rng, lines, j)
+			what = append(what, fmt.Sprintf("line %d: %s", j+1, w))
+		}
+		in := strings.Join(lines, "")
+		var rout, rerr bytes.Buffer
+		runCode := Main(context.Background(), badInputRunArgs, strings.NewReader(in), &rout, &rerr)
+		var cout, cerr bytes.Buffer
+		checkCode := checkcmd.Main(badInputCheckArgs, nil, strings.NewReader(in), &cout, &cerr)
+		if runCode != checkCode {
+			t.Errorf("history %d (%d txns, %v; %v): run exits %d, check %d\ncheck: %s\nrun: %s\ninput:\n%s",
+				i, len(h.Txns), cfg.Inject, what, runCode, checkCode, cerr.String(), rerr.String(), in)
+		}
+	}
+}
+
+// mutateLine damages line j of lines in one of the ways the corpus lists
+// and says how. Some damage is harmless (a blank line, CRLF, a write
+// turned into an append on a key used nowhere else): both commands must
+// agree then too.
+func mutateLine(rng *rand.Rand, lines []string, j int) ([]string, string) {
+	l := strings.TrimRight(lines[j], "\n")
+	set := func(s string) { lines[j] = s + "\n" }
+	switch rng.IntN(11) {
+	case 0:
+		set("not json")
+		return lines, "not JSON"
+	case 1:
+		set(l[:rng.IntN(len(l))])
+		return lines, "truncated"
+	case 2:
+		set(strings.Replace(l, `"status":`, `"statuz":`, 1))
+		return lines, "no status"
+	case 3:
+		set(strings.Replace(l, `"committed"`, `"comitted"`, 1))
+		return lines, "misspelt status (if committed)"
+	case 4:
+		// The same event again, later: a duplicate id.
+		k := j + 1 + rng.IntN(len(lines)-j)
+		lines = slices.Insert(lines, k, l+"\n")
+		return lines, fmt.Sprintf("repeated at line %d", k+1)
+	case 5:
+		if strings.Contains(l, `["w",`) {
+			set(strings.Replace(l, `["w",`, `["append",`, 1))
+			return lines, "a write turned into an append"
+		}
+		set(strings.Replace(l, `["append",`, `["w",`, 1))
+		return lines, "an append turned into a write"
+	case 6:
+		lines = slices.Insert(lines, j, "\n")
+		return lines, "a blank line before it"
+	case 7:
+		set(l + "\r")
+		return lines, "CRLF"
+	case 8:
+		var ev map[string]json.RawMessage
+		json.Unmarshal([]byte(l), &ev)
+		delete(ev, "start")
+		delete(ev, "end")
+		b, _ := json.Marshal(ev)
+		set(string(b))
+		return lines, "no timestamps"
+	case 9:
+		set(strings.Replace(l, `"ops":[`, `"ops":[["w","big",9223372036854775808],`, 1))
+		return lines, "a value beyond int64"
+	}
+	set(strings.Replace(l, `"ops":[`, `"ops":[["r","x",[1,null]],`, 1))
+	return lines, "a list read with a null element"
 }
