@@ -1,6 +1,16 @@
 package history
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoTransactions: the input holds no transaction to check (it is empty,
+// or every transaction in it was rejected). check and run report it as an
+// input error rather than as a valid history: an empty recording proves
+// nothing, and most often means the recorder wrote nothing or the input is
+// in a format no line of which decoded.
+var ErrNoTransactions = errors.New("no transactions")
 
 // Error is an input error that names where it happened and which field is
 // wrong, like io/fs.PathError.
@@ -41,24 +51,44 @@ func (h *History) Validate() error {
 			return &Error{Pos: t.Pos, ID: t.ID, Field: "end", Err: fmt.Errorf("end %d is before start %d", t.End, t.Start)}
 		}
 		for _, op := range t.Ops {
-			var list, decided bool
-			switch {
-			case op.Kind == Append || (op.Kind == Read && op.IsList):
-				list, decided = true, true
-			case op.Kind == Write:
-				list, decided = false, true
-			}
+			list, decided := op.KeyKind()
 			if !decided {
 				continue
 			}
 			if prev, ok := kind[op.Key]; ok && prev != list {
-				return &Error{Pos: t.Pos, ID: t.ID, Field: "ops", Err: fmt.Errorf("key %s is used as a list and as a register (see txn %s)", op.Key, h.Txns[kindAt[op.Key]].ID)}
+				return KindClash(t, op.Key, h.Txns[kindAt[op.Key]].ID)
 			}
 			kind[op.Key] = list
 			kindAt[op.Key] = i
 		}
 	}
 	return nil
+}
+
+// KeyKind says what op makes its key: a list (an append, or a read that
+// returned a list) or a register (a write). A read of a scalar or of null
+// decides nothing: null is also how an absent list reads. Validate and
+// run's online check of the same rule both use it, so that the two
+// commands reject the same transactions.
+func (op Op) KeyKind() (list, decided bool) {
+	switch {
+	case op.Kind == Append || (op.Kind == Read && op.IsList):
+		return true, true
+	case op.Kind == Write:
+		return false, true
+	}
+	return false, false
+}
+
+// KindClash is the input error for t using key as a list and as a
+// register; other names the transaction that used it the other way first
+// ("" when it is not known).
+func KindClash(t *Txn, key Key, other string) error {
+	see := ""
+	if other != "" {
+		see = " (see txn " + other + ")"
+	}
+	return &Error{Pos: t.Pos, ID: t.ID, Field: "ops", Err: fmt.Errorf("key %s is used as a list and as a register%s", key, see)}
 }
 
 // ListKeys returns the keys used as lists (appended to or read as a list).

@@ -91,12 +91,20 @@ func ReadHistoryStats(r io.Reader, source string) (*history.History, Format, Sta
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return nil, 0, st, &history.Error{Pos: history.Pos{Source: source, Line: 1}, Err: err}
 	}
-	format, err := detect(head)
-	if err != nil {
-		return nil, 0, st, &history.Error{Pos: history.Pos{Source: source, Line: 1}, Err: err}
+	format, derr := detect(head)
+	if derr != nil && len(head) < peekSize {
+		return nil, 0, st, &history.Error{Pos: history.Pos{Source: source, Line: 1}, Err: derr}
 	}
 	var h *history.History
 	all, err := readAll(br, sizeHint(r))
+	if err == nil && derr != nil {
+		// The first object is longer than the peek (a large field before
+		// "ops"): decide on the whole of it, or a native history that run
+		// reads line by line would be an input error here.
+		if format, derr = detect(all); derr != nil {
+			return nil, 0, st, &history.Error{Pos: history.Pos{Source: source, Line: 1}, Err: derr}
+		}
+	}
 	if err != nil {
 		err = &history.Error{Pos: history.Pos{Source: source, Line: lineOf(all, len(all)), Offset: int64(len(all))}, Err: err}
 	} else {
@@ -117,6 +125,11 @@ func ReadHistoryStats(r io.Reader, source string) (*history.History, Format, Sta
 	}
 	return h, format, st, nil
 }
+
+// DetectFormat tells the format of an input from its first bytes, as
+// ReadHistory does (after gzip and a byte order mark are taken off); run
+// uses it to read an Elle history on standard input as check would.
+func DetectFormat(head []byte) (Format, error) { return detect(head) }
 
 // detect tells the format from the first bytes (doc.go, "Format
 // detection").

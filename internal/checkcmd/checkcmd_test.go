@@ -315,3 +315,26 @@ func readFile(t *testing.T, name string) string {
 	}
 	return string(b)
 }
+
+// TestNoTransactions: an input with no transaction to check is an input
+// error (exit 2, "no transactions"), not a vacuously valid history, in
+// every format and for every way of being empty.
+func TestNoTransactions(t *testing.T) {
+	for name, in := range map[string]string{
+		"empty":          "",
+		"blank lines":    "\n  \n\t\n",
+		"elle edn empty": "[]",
+		"elle json":      "[]\n",
+		"elle nemesis":   `{:type :info, :f :start, :process :nemesis, :time 1}` + "\n",
+		"gzip of empty":  "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\x01\x00\x00\xff\xff\x00\x00\x00\x00\x00\x00\x00\x00",
+	} {
+		var out, errb strings.Builder
+		code := Main([]string{"-"}, nil, strings.NewReader(in), &out, &errb)
+		if code != ExitError || !strings.Contains(errb.String(), "no transactions") {
+			t.Errorf("%s: exit %d, stderr %q; want %d and \"no transactions\"", name, code, errb.String(), ExitError)
+		}
+		if strings.Contains(out.String(), "VALID") {
+			t.Errorf("%s: a verdict on stdout: %q", name, out.String())
+		}
+	}
+}

@@ -22,7 +22,10 @@
 // # Invariants
 //
 //	C1 Exit status: 0 valid, 1 anomaly, 3 unknown, 2 usage, input or output
-//	   error; an error wins over an anomaly, which wins over unknown.
+//	   error; an error wins over an anomaly, which wins over unknown. The
+//	   rule is cliutil.Outcome.ExitCode, which run shares at the end of its
+//	   input. An input with no transactions (empty, blank, an Elle history
+//	   of nemesis operations only) is an input error, never VALID.
 //	C2 An input error (malformed line, missing timestamps under a real-time
 //	   level, unsupported level) prints one message naming the position and
 //	   field and no verdict: nothing is half-checked, because ingest

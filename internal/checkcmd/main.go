@@ -18,15 +18,17 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/ingest"
+	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/report"
 )
 
-// Exit codes, by precedence: an error beats an anomaly beats unknown.
+// Exit codes, by precedence: an error beats an anomaly beats unknown
+// (cliutil.Outcome.ExitCode, the rule run shares).
 const (
-	ExitValid   = 0
-	ExitAnomaly = 1
-	ExitError   = 2 // usage, input or output error
-	ExitUnknown = 3 // the time budget ran out with no anomaly found
+	ExitValid   = cliutil.ExitValid
+	ExitAnomaly = cliutil.ExitAnomaly
+	ExitError   = cliutil.ExitInput   // usage, input or output error; no transactions
+	ExitUnknown = cliutil.ExitUnknown // the time budget ran out with no anomaly found
 )
 
 // ExamplePrefix marks a FILE argument naming a bundled history.
@@ -141,6 +143,12 @@ func (r *runner) run(ctx context.Context, examples fs.FS, names []string, stdin 
 	if err != nil {
 		return r.fail(err)
 	}
+	if len(h.Txns) == 0 {
+		// Not a verdict: an empty history would be vacuously valid, and
+		// exit 0 would tell a pipeline that a recorder which wrote
+		// nothing had recorded a correct database.
+		return r.fail(&history.Error{Pos: history.Pos{Source: source(c.file)}, Err: history.ErrNoTransactions})
+	}
 	r.progressf("read %s (%s) in %s; checking %s", report.Plural(len(h.Txns), "transaction"), format, since(r.start), c.opts.Level)
 
 	if c.timeout > 0 {
@@ -163,7 +171,7 @@ func (r *runner) run(ctx context.Context, examples fs.FS, names []string, stdin 
 	}
 	rep := report.New(res, h)
 	rep.MaxAnomalies = c.maxAnomalies
-	code := exitCode(res.Verdict)
+	code := outcome(res, len(h.Txns)).ExitCode()
 
 	// Files first: a failure to write them is an error (exit 2) and the
 	// report below must not claim a witness file that is not there.
@@ -239,14 +247,27 @@ func graceFor(timeout time.Duration) time.Duration {
 	return time.Second + timeout/20
 }
 
-func exitCode(v incremental.Verdict) int {
-	switch v {
-	case incremental.Valid:
-		return ExitValid
+// outcome puts a check's result in the terms of the exit status rule
+// that check and run share (cliutil.Outcome). An input error never gets
+// here: it stops the command before the check (C2).
+func outcome(res *incremental.Result, txns int) cliutil.Outcome {
+	o := cliutil.Outcome{Transactions: uint64(txns)}
+	switch res.Verdict {
 	case incremental.Invalid:
-		return ExitAnomaly
+		o.Anomalies = max(1, uint64(len(res.Anomalies)))
+	case incremental.Unknown:
+		o.Partial = true
 	}
-	return ExitUnknown
+	return o
+}
+
+// source is how positions name FILE: ingest names standard input "-",
+// and a bundled example by its path under examples/.
+func source(file string) string {
+	if name, ok := strings.CutPrefix(file, ExamplePrefix); ok {
+		return "examples/" + name
+	}
+	return file
 }
 
 // ticker prints a line now and then while a check runs, so that a long

@@ -3,8 +3,13 @@
 // stderr that their goroutines may write to at once, the exit codes for
 // help and for errors, the "streamcheck NAME: error" line, flags-only
 // command lines and the periodic status line. Each command keeps its
-// flags, its signal handling, the text of its status line and its exit
-// code for an anomaly.
+// flags, its signal handling and the text of its status line.
+//
+// It also owns the exit status rule that check and run (at the end of its
+// input) share, Outcome.ExitCode (exitcode.go): 2 input error or no
+// transactions > 1 anomaly > 3 unknown or partial > 0. One function, so
+// that the README's promise that run exits as check does on the same
+// bytes cannot drift.
 package cliutil
 
 import (

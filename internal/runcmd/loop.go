@@ -19,6 +19,7 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/ingest"
+	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/report"
 	"github.com/streamcheck/streamcheck/state"
 	"github.com/streamcheck/streamcheck/window"
@@ -42,6 +43,12 @@ type loopState struct {
 	// Tick is the last tick the engine stepped at (MinInt64 before any).
 	Tick     int64
 	Counters counters
+	// Kinds is what each key has been used as by a decoded event: true
+	// a list, false a register (history.Op.KeyKind). An event using a key
+	// the other way is an input error, as in check (history.Validate).
+	// One entry per key ever written or used as a list: the engine keeps
+	// as much (a live version per written key).
+	Kinds map[history.Key]bool `json:",omitempty"`
 }
 
 type unchecked struct {
@@ -112,6 +119,11 @@ type runner struct {
 	lastStatus    time.Time
 	lastStatusMsg uint64
 	closers       []func() error
+
+	// readErr is why the input broke off, if it did (an input error).
+	readErr error
+	// kindScratch is noteKinds' list of keys, reused from event to event.
+	kindScratch []history.Key
 
 	idle       []bool  // partitions logged idle
 	logStart   []int64 // Kafka log start offsets, for gap (cached)
@@ -417,7 +429,15 @@ func (r *runner) run(ctx context.Context) (int, error) {
 			}
 			if m.end {
 				if m.err != nil {
-					return ExitError, m.err
+					// The input broke off (a truncated gzip stream, a
+					// read error): an input error, as for check, but
+					// what was read is still checked and its alerts
+					// delivered before exit 2.
+					r.readErr = m.err
+					if _, placed := errors.AsType[*history.Error](m.err); !placed {
+						r.readErr = fmt.Errorf("%s: read after line %d: %w", r.cfg.Source, r.st.Line, m.err)
+					}
+					fmt.Fprintf(r.stderr, "streamcheck run: %v; checking what was read\n", r.readErr)
 				}
 				return r.finish(ctx)
 			}
@@ -522,6 +542,15 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		return nil
 	}
 	r.al.m.EventsDecoded.Inc()
+	// Every decoded event's keys count, also one the window then sets
+	// aside (late, a duplicate): check's rule reads every transaction of
+	// the history (history.Validate), whatever else is wrong with it.
+	if clash := r.noteKinds(&m.txn); clash != nil {
+		r.st.Counters.Invalid++
+		r.al.m.Reject(alerts.ReasonInvalid)
+		r.deadLetter(m, "invalid", clash.Error(), &m.txn)
+		return nil
+	}
 	if dl := r.win.Add(m.part, m.txn); dl != nil {
 		r.al.m.Reject(rejectReason(dl.Reason))
 		r.deadLetter(m, dl.Reason.String(), dl.Detail, &dl.Txn)
@@ -542,6 +571,37 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		r.st.PartMax[m.part] = m.txn.Start
 	}
 	return r.advance(ctx)
+}
+
+// noteKinds records what t uses its keys as; if t uses a key as a list
+// and as a register (against an earlier event or within itself), it
+// records nothing and returns the input error check gives for the same
+// history.
+func (r *runner) noteKinds(t *history.Txn) error {
+	if r.st.Kinds == nil {
+		r.st.Kinds = map[history.Key]bool{}
+	}
+	added := r.kindScratch[:0]
+	defer func() { r.kindScratch = added[:0] }()
+	for _, op := range t.Ops {
+		list, decided := op.KeyKind()
+		if !decided {
+			continue
+		}
+		if prev, ok := r.st.Kinds[op.Key]; ok {
+			if prev != list {
+				// Undo this event's first uses: it is set aside whole.
+				for _, k := range added {
+					delete(r.st.Kinds, k)
+				}
+				return history.KindClash(t, op.Key, "")
+			}
+			continue
+		}
+		r.st.Kinds[op.Key] = list
+		added = append(added, op.Key)
+	}
+	return nil
 }
 
 // gap handles Kafka jumping from the next expected offset to a later one
@@ -798,14 +858,48 @@ func (r *runner) finish(ctx context.Context) (int, error) {
 	}
 	r.observe()
 	r.flushAlerts()
-	r.summary("end of input")
-	switch es := r.engine.Stats(); {
-	case es.Alerts > 0:
-		return ExitAnomaly, nil
-	case es.Capped > 0 || es.SetAside > 0:
-		return ExitUnknown, nil
+	r.summary(endOfInput)
+	return r.outcome().ExitCode(), nil
+}
+
+// endOfInput is the summary's reason at the end of the input, the one
+// place run's exit status is check's (E1-E3).
+const endOfInput = "end of input"
+
+// outcome is where the run stands in the terms of the exit status rule it
+// shares with check (cliutil.Outcome): at the end of standard input, run
+// exits as check would on the same bytes with the same options. Events
+// that check would reject (undecodable or invalid lines, a duplicate id, no
+// timestamps under the real-time level run checks, a key used as a list
+// and as a register) are input errors; events set aside for a reason of
+// the stream's own (late, oversized, lost to retention, the pinned cap,
+// bodies past retention) make the check partial. A window reason added
+// later counts as partial until it is listed here: never as valid.
+func (r *runner) outcome() cliutil.Outcome {
+	es := r.engine.Stats()
+	c := r.st.Counters
+	o := cliutil.Outcome{
+		InputErrors:  c.Undecodable + c.Invalid,
+		Transactions: uint64(es.Released),
+		Anomalies:    uint64(es.Alerts),
+		Partial: c.Oversized > 0 || c.Lost > 0 ||
+			es.Capped > 0 || es.SetAside > 0 || es.InexactRewinds > 0,
 	}
-	return ExitOK, nil
+	if r.readErr != nil {
+		o.InputErrors++
+	}
+	for reason, n := range r.win.Stats().DeadLetters {
+		if n == 0 {
+			continue
+		}
+		switch window.Reason(reason) {
+		case window.DuplicateID, window.MissingTime, window.EndBeforeStart:
+			o.InputErrors += n
+		default:
+			o.Partial = true
+		}
+	}
+	return o
 }
 
 // interrupted: with a state directory, checkpoint without stepping (D2)
@@ -1033,6 +1127,13 @@ func (r *runner) summary(why string) {
 	if n := r.deadTotal(); n > 0 {
 		partial = fmt.Sprintf("; PARTIAL: %d events dead-lettered, reads they could explain were not checked", n)
 	}
+	o := r.outcome()
+	if o.InputErrors > 0 {
+		partial += fmt.Sprintf("; INPUT ERROR: %s that check rejects", report.Plural(int(o.InputErrors), "event"))
+	}
+	if es.Released == 0 {
+		partial += "; " + history.ErrNoTransactions.Error()
+	}
 	if n := r.st.Counters.Lost; n > 0 {
 		partial += fmt.Sprintf("; PARTIAL: %d Kafka offsets lost to retention before they were read", n)
 	}
@@ -1052,6 +1153,10 @@ func (r *runner) summary(why string) {
 	if r.store != nil {
 		ck += fmt.Sprintf("; checkpoint %d took %s, %d snapshot bytes, state directory %d bytes; checkpoints held the loop %s in all (their writes took %s beside it)",
 			r.ckpts, r.ckptTime.Round(time.Microsecond), r.ckptBytes, r.store.Size(), r.ckptLoop.Round(time.Millisecond), r.ckptWrite.Round(time.Millisecond))
+	}
+	if why == endOfInput {
+		// The exit status, by check's rule, and why (E1-E3).
+		ck += fmt.Sprintf("; exit %d", o.ExitCode())
 	}
 	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %s checked (strict-serializable, skew %s, in-doubt %s), %s, %s%s%s\n",
 		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial, ck)

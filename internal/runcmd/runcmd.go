@@ -37,6 +37,21 @@
 //	   each sink with its own retry: the loop never waits for a sink. At
 //	   the end of a run it waits at most flushTimeout for them.
 //
+// Exit status at the end of the input (stdin, or Kafka with stop-at-end)
+// is check's rule on the same bytes, one function for both
+// (cliutil.Outcome.ExitCode; runner.outcome says which counter is what):
+//
+//	E1 2 when any event is one check rejects (undecodable, invalid, a
+//	   duplicate id, no timestamps, a key used as a list and as a
+//	   register, the input broken off) or no transaction was checked;
+//	   such events are set aside and everything else is still checked and
+//	   alerted on first.
+//	E2 else 1 when an alert fired; else 3 when the check was partial for
+//	   a reason of the stream's own (late or oversized events, offsets
+//	   lost, the pinned cap, bodies past retention); else 0.
+//	E3 A dead-letter reason run does not list as an input error counts as
+//	   partial, never as valid.
+//
 // What stays interleaving-dependent, by nature: which copy of an id sent
 // to two partitions counts (the other is a duplicate), and events of a
 // partition that went idle (idle_timeout) and came back.
@@ -59,15 +74,16 @@ import (
 	"github.com/streamcheck/streamcheck/internal/config"
 )
 
-// Exit codes, as check's.
+// Exit codes, as check's (E1-E3).
 const (
 	ExitOK      = cliutil.ExitOK
-	ExitAnomaly = 1
+	ExitAnomaly = cliutil.ExitAnomaly
 	ExitError   = cliutil.ExitError
-	// ExitUnknown: at end of input without an alert, but the pinned cap
-	// set transactions aside, so an anomaly through them may be missed
-	// (check's exit status for a spent budget).
-	ExitUnknown = 3
+	// ExitUnknown: at end of input without an alert or an input error,
+	// but part of the stream was not checked (late or oversized events,
+	// lost offsets, the pinned cap), so an anomaly through it may be
+	// missed (check's exit status for a spent budget).
+	ExitUnknown = cliutil.ExitUnknown
 )
 
 // Main runs the command; ctx cancellation (SIGINT/SIGTERM) finishes the

@@ -81,7 +81,8 @@ func TestStdinVerdictEqualsCheck(t *testing.T) {
 }
 
 // TestBadInputIsDeadLettered: undecodable and late lines are set aside with
-// their line and reason; the run goes on and says the check was partial.
+// their line and reason; the run goes on, says the check was partial, and
+// exits 2 at the end: the undecodable line is an input error for check.
 func TestBadInputIsDeadLettered(t *testing.T) {
 	dir := t.TempDir()
 	dl := filepath.Join(dir, "dead.jsonl")
@@ -94,7 +95,7 @@ func TestBadInputIsDeadLettered(t *testing.T) {
 	}, "\n") + "\n"
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), []string{"--http=", "--lateness", "50", "--initial-state", "empty", "--dead-letter", dl, "--tick", "1"}, strings.NewReader(in), &out, &errb)
-	if code != ExitOK {
+	if code != ExitError {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
 	}
 	b, _ := os.ReadFile(dl)
@@ -234,5 +235,119 @@ func TestPinnedCapIsInexact(t *testing.T) {
 		if out.Len() > 0 {
 			t.Errorf("--max-pinned %s: alerts on a valid stream:\n%s", tc.cap, out.String())
 		}
+	}
+}
+
+// TestExitStatusAtEndOfInput: at the end of standard input run exits by
+// the rule it shares with check (cliutil.Outcome): 2 on an input error or
+// when nothing was checked, else 1 on an alert, else 3 when events were set
+// aside for a reason of the stream's own (late), else 0. Each case's
+// lines are in arrival order; lateness is 50ns.
+func TestExitStatusAtEndOfInput(t *testing.T) {
+	const (
+		w1   = `{"id":"w1","session":"a","start":100,"end":110,"status":"committed","ops":[["w","x",1]]}`
+		r1   = `{"id":"r1","session":"b","start":200,"end":210,"status":"committed","ops":[["r","x",1]]}`
+		late = `{"id":"late","session":"c","start":10,"end":20,"status":"committed","ops":[["w","z",9]]}`
+		lu1  = `{"id":"lu1","session":"d","start":300,"end":320,"status":"committed","ops":[["r","y",null],["w","y",1]]}`
+		lu2  = `{"id":"lu2","session":"e","start":305,"end":325,"status":"committed","ops":[["r","y",null],["w","y",2]]}`
+		bad  = `{"id":"bad","session":"f","start":400,"end":410,"status":"comitted","ops":[]}`
+		mix  = `{"id":"mix","session":"g","start":400,"end":410,"status":"committed","ops":[["append","x",2]]}`
+		// A late event still says what its keys are (check reads every
+		// transaction): q is a list, so writing it is an input error.
+		lateList = `{"id":"lateList","session":"h","start":10,"end":20,"status":"committed","ops":[["append","q",1]]}`
+		writeQ   = `{"id":"writeQ","session":"i","start":400,"end":410,"status":"committed","ops":[["w","q",2]]}`
+	)
+	for _, tc := range []struct {
+		name    string
+		lines   []string
+		want    int
+		summary string
+	}{
+		{"valid", []string{w1, r1}, ExitOK, ""},
+		{"empty", nil, ExitError, "no transactions"},
+		{"all rejected", []string{bad}, ExitError, "no transactions"},
+		{"late only", []string{w1, r1, late}, ExitUnknown, "PARTIAL"},
+		{"late and an alert", []string{w1, r1, late, lu1, lu2}, ExitAnomaly, "1 alert"},
+		{"invalid and late", []string{w1, r1, late, bad}, ExitError, "INPUT ERROR: 1 event"},
+		{"invalid and an alert", []string{w1, r1, lu1, lu2, bad}, ExitError, "1 alert"},
+		{"key used as list and register", []string{w1, r1, mix}, ExitError, "INPUT ERROR: 1 event"},
+		{"a late event's list key, then written", []string{w1, r1, lateList, writeQ}, ExitError, "INPUT ERROR: 1 event"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := strings.Join(tc.lines, "\n")
+			var out, errb bytes.Buffer
+			code := Main(context.Background(), []string{"--http=", "--lateness", "50", "--initial-state", "empty", "--tick", "1"}, strings.NewReader(in), &out, &errb)
+			if code != tc.want || !strings.Contains(errb.String(), tc.summary) {
+				t.Errorf("exit %d, want %d with %q in the summary:\n%s%s", code, tc.want, tc.summary, out.String(), errb.String())
+			}
+			if strings.Contains(tc.summary, "alert") && !strings.Contains(out.String(), `"core":["lu1","lu2"]`) {
+				t.Errorf("the alert was not delivered:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestKindsSurviveRestart: what a key was used as is checkpointed with the
+// loop, so a restart still rejects an event using it the other way, as an
+// uninterrupted run (and check) would.
+func TestKindsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "events.jsonl")
+	dl := filepath.Join(dir, "dead.jsonl")
+	os.WriteFile(src, []byte(`{"id":"a","start":10,"end":15,"status":"committed","ops":[["append","l",1]]}`+"\n"), 0o644)
+	args := []string{"--http=", "--source", src, "--state-dir", filepath.Join(dir, "st"), "--dead-letter", dl, "--lateness", "5",
+		"--tick", "1", "--poll", "5ms", "--status", "10ms", "--initial-state", "empty"}
+	runUntil := func(want string) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		logs := &syncBuffer{}
+		done := make(chan int)
+		go func() { done <- Main(ctx, args, nil, io.Discard, logs) }()
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(logs.String(), want) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		if code := <-done; code != ExitOK {
+			t.Fatalf("exit %d: %s", code, logs.String())
+		}
+	}
+	runUntil("run: 1 messages;")
+	f, _ := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"id":"b","start":20,"end":25,"status":"committed","ops":[["w","l",2]]}` + "\n")
+	f.Close()
+	runUntil("run: 2 messages;")
+	if tot := totals(t, filepath.Join(dir, "st")); tot["invalid"] != 1 {
+		t.Errorf("totals %v: want the register write of list key l rejected as invalid", tot)
+	}
+	b, _ := os.ReadFile(dl)
+	if !strings.Contains(string(b), `"line":2`) || !strings.Contains(string(b), "used as a list and as a register") {
+		t.Errorf("dead letters:\n%s", b)
+	}
+}
+
+// TestStdinFirstEventNotHeldBack: telling an Elle history from native
+// events on stdin looks at the first line only, so on a live pipe
+// (canary | run) the first event is read as soon as its line is complete,
+// not once 64 KB have arrived.
+func TestStdinFirstEventNotHeldBack(t *testing.T) {
+	pr, pw := io.Pipe()
+	logs := &syncBuffer{}
+	done := make(chan int)
+	go func() {
+		done <- Main(context.Background(), []string{"--http=", "--status", "5ms", "--initial-state", "empty"}, pr, io.Discard, logs)
+	}()
+	pw.Write([]byte(`{"id":"a","start":10,"end":15,"status":"committed","ops":[["w","x",1]]}` + "\n"))
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "run: 1 messages;") && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	seen := strings.Contains(logs.String(), "run: 1 messages;")
+	pw.Close()
+	if code := <-done; code != ExitOK {
+		t.Errorf("exit %d: %s", code, logs.String())
+	}
+	if !seen {
+		t.Fatalf("the first event was not read while the pipe stayed open:\n%s", logs.String())
 	}
 }

@@ -3,6 +3,7 @@ package runcmd
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -80,11 +81,36 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 			return false
 		}
 	}
+	if !follow {
+		// Standard input may be gzipped: check detects gzip by its magic
+		// bytes, and run at the end of stdin exits as check would on the
+		// same bytes. (stdin cannot be resumed, so offsets into the
+		// decompressed stream are fine.) Peeked here, off the loop, so a
+		// pipe that is slow to start does not hold up the start.
+		if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+			zr, err := gzip.NewReader(br)
+			if err != nil {
+				send(message{end: true, err: fmt.Errorf("%s: gzip: %w", name, err)})
+				return
+			}
+			defer zr.Close()
+			br = bufio.NewReaderSize(zr, 1<<20)
+		}
+		if readElle(name, br, send) {
+			return
+		}
+	}
 	emit := func(raw []byte) bool {
 		start := offset
 		offset += int64(len(raw))
 		line++
 		text := bytes.TrimSpace(raw)
+		if start == 0 {
+			// A UTF-8 byte order mark before the first event, which check
+			// skips too (ingest.ReadHistory): the same bytes must not be
+			// an input error for one command and not the other.
+			text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf"))
+		}
 		if len(text) == 0 {
 			return true
 		}
@@ -121,6 +147,58 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 			send(message{end: true, err: err})
 			return
 		}
+	}
+}
+
+// readElle reads a Jepsen/Elle history (EDN or JSON) on standard input
+// whole, as check does, and sends its transactions; it reports whether
+// the input was one. A native stream is left to the line reader. Elle
+// operations pair invocations with completions across the history, so
+// there is no reading it event by event; an error in it is an input error
+// for the whole history, as in check (nothing of it is checked, exit 2).
+func readElle(name string, br *bufio.Reader, send func(message) bool) bool {
+	head := bytes.TrimPrefix(firstLine(br), []byte("\xef\xbb\xbf"))
+	// Only "native or not" matters here (ReadHistory detects again, on
+	// all it needs): detection says native only for an input starting
+	// with '{' whose first object has "ops", and a native first object is
+	// the first line.
+	if f, err := ingest.DetectFormat(head); err != nil || f == ingest.FormatNative {
+		return false
+	}
+	h, _, err := ingest.ReadHistory(br, name)
+	if err != nil {
+		send(message{end: true, err: err})
+		return true
+	}
+	for i := range h.Txns {
+		t := h.Txns[i]
+		m := message{offset: int64(i), next: int64(i + 1), line: t.Pos.Line, txn: t}
+		m.value = ingest.AppendNative(nil, &t)
+		if !send(m) {
+			return true
+		}
+	}
+	send(message{end: true})
+	return true
+}
+
+// firstLine returns the buffered input up to the end of its first
+// non-blank line (or all of it at the end of the input, or 64 KB, as much
+// as check's detection looks at), waiting for no more than that: on a
+// live stream (canary | run) the first event must not wait for 64 KB of
+// later ones.
+func firstLine(br *bufio.Reader) []byte {
+	const limit = 64 << 10
+	for n := 1; ; {
+		if _, err := br.Peek(n); err != nil {
+			buf, _ := br.Peek(br.Buffered())
+			return buf // the end of the input, or an error the reader sees next
+		}
+		buf, _ := br.Peek(min(br.Buffered(), limit)) // what has arrived costs nothing more
+		if t := bytes.TrimLeft(buf, " \t\r\n"); bytes.IndexByte(t, '\n') >= 0 || len(buf) >= limit {
+			return buf
+		}
+		n = len(buf) + 1
 	}
 }
 
