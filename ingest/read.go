@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -22,6 +23,16 @@ const (
 	FormatElleEDN
 	// FormatElleJSON: a Jepsen/Elle history in JSON.
 	FormatElleJSON
+	// FormatCobra: Cobra's binary client logs, a directory of T<n>.log
+	// or one log (cobra.go).
+	FormatCobra
+	// FormatDBCop: dbcop's history.bincode (dbcop.go).
+	FormatDBCop
+	// FormatText: the r(key,value,session,txn) lines of PolySI, Plume
+	// and IsoVista (plaintext.go).
+	FormatText
+	// FormatAWDIT: AWDIT's test format (awdit.go).
+	FormatAWDIT
 )
 
 func (f Format) String() string {
@@ -32,6 +43,14 @@ func (f Format) String() string {
 		return "elle-edn"
 	case FormatElleJSON:
 		return "elle-json"
+	case FormatCobra:
+		return "cobra"
+	case FormatDBCop:
+		return "dbcop"
+	case FormatText:
+		return "text"
+	case FormatAWDIT:
+		return "awdit"
 	}
 	return fmt.Sprintf("Format(%d)", uint8(f))
 }
@@ -41,7 +60,8 @@ func (f Format) String() string {
 const peekSize = 64 << 10
 
 // ReadFile reads a whole history from a file in any supported format,
-// gzip-compressed or not. "-" reads standard input.
+// gzip-compressed or not. "-" reads standard input. A directory is read as
+// Cobra client logs, or as dbcop's when it holds history.bincode.
 func ReadFile(path string) (*history.History, Format, error) {
 	h, f, _, err := ReadFileStats(path)
 	return h, f, err
@@ -51,6 +71,9 @@ func ReadFile(path string) (*history.History, Format, error) {
 func ReadFileStats(path string) (*history.History, Format, Stats, error) {
 	if path == "-" {
 		return ReadHistoryStats(os.Stdin, "-")
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return readDir(path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -105,6 +128,14 @@ func ReadHistoryStats(r io.Reader, source string) (*history.History, Format, Sta
 			h, err = readNativeAll(all, source, &st)
 		case FormatElleEDN:
 			h, err = readElleEDN(all, source, &st)
+		case FormatCobra:
+			h, err = readCobraLog(all, source, &st)
+		case FormatDBCop:
+			h, err = readDBCop(all, source, &st)
+		case FormatText:
+			h, err = readText(all, source, &st)
+		case FormatAWDIT:
+			h, err = readAWDIT(all, source, &st)
 		default:
 			h, err = readElleJSON(all, source, &st)
 		}
@@ -121,6 +152,9 @@ func ReadHistoryStats(r io.Reader, source string) (*history.History, Format, Sta
 // detect tells the format from the first bytes (doc.go, "Format
 // detection").
 func detect(head []byte) (Format, error) {
+	if f, ok := detectPeer(head); ok {
+		return f, nil
+	}
 	s := &scanner{b: head}
 	switch c := s.peek(); c {
 	case 0:
@@ -174,7 +208,7 @@ func detect(head []byte) (Format, error) {
 	case ';', '#', '(':
 		return FormatElleEDN, nil
 	}
-	return 0, fmt.Errorf("cannot tell the format: input starts with %s, want '{' or '['", describeByte(head[s.i]))
+	return 0, fmt.Errorf("cannot tell the format: input starts with %s, want '{' or '[' (or a peer's format: doc.go, \"Format detection\")", describeByte(head[s.i]))
 }
 
 // blank reports whether a line holds only JSON whitespace.
@@ -187,4 +221,51 @@ func blank(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// detectPeer recognises the peers' formats (doc.go, "Format detection"):
+// the binary ones from their first bytes, the text ones from the first
+// non-space bytes, which none of the JSON and EDN formats can start with.
+func detectPeer(head []byte) (Format, bool) {
+	if looksDBCop(head) {
+		return FormatDBCop, true
+	}
+	if len(head) >= cobraStartLen && head[0] == 'S' {
+		return FormatCobra, true
+	}
+	i := 0
+	for i < len(head) && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n') {
+		i++
+	}
+	if i+1 >= len(head) {
+		return 0, false
+	}
+	switch c, next := head[i], head[i+1]; {
+	case (c == 'r' || c == 'w') && next == '(':
+		return FormatText, true
+	case (c == 'r' || c == 'w') && (next == ' ' || next == '\t'):
+		return FormatAWDIT, true
+	case c == '=' || (c == '-' && next == '-'):
+		return FormatAWDIT, true
+	}
+	return 0, false
+}
+
+// readDir reads a directory: dbcop's when it holds history.bincode (as
+// dbcop, PolySI and AWDIT lay them out), else Cobra's client logs.
+func readDir(dir string) (*history.History, Format, Stats, error) {
+	var st Stats
+	bin := filepath.Join(dir, "history.bincode")
+	if _, err := os.Stat(bin); err == nil {
+		h, f, st, err := ReadFileStats(bin)
+		return h, f, st, err
+	}
+	h, err := readCobraDir(dir, &st)
+	if err == nil {
+		err = h.Validate()
+	}
+	if err != nil {
+		return nil, FormatCobra, st, err
+	}
+	return h, FormatCobra, st, nil
 }

@@ -1,0 +1,374 @@
+package ingest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// dbcop's history.bincode (amnore/dbcop src/db/history.rs, struct History,
+// written by bincode 1.3's serialize_into; read the same way by PolySI's
+// DBCopHistoryLoader and by Plume and VeriStrong): bincode's default
+// encoding, little-endian, usize and lengths as 8 bytes, bool as one byte
+// 0 or 1, a String as its length and UTF-8 bytes, a struct as its fields in
+// order, a Vec as its length and elements:
+//
+//	params  HistParams  id n_node n_variable n_transaction n_event  5 x u64
+//	info    String
+//	start   DateTime<Local>   chrono's serde form, an RFC 3339 String
+//	end     DateTime<Local>
+//	data    Vec<Session>      Session = Vec<Transaction>
+//	  Transaction: events Vec<Event>, success bool
+//	  Event: write bool, variable usize, value usize, success bool
+//
+// Meaning (dbcop's verifier and its clients): every key holds 0 before any
+// write, and written values start at 1; an event with success false was
+// not executed (a read's value is then meaningless); a transaction with
+// success false did not commit.
+const dbcopHeaderLen = 5 * 8
+
+// dbcopEventLen is an event's size: two bools and two u64.
+const dbcopEventLen = 1 + 8 + 8 + 1
+
+// DBCopInfo is the info string convert writes.
+const DBCopInfo = "streamcheck convert"
+
+type dbcopReader struct {
+	b      []byte
+	off    int
+	source string
+}
+
+func (r *dbcopReader) fail(field string, err error) error {
+	return &history.Error{Pos: history.Pos{Source: r.source, Offset: int64(r.off)}, Field: field, Err: err}
+}
+
+func (r *dbcopReader) u64(field string) (uint64, error) {
+	if len(r.b)-r.off < 8 {
+		return 0, r.fail(field, fmt.Errorf("input ends inside an 8-byte integer (%d bytes left)", len(r.b)-r.off))
+	}
+	v := binary.LittleEndian.Uint64(r.b[r.off:])
+	r.off += 8
+	return v, nil
+}
+
+func (r *dbcopReader) boolean(field string) (bool, error) {
+	if r.off >= len(r.b) {
+		return false, r.fail(field, errors.New("input ends before a bool"))
+	}
+	c := r.b[r.off]
+	if c > 1 {
+		return false, r.fail(field, fmt.Errorf("bool byte 0x%02x, want 0 or 1", c))
+	}
+	r.off++
+	return c == 1, nil
+}
+
+// count reads a Vec length and bounds it by what the remaining input can
+// hold (each element at least min bytes), so a corrupt length cannot make
+// the decoder allocate without bound.
+func (r *dbcopReader) count(field string, min int) (int, error) {
+	n, err := r.u64(field)
+	if err != nil {
+		return 0, err
+	}
+	if n > uint64(len(r.b)-r.off)/uint64(min) {
+		r.off -= 8
+		return 0, r.fail(field, fmt.Errorf("length %d does not fit in the %d bytes left", n, len(r.b)-r.off-8))
+	}
+	return int(n), nil
+}
+
+func (r *dbcopReader) str(field string) (string, error) {
+	n, err := r.count(field, 1)
+	if err != nil {
+		return "", err
+	}
+	s := r.b[r.off : r.off+n]
+	if !utf8.Valid(s) {
+		return "", r.fail(field, errors.New("string is not valid UTF-8"))
+	}
+	r.off += n
+	return string(s), nil
+}
+
+// looksDBCop reports whether head starts like a dbcop history: the header,
+// an info string that fits, and a start time that begins with a year.
+func looksDBCop(head []byte) bool {
+	r := &dbcopReader{b: head, off: dbcopHeaderLen}
+	if len(head) < dbcopHeaderLen+8 {
+		return false
+	}
+	if _, err := r.str("info"); err != nil {
+		return false
+	}
+	start, err := r.str("start")
+	if err != nil || len(start) < 5 {
+		return false
+	}
+	for _, c := range start[:4] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return start[4] == '-'
+}
+
+// dbcopValue maps a dbcop integer onto the model. In a read, 0 is the
+// implicit initial value, the model's initial state (null).
+func dbcopInt(v uint64) (history.Value, error) {
+	if v > math.MaxInt64 {
+		return "", fmt.Errorf("value %d is beyond int64", v)
+	}
+	return history.IntValue(int64(v)), nil
+}
+
+// readDBCop decodes a whole dbcop history. Sessions are named 1, 2, ... in
+// file order (dbcop names none; PolySI numbers them the same way) and a
+// transaction's id is "<session>-<position>", 1-based. An event with
+// success false is set aside (Stats.SetAside). A committed transaction
+// whose every event writes 0 is the initial state written out by a
+// converter (AWDIT's to_dbcop_history, PolySI's dumper include one); it is
+// set aside too. Any other write of 0 is an error: it could not be told
+// from the initial value.
+func readDBCop(all []byte, source string, st *Stats) (*history.History, error) {
+	r := &dbcopReader{b: all, source: source}
+	for _, f := range [...]string{"params.id", "params.n_node", "params.n_variable", "params.n_transaction", "params.n_event"} {
+		if _, err := r.u64(f); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range [...]string{"info", "start", "end"} {
+		if _, err := r.str(f); err != nil {
+			return nil, err
+		}
+	}
+	nsess, err := r.count("data", 8)
+	if err != nil {
+		return nil, err
+	}
+	h := &history.History{}
+	for s := 1; s <= nsess; s++ {
+		field := fmt.Sprintf("data[%d]", s-1)
+		ntxn, err := r.count(field, 9)
+		if err != nil {
+			return nil, err
+		}
+		session := strconv.Itoa(s)
+		for i := 1; i <= ntxn; i++ {
+			tfield := fmt.Sprintf("%s[%d]", field, i-1)
+			t := history.Txn{ID: session + "-" + strconv.Itoa(i), Session: session, HasSession: true,
+				Pos: history.Pos{Source: source, Offset: int64(r.off)}}
+			nev, err := r.count(tfield+".events", dbcopEventLen)
+			if err != nil {
+				return nil, err
+			}
+			t.Ops = make([]history.Op, 0, nev)
+			zeroWrites := 0
+			for e := 0; e < nev; e++ {
+				efield := fmt.Sprintf("%s.events[%d]", tfield, e)
+				at := r.off
+				write, err := r.boolean(efield + ".write")
+				if err != nil {
+					return nil, err
+				}
+				variable, err := r.u64(efield + ".variable")
+				if err != nil {
+					return nil, err
+				}
+				value, err := r.u64(efield + ".value")
+				if err != nil {
+					return nil, err
+				}
+				ok, err := r.boolean(efield + ".success")
+				if err != nil {
+					return nil, err
+				}
+				st.Records++
+				if !ok {
+					st.SetAside++
+					continue
+				}
+				key, err := dbcopInt(variable)
+				if err != nil {
+					r.off = at
+					return nil, r.fail(efield+".variable", err)
+				}
+				v, err := dbcopInt(value)
+				if err != nil {
+					r.off = at
+					return nil, r.fail(efield+".value", err)
+				}
+				op := history.Op{Kind: history.Read, Key: key, Value: v}
+				switch {
+				case write && value == 0:
+					zeroWrites++
+					op.Kind = history.Write
+				case write:
+					op.Kind = history.Write
+				case value == 0:
+					op.Value = history.Null
+				}
+				t.Ops = append(t.Ops, op)
+			}
+			committed, err := r.boolean(tfield + ".success")
+			if err != nil {
+				return nil, err
+			}
+			if !committed {
+				t.Status = history.Aborted
+			}
+			if zeroWrites > 0 {
+				if zeroWrites == len(t.Ops) && committed {
+					st.SetAside++
+					continue
+				}
+				return nil, &history.Error{Pos: t.Pos, ID: t.ID, Field: tfield + ".events", Err: errors.New("a write of 0 cannot be told from dbcop's implicit initial value 0")}
+			}
+			h.Txns = append(h.Txns, t)
+			st.Txns++
+		}
+	}
+	if r.off != len(all) {
+		return nil, r.fail("data", fmt.Errorf("%d bytes after the history", len(all)-r.off))
+	}
+	return h, nil
+}
+
+// peerSessions groups a history's transactions by session in order of
+// first appearance; a transaction without a session is a session of its
+// own. Formats with numbered sessions and no timestamps (dbcop, text,
+// AWDIT) can say only this much of the order.
+func peerSessions(h *history.History) [][]*history.Txn {
+	var out [][]*history.Txn
+	at := make(map[string]int)
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		if !t.HasSession {
+			out = append(out, []*history.Txn{t})
+			continue
+		}
+		j, ok := at[t.Session]
+		if !ok {
+			j = len(out)
+			at[t.Session] = j
+			out = append(out, nil)
+		}
+		out[j] = append(out[j], t)
+	}
+	return out
+}
+
+// peerInt reads a value as a non-negative integer for the numeric peer
+// formats.
+func peerInt(v history.Value) (uint64, bool) {
+	n, err := strconv.ParseUint(string(v), 10, 63)
+	return n, err == nil && strconv.FormatUint(n, 10) == string(v)
+}
+
+// errCannotSay is returned by the writers for what a target format cannot
+// express; convert names the transaction and what.
+var errCannotSay = errors.New("the target format cannot say this")
+
+// cannotSay names the transaction and operation a writer cannot express.
+func cannotSay(format string, t *history.Txn, field, why string) error {
+	return &history.Error{Pos: t.Pos, ID: t.ID, Field: field, Err: fmt.Errorf("%w: %s %s", errCannotSay, format, why)}
+}
+
+// peerOp checks that an operation fits the integer-only peer formats and
+// returns its key and value; a read of null is value 0, the implicit
+// initial value of dbcop and the text format.
+func peerOp(format string, t *history.Txn, i int, zeroIsInitial bool) (key, val uint64, err error) {
+	op := &t.Ops[i]
+	field := fmt.Sprintf("ops[%d]", i)
+	if op.Kind == history.Append || op.IsList {
+		return 0, 0, cannotSay(format, t, field, "has no lists")
+	}
+	key, ok := peerInt(op.Key)
+	if !ok {
+		return 0, 0, cannotSay(format, t, field, "keys are non-negative integers, not "+string(op.Key))
+	}
+	if op.Kind == history.Read && op.Value == history.Null && zeroIsInitial {
+		return key, 0, nil
+	}
+	val, ok = peerInt(op.Value)
+	if !ok {
+		return 0, 0, cannotSay(format, t, field, "values are non-negative integers, not "+string(op.Value))
+	}
+	if val == 0 && zeroIsInitial {
+		return 0, 0, cannotSay(format, t, field, "reserves 0 for the initial value")
+	}
+	return key, val, nil
+}
+
+// AppendDBCop appends h as a dbcop history.bincode. It fails, naming the
+// transaction and operation, on what dbcop cannot say: lists, keys and
+// values other than non-negative integers, the value 0 (dbcop's initial
+// value; a read of null is written as 0), unknown outcomes. Ids, session
+// names and timestamps are not kept; sessions keep their order.
+func AppendDBCop(dst []byte, h *history.History) ([]byte, error) {
+	sessions := peerSessions(h)
+	keys := make(map[history.Key]bool)
+	nev := 0
+	type ev struct {
+		write    bool
+		key, val uint64
+	}
+	evs := make([][]ev, len(h.Txns))
+	idx := make(map[*history.Txn]int, len(h.Txns))
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		idx[t] = i
+		if t.Status == history.Unknown {
+			return nil, cannotSay("dbcop", t, "status", "has no unknown outcome")
+		}
+		for j := range t.Ops {
+			k, v, err := peerOp("dbcop", t, j, true)
+			if err != nil {
+				return nil, err
+			}
+			evs[i] = append(evs[i], ev{t.Ops[j].Kind == history.Write, k, v})
+			keys[t.Ops[j].Key] = true
+		}
+		nev += len(t.Ops)
+	}
+	u64 := func(v uint64) { dst = binary.LittleEndian.AppendUint64(dst, v) }
+	str := func(s string) { u64(uint64(len(s))); dst = append(dst, s...) }
+	boolean := func(b bool) {
+		if b {
+			dst = append(dst, 1)
+		} else {
+			dst = append(dst, 0)
+		}
+	}
+	u64(0)
+	u64(uint64(len(sessions)))
+	u64(uint64(len(keys)))
+	u64(uint64(len(h.Txns)))
+	u64(uint64(nev))
+	str(DBCopInfo)
+	// No time is recorded: the epoch, in chrono's RFC 3339 form.
+	str("1970-01-01T00:00:00+00:00")
+	str("1970-01-01T00:00:00+00:00")
+	u64(uint64(len(sessions)))
+	for _, s := range sessions {
+		u64(uint64(len(s)))
+		for _, t := range s {
+			e := evs[idx[t]]
+			u64(uint64(len(e)))
+			for _, x := range e {
+				boolean(x.write)
+				u64(x.key)
+				u64(x.val)
+				boolean(true)
+			}
+			boolean(t.Status == history.Committed)
+		}
+	}
+	return dst, nil
+}
