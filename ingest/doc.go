@@ -125,53 +125,55 @@
 // decoder's comment); none is guessed. What each can say, and how it maps
 // onto the model:
 //
-//		            keys, values        sessions, ids           time  outcomes
-//		Cobra       int64 key hashes;   file T<n>.log = session  no    committed only
-//		(cobra.go)  write ids as values "T<n>"; txn id as id
-//		dbcop       unsigned integers   numbered 1..; ids        no    committed, aborted
-//		(dbcop.go)                      "<session>-<position>"
-//		text        unsigned integers   as written (decimal)     no    committed; txn -1
-//		(plaintext.go)                                                 writes aborted
-//		AWDIT test  unsigned integers   numbered 0..; ids        no    committed only
-//		(awdit.go)                      "<session>-<position>"
+//	            keys, values        sessions, ids           time  outcomes
+//	Cobra       int64 key hashes;   file T<n>.log = session  no    committed only
+//	(cobra.go)  write ids as values "T<n>"; txn id as id
+//	dbcop       unsigned integers   numbered 1..; ids        no    committed, aborted
+//	(dbcop.go)                      "<session>-<position>"
+//	text        unsigned integers   as written (decimal)     no    committed; txn -1
+//	(plaintext.go)                                                 writes aborted
+//	AWDIT test  unsigned integers   numbered 0..; ids        no    committed only
+//	(awdit.go)                      "<session>-<position>"
 //
-//	 1. Cobra: a write's value is its write id (Cobra makes write ids unique;
-//	    the logged value hash is not unique and is not used). A read names
-//	    the write it saw and that write's transaction: its value is the write
-//	    id, and a read whose named transaction is not the one that logged
-//	    that write id is an error; a read of Cobra's init or null pseudo
-//	    write (0xbebeebee, 0xdeadbeef) is the model's initial state, null.
-//	    A directory is read as Cobra logs: every *.log file, one session
-//	    each, in natural name order. A log with Cobra's optional timestamps
-//	    (TIME_ORDER_ON) is rejected at its first record; so are abort
-//	    records, garbage-collection reads and a transaction with no commit.
-//	 2. dbcop and text: every key holds 0 before its first write (dbcop's
-//	    generator writes values from 1). A read of 0 is the initial state
-//	    (null); a committed transaction that writes only 0s is that initial
-//	    state written out by a converter (AWDIT, PolySI and IsoVista write
-//	    one) and is set aside (Stats.SetAside); any other write of 0 is an
-//	    error. dbcop events with success false did not run and are set
-//	    aside; a transaction with success false is aborted.
-//	 3. text: a transaction is all lines with its txn number, in the session
-//	    of its first line; transactions of a session are in order of first
-//	    appearance. Writes with txn -1 (IsoVista, AWDIT) are aborted writes,
-//	    gathered into one aborted transaction "aborted-<session>" without a
-//	    session; reads with txn -1 are set aside.
-//	 4. AWDIT's test format has no implicit initial value: its tests write
-//	    the initial values in a session of their own, so 0 is the integer 0.
-//	 5. None of them has timestamps or unknown outcomes: the real-time levels
-//	    cannot be checked on them, and writing a history with unknown
-//	    outcomes to dbcop or text is refused.
-//	 6. Writers write what the readers read back as the same history where
-//	    the target can say it (round trips in peers_test.go): dbcop keeps
-//	    outcomes, operations and session order, not ids, session names or
-//	    times; text keeps integer ids and sessions (else numbers them) and
-//	    aborted writes, not aborted reads or times; Elle EDN keeps
-//	    everything but non-integer ids (and, by Elle's rule 5, nil reads of
-//	    transactions not known to have committed). What a target cannot say
-//	    (lists and non-integer keys or values in dbcop and text, the value
-//	    0 there, overlapping transactions of one session in Elle) is an
-//	    error naming the transaction, never a silently different history.
+// Rules:
+//
+//  1. Cobra: a write's value is its write id (Cobra makes write ids unique;
+//     the logged value hash is not unique and is not used). A read names
+//     the write it saw and that write's transaction: its value is the write
+//     id, and a read whose named transaction is not the one that logged
+//     that write id is an error; a read of Cobra's init or null pseudo
+//     write (0xbebeebee, 0xdeadbeef) is the model's initial state, null.
+//     A directory is read as Cobra logs: every *.log file, one session
+//     each, in natural name order. A log with Cobra's optional timestamps
+//     (TIME_ORDER_ON) is rejected at its first record; so are abort
+//     records, garbage-collection reads and a transaction with no commit.
+//  2. dbcop and text: every key holds 0 before its first write (dbcop's
+//     generator writes values from 1). A read of 0 is the initial state
+//     (null); a committed transaction that writes only 0s is that initial
+//     state written out by a converter (AWDIT, PolySI and IsoVista write
+//     one) and is set aside (Stats.SetAside); any other write of 0 is an
+//     error. dbcop events with success false did not run and are set
+//     aside; a transaction with success false is aborted.
+//  3. text: a transaction is all lines with its txn number, in the session
+//     of its first line; transactions of a session are in order of first
+//     appearance. Writes with txn -1 (IsoVista, AWDIT) are aborted writes,
+//     gathered into one aborted transaction "aborted-<session>" without a
+//     session; reads with txn -1 are set aside.
+//  4. AWDIT's test format has no implicit initial value: its tests write
+//     the initial values in a session of their own, so 0 is the integer 0.
+//  5. None of them has timestamps or unknown outcomes: the real-time levels
+//     cannot be checked on them, and writing a history with unknown
+//     outcomes to dbcop or text is refused.
+//  6. Writers write what the readers read back as the same history where
+//     the target can say it (round trips in peers_test.go): dbcop keeps
+//     outcomes, operations and session order, not ids, session names or
+//     times; text keeps integer ids and sessions (else numbers them) and
+//     aborted writes, not aborted reads or times; Elle EDN keeps
+//     everything but non-integer ids (and, by Elle's rule 5, nil reads of
+//     transactions not known to have committed). What a target cannot say
+//     (lists and non-integer keys or values in dbcop and text, the value
+//     0 there, overlapping transactions of one session in Elle) is an
+//     error naming the transaction, never a silently different history.
 //
 // # Format detection
 //
