@@ -8,7 +8,7 @@
 //
 // and the formats of the peers' checkers ("Peer formats" below): Cobra's
 // binary client logs, dbcop's bincode, the PolySI/Plume/IsoVista text
-// format and AWDIT's test format. AppendNativeHistory, AppendElleEDN,
+// format, AWDIT's test format and Viper's JSON logs. AppendNativeHistory, AppendElleEDN,
 // AppendDBCop and AppendText write a history back (`streamcheck convert`).
 //
 // ReadHistory and ReadFile read a whole history in any of them, detecting
@@ -134,6 +134,8 @@
 //	(plaintext.go)                                                 writes aborted
 //	AWDIT test  unsigned integers   numbered 0..; ids        no    committed only
 //	(awdit.go)                      "<session>-<position>"
+//	Viper JSON  integers, strings   file J<n>.log = session  no    committed only
+//	(viper.go)                      "J<n>"; ids "J<n>-<line>"
 //
 // Rules:
 //
@@ -161,10 +163,15 @@
 //     session; reads with txn -1 are set aside.
 //  4. AWDIT's test format has no implicit initial value: its tests write
 //     the initial values in a session of their own, so 0 is the integer 0.
-//  5. None of them has timestamps or unknown outcomes: the real-time levels
+//  5. Viper: a directory of J* files (or one such file, detected by its
+//     first object's "value" key), one transaction a line; "nil" reads
+//     are null; writes with succ false are set aside; Viper's range,
+//     insert and delete operations and an initial-state transaction
+//     (isInitial) are errors: the model cannot say them.
+//  6. None of them has timestamps or unknown outcomes: the real-time levels
 //     cannot be checked on them, and writing a history with unknown
 //     outcomes to dbcop or text is refused.
-//  6. Writers write what the readers read back as the same history where
+//  7. Writers write what the readers read back as the same history where
 //     the target can say it (round trips in peers_test.go): dbcop keeps
 //     outcomes, operations and session order, not ids, session names or
 //     times; text keeps integer ids and sessions (else numbers them) and
@@ -186,8 +193,10 @@
 // (five integers, an info string, a start time beginning with a year);
 // Cobra when the first byte is 'S' (one log, one session); the text format
 // when the first non-space bytes are `r(` or `w(`; AWDIT's when they are
-// `r ` or `w ` or a separator line (`=`, `--`). ReadFile reads a directory
-// as dbcop's when it holds history.bincode, else as Cobra logs.
+// `r ` or `w ` or a separator line (`=`, `--`); Viper when a first object
+// `{"...` has a "value" key and neither "ops" nor "type". ReadFile reads a
+// directory as dbcop's when it holds history.bincode, as Viper's when its
+// first J* file starts with '{', else as Cobra logs.
 //
 // # Invariants
 //
@@ -205,7 +214,7 @@
 //  6. Every peer decoder returns a whole history or a *history.Error
 //     naming the file, the byte offset (binary formats) or line (text
 //     formats) and the field (fuzzed: FuzzCobra, FuzzDBCop, FuzzText,
-//     FuzzAWDIT). A length read from a binary header is bounded by the
+//     FuzzAWDIT, FuzzViper). A length read from a binary header is bounded by the
 //     bytes left before anything is allocated for it.
 //
 // # Why a hand-written scanner
@@ -251,5 +260,6 @@
 // list-append and rw-register histories (jepsen-io/elle); the peers'
 // readers and writers: DBCobra/CobraVerifier AbstractVerifier.java,
 // amnore/dbcop src/db/history.rs, amnore/PolySI history/loaders,
-// hengxin/IsoVista history/loader, lassemoldrup/AWDIT src/formats.rs.
+// hengxin/IsoVista history/loader and ViperHistorySerializer,
+// lassemoldrup/AWDIT src/formats.rs, Khoury-srg/Viper src/utils.
 package ingest

@@ -56,6 +56,7 @@ func TestPeerCorpora(t *testing.T) {
 		{"cobra/cock-G2", ingest.FormatCobra, history.Serializable, incremental.Invalid},
 		{"cobra/chengRW-100", ingest.FormatCobra, history.Serializable, incremental.Valid},
 		{"text/pg_ser_bug.txt", ingest.FormatText, history.Serializable, incremental.Invalid},
+		{"viper/lost-update", ingest.FormatViper, history.Serializable, incremental.Invalid},
 		{"awdit/fully-ser.txt", ingest.FormatAWDIT, history.StrongSessionSerializable, incremental.Valid},
 		{"awdit/lost-update.txt", ingest.FormatAWDIT, history.Serializable, incremental.Invalid},
 		{"awdit/long-fork.txt", ingest.FormatAWDIT, history.Serializable, incremental.Invalid},
@@ -83,7 +84,7 @@ func TestPeerCorpora(t *testing.T) {
 // back with the same verdict (acceptance 3: convert of a Cobra or dbcop
 // history is accepted by check with the same verdict).
 func TestConvertKeepsVerdicts(t *testing.T) {
-	for _, p := range []string{"cobra/cock-G2", "cobra/chengRW-100", "text/pg_ser_bug.txt", "awdit/lost-update.txt", "awdit/hb-cycle.txt", "awdit/fully-ser.txt"} {
+	for _, p := range []string{"cobra/cock-G2", "cobra/chengRW-100", "text/pg_ser_bug.txt", "viper/lost-update", "awdit/lost-update.txt", "awdit/hb-cycle.txt", "awdit/fully-ser.txt"} {
 		h, _, err := ingest.ReadFile(filepath.Join("testdata/peers", p))
 		if err != nil {
 			t.Fatal(err)
@@ -357,6 +358,10 @@ func TestPeerErrors(t *testing.T) {
 		{"text bad close", []byte("r(1,2,3,4]\n"), "in:1: field txn: want ')'"},
 		{"text session", []byte("r(1,2,3,4)\nw(1,2,5,4)\n"), "in:2 (txn 4): field session: transaction 4 is in session 3 (line 1), not 5"},
 		{"text write 0", []byte("r(1,2,3,4)\nw(1,0,3,4)\n"), "in:1 (txn 4): field value: a write of 0"},
+		{"viper initial", []byte(`{"value":[["w",1,2,true]],"isInitial":true}`), "in:1: field isInitial: an initial-state transaction"},
+		{"viper range", []byte(`{"value":[["range",1,2,[],[]]]}`), "in:1: field value[0][0]: operation"},
+		{"viper bad json", []byte("{\"value\":[[\"r\",1,2,true]]}\n{\"value\":[1]}\n"), "in:2: field value[0]: want [f, key, value, flag]"},
+		{"viper float", []byte(`{"value":[["w",1,2.5,true]]}`), "in:1: field value[0][2]: want an int64, got 2.5"},
 		{"awdit bad", []byte("r 1 2\nw 1\n"), "in:2: field event: want \"r KEY VALUE\""},
 		{"awdit bad value", []byte("r 1 2\nw 1 -3\n"), "in:2: field value: want an unsigned integer"},
 	} {
@@ -474,6 +479,10 @@ func FuzzDBCop(f *testing.F) {
 
 func FuzzText(f *testing.F) {
 	fuzzPeer(f, append(seedFiles(f, "testdata/peers/text/*.txt"), []byte("w(1,2,3,-1)\nr(1,0,3,4)\n"))...)
+}
+
+func FuzzViper(f *testing.F) {
+	fuzzPeer(f, seedFiles(f, "testdata/peers/viper/*/*.log")...)
 }
 
 func FuzzAWDIT(f *testing.F) {

@@ -33,6 +33,9 @@ const (
 	FormatText
 	// FormatAWDIT: AWDIT's test format (awdit.go).
 	FormatAWDIT
+	// FormatViper: Viper's JSON logs, a directory of J<n>.log or one log
+	// (viper.go).
+	FormatViper
 )
 
 func (f Format) String() string {
@@ -51,6 +54,8 @@ func (f Format) String() string {
 		return "text"
 	case FormatAWDIT:
 		return "awdit"
+	case FormatViper:
+		return "viper"
 	}
 	return fmt.Sprintf("Format(%d)", uint8(f))
 }
@@ -136,6 +141,8 @@ func ReadHistoryStats(r io.Reader, source string) (*history.History, Format, Sta
 			h, err = readText(all, source, &st)
 		case FormatAWDIT:
 			h, err = readAWDIT(all, source, &st)
+		case FormatViper:
+			h, err = readViper(all, source, &st)
 		default:
 			h, err = readElleJSON(all, source, &st)
 		}
@@ -172,7 +179,7 @@ func detect(head []byte) (Format, error) {
 		// Read the first object's keys; "ops" means native, "type" Elle.
 		// The object may be cut off by the peek limit; keys seen so far
 		// decide.
-		hasType := false
+		hasType, hasValue := false, false
 		if s.open('{', '}') {
 			for s.err == nil {
 				switch s.str() {
@@ -180,6 +187,8 @@ func detect(head []byte) (Format, error) {
 					return FormatNative, nil
 				case "type", ":type":
 					hasType = true
+				case "value":
+					hasValue = true
 				}
 				s.expect(':')
 				s.skip(0)
@@ -190,6 +199,9 @@ func detect(head []byte) (Format, error) {
 		}
 		if hasType {
 			return FormatElleJSON, nil
+		}
+		if hasValue {
+			return FormatViper, nil // a Viper log: {"value": [...]}
 		}
 		return 0, errors.New(`cannot tell the format: the first object has neither "ops" (native) nor "type" (Jepsen/Elle)`)
 	case '[':
@@ -252,7 +264,8 @@ func detectPeer(head []byte) (Format, bool) {
 }
 
 // readDir reads a directory: dbcop's when it holds history.bincode (as
-// dbcop, PolySI and AWDIT lay them out), else Cobra's client logs.
+// dbcop, PolySI and AWDIT lay them out), Viper's when it holds J* files
+// the first of which starts with '{', else Cobra's client logs.
 func readDir(dir string) (*history.History, Format, Stats, error) {
 	var st Stats
 	bin := filepath.Join(dir, "history.bincode")
@@ -260,12 +273,40 @@ func readDir(dir string) (*history.History, Format, Stats, error) {
 		h, f, st, err := ReadFileStats(bin)
 		return h, f, st, err
 	}
-	h, err := readCobraDir(dir, &st)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, 0, st, err
+	}
+	format := FormatCobra
+	var h *history.History
+	if names := viperNames(entries); len(names) > 0 && firstByte(filepath.Join(dir, names[0])) == '{' {
+		format = FormatViper
+		h, err = readViperDir(dir, names, &st)
+	} else {
+		h, err = readCobraDir(dir, &st)
+	}
 	if err == nil {
 		err = h.Validate()
 	}
 	if err != nil {
-		return nil, FormatCobra, st, err
+		return nil, format, st, err
 	}
-	return h, FormatCobra, st, nil
+	return h, format, st, nil
+}
+
+// firstByte returns a file's first non-space byte, or 0.
+func firstByte(path string) byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	b := make([]byte, 512)
+	n, _ := f.Read(b)
+	for _, c := range b[:n] {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return c
+		}
+	}
+	return 0
 }

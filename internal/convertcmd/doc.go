@@ -1,6 +1,7 @@
 // Package convertcmd implements `streamcheck convert`: it reads a history
 // in any format ingest reads (native, Elle EDN/JSON, Cobra logs, dbcop
-// bincode, the PolySI/Plume text format, AWDIT's test format) and writes
+// bincode, the PolySI/Plume text format, AWDIT's test format, Viper's JSON
+// logs) and writes
 // it as native JSON Lines, Elle EDN, dbcop bincode or the text format, so
 // that the peers' checkers and streamcheck can run side by side on the
 // same recording.
