@@ -280,40 +280,73 @@ func cannotSay(format string, t *history.Txn, field, why string) error {
 	return &history.Error{Pos: t.Pos, ID: t.ID, Field: field, Err: fmt.Errorf("%w: %s %s", errCannotSay, format, why)}
 }
 
+// peerKeys returns the integer each key is written as: itself when every
+// key of h is a non-negative integer, else 1, 2, ... in order of first
+// appearance. Keys are names: a bijective renaming changes no verdict, and
+// it lets Cobra's signed key hashes and string keys be written.
+func peerKeys(h *history.History) map[history.Key]uint64 {
+	keys := make(map[history.Key]uint64)
+	same := true
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			if _, seen := keys[op.Key]; seen {
+				continue
+			}
+			n, ok := peerInt(op.Key)
+			same = same && ok
+			keys[op.Key] = n
+		}
+	}
+	if same {
+		return keys
+	}
+	next := uint64(0)
+	for k := range keys {
+		delete(keys, k)
+	}
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			if _, seen := keys[op.Key]; !seen {
+				next++
+				keys[op.Key] = next
+			}
+		}
+	}
+	return keys
+}
+
 // peerOp checks that an operation fits the integer-only peer formats and
 // returns its key and value; a read of null is value 0, the implicit
 // initial value of dbcop and the text format.
-func peerOp(format string, t *history.Txn, i int, zeroIsInitial bool) (key, val uint64, err error) {
+func peerOp(format string, t *history.Txn, i int, keys map[history.Key]uint64) (key, val uint64, err error) {
 	op := &t.Ops[i]
 	field := fmt.Sprintf("ops[%d]", i)
 	if op.Kind == history.Append || op.IsList {
 		return 0, 0, cannotSay(format, t, field, "has no lists")
 	}
-	key, ok := peerInt(op.Key)
-	if !ok {
-		return 0, 0, cannotSay(format, t, field, "keys are non-negative integers, not "+string(op.Key))
-	}
-	if op.Kind == history.Read && op.Value == history.Null && zeroIsInitial {
+	key = keys[op.Key]
+	if op.Kind == history.Read && op.Value == history.Null {
 		return key, 0, nil
 	}
-	val, ok = peerInt(op.Value)
+	val, ok := peerInt(op.Value)
 	if !ok {
 		return 0, 0, cannotSay(format, t, field, "values are non-negative integers, not "+string(op.Value))
 	}
-	if val == 0 && zeroIsInitial {
+	if val == 0 {
 		return 0, 0, cannotSay(format, t, field, "reserves 0 for the initial value")
 	}
 	return key, val, nil
 }
 
 // AppendDBCop appends h as a dbcop history.bincode. It fails, naming the
-// transaction and operation, on what dbcop cannot say: lists, keys and
-// values other than non-negative integers, the value 0 (dbcop's initial
-// value; a read of null is written as 0), unknown outcomes. Ids, session
-// names and timestamps are not kept; sessions keep their order.
+// transaction and operation, on what dbcop cannot say: lists, values other
+// than non-negative integers, the value 0 (dbcop's initial value; a read
+// of null is written as 0), unknown outcomes. Keys are kept when all are
+// non-negative integers, else renamed (peerKeys). Ids, session names and
+// timestamps are not kept; sessions keep their order.
 func AppendDBCop(dst []byte, h *history.History) ([]byte, error) {
 	sessions := peerSessions(h)
-	keys := make(map[history.Key]bool)
+	keys := peerKeys(h)
 	nev := 0
 	type ev struct {
 		write    bool
@@ -328,12 +361,11 @@ func AppendDBCop(dst []byte, h *history.History) ([]byte, error) {
 			return nil, cannotSay("dbcop", t, "status", "has no unknown outcome")
 		}
 		for j := range t.Ops {
-			k, v, err := peerOp("dbcop", t, j, true)
+			k, v, err := peerOp("dbcop", t, j, keys)
 			if err != nil {
 				return nil, err
 			}
 			evs[i] = append(evs[i], ev{t.Ops[j].Kind == history.Write, k, v})
-			keys[t.Ops[j].Key] = true
 		}
 		nev += len(t.Ops)
 	}

@@ -177,8 +177,11 @@
 //     times; text keeps integer ids and sessions (else numbers them) and
 //     aborted writes, not aborted reads or times; Elle EDN keeps
 //     everything but non-integer ids (and, by Elle's rule 5, nil reads of
-//     transactions not known to have committed). What a target cannot say
-//     (lists and non-integer keys or values in dbcop and text, the value
+//     transactions not known to have committed). dbcop and text keep keys
+//     when all are non-negative integers, else number them 1, 2, ... in
+//     order of first appearance (keys are names: a bijective renaming
+//     changes no verdict; Cobra's key hashes are signed). What a target
+//     cannot say (lists and non-integer values in dbcop and text, the value
 //     0 there, overlapping transactions of one session in Elle) is an
 //     error naming the transaction, never a silently different history.
 //

@@ -405,7 +405,7 @@ func TestPeerMapping(t *testing.T) {
 		txn history.Txn
 	}{
 		{"dbcop", history.Txn{ID: "a", Status: history.Unknown}},
-		{"dbcop", history.Txn{ID: "a", Ops: []history.Op{{Kind: history.Write, Key: `"x"`, Value: "1"}}}},
+		{"dbcop", history.Txn{ID: "a", Ops: []history.Op{{Kind: history.Write, Key: "1", Value: `"x"`}}}},
 		{"text", history.Txn{ID: "a", Ops: []history.Op{{Kind: history.Write, Key: "1", Value: "0"}}}},
 		{"text", history.Txn{ID: "a", Ops: []history.Op{{Kind: history.Append, Key: "1", Value: "3"}}}},
 		{"elle-edn", history.Txn{ID: "a", Session: "s", HasSession: true, HasTime: true, Start: 1, End: 5}},

@@ -169,15 +169,17 @@ func clip(b []byte) string {
 }
 
 // AppendText appends h in the text format. It fails, naming the
-// transaction and operation, on what the format cannot say: lists, keys
-// and values other than non-negative integers, the value 0 (the initial
-// value; a read of null is written as 0), unknown outcomes. Sessions and
+// transaction and operation, on what the format cannot say: lists, values
+// other than non-negative integers, the value 0 (the initial value; a read
+// of null is written as 0), unknown outcomes. Keys are kept when all are
+// non-negative integers, else renamed (peerKeys). Sessions and
 // ids are kept when they are all non-negative integers, else numbered by
 // first appearance from 0; an aborted transaction's writes are written
 // with txn -1 and its reads left out (the format has no aborted reads).
 // Transactions with no operations cannot be written and are left out.
 func AppendText(dst []byte, h *history.History) ([]byte, error) {
 	sessions := peerSessions(h)
+	keys := peerKeys(h)
 	keepIDs := true
 	for i := range h.Txns {
 		if _, ok := peerInt(history.Value(h.Txns[i].ID)); !ok {
@@ -209,7 +211,7 @@ func AppendText(dst []byte, h *history.History) ([]byte, error) {
 				id = "-1"
 			}
 			for j := range t.Ops {
-				k, v, err := peerOp("text", t, j, true)
+				k, v, err := peerOp("text", t, j, keys)
 				if err != nil {
 					return nil, err
 				}

@@ -6,11 +6,12 @@
 // that the peers' checkers and streamcheck can run side by side on the
 // same recording.
 //
-// A target that cannot say something of the history (lists, string keys,
-// unknown outcomes and the value 0 in dbcop and text; overlapping
+// A target that cannot say something of the history (lists, non-integer
+// values, unknown outcomes and the value 0 in dbcop and text; overlapping
 // transactions of one session in Elle EDN) is an error naming the
 // transaction and the operation; nothing is written then, never a part of
-// the history. What a target leaves out by design (ids and session names
-// in dbcop, timestamps in dbcop and text) is listed in ingest's doc.go,
+// the history. What a target leaves out or renames by design (ids and
+// session names in dbcop, timestamps in dbcop and text, keys that are not
+// non-negative integers) is listed in ingest's doc.go,
 // "Peer formats".
 package convertcmd
