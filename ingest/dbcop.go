@@ -42,10 +42,27 @@ type dbcopReader struct {
 	b      []byte
 	off    int
 	source string
+	// sess, txn and ev locate the element being read (-1: not inside
+	// one); field names are built from them only for an error, so that
+	// reading costs no allocation per event.
+	sess, txn, ev int
 }
 
 func (r *dbcopReader) fail(field string, err error) error {
-	return &history.Error{Pos: history.Pos{Source: r.source, Offset: int64(r.off)}, Field: field, Err: err}
+	return &history.Error{Pos: history.Pos{Source: r.source, Offset: int64(r.off)}, Field: r.field(field), Err: err}
+}
+
+// field names a part of the element being read: data[s][t].events[e].write.
+func (r *dbcopReader) field(part string) string {
+	switch {
+	case r.ev >= 0:
+		return fmt.Sprintf("data[%d][%d].events[%d]%s", r.sess, r.txn, r.ev, part)
+	case r.txn >= 0:
+		return fmt.Sprintf("data[%d][%d]%s", r.sess, r.txn, part)
+	case r.sess >= 0:
+		return fmt.Sprintf("data[%d]%s", r.sess, part)
+	}
+	return part
 }
 
 func (r *dbcopReader) u64(field string) (uint64, error) {
@@ -100,7 +117,7 @@ func (r *dbcopReader) str(field string) (string, error) {
 // looksDBCop reports whether head starts like a dbcop history: the header,
 // an info string that fits, and a start time that begins with a year.
 func looksDBCop(head []byte) bool {
-	r := &dbcopReader{b: head, off: dbcopHeaderLen}
+	r := &dbcopReader{b: head, off: dbcopHeaderLen, sess: -1, txn: -1, ev: -1}
 	if len(head) < dbcopHeaderLen+8 {
 		return false
 	}
@@ -137,7 +154,7 @@ func dbcopInt(v uint64) (history.Value, error) {
 // set aside too. Any other write of 0 is an error: it could not be told
 // from the initial value.
 func readDBCop(all []byte, source string, st *Stats) (*history.History, error) {
-	r := &dbcopReader{b: all, source: source}
+	r := &dbcopReader{b: all, source: source, sess: -1, txn: -1, ev: -1}
 	for _, f := range [...]string{"params.id", "params.n_node", "params.n_variable", "params.n_transaction", "params.n_event"} {
 		if _, err := r.u64(f); err != nil {
 			return nil, err
@@ -149,43 +166,44 @@ func readDBCop(all []byte, source string, st *Stats) (*history.History, error) {
 		}
 	}
 	nsess, err := r.count("data", 8)
+	r.sess = -1
 	if err != nil {
 		return nil, err
 	}
 	h := &history.History{}
 	for s := 1; s <= nsess; s++ {
-		field := fmt.Sprintf("data[%d]", s-1)
-		ntxn, err := r.count(field, 9)
+		r.sess, r.txn, r.ev = s-1, -1, -1
+		ntxn, err := r.count("", 9)
 		if err != nil {
 			return nil, err
 		}
 		session := strconv.Itoa(s)
 		for i := 1; i <= ntxn; i++ {
-			tfield := fmt.Sprintf("%s[%d]", field, i-1)
+			r.txn, r.ev = i-1, -1
 			t := history.Txn{ID: session + "-" + strconv.Itoa(i), Session: session, HasSession: true,
 				Pos: history.Pos{Source: source, Offset: int64(r.off)}}
-			nev, err := r.count(tfield+".events", dbcopEventLen)
+			nev, err := r.count(".events", dbcopEventLen)
 			if err != nil {
 				return nil, err
 			}
 			t.Ops = make([]history.Op, 0, nev)
 			zeroWrites := 0
 			for e := 0; e < nev; e++ {
-				efield := fmt.Sprintf("%s.events[%d]", tfield, e)
+				r.ev = e
 				at := r.off
-				write, err := r.boolean(efield + ".write")
+				write, err := r.boolean(".write")
 				if err != nil {
 					return nil, err
 				}
-				variable, err := r.u64(efield + ".variable")
+				variable, err := r.u64(".variable")
 				if err != nil {
 					return nil, err
 				}
-				value, err := r.u64(efield + ".value")
+				value, err := r.u64(".value")
 				if err != nil {
 					return nil, err
 				}
-				ok, err := r.boolean(efield + ".success")
+				ok, err := r.boolean(".success")
 				if err != nil {
 					return nil, err
 				}
@@ -197,12 +215,12 @@ func readDBCop(all []byte, source string, st *Stats) (*history.History, error) {
 				key, err := dbcopInt(variable)
 				if err != nil {
 					r.off = at
-					return nil, r.fail(efield+".variable", err)
+					return nil, r.fail(".variable", err)
 				}
 				v, err := dbcopInt(value)
 				if err != nil {
 					r.off = at
-					return nil, r.fail(efield+".value", err)
+					return nil, r.fail(".value", err)
 				}
 				op := history.Op{Kind: history.Read, Key: key, Value: v}
 				switch {
@@ -216,7 +234,8 @@ func readDBCop(all []byte, source string, st *Stats) (*history.History, error) {
 				}
 				t.Ops = append(t.Ops, op)
 			}
-			committed, err := r.boolean(tfield + ".success")
+			r.ev = -1
+			committed, err := r.boolean(".success")
 			if err != nil {
 				return nil, err
 			}
@@ -228,12 +247,13 @@ func readDBCop(all []byte, source string, st *Stats) (*history.History, error) {
 					st.SetAside++
 					continue
 				}
-				return nil, &history.Error{Pos: t.Pos, ID: t.ID, Field: tfield + ".events", Err: errors.New("a write of 0 cannot be told from dbcop's implicit initial value 0")}
+				return nil, &history.Error{Pos: t.Pos, ID: t.ID, Field: r.field(".events"), Err: errors.New("a write of 0 cannot be told from dbcop's implicit initial value 0")}
 			}
 			h.Txns = append(h.Txns, t)
 			st.Txns++
 		}
 	}
+	r.sess, r.txn, r.ev = -1, -1, -1
 	if r.off != len(all) {
 		return nil, r.fail("data", fmt.Errorf("%d bytes after the history", len(all)-r.off))
 	}
