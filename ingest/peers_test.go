@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -487,4 +488,65 @@ func FuzzViper(f *testing.F) {
 
 func FuzzAWDIT(f *testing.F) {
 	fuzzPeer(f, seedFiles(f, "testdata/peers/awdit/*.txt")...)
+}
+
+// Elle EDN keeps values of every kind the model has: awkward strings,
+// float spellings, keyword-like strings, booleans, null, lists, and
+// integer ids as :index.
+func TestElleEDNWriterValues(t *testing.T) {
+	vals := []history.Value{
+		history.StringValue("a\"b\\c\nd\te\x00f\u2028é😀/"), history.StringValue(":k"), history.StringValue(""),
+		"1.0", "1e5", "-0.25", "true", "false", "-9223372036854775808", "9223372036854775807",
+	}
+	h := &history.History{}
+	for i, v := range vals {
+		h.Txns = append(h.Txns, history.Txn{ID: strconv.Itoa(i + 1), Session: "s", HasSession: true, HasTime: true,
+			Start: int64(10 * i), End: int64(10*i + 5), Ops: []history.Op{
+				{Kind: history.Write, Key: history.IntValue(int64(i)), Value: v},
+				{Kind: history.Read, Key: history.StringValue("k" + strconv.Itoa(i)), Value: history.Null},
+				{Kind: history.Append, Key: history.StringValue("l"), Value: history.IntValue(int64(i))},
+				{Kind: history.Read, IsList: true, Key: history.StringValue("l"), List: []history.Value{"1", "2"}},
+			}})
+	}
+	h.Txns[1].Status = history.Unknown
+	b, err := ingest.AppendElleEDN(nil, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, f, err := ingest.ReadHistory(bytes.NewReader(b), "edn")
+	if err != nil || f != ingest.FormatElleEDN {
+		t.Fatalf("%v (%s)\n%s", err, f, b)
+	}
+	want := elleProject(h)
+	for i := range back.Txns {
+		back.Txns[i].Pos = history.Pos{}
+	}
+	if !reflect.DeepEqual(back.Txns, want.Txns) {
+		t.Fatalf("got  %+v\nwant %+v\n%s", back.Txns, want.Txns, b)
+	}
+}
+
+// One Cobra log given as a file is one session; a directory holding
+// history.bincode is dbcop's (as dbcop, PolySI and AWDIT lay it out).
+func TestPeerFilesAndDirs(t *testing.T) {
+	h := readPeer(t, "testdata/peers/cobra/cock-G2/T0.log", ingest.FormatCobra)
+	if len(h.Txns) == 0 || h.Txns[0].Session != "T0" {
+		t.Fatalf("first txn %+v", h.Txns[0])
+	}
+	text := readPeer(t, "testdata/peers/text/pg_ser_bug.txt", ingest.FormatText)
+	b, err := ingest.AppendDBCop(nil, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "history.bincode"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := readPeer(t, dir, ingest.FormatDBCop)
+	if len(d.Txns) != len(text.Txns) {
+		t.Fatalf("%d txns, want %d", len(d.Txns), len(text.Txns))
+	}
+	if _, _, err := ingest.ReadFile(t.TempDir()); err == nil || !strings.Contains(err.Error(), "has none") {
+		t.Fatalf("empty directory: %v", err)
+	}
 }
