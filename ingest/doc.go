@@ -217,7 +217,10 @@
 //  6. Every peer decoder returns a whole history or a *history.Error
 //     naming the file, the byte offset (binary formats) or line (text
 //     formats) and the field (fuzzed: FuzzCobra, FuzzDBCop, FuzzText,
-//     FuzzAWDIT, FuzzViper). A length read from a binary header is bounded by the
+//     FuzzAWDIT, FuzzViper). Each reads back generated histories written
+//     in its format: by convert's writers (peers_test.go) or, for the
+//     formats convert does not write, by encoders in the tests that share
+//     no code with the decoders (peers_roundtrip_test.go). A length read from a binary header is bounded by the
 //     bytes left before anything is allocated for it.
 //
 // # Why a hand-written scanner
