@@ -203,7 +203,7 @@ func detect(head []byte) (Format, error) {
 		if hasValue {
 			return FormatViper, nil // a Viper log: {"value": [...]}
 		}
-		return 0, errors.New(`cannot tell the format: the first object has neither "ops" (native) nor "type" (Jepsen/Elle)`)
+		return 0, errors.New(`cannot tell the format: the first object has neither "ops" (native) nor "type" (Jepsen/Elle) nor "value" (Viper)`)
 	case '[':
 		s.i++
 		switch s.peek() {
