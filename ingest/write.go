@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -168,4 +169,104 @@ func appendEDNScalar(dst []byte, v history.Value) []byte {
 		return append(dst, "nil"...)
 	}
 	return append(dst, v...)
+}
+
+// Helpers of the integer-only peer writers (dbcop, text).
+
+// peerSessions groups a history's transactions by session in order of
+// first appearance; a transaction without a session is a session of its
+// own. Formats with numbered sessions and no timestamps (dbcop, text,
+// AWDIT) can say only this much of the order.
+func peerSessions(h *history.History) [][]*history.Txn {
+	var out [][]*history.Txn
+	at := make(map[string]int)
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		if !t.HasSession {
+			out = append(out, []*history.Txn{t})
+			continue
+		}
+		j, ok := at[t.Session]
+		if !ok {
+			j = len(out)
+			at[t.Session] = j
+			out = append(out, nil)
+		}
+		out[j] = append(out[j], t)
+	}
+	return out
+}
+
+// peerInt reads a value as a non-negative integer for the numeric peer
+// formats.
+func peerInt(v history.Value) (uint64, bool) {
+	n, err := strconv.ParseUint(string(v), 10, 63)
+	return n, err == nil && strconv.FormatUint(n, 10) == string(v)
+}
+
+// errCannotSay is returned by the writers for what a target format cannot
+// express; convert names the transaction and what.
+var errCannotSay = errors.New("the target format cannot say this")
+
+// cannotSay names the transaction and operation a writer cannot express.
+func cannotSay(format string, t *history.Txn, field, why string) error {
+	return &history.Error{Pos: t.Pos, ID: t.ID, Field: field, Err: fmt.Errorf("%w: %s %s", errCannotSay, format, why)}
+}
+
+// peerKeys returns the integer each key is written as: itself when every
+// key of h is a non-negative integer, else 1, 2, ... in order of first
+// appearance. Keys are names: a bijective renaming changes no verdict, and
+// it lets Cobra's signed key hashes and string keys be written.
+func peerKeys(h *history.History) map[history.Key]uint64 {
+	keys := make(map[history.Key]uint64)
+	same := true
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			if _, seen := keys[op.Key]; seen {
+				continue
+			}
+			n, ok := peerInt(op.Key)
+			same = same && ok
+			keys[op.Key] = n
+		}
+	}
+	if same {
+		return keys
+	}
+	next := uint64(0)
+	for k := range keys {
+		delete(keys, k)
+	}
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			if _, seen := keys[op.Key]; !seen {
+				next++
+				keys[op.Key] = next
+			}
+		}
+	}
+	return keys
+}
+
+// peerOp checks that an operation fits the integer-only peer formats and
+// returns its key and value; a read of null is value 0, the implicit
+// initial value of dbcop and the text format.
+func peerOp(format string, t *history.Txn, i int, keys map[history.Key]uint64) (key, val uint64, err error) {
+	op := &t.Ops[i]
+	field := fmt.Sprintf("ops[%d]", i)
+	if op.Kind == history.Append || op.IsList {
+		return 0, 0, cannotSay(format, t, field, "has no lists")
+	}
+	key = keys[op.Key]
+	if op.Kind == history.Read && op.Value == history.Null {
+		return key, 0, nil
+	}
+	val, ok := peerInt(op.Value)
+	if !ok {
+		return 0, 0, cannotSay(format, t, field, "values are non-negative integers, not "+string(op.Value))
+	}
+	if val == 0 {
+		return 0, 0, cannotSay(format, t, field, "reserves 0 for the initial value")
+	}
+	return key, val, nil
 }
