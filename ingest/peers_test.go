@@ -74,6 +74,15 @@ func TestPeerCorpora(t *testing.T) {
 		})
 	}
 	// The rest of the fixtures read (their levels are weaker than ours).
+	generated, _ := filepath.Glob("testdata/peers/awdit/generated/*/*.txt")
+	if len(generated) != 13 {
+		t.Fatalf("%d generated AWDIT histories, want 13", len(generated))
+	}
+	for _, p := range generated {
+		if _, f, err := ingest.ReadFile(p); err != nil || f != ingest.FormatAWDIT {
+			t.Errorf("%s: %v (%s)", p, err, f)
+		}
+	}
 	for _, p := range []string{"awdit/biswas-enea-ra.txt", "awdit/biswas-enea-rc.txt", "awdit/test-ra.txt", "awdit/test-rc.txt", "text/yugabyte_tcc.txt"} {
 		if _, _, err := ingest.ReadFile(filepath.Join("testdata/peers", p)); err != nil {
 			t.Errorf("%s: %v", p, err)
