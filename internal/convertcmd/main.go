@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/ingest"
@@ -21,8 +22,9 @@ const (
 var Targets = []string{"native", "elle-edn", "dbcop", "text"}
 
 // Main runs `streamcheck convert [--to FORMAT] IN OUT`. IN is a file, a
-// directory (Cobra logs, or dbcop's history.bincode) or "-"; OUT a file or
-// "-" (standard output).
+// directory (Cobra or Viper logs, or dbcop's history.bincode) or "-"; OUT a
+// file, "-" (standard output) or, with --to dbcop, a directory to write
+// history.bincode in.
 func Main(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("streamcheck convert", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -31,8 +33,9 @@ func Main(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.W
 		fmt.Fprintf(stderr, "usage: streamcheck convert [--to native|elle-edn|dbcop|text] IN OUT\n\n"+
 			"Reads IN in any format check reads (native, Elle EDN/JSON, a directory of\n"+
 			"Cobra logs, dbcop's history.bincode, PolySI/Plume text, AWDIT's test\n"+
-			"format) and writes it to OUT (\"-\": standard output). A target that cannot\n"+
-			"say part of the history is an error naming the transaction.\n\nFlags:\n")
+			"format, Viper logs) and writes it to OUT (\"-\": standard output; with\n"+
+			"--to dbcop a directory gets history.bincode). A target that cannot say\n"+
+			"part of the history is an error naming the transaction.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -62,6 +65,11 @@ func Main(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.W
 	if err != nil {
 		fmt.Fprintf(stderr, "streamcheck convert: %v\n", err)
 		return exitError
+	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() && *to == "dbcop" {
+		// dbcop, AWDIT and PolySI's corpora keep a history as
+		// DIR/history.bincode.
+		out = filepath.Join(out, "history.bincode")
 	}
 	if out == "-" {
 		_, err = stdout.Write(b)

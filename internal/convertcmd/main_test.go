@@ -39,6 +39,14 @@ func TestConvertThenCheck(t *testing.T) {
 	if code, _, errs := run(t, "--to", "dbcop", peers+"text/pg_ser_bug.txt", dbcop); code != exitOK {
 		t.Fatalf("to dbcop: %s", errs)
 	}
+	// With --to dbcop, a directory gets history.bincode, which ReadFile
+	// finds there.
+	if code, _, errs := run(t, "--to", "dbcop", peers+"cobra/cock-G2", dir); code != exitOK {
+		t.Fatalf("to a directory: %s", errs)
+	}
+	if got, want := check(t, dir, "serializable"), check(t, peers+"cobra/cock-G2", "serializable"); got != want {
+		t.Fatalf("dbcop directory: check exits %d, the original %d", got, want)
+	}
 	for _, in := range []string{peers + "cobra/cock-G2", peers + "cobra/chengRW-100", dbcop} {
 		for _, to := range Targets {
 			out := filepath.Join(dir, filepath.Base(in)+"."+to)
