@@ -96,7 +96,7 @@ func (r *dbcopReader) count(field string, min int) (int, error) {
 	}
 	if n > uint64(len(r.b)-r.off)/uint64(min) {
 		r.off -= 8
-		return 0, r.fail(field, fmt.Errorf("length %d does not fit in the %d bytes left", n, len(r.b)-r.off-8))
+		return 0, r.fail(field, fmt.Errorf("length %d does not fit in the %d bytes left (at least %d bytes an element): the input is cut off or corrupt", n, len(r.b)-r.off-8, min))
 	}
 	return int(n), nil
 }
