@@ -4,7 +4,12 @@
 //   - native JSON Lines, one finished transaction per line; the same bytes
 //     are one Kafka message later (NativeDecoder, AppendNative);
 //   - Jepsen/Elle histories in EDN (olympos.io/encoding/edn);
-//   - Jepsen/Elle histories in JSON (as elle-cli and converters write them).
+//   - Jepsen/Elle histories in JSON (as elle-cli and converters write them);
+//
+// and the formats of the peers' checkers ("Peer formats" below): Cobra's
+// binary client logs, dbcop's bincode, the PolySI/Plume/IsoVista text
+// format, AWDIT's test format and Viper's JSON logs. AppendNativeHistory, AppendElleEDN,
+// AppendDBCop and AppendText write a history back (`streamcheck convert`).
 //
 // ReadHistory and ReadFile read a whole history in any of them, detecting
 // the format and gzip compression from content, and return the whole
@@ -114,13 +119,87 @@
 //  11. A transaction's Pos is its completion's (where its reads are), or its
 //     invocation's when it has none.
 //
+// # Peer formats
+//
+// Each decoder follows its writer's source (the files are named in each
+// decoder's comment); none is guessed. What each can say, and how it maps
+// onto the model:
+//
+//	            keys, values        sessions, ids           time  outcomes
+//	Cobra       int64 key hashes;   file T<n>.log = session  no    committed only
+//	(cobra.go)  write ids as values "T<n>"; txn id as id
+//	dbcop       unsigned integers   numbered 1..; ids        no    committed, aborted
+//	(dbcop.go)                      "<session>-<position>"
+//	text        unsigned integers   as written (decimal)     no    committed; txn -1
+//	(plaintext.go)                                                 writes aborted
+//	AWDIT test  unsigned integers   numbered 0..; ids        no    committed only
+//	(awdit.go)                      "<session>-<position>"
+//	Viper JSON  integers, strings   file J<n>.log = session  no    committed only
+//	(viper.go)                      "J<n>"; ids "J<n>-<line>"
+//
+// Rules:
+//
+//  1. Cobra: a write's value is its write id (Cobra makes write ids unique;
+//     the logged value hash is not unique and is not used). A read names
+//     the write it saw and that write's transaction: its value is the write
+//     id, and a read whose named transaction is not the one that logged
+//     that write id is an error; a read of Cobra's init or null pseudo
+//     write (0xbebeebee, 0xdeadbeef) is the model's initial state, null.
+//     A directory is read as Cobra logs: every *.log file, one session
+//     each, in natural name order. A log with Cobra's optional timestamps
+//     (TIME_ORDER_ON) is rejected at its first record; so are abort
+//     records, garbage-collection reads and a transaction with no commit.
+//  2. dbcop and text: every key holds 0 before its first write (dbcop's
+//     generator writes values from 1). A read of 0 is the initial state
+//     (null); a committed transaction that writes only 0s is that initial
+//     state written out by a converter (AWDIT, PolySI and IsoVista write
+//     one) and is set aside (Stats.SetAside); any other write of 0 is an
+//     error. dbcop events with success false did not run and are set
+//     aside; a transaction with success false is aborted.
+//  3. text: a transaction is all lines with its txn number, in the session
+//     of its first line; transactions of a session are in order of first
+//     appearance. Writes with txn -1 (IsoVista, AWDIT) are aborted writes,
+//     gathered into one aborted transaction "aborted-<session>" without a
+//     session; reads with txn -1 are set aside.
+//  4. AWDIT's test format has no implicit initial value: its tests write
+//     the initial values in a session of their own, so 0 is the integer 0.
+//  5. Viper: a directory of J* files (or one such file, detected by its
+//     first object's "value" key), one transaction a line; "nil" reads
+//     are null; writes with succ false are set aside; Viper's range,
+//     insert and delete operations and an initial-state transaction
+//     (isInitial) are errors: the model cannot say them.
+//  6. None of them has timestamps or unknown outcomes: the real-time levels
+//     cannot be checked on them, and writing a history with unknown
+//     outcomes to dbcop or text is refused.
+//  7. Writers write what the readers read back as the same history where
+//     the target can say it (round trips in peers_test.go): dbcop keeps
+//     outcomes, operations and session order, not ids, session names or
+//     times; text keeps integer ids and sessions (else numbers them) and
+//     aborted writes, not aborted reads or times; Elle EDN keeps
+//     everything but non-integer ids (and, by Elle's rule 5, nil reads of
+//     transactions not known to have committed). dbcop and text keep keys
+//     when all are non-negative integers, else number them 1, 2, ... in
+//     order of first appearance (keys are names: a bijective renaming
+//     changes no verdict; Cobra's key hashes are signed). What a target
+//     cannot say (lists and non-integer values in dbcop and text, the value
+//     0 there, overlapping transactions of one session in Elle) is an
+//     error naming the transaction, never a silently different history.
+//
 // # Format detection
 //
 // From the first non-space byte (after a UTF-8 BOM and gzip magic): `{:` is
 // EDN; `{"` is native if the first object has an "ops" key, Elle JSON if it
 // has "type" (and no "ops"), else an error; `[` followed by `{"`, `{}` or
 // `]` is Elle JSON, any other `[` EDN; `;`, `#` and `(` are EDN. Empty input
-// is an empty native history.
+// is an empty native history. Before those, the peers' formats, which none
+// of them can start with: dbcop when the first bytes parse as its header
+// (five integers, an info string, a start time beginning with a year);
+// Cobra when the first byte is 'S' (one log, one session); the text format
+// when the first non-space bytes are `r(` or `w(`; AWDIT's when they are
+// `r ` or `w ` or a separator line (`=`, `--`); Viper when a first object
+// `{"...` has a "value" key and neither "ops" nor "type". ReadFile reads a
+// directory as dbcop's when it holds history.bincode, as Viper's when its
+// first J* file starts with '{', else as Cobra logs.
 //
 // # Invariants
 //
@@ -135,6 +214,14 @@
 //  5. NativeDecoder and an independent encoding/json implementation of the
 //     native rules accept the same lines and produce the same Txn
 //     (oracle_test.go; fuzzed).
+//  6. Every peer decoder returns a whole history or a *history.Error
+//     naming the file, the byte offset (binary formats) or line (text
+//     formats) and the field (fuzzed: FuzzCobra, FuzzDBCop, FuzzText,
+//     FuzzAWDIT, FuzzViper). Each reads back generated histories written
+//     in its format: by convert's writers (peers_test.go) or, for the
+//     formats convert does not write, by encoders in the tests that share
+//     no code with the decoders (peers_roundtrip_test.go). A length read from a binary header is bounded by the
+//     bytes left before anything is allocated for it.
 //
 // # Why a hand-written scanner
 //
@@ -176,5 +263,9 @@
 // References: EXACTNESS.md §1 (exact integers, distinct spellings), §2
 // (unknown outcomes), DESIGN-NOTES.md "The model" and the decoding
 // measurement; Jepsen's history format (jepsen.history README) and Elle's
-// list-append and rw-register histories (jepsen-io/elle).
+// list-append and rw-register histories (jepsen-io/elle); the peers'
+// readers and writers: DBCobra/CobraVerifier AbstractVerifier.java,
+// amnore/dbcop src/db/history.rs, amnore/PolySI history/loaders,
+// hengxin/IsoVista history/loader and ViperHistorySerializer,
+// lassemoldrup/AWDIT src/formats.rs, Khoury-srg/Viper src/utils.
 package ingest

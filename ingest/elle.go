@@ -73,6 +73,10 @@ type Stats struct {
 	IgnoredNemesis int // Elle: operations of the :nemesis process
 	IgnoredNonTxn  int // Elle: operations whose :f is not :txn
 	Unfinished     int // Elle: invocations with no completion (unknown)
+	// SetAside counts records of the peers' formats that say nothing
+	// about the database: dbcop events that did not run, reads of
+	// aborted transactions (text), exported initial states (doc.go).
+	SetAside int
 }
 
 // pairElle turns Jepsen operations into transactions (doc.go, "Elle

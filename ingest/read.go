@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -22,6 +23,19 @@ const (
 	FormatElleEDN
 	// FormatElleJSON: a Jepsen/Elle history in JSON.
 	FormatElleJSON
+	// FormatCobra: Cobra's binary client logs, a directory of T<n>.log
+	// or one log (cobra.go).
+	FormatCobra
+	// FormatDBCop: dbcop's history.bincode (dbcop.go).
+	FormatDBCop
+	// FormatText: the r(key,value,session,txn) lines of PolySI, Plume
+	// and IsoVista (plaintext.go).
+	FormatText
+	// FormatAWDIT: AWDIT's test format (awdit.go).
+	FormatAWDIT
+	// FormatViper: Viper's JSON logs, a directory of J<n>.log or one log
+	// (viper.go).
+	FormatViper
 )
 
 func (f Format) String() string {
@@ -32,6 +46,16 @@ func (f Format) String() string {
 		return "elle-edn"
 	case FormatElleJSON:
 		return "elle-json"
+	case FormatCobra:
+		return "cobra"
+	case FormatDBCop:
+		return "dbcop"
+	case FormatText:
+		return "text"
+	case FormatAWDIT:
+		return "awdit"
+	case FormatViper:
+		return "viper"
 	}
 	return fmt.Sprintf("Format(%d)", uint8(f))
 }
@@ -41,7 +65,8 @@ func (f Format) String() string {
 const peekSize = 64 << 10
 
 // ReadFile reads a whole history from a file in any supported format,
-// gzip-compressed or not. "-" reads standard input.
+// gzip-compressed or not. "-" reads standard input. A directory is read as
+// Cobra client logs, or as dbcop's when it holds history.bincode.
 func ReadFile(path string) (*history.History, Format, error) {
 	h, f, _, err := ReadFileStats(path)
 	return h, f, err
@@ -51,6 +76,9 @@ func ReadFile(path string) (*history.History, Format, error) {
 func ReadFileStats(path string) (*history.History, Format, Stats, error) {
 	if path == "-" {
 		return ReadHistoryStats(os.Stdin, "-")
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return readDir(path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -113,6 +141,16 @@ func ReadHistoryStats(r io.Reader, source string) (*history.History, Format, Sta
 			h, err = readNativeAll(all, source, &st)
 		case FormatElleEDN:
 			h, err = readElleEDN(all, source, &st)
+		case FormatCobra:
+			h, err = readCobraLog(all, source, &st)
+		case FormatDBCop:
+			h, err = readDBCop(all, source, &st)
+		case FormatText:
+			h, err = readText(all, source, &st)
+		case FormatAWDIT:
+			h, err = readAWDIT(all, source, &st)
+		case FormatViper:
+			h, err = readViper(all, source, &st)
 		default:
 			h, err = readElleJSON(all, source, &st)
 		}
@@ -134,6 +172,9 @@ func DetectFormat(head []byte) (Format, error) { return detect(head) }
 // detect tells the format from the first bytes (doc.go, "Format
 // detection").
 func detect(head []byte) (Format, error) {
+	if f, ok := detectPeer(head); ok {
+		return f, nil
+	}
 	s := &scanner{b: head}
 	switch c := s.peek(); c {
 	case 0:
@@ -151,7 +192,7 @@ func detect(head []byte) (Format, error) {
 		// Read the first object's keys; "ops" means native, "type" Elle.
 		// The object may be cut off by the peek limit; keys seen so far
 		// decide.
-		hasType := false
+		hasType, hasValue := false, false
 		if s.open('{', '}') {
 			for s.err == nil {
 				switch s.str() {
@@ -159,6 +200,8 @@ func detect(head []byte) (Format, error) {
 					return FormatNative, nil
 				case "type", ":type":
 					hasType = true
+				case "value":
+					hasValue = true
 				}
 				s.expect(':')
 				s.skip(0)
@@ -170,7 +213,10 @@ func detect(head []byte) (Format, error) {
 		if hasType {
 			return FormatElleJSON, nil
 		}
-		return 0, errors.New(`cannot tell the format: the first object has neither "ops" (native) nor "type" (Jepsen/Elle)`)
+		if hasValue {
+			return FormatViper, nil // a Viper log: {"value": [...]}
+		}
+		return 0, errors.New(`cannot tell the format: the first object has neither "ops" (native) nor "type" (Jepsen/Elle) nor "value" (Viper)`)
 	case '[':
 		s.i++
 		switch s.peek() {
@@ -187,7 +233,7 @@ func detect(head []byte) (Format, error) {
 	case ';', '#', '(':
 		return FormatElleEDN, nil
 	}
-	return 0, fmt.Errorf("cannot tell the format: input starts with %s, want '{' or '['", describeByte(head[s.i]))
+	return 0, fmt.Errorf("cannot tell the format: input starts with %s, want '{' or '[' (or a peer's format: doc.go, \"Format detection\")", describeByte(head[s.i]))
 }
 
 // blank reports whether a line holds only JSON whitespace.
@@ -200,4 +246,80 @@ func blank(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// detectPeer recognises the peers' formats (doc.go, "Format detection"):
+// the binary ones from their first bytes, the text ones from the first
+// non-space bytes, which none of the JSON and EDN formats can start with.
+func detectPeer(head []byte) (Format, bool) {
+	if looksDBCop(head) {
+		return FormatDBCop, true
+	}
+	if len(head) >= cobraStartLen && head[0] == 'S' {
+		return FormatCobra, true
+	}
+	i := 0
+	for i < len(head) && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n') {
+		i++
+	}
+	if i+1 >= len(head) {
+		return 0, false
+	}
+	switch c, next := head[i], head[i+1]; {
+	case (c == 'r' || c == 'w') && next == '(':
+		return FormatText, true
+	case (c == 'r' || c == 'w') && (next == ' ' || next == '\t'):
+		return FormatAWDIT, true
+	case c == '=' || (c == '-' && next == '-'):
+		return FormatAWDIT, true
+	}
+	return 0, false
+}
+
+// readDir reads a directory: dbcop's when it holds history.bincode (as
+// dbcop, PolySI and AWDIT lay them out), Viper's when it holds J* files
+// the first of which starts with '{', else Cobra's client logs.
+func readDir(dir string) (*history.History, Format, Stats, error) {
+	var st Stats
+	bin := filepath.Join(dir, "history.bincode")
+	if _, err := os.Stat(bin); err == nil {
+		h, f, st, err := ReadFileStats(bin)
+		return h, f, st, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, 0, st, err
+	}
+	format := FormatCobra
+	var h *history.History
+	if names := viperNames(entries); len(names) > 0 && firstByte(filepath.Join(dir, names[0])) == '{' {
+		format = FormatViper
+		h, err = readViperDir(dir, names, &st)
+	} else {
+		h, err = readCobraDir(dir, &st)
+	}
+	if err == nil {
+		err = h.Validate()
+	}
+	if err != nil {
+		return nil, format, st, err
+	}
+	return h, format, st, nil
+}
+
+// firstByte returns a file's first non-space byte, or 0.
+func firstByte(path string) byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	b := make([]byte, 512)
+	n, _ := f.Read(b)
+	for _, c := range b[:n] {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return c
+		}
+	}
+	return 0
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/internal/canarycmd"
 	"github.com/streamcheck/streamcheck/internal/checkcmd"
+	"github.com/streamcheck/streamcheck/internal/convertcmd"
 	"github.com/streamcheck/streamcheck/internal/democmd"
 	"github.com/streamcheck/streamcheck/internal/gencmd"
 	"github.com/streamcheck/streamcheck/internal/runcmd"
@@ -52,6 +53,7 @@ func commands() []command {
 		{"sat", "decide a DIMACS CNF formula with streamcheck's solver", satcmd.MainContext},
 		{"run", "check a stream of transactions online (stdin or a followed file)", runcmd.Main},
 		{"canary", "run an anomaly-hunting workload against PostgreSQL or MySQL/MariaDB", canarycmd.Main},
+		{"convert", "convert a history between formats (native, Elle, Cobra, dbcop, text)", convertcmd.Main},
 		{"demo", "run the online checker on a simulated store that loses updates, nothing installed", democmd.Main},
 	}
 }

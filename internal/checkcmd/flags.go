@@ -153,6 +153,8 @@ anomaly with its minimal core and an explanation.
 FILE is a history in native JSON Lines or Jepsen/Elle EDN or JSON (detected
 from content, gzip too), "-" for standard input, or example:NAME for a
 history bundled with streamcheck (%s).
+Other checkers' histories are read too: a directory of Cobra or Viper logs,
+dbcop's history.bincode, PolySI/Plume text, AWDIT's test format.
 
 Exit status: 0 the history satisfies the level, 1 an anomaly was found,
 3 unknown (the --timeout ran out first), 2 usage or input error.
