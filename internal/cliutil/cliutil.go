@@ -1,8 +1,9 @@
 // Package cliutil owns the shell that the long-running subcommands
 // (run, canary, demo) share around their own parse and run steps: a
 // stderr that their goroutines may write to at once, the exit codes for
-// help and for errors, help on stdout (and a mistake's usage on stderr), the "streamcheck NAME: error" line, flags-only
-// command lines and the periodic status line. Each command keeps its
+// help and for errors, help on stdout (a mistake's usage on stderr), the
+// "streamcheck NAME: error" line, flags-only command lines and the
+// periodic status line. Each command keeps its
 // flags, its signal handling, the text of its status line and its exit
 // code for an anomaly.
 package cliutil
