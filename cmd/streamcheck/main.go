@@ -9,6 +9,7 @@
 //	streamcheck run [flags] < events.jsonl  # online checking: stdin, a file or Kafka
 //	streamcheck canary --dsn DSN            # anomaly hunting on PostgreSQL or MySQL/MariaDB
 //	streamcheck demo --duration 20s         # all of it in one process
+//	streamcheck demo --broker-only 127.0.0.1:9092  # only its Kafka broker, for run --source kafka
 //	streamcheck help [COMMAND]
 //	streamcheck version                     # also --version
 package main
@@ -55,7 +56,7 @@ func commands() []command {
 		{"sat", "decide a DIMACS CNF formula with streamcheck's solver", satcmd.MainContext},
 		{"run", "check a stream of transactions online (stdin, a followed file or Kafka)", runcmd.Main},
 		{"canary", "run an anomaly-hunting workload against PostgreSQL or MySQL/MariaDB", canarycmd.Main},
-		{"demo", "run the online checker on a simulated store that loses updates, nothing installed", democmd.Main},
+		{"demo", "run the online checker on a simulated store that loses updates, or (--broker-only) just a Kafka broker", democmd.Main},
 	}
 }
 
@@ -166,10 +167,10 @@ func usage(w io.Writer, cmds []command) {
 	var b strings.Builder
 	b.WriteString("usage: streamcheck COMMAND [flags] [args]\n\nCommands:\n")
 	for _, c := range cmds {
-		fmt.Fprintf(&b, "  %-7s %s\n", c.name, c.summary)
+		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(&b, "  %-7s %s\n", "version", "print the version streamcheck was built from (also --version)")
-	fmt.Fprintf(&b, "  %-7s %s\n", "help", "show this text; help COMMAND shows that command's flags")
+	fmt.Fprintf(&b, "  %-8s %s\n", "version", "print the version streamcheck was built from (also --version)")
+	fmt.Fprintf(&b, "  %-8s %s\n", "help", "show this text; help COMMAND shows that command's flags")
 	b.WriteString("\nRun `streamcheck help COMMAND` or `streamcheck COMMAND -h` for a command's flags.\n\nBundled examples (streamcheck check example:NAME):\n")
 	for _, n := range checkcmd.ExampleNames(examples) {
 		fmt.Fprintf(&b, "  example:%s\n", n)
