@@ -3,58 +3,110 @@ package history
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
-// Level is an isolation level, named as Jepsen/Elle name it.
+// Level is an isolation level, named as Jepsen/Elle name it. Only the
+// levels in Levels exist: ParseLevel accepts nothing else, so no command
+// lists or parses a level that a checker then rejects.
 type Level uint8
 
 const (
 	Serializable Level = iota
 	StrongSessionSerializable
 	StrictSerializable
-	SnapshotIsolation
-	StrongSessionSnapshotIsolation
-	StrongSnapshotIsolation
 )
 
-var levelNames = [...]string{
-	Serializable:                   "serializable",
-	StrongSessionSerializable:      "strong-session-serializable",
-	StrictSerializable:             "strict-serializable",
-	SnapshotIsolation:              "snapshot-isolation",
-	StrongSessionSnapshotIsolation: "strong-session-snapshot-isolation",
-	StrongSnapshotIsolation:        "strong-snapshot-isolation",
+// LevelInfo describes one level streamcheck checks.
+type LevelInfo struct {
+	Level Level
+	// Name is the Jepsen/Elle name, the one --level takes and verdicts
+	// print.
+	Name string
+	// Aliases are other names --level accepts for the level (none yet;
+	// verdicts always print Name).
+	Aliases []string
+	// Meaning is one line for help texts and the README's table.
+	Meaning string
 }
 
+// levels is the registry of the levels that work: every command's
+// --level (its parsing, its help and its error message), the README's
+// table (a test holds it equal), the offline and online checkers and the
+// oracle read it. A level is added here when every one of them checks it;
+// the snapshot-isolation family is not, and is refused by ParseLevel.
+// Entry i is Level i.
+var levels = [...]LevelInfo{
+	{Level: Serializable, Name: "serializable",
+		Meaning: "some serial order of the committed transactions explains every read"},
+	{Level: StrongSessionSerializable, Name: "strong-session-serializable",
+		Meaning: "serializable, and the order keeps each session's transactions in session order"},
+	{Level: StrictSerializable, Name: "strict-serializable",
+		Meaning: "strong-session-serializable, and a transaction that ended before another began (client clocks widened by --skew) comes first"},
+}
+
+// Levels returns the registry of supported levels, weakest first.
+func Levels() []LevelInfo { return append([]LevelInfo(nil), levels[:]...) }
+
+// LevelNames returns the supported levels' names, weakest first, as help
+// texts and error messages list them.
+func LevelNames() []string {
+	names := make([]string, len(levels))
+	for i, l := range levels {
+		names[i] = l.Name
+	}
+	return names
+}
+
+// LevelTable formats the registry for a help text: head, then one line
+// per level, indented by indent, with its name padded and its meaning.
+func LevelTable(head, indent string) string {
+	width := 0
+	for _, l := range levels {
+		width = max(width, len(l.Name))
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	for _, l := range levels {
+		fmt.Fprintf(&b, "%s%-*s  %s\n", indent, width, l.Name, l.Meaning)
+	}
+	return b.String()
+}
+
+// Supported reports whether l is in the registry (a Level built from a
+// number may not be).
+func (l Level) Supported() bool { return int(l) < len(levels) }
+
 func (l Level) String() string {
-	if int(l) < len(levelNames) {
-		return levelNames[l]
+	if l.Supported() {
+		return levels[l].Name
 	}
 	return fmt.Sprintf("Level(%d)", uint8(l))
 }
 
-// ParseLevel accepts a Jepsen level name.
+// ParseLevel accepts a supported level's name or alias; the error for
+// anything else lists the supported names.
 func ParseLevel(s string) (Level, error) {
-	for i, n := range levelNames {
-		if n == s {
-			return Level(i), nil
+	for _, l := range levels {
+		if l.Name == s || slices.Contains(l.Aliases, s) {
+			return l.Level, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown level %q (want one of %s)", s, strings.Join(levelNames[:], ", "))
+	return 0, fmt.Errorf("unknown level %q (streamcheck checks %s)", s, strings.Join(LevelNames(), ", "))
 }
 
 // RealTime reports whether the level orders transactions by (widened)
 // client time. Only such levels may use time-based shortcuts
 // (EXACTNESS.md §1).
 func (l Level) RealTime() bool {
-	return l == StrictSerializable || l == StrongSnapshotIsolation
+	return l == StrictSerializable
 }
 
 // SessionOrder reports whether the level orders a session's transactions.
 // Strict levels include it (EXACTNESS.md §1, history I).
 func (l Level) SessionOrder() bool {
-	return l != Serializable && l != SnapshotIsolation
+	return l == StrongSessionSerializable || l == StrictSerializable
 }
 
 // InitialState says what a key holds before its first write.

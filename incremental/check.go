@@ -126,10 +126,8 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 			}
 		}
 	}
-	switch opts.Level {
-	case history.Serializable, history.StrongSessionSerializable, history.StrictSerializable:
-	default:
-		return nil, fmt.Errorf("incremental: level %s is not supported yet", opts.Level)
+	if !opts.Level.Supported() { // only a Level built from a number
+		return nil, fmt.Errorf("incremental: level %s is not supported", opts.Level)
 	}
 	res := &Result{Options: opts}
 	res.Stats.Txns = len(h.Txns)

@@ -466,9 +466,15 @@ func (x *explainer) step(from, to int32, kind edgeKind, r edgeRec, h *history.Hi
 		if end != math.MaxInt64 {
 			ns := (tt.Start - p.opts.Skew) - (end + p.opts.Skew)
 			s.SlackNS = &ns
-			slack = fmt.Sprint(ns)
+			slack = history.FormatDuration(ns)
 		}
-		s.Why = fmt.Sprintf("%s ended (%d+Δ) before %s began (%d-Δ), Δ=%d, slack %s, so %s realtime-> %s", tf.ID, end, tt.ID, tt.Start, p.opts.Skew, slack, tf.ID, tt.ID)
+		// Times as people read them (RFC 3339 for wall-clock ones) and
+		// spans as durations; SlackNS keeps the number for programs.
+		endS := "∞"
+		if end != math.MaxInt64 {
+			endS = history.FormatTime(end)
+		}
+		s.Why = fmt.Sprintf("%s ended (%s+Δ) before %s began (%s-Δ), Δ=%s, slack %s, so %s realtime-> %s", tf.ID, endS, tt.ID, history.FormatTime(tt.Start), history.FormatDuration(p.opts.Skew), slack, tf.ID, tt.ID)
 	}
 	return s
 }

@@ -180,8 +180,9 @@ func parse(args []string, stdout, stderr io.Writer, examples []string, terminal 
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(stderr)
+		io.WriteString(w, history.LevelTable("\nLevels:\n", "  "))
 	}
-	fs.Var(levelValue{&c.opts.Level}, "level", "isolation `LEVEL`, as Jepsen names it: serializable, strong-session-serializable, strict-serializable")
+	fs.Var(levelValue{&c.opts.Level}, "level", "isolation `LEVEL`, as Jepsen names it: "+strings.Join(history.LevelNames(), ", ")+" (see Levels below)")
 	fs.Var(nsValue{ns: &c.opts.Skew}, "skew", "clock-skew bound Δ for real-time order: a `DURATION` (1ms) or integer ns")
 	fs.Var(nsValue{ns: &c.opts.InDoubt, none: true}, "indoubt", "in-doubt horizon for transactions of unknown outcome: a `DURATION`, integer ns, or none (+∞)")
 	fs.Var(initialValue{&c.opts.InitialState}, "initial-state", "what keys hold before their first write: `empty|unknown`")

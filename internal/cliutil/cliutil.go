@@ -1,9 +1,10 @@
 // Package cliutil owns the shell that the long-running subcommands
 // (run, canary, demo) share around their own parse and run steps: a
 // stderr that their goroutines may write to at once, the exit codes for
-// help and for errors, the "streamcheck NAME: error" line, flags-only
-// command lines and the periodic status line. Each command keeps its
-// flags, its signal handling and the text of its status line.
+// help and for errors, help on stdout (a mistake's usage on stderr), the
+// "streamcheck NAME: error" line, flags-only command lines and the
+// periodic status line. Each command keeps its flags, its signal handling
+// and the text of its status line.
 //
 // It also owns the exit status rule that check and run (at the end of its
 // input) share, Outcome.ExitCode (exitcode.go): 2 input error or no
@@ -31,18 +32,26 @@ const (
 
 // Main parses args and runs the command, with stderr wrapped so that the
 // command's goroutines (and a checker it embeds) may share it. --help is
-// ExitOK; a parse or run error is printed as "NAME: error" and is
-// ExitError; otherwise the run step's code stands.
+// ExitOK and its text goes to stdout, as every command's help does (a user
+// pipes it into less); a parse or run error is printed as "NAME: error"
+// and is ExitError; otherwise the run step's code stands.
 func Main[C any](ctx context.Context, name string, args []string, stdout, stderr io.Writer,
 	parse func(args []string, stderr io.Writer) (C, error),
 	run func(ctx context.Context, cfg C, stdout, stderr io.Writer) (int, error),
 ) int {
-	stderr = &LockedWriter{W: stderr}
-	cfg, err := parse(args, stderr)
+	locked := &LockedWriter{W: stderr}
+	// The flag package prints the usage to the flag set's output before
+	// Parse returns flag.ErrHelp, so what parse writes is held until its
+	// result says where it belongs: stdout for help, stderr otherwise.
+	held := &heldWriter{w: locked}
+	stderr = held
+	cfg, err := parse(args, held)
+	if errors.Is(err, flag.ErrHelp) {
+		held.release(stdout)
+		return ExitOK
+	}
+	held.release(locked)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
 		fmt.Fprintln(stderr, name+":", err)
 		return ExitError
 	}
@@ -52,6 +61,37 @@ func Main[C any](ctx context.Context, name string, args []string, stdout, stderr
 		return ExitError
 	}
 	return code
+}
+
+// heldWriter keeps what is written to it until release, then passes
+// writes through to w: parse may keep its stderr (run's logger does), and
+// those later writes must not be held.
+type heldWriter struct {
+	mu       sync.Mutex
+	buf      []byte
+	released bool
+	w        io.Writer
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	if !h.released {
+		h.buf = append(h.buf, p...)
+		h.mu.Unlock()
+		return len(p), nil
+	}
+	h.mu.Unlock()
+	return h.w.Write(p)
+}
+
+// release writes what was held to to, and lets later writes through.
+func (h *heldWriter) release(to io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.buf) > 0 {
+		to.Write(h.buf)
+	}
+	h.buf, h.released = nil, true
 }
 
 // LockedWriter serializes writes from several goroutines, so that lines

@@ -140,3 +140,40 @@ func TestStatusLines_ZeroIntervalIsOff(t *testing.T) {
 		t.Errorf("wrote %q with interval 0", out.String())
 	}
 }
+
+// -h prints the flag set's usage on stdout (help asked for); a bad flag
+// prints it on stderr with the error. What parse's stderr receives after
+// parse returns (a logger it kept) is not held back.
+func TestMain_HelpOnStdout(t *testing.T) {
+	var kept io.Writer
+	parse := func(args []string, stderr io.Writer) (*bool, error) {
+		kept = stderr
+		return parseFlags(args, stderr)
+	}
+	run := func(_ context.Context, _ *bool, _, _ io.Writer) (int, error) {
+		io.WriteString(kept, "logged\n")
+		return ExitOK, nil
+	}
+	var outb, errb strings.Builder
+	if code := Main(context.Background(), "streamcheck x", []string{"-h"}, &outb, &errb, parse, run); code != ExitOK {
+		t.Fatalf("-h: exit %d", code)
+	}
+	if !strings.Contains(outb.String(), "-fail") || errb.Len() != 0 {
+		t.Errorf("-h: stdout %q, stderr %q; want the usage on stdout only", outb.String(), errb.String())
+	}
+	outb.Reset()
+	errb.Reset()
+	if code := Main(context.Background(), "streamcheck x", []string{"-nosuch"}, &outb, &errb, parse, run); code != ExitError {
+		t.Fatalf("-nosuch: exit %d", code)
+	}
+	if !strings.Contains(errb.String(), "-fail") || outb.Len() != 0 {
+		t.Errorf("-nosuch: stdout %q, stderr %q; want the usage on stderr only", outb.String(), errb.String())
+	}
+	errb.Reset()
+	if code := Main(context.Background(), "streamcheck x", nil, &outb, &errb, parse, run); code != ExitOK {
+		t.Fatalf("no args: exit %d", code)
+	}
+	if errb.String() != "logged\n" {
+		t.Errorf("a write to parse's stderr during run: stderr %q, want %q", errb.String(), "logged\n")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -67,6 +68,9 @@ type config struct {
 	status       time.Duration
 	seed         uint64
 	evict        bool
+	// brokerOnly, when set, is the loopback address on which the demo
+	// serves only its broker (serveBroker).
+	brokerOnly string
 }
 
 // Main runs the command; ctx cancellation (SIGINT) stops the store, after
@@ -80,14 +84,15 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	cfg := &config{}
 	fs.DurationVar(&cfg.duration, "duration", 0, "stop after this long (0: run until interrupted)")
-	fs.Float64Var(&cfg.rate, "rate", 50, "transactions per second the simulated store runs (the default engine re-checks the released history, so a high rate falls behind within minutes: see --evict)")
+	fs.Float64Var(&cfg.rate, "rate", 50, "transactions per second the simulated store runs")
 	fs.DurationVar(&cfg.anomalyEvery, "anomaly-every", 3*time.Second, "mean time between injected lost updates (0: none, a clean store)")
 	fs.IntVar(&cfg.partitions, "partitions", 3, "partitions of the demo topic")
 	fs.StringVar(&cfg.http, "http", "", "serve the status page on this address, e.g. 127.0.0.1:9479 (default: none)")
 	fs.StringVar(&cfg.record, "record", "", "also write every produced event to this file (native JSON Lines, for streamcheck check)")
 	fs.DurationVar(&cfg.status, "status", 10*time.Second, "status line interval on stderr (0: off)")
 	fs.Uint64Var(&cfg.seed, "seed", 0, "seed of the simulated store (0: random)")
-	fs.BoolVar(&cfg.evict, "evict", false, "run the checker with eviction (run --evict, opt-in there too)")
+	fs.BoolVar(&cfg.evict, "evict", true, "the checker evicts time-closed, settled transactions, as run does by default; false re-checks the whole released history at every tick, which falls behind at high rates (run --evict=false)")
+	fs.StringVar(&cfg.brokerOnly, "broker-only", "", "serve only the in-process Kafka-protocol broker on this loopback `ADDR` (e.g. 127.0.0.1:9092; port 0 picks one), creating topics on first use, until interrupted or --duration: produce into it with kcat -P and check with run --source kafka")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: streamcheck demo [--duration D] [--rate N] [--http ADDR] [flags]
 
@@ -98,11 +103,28 @@ a readable line per alert and a summary on stderr. Exit 0: every alert is
 an injected anomaly; 1: an alert nothing injected explains; 2: usage or
 setup error.
 
+With --broker-only ADDR the demo serves only its broker, to try run's
+Kafka source on your own events (topics are created on first use, with
+--partitions partitions, default 1 in this mode):
+
+  streamcheck demo --broker-only 127.0.0.1:9092 &
+  streamcheck gen --txns 2000 --inject lost-update | kcat -P -b 127.0.0.1:9092 -t txns
+  streamcheck run --source kafka --brokers 127.0.0.1:9092 --topic txns --initial-state empty --lateness 10ms --tick 10ms
+
+(gen's histories are dense in event time, hence the small tick; run alerts
+an anomaly once the watermark passes it, so the stream's last events wait
+for more.)
+
 flags:`)
 		fs.PrintDefaults()
 	}
 	if err := cliutil.ParseFlagsOnly(fs, args); err != nil {
 		return nil, err
+	}
+	if cfg.brokerOnly != "" {
+		if err := brokerOnlyFlags(fs, cfg); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.duration < 0 {
 		return nil, fmt.Errorf("--duration %s: negative", cfg.duration)
@@ -161,6 +183,9 @@ func Tail(lateness time.Duration) time.Duration {
 }
 
 func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error) {
+	if cfg.brokerOnly != "" {
+		return serveBroker(ctx, cfg, stderr)
+	}
 	broker, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(cfg.partitions), Topic))
 	if err != nil {
 		return ExitError, fmt.Errorf("start the in-process broker: %w", err)
@@ -192,9 +217,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 		"--initial-state", "empty", "--level", "strict-serializable",
 		"--skew", Skew.String(), "--lateness", lateness.String(), "--indoubt", InDoubt.String(),
 		"--tick", Tick.String(), "--status", cfg.status.String(), "--http", cfg.http}
-	if cfg.evict {
-		runArgs = append(runArgs, "--evict")
-	}
+	runArgs = append(runArgs, "--evict="+strconv.FormatBool(cfg.evict))
 
 	// The checker is stopped by the demo, after the drain, not by the
 	// interrupt: it should read what the store produced before it.
@@ -288,6 +311,78 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 	case tap.unexplained() > 0:
 		return ExitAnomaly, nil
 	}
+	return ExitOK, nil
+}
+
+// brokerOnlyFlags checks the flags of --broker-only mode: the address
+// must be on loopback (the broker has no authentication, and anyone who
+// reaches it can read and write every topic), and the flags of the store
+// and the checker, which this mode does not run, are refused rather than
+// ignored. Topics get one partition unless --partitions says otherwise:
+// kcat spreads unkeyed messages over the partitions at random, and one
+// partition keeps a file's events in its order.
+func brokerOnlyFlags(fs *flag.FlagSet, cfg *config) error {
+	host, _, err := net.SplitHostPort(cfg.brokerOnly)
+	if err != nil {
+		return fmt.Errorf("--broker-only %q: %w", cfg.brokerOnly, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--broker-only %q: not a loopback address (the demo broker has no authentication)", cfg.brokerOnly)
+	}
+	var bad []string
+	partitionsSet := false
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "broker-only", "duration", "status":
+		case "partitions":
+			partitionsSet = true
+		default:
+			bad = append(bad, "--"+f.Name)
+		}
+	})
+	if len(bad) > 0 {
+		return fmt.Errorf("--broker-only serves only the broker: %s not used (only --duration and --partitions are)", strings.Join(bad, ", "))
+	}
+	if !partitionsSet {
+		cfg.partitions = 1
+	}
+	return nil
+}
+
+// serveBroker is --broker-only: the in-process broker alone, with topic
+// auto-creation (kfake creates a topic when a metadata request asks for
+// it, as kcat's producer does), and Topic created up front so that run
+// may start before anything is produced. It serves until ctx ends or
+// --duration passes; what was produced lives in memory only.
+func serveBroker(ctx context.Context, cfg *config, stderr io.Writer) (int, error) {
+	ln, err := net.Listen("tcp", cfg.brokerOnly)
+	if err != nil {
+		return ExitError, fmt.Errorf("--broker-only: %w", err)
+	}
+	// kfake listens on 127.0.0.1 at a port of its choosing; handing it the
+	// listener already bound serves the address asked for, port 0 too.
+	broker, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(),
+		kfake.DefaultNumPartitions(cfg.partitions), kfake.SeedTopics(int32(cfg.partitions), Topic),
+		kfake.ListenFn(func(string, string) (net.Listener, error) { return ln, nil }))
+	if err != nil {
+		ln.Close()
+		return ExitError, fmt.Errorf("start the in-process broker: %w", err)
+	}
+	defer broker.Close()
+	addr := broker.ListenAddrs()[0]
+	until := "until interrupted"
+	if cfg.duration > 0 {
+		until = "for " + cfg.duration.String()
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.duration)
+		defer cancel()
+	}
+	fmt.Fprintf(stderr, "streamcheck demo: serving a Kafka-protocol broker on %s %s (in memory; topic %s exists, others are created on first use, %d partition(s) each). Try:\n"+
+		"  streamcheck gen --txns 2000 --inject lost-update | kcat -P -b %s -t %s\n"+
+		"  streamcheck run --source kafka --brokers %s --topic %s --initial-state empty --lateness 10ms --tick 10ms\n",
+		addr, until, Topic, cfg.partitions, addr, Topic, addr, Topic)
+	<-ctx.Done()
+	fmt.Fprintln(stderr, "streamcheck demo: broker stopped")
 	return ExitOK, nil
 }
 

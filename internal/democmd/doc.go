@@ -45,13 +45,12 @@
 //
 // # Cost
 //
-// The default engine re-checks the released history at each tick, so its
-// cost grows with the run. With run's default tick (100 ms) it fell
-// behind 50 txn/s within a minute on this shared 2-core machine (with
-// --evict too); with a 1 s tick, the canary's, it kept up for the 90 s
-// measured, at an alert about 2 s after its injection. Hence Tick = 1 s
-// and the default --rate 50; --evict hands run's opt-in eviction the same
-// stream.
+// The checker evicts time-closed, settled transactions, as run does by
+// default (--evict=false hands run the engine that re-checks the released
+// history at each tick, whose cost grows with the run: with run's default
+// tick (100 ms) it fell behind 50 txn/s within a minute on a shared 2-core
+// machine). Tick = 1 s, the canary's, and the default --rate 50 keep an
+// alert about 2 s after its injection.
 //
 // Stopping (--duration, or an interrupt) runs the tail (D4), stops the
 // store, gives the checker DrainWait to read what was produced (up to
@@ -59,4 +58,13 @@
 // (runcmd's interrupt path): the store's last transactions never close,
 // but none of them is part of an injection. The summary counts
 // injections, alerts and the mean time from one to the other.
+//
+// # Broker only
+//
+// --broker-only ADDR runs none of the above: it serves the in-process
+// broker alone on a loopback address (it has no authentication), with
+// topic auto-creation, until interrupted, so that a user can produce
+// their own events with kcat -P and try run --source kafka against it.
+// Topics get one partition unless --partitions is given: kcat spreads
+// unkeyed messages over partitions at random.
 package democmd

@@ -8,9 +8,10 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 )
 
-// Injected records one injected anomaly: the requested type, the Adya
-// class of its cycle (empty for anomalies found without search) and the
-// transactions of its minimal core.
+// Injected records one injected anomaly: the requested type, the class
+// `check` reports for it (the Adya class of its cycle, or the type itself
+// for anomalies found without search) and the transactions of its minimal
+// core.
 type Injected struct {
 	Type  string   `json:"type"`
 	Class string   `json:"class,omitempty"`

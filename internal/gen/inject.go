@@ -12,23 +12,28 @@ import (
 // (and other real-time levels) forbids it.
 const StaleRead = history.GSingle + history.RealtimeSuffix
 
-// injectTypes are the anomaly types Inject accepts, with the Adya class of
-// the cycle each injection's core forms ("" when found without search).
+// injectTypes are the anomaly types Inject accepts, with the class
+// `check` reports for each injection's core (internal/report's Anomaly
+// Class; gencmd's TestManifestClassIsChecksClass holds them equal): the
+// Adya class of the cycle that proves it, or the type itself for the
+// anomalies found without search. A lost update is G2-item, not G-single:
+// with no version order given, the proof that holds whatever order the
+// writes took is the cycle of the two anti-dependencies.
 var injectTypes = []struct{ name, class string }{
 	{history.G0, history.G0},
-	{history.G1a, ""},
-	{history.G1b, ""},
-	{history.GarbageRead, ""},
-	{history.Internal, ""},
+	{history.G1a, history.G1a},
+	{history.G1b, history.G1b},
+	{history.GarbageRead, history.GarbageRead},
+	{history.Internal, history.Internal},
 	{history.G1c, history.G1c},
 	{history.GSingle, history.GSingle},
 	{history.ReadSkew, history.GSingle},
-	{history.LostUpdate, history.GSingle},
+	{history.LostUpdate, history.G2Item},
 	{history.WriteSkew, history.G2Item},
 	{history.G2Item, history.G2Item},
 	{StaleRead, StaleRead},
-	{history.DuplicateElements, ""},
-	{history.IncompatibleOrder, ""},
+	{history.DuplicateElements, history.DuplicateElements},
+	{history.IncompatibleOrder, history.IncompatibleOrder},
 }
 
 // InjectTypes lists the anomaly type names Config.Inject accepts

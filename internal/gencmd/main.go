@@ -2,6 +2,7 @@ package gencmd
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -153,10 +154,15 @@ func set(fs *flag.FlagSet, name string) bool {
 
 // Main runs `streamcheck gen`: args are the arguments after "gen".
 func Main(args []string, stdout, stderr io.Writer) int {
-	cfg, o, err := parse(args, stderr)
+	// -h prints the usage on stdout, as every command's help does; a bad
+	// flag prints it on stderr with the error.
+	var parseOut bytes.Buffer
+	cfg, o, err := parse(args, &parseOut)
 	if errors.Is(err, flag.ErrHelp) {
+		stdout.Write(parseOut.Bytes())
 		return exitOK
 	}
+	stderr.Write(parseOut.Bytes())
 	if err != nil {
 		fmt.Fprintf(stderr, "streamcheck gen: %v\n", err)
 		return exitUsage

@@ -6,12 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/ingest"
+	"github.com/streamcheck/streamcheck/internal/checkcmd"
 	"github.com/streamcheck/streamcheck/internal/gen"
+	"github.com/streamcheck/streamcheck/internal/report"
 )
 
 func runMain(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -135,12 +138,70 @@ func TestUsageErrors(t *testing.T) {
 	if _, _, code := runMain(t, "-o", filepath.Join(t.TempDir(), "no", "such", "dir")); code != 1 {
 		t.Errorf("unwritable output: exit %d", code)
 	}
-	if _, errOut, code := runMain(t, "--help"); code != 0 || !strings.Contains(errOut, "--inject") && !strings.Contains(errOut, "-inject") {
-		t.Errorf("help: exit %d %q", code, errOut)
+	// Help asked for goes to stdout, as every command's does.
+	if out, errOut, code := runMain(t, "--help"); code != 0 || !strings.Contains(out, "-inject") || errOut != "" {
+		t.Errorf("help: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// Fewer sessions than the preset's concurrency allows: the default
 	// concurrency shrinks instead of failing.
 	if _, errOut, code := runMain(t, "--sessions", "3", "--txns", "10"); code != 0 {
 		t.Errorf("--sessions 3: exit %d %s", code, errOut)
 	}
+}
+
+// The manifest names each injected anomaly with the class `check` reports
+// for it on the generated history: a user comparing the two sees the same
+// words. Differential, per injected type and a few seeds and workloads,
+// through both commands' real entry points.
+func TestManifestClassIsChecksClass(t *testing.T) {
+	dir := t.TempDir()
+	for _, typ := range gen.InjectTypes() {
+		for _, w := range []string{"mixed", "blindw-rw"} {
+			for _, seed := range []string{"1", "2"} {
+				name := typ + "/" + w + "/" + seed
+				hist, man := filepath.Join(dir, "h.jsonl"), filepath.Join(dir, "m.json")
+				if _, e, code := runMain(t, "--workload", w, "--txns", "300", "--seed", seed, "--inject", typ, "-o", hist, "--manifest", man); code != 0 {
+					t.Fatalf("%s: gen exit %d: %s", name, code, e)
+				}
+				var inj []gen.Injected
+				b, err := os.ReadFile(man)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(b, &inj); err != nil || len(inj) != 1 {
+					t.Fatalf("%s: manifest %s: %v", name, b, err)
+				}
+				if inj[0].Class == "" {
+					t.Errorf("%s: manifest entry has no class: %s", name, b)
+				}
+				var out, errb bytes.Buffer
+				code := checkcmd.Main([]string{"--level", "strict-serializable", "--format", "json", hist}, nil, nil, &out, &errb)
+				if code != checkcmd.ExitAnomaly {
+					t.Fatalf("%s: check exit %d: %s", name, code, errb.String())
+				}
+				var r report.Report
+				if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+					t.Fatal(err)
+				}
+				found := false
+				for _, a := range r.Anomalies {
+					if slices.Equal(sorted(a.Core), sorted(inj[0].Txns)) {
+						found = true
+						if a.Class != inj[0].Class {
+							t.Errorf("%s: manifest class %q, check's class %q (type %q)", name, inj[0].Class, a.Class, a.Type)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("%s: check reports no anomaly with the core %v", name, inj[0].Txns)
+				}
+			}
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }

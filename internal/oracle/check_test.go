@@ -207,7 +207,7 @@ func TestCheckRejects(t *testing.T) {
 			"A w x1 · B w x1 · C w x1 · D w x1 · E w x1 · F w x1 · G w x1 · H w x1 · I w x1 (unknown)",
 			history.DefaultOptions(), "too large"},
 		{"a level it does not implement", "A w x1",
-			history.Options{Level: history.SnapshotIsolation}, "not supported"},
+			history.Options{Level: history.Level(len(history.Levels()))}, "not supported"},
 		{"real time without timestamps", "A[0,1] w x1 · B r x1", strict, "needs timestamps"},
 		{"a scalar read of a list key", "A append l 1 · B r l 1", history.DefaultOptions(), "reads list key"},
 		{"invalid input", "A w x1 · A w x2", history.DefaultOptions(), "duplicate id"},

@@ -17,10 +17,9 @@ const MaxTxns = 8
 // transactions that could be in a serial order.
 var ErrTooLarge = errors.New("oracle: history too large to enumerate")
 
-// supported reports whether the oracle knows the level's graph.
-func supported(l history.Level) bool {
-	return l == history.Serializable || l == history.StrongSessionSerializable || l == history.StrictSerializable
-}
+// supported reports whether the oracle knows the level's graph: every
+// level of history's registry (a Level built from a number is not).
+func supported(l history.Level) bool { return l.Supported() }
 
 // checkInput rejects what the oracle cannot give a meaning to: an invalid
 // history, a level it does not implement, a real-time level without

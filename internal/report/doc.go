@@ -25,7 +25,14 @@
 //	T1 The text verdict line always names the level, skew, in-doubt horizon
 //	   and initial state checked (issue #4): a verdict is only meaningful
 //	   under its options.
-//	D1 DOT output is a deterministic function of the Anomaly.
+//	T2 Outputs for people (text, DOT, SVG, the status page through
+//	   Txn.Readable) show client times with history.FormatTime and
+//	   FormatInterval (RFC 3339 for wall-clock nanoseconds, the number for
+//	   offsets) and spans as durations; JSON and the compact notation keep
+//	   the numbers, so that programs and history.ParseCompact read them.
+//	D1 DOT output is a deterministic function of the Anomaly. The two
+//	   edges of a two-transaction cycle leave and enter by opposite sides
+//	   of the boxes (west, east), so that Graphviz sets their labels apart.
 //	D2 DOT node names are synthetic (t0, t1, ...); user strings (ids, keys,
 //	   values) appear only inside escaped labels, so no input can break the
 //	   graph's syntax. The tests check this with Graphviz itself when it is

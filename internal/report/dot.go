@@ -21,22 +21,55 @@ func DOT(a Anomaly) []byte {
 	g := NewGraph(a)
 	var b bytes.Buffer
 	b.WriteString("digraph anomaly {\n")
-	fmt.Fprintf(&b, "  graph [label=%s, labelloc=t, labeljust=l, fontname=\"Helvetica\"];\n", quote(g.Title, `\n`))
+	// nodesep 0.6 (Graphviz's default is 0.25 inch) also spaces edge
+	// labels, which dot lays out as nodes: two labels side by side (the
+	// two edges of a two-transaction cycle) stay apart by more than a
+	// space even when they are wider than the boxes.
+	fmt.Fprintf(&b, "  graph [label=%s, labelloc=t, labeljust=l, nodesep=0.6, fontname=\"Helvetica\"];\n", quote(g.Title, `\n`))
 	b.WriteString("  node [shape=box, fontname=\"Helvetica\"];\n")
 	b.WriteString("  edge [fontname=\"Helvetica\"];\n")
 	for i, n := range g.Nodes {
 		// \l after every line left-justifies each, the last included.
 		fmt.Fprintf(&b, "  t%d [label=%s];\n", i, quote(append(append([]string(nil), n.Lines...), ""), `\l`))
 	}
-	for _, e := range g.Edges {
+	ports := sidePorts(g.Edges)
+	for i, e := range g.Edges {
 		if e.Forced {
-			fmt.Fprintf(&b, "  t%d -> t%d [label=\"forced\", style=dashed];\n", e.From, e.To)
+			fmt.Fprintf(&b, "  t%d%s -> t%d%s [label=\"forced\", style=dashed];\n", e.From, ports[i], e.To, ports[i])
 			continue
 		}
-		fmt.Fprintf(&b, "  t%d -> t%d [label=%s, color=%q, fontcolor=%q];\n", e.From, e.To, quote([]string{e.Label}, ""), edgeColor(e.Kind), edgeColor(e.Kind))
+		fmt.Fprintf(&b, "  t%d%s -> t%d%s [label=%s, color=%q, fontcolor=%q];\n", e.From, ports[i], e.To, ports[i], quote([]string{e.Label}, ""), edgeColor(e.Kind), edgeColor(e.Kind))
 	}
 	b.WriteString("}\n")
 	return b.Bytes()
+}
+
+// sidePorts gives the edges between two nodes that have edges both ways
+// (a two-transaction cycle: the lost update, the write skew) their own
+// sides of the boxes: the first direction leaves and enters by the west
+// side, the other by the east. Left to Graphviz, both run down the middle
+// and their labels touch ("rw xrw x"); on opposite sides they and their
+// labels stay apart, whichever node Graphviz ranks above. Other edges get
+// no port ("").
+func sidePorts(edges []GraphEdge) []string {
+	type pair struct{ from, to int }
+	dirs := map[pair]bool{}
+	for _, e := range edges {
+		dirs[pair{e.From, e.To}] = true
+	}
+	side := map[pair]string{}
+	ports := make([]string, len(edges))
+	for i, e := range edges {
+		p := pair{e.From, e.To}
+		if e.From == e.To || !dirs[pair{e.To, e.From}] {
+			continue
+		}
+		if _, ok := side[p]; !ok {
+			side[p], side[pair{e.To, e.From}] = ":w", ":e"
+		}
+		ports[i] = side[p]
+	}
+	return ports
 }
 
 // precedes recognises the forced order "A must precede B" between two

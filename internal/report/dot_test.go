@@ -162,7 +162,7 @@ func TestGoldenDOTParses(t *testing.T) {
 
 // dotLine is the grammar of every line DOT writes (D2): statements whose
 // only free text is inside quoted strings with \" and \\ escapes.
-var dotLine = regexp.MustCompile(`^(digraph anomaly \{|\}|  (graph|node|edge) \[.*\];|  t\d+ \[label=` + quoted + `\];|  t\d+ -> t\d+ \[label=` + quoted + `(, [a-z]+=("[a-z0-9]+"|dashed))*\];)$`)
+var dotLine = regexp.MustCompile(`^(digraph anomaly \{|\}|  (graph|node|edge) \[.*\];|  t\d+ \[label=` + quoted + `\];|  t\d+(:[ew])? -> t\d+(:[ew])? \[label=` + quoted + `(, [a-z]+=("[a-z0-9]+"|dashed))*\];)$`)
 
 const quoted = `"(?:[^"\\\n]|\\.)*"`
 

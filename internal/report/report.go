@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -284,6 +285,22 @@ func txn(t *history.Txn) Txn {
 		out.Ops = append(out.Ops, strings.TrimSpace(one.Compact()))
 	}
 	return out
+}
+
+// Readable is Compact with the client times as people read them
+// (history.FormatInterval: RFC 3339 and a duration for wall-clock times,
+// the numbers for offsets), for the text report and the status page.
+// Compact itself keeps the numbers, so that ParseCompact reads it back.
+func (t Txn) Readable() string {
+	if t.Start == nil || t.End == nil {
+		return t.Compact
+	}
+	// Compact writes the id verbatim, then "[start,end]".
+	raw := fmt.Sprintf("%s[%d,%d]", t.ID, *t.Start, *t.End)
+	if !strings.HasPrefix(t.Compact, raw) {
+		return t.Compact
+	}
+	return t.ID + history.FormatInterval(*t.Start, *t.End) + t.Compact[len(raw):]
 }
 
 // WriteJSON writes r as one indented JSON object and a newline.

@@ -306,7 +306,7 @@ func countDOT(d string) (nodes, edges, dashed int) {
 }
 
 var (
-	edgeStmt = regexp.MustCompile(`^  t\d+ -> t\d+ \[`)
+	edgeStmt = regexp.MustCompile(`^  t\d+(:[ew])? -> t\d+(:[ew])? \[`)
 	nodeStmt = regexp.MustCompile(`^  t\d+ \[`)
 )
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/streamcheck/streamcheck/history"
 )
 
 // Graph is the drawing of one anomaly, independent of any output format:
@@ -119,7 +121,7 @@ func txnNote(t Txn) string {
 		notes = append(notes, "session "+t.Session)
 	}
 	if t.Start != nil && t.End != nil {
-		notes = append(notes, fmt.Sprintf("[%d,%d]", *t.Start, *t.End))
+		notes = append(notes, history.FormatInterval(*t.Start, *t.End))
 	}
 	if len(notes) == 0 {
 		return ""

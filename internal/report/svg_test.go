@@ -157,7 +157,7 @@ func testAnomalies(t *testing.T, rounds int) []Anomaly {
 
 var (
 	dotNodeRE = regexp.MustCompile(`^  t(\d+) \[label=(` + quoted + `)\];$`)
-	dotEdgeRE = regexp.MustCompile(`^  t(\d+) -> t(\d+) \[label=(` + quoted + `)(, style=dashed)?`)
+	dotEdgeRE = regexp.MustCompile(`^  t(\d+)(?::[ew])? -> t(\d+)(?::[ew])? \[label=(` + quoted + `)(, style=dashed)?`)
 	dotGraphR = regexp.MustCompile(`^  graph \[label=(` + quoted + `),`)
 )
 

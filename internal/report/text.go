@@ -68,7 +68,7 @@ func WriteText(w io.Writer, r *Report, opts TextOptions) error {
 		fmt.Fprintf(bw, "\nanomaly %d: %s\n", i+1, name)
 		fmt.Fprintf(bw, "  core: %s\n", strings.Join(a.Core, ", "))
 		for _, t := range a.Txns {
-			line := "    " + t.Compact
+			line := "    " + t.Readable()
 			if t.Source != "" {
 				line += "    [" + t.Source + "]"
 			}

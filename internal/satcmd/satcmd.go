@@ -50,13 +50,20 @@ func MainContext(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	timeout := fs.Duration("timeout", 0, "give up after `D` (e.g. 30s) and answer s UNKNOWN; 0 means no limit")
 	seed := fs.Uint64("seed", 0, "seed `N` for the solver's tie breaking; the same seed repeats the same search")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
+	// -h prints the usage on stdout, as every command's help does; a bad
+	// flag prints it on stderr with the error.
+	var parseOut bytes.Buffer
+	fs.SetOutput(&parseOut)
 	files, err := parseArgs(fs, args)
+	fs.SetOutput(stderr)
 	if errors.Is(err, flag.ErrHelp) {
+		stdout.Write(parseOut.Bytes())
 		return ExitUnknown
 	}
+	stderr.Write(parseOut.Bytes())
 	if err != nil {
 		return ExitError // flag has printed the message and the usage
 	}

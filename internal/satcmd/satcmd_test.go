@@ -157,7 +157,7 @@ func TestExitCodesAndOutput(t *testing.T) {
 		{"bad flag", "", []string{"--speed", "3", sat}, ExitError, "", "flag provided but not defined"},
 		{"bad timeout", "", []string{"--timeout", "soon", sat}, ExitError, "", "invalid value"},
 		{"negative timeout", "", []string{"--timeout", "-1s", sat}, ExitError, "", "negative"},
-		{"help", "", []string{"-h"}, ExitUnknown, "", "usage: streamcheck sat"},
+		{"help on stdout", "", []string{"-h"}, ExitUnknown, "usage: streamcheck sat", ""},
 		{"gzip bad", "\x1f\x8bxx", []string{"-"}, ExitError, "", "gzip"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
