@@ -1,7 +1,9 @@
 package convertcmd
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,11 +28,14 @@ var Targets = []string{"native", "elle-edn", "dbcop", "text"}
 // file, "-" (standard output) or, with --to dbcop, a directory to write
 // history.bincode in.
 func Main(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// -h prints the usage on stdout with exit 0, as every command's help
+	// does; a mistake prints it on stderr with exit 2.
+	var parseOut bytes.Buffer
 	fs := flag.NewFlagSet("streamcheck convert", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(&parseOut)
 	to := fs.String("to", "native", "output format: native, elle-edn, dbcop or text")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: streamcheck convert [--to native|elle-edn|dbcop|text] IN OUT\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: streamcheck convert [--to native|elle-edn|dbcop|text] IN OUT\n\n"+
 			"Reads IN in any format check reads (native, Elle EDN/JSON, a directory of\n"+
 			"Cobra logs, dbcop's history.bincode, PolySI/Plume text, AWDIT's test\n"+
 			"format, Viper logs) and writes it to OUT (\"-\": standard output; with\n"+
@@ -38,11 +43,17 @@ func Main(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.W
 			"part of the history is an error naming the transaction.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitError
+	perr := fs.Parse(args)
+	if errors.Is(perr, flag.ErrHelp) {
+		stdout.Write(parseOut.Bytes())
+		return 0
 	}
-	if fs.NArg() != 2 {
+	if perr == nil && fs.NArg() != 2 {
 		fs.Usage()
+		perr = errors.New("want IN and OUT")
+	}
+	if perr != nil {
+		stderr.Write(parseOut.Bytes())
 		return exitError
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
