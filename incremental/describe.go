@@ -180,25 +180,52 @@ func listSpecial(p *prepared, t int32, r *pread) (string, string) {
 	for _, el := range r.lr.list {
 		count[el]++
 	}
+	// How often each appender appends each element of the list, counted
+	// in one pass per appender: counting per element walked an
+	// appender's whole sequence for each element, quadratic in the
+	// length of a list one transaction appended (issue 20, item 6).
+	type appEl struct {
+		a  int32
+		el history.Value
+	}
+	finals := map[appEl]int{}
+	ops := map[appEl]int{}
+	counted := map[int32]bool{}
+	opsCounted := map[int32]bool{}
+	key := p.keys[r.key]
+	checked := make(map[history.Value]bool, len(count))
 	for _, el := range r.lr.list {
+		if checked[el] {
+			continue // the verdict on an element does not depend on where it occurs
+		}
+		checked[el] = true
 		var appended, committed int
 		var aborted []string
 		for _, a := range p.appendersOf[r.key][el] {
 			if a == t {
 				continue
 			}
-			n := 0
-			for _, x := range p.txns[a].appendsTo(r.key) {
-				if x == el {
-					n++
-				}
-			}
-			if n == 0 { // only through a non-final path; count the ops
-				for _, op := range h.Txns[a].Ops {
-					if op.Kind == history.Append && op.Key == p.keys[r.key] && op.Value == el {
-						n++
+			if !counted[a] {
+				counted[a] = true
+				for _, x := range p.txns[a].appendsTo(r.key) {
+					if _, ok := count[x]; ok {
+						finals[appEl{a, x}]++
 					}
 				}
+			}
+			n := finals[appEl{a, el}]
+			if n == 0 { // only through a non-final path; count the ops
+				if !opsCounted[a] {
+					opsCounted[a] = true
+					for _, op := range h.Txns[a].Ops {
+						if op.Kind == history.Append && op.Key == key {
+							if _, ok := count[op.Value]; ok {
+								ops[appEl{a, op.Value}]++
+							}
+						}
+					}
+				}
+				n = ops[appEl{a, el}]
 			}
 			appended += n
 			if h.Txns[a].Status == history.Aborted {
