@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -98,7 +99,7 @@ func TestListTextAgreesWithNaive(t *testing.T) {
 				if got, want := joinValues(r.lr.list), naiveJoinValues(r.lr.list); got != want {
 					t.Fatalf("joinValues = %q, want %q", got, want)
 				}
-				gn, gt := listSpecial(p, int32(ti), r)
+				gn, gt := listSpecial(context.Background(), p, int32(ti), r)
 				wn, wt := naiveListSpecial(p, int32(ti), r)
 				if gn != wn || gt != wt {
 					t.Fatalf("listSpecial(%s) = %q %q, want %q %q\n%s", h.Txns[ti].ID, gn, gt, wn, wt, dump(h))
