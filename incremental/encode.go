@@ -483,13 +483,15 @@ func (e *encoder) encodeCtx(ctx context.Context) {
 	e.encode()
 }
 
-// stopped polls the context every 256 calls.
+// stopped polls the context at the first call and every 256 calls
+// after: a history of a few transactions (one of them a long list) calls
+// it a few times only.
 func (e *encoder) stopped() bool {
 	if e.cancelled {
 		return true
 	}
 	e.tick++
-	if e.ctx != nil && e.tick&255 == 0 && e.ctx.Err() != nil {
+	if e.ctx != nil && e.tick&255 == 1 && e.ctx.Err() != nil {
 		e.cancelled = true
 	}
 	return e.cancelled
@@ -631,6 +633,11 @@ func (e *encoder) encodeReads() {
 				continue
 			}
 			if r.isList() {
+				// A long list read is a long step of its own.
+				if len(r.lr.list) > 4096 && e.ctx != nil && e.ctx.Err() != nil {
+					e.cancelled = true
+					return
+				}
 				e.encodeListRead(&rv, r, initial)
 			} else {
 				e.encodeRegisterRead(&rv, r, ws, initial)
