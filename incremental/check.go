@@ -37,6 +37,11 @@ type Config struct {
 	// noStricter turns off stricterFirst, so that tests hold the level's
 	// own search to the oracle on histories the strict level settles.
 	noStricter bool
+	// explainPastDeadline explains every core found, whatever the
+	// context: the online engine raises an alert from the first core,
+	// and an alert must carry its cycle and class (they are its
+	// content), while Check from the CLI honours --timeout.
+	explainPastDeadline bool
 
 	_ struct{}
 }
@@ -147,9 +152,21 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 		res.Witness = e.witness()
 		return res, nil
 	}
+	// Preparing and encoding are linear but long on long histories: the
+	// deadline is polled between the phases too, not only in the search.
+	if ctx.Err() != nil {
+		res.Verdict = Unknown
+		res.Stats.TimedOutAny = true
+		return res, nil
+	}
 	p := prepare(h, opts)
 	st := solver.Unsat
 	if strictSt != solver.Unsat || !strictCoreViolates(ctx, h, p, cfg) {
+		if ctx.Err() != nil {
+			res.Verdict = Unknown
+			res.Stats.TimedOutAny = true
+			return res, nil
+		}
 		e = newEncoder(p, encodeConfig{dropUnobserved: true})
 		e.encodeCtx(ctx)
 		res.Stats.EncodeTime = time.Since(t0)
@@ -196,7 +213,17 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 			}
 			return nil, err
 		}
-		res.Anomalies = append(res.Anomalies, describe(p, core))
+		dctx := ctx
+		if cfg.explainPastDeadline {
+			dctx = context.WithoutCancel(ctx)
+		}
+		res.Anomalies = append(res.Anomalies, describe(dctx, p, core))
+		if ctx.Err() != nil {
+			// The core is proven; its explanation may have been cut short
+			// (timedOutAnomaly), and nothing more is searched.
+			res.Stats.TimedOutAny = true
+			return res, nil
+		}
 		for _, t := range core {
 			remaining[t] = false
 		}
@@ -229,7 +256,7 @@ const stricterBudget = 2000
 // skew, so this settles the common case; an anomaly, a history without
 // timestamps or a spent budget falls through to the level's own search.
 func stricterFirst(ctx context.Context, h *history.History, opts history.Options, cfg Config) (*encoder, solver.Status) {
-	if cfg.noStricter || opts.Level.RealTime() {
+	if cfg.noStricter || opts.Level.RealTime() || ctx.Err() != nil {
 		return nil, solver.Unknown
 	}
 	for i := range h.Txns {
@@ -263,6 +290,9 @@ func strictOf(opts history.Options) history.Options {
 // order leaves the decision to the level's own search.
 func strictCoreViolates(ctx context.Context, h *history.History, p *prepared, cfg Config) bool {
 	opts := p.opts
+	if ctx.Err() != nil {
+		return false
+	}
 	sp := prepare(h, strictOf(opts))
 	all := make([]bool, len(h.Txns))
 	for i := range all {
@@ -275,6 +305,9 @@ func strictCoreViolates(ctx context.Context, h *history.History, p *prepared, cf
 	in := make([]bool, len(h.Txns))
 	for _, t := range core {
 		in[t] = true
+	}
+	if ctx.Err() != nil {
+		return false
 	}
 	e := newEncoder(prepare(p.project(in), opts), encodeConfig{dropUnobserved: true})
 	e.encodeCtx(ctx)
@@ -367,9 +400,15 @@ func (l *localizer) find(ctx context.Context, members []bool) ([]int32, error) {
 // fast decides H|members with the plain encoding.
 func (l *localizer) fast(ctx context.Context, members []bool) solver.Status {
 	l.checks++
+	if ctx.Err() != nil {
+		return solver.Unknown
+	}
 	hs := l.p.project(members)
 	if e, _ := stricterFirst(ctx, hs, l.p.opts, l.cfg); e != nil {
 		return solver.Sat
+	}
+	if ctx.Err() != nil {
+		return solver.Unknown
 	}
 	hp := prepare(hs, l.p.opts)
 	e := newEncoder(hp, encodeConfig{dropUnobserved: true})
@@ -379,8 +418,14 @@ func (l *localizer) fast(ctx context.Context, members []bool) solver.Status {
 
 // guarded finds a minimal core of H|members and maps it back to H.
 func (l *localizer) guarded(ctx context.Context, members []bool) ([]int32, error) {
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	hs := l.p.project(members)
 	ps := prepare(hs, l.p.opts)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	cf := newCoreFinder(ps)
 	all := make([]bool, len(hs.Txns))
 	for i := range all {

@@ -14,8 +14,11 @@ import (
 // H|C with every edge recorded and replays, by hand, the reasoning a
 // person would follow: choices that would close a cycle are excluded
 // (each a Forced step with its cycle), until the known edges alone close
-// the final cycle. Cores are small, so this naive propagation is cheap.
-func describe(p *prepared, core []int32) Anomaly {
+// the final cycle. Cores are small, so this naive propagation is cheap;
+// a large one can still outlast the check's budget, so describe stops at
+// ctx's deadline and then names the core without explaining it
+// (timedOutAnomaly).
+func describe(ctx context.Context, p *prepared, core []int32) Anomaly {
 	h := p.h
 	in := make([]bool, len(h.Txns))
 	ids := make([]string, 0, len(core))
@@ -28,21 +31,47 @@ func describe(p *prepared, core []int32) Anomaly {
 		ids = append(ids, h.Txns[t].ID)
 	}
 	a := Anomaly{Core: ids}
+	// Each phase below is linear in the core (a core may hold a list of
+	// a million elements); the deadline is polled between them and
+	// inside the list walks.
+	if ctx.Err() != nil {
+		return timedOutAnomaly(a, p.opts.Level)
+	}
 	hc := p.project(in)
 	pc := prepare(hc, p.opts)
-	if name, text := specialAnomaly(pc); name != "" {
+	if ctx.Err() != nil {
+		return timedOutAnomaly(a, p.opts.Level)
+	}
+	name, text := specialAnomaly(ctx, pc)
+	if ctx.Err() != nil {
+		return timedOutAnomaly(a, p.opts.Level)
+	}
+	if name != "" {
 		a.Type, a.Class, a.Text = name, name, text
 		return a
 	}
 	// Explain at the weakest level at which the core still violates: its
 	// cycles then use real-time or session edges only when they are needed,
 	// and the suffix says which order was (EXACTNESS.md §3).
-	lv := weakestViolated(pc)
+	lv, ok := weakestViolated(ctx, pc)
+	if !ok {
+		return timedOutAnomaly(a, p.opts.Level)
+	}
 	pe := prepare(hc, withLevel(p.opts, lv))
+	if ctx.Err() != nil {
+		return timedOutAnomaly(a, p.opts.Level)
+	}
 	e := newEncoder(pe, encodeConfig{record: true, dropUnobserved: true})
-	e.encode()
+	e.encodeCtx(ctx)
+	if e.cancelled {
+		return timedOutAnomaly(a, p.opts.Level)
+	}
 	x := newExplainer(e)
+	x.ctx = ctx
 	forced, cycle := x.run(3)
+	if x.stopped {
+		return timedOutAnomaly(a, p.opts.Level)
+	}
 	for _, f := range forced {
 		a.Forced = append(a.Forced, Forced{Order: f.what, Before: f.before, After: f.after, Cycle: x.steps(f.cycle)})
 	}
@@ -70,6 +99,17 @@ func describe(p *prepared, core []int32) Anomaly {
 	return a
 }
 
+// timedOutAnomaly is a core that the deadline left unexplained. The
+// core itself is proven (a minimal violating set, found before the
+// deadline); only its cycle and class are missing, and the text says so
+// rather than guess them.
+func timedOutAnomaly(a Anomaly, lv history.Level) Anomaly {
+	a.Type, a.Class = "cycle", "cycle"
+	a.Forced, a.Cycle = nil, nil
+	a.Text = []string{fmt.Sprintf("These transactions are a minimal set that violates %s; the time budget ran out before the cycle that proves it was drawn (check them again with a longer --timeout to see it).", lv)}
+	return a
+}
+
 func cycleString(steps []Step) string {
 	if len(steps) == 0 {
 		return "(none)"
@@ -83,8 +123,9 @@ func cycleString(steps []Step) string {
 }
 
 // specialAnomaly recognises violations found without search: a read with
-// no possible source, an internal inconsistency, an impossible list.
-func specialAnomaly(p *prepared) (string, []string) {
+// no possible source, an internal inconsistency, an impossible list. Once
+// ctx is done it returns nothing; the caller tells that from no finding.
+func specialAnomaly(ctx context.Context, p *prepared) (string, []string) {
 	h := p.h
 	for _, ia := range p.internal {
 		t := &h.Txns[ia.txn]
@@ -98,7 +139,10 @@ func specialAnomaly(p *prepared) (string, []string) {
 		for ri := range p.txns[ti].reads {
 			r := &p.txns[ti].reads[ri]
 			if r.isList() {
-				if name, text := listSpecial(p, int32(ti), r); name != "" {
+				if ctx.Err() != nil {
+					return "", nil
+				}
+				if name, text := listSpecial(ctx, p, int32(ti), r); name != "" {
 					return name, []string{text}
 				}
 				continue
@@ -172,7 +216,7 @@ func specialAnomaly(p *prepared) (string, []string) {
 	return "", nil
 }
 
-func listSpecial(p *prepared, t int32, r *pread) (string, string) {
+func listSpecial(ctx context.Context, p *prepared, t int32, r *pread) (string, string) {
 	h := p.h
 	id := h.Txns[t].ID
 	k := unq(p.keys[r.key])
@@ -180,25 +224,55 @@ func listSpecial(p *prepared, t int32, r *pread) (string, string) {
 	for _, el := range r.lr.list {
 		count[el]++
 	}
-	for _, el := range r.lr.list {
+	// How often each appender appends each element of the list, counted
+	// in one pass per appender: counting per element walked an
+	// appender's whole sequence for each element, quadratic in the
+	// length of a list one transaction appended (issue 20, item 6).
+	type appEl struct {
+		a  int32
+		el history.Value
+	}
+	finals := map[appEl]int{}
+	ops := map[appEl]int{}
+	counted := map[int32]bool{}
+	opsCounted := map[int32]bool{}
+	key := p.keys[r.key]
+	checked := make(map[history.Value]bool, len(count))
+	for i, el := range r.lr.list {
+		if i&4095 == 4095 && ctx.Err() != nil {
+			return "", ""
+		}
+		if checked[el] {
+			continue // the verdict on an element does not depend on where it occurs
+		}
+		checked[el] = true
 		var appended, committed int
 		var aborted []string
 		for _, a := range p.appendersOf[r.key][el] {
 			if a == t {
 				continue
 			}
-			n := 0
-			for _, x := range p.txns[a].appendsTo(r.key) {
-				if x == el {
-					n++
-				}
-			}
-			if n == 0 { // only through a non-final path; count the ops
-				for _, op := range h.Txns[a].Ops {
-					if op.Kind == history.Append && op.Key == p.keys[r.key] && op.Value == el {
-						n++
+			if !counted[a] {
+				counted[a] = true
+				for _, x := range p.txns[a].appendsTo(r.key) {
+					if _, ok := count[x]; ok {
+						finals[appEl{a, x}]++
 					}
 				}
+			}
+			n := finals[appEl{a, el}]
+			if n == 0 { // only through a non-final path; count the ops
+				if !opsCounted[a] {
+					opsCounted[a] = true
+					for _, op := range h.Txns[a].Ops {
+						if op.Kind == history.Append && op.Key == key {
+							if _, ok := count[op.Value]; ok {
+								ops[appEl{a, op.Value}]++
+							}
+						}
+					}
+				}
+				n = ops[appEl{a, el}]
 			}
 			appended += n
 			if h.Txns[a].Status == history.Aborted {
@@ -296,19 +370,23 @@ func classify(cycle []Step, forced []Forced) string {
 
 // weakestViolated returns the weakest level, no stronger than the one
 // checked, at which the prepared history (a core) violates: serializable,
-// then strong-session-serializable, then the checked level.
-func weakestViolated(p *prepared) history.Level {
+// then strong-session-serializable, then the checked level. ok is false
+// when ctx ended before the answer was known.
+func weakestViolated(ctx context.Context, p *prepared) (lv history.Level, ok bool) {
 	for _, lv := range []history.Level{history.Serializable, history.StrongSessionSerializable} {
 		if lv == p.opts.Level {
-			return lv
+			return lv, true
 		}
 		e := newEncoder(prepare(p.h, withLevel(p.opts, lv)), encodeConfig{dropUnobserved: true})
-		e.encode()
-		if e.solve(context.Background()) == solver.Unsat {
-			return lv
+		e.encodeCtx(ctx)
+		switch e.solve(ctx) {
+		case solver.Unsat:
+			return lv, true
+		case solver.Unknown:
+			return p.opts.Level, false
 		}
 	}
-	return p.opts.Level
+	return p.opts.Level, true
 }
 
 func withLevel(o history.Options, lv history.Level) history.Options {

@@ -483,13 +483,15 @@ func (e *encoder) encodeCtx(ctx context.Context) {
 	e.encode()
 }
 
-// stopped polls the context every 256 calls.
+// stopped polls the context at the first call and every 256 calls
+// after: a history of a few transactions (one of them a long list) calls
+// it a few times only.
 func (e *encoder) stopped() bool {
 	if e.cancelled {
 		return true
 	}
 	e.tick++
-	if e.ctx != nil && e.tick&255 == 0 && e.ctx.Err() != nil {
+	if e.ctx != nil && e.tick&255 == 1 && e.ctx.Err() != nil {
 		e.cancelled = true
 	}
 	return e.cancelled
@@ -631,6 +633,11 @@ func (e *encoder) encodeReads() {
 				continue
 			}
 			if r.isList() {
+				// A long list read is a long step of its own.
+				if len(r.lr.list) > 4096 && e.ctx != nil && e.ctx.Err() != nil {
+					e.cancelled = true
+					return
+				}
 				e.encodeListRead(&rv, r, initial)
 			} else {
 				e.encodeRegisterRead(&rv, r, ws, initial)
@@ -739,14 +746,9 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 	const maxParses = 256
 	var parses []listParse
 	var seq []int32
-	used := func(a int32) bool {
-		for _, s := range seq {
-			if s == a {
-				return true
-			}
-		}
-		return false
-	}
+	// inSeq mirrors seq as a set: a parse through many appenders scanned
+	// seq at every step, quadratic in their number (issue 20, item 6).
+	inSeq := map[int32]bool{}
 	// The appenders that may continue a parse at pos are those appending
 	// r.lr.list[pos] (appendersOf), rather than every appender of the key:
 	// long lists made the walk quadratic.
@@ -760,7 +762,7 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 			return
 		}
 		for _, a := range p.appendersOf[r.key][r.lr.list[pos]] {
-			if e.node[a] < 0 || a == rv.txn || used(a) {
+			if e.node[a] < 0 || a == rv.txn || inSeq[a] {
 				continue
 			}
 			app := p.txns[a].appendsTo(r.key)
@@ -768,7 +770,9 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 				continue
 			}
 			seq = append(seq, a)
+			inSeq[a] = true
 			walk(pos + len(app))
+			delete(inSeq, a)
 			seq = seq[:len(seq)-1]
 		}
 	}
@@ -804,8 +808,13 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 		val = joinValues(r.lr.list)
 	}
 	rfs := e.rfs(rv)
+	inParse := map[int32]bool{}
 	for i, ps := range parses {
 		rf := rfs[i]
+		clear(inParse)
+		for _, a := range ps.appenders {
+			inParse[a] = true
+		}
 		for j, a := range ps.appenders {
 			e.clause(rf.not(), e.act[a])
 			if j+1 < len(ps.appenders) {
@@ -817,7 +826,7 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 			e.edge(rf, litTrue, e.node[last], e.node[rv.txn], edgeRec{kind: kindWR, key: r.key, val: val, writer: last})
 		}
 		for _, a := range appenders {
-			if !slices.Contains(ps.appenders, a) {
+			if !inParse[a] { // a set: a parse may hold every appender
 				e.edge(rf, litTrue, e.node[rv.txn], e.node[a], edgeRec{kind: kindRW, key: r.key, val: val, writer: -1})
 			}
 		}

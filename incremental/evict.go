@@ -743,12 +743,38 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 			outside = append(outside, k)
 		}
 	}
+	// keptSet indexes keptOut[a] once it is long: a transaction that
+	// stays (a pinned one) gathers a kept order to most of a burst that
+	// one step evicts, and a scan per addKept made that step quadratic
+	// (issue 20, item 7). Short lists are scanned; the set never changes
+	// keptOut's order, which the rest of the step follows.
+	const keptSetMin = 32
+	keptSet := map[int32]map[int32]struct{}{}
+	hasKept := func(a, b int32) bool {
+		if m, ok := keptSet[a]; ok {
+			_, in := m[b]
+			return in
+		}
+		if len(keptOut[a]) < keptSetMin {
+			return slices.Contains(keptOut[a], b)
+		}
+		m := make(map[int32]struct{}, 2*len(keptOut[a]))
+		for _, x := range keptOut[a] {
+			m[x] = struct{}{}
+		}
+		keptSet[a] = m
+		_, in := m[b]
+		return in
+	}
 	addKept := func(a, b int32) {
-		if a == b || removed[a] || removed[b] || p.before(a, b) || slices.Contains(keptOut[a], b) {
+		if a == b || removed[a] || removed[b] || p.before(a, b) || hasKept(a, b) {
 			return
 		}
 		keptOut[a] = append(keptOut[a], b)
 		keptIn[b] = append(keptIn[b], a)
+		if m, ok := keptSet[a]; ok {
+			m[b] = struct{}{}
+		}
 	}
 	commitOf := func(t int32) (bool, bool) {
 		switch {

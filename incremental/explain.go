@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -18,6 +19,20 @@ type explainer struct {
 	// the explanation outlast the check by minutes. Past explainBudget no
 	// new case split starts; what is forced so far is still reported.
 	searches int
+	// ctx is the check's deadline: on a large core one explanation can
+	// outlast the whole budget, and --timeout overshot by seconds (issue
+	// 20, item 6). Once it is done, stopped is set and every search
+	// returns nothing, so run unwinds at once.
+	ctx     context.Context
+	stopped bool
+}
+
+// done reports whether the deadline has passed, polling the context.
+func (x *explainer) done() bool {
+	if !x.stopped && x.ctx != nil && x.ctx.Err() != nil {
+		x.stopped = true
+	}
+	return x.stopped
 }
 
 const explainBudget = 20000
@@ -82,6 +97,11 @@ func (x *explainer) cycle(extra lit) []edgeRec {
 	x.searches++
 	var best []edgeRec
 	for i := range x.e.edges {
+		// Each edge may start a search through the whole core: poll the
+		// deadline every few of them.
+		if i&63 == 0 && x.done() {
+			return nil
+		}
 		r := &x.e.edges[i]
 		if !x.holds(r, extra) {
 			continue
@@ -192,7 +212,7 @@ func (x *explainer) choices() []lit {
 func (x *explainer) run(depth int) ([]forcedStep, []edgeRec) {
 	var forced []forcedStep
 	choices := x.choices()
-	for iter := 0; iter < 1000; iter++ {
+	for iter := 0; iter < 1000 && !x.done(); iter++ {
 		x.unitPropagate()
 		if c := x.cycle(litTrue); c != nil {
 			return forced, c

@@ -280,7 +280,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				continue
 			}
 			o.checks++
-			if res, err = Check(ctx, h, o.opts, Config{MaxAnomalies: 1}); err != nil {
+			if res, err = Check(ctx, h, o.opts, Config{MaxAnomalies: 1, explainPastDeadline: true}); err != nil {
 				return out, err
 			}
 			o.conflicts += res.Stats.Conflicts
@@ -572,7 +572,7 @@ func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
 	if len(shrunk) >= len(core) {
 		return false, nil
 	}
-	an := describe(ph, shrunk)
+	an := describe(context.WithoutCancel(ctx), ph, shrunk) // an alert is always explained (Config.explainPastDeadline)
 	an.Core = sortedIDs(h, shrunk)
 	o.name(a, h, pos, an.Core)
 	a.Anomaly = an

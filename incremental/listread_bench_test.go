@@ -1,0 +1,141 @@
+package incremental
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/ingest"
+)
+
+// listReadHistory is a history of one long list read: appenders
+// transactions append n elements between them, in order, and one
+// transaction after all of them reads the whole list. Each transaction
+// follows the previous one by 10 ns. The shape adds what makes the read
+// part of an anomaly: "g-single" has the first appender write x=1 and the
+// reader read x absent (a cycle through the list read, so the core
+// search and the explanation see the list); "garbage" appends one
+// element to the read that nobody appended (found by the describe path).
+func listReadHistory(n, appenders int, shape string) *history.History {
+	h := &history.History{}
+	per := n / appenders
+	var list []history.Value
+	at := int64(1000)
+	for a := 0; a < appenders; a++ {
+		t := history.Txn{ID: "a" + strconv.Itoa(a), Session: "s" + strconv.Itoa(a), HasSession: true, HasTime: true, Start: at, End: at + 5, Status: history.Committed}
+		at += 10
+		if a == 0 && shape == "g-single" {
+			t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: history.StringValue("x"), Value: history.IntValue(1)})
+		}
+		for i := 0; i < per; i++ {
+			v := history.IntValue(int64(len(list)))
+			list = append(list, v)
+			t.Ops = append(t.Ops, history.Op{Kind: history.Append, Key: history.StringValue("l"), Value: v})
+		}
+		h.Txns = append(h.Txns, t)
+	}
+	r := history.Txn{ID: "r", Session: "reader", HasSession: true, HasTime: true, Start: at, End: at + 5, Status: history.Committed}
+	switch shape {
+	case "g-single":
+		r.Ops = append(r.Ops, history.Op{Kind: history.Read, Key: history.StringValue("x"), Value: history.Null})
+	case "garbage":
+		list = append(list, history.IntValue(-1))
+	}
+	r.Ops = append(r.Ops, history.Op{Kind: history.Read, IsList: true, Key: history.StringValue("l"), List: list})
+	h.Txns = append(h.Txns, r)
+	return h
+}
+
+// BenchmarkListRead measures one read of a long list, offline (Check)
+// and online (one Step of the evicting engine over the same history),
+// at 10^4..10^6 elements: valid reads appended by one transaction or by
+// 100 (under the unknown initial state too, where every prefix may be
+// the initial list), and reads in an anomaly, whose core search and
+// explanation handle the list text. cpu-s/op is the CPU seconds per
+// operation (user and system, GC included): on a shared machine the wall
+// time also counts waiting for a core.
+//
+//	go test ./incremental -run '^$' -bench ListRead -benchtime 1x
+func BenchmarkListRead(b *testing.B) {
+	type shape struct {
+		name      string
+		appenders int
+		init      history.InitialState
+		want      Verdict
+	}
+	shapes := []shape{
+		{"valid", 1, history.InitialEmpty, Valid},
+		{"valid", 100, history.InitialUnknown, Valid},
+		{"g-single", 1, history.InitialEmpty, Invalid},
+		{"garbage", 1, history.InitialEmpty, Invalid},
+	}
+	for _, n := range []int{10000, 100000, 1000000} {
+		for _, sh := range shapes {
+			var h *history.History
+			build := func(b *testing.B) {
+				if h == nil {
+					h = listReadHistory(n, sh.appenders, sh.name)
+				}
+				b.ResetTimer()
+			}
+			opts := history.DefaultOptions()
+			opts.InitialState = sh.init
+			name := fmt.Sprintf("%s/elements=%.0e/appenders=%d/initial=%s", sh.name, float64(n), sh.appenders, sh.init)
+			if sh.name == "valid" && sh.appenders == 1 {
+				// The yardstick: decoding the same history from its
+				// JSON Lines text, as check and run do first.
+				b.Run("decode/"+name, func(b *testing.B) {
+					build(b)
+					var text []byte
+					for i := range h.Txns {
+						text = ingest.AppendNative(text, &h.Txns[i])
+						text = append(text, '\n')
+					}
+					b.SetBytes(int64(len(text)))
+					b.ResetTimer()
+					cpu0 := cpuNanos()
+					for b.Loop() {
+						if _, _, err := ingest.ReadHistory(bytes.NewReader(text), "bench"); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(cpuNanos()-cpu0)/1e9/float64(b.N), "cpu-s/op")
+				})
+			}
+			b.Run("check/"+name, func(b *testing.B) {
+				build(b)
+				cpu0 := cpuNanos()
+				for b.Loop() {
+					res, err := Check(context.Background(), h, opts, Config{MaxAnomalies: 10})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res.Verdict != sh.want {
+						b.Fatalf("verdict %s, want %s", res.Verdict, sh.want)
+					}
+				}
+				b.ReportMetric(float64(cpuNanos()-cpu0)/1e9/float64(b.N), "cpu-s/op")
+			})
+			b.Run("online/"+name, func(b *testing.B) {
+				build(b)
+				cpu0 := cpuNanos()
+				for b.Loop() {
+					o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+					o.Release(h.Txns...)
+					o.CloseAll()
+					alerts, err := o.Step(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if got := len(alerts) > 0; got != (sh.want == Invalid) {
+						b.Fatalf("%d alerts, want verdict %s", len(alerts), sh.want)
+					}
+				}
+				b.ReportMetric(float64(cpuNanos()-cpu0)/1e9/float64(b.N), "cpu-s/op")
+			})
+		}
+	}
+}
