@@ -39,6 +39,9 @@ type HTTP struct {
 	// Addr is host:port to listen on; empty turns the server off. The
 	// default is loopback only, since the page shows transaction contents.
 	Addr string `yaml:"addr"`
+	// Pprof serves Go's profiles under /debug/pprof/ on it. Off by
+	// default: a profile or trace runs as long as the caller asks.
+	Pprof bool `yaml:"pprof"`
 }
 
 // Kafka is the Kafka source.

@@ -159,6 +159,11 @@ func flagDefs() []flagDef {
 			return nil
 		}, false},
 		{"http", fmt.Sprintf("serve /metrics, /healthz, /readyz, /api/anomalies and the status page here; empty = off (default %s)", d.HTTP.Addr), strFlag(func(c *config.Config) *string { return &c.HTTP.Addr }), false},
+		{"pprof", "also serve Go's profiles under /debug/pprof/ on --http (off by default: a profile runs as long as the caller asks)", func(c *config.Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			c.HTTP.Pprof = b
+			return err
+		}, true},
 		{"dead-letter", "write dead letters to this file, one JSON line each", strFlag(func(c *config.Config) *string { return &c.DeadLetter.File }), false},
 		{"dead-letter-topic", "also produce dead letters to this Kafka topic", strFlag(func(c *config.Config) *string { return &c.DeadLetter.Topic }), false},
 		{"status", fmt.Sprintf("status line interval on stderr; 0 = off (default %s)", d.Status.Interval), durFlag(func(c *config.Config) *config.Duration { return &c.Status.Interval }), false},
