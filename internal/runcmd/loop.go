@@ -395,6 +395,14 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	if err := r.startAlerting(ctx); err != nil {
 		return ExitError, err
 	}
+	// Ticks an interrupted run had not stepped yet (advance stops at a
+	// step boundary) are stepped now rather than at the next message.
+	if err := r.advance(ctx); err != nil {
+		if errors.Is(err, errInterrupted) {
+			return r.interrupted()
+		}
+		return ExitError, err
+	}
 	if r.caughtUp() {
 		return r.finish(ctx)
 	}
@@ -422,6 +430,9 @@ func (r *runner) run(ctx context.Context) (int, error) {
 				return r.finish(ctx)
 			}
 			if err := r.handle(ctx, &m); err != nil {
+				if errors.Is(err, errInterrupted) {
+					return r.interrupted()
+				}
 				return ExitError, err
 			}
 			if r.store != nil && r.cfg.State.CheckpointEvery > 0 && r.sinceCkpt >= r.cfg.State.CheckpointEvery {
@@ -644,11 +655,24 @@ func (r *runner) advance(ctx context.Context) error {
 		if t == math.MaxInt64 || t > w {
 			return nil
 		}
+		if ctx.Err() != nil {
+			// An interrupt stops at this step boundary: one message can
+			// let the watermark cross thousands of ticks (a backlog held
+			// back by the lateness), and stepping them all first kept a
+			// SIGTERM waiting for minutes. What is not stepped stays in
+			// the loop's state, which the checkpoint keeps; a restart
+			// steps it at the same ticks with the same sets (D1: each is
+			// final once W passed its tick).
+			return errInterrupted
+		}
 		if err := r.stepAt(ctx, t); err != nil {
 			return err
 		}
 	}
 }
+
+// errInterrupted: advance stopped at a step boundary because ctx ended.
+var errInterrupted = errors.New("run: interrupted")
 
 // stepAt gives the engine everything below tick t and steps.
 func (r *runner) stepAt(ctx context.Context, t int64) error {
@@ -699,8 +723,15 @@ func (r *runner) step(ctx context.Context) error {
 	if len(found) > 0 {
 		r.observe()
 	}
+	if testAfterStep != nil {
+		testAfterStep()
+	}
 	return err
 }
+
+// testAfterStep, when set (tests only), is called after every step: a
+// test interrupts a run at a chosen step boundary with it.
+var testAfterStep func()
 
 // emit hands one alert to the dispatcher, which records it in the outbox
 // (synced, with a state directory) before any sink sees it (D3) and
@@ -777,7 +808,8 @@ func (r *runner) finish(ctx context.Context) (int, error) {
 		}
 	}
 	r.win.Close()
-	if err := r.advance(ctx); err != nil {
+	// The end of input steps to the end: its checkpoint is taken.
+	if err := r.advance(context.WithoutCancel(ctx)); err != nil {
 		return ExitError, err
 	}
 	for _, u := range r.st.Unchecked {

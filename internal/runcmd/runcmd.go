@@ -28,7 +28,9 @@
 //	   between ticks, with the offsets they cover, in one synced batch; a
 //	   restart restores all of it and reads on from those offsets, so it
 //	   continues as if it had not stopped. An interrupt checkpoints without
-//	   stepping (a step off the tick schedule would change the engine).
+//	   stepping (a step off the tick schedule would change the engine),
+//	   at the next step boundary: the ticks the watermark crossed but not
+//	   yet stepped stay in the loop's state, and the restart steps them.
 //	D3 Alerts go through the outbox (the state store, else memory): the
 //	   dispatcher records an alert (synced) before any sink sees it and
 //	   acknowledges it per sink after, so a crash either re-sends it at
