@@ -106,12 +106,15 @@ type runner struct {
 	bodyBytes int64
 	// savedIDs is the window's ID mark the state directory covers (the
 	// window's IDs are stored apart, each once, like the bodies).
-	savedIDs      int
-	skipped       uint64
-	started       time.Time
-	lastStatus    time.Time
-	lastStatusMsg uint64
-	closers       []func() error
+	savedIDs   int
+	skipped    uint64
+	started    time.Time
+	lastStatus time.Time
+	// lastStatusIn, lastStatusChecked: accepted and checked transactions
+	// at the last status line, for its rates.
+	lastStatusIn      uint64
+	lastStatusChecked int
+	closers           []func() error
 
 	idle       []bool  // partitions logged idle
 	logStart   []int64 // Kafka log start offsets, for gap (cached)
@@ -1038,8 +1041,14 @@ func (r *runner) statusMaybe() {
 	}
 	ws := r.win.Stats()
 	es := r.engine.Stats()
-	rate := float64(r.st.Counters.Messages-r.lastStatusMsg) / time.Since(r.lastStatus).Seconds()
-	r.lastStatus, r.lastStatusMsg = time.Now(), r.st.Counters.Messages
+	now := time.Now()
+	secs := now.Sub(r.lastStatus).Seconds()
+	// Transactions in (accepted by the window) and checked (given to the
+	// engine) per second since the last line: a checker falling behind
+	// shows the second below the first.
+	inRate := float64(ws.Accepted-r.lastStatusIn) / secs
+	checkedRate := float64(es.Released-r.lastStatusChecked) / secs
+	r.lastStatus, r.lastStatusIn, r.lastStatusChecked = now, ws.Accepted, es.Released
 	broker := ""
 	if since, why := r.src.unreachable(); !since.IsZero() {
 		broker = fmt.Sprintf("; BROKER UNREACHABLE for %s (%s), retrying", time.Since(since).Round(time.Second), why)
@@ -1055,8 +1064,27 @@ func (r *runner) statusMaybe() {
 	if es.Capped > 0 {
 		inexact = fmt.Sprintf(", INEXACT: %d set aside by the pinned cap", es.Capped)
 	}
-	fmt.Fprintf(r.stderr, "streamcheck run: %d messages; window %d released, %d buffered, %d open, %d idle partitions; engine %d in the instance, %d pinned, %d evicted%s; %.0f msg/s; watermark lag %s; %s; %s%s%s\n",
-		r.st.Counters.Messages, es.Released, ws.Buffered, ws.Open, ws.IdlePartitions, es.Window, es.Pinned, es.Evicted, inexact, rate, report.Duration(ws.Lag), report.Plural(int(r.deadTotal()), "dead letter"), report.Plural(es.Alerts, "alert"), ck, broker)
+	fmt.Fprintf(r.stderr, "streamcheck run: %d messages; window %d released, %d buffered, %d open, %d idle partitions; engine %d in the instance, %d pinned, %d evicted%s; %.0f txn/s in, %.0f txn/s checked; lag %s; %s; %s%s%s\n",
+		r.st.Counters.Messages, es.Released, ws.Buffered, ws.Open, ws.IdlePartitions, es.Window, es.Pinned, es.Evicted, inexact, inRate, checkedRate, r.lagText(now), report.Plural(int(r.deadTotal()), "dead letter"), report.Plural(es.Alerts, "alert"), ck, broker)
+}
+
+// lagText is the status line's one lag: the wall clock minus the newest
+// accepted start of the partition furthest behind, the number the
+// watermark-lag metric and /readyz use (observe). The line used to show
+// the newest start minus the watermark, which is the lateness whenever
+// events flow, and read "2.0 s" while the checker was 10 s behind.
+func (r *runner) lagText(now time.Time) string {
+	lag, any := time.Duration(math.MinInt64), false
+	for _, ms := range r.st.PartMax {
+		if ms == math.MinInt64 {
+			continue // nothing accepted yet: no lag to measure
+		}
+		lag, any = max(lag, now.Sub(time.Unix(0, ms))), true
+	}
+	if !any {
+		return "unknown (nothing accepted yet)"
+	}
+	return fmt.Sprintf("%.1f s behind the wall clock", max(lag, 0).Seconds())
 }
 
 func (r *runner) summary(why string) {
