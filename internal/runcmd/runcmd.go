@@ -57,8 +57,10 @@ import (
 	"syscall"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/config"
+	"github.com/streamcheck/streamcheck/state"
 )
 
 // Exit codes, as check's.
@@ -92,8 +94,27 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			if cerr := r.close(); err == nil {
 				err = cerr
 			}
+			if err != nil {
+				err = corruptError(cfg, err)
+			}
 			return code, err
 		})
+}
+
+// corruptError gives damage found in the state directory (a Pebble table
+// or the body file failing its checksum) one clear message: what is
+// damaged, and how to recover. Nothing read from damaged bytes was used:
+// the run stops rather than check, or alert, on them.
+func corruptError(cfg *runConfig, err error) error {
+	if !errors.Is(err, state.ErrCorrupt) && !errors.Is(err, incremental.ErrCorrupt) {
+		return err
+	}
+	from := "the file from its first line"
+	if cfg.Source == "kafka" {
+		from = "the topic from --start (earliest: its first offset still kept)"
+	}
+	return fmt.Errorf("state directory corrupt: %w\nto recover: move %s aside (it is kept for inspection) and run again with an empty state directory; the check starts over, reading %s, and alerts already sent may be sent again",
+		err, cfg.State.Dir, from)
 }
 
 // flagDef maps one flag onto the configuration; flags are applied over the
