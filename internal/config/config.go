@@ -60,7 +60,8 @@ type Kafka struct {
 	MinFetchBytes Size     `yaml:"min_fetch_bytes"`
 	MaxFetchBytes Size     `yaml:"max_fetch_bytes"`
 	MaxWait       Duration `yaml:"max_wait"`
-	// MaxEventBytes: a larger message is dead-lettered as oversized.
+	// MaxEventBytes: a larger message is dead-lettered as oversized; it
+	// bounds the lines of stdin and of a followed file too.
 	MaxEventBytes Size `yaml:"max_event_bytes"`
 	// StopAtEnd: exit once every partition has been read up to the end
 	// it had at start, like stdin's end of input (backfills, tests).

@@ -365,13 +365,13 @@ func (r *runner) start(ctx context.Context) error {
 		}
 		r.src = newKafkaSource(ctx, *r.kafka, r.next)
 	case "-":
-		s, err := newLineSource(ctx, "-", r.stdin, false, 0, 0, 0)
+		s, err := newLineSource(ctx, "-", r.stdin, false, 0, 0, 0, int(r.cfg.Kafka.MaxEventBytes))
 		if err != nil {
 			return err
 		}
 		r.src = s
 	default:
-		s, err := newLineSource(ctx, r.cfg.Source, nil, true, time.Duration(r.cfg.Status.Poll), r.next[0], r.st.Line)
+		s, err := newLineSource(ctx, r.cfg.Source, nil, true, time.Duration(r.cfg.Status.Poll), r.next[0], r.st.Line, int(r.cfg.Kafka.MaxEventBytes))
 		if err != nil {
 			return err
 		}
@@ -520,7 +520,11 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 	case m.oversized:
 		r.al.m.Reject("oversized")
 		r.st.Counters.Oversized++
-		r.deadLetter(m, "oversized", fmt.Sprintf("%d bytes > max_event_bytes %d", len(m.value), r.cfg.Kafka.MaxEventBytes), nil)
+		size := int64(len(m.value))
+		if m.size > 0 {
+			size = m.size // a line source keeps only the line's start
+		}
+		r.deadLetter(m, "oversized", fmt.Sprintf("%d bytes > max_event_bytes %d", size, r.cfg.Kafka.MaxEventBytes), nil)
 		return nil
 	case m.err != nil:
 		reason := "invalid"

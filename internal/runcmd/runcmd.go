@@ -200,7 +200,7 @@ func flagDefs() []flagDef {
 		{"start", fmt.Sprintf("where a fresh state directory starts reading: earliest or latest (default %s)", d.Kafka.Start), strFlag(func(c *config.Config) *string { return &c.Kafka.Start }), false},
 		{"fetch-min-bytes", fmt.Sprintf("Kafka fetch minimum (default %d)", d.Kafka.MinFetchBytes), sizeFlag(func(c *config.Config) *config.Size { return &c.Kafka.MinFetchBytes }), false},
 		{"fetch-max-bytes", fmt.Sprintf("Kafka fetch maximum (default %d)", d.Kafka.MaxFetchBytes), sizeFlag(func(c *config.Config) *config.Size { return &c.Kafka.MaxFetchBytes }), false},
-		{"max-event-bytes", fmt.Sprintf("larger messages are dead-lettered as oversized (default %d)", d.Kafka.MaxEventBytes), sizeFlag(func(c *config.Config) *config.Size { return &c.Kafka.MaxEventBytes }), false},
+		{"max-event-bytes", fmt.Sprintf("larger events (Kafka messages, lines of stdin or a file) are dead-lettered as oversized, read in bounded memory (default %d)", d.Kafka.MaxEventBytes), sizeFlag(func(c *config.Config) *config.Size { return &c.Kafka.MaxEventBytes }), false},
 		{"stop-at-end", "exit once every partition is read to the end it had at start", func(c *config.Config, v string) error {
 			b, err := strconv.ParseBool(v)
 			c.Kafka.StopAtEnd = b
