@@ -106,9 +106,11 @@ type runner struct {
 	bodyBytes int64
 	// savedIDs is the window's ID mark the state directory covers (the
 	// window's IDs are stored apart, each once, like the bodies).
-	savedIDs   int
-	skipped    uint64
-	started    time.Time
+	savedIDs int
+	skipped  uint64
+	started  time.Time
+	// lastInput is when the source last delivered a message (idle_release).
+	lastInput  time.Time
 	lastStatus time.Time
 	// lastStatusIn, lastStatusChecked: accepted and checked transactions
 	// at the last status line, for its rates.
@@ -381,7 +383,7 @@ func (r *runner) start(ctx context.Context) error {
 }
 
 func (r *runner) run(ctx context.Context) (int, error) {
-	r.started, r.lastStatus, r.lastCkpt = time.Now(), time.Now(), time.Now()
+	r.started, r.lastStatus, r.lastCkpt, r.lastInput = time.Now(), time.Now(), time.Now(), time.Now()
 	if lv := r.cfg.opts.Level; lv != history.StrictSerializable {
 		fmt.Fprintf(r.stderr, "streamcheck run: checking strict-serializable (the database promises %s; real time is assumed, Vbox Theorem 3.5): an alert with needs_realtime=true is a real-time violation, not a proven %s violation\n", lv, lv)
 	}
@@ -426,6 +428,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 			if !ok {
 				return r.interrupted()
 			}
+			r.lastInput = time.Now()
 			if m.end {
 				if m.err != nil {
 					return ExitError, m.err
@@ -448,6 +451,12 @@ func (r *runner) run(ctx context.Context) (int, error) {
 			}
 		case <-ticker.C:
 			r.logIdle()
+			if err := r.releaseIdle(ctx); err != nil {
+				if errors.Is(err, errInterrupted) {
+					return r.interrupted()
+				}
+				return ExitError, err
+			}
 			r.observe()
 			if r.store != nil && r.cfg.State.CheckpointInterval > 0 && r.sinceCkpt > 0 &&
 				time.Since(r.lastCkpt) >= time.Duration(r.cfg.State.CheckpointInterval) {
@@ -463,6 +472,38 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		}
 		r.statusMaybe()
 	}
+}
+
+// releaseIdle: when stdin or a followed file has been quiet for
+// idle_release of wall-clock time, W moves to the tick above the greatest
+// start accepted (window.RaiseTo), so that the last transactions are
+// released and stepped instead of waiting, for as long as the file stays
+// quiet, for events that would move W past them. It is the rule Kafka's
+// idle partitions follow (the window stops waiting for a partition that
+// says nothing), on the wall clock since a file has no other partition
+// whose event time could tell: an event that arrives later and starts
+// before the new W is dead-lettered as late, counted, and the verdict
+// says partial; none is while the source keeps the lateness promise in
+// wall-clock terms and idle_release is above the lateness. With no such
+// late event the steps are those of a run that never paused (D1: the set
+// at each tick is final once W passed it), so the alerts are the same.
+func (r *runner) releaseIdle(ctx context.Context) error {
+	d := time.Duration(r.cfg.Check.IdleRelease)
+	if r.kafka != nil || d <= 0 || time.Since(r.lastInput) < d {
+		return nil
+	}
+	ws := r.win.Stats()
+	if ws.MaxStart == math.MinInt64 || ws.Watermark == math.MaxInt64 {
+		return nil // nothing accepted yet, or the input ended
+	}
+	t := r.tickAbove(ws.MaxStart)
+	if t == math.MaxInt64 || ws.Watermark >= t {
+		return nil // released already, or nothing above to move to
+	}
+	r.win.RaiseTo(t)
+	r.cfg.log.Info("input quiet: its last transactions are checked; a later event that starts before the watermark is dead-lettered as late",
+		"quiet_for", time.Since(r.lastInput).Round(time.Millisecond), "idle_release", d, "watermark", t)
+	return r.advance(ctx)
 }
 
 // logIdle says which partitions stopped (or resumed) holding the

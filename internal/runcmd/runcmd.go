@@ -40,8 +40,12 @@
 //	   the end of a run it waits at most flushTimeout for them.
 //
 // What stays interleaving-dependent, by nature: which copy of an id sent
-// to two partitions counts (the other is a duplicate), and events of a
-// partition that went idle (idle_timeout) and came back.
+// to two partitions counts (the other is a duplicate), events of a
+// partition that went idle (idle_timeout) and came back, and, for stdin
+// or a followed file, events that arrive after it was quiet for
+// idle_release (wall clock) and start before the watermark it moved to
+// (dead-lettered as late; releaseIdle). Without such events the steps
+// are the same as without the pause.
 package runcmd
 
 import (
@@ -161,6 +165,7 @@ func flagDefs() []flagDef {
 		{"indoubt", fmt.Sprintf("in-doubt horizon for unknown outcomes; none = +∞, which pins the window (default %s)", d.Check.InDoubt), durFlag(func(c *config.Config) *config.Duration { return &c.Check.InDoubt }), false},
 		{"initial-state", fmt.Sprintf("initial state of keys: unknown (a live database) or empty (default %s)", d.Check.InitialState), strFlag(func(c *config.Config) *string { return &c.Check.InitialState }), false},
 		{"idle-timeout", fmt.Sprintf("event time a partition may stay silent before it stops holding the watermark back; 0 = off (default %s)", d.Check.IdleTimeout), durFlag(func(c *config.Config) *config.Duration { return &c.Check.IdleTimeout }), false},
+		{"idle-release", fmt.Sprintf("wall-clock quiet of stdin or a followed file after which its last transactions are checked (the watermark passes the last start; a later event starting before it is dead-lettered as late); keep it above the lateness; 0 = off (default %s)", d.Check.IdleRelease), durFlag(func(c *config.Config) *config.Duration { return &c.Check.IdleRelease }), false},
 		{"tick", fmt.Sprintf("the engine steps each time the watermark crosses a multiple of this, in event time (default %s)", d.Check.Tick), durFlag(func(c *config.Config) *config.Duration { return &c.Check.Tick }), false},
 		{"evict", "evict time-closed, settled transactions (EXACTNESS.md §5); false re-checks the whole released history at every step (default true)", func(c *config.Config, v string) error {
 			b, err := strconv.ParseBool(v)
