@@ -35,7 +35,7 @@ func TestInterruptStopsAtStepBoundary(t *testing.T) {
 	}
 	want, _ := alertIDs(t, out)
 	wantTotals := totals(t, filepath.Join(dir, "a"))
-	if wantTotals["steps"] < 20 {
+	if wantTotals["steps"] < 10 {
 		t.Fatalf("the stream steps %d times; the test needs many ticks crossed by one message", wantTotals["steps"])
 	}
 
