@@ -1196,6 +1196,9 @@ func (r *runner) deadLetter(m *message, reason, detail string, t *history.Txn) {
 	if len(dl.Event) > maxDeadEvent {
 		dl.Event, dl.Truncated = dl.Event[:maxDeadEvent], true
 	}
+	if m.size > int64(len(m.value)) {
+		dl.Truncated = true // an oversized line: the source kept its start
+	}
 	if r.kafka != nil {
 		p, off := m.part, m.offset
 		dl.Topic, dl.Partition, dl.Offset = r.cfg.Kafka.Topic, &p, &off

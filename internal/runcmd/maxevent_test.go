@@ -64,7 +64,10 @@ func TestMaxEventBytesOnStdin(t *testing.T) {
 			t.Errorf("dead letters lack %s:\n%.600s", want, got)
 		}
 	}
-	if strings.Contains(errb.String(), "2 transactions checked") == false {
+	if !strings.Contains(got, `"truncated":true`) {
+		t.Errorf("the 256 MiB line's dead letter does not say it is truncated:\n%.600s", got)
+	}
+	if !strings.Contains(errb.String(), "2 transactions checked") {
 		t.Errorf("want W and R checked, B and H set aside:\n%s", errb.String())
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > huge/4 {
