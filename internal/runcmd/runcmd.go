@@ -113,6 +113,10 @@ func corruptError(cfg *runConfig, err error) error {
 	if !errors.Is(err, state.ErrCorrupt) && !errors.Is(err, incremental.ErrCorrupt) {
 		return err
 	}
+	if cfg.State.Dir == "" {
+		// No state directory: the damage is in the temporary spill file.
+		return fmt.Errorf("%w (the disk returned other bytes than were written; nothing was checked on them: run again)", err)
+	}
 	from := "the file from its first line"
 	if cfg.Source == "kafka" {
 		from = "the topic from --start (earliest: its first offset still kept)"
