@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -621,8 +622,14 @@ func (o *Online) find(id string) (int, bool) {
 		if o.gone(i) {
 			continue
 		}
-		if t, err := o.spill.get(i); err == nil && t.ID == id {
+		t, err := o.spill.get(i)
+		if err == nil && t.ID == id {
 			return i, true
+		}
+		if errors.Is(err, ErrCorrupt) && o.spillErr == nil {
+			// Not a match, but not silently: the next snapshot fails
+			// with it, which stops a checkpointed run.
+			o.spillErr = err
 		}
 	}
 	return 0, false

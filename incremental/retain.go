@@ -2,7 +2,6 @@ package incremental
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -308,13 +307,9 @@ func (s *spill) readBlock(c int) ([]int64, error) {
 	if err := s.w.Flush(); err != nil {
 		return nil, fmt.Errorf("engine: reading spilled offsets: %w", err)
 	}
-	var b [8 * logChunkSize]byte
-	if _, err := s.f.ReadAt(b[:], s.block[c]-1); err != nil {
-		return nil, fmt.Errorf("engine: reading the offsets of chunk %d: %w", c, err)
-	}
 	offs := make([]int64, logChunkSize)
-	for k := range offs {
-		offs[k] = int64(binary.LittleEndian.Uint64(b[8*k:]))
+	if err := s.readOffsets(c, offs); err != nil {
+		return nil, err
 	}
 	return offs, nil
 }

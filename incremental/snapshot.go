@@ -15,7 +15,12 @@ import (
 // snapshotVersion changes whenever the snapshot's meaning changes; a
 // snapshot of another version is refused rather than misread, because a
 // misread engine state would silently change verdicts.
-const snapshotVersion = 4
+const snapshotVersion = 5
+
+// snapshotVersionNoCRC is version 5 before the body file's records had
+// checksums: its body file is read without them (spill.crcFrom is its
+// length), and what is appended after it has them.
+const snapshotVersionNoCRC = 4
 
 // snapshotVersionNoRetention is version 4 before retention: no rewind
 // points, no chunk marks, and no body gone (a gone body's table entry is
@@ -93,6 +98,9 @@ type spillSnapshot struct {
 	// ChunkAt is spill.chunkAt as varint deltas, Cut spill.cut.
 	ChunkAt []byte `json:",omitempty"`
 	Cut     int64  `json:",omitempty"`
+	// CRCFrom is spill.crcFrom: records before it have no checksum
+	// (written by a binary before version 5).
+	CRCFrom int64 `json:",omitempty"`
 }
 
 // Snapshot returns the whole engine state as deterministic bytes, so that a
@@ -221,6 +229,7 @@ func (o *Online) SnapshotDurable() (snap []byte, sync func() error, err error) {
 	slices.Sort(indexed)
 	ss.Indexed = appendDeltas(nil, indexed)
 	ss.ChunkAt, ss.Cut = appendDeltas(nil, sp.chunkAt), sp.cut
+	ss.CRCFrom = sp.crcFrom
 	s.Spill = ss
 	s.Rewinds = o.snapshotRewinds(true)
 	if snap, err = json.Marshal(s); err != nil {
@@ -306,9 +315,17 @@ func readDeltas(b []byte) ([]int64, error) {
 // memory when SnapshotDurable took s: the evicted ones stay in the file
 // (the stubs of a live chunk are read from it), so a restart reads what
 // the engine held, not every body released.
-func (o *Online) restoreDurable(path string, ss *spillSnapshot, n int) error {
+func (o *Online) restoreDurable(path string, ss *spillSnapshot, n int, version int) error {
 	sp := &o.spill
 	sp.path = path
+	sp.crcFrom = ss.CRCFrom
+	if version < snapshotVersion {
+		// Its records have no checksums; what this engine appends has.
+		sp.crcFrom = ss.End
+	}
+	if sp.crcFrom < 0 || sp.crcFrom > ss.End {
+		return fmt.Errorf("checksums from byte %d of a body file of %d", sp.crcFrom, ss.End)
+	}
 	if err := sp.reopen(ss.End); err != nil {
 		return err
 	}
@@ -379,7 +396,11 @@ func (o *Online) restoreDurable(path string, ss *spillSnapshot, n int) error {
 		if err != nil {
 			return history.Txn{}, err
 		}
-		return decodeTxn(b)
+		t, err := decodeTxn(b)
+		if err != nil {
+			return t, sp.corrupt(fmt.Sprintf("body %d", i), sp.durable[i]-1, err.Error())
+		}
+		return t, nil
 	}
 	chunks := (n + logChunkSize - 1) >> logChunkBits
 	l := &o.log
@@ -406,7 +427,9 @@ func (o *Online) restoreDurable(path string, ss *spillSnapshot, n int) error {
 			} else if c < len(sp.at) && sp.at[c][k] > 0 {
 				var b []byte
 				if b, err = read(i, sp.at[c][k]); err == nil {
-					txns[k], err = decodeStub(b)
+					if txns[k], err = decodeStub(b); err != nil {
+						err = sp.corrupt(fmt.Sprintf("body %d", i), sp.at[c][k]-1, err.Error())
+					}
 				}
 				l.spilled[c]++
 			} else {
@@ -567,7 +590,7 @@ func RestoreOnlineAt(opts history.Options, spillPath string, snap []byte, each f
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("engine snapshot: %w", err)
 	}
-	if s.Version != snapshotVersion && s.Version != snapshotVersionNoRetention && s.Version != snapshotVersionFlagsAsBools {
+	if s.Version != snapshotVersion && s.Version != snapshotVersionNoCRC && s.Version != snapshotVersionNoRetention && s.Version != snapshotVersionFlagsAsBools {
 		return nil, fmt.Errorf("engine snapshot: version %d, this build reads version %d", s.Version, snapshotVersion)
 	}
 	want := NewOnline(opts)
@@ -632,7 +655,7 @@ func RestoreOnlineAt(opts history.Options, spillPath string, snap []byte, each f
 		if spillPath == "" {
 			return nil, fmt.Errorf("engine snapshot: its bodies are in a file, and none was given")
 		}
-		if err := o.restoreDurable(spillPath, s.Spill, n); err != nil {
+		if err := o.restoreDurable(spillPath, s.Spill, n, s.Version); err != nil {
 			return nil, fmt.Errorf("engine snapshot: %w", err)
 		}
 		if err := o.readRewinds(s.Spill.End); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"strings"
@@ -71,6 +72,38 @@ type spill struct {
 	cut, punched int64
 	// floorChunk is the retention floor's chunk (writeOut).
 	floorChunk int
+	// crcFrom is where checksummed records begin: every record and
+	// offset block written at or after it ends in the CRC-32C of its
+	// bytes (crcSize), checked on every read. 0 for a file this binary
+	// started; a body file restored from an older snapshot, whose
+	// records have none, has its length then (its old records are read
+	// as before, everything appended is checked).
+	crcFrom int64
+}
+
+// crcSize is the checksum after each record and offset block.
+const crcSize = 4
+
+// crcTable is CRC-32C (Castagnoli), the checksum Pebble's blocks and
+// most storage formats use; the CPU computes it (SSE 4.2, ARMv8).
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrCorrupt: a record or offset block of the body file failed its
+// checksum or cannot be decoded. The bytes on disk are damaged; nothing
+// read from them is used (no alert is confirmed, no engine restored).
+var ErrCorrupt = errors.New("engine: body file corrupt")
+
+// name is the file, for errors.
+func (s *spill) name() string {
+	if s.path != "" {
+		return s.path
+	}
+	return "the temporary spill file"
+}
+
+// corrupt is the error for damage found at off.
+func (s *spill) corrupt(what string, off int64, why string) error {
+	return fmt.Errorf("%w: %s: %s at byte offset %d: %s", ErrCorrupt, s.name(), what, off, why)
 }
 
 // readAhead is how much of the file one read brings into rd.
@@ -206,15 +239,12 @@ func (s *spill) offset(i int) (int64, error) {
 		return 0, fmt.Errorf("engine: reading a spilled body: %w", err)
 	}
 	if s.offs == nil || s.offsChunk != c {
-		var b [8 * logChunkSize]byte
-		if _, err := s.f.ReadAt(b[:], s.block[c]-1); err != nil {
-			return 0, fmt.Errorf("engine: reading the offset of spilled body %d: %w", i, err)
-		}
 		if s.offs == nil {
 			s.offs = make([]int64, logChunkSize)
 		}
-		for k := range s.offs {
-			s.offs[k] = int64(binary.LittleEndian.Uint64(b[8*k:]))
+		s.offsChunk = -1 // until read whole
+		if err := s.readOffsets(c, s.offs); err != nil {
+			return 0, err
 		}
 		s.offsChunk = c
 	}
@@ -241,16 +271,47 @@ func (s *spill) writeOut(c int) error {
 		s.block[c], s.at[c] = goneOff, nil
 		return nil
 	}
-	var b [8 * logChunkSize]byte
+	var b [8*logChunkSize + crcSize]byte
 	for k, off := range s.at[c] {
 		binary.LittleEndian.PutUint64(b[8*k:], uint64(off))
 	}
-	if _, err := s.w.Write(b[:]); err != nil {
+	n := 8 * logChunkSize
+	if s.end >= s.crcFrom {
+		binary.LittleEndian.PutUint32(b[n:], crc32.Checksum(b[:n], crcTable))
+		n += crcSize
+	}
+	if _, err := s.w.Write(b[:n]); err != nil {
 		return fmt.Errorf("engine: spilling offsets: %w", err)
 	}
 	s.block[c] = s.end + 1
-	s.end += int64(len(b))
+	s.end += int64(n)
 	s.at[c] = nil
+	return nil
+}
+
+// readOffsets reads chunk c's written-out offset block into offs,
+// checking its checksum where it has one.
+func (s *spill) readOffsets(c int, offs []int64) error {
+	var b [8*logChunkSize + crcSize]byte
+	at, n := s.block[c]-1, 8*logChunkSize
+	if at >= s.crcFrom {
+		n += crcSize
+	}
+	if at < 0 || at+int64(n) > s.end {
+		return s.corrupt(fmt.Sprintf("offsets of chunk %d", c), at, "beyond the file's end")
+	}
+	if _, err := s.f.ReadAt(b[:n], at); err != nil {
+		return fmt.Errorf("engine: reading the offsets of chunk %d: %w", c, err)
+	}
+	if n > 8*logChunkSize {
+		m := 8 * logChunkSize
+		if got, want := crc32.Checksum(b[:m], crcTable), binary.LittleEndian.Uint32(b[m:]); got != want {
+			return s.corrupt(fmt.Sprintf("offsets of chunk %d", c), at, fmt.Sprintf("checksum %08x, recorded %08x", got, want))
+		}
+	}
+	for k := range offs {
+		offs[k] = int64(binary.LittleEndian.Uint64(b[8*k:]))
+	}
 	return nil
 }
 
@@ -270,7 +331,8 @@ func (s *spill) putRaw(i int, b []byte) error {
 	return nil
 }
 
-// write appends record b and returns its offset.
+// write appends record b and returns its offset: its length, b, and
+// (at or after crcFrom) the CRC-32C of both.
 func (s *spill) write(b []byte) (int64, error) {
 	var n [binary.MaxVarintLen64]byte
 	k := binary.PutUvarint(n[:], uint64(len(b)))
@@ -282,6 +344,14 @@ func (s *spill) write(b []byte) (int64, error) {
 	}
 	off := s.end
 	s.end += int64(k + len(b))
+	if off >= s.crcFrom {
+		var c [crcSize]byte
+		binary.LittleEndian.PutUint32(c[:], crc32.Update(crc32.Checksum(n[:k], crcTable), crcTable, b))
+		if _, err := s.w.Write(c[:]); err != nil {
+			return 0, fmt.Errorf("engine: spilling a body: %w", err)
+		}
+		s.end += crcSize
+	}
 	return off, nil
 }
 
@@ -293,7 +363,10 @@ func (s *spill) get(i int) (history.Txn, error) {
 	}
 	t, err := decodeTxn(b)
 	if err != nil {
-		return t, fmt.Errorf("engine: spilled body %d: %w", i, err)
+		// A record that passed its checksum (or has none) but does not
+		// decode is damage too.
+		off, _ := s.offset(i)
+		return t, s.corrupt(fmt.Sprintf("body %d", i), off, err.Error())
 	}
 	return t, nil
 }
@@ -315,19 +388,36 @@ func (s *spill) recordAt(off int64, i int) ([]byte, error) {
 	if err := s.w.Flush(); err != nil {
 		return nil, fmt.Errorf("engine: reading a spilled body: %w", err)
 	}
+	what := fmt.Sprintf("record %d", i)
+	if off < 0 || off >= s.end {
+		return nil, s.corrupt(what, off, fmt.Sprintf("beyond the file's end (%d bytes)", s.end))
+	}
 	head, err := s.view(off, binary.MaxVarintLen64)
 	if len(head) == 0 {
 		return nil, fmt.Errorf("engine: reading spilled body %d: %v", i, err)
 	}
 	size, k := binary.Uvarint(head)
-	if k <= 0 || size > uint64(s.end-off) {
-		return nil, fmt.Errorf("engine: spilled body %d: bad length", i)
+	sum := uint64(0)
+	if off >= s.crcFrom {
+		sum = crcSize
 	}
-	b, err := s.view(off+int64(k), int(size))
-	if len(b) < int(size) {
+	if k <= 0 || size > uint64(s.end-off) || uint64(k)+size+sum > uint64(s.end-off) {
+		return nil, s.corrupt(what, off, "bad length")
+	}
+	// The length's bytes, before the next view reuses its buffer.
+	var hdr [binary.MaxVarintLen64]byte
+	copy(hdr[:], head[:k])
+	b, err := s.view(off+int64(k), int(size+sum))
+	if len(b) < int(size+sum) {
 		return nil, fmt.Errorf("engine: reading spilled body %d: %v", i, err)
 	}
-	return b, nil
+	if sum > 0 {
+		got := crc32.Update(crc32.Checksum(hdr[:k], crcTable), crcTable, b[:size])
+		if want := binary.LittleEndian.Uint32(b[size:]); got != want {
+			return nil, s.corrupt(what, off, fmt.Sprintf("checksum %08x, recorded %08x", got, want))
+		}
+	}
+	return b[:size], nil
 }
 
 // stubOf is what stays in memory of an evicted transaction. Its strings

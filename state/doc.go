@@ -32,6 +32,12 @@
 //	   only after a Save whose snapshot names nothing before it is
 //	   durable, so the previous checkpoint's records are never freed
 //	   while a crash could still restore it.
+//	S8 Damage is reported, never panicked on nor read past: a Pebble file
+//	   that fails its checksum (found in a read or in the background)
+//	   makes every operation return a *CorruptError naming it (ErrCorrupt);
+//	   the body file's records carry a CRC-32C each (format 4), which the
+//	   engine checks on every read (incremental.ErrCorrupt). A version 2 or
+//	   3 directory is marked 4 when opened, so an older binary refuses it.
 //
 // Concurrency: a Store is safe for use by one goroutine that checkpoints
 // and others that use the outbox (Pebble is); Save calls must not overlap.

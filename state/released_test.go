@@ -135,7 +135,7 @@ func TestBlobBodiesSurvivePowerLoss(t *testing.T) {
 	}
 }
 
-// TestVersion2Upgraded: a version 2 directory opens as version 3 (an
+// TestVersion2Upgraded: a version 2 directory opens as version 4 (an
 // earlier binary then refuses it rather than look for bodies under r/),
 // its r/ bodies still load, and the checkpoint that says DropReleased
 // deletes them.
@@ -156,8 +156,8 @@ func TestVersion2Upgraded(t *testing.T) {
 	if s, err = Open(dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if v, _, err := s.get(keyFormat); err != nil || string(v) != "\x00\x00\x00\x03" {
-		t.Fatalf("format key %q (%v), want version 3", v, err)
+	if v, _, err := s.get(keyFormat); err != nil || string(v) != "\x00\x00\x00\x04" {
+		t.Fatalf("format key %q (%v), want version 4", v, err)
 	}
 	c, ok, err := s.Load()
 	if err != nil || !ok || !slices.EqualFunc(c.Released, bodies, slices.Equal[[]byte]) {

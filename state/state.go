@@ -20,14 +20,22 @@ import (
 
 // FormatVersion is the layout this package writes and reads (FORMAT.md).
 // Bump it on any change a previous version would misread.
-const FormatVersion uint32 = 3
+const FormatVersion uint32 = 4
 
 // formatBodiesInPebble is version 3 before the engine's bodies moved to
 // their own file (BodyFile): its checkpoints keep them under r/. This
-// binary reads it, and marks the directory version 3 when it opens it, so
+// binary reads it, and marks the directory version 4 when it opens it, so
 // that an earlier binary, which would look for every body under r/,
 // refuses the directory instead.
 const formatBodiesInPebble uint32 = 2
+
+// formatBodiesNoCRC is version 4 before the body file's records had
+// checksums. This binary reads its body file as it is (the engine
+// snapshot says where checksummed records begin) and marks the directory
+// version 4 when it opens it: a version 3 binary would read the records
+// appended since with their checksums as part of the next record, and
+// refuses the directory instead ("written by a newer streamcheck").
+const formatBodiesNoCRC uint32 = 3
 
 // bodyFileName is the engine's body file in the directory (FORMAT.md).
 const bodyFileName = "streamcheck-bodies"
@@ -39,7 +47,68 @@ var (
 	ErrLocked = errors.New("state: directory in use by another process")
 	// ErrSource: the directory checkpoints a different source.
 	ErrSource = errors.New("state: directory belongs to another source")
+	// ErrCorrupt: Pebble found damaged data in the directory (a block
+	// whose checksum does not match, a table it cannot decode). The
+	// error is a *CorruptError naming what.
+	ErrCorrupt = errors.New("state: data corrupt")
 )
+
+// CorruptError is damage Pebble found in a state directory, in a read,
+// a write or in the background (compactions, table statistics).
+type CorruptError struct {
+	Dir string
+	// Files are the damaged files Pebble named (tables, blob files).
+	Files []string
+	// Op is what the store was doing when it saw the damage.
+	Op  string
+	Err error
+}
+
+func (e *CorruptError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "state: %s is damaged", e.Dir)
+	if len(e.Files) > 0 {
+		fmt.Fprintf(&b, ": Pebble file %s", strings.Join(e.Files, ", "))
+	}
+	if e.Op != "" {
+		fmt.Fprintf(&b, " (found while %s)", e.Op)
+	}
+	if e.Err != nil {
+		msg, _, _ := strings.Cut(e.Err.Error(), "\n")
+		fmt.Fprintf(&b, ": %s", msg)
+	}
+	return b.String()
+}
+
+// Unwrap makes errors.Is find ErrCorrupt, and pebble.IsCorruptionError
+// Pebble's mark.
+func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+
+// damage collects the files Pebble reported corrupt (its DataCorruption
+// event, which may come from a background goroutine).
+type damage struct {
+	mu    sync.Mutex
+	files []string
+	first error
+}
+
+func (d *damage) note(info pebble.DataCorruptionInfo) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !slices.Contains(d.files, info.Path) {
+		d.files = append(d.files, info.Path)
+	}
+	if d.first == nil {
+		d.first = info.Details
+	}
+}
+
+// seen returns the files reported so far and the first report's error.
+func (d *damage) seen() ([]string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.files), d.first
+}
 
 // ErrBodyGone is returned by Body for a body that was deleted by the
 // retention bound (or never stored).
@@ -88,6 +157,9 @@ type Store struct {
 	db   *pebble.DB
 	dir  string
 	opts Options
+	// dmg is the damage Pebble reported; once any is, every operation
+	// fails with it (a store that read one bad block may hold others).
+	dmg *damage
 	// outMu orders outbox read-modify-writes (Put's sequence, Done).
 	outMu sync.Mutex
 	// seq is the last checkpoint's sequence number once Save has read or
@@ -153,6 +225,18 @@ func Open(dir string, opts Options) (*Store, error) {
 	// A directory with files but no Pebble database is not ours; Pebble
 	// would happily create one among them.
 	popts := &pebble.Options{FS: fs, Logger: pebbleLogger{lg}, FormatMajorVersion: pebble.FormatValueSeparation}
+	// Pebble's default answer to a corrupt file is its logger's Fatalf,
+	// which panics, on whatever goroutine found it (often a background
+	// one, where nothing can recover): the run died with a goroutine
+	// dump. The damage is recorded instead, and the store's next
+	// operation returns it as a *CorruptError.
+	dmg := &damage{}
+	popts.EventListener = &pebble.EventListener{
+		DataCorruption: func(info pebble.DataCorruptionInfo) {
+			lg.Error("state directory: Pebble found damaged data", "file", info.Path, "err", info.Details)
+			dmg.note(info)
+		},
+	}
 	popts.Experimental.ValueSeparationPolicy = func() pebble.ValueSeparationPolicy {
 		// Most bytes are released bodies, one value of some hundred KB per
 		// checkpoint, written once and read only on restart. In the LSM
@@ -166,7 +250,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	// snappy, 12% less disk (1M blindw-rw: 101 MB, snappy 115 MB, none
 	// 228 MB).
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionFastest })
-	db, err := pebble.Open(dir, popts)
+	db, err := openPebble(dir, popts)
 	if err != nil {
 		// Another process: flock's EAGAIN; this process: Pebble's own
 		// registry, which has no sentinel.
@@ -174,14 +258,70 @@ func Open(dir string, opts Options) (*Store, error) {
 			strings.Contains(err.Error(), "lock held by current process") {
 			return nil, fmt.Errorf("%w: %s is locked (is another streamcheck run using it?)", ErrLocked, dir)
 		}
+		if pebble.IsCorruptionError(err) {
+			files, _ := dmg.seen()
+			return nil, &CorruptError{Dir: dir, Files: files, Op: "opening it", Err: err}
+		}
 		return nil, fmt.Errorf("state: open %s: %w", dir, err)
 	}
-	s := &Store{db: db, dir: dir, opts: opts}
+	s := &Store{db: db, dir: dir, opts: opts, dmg: dmg}
 	if err := s.checkFormat(); err != nil {
+		err = s.guardErr("opening it", err)
 		db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// openPebble is pebble.Open with a corruption panic turned into its
+// error: Pebble returns most corruption as errors, but the state
+// boundary does not count on it.
+func openPebble(dir string, popts *pebble.Options) (db *pebble.DB, err error) {
+	defer recoverCorrupt(&err)
+	return pebble.Open(dir, popts)
+}
+
+// recoverCorrupt turns a panic whose value is a Pebble corruption error
+// into that error; any other panic goes on.
+func recoverCorrupt(err *error) {
+	if r := recover(); r != nil {
+		if e, ok := r.(error); ok && pebble.IsCorruptionError(e) {
+			*err = e
+			return
+		}
+		panic(r)
+	}
+}
+
+// guard is deferred by the store's operations: a Pebble corruption
+// panic becomes an error, and a corruption error, or damage Pebble
+// reported in the background, becomes a *CorruptError naming the files.
+func (s *Store) guard(op string, err *error) {
+	if r := recover(); r != nil {
+		e, ok := r.(error)
+		if !ok || !pebble.IsCorruptionError(e) {
+			panic(r)
+		}
+		*err = e
+	}
+	*err = s.guardErr(op, *err)
+}
+
+func (s *Store) guardErr(op string, err error) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return err
+	}
+	files, first := s.dmg.seen()
+	switch {
+	case err != nil && pebble.IsCorruptionError(err):
+		return &CorruptError{Dir: s.dir, Files: files, Op: op, Err: err}
+	case len(files) > 0:
+		// Found in the background: this operation may have succeeded,
+		// but the directory is not to be trusted any more.
+		return &CorruptError{Dir: s.dir, Files: files, Op: op, Err: errors.Join(first, err)}
+	}
+	return err
 }
 
 // checkFormat enforces S2 and records or compares the source.
@@ -209,7 +349,7 @@ func (s *Store) checkFormat() error {
 		return fmt.Errorf("%w: %s: format key of %d bytes (want 4)", ErrFormat, s.dir, len(v))
 	}
 	got := binary.BigEndian.Uint32(v)
-	if got == formatBodiesInPebble {
+	if got == formatBodiesInPebble || got == formatBodiesNoCRC {
 		if err := s.db.Set(keyFormat, binary.BigEndian.AppendUint32(nil, FormatVersion), pebble.Sync); err != nil {
 			return fmt.Errorf("state: marking %s format version %d: %w", s.dir, FormatVersion, err)
 		}
@@ -312,7 +452,8 @@ type Body struct {
 // Save writes a checkpoint, the ids of alerts emitted since the last one
 // and newly evicted bodies, in one synced batch (S1), and applies the
 // retention bound in the same batch. It sets c.Seq.
-func (s *Store) Save(c *Checkpoint, alertIDs []string, bodies []Body) error {
+func (s *Store) Save(c *Checkpoint, alertIDs []string, bodies []Body) (err error) {
+	defer s.guard("writing a checkpoint", &err)
 	if !s.seqKnown {
 		prev, _, err := s.get(keySeq)
 		if err != nil {
@@ -393,7 +534,8 @@ func (s *Store) LoadHeader() (c *Checkpoint, ok bool, err error) {
 // EachReleased hands the released bodies of the last checkpoint to fn in
 // index order; b is valid only during the call. Called after LoadHeader
 // and before the next Save, it sees the same checkpoint.
-func (s *Store) EachReleased(fn func(b []byte) error) error {
+func (s *Store) EachReleased(fn func(b []byte) error) (err error) {
+	defer s.guard("reading the checkpoint's released bodies", &err)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefRel, UpperBound: prefixEnd(prefRel)})
 	if err != nil {
 		return err
@@ -457,6 +599,7 @@ func appendRun(dst []byte, bodies [][]byte) []byte {
 }
 
 func (s *Store) load(bodies bool) (c *Checkpoint, ok bool, err error) {
+	defer s.guard("reading the checkpoint", &err)
 	seq, ok, err := s.get(keySeq)
 	if err != nil || !ok {
 		return nil, false, err
@@ -542,15 +685,16 @@ func (s *Store) load(bodies bool) (c *Checkpoint, ok bool, err error) {
 }
 
 // AlertEmitted reports whether a checkpoint recorded alert id as emitted.
-func (s *Store) AlertEmitted(id string) (bool, error) {
-	_, ok, err := s.get(append(bytes.Clone(prefAlert), id...))
+func (s *Store) AlertEmitted(id string) (ok bool, err error) {
+	defer s.guard("reading the emitted alerts", &err)
+	_, ok, err = s.get(append(bytes.Clone(prefAlert), id...))
 	return ok, err
 }
 
 // AlertIDs lists the ids of emitted alerts, sorted.
-func (s *Store) AlertIDs() ([]string, error) {
-	var ids []string
-	err := s.scan(prefAlert, func(k, _ []byte) error {
+func (s *Store) AlertIDs() (ids []string, err error) {
+	defer s.guard("reading the emitted alerts", &err)
+	err = s.scan(prefAlert, func(k, _ []byte) error {
 		ids = append(ids, string(k))
 		return nil
 	})
@@ -585,7 +729,8 @@ type OutboxEntry struct {
 // crash knows the alert is already on its way. Putting an id again
 // replaces its entry, which moves to the end of Pending's order and owes
 // delivery to exactly the given sinks again (alerts.Outbox's contract).
-func (s *Store) Put(id string, payload []byte, sinks []string) error {
+func (s *Store) Put(id string, payload []byte, sinks []string) (err error) {
+	defer s.guard("writing the alert outbox", &err)
 	if id == "" {
 		return errors.New("state: outbox put: empty id")
 	}
@@ -614,7 +759,8 @@ func (s *Store) Put(id string, payload []byte, sinks []string) error {
 // Done acknowledges the delivery of alert id to sink; once every sink has
 // acknowledged it, the entry goes. Unknown ids and sinks are not an error
 // (a redelivery after a restart may acknowledge twice).
-func (s *Store) Done(id, sink string) error {
+func (s *Store) Done(id, sink string) (err error) {
+	defer s.guard("writing the alert outbox", &err)
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
 	v, ok, err := s.get(outboxKey(id))
@@ -633,13 +779,14 @@ func (s *Store) Done(id, sink string) error {
 }
 
 // Pending lists the outbox, oldest Put first.
-func (s *Store) Pending() ([]OutboxEntry, error) {
+func (s *Store) Pending() (_ []OutboxEntry, err error) {
+	defer s.guard("reading the alert outbox", &err)
 	type entry struct {
 		n uint64
 		e OutboxEntry
 	}
 	var all []entry
-	err := s.scan(prefOutbox, func(k, v []byte) error {
+	err = s.scan(prefOutbox, func(k, v []byte) error {
 		n, payload, sinks, err := decodeOutbox(v)
 		if err != nil {
 			return fmt.Errorf("state: outbox entry %s: %w", k, err)
@@ -808,7 +955,8 @@ func (s *Store) u64(k []byte) (uint64, error) {
 }
 
 // Body returns an evicted transaction's body, or *ErrBodyGone.
-func (s *Store) Body(id string) ([]byte, error) {
+func (s *Store) Body(id string) (_ []byte, err error) {
+	defer s.guard("reading an evicted body", &err)
 	tv, ok, err := s.get(append(bytes.Clone(prefBodyI), id...))
 	if err != nil {
 		return nil, err

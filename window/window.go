@@ -450,6 +450,22 @@ func (w *Window) MarkIdle(p int) {
 	w.raise()
 }
 
+// RaiseTo raises W to t if it is below (W1: it never decreases), as if
+// every partition had promised nothing more before t: everything
+// buffered that starts below t is released, and a transaction accepted
+// later that starts below t is late. The run loop calls it when its
+// only input has been quiet for a wall-clock period (idle_release), with
+// t just above the greatest start accepted, so that the last
+// transactions are checked without waiting for events that may never
+// come.
+func (w *Window) RaiseTo(t int64) {
+	if w.closed || t <= w.w {
+		return
+	}
+	w.w = t
+	w.ids.advance(t)
+}
+
 // Idle reports whether partition p holds W back now.
 func (w *Window) Idle(p int) bool { return w.parts[p].idle }
 

@@ -39,6 +39,9 @@ type HTTP struct {
 	// Addr is host:port to listen on; empty turns the server off. The
 	// default is loopback only, since the page shows transaction contents.
 	Addr string `yaml:"addr"`
+	// Pprof serves Go's profiles under /debug/pprof/ on it. Off by
+	// default: a profile or trace runs as long as the caller asks.
+	Pprof bool `yaml:"pprof"`
 }
 
 // Kafka is the Kafka source.
@@ -57,7 +60,8 @@ type Kafka struct {
 	MinFetchBytes Size     `yaml:"min_fetch_bytes"`
 	MaxFetchBytes Size     `yaml:"max_fetch_bytes"`
 	MaxWait       Duration `yaml:"max_wait"`
-	// MaxEventBytes: a larger message is dead-lettered as oversized.
+	// MaxEventBytes: a larger message is dead-lettered as oversized; it
+	// bounds the lines of stdin and of a followed file too.
 	MaxEventBytes Size `yaml:"max_event_bytes"`
 	// StopAtEnd: exit once every partition has been read up to the end
 	// it had at start, like stdin's end of input (backfills, tests).
@@ -101,6 +105,12 @@ type Check struct {
 	// IdleTimeout: event time a partition may stay silent before it stops
 	// holding the watermark back; 0 is off.
 	IdleTimeout Duration `yaml:"idle_timeout"`
+	// IdleRelease: wall-clock time stdin or a followed file may stay
+	// quiet before the watermark moves past the last event's start, so
+	// that the last transactions are checked; 0 is off. Exact when no
+	// event starting before that arrives later (one that does is
+	// dead-lettered as late): choose it above the lateness.
+	IdleRelease Duration `yaml:"idle_release"`
 	// Tick: the engine steps each time the watermark crosses a multiple
 	// of Tick (event time), so steps do not depend on arrival timing.
 	Tick Duration `yaml:"tick"`
@@ -210,6 +220,9 @@ func Default() *Config {
 			// A Kafka partition nobody produces to would otherwise hold
 			// the watermark at -∞ for ever.
 			IdleTimeout: Duration(time.Minute),
+			// Three times the default lateness: an event that keeps the
+			// lateness promise has arrived by then.
+			IdleRelease: Duration(30 * time.Second),
 			Tick:        Duration(100 * time.Millisecond),
 			Evict:       true,
 		},
@@ -297,6 +310,8 @@ func (c *Config) Validate() error {
 		return errors.New("check.skew: negative")
 	case c.Check.IdleTimeout < 0:
 		return errors.New("check.idle_timeout: negative")
+	case c.Check.IdleRelease < 0:
+		return errors.New("check.idle_release: negative")
 	case c.Check.Tick <= 0:
 		return errors.New("check.tick: must be positive")
 	case c.State.CheckpointEvery < 0:

@@ -136,7 +136,7 @@ func (r *runner) startAlerting(ctx context.Context) error {
 	}
 	a.page = statuspage.New(statuspage.Options{
 		Gatherer: a.reg, Source: r, Logger: r.cfg.log,
-		Ready: statuspage.LagReady(r),
+		Ready: statuspage.LagReady(r), Pprof: r.cfg.HTTP.Pprof,
 	})
 	// The page is a sink too, so that it lists every alert of the run.
 	sinks = append(sinks, a.page)

@@ -113,12 +113,17 @@ type runner struct {
 	bodyBytes int64
 	// savedIDs is the window's ID mark the state directory covers (the
 	// window's IDs are stored apart, each once, like the bodies).
-	savedIDs      int
-	skipped       uint64
-	started       time.Time
-	lastStatus    time.Time
-	lastStatusMsg uint64
-	closers       []func() error
+	savedIDs int
+	skipped  uint64
+	started  time.Time
+	// lastInput is when the source last delivered a message (idle_release).
+	lastInput  time.Time
+	lastStatus time.Time
+	// lastStatusIn, lastStatusChecked: accepted and checked transactions
+	// at the last status line, for its rates.
+	lastStatusIn      uint64
+	lastStatusChecked int
+	closers           []func() error
 
 	// readErr is why the input broke off, if it did (an input error).
 	readErr error
@@ -374,13 +379,13 @@ func (r *runner) start(ctx context.Context) error {
 		}
 		r.src = newKafkaSource(ctx, *r.kafka, r.next)
 	case "-":
-		s, err := newLineSource(ctx, "-", r.stdin, false, 0, 0, 0)
+		s, err := newLineSource(ctx, "-", r.stdin, false, 0, 0, 0, int(r.cfg.Kafka.MaxEventBytes))
 		if err != nil {
 			return err
 		}
 		r.src = s
 	default:
-		s, err := newLineSource(ctx, r.cfg.Source, nil, true, time.Duration(r.cfg.Status.Poll), r.next[0], r.st.Line)
+		s, err := newLineSource(ctx, r.cfg.Source, nil, true, time.Duration(r.cfg.Status.Poll), r.next[0], r.st.Line, int(r.cfg.Kafka.MaxEventBytes))
 		if err != nil {
 			return err
 		}
@@ -390,7 +395,7 @@ func (r *runner) start(ctx context.Context) error {
 }
 
 func (r *runner) run(ctx context.Context) (int, error) {
-	r.started, r.lastStatus, r.lastCkpt = time.Now(), time.Now(), time.Now()
+	r.started, r.lastStatus, r.lastCkpt, r.lastInput = time.Now(), time.Now(), time.Now(), time.Now()
 	if lv := r.cfg.opts.Level; lv != history.StrictSerializable {
 		fmt.Fprintf(r.stderr, "streamcheck run: checking strict-serializable (the database promises %s; real time is assumed, Vbox Theorem 3.5): an alert with needs_realtime=true is a real-time violation, not a proven %s violation\n", lv, lv)
 	}
@@ -405,6 +410,14 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		return ExitError, err
 	}
 	if err := r.startAlerting(ctx); err != nil {
+		return ExitError, err
+	}
+	// Ticks an interrupted run had not stepped yet (advance stops at a
+	// step boundary) are stepped now rather than at the next message.
+	if err := r.advance(ctx); err != nil {
+		if errors.Is(err, errInterrupted) {
+			return r.interrupted()
+		}
 		return ExitError, err
 	}
 	if r.caughtUp() {
@@ -427,6 +440,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 			if !ok {
 				return r.interrupted()
 			}
+			r.lastInput = time.Now()
 			if m.end {
 				if m.err != nil {
 					// The input broke off (a truncated gzip stream, a
@@ -442,6 +456,9 @@ func (r *runner) run(ctx context.Context) (int, error) {
 				return r.finish(ctx)
 			}
 			if err := r.handle(ctx, &m); err != nil {
+				if errors.Is(err, errInterrupted) {
+					return r.interrupted()
+				}
 				return ExitError, err
 			}
 			if r.store != nil && r.cfg.State.CheckpointEvery > 0 && r.sinceCkpt >= r.cfg.State.CheckpointEvery {
@@ -454,6 +471,12 @@ func (r *runner) run(ctx context.Context) (int, error) {
 			}
 		case <-ticker.C:
 			r.logIdle()
+			if err := r.releaseIdle(ctx); err != nil {
+				if errors.Is(err, errInterrupted) {
+					return r.interrupted()
+				}
+				return ExitError, err
+			}
 			r.observe()
 			if r.store != nil && r.cfg.State.CheckpointInterval > 0 && r.sinceCkpt > 0 &&
 				time.Since(r.lastCkpt) >= time.Duration(r.cfg.State.CheckpointInterval) {
@@ -469,6 +492,38 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		}
 		r.statusMaybe()
 	}
+}
+
+// releaseIdle: when stdin or a followed file has been quiet for
+// idle_release of wall-clock time, W moves to the tick above the greatest
+// start accepted (window.RaiseTo), so that the last transactions are
+// released and stepped instead of waiting, for as long as the file stays
+// quiet, for events that would move W past them. It is the rule Kafka's
+// idle partitions follow (the window stops waiting for a partition that
+// says nothing), on the wall clock since a file has no other partition
+// whose event time could tell: an event that arrives later and starts
+// before the new W is dead-lettered as late, counted, and the verdict
+// says partial; none is while the source keeps the lateness promise in
+// wall-clock terms and idle_release is above the lateness. With no such
+// late event the steps are those of a run that never paused (D1: the set
+// at each tick is final once W passed it), so the alerts are the same.
+func (r *runner) releaseIdle(ctx context.Context) error {
+	d := time.Duration(r.cfg.Check.IdleRelease)
+	if r.kafka != nil || d <= 0 || time.Since(r.lastInput) < d {
+		return nil
+	}
+	ws := r.win.Stats()
+	if ws.MaxStart == math.MinInt64 || ws.Watermark == math.MaxInt64 {
+		return nil // nothing accepted yet, or the input ended
+	}
+	t := r.tickAbove(ws.MaxStart)
+	if t == math.MaxInt64 || ws.Watermark >= t {
+		return nil // released already, or nothing above to move to
+	}
+	r.win.RaiseTo(t)
+	r.cfg.log.Info("input quiet: its last transactions are checked; a later event that starts before the watermark is dead-lettered as late",
+		"quiet_for", time.Since(r.lastInput).Round(time.Millisecond), "idle_release", d, "watermark", t)
+	return r.advance(ctx)
 }
 
 // logIdle says which partitions stopped (or resumed) holding the
@@ -526,7 +581,11 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 	case m.oversized:
 		r.al.m.Reject("oversized")
 		r.st.Counters.Oversized++
-		r.deadLetter(m, "oversized", fmt.Sprintf("%d bytes > max_event_bytes %d", len(m.value), r.cfg.Kafka.MaxEventBytes), nil)
+		size := int64(len(m.value))
+		if m.size > 0 {
+			size = m.size // a line source keeps only the line's start
+		}
+		r.deadLetter(m, "oversized", fmt.Sprintf("%d bytes > max_event_bytes %d", size, r.cfg.Kafka.MaxEventBytes), nil)
 		return nil
 	case m.err != nil:
 		reason := "invalid"
@@ -704,11 +763,24 @@ func (r *runner) advance(ctx context.Context) error {
 		if t == math.MaxInt64 || t > w {
 			return nil
 		}
+		if ctx.Err() != nil {
+			// An interrupt stops at this step boundary: one message can
+			// let the watermark cross thousands of ticks (a backlog held
+			// back by the lateness), and stepping them all first kept a
+			// SIGTERM waiting for minutes. What is not stepped stays in
+			// the loop's state, which the checkpoint keeps; a restart
+			// steps it at the same ticks with the same sets (D1: each is
+			// final once W passed its tick).
+			return errInterrupted
+		}
 		if err := r.stepAt(ctx, t); err != nil {
 			return err
 		}
 	}
 }
+
+// errInterrupted: advance stopped at a step boundary because ctx ended.
+var errInterrupted = errors.New("run: interrupted")
 
 // stepAt gives the engine everything below tick t and steps.
 func (r *runner) stepAt(ctx context.Context, t int64) error {
@@ -759,8 +831,15 @@ func (r *runner) step(ctx context.Context) error {
 	if len(found) > 0 {
 		r.observe()
 	}
+	if testAfterStep != nil {
+		testAfterStep()
+	}
 	return err
 }
+
+// testAfterStep, when set (tests only), is called after every step: a
+// test interrupts a run at a chosen step boundary with it.
+var testAfterStep func()
 
 // emit hands one alert to the dispatcher, which records it in the outbox
 // (synced, with a state directory) before any sink sees it (D3) and
@@ -837,7 +916,8 @@ func (r *runner) finish(ctx context.Context) (int, error) {
 		}
 	}
 	r.win.Close()
-	if err := r.advance(ctx); err != nil {
+	// The end of input steps to the end: its checkpoint is taken.
+	if err := r.advance(context.WithoutCancel(ctx)); err != nil {
 		return ExitError, err
 	}
 	for _, u := range r.st.Unchecked {
@@ -1100,8 +1180,14 @@ func (r *runner) statusMaybe() {
 	}
 	ws := r.win.Stats()
 	es := r.engine.Stats()
-	rate := float64(r.st.Counters.Messages-r.lastStatusMsg) / time.Since(r.lastStatus).Seconds()
-	r.lastStatus, r.lastStatusMsg = time.Now(), r.st.Counters.Messages
+	now := time.Now()
+	secs := now.Sub(r.lastStatus).Seconds()
+	// Transactions in (accepted by the window) and checked (given to the
+	// engine) per second since the last line: a checker falling behind
+	// shows the second below the first.
+	inRate := float64(ws.Accepted-r.lastStatusIn) / secs
+	checkedRate := float64(es.Released-r.lastStatusChecked) / secs
+	r.lastStatus, r.lastStatusIn, r.lastStatusChecked = now, ws.Accepted, es.Released
 	broker := ""
 	if since, why := r.src.unreachable(); !since.IsZero() {
 		broker = fmt.Sprintf("; BROKER UNREACHABLE for %s (%s), retrying", time.Since(since).Round(time.Second), why)
@@ -1117,8 +1203,27 @@ func (r *runner) statusMaybe() {
 	if es.Capped > 0 {
 		inexact = fmt.Sprintf(", INEXACT: %d set aside by the pinned cap", es.Capped)
 	}
-	fmt.Fprintf(r.stderr, "streamcheck run: %d messages; window %d released, %d buffered, %d open, %d idle partitions; engine %d in the instance, %d pinned, %d evicted%s; %.0f msg/s; watermark lag %s; %s; %s%s%s\n",
-		r.st.Counters.Messages, es.Released, ws.Buffered, ws.Open, ws.IdlePartitions, es.Window, es.Pinned, es.Evicted, inexact, rate, report.Duration(ws.Lag), report.Plural(int(r.deadTotal()), "dead letter"), report.Plural(es.Alerts, "alert"), ck, broker)
+	fmt.Fprintf(r.stderr, "streamcheck run: %d messages; window %d released, %d buffered, %d open, %d idle partitions; engine %d in the instance, %d pinned, %d evicted%s; %.0f txn/s in, %.0f txn/s checked; lag %s; %s; %s%s%s\n",
+		r.st.Counters.Messages, es.Released, ws.Buffered, ws.Open, ws.IdlePartitions, es.Window, es.Pinned, es.Evicted, inexact, inRate, checkedRate, r.lagText(now), report.Plural(int(r.deadTotal()), "dead letter"), report.Plural(es.Alerts, "alert"), ck, broker)
+}
+
+// lagText is the status line's one lag: the wall clock minus the newest
+// accepted start of the partition furthest behind, the number the
+// watermark-lag metric and /readyz use (observe). The line used to show
+// the newest start minus the watermark, which is the lateness whenever
+// events flow, and read "2.0 s" while the checker was 10 s behind.
+func (r *runner) lagText(now time.Time) string {
+	lag, any := time.Duration(math.MinInt64), false
+	for _, ms := range r.st.PartMax {
+		if ms == math.MinInt64 {
+			continue // nothing accepted yet: no lag to measure
+		}
+		lag, any = max(lag, now.Sub(time.Unix(0, ms))), true
+	}
+	if !any {
+		return "unknown (nothing accepted yet)"
+	}
+	return fmt.Sprintf("%.1f s behind the wall clock", max(lag, 0).Seconds())
 }
 
 func (r *runner) summary(why string) {
@@ -1195,6 +1300,9 @@ func (r *runner) deadLetter(m *message, reason, detail string, t *history.Txn) {
 	dl := deadLetterLine{Reason: reason, Detail: detail, Event: string(m.value)}
 	if len(dl.Event) > maxDeadEvent {
 		dl.Event, dl.Truncated = dl.Event[:maxDeadEvent], true
+	}
+	if m.size > int64(len(m.value)) {
+		dl.Truncated = true // an oversized line: the source kept its start
 	}
 	if r.kafka != nil {
 		p, off := m.part, m.offset

@@ -28,7 +28,9 @@
 //	   between ticks, with the offsets they cover, in one synced batch; a
 //	   restart restores all of it and reads on from those offsets, so it
 //	   continues as if it had not stopped. An interrupt checkpoints without
-//	   stepping (a step off the tick schedule would change the engine).
+//	   stepping (a step off the tick schedule would change the engine),
+//	   at the next step boundary: the ticks the watermark crossed but not
+//	   yet stepped stay in the loop's state, and the restart steps them.
 //	D3 Alerts go through the outbox (the state store, else memory): the
 //	   dispatcher records an alert (synced) before any sink sees it and
 //	   acknowledges it per sink after, so a crash either re-sends it at
@@ -53,8 +55,12 @@
 //	   partial, never as valid.
 //
 // What stays interleaving-dependent, by nature: which copy of an id sent
-// to two partitions counts (the other is a duplicate), and events of a
-// partition that went idle (idle_timeout) and came back.
+// to two partitions counts (the other is a duplicate), events of a
+// partition that went idle (idle_timeout) and came back, and, for stdin
+// or a followed file, events that arrive after it was quiet for
+// idle_release (wall clock) and start before the watermark it moved to
+// (dead-lettered as late; releaseIdle). Without such events the steps
+// are the same as without the pause.
 package runcmd
 
 import (
@@ -70,8 +76,10 @@ import (
 	"syscall"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/config"
+	"github.com/streamcheck/streamcheck/state"
 )
 
 // Exit codes, as check's (E1-E3).
@@ -106,8 +114,31 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			if cerr := r.close(); err == nil {
 				err = cerr
 			}
+			if err != nil {
+				err = corruptError(cfg, err)
+			}
 			return code, err
 		})
+}
+
+// corruptError gives damage found in the state directory (a Pebble table
+// or the body file failing its checksum) one clear message: what is
+// damaged, and how to recover. Nothing read from damaged bytes was used:
+// the run stops rather than check, or alert, on them.
+func corruptError(cfg *runConfig, err error) error {
+	if !errors.Is(err, state.ErrCorrupt) && !errors.Is(err, incremental.ErrCorrupt) {
+		return err
+	}
+	if cfg.State.Dir == "" {
+		// No state directory: the damage is in the temporary spill file.
+		return fmt.Errorf("%w (the disk returned other bytes than were written; nothing was checked on them: run again)", err)
+	}
+	from := "the file from its first line"
+	if cfg.Source == "kafka" {
+		from = "the topic from --start (earliest: its first offset still kept)"
+	}
+	return fmt.Errorf("state directory corrupt: %w\nto recover: move %s aside (it is kept for inspection) and run again with an empty state directory; the check starts over, reading %s, and alerts already sent may be sent again",
+		err, cfg.State.Dir, from)
 }
 
 // flagDef maps one flag onto the configuration; flags are applied over the
@@ -154,6 +185,7 @@ func flagDefs() []flagDef {
 		{"indoubt", fmt.Sprintf("in-doubt horizon for unknown outcomes; none = +∞, which pins the window (default %s)", d.Check.InDoubt), durFlag(func(c *config.Config) *config.Duration { return &c.Check.InDoubt }), false},
 		{"initial-state", fmt.Sprintf("initial state of keys: unknown (a live database) or empty (default %s)", d.Check.InitialState), strFlag(func(c *config.Config) *string { return &c.Check.InitialState }), false},
 		{"idle-timeout", fmt.Sprintf("event time a partition may stay silent before it stops holding the watermark back; 0 = off (default %s)", d.Check.IdleTimeout), durFlag(func(c *config.Config) *config.Duration { return &c.Check.IdleTimeout }), false},
+		{"idle-release", fmt.Sprintf("wall-clock quiet of stdin or a followed file after which its last transactions are checked (the watermark passes the last start; a later event starting before it is dead-lettered as late); keep it above the lateness; 0 = off (default %s)", d.Check.IdleRelease), durFlag(func(c *config.Config) *config.Duration { return &c.Check.IdleRelease }), false},
 		{"tick", fmt.Sprintf("the engine steps each time the watermark crosses a multiple of this, in event time (default %s)", d.Check.Tick), durFlag(func(c *config.Config) *config.Duration { return &c.Check.Tick }), false},
 		{"evict", "evict time-closed, settled transactions (EXACTNESS.md §5); false re-checks the whole released history at every step (default true)", func(c *config.Config, v string) error {
 			b, err := strconv.ParseBool(v)
@@ -175,6 +207,11 @@ func flagDefs() []flagDef {
 			return nil
 		}, false},
 		{"http", fmt.Sprintf("serve /metrics, /healthz, /readyz, /api/anomalies and the status page here; empty = off (default %s)", d.HTTP.Addr), strFlag(func(c *config.Config) *string { return &c.HTTP.Addr }), false},
+		{"pprof", "also serve Go's profiles under /debug/pprof/ on --http (off by default: a profile runs as long as the caller asks)", func(c *config.Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			c.HTTP.Pprof = b
+			return err
+		}, true},
 		{"dead-letter", "write dead letters to this file, one JSON line each", strFlag(func(c *config.Config) *string { return &c.DeadLetter.File }), false},
 		{"dead-letter-topic", "also produce dead letters to this Kafka topic", strFlag(func(c *config.Config) *string { return &c.DeadLetter.Topic }), false},
 		{"status", fmt.Sprintf("status line interval on stderr; 0 = off (default %s)", d.Status.Interval), durFlag(func(c *config.Config) *config.Duration { return &c.Status.Interval }), false},
@@ -188,7 +225,7 @@ func flagDefs() []flagDef {
 		{"start", fmt.Sprintf("where a fresh state directory starts reading: earliest or latest (default %s)", d.Kafka.Start), strFlag(func(c *config.Config) *string { return &c.Kafka.Start }), false},
 		{"fetch-min-bytes", fmt.Sprintf("Kafka fetch minimum (default %d)", d.Kafka.MinFetchBytes), sizeFlag(func(c *config.Config) *config.Size { return &c.Kafka.MinFetchBytes }), false},
 		{"fetch-max-bytes", fmt.Sprintf("Kafka fetch maximum (default %d)", d.Kafka.MaxFetchBytes), sizeFlag(func(c *config.Config) *config.Size { return &c.Kafka.MaxFetchBytes }), false},
-		{"max-event-bytes", fmt.Sprintf("larger messages are dead-lettered as oversized (default %d)", d.Kafka.MaxEventBytes), sizeFlag(func(c *config.Config) *config.Size { return &c.Kafka.MaxEventBytes }), false},
+		{"max-event-bytes", fmt.Sprintf("larger events (Kafka messages, lines of stdin or a file) are dead-lettered as oversized, read in bounded memory (default %d)", d.Kafka.MaxEventBytes), sizeFlag(func(c *config.Config) *config.Size { return &c.Kafka.MaxEventBytes }), false},
 		{"stop-at-end", "exit once every partition is read to the end it had at start", func(c *config.Config, v string) error {
 			b, err := strconv.ParseBool(v)
 			c.Kafka.StopAtEnd = b

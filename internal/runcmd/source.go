@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -26,6 +27,9 @@ type message struct {
 	txn          history.Txn
 	err          error
 	oversized    bool
+	// size is an oversized line's length (value holds only its first
+	// maxDeadEvent bytes); 0 otherwise.
+	size int64
 	// end: the input ended (stdin or a file without follow).
 	end bool
 }
@@ -48,7 +52,7 @@ type lineSource struct {
 	f      *os.File
 }
 
-func newLineSource(ctx context.Context, name string, r io.Reader, follow bool, poll time.Duration, offset int64, line int) (*lineSource, error) {
+func newLineSource(ctx context.Context, name string, r io.Reader, follow bool, poll time.Duration, offset int64, line int, maxEvent int) (*lineSource, error) {
 	s := &lineSource{out: make(chan message, 1024), done: make(chan struct{})}
 	if r == nil {
 		f, err := os.Open(name)
@@ -64,15 +68,30 @@ func newLineSource(ctx context.Context, name string, r io.Reader, follow bool, p
 		s.f, r = f, f
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
-	go s.read(ctx, name, r, follow, poll, offset, line)
+	if maxEvent <= 0 {
+		maxEvent = math.MaxInt32
+	}
+	go s.read(ctx, name, r, follow, poll, offset, line, maxEvent)
 	return s, nil
 }
 
-func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow bool, poll time.Duration, offset int64, line int) {
+// read sends one message per line. A line longer than maxEvent bytes
+// (its line end aside: Kafka's limit counts the value) is sent as
+// oversized with its line number, offset, length and first maxDeadEvent
+// bytes, without being decoded: memory holds at most maxEvent bytes of a
+// line besides the reader's buffer, however long the line (a line of
+// gigabytes without a newline was read whole).
+func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow bool, poll time.Duration, offset int64, line int, maxEvent int) {
 	defer close(s.done)
 	var dec ingest.NativeDecoder
 	br := bufio.NewReaderSize(r, 1<<20)
+	// pending holds the line so far, or, once it is over maxEvent for
+	// sure (over), its first maxDeadEvent bytes; lineLen counts all its
+	// bytes and last its last two, for its line end.
 	var pending []byte
+	var lineLen int64
+	var last [2]byte
+	over := false
 	send := func(m message) bool {
 		select {
 		case s.out <- m:
@@ -100,10 +119,24 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 			return
 		}
 	}
-	emit := func(raw []byte) bool {
+	emit := func() bool {
 		start := offset
-		offset += int64(len(raw))
+		offset += lineLen
 		line++
+		size := lineLen
+		if last[1] == '\n' {
+			size--
+			if last[0] == '\r' && size > 0 {
+				size--
+			}
+		}
+		raw, wasOver := pending, over
+		pending, lineLen, last, over = pending[:0], 0, [2]byte{}, false
+		if wasOver || size > int64(maxEvent) {
+			m := message{offset: start, next: offset, line: line, oversized: true, size: size,
+				value: bytes.Clone(raw[:min(len(raw), maxDeadEvent)])}
+			return send(m)
+		}
 		text := bytes.TrimSpace(raw)
 		if start == 0 {
 			// A UTF-8 byte order mark before the first event, which check
@@ -118,20 +151,40 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 		m.txn, m.err = dec.Decode(text, history.Pos{Source: name, Line: line, Offset: start})
 		return send(m)
 	}
+	add := func(chunk []byte) {
+		lineLen += int64(len(chunk))
+		for _, c := range chunk[max(len(chunk)-2, 0):] {
+			last[0], last[1] = last[1], c
+		}
+		if over {
+			if room := maxDeadEvent - len(pending); room > 0 {
+				pending = append(pending, chunk[:min(room, len(chunk))]...)
+			}
+			return
+		}
+		if len(pending)+len(chunk) > maxEvent+2 {
+			// Too long whatever its line end: keep its start for the
+			// dead letter and drop the rest as it comes.
+			over = true
+			pending = append(pending, chunk[:min(len(chunk), max(maxDeadEvent-len(pending), 0))]...)
+			pending = pending[:min(len(pending), maxDeadEvent)]
+			return
+		}
+		pending = append(pending, chunk...)
+	}
 	for {
 		chunk, err := br.ReadSlice('\n')
-		pending = append(pending, chunk...)
+		add(chunk)
 		switch {
 		case err == nil:
-			if !emit(pending) {
+			if !emit() {
 				return
 			}
-			pending = pending[:0]
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF):
 			if !follow {
-				if len(bytes.TrimSpace(pending)) > 0 && !emit(pending) {
+				if (over || len(bytes.TrimSpace(pending)) > 0) && !emit() {
 					return
 				}
 				send(message{end: true})

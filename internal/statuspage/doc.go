@@ -23,6 +23,9 @@
 //	   for the drawings.
 //	S3 The server listens on loopback (DefaultAddr) unless configured
 //	   otherwise: the pages show transaction contents.
+//	S4 Go's profiles (/debug/pprof/) are served only with Options.Pprof:
+//	   a profile or trace request costs the checker CPU for as long as
+//	   the caller asks, so reaching the port must not be enough.
 //
 // # Concurrency
 //

@@ -89,13 +89,17 @@ type Options struct {
 	Refresh time.Duration
 	// Now is the clock [time.Now].
 	Now func() time.Time
-	_   struct{}
+	// Pprof serves Go's profiles under /debug/pprof/ [off]. Off by
+	// default: anyone who reaches the port could start a CPU profile or
+	// an execution trace of any length, which costs the checker CPU.
+	Pprof bool
+	_     struct{}
 }
 
 // Server is the checker's one HTTP server: /metrics, /healthz, /readyz,
 // /api/anomalies, /api/anomalies/{id}, the status page at / and one page
 // per anomaly at /anomalies/{id} (alerts.AnomalyPath, Alertmanager's
-// generatorURL), and Go's profiles under /debug/pprof/. It also keeps the recent alerts: it is an alerts.Sink
+// generatorURL), and, with Options.Pprof, Go's profiles under /debug/pprof/. It also keeps the recent alerts: it is an alerts.Sink
 // named "statuspage" (add it to the dispatcher), or the run loop calls Add.
 type Server struct {
 	opts Options
@@ -153,14 +157,17 @@ func New(opts Options) *Server {
 	s.mux.HandleFunc("GET /api/anomalies/{id}", s.apiOne)
 	s.mux.HandleFunc("GET /anomalies/{id}", s.anomalyPage)
 	s.mux.HandleFunc("GET /{$}", s.statusPage)
-	// Profiles on the admin port, as Prometheus and etcd serve them: a
-	// checker that falls behind production traffic is diagnosed where it
-	// runs, with the stream that slows it.
-	s.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	s.mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-	s.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	s.mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	s.mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	if opts.Pprof {
+		// Profiles on the admin port, as Prometheus and etcd serve them:
+		// a checker that falls behind production traffic is diagnosed
+		// where it runs, with the stream that slows it. Only when asked
+		// for (Options.Pprof).
+		s.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		s.mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		s.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		s.mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		s.mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	return s
 }
 

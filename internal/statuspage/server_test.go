@@ -72,8 +72,18 @@ func TestEndpoints(t *testing.T) {
 	if code, body, _ := get(t, srv.URL+"/healthz"); code != 200 || strings.TrimSpace(body) != "ok" {
 		t.Errorf("/healthz: %d %q", code, body)
 	}
-	if code, body, _ := get(t, srv.URL+"/debug/pprof/goroutine?debug=1"); code != 200 || !strings.Contains(body, "goroutine profile") {
-		t.Errorf("/debug/pprof/goroutine: %d %.80q", code, body)
+	if code, _, _ := get(t, srv.URL+"/debug/pprof/goroutine?debug=1"); code != 404 {
+		t.Errorf("/debug/pprof/goroutine without Options.Pprof: %d, want 404", code)
+	}
+	if code, _, _ := get(t, srv.URL+"/debug/pprof/profile?seconds=1"); code != 404 {
+		t.Errorf("/debug/pprof/profile without Options.Pprof: %d, want 404", code)
+	}
+	{
+		ps := httptest.NewServer(New(Options{Gatherer: reg, Pprof: true}))
+		if code, body, _ := get(t, ps.URL+"/debug/pprof/goroutine?debug=1"); code != 200 || !strings.Contains(body, "goroutine profile") {
+			t.Errorf("/debug/pprof/goroutine with Options.Pprof: %d %.80q", code, body)
+		}
+		ps.Close()
 	}
 	if code, body, _ := get(t, srv.URL+"/readyz"); code != 503 || !strings.Contains(body, "lags 2m0s") {
 		t.Errorf("/readyz while behind: %d %q", code, body)
