@@ -12,10 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/streamcheck/streamcheck/alerts"
+	"github.com/streamcheck/streamcheck/driver"
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/ingest"
@@ -25,37 +25,15 @@ import (
 	"github.com/streamcheck/streamcheck/window"
 )
 
-// loopState is what the loop holds between ticks (D1), saved in every
-// checkpoint (D2).
+// loopState is what the loop saves in every checkpoint (D2): the
+// driver's state between ticks (driver.State, D1; embedded so that the
+// JSON is the loop snapshot's of before the driver, and old checkpoints
+// restore) and the loop's own position and counters.
 type loopState struct {
-	// Rel: released by the window, not yet given to the engine (release
-	// order). Close: closings not yet given (closing order). Unchecked:
-	// dead-lettered writers not yet given, with their key (the partition
-	// watermark at arrival), sorted by key, partition, offset.
-	Rel       []history.Txn
-	Close     []window.Closing
-	Unchecked []unchecked
-	// PartMax is each partition's greatest accepted start (MinInt64
-	// before any), for the keys of dead-lettered writers.
-	PartMax []int64
+	*driver.State
 	// Line is the number of lines a file source has read.
-	Line int
-	// Tick is the last tick the engine stepped at (MinInt64 before any).
-	Tick     int64
+	Line     int
 	Counters counters
-	// Kinds is what each key has been used as by a decoded event: true
-	// a list, false a register (history.Op.KeyKind). An event using a key
-	// the other way is an input error, as in check (history.Validate).
-	// One entry per key ever written or used as a list: the engine keeps
-	// as much (a live version per written key).
-	Kinds map[history.Key]bool `json:",omitempty"`
-}
-
-type unchecked struct {
-	Key    int64
-	Part   int
-	Offset int64
-	Txn    history.Txn
 }
 
 // counters are the loop's totals; with the window's and the engine's they
@@ -77,7 +55,11 @@ type runner struct {
 
 	src   source
 	store *state.Store
-	win   *window.Window
+	// drv steps the engine in event time; win and engine are its window
+	// and engine, read here for snapshots, statistics and alert bodies
+	// (every event and every step goes through drv).
+	drv *driver.Driver
+	win *window.Window
 
 	latency latencyStats
 	engine  *incremental.Online
@@ -127,8 +109,6 @@ type runner struct {
 
 	// readErr is why the input broke off, if it did (an input error).
 	readErr error
-	// kindScratch is noteKinds' list of keys, reused from event to event.
-	kindScratch []history.Key
 
 	idle       []bool  // partitions logged idle
 	logStart   []int64 // Kafka log start offsets, for gap (cached)
@@ -137,7 +117,6 @@ type runner struct {
 
 func newRunner(cfg *runConfig, stdin io.Reader, stdout, stderr io.Writer) (*runner, error) {
 	r := &runner{cfg: cfg, stdin: stdin, stdout: stdout, stderr: stderr, emitted: map[string]bool{}}
-	r.st.Tick = math.MinInt64
 	r.dead = &deadLetters{}
 	if cfg.DeadLetter.File != "" {
 		f, err := os.OpenFile(cfg.DeadLetter.File, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -331,10 +310,8 @@ func (r *runner) start(ctx context.Context) error {
 			ecfg.SpillPath = r.store.BodyFile()
 		}
 		r.engine = incremental.NewOnlineConfig(r.cfg.opts, ecfg)
-		r.st.PartMax = make([]int64, r.parts)
-		for i := range r.st.PartMax {
-			r.st.PartMax[i] = math.MinInt64
-		}
+		st := driver.NewState(r.parts)
+		r.st.State = &st
 		r.next = make([]int64, r.parts)
 		if r.kafka != nil {
 			err := r.retry(ctx, "start offsets", func() (err error) {
@@ -346,6 +323,9 @@ func (r *runner) start(ctx context.Context) error {
 			}
 		}
 	}
+	r.drv = driver.New(driver.Config{Tick: int64(r.cfg.Check.Tick), Skew: r.cfg.opts.Skew, Lateness: int64(r.cfg.Check.Lateness)},
+		r.win, r.engine, *r.st.State)
+	r.st.State = r.drv.State()
 	if r.kafka != nil && ckpt != nil {
 		// A checker down for longer than the topic's retention resumes
 		// below the log start; the reader would retry that offset for
@@ -512,15 +492,10 @@ func (r *runner) releaseIdle(ctx context.Context) error {
 	if r.kafka != nil || d <= 0 || time.Since(r.lastInput) < d {
 		return nil
 	}
-	ws := r.win.Stats()
-	if ws.MaxStart == math.MinInt64 || ws.Watermark == math.MaxInt64 {
-		return nil // nothing accepted yet, or the input ended
+	t, raised := r.drv.RaiseIdle()
+	if !raised {
+		return nil // nothing accepted yet, the input ended, or released already
 	}
-	t := r.tickAbove(ws.MaxStart)
-	if t == math.MaxInt64 || ws.Watermark >= t {
-		return nil // released already, or nothing above to move to
-	}
-	r.win.RaiseTo(t)
 	r.cfg.log.Info("input quiet: its last transactions are checked; a later event that starts before the watermark is dead-lettered as late",
 		"quiet_for", time.Since(r.lastInput).Round(time.Millisecond), "idle_release", d, "watermark", t)
 	return r.advance(ctx)
@@ -601,64 +576,18 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		return nil
 	}
 	r.al.m.EventsDecoded.Inc()
-	// Every decoded event's keys count, also one the window then sets
-	// aside (late, a duplicate): check's rule reads every transaction of
-	// the history (history.Validate), whatever else is wrong with it.
-	if clash := r.noteKinds(&m.txn); clash != nil {
+	switch rej := r.drv.Accept(m.part, m.offset, m.txn); {
+	case rej == nil:
+		return r.advance(ctx)
+	case rej.Clash != nil:
 		r.st.Counters.Invalid++
 		r.al.m.Reject(alerts.ReasonInvalid)
-		r.deadLetter(m, "invalid", clash.Error(), &m.txn)
-		return nil
-	}
-	if dl := r.win.Add(m.part, m.txn); dl != nil {
+		r.deadLetter(m, "invalid", rej.Clash.Error(), &m.txn)
+	default:
+		// The driver queued its writes as an unchecked writer.
+		dl := rej.Window
 		r.al.m.Reject(rejectReason(dl.Reason))
 		r.deadLetter(m, dl.Reason.String(), dl.Detail, &dl.Txn)
-		if dl.Txn.Writes() {
-			key := r.st.PartMax[m.part]
-			if key != math.MinInt64 {
-				key = satSub(key, int64(r.cfg.Check.Lateness))
-			}
-			u := unchecked{Key: key, Part: m.part, Offset: m.offset, Txn: dl.Txn}
-			i := sort.Search(len(r.st.Unchecked), func(i int) bool { return uncheckedBefore(&u, &r.st.Unchecked[i]) })
-			r.st.Unchecked = append(r.st.Unchecked, unchecked{})
-			copy(r.st.Unchecked[i+1:], r.st.Unchecked[i:])
-			r.st.Unchecked[i] = u
-		}
-		return nil
-	}
-	if m.txn.Start > r.st.PartMax[m.part] {
-		r.st.PartMax[m.part] = m.txn.Start
-	}
-	return r.advance(ctx)
-}
-
-// noteKinds records what t uses its keys as; if t uses a key as a list
-// and as a register (against an earlier event or within itself), it
-// records nothing and returns the input error check gives for the same
-// history.
-func (r *runner) noteKinds(t *history.Txn) error {
-	if r.st.Kinds == nil {
-		r.st.Kinds = map[history.Key]bool{}
-	}
-	added := r.kindScratch[:0]
-	defer func() { r.kindScratch = added[:0] }()
-	for _, op := range t.Ops {
-		list, decided := op.KeyKind()
-		if !decided {
-			continue
-		}
-		if prev, ok := r.st.Kinds[op.Key]; ok {
-			if prev != list {
-				// Undo this event's first uses: it is set aside whole.
-				for _, k := range added {
-					delete(r.st.Kinds, k)
-				}
-				return history.KindClash(t, op.Key, "")
-			}
-			continue
-		}
-		r.st.Kinds[op.Key] = list
-		added = append(added, op.Key)
 	}
 	return nil
 }
@@ -692,125 +621,42 @@ func (r *runner) gap(ctx context.Context, p int, offset int64) {
 	}
 }
 
-func uncheckedBefore(a, b *unchecked) bool {
-	if a.Key != b.Key {
-		return a.Key < b.Key
-	}
-	if a.Part != b.Part {
-		return a.Part < b.Part
-	}
-	return a.Offset < b.Offset
-}
+// tickAbove is the smallest tick strictly above x (driver.TickAbove).
+func (r *runner) tickAbove(x int64) int64 { return r.drv.TickAbove(x) }
 
-func satSub(a, b int64) int64 {
-	if a < math.MinInt64+b {
-		return math.MinInt64
-	}
-	return a - b
-}
-
-// tickAbove is the smallest tick strictly above x (math.MaxInt64 when
-// there is none: x is +∞ or too close to it).
-func (r *runner) tickAbove(x int64) int64 {
-	t := int64(r.cfg.Check.Tick)
-	if x >= math.MaxInt64-t {
-		return math.MaxInt64
-	}
-	if x < math.MinInt64+t {
-		// Flooring would overflow; the lowest tick is the multiple of t
-		// nearest above MinInt64 (or the next one).
-		low := math.MinInt64 / t * t
-		if low > x {
-			return low
-		}
-		return low + t
-	}
-	q := x / t
-	if x%t != 0 && x < 0 {
-		q--
-	}
-	return q*t + t
-}
-
-// closeKey is the W a closing needs: effEnd+2Δ < W.
-func (r *runner) closeKey(c *window.Closing) int64 {
-	if c.EffEnd > math.MaxInt64-2*r.cfg.opts.Skew {
-		return math.MaxInt64
-	}
-	return c.EffEnd + 2*r.cfg.opts.Skew
-}
-
-// advance takes what the window releases and closes, and steps the engine
-// at every tick the watermark has crossed (D1).
+// advance steps the engine, through the driver, at every tick the
+// watermark has crossed (D1), handing each step's alerts to the sink.
 func (r *runner) advance(ctx context.Context) error {
-	r.st.Rel = r.win.Release(r.st.Rel)
-	r.st.Close = r.win.PopClosed(r.st.Close)
-	w := r.win.Watermark()
 	if r.al != nil {
-		r.al.noteWatermark(w, time.Now())
+		r.al.noteWatermark(r.drv.Watermark(), time.Now())
 	}
-	for {
-		t := int64(math.MaxInt64)
-		if len(r.st.Rel) > 0 {
-			t = min(t, r.tickAbove(r.st.Rel[0].Start))
-		}
-		if len(r.st.Close) > 0 {
-			t = min(t, r.tickAbove(r.closeKey(&r.st.Close[0])))
-		}
-		if len(r.st.Unchecked) > 0 {
-			t = min(t, r.tickAbove(r.st.Unchecked[0].Key))
-		}
-		if t == math.MaxInt64 || t > w {
-			return nil
-		}
+	for r.drv.HasReady() {
 		if ctx.Err() != nil {
 			// An interrupt stops at this step boundary: one message can
 			// let the watermark cross thousands of ticks (a backlog held
 			// back by the lateness), and stepping them all first kept a
 			// SIGTERM waiting for minutes. What is not stepped stays in
-			// the loop's state, which the checkpoint keeps; a restart
+			// the driver's state, which the checkpoint keeps; a restart
 			// steps it at the same ticks with the same sets (D1: each is
 			// final once W passed its tick).
 			return errInterrupted
 		}
-		if err := r.stepAt(ctx, t); err != nil {
+		t0 := time.Now()
+		rd, err := r.drv.Ready(ctx)
+		if err := r.stepped(rd, t0, err); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 // errInterrupted: advance stopped at a step boundary because ctx ended.
 var errInterrupted = errors.New("run: interrupted")
 
-// stepAt gives the engine everything below tick t and steps.
-func (r *runner) stepAt(ctx context.Context, t int64) error {
-	n := 0
-	for n < len(r.st.Unchecked) && r.st.Unchecked[n].Key < t {
-		r.engine.AddUnchecked(r.st.Unchecked[n].Txn)
-		n++
-	}
-	r.st.Unchecked = r.st.Unchecked[n:]
-	n = 0
-	for n < len(r.st.Rel) && r.st.Rel[n].Start < t {
-		n++
-	}
-	r.engine.Release(r.st.Rel[:n]...)
-	r.st.Rel = r.st.Rel[n:]
-	n = 0
-	for n < len(r.st.Close) && r.closeKey(&r.st.Close[n]) < t {
-		r.engine.Close(r.st.Close[n].ID)
-		n++
-	}
-	r.st.Close = r.st.Close[n:]
-	r.st.Tick = t
-	return r.step(ctx)
-}
-
-// step runs the engine and hands its alerts to the sink; an interrupt
-// does not cut a step short (it would change the engine off schedule).
-func (r *runner) step(ctx context.Context) error {
-	t0 := time.Now()
-	found, err := r.engine.Step(context.WithoutCancel(ctx))
+// stepped records one step of the driver begun at t0: its solver
+// figures go to the metrics and its alerts to the sink. err is the
+// step's: the alerts it found are delivered first.
+func (r *runner) stepped(rd driver.Ready, t0 time.Time, err error) error {
 	if a := r.al; a != nil {
 		// A step that ran checks counts them as solver calls; its time is
 		// one observation (the engine does not time calls separately).
@@ -823,12 +669,12 @@ func (r *runner) step(ctx context.Context) error {
 			a.checks, a.conflicts, a.constraints, a.pruned = es.Checks, es.Conflicts, es.Constraints, es.Pruned
 		}
 	}
-	for _, a := range found {
+	for _, a := range rd.Alerts {
 		if err := r.emit(a, t0); err != nil {
 			return err
 		}
 	}
-	if len(found) > 0 {
+	if len(rd.Alerts) > 0 {
 		r.observe()
 	}
 	if testAfterStep != nil {
@@ -915,22 +761,14 @@ func (r *runner) finish(ctx context.Context) (int, error) {
 			return ExitError, err
 		}
 	}
-	r.win.Close()
+	r.drv.EndInput()
 	// The end of input steps to the end: its checkpoint is taken.
 	if err := r.advance(context.WithoutCancel(ctx)); err != nil {
 		return ExitError, err
 	}
-	for _, u := range r.st.Unchecked {
-		r.engine.AddUnchecked(u.Txn)
-	}
-	r.engine.Release(r.st.Rel...)
-	for i := range r.st.Close {
-		r.engine.Close(r.st.Close[i].ID)
-	}
-	r.st.Unchecked, r.st.Rel, r.st.Close = nil, nil, nil
-	r.engine.CloseAll()
-	r.st.Tick = math.MaxInt64
-	if err := r.step(ctx); err != nil {
+	t0 := time.Now()
+	rd, err := r.drv.Final(ctx)
+	if err := r.stepped(rd, t0, err); err != nil {
 		return ExitError, err
 	}
 	if err := r.waitSave(); err != nil {
@@ -998,12 +836,9 @@ func (r *runner) interrupted() (int, error) {
 		r.summary("interrupted")
 		return ExitOK, nil
 	}
-	r.engine.Release(r.st.Rel...)
-	for i := range r.st.Close {
-		r.engine.Close(r.st.Close[i].ID)
-	}
-	r.st.Rel, r.st.Close = nil, nil
-	if err := r.step(ctx); err != nil {
+	t0 := time.Now()
+	rd, err := r.drv.Flush(ctx)
+	if err := r.stepped(rd, t0, err); err != nil {
 		return ExitError, err
 	}
 	r.observe()

@@ -1,0 +1,379 @@
+package driver
+
+import (
+	"context"
+	"math"
+	"sort"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/window"
+)
+
+// Config is what the schedule depends on. It is fixed for the life of a
+// state directory: a checkpoint's State is only meaningful under the
+// Config that produced it.
+type Config struct {
+	// Tick is the step period in event time (nanoseconds, > 0).
+	Tick int64
+	// Skew is Δ, the clock skew bound: a closing is given at the first
+	// tick above effEnd+2Δ (closeKey).
+	Skew int64
+	// Lateness is the key offset of a dead-lettered writer: the
+	// partition's greatest accepted start minus the lateness.
+	Lateness int64
+
+	_ struct{} // room to grow without breaking keyed literals
+}
+
+// State is what the driver holds between ticks (D1), and what a
+// checkpoint must hold besides the window's and the engine's snapshots
+// (D2). Its JSON field names are those of the loop snapshot the run
+// command wrote before the driver existed, so old checkpoints restore.
+type State struct {
+	// Rel: released by the window, not yet given to the engine (release
+	// order). Close: closings not yet given (closing order). Unchecked:
+	// dead-lettered writers not yet given, with their key (the partition
+	// watermark at arrival), sorted by key, partition, offset.
+	Rel       []history.Txn
+	Close     []window.Closing
+	Unchecked []Unchecked
+	// PartMax is each partition's greatest accepted start (MinInt64
+	// before any), for the keys of dead-lettered writers.
+	PartMax []int64
+	// Tick is the last tick the engine stepped at (MinInt64 before any,
+	// MaxInt64 after the end of input).
+	Tick int64
+	// Kinds is what each key has been used as by a decoded event: true
+	// a list, false a register (history.Op.KeyKind). An event using a key
+	// the other way is an input error, as in check (history.Validate).
+	// One entry per key ever written or used as a list: the engine keeps
+	// as much (a live version per written key).
+	Kinds map[history.Key]bool `json:",omitempty"`
+}
+
+// Unchecked is a dead-lettered writer waiting for its tick: its writes
+// are given to the engine (incremental.Online.AddUnchecked) so that reads
+// they could explain are not called anomalies.
+type Unchecked struct {
+	Key    int64
+	Part   int
+	Offset int64
+	Txn    history.Txn
+}
+
+// NewState is the state of a driver that has seen nothing, for parts
+// partitions.
+func NewState(parts int) State {
+	st := State{Tick: math.MinInt64, PartMax: make([]int64, parts)}
+	for i := range st.PartMax {
+		st.PartMax[i] = math.MinInt64
+	}
+	return st
+}
+
+// Driver steps an online engine in event time. It owns the window, the
+// engine and the state between ticks; it does no IO and reads no clock.
+// It is not safe for concurrent use.
+type Driver struct {
+	cfg Config
+	win *window.Window
+	eng *incremental.Online
+	st  State
+
+	// kindScratch is noteKinds' list of keys, reused from event to event.
+	kindScratch []history.Key
+}
+
+// New returns a driver over win and eng (new, or restored from one
+// checkpoint) and st (NewState, or the same checkpoint's State). The
+// driver owns all three from then on.
+func New(cfg Config, win *window.Window, eng *incremental.Online, st State) *Driver {
+	if cfg.Tick <= 0 {
+		panic("driver: tick must be positive")
+	}
+	d := &Driver{cfg: cfg, win: win, eng: eng, st: st}
+	// A restored window may release at once what its checkpoint held
+	// back; taking it now is what the run's first advance did.
+	d.pull()
+	return d
+}
+
+// State is the driver's state between ticks, for a checkpoint (D2). The
+// caller reads it (to marshal it) and must not change it.
+func (d *Driver) State() *State { return &d.st }
+
+// Window is the driver's window, for its snapshot and statistics.
+func (d *Driver) Window() *window.Window { return d.win }
+
+// Engine is the driver's engine, for its snapshot, statistics and the
+// bodies of alerts' cores.
+func (d *Driver) Engine() *incremental.Online { return d.eng }
+
+// Rejection says why Accept set an event aside. Exactly one field is set.
+type Rejection struct {
+	// Clash: the event uses a key as a list and as a register (against an
+	// earlier event or within itself), the input error check gives.
+	Clash error
+	// Window: the window set it aside (late, duplicate, no timestamps,
+	// ...). If its transaction writes, its writes are queued as an
+	// unchecked writer (SetAside).
+	Window *window.DeadLetter
+}
+
+// Accept gives the driver one decoded transaction read at offset of
+// partition part. It returns nil when the window took it, or why it was
+// set aside. It does not step: HasReady says whether a tick is due.
+func (d *Driver) Accept(part int, offset int64, t history.Txn) *Rejection {
+	// Every decoded event's keys count, also one the window then sets
+	// aside (late, a duplicate): check's rule reads every transaction of
+	// the history (history.Validate), whatever else is wrong with it.
+	if clash := d.noteKinds(&t); clash != nil {
+		return &Rejection{Clash: clash}
+	}
+	if dl := d.win.Add(part, t); dl != nil {
+		d.SetAside(part, offset, &dl.Txn)
+		return &Rejection{Window: dl}
+	}
+	if t.Start > d.st.PartMax[part] {
+		d.st.PartMax[part] = t.Start
+	}
+	d.pull()
+	return nil
+}
+
+// SetAside queues what was recovered of a dead-lettered event (nil: nothing)
+// as an unchecked writer if it writes: its key is the partition's
+// greatest accepted start minus the lateness at its arrival, so it is
+// given to the engine at the same tick whatever the interleaving of the
+// partitions (D1).
+func (d *Driver) SetAside(part int, offset int64, t *history.Txn) {
+	if t == nil || !t.Writes() {
+		return
+	}
+	key := d.st.PartMax[part]
+	if key != math.MinInt64 {
+		key = satSub(key, d.cfg.Lateness)
+	}
+	u := Unchecked{Key: key, Part: part, Offset: offset, Txn: *t}
+	i := sort.Search(len(d.st.Unchecked), func(i int) bool { return uncheckedBefore(&u, &d.st.Unchecked[i]) })
+	d.st.Unchecked = append(d.st.Unchecked, Unchecked{})
+	copy(d.st.Unchecked[i+1:], d.st.Unchecked[i:])
+	d.st.Unchecked[i] = u
+}
+
+// pull takes what the window releases and closes into the state.
+func (d *Driver) pull() {
+	d.st.Rel = d.win.Release(d.st.Rel)
+	d.st.Close = d.win.PopClosed(d.st.Close)
+}
+
+// Watermark is the window's watermark W.
+func (d *Driver) Watermark() int64 { return d.win.Watermark() }
+
+// next is the next tick due (≤ W), or false.
+func (d *Driver) next() (int64, bool) {
+	t := int64(math.MaxInt64)
+	if len(d.st.Rel) > 0 {
+		t = min(t, d.TickAbove(d.st.Rel[0].Start))
+	}
+	if len(d.st.Close) > 0 {
+		t = min(t, d.TickAbove(d.closeKey(&d.st.Close[0])))
+	}
+	if len(d.st.Unchecked) > 0 {
+		t = min(t, d.TickAbove(d.st.Unchecked[0].Key))
+	}
+	if t == math.MaxInt64 || t > d.win.Watermark() {
+		return 0, false
+	}
+	return t, true
+}
+
+// HasReady says whether a tick is due: the watermark has crossed the
+// tick of something not yet given to the engine. The caller may stop
+// between Readys (an interrupt); what is not stepped stays in State.
+func (d *Driver) HasReady() bool {
+	_, ok := d.next()
+	return ok
+}
+
+// Ready is the outcome of one step.
+type Ready struct {
+	// Tick is the tick stepped at (MaxInt64: the end of input).
+	Tick int64
+	// Alerts are the step's alerts, to deliver (the caller drops those it
+	// delivered before a crash, by id).
+	Alerts []*incremental.Alert
+}
+
+// Ready steps the engine at the next tick due (HasReady must be true):
+// it gives the engine the unchecked writers, the released transactions
+// and the closings whose key is below the tick, then steps. A step is
+// never cut short: ctx's cancellation is ignored (stepping off schedule
+// would change the alerts); ctx carries values only.
+func (d *Driver) Ready(ctx context.Context) (Ready, error) {
+	t, ok := d.next()
+	if !ok {
+		panic("driver: Ready without HasReady")
+	}
+	n := 0
+	for n < len(d.st.Unchecked) && d.st.Unchecked[n].Key < t {
+		d.eng.AddUnchecked(d.st.Unchecked[n].Txn)
+		n++
+	}
+	d.st.Unchecked = d.st.Unchecked[n:]
+	n = 0
+	for n < len(d.st.Rel) && d.st.Rel[n].Start < t {
+		n++
+	}
+	d.eng.Release(d.st.Rel[:n]...)
+	d.st.Rel = d.st.Rel[n:]
+	n = 0
+	for n < len(d.st.Close) && d.closeKey(&d.st.Close[n]) < t {
+		d.eng.Close(d.st.Close[n].ID)
+		n++
+	}
+	d.st.Close = d.st.Close[n:]
+	d.st.Tick = t
+	return d.step(ctx, t)
+}
+
+func (d *Driver) step(ctx context.Context, t int64) (Ready, error) {
+	found, err := d.eng.Step(context.WithoutCancel(ctx))
+	return Ready{Tick: t, Alerts: found}, err
+}
+
+// RaiseIdle moves W to the tick above the greatest start accepted
+// (window.RaiseTo), for a source the caller found quiet for its
+// idle-release time on its own clock. It returns the new W and whether
+// it moved: not when nothing was accepted, the input ended, or W is at
+// that tick already. The caller then drains HasReady/Ready.
+func (d *Driver) RaiseIdle() (int64, bool) {
+	ws := d.win.Stats()
+	if ws.MaxStart == math.MinInt64 || ws.Watermark == math.MaxInt64 {
+		return 0, false
+	}
+	t := d.TickAbove(ws.MaxStart)
+	if t == math.MaxInt64 || ws.Watermark >= t {
+		return 0, false
+	}
+	d.win.RaiseTo(t)
+	d.pull()
+	return t, true
+}
+
+// EndInput closes the window (W = +∞): everything buffered is released
+// and every transaction closes. The caller drains HasReady/Ready, then
+// calls Final.
+func (d *Driver) EndInput() {
+	d.win.Close()
+	d.pull()
+}
+
+// Final is the last step of the end of input: what is left is given to
+// the engine, every transaction closes, and the engine steps once more.
+func (d *Driver) Final(ctx context.Context) (Ready, error) {
+	for _, u := range d.st.Unchecked {
+		d.eng.AddUnchecked(u.Txn)
+	}
+	d.eng.Release(d.st.Rel...)
+	for i := range d.st.Close {
+		d.eng.Close(d.st.Close[i].ID)
+	}
+	d.st.Unchecked, d.st.Rel, d.st.Close = nil, nil, nil
+	d.eng.CloseAll()
+	d.st.Tick = math.MaxInt64
+	return d.step(ctx, math.MaxInt64)
+}
+
+// Flush is an interrupt without a checkpoint: what the window released
+// and closed is given to the engine off schedule and stepped, so the
+// alerts the batch in hand proves are not lost. Unchecked writers stay
+// queued. The driver must not be used for a checkpoint afterwards.
+func (d *Driver) Flush(ctx context.Context) (Ready, error) {
+	d.eng.Release(d.st.Rel...)
+	for i := range d.st.Close {
+		d.eng.Close(d.st.Close[i].ID)
+	}
+	d.st.Rel, d.st.Close = nil, nil
+	return d.step(ctx, d.st.Tick)
+}
+
+// noteKinds records what t uses its keys as; if t uses a key as a list
+// and as a register (against an earlier event or within itself), it
+// records nothing and returns the input error check gives for the same
+// history.
+func (d *Driver) noteKinds(t *history.Txn) error {
+	if d.st.Kinds == nil {
+		d.st.Kinds = map[history.Key]bool{}
+	}
+	added := d.kindScratch[:0]
+	defer func() { d.kindScratch = added[:0] }()
+	for _, op := range t.Ops {
+		list, decided := op.KeyKind()
+		if !decided {
+			continue
+		}
+		if prev, ok := d.st.Kinds[op.Key]; ok {
+			if prev != list {
+				// Undo this event's first uses: it is set aside whole.
+				for _, k := range added {
+					delete(d.st.Kinds, k)
+				}
+				return history.KindClash(t, op.Key, "")
+			}
+			continue
+		}
+		d.st.Kinds[op.Key] = list
+		added = append(added, op.Key)
+	}
+	return nil
+}
+
+func uncheckedBefore(a, b *Unchecked) bool {
+	if a.Key != b.Key {
+		return a.Key < b.Key
+	}
+	if a.Part != b.Part {
+		return a.Part < b.Part
+	}
+	return a.Offset < b.Offset
+}
+
+func satSub(a, b int64) int64 {
+	if a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
+}
+
+// TickAbove is the smallest tick strictly above x (math.MaxInt64 when
+// there is none: x is +∞ or too close to it).
+func (d *Driver) TickAbove(x int64) int64 {
+	t := d.cfg.Tick
+	if x >= math.MaxInt64-t {
+		return math.MaxInt64
+	}
+	if x < math.MinInt64+t {
+		// Flooring would overflow; the lowest tick is the multiple of t
+		// nearest above MinInt64 (or the next one).
+		low := math.MinInt64 / t * t
+		if low > x {
+			return low
+		}
+		return low + t
+	}
+	q := x / t
+	if x%t != 0 && x < 0 {
+		q--
+	}
+	return q*t + t
+}
+
+// closeKey is the W a closing needs: effEnd+2Δ < W.
+func (d *Driver) closeKey(c *window.Closing) int64 {
+	if c.EffEnd > math.MaxInt64-2*d.cfg.Skew {
+		return math.MaxInt64
+	}
+	return c.EffEnd + 2*d.cfg.Skew
+}
