@@ -201,6 +201,12 @@ func (d *Driver) HasReady() bool {
 type Ready struct {
 	// Tick is the tick stepped at (MaxInt64: the end of input).
 	Tick int64
+	// Unchecked, Released and Closed are what the step gave the engine,
+	// in the order given (D1). They are views of the driver's buffers,
+	// valid until the next call to the driver.
+	Unchecked []Unchecked
+	Released  []history.Txn
+	Closed    []window.Closing
 	// Alerts are the step's alerts, to deliver (the caller drops those it
 	// delivered before a crash, by id).
 	Alerts []*incremental.Alert
@@ -216,31 +222,33 @@ func (d *Driver) Ready(ctx context.Context) (Ready, error) {
 	if !ok {
 		panic("driver: Ready without HasReady")
 	}
+	var rd Ready
 	n := 0
 	for n < len(d.st.Unchecked) && d.st.Unchecked[n].Key < t {
 		d.eng.AddUnchecked(d.st.Unchecked[n].Txn)
 		n++
 	}
-	d.st.Unchecked = d.st.Unchecked[n:]
+	rd.Unchecked, d.st.Unchecked = d.st.Unchecked[:n], d.st.Unchecked[n:]
 	n = 0
 	for n < len(d.st.Rel) && d.st.Rel[n].Start < t {
 		n++
 	}
 	d.eng.Release(d.st.Rel[:n]...)
-	d.st.Rel = d.st.Rel[n:]
+	rd.Released, d.st.Rel = d.st.Rel[:n], d.st.Rel[n:]
 	n = 0
 	for n < len(d.st.Close) && d.closeKey(&d.st.Close[n]) < t {
 		d.eng.Close(d.st.Close[n].ID)
 		n++
 	}
-	d.st.Close = d.st.Close[n:]
+	rd.Closed, d.st.Close = d.st.Close[:n], d.st.Close[n:]
 	d.st.Tick = t
-	return d.step(ctx, t)
+	return d.step(ctx, rd, t)
 }
 
-func (d *Driver) step(ctx context.Context, t int64) (Ready, error) {
+func (d *Driver) step(ctx context.Context, rd Ready, t int64) (Ready, error) {
 	found, err := d.eng.Step(context.WithoutCancel(ctx))
-	return Ready{Tick: t, Alerts: found}, err
+	rd.Tick, rd.Alerts = t, found
+	return rd, err
 }
 
 // RaiseIdle moves W to the tick above the greatest start accepted
@@ -280,10 +288,11 @@ func (d *Driver) Final(ctx context.Context) (Ready, error) {
 	for i := range d.st.Close {
 		d.eng.Close(d.st.Close[i].ID)
 	}
+	rd := Ready{Unchecked: d.st.Unchecked, Released: d.st.Rel, Closed: d.st.Close}
 	d.st.Unchecked, d.st.Rel, d.st.Close = nil, nil, nil
 	d.eng.CloseAll()
 	d.st.Tick = math.MaxInt64
-	return d.step(ctx, math.MaxInt64)
+	return d.step(ctx, rd, math.MaxInt64)
 }
 
 // Flush is an interrupt without a checkpoint: what the window released
@@ -295,8 +304,9 @@ func (d *Driver) Flush(ctx context.Context) (Ready, error) {
 	for i := range d.st.Close {
 		d.eng.Close(d.st.Close[i].ID)
 	}
+	rd := Ready{Released: d.st.Rel, Closed: d.st.Close}
 	d.st.Rel, d.st.Close = nil, nil
-	return d.step(ctx, d.st.Tick)
+	return d.step(ctx, rd, d.st.Tick)
 }
 
 // noteKinds records what t uses its keys as; if t uses a key as a list

@@ -621,9 +621,6 @@ func (r *runner) gap(ctx context.Context, p int, offset int64) {
 	}
 }
 
-// tickAbove is the smallest tick strictly above x (driver.TickAbove).
-func (r *runner) tickAbove(x int64) int64 { return r.drv.TickAbove(x) }
-
 // advance steps the engine, through the driver, at every tick the
 // watermark has crossed (D1), handing each step's alerts to the sink.
 func (r *runner) advance(ctx context.Context) error {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,26 +185,6 @@ func TestFileResumes(t *testing.T) {
 	b, _ := os.ReadFile(dl)
 	if !strings.Contains(string(b), `"line":3`) || !strings.Contains(string(b), `"line":5`) {
 		t.Errorf("dead letters do not carry the file's line numbers:\n%s", b)
-	}
-}
-
-// TestTickAbove: the tick above x is the smallest multiple of the tick
-// strictly greater than x, for negative x and at both ends of int64
-// (a partition without a watermark keys its dead letters at MinInt64).
-func TestTickAbove(t *testing.T) {
-	for _, tick := range []int64{1, 7, 100_000_000} {
-		r := &runner{cfg: &runConfig{Config: config.Default()}}
-		r.cfg.Check.Tick = config.Duration(tick)
-		for _, x := range []int64{math.MinInt64, math.MinInt64 + 1, math.MinInt64 + tick, -tick - 1, -tick, -1, 0, 1, tick - 1, tick, 1 << 40, math.MaxInt64 - tick - 1} {
-			got := r.tickAbove(x)
-			// got-tick may not be representable: then got is the lowest tick.
-			if got <= x || got%tick != 0 || got >= math.MinInt64+tick && got-tick > x {
-				t.Errorf("tick %d: tickAbove(%d) = %d", tick, x, got)
-			}
-		}
-		if got := r.tickAbove(math.MaxInt64); got != math.MaxInt64 {
-			t.Errorf("tick %d: tickAbove(MaxInt64) = %d, want MaxInt64 (none)", tick, got)
-		}
 	}
 }
 
