@@ -15,7 +15,6 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/ingest"
-	"github.com/streamcheck/streamcheck/internal/config"
 	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/report"
 )
