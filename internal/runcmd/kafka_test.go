@@ -75,6 +75,13 @@ func makeStreamOf(t testing.TB, preset string, seed uint64, txns, partitions int
 	}
 	cfg.Txns, cfg.Seed = txns, seed
 	cfg.Inject = inject
+	return makeStreamCfg(t, cfg, seed, partitions)
+}
+
+// makeStreamCfg is makeStream for a gen configuration (a storm of
+// anomalies: InjectRate).
+func makeStreamCfg(t testing.TB, cfg gen.Config, seed uint64, partitions int) *stream {
+	t.Helper()
 	h, inj, err := gen.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
