@@ -2,8 +2,6 @@ package incremental
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
@@ -37,11 +35,15 @@ import (
 //	   check --max-anomalies does, and checking goes on.
 //	O5 An alert raised while some member was open is shrunk again once all
 //	   members have closed (more reads count then, AM1) and updated under
-//	   the same id; ids are a hash of the core as first alerted, so a
-//	   replay of the same stream gives the same ids.
+//	   the same id; ids name the anomaly as first alerted by its
+//	   members' content, its class and the stream (alertid.go), so a
+//	   replay of the same stream gives the same ids and distinct
+//	   anomalies never share one.
 type Online struct {
 	opts     history.Options
 	promised history.Level
+	// stream is OnlineConfig.Stream, hashed into every alert id.
+	stream string
 
 	log txnLog
 	// index maps an ID to the newest in-memory transaction with it: the
@@ -130,6 +132,10 @@ type OnlineConfig struct {
 	// Retention bounds the evicted bodies kept (retain.go); zero keeps
 	// every one.
 	Retention Retention
+	// Stream names the stream in every alert id (alertid.go): empty, the
+	// ids name anomalies by their content alone, the same through every
+	// source that carries the same events.
+	Stream string
 }
 
 // Alert is one proven anomaly of the stream.
@@ -174,6 +180,7 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(), nextRewind: rewindEvery}
 	o.spill.path = cfg.SpillPath
 	o.retention = cfg.Retention
+	o.stream = cfg.Stream
 	o.opts.Level = history.StrictSerializable
 	return o
 }
@@ -319,8 +326,8 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			return out, nil
 		}
 		an := res.Anomalies[0]
+		var err error
 		a := &Alert{
-			ID:       alertID(an.Core),
 			Anomaly:  an,
 			Level:    o.opts.Level,
 			Promised: o.promised,
@@ -332,14 +339,17 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			a.PastRetention = o.unwrittenReads(h, an.Core)
 		}
 		first := o.log.len()
-		for _, i := range o.name(a, h, pos, an.Core) {
+		at := o.name(a, h, pos, an.Core)
+		if a.ID, err = o.alertID(an.Class, at); err != nil {
+			return out, err
+		}
+		for _, i := range at {
 			if err := o.quarantine(i); err != nil {
 				return out, err
 			}
 			first = min(first, i)
 		}
 		o.alerts = append(o.alerts, a)
-		var err error
 		if o.evicting {
 			inexact := o.inexactRewinds
 			err = o.replay(ctx, first)
@@ -591,13 +601,26 @@ func sortedIDs(h *history.History, ts []int32) []string {
 	return out
 }
 
-// alertID is stable across replays: a hash of the core as first alerted.
-func alertID(core []string) string {
-	s := append([]string(nil), core...)
-	sort.Strings(s)
-	sum := sha256.Sum256([]byte(strings.Join(s, "\x00")))
-	return "sc-" + hex.EncodeToString(sum[:8])
+// alertID names the anomaly of class class whose core members are the
+// released transactions at (alertid.go: A1, A2), by their bodies as
+// released: not by the alert history's names for them, nor its copies,
+// whose reads of open members are dropped.
+func (o *Online) alertID(class string, at []int) (string, error) {
+	members := make([]history.Txn, 0, len(at))
+	for _, i := range at {
+		t, err := o.body(i)
+		if err != nil {
+			return "", err
+		}
+		members = append(members, t)
+	}
+	return alertID(o.stream, class, members), nil
 }
+
+// SetStream sets the stream name alert ids are scoped to
+// (OnlineConfig.Stream) on a restored engine: it is configuration, and a
+// restart must give it again for the ids to stay the same.
+func (o *Online) SetStream(name string) { o.stream = name }
 
 // find returns a released transaction's index by the name an alert core
 // gives it (the newest alert first), or else the first released with the
