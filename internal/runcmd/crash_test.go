@@ -2,6 +2,7 @@ package runcmd
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
@@ -95,7 +97,10 @@ func TestCrashHarness(t *testing.T) {
 //
 // The default is a short version (400 transactions, 3 kills); the same
 // variables as TestCrashHarness scale it, and STREAMCHECK_CRASH_RATE
-// sets the injection rate (default 0.1). The acceptance run, 100 kills
+// sets the injection rate (default 0.1) and STREAMCHECK_CRASH_REUSE how
+// many transactions a session's counter runs before it restarts, so
+// that transaction ids repeat as a real client's do (default 20; 0 keeps
+// gen's unique ids). The acceptance run, 100 kills
 // on a stream of hundreds of alerts:
 //
 //	STREAMCHECK_CRASH_KILLS=100 STREAMCHECK_CRASH_TXNS=2000 STREAMCHECK_CRASH_RATE=0.15 \
@@ -132,7 +137,55 @@ func TestCrashHarnessStorm(t *testing.T) {
 	if len(s.inj) < txns/20 {
 		t.Fatalf("%d anomalies injected in %d transactions: not a storm", len(s.inj), txns)
 	}
+	if every := crashEnvInt(t, "STREAMCHECK_CRASH_REUSE", 20); every > 0 {
+		t.Logf("%d transaction ids reused", reuseIDs(s, every))
+	}
 	crashHarness(t, s, kills)
+}
+
+// reuseIDs renames s's transactions as clients whose counters restart
+// do: the k-th transaction of a session (in start order) is named
+// session#(k mod every), unless that name's last use started within
+// twice the lateness (the window would take the repeat for a
+// duplicate, W5; real clients' restarts are further apart). Cores then
+// reuse ids, as those of a real stream do. It returns how many names
+// were reused.
+func reuseIDs(s *stream, every int) int {
+	order := make([]int, len(s.h.Txns))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(s.h.Txns[a].Start, s.h.Txns[b].Start) })
+	count := map[string]int{}
+	last := map[string]int64{}
+	rename := map[string]string{}
+	reused := 0
+	for _, i := range order {
+		tx := &s.h.Txns[i]
+		name := fmt.Sprintf("%s#%d", tx.Session, count[tx.Session]%every)
+		count[tx.Session]++
+		if at, ok := last[name]; ok {
+			if tx.Start-at <= 2*s.lateness {
+				continue // keep its own name
+			}
+			reused++
+		}
+		last[name] = tx.Start
+		rename[tx.ID] = name
+	}
+	apply := func(txns []history.Txn) {
+		for i := range txns {
+			if n, ok := rename[txns[i].ID]; ok {
+				txns[i].ID = n
+			}
+		}
+	}
+	for _, p := range s.parts {
+		apply(p)
+	}
+	apply(s.merged)
+	apply(s.h.Txns)
+	return reused
 }
 
 func crashEnvInt(t *testing.T, name string, def int) int {
