@@ -295,3 +295,36 @@ func sameContent(a, b []history.Txn) bool {
 	ka, kb := key(a), key(b)
 	return slices.Equal(ka, kb)
 }
+
+// TestRestorePendingByIndex: a restored engine re-shrinks the pending
+// alert it had, not another with the same id. Ids from before alertid.go
+// could be shared (cores reusing transaction ids), and the snapshot named
+// pending alerts by id: a restart then took the later alert for the
+// pending one, so the pending one was never updated and the other was
+// updated twice.
+func TestRestorePendingByIndex(t *testing.T) {
+	all, opts := reusedIDPair(t)
+	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+	feedInStartOrder(o, opts, all, func(int) {
+		if _, err := o.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if len(o.alerts) != 2 {
+		t.Fatalf("%d alerts, want 2", len(o.alerts))
+	}
+	// As the earlier ids had it: one id for both, the first pending.
+	o.alerts[1].ID = o.alerts[0].ID
+	o.pending = []*Alert{o.alerts[0]}
+	snap, err := o.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := RestoreOnline(opts, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.pending) != 1 || r.pending[0] != r.alerts[0] {
+		t.Fatalf("restored %d pending, the first is alert %d, want alert 0", len(r.pending), slices.Index(r.alerts, r.pending[0]))
+	}
+}
