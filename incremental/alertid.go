@@ -1,11 +1,11 @@
 package incremental
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"hash"
 	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -50,34 +50,34 @@ const alertIDVersion = "streamcheck alert id v2"
 // (their bodies as released) in stream.
 func alertID(stream, class string, members []history.Txn) string {
 	digests := make([][sha256.Size]byte, len(members))
+	var buf []byte
 	for i := range members {
-		digests[i] = txnDigest(&members[i])
+		digests[i], buf = txnDigest(&members[i], buf[:0])
 	}
 	// Set semantics: the order the caller lists the core in is not part
 	// of the anomaly.
-	slices.SortFunc(digests, func(a, b [sha256.Size]byte) int { return cmp.Compare(string(a[:]), string(b[:])) })
-	h := sha256.New()
-	writeField(h, alertIDVersion)
-	writeField(h, stream)
-	writeField(h, class)
-	binary.Write(h, binary.BigEndian, uint64(len(digests)))
+	slices.SortFunc(digests, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
+	buf = appendField(buf[:0], alertIDVersion)
+	buf = appendField(buf, stream)
+	buf = appendField(buf, class)
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(digests)))
 	for _, d := range digests {
-		h.Write(d[:])
+		buf = append(buf, d[:]...)
 	}
-	return "sc-" + hex.EncodeToString(h.Sum(nil)[:12])
+	sum := sha256.Sum256(buf)
+	return "sc-" + hex.EncodeToString(sum[:12])
 }
 
 // txnDigest hashes what identifies a transaction's content: every field
 // of its event but its input position. Each field is length-prefixed,
-// so no two distinct transactions encode alike.
-func txnDigest(t *history.Txn) [sha256.Size]byte {
-	h := sha256.New()
-	writeField(h, t.ID)
-	writeField(h, t.Session)
-	var b [8 * 4]byte
-	binary.BigEndian.PutUint64(b[0:], uint64(t.Start))
-	binary.BigEndian.PutUint64(b[8:], uint64(t.End))
-	binary.BigEndian.PutUint64(b[16:], uint64(t.Status))
+// so no two distinct transactions encode alike. buf is scratch space,
+// returned for reuse.
+func txnDigest(t *history.Txn, buf []byte) ([sha256.Size]byte, []byte) {
+	buf = appendField(buf, t.ID)
+	buf = appendField(buf, t.Session)
+	buf = binary.BigEndian.AppendUint64(buf, uint64(t.Start))
+	buf = binary.BigEndian.AppendUint64(buf, uint64(t.End))
+	buf = binary.BigEndian.AppendUint64(buf, uint64(t.Status))
 	flags := uint64(0)
 	if t.HasSession {
 		flags |= 1
@@ -85,32 +85,27 @@ func txnDigest(t *history.Txn) [sha256.Size]byte {
 	if t.HasTime {
 		flags |= 2
 	}
-	binary.BigEndian.PutUint64(b[24:], flags)
-	h.Write(b[:])
-	binary.Write(h, binary.BigEndian, uint64(len(t.Ops)))
+	buf = binary.BigEndian.AppendUint64(buf, flags)
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(t.Ops)))
 	for _, op := range t.Ops {
 		kind := uint64(op.Kind) << 1
 		if op.IsList {
 			kind |= 1
 		}
-		binary.Write(h, binary.BigEndian, kind)
-		writeField(h, string(op.Key))
-		writeField(h, string(op.Value))
-		binary.Write(h, binary.BigEndian, uint64(len(op.List)))
+		buf = binary.BigEndian.AppendUint64(buf, kind)
+		buf = appendField(buf, string(op.Key))
+		buf = appendField(buf, string(op.Value))
+		buf = binary.BigEndian.AppendUint64(buf, uint64(len(op.List)))
 		for _, v := range op.List {
-			writeField(h, string(v))
+			buf = appendField(buf, string(v))
 		}
 	}
-	var out [sha256.Size]byte
-	h.Sum(out[:0])
-	return out
+	return sha256.Sum256(buf), buf
 }
 
-func writeField(h hash.Hash, s string) {
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-	h.Write(n[:])
-	h.Write([]byte(s))
+func appendField(buf []byte, s string) []byte {
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(s)))
+	return append(buf, s...)
 }
 
 // contentCompare orders transactions by content (A3): start, end, ID,
@@ -129,6 +124,7 @@ func contentCompare(a, b *history.Txn) int {
 	if c := cmp.Compare(a.Session, b.Session); c != 0 {
 		return c
 	}
-	da, db := txnDigest(a), txnDigest(b)
-	return cmp.Compare(string(da[:]), string(db[:]))
+	da, buf := txnDigest(a, nil)
+	db, _ := txnDigest(b, buf[:0])
+	return bytes.Compare(da[:], db[:])
 }

@@ -2,9 +2,12 @@ package incremental
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -326,5 +329,37 @@ func TestRestorePendingByIndex(t *testing.T) {
 	}
 	if len(r.pending) != 1 || r.pending[0] != r.alerts[0] {
 		t.Fatalf("restored %d pending, the first is alert %d, want alert 0", len(r.pending), slices.Index(r.alerts, r.pending[0]))
+	}
+}
+
+// BenchmarkAlertID is the cost of naming one alert: a five-member core
+// of eight operations each, hashed with its class and stream.
+func BenchmarkAlertID(b *testing.B) {
+	core := make([]history.Txn, 5)
+	for i := range core {
+		t := &core[i]
+		t.ID, t.Session, t.Start, t.End, t.HasTime = fmt.Sprintf("c%d-%d", i, 1000+i), fmt.Sprintf("c%d", i), int64(i)*1_000_000, int64(i)*1_000_000+900_000, true
+		for k := range 8 {
+			t.Ops = append(t.Ops, history.Op{Kind: history.Kind(k % 2), Key: history.Key(fmt.Sprintf("x%d", k*37+i)), Value: history.IntValue(int64(k))})
+		}
+	}
+	for b.Loop() {
+		alertID("orders", "G-single", core)
+	}
+}
+
+// BenchmarkAlertIDIdsOnly is the id before alertid.go, a hash of the
+// core's transaction ids, on the same core: the reference for
+// BenchmarkAlertID.
+func BenchmarkAlertIDIdsOnly(b *testing.B) {
+	ids := make([]string, 5)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c%d-%d", i, 1000+i)
+	}
+	for b.Loop() {
+		s := append([]string(nil), ids...)
+		slices.Sort(s)
+		sum := sha256.Sum256([]byte(strings.Join(s, "\x00")))
+		_ = "sc-" + hex.EncodeToString(sum[:8])
 	}
 }
