@@ -363,3 +363,29 @@ func BenchmarkAlertIDIdsOnly(b *testing.B) {
 		_ = "sc-" + hex.EncodeToString(sum[:8])
 	}
 }
+
+// TestPendingMembersByOwnNames: a pending alert's core names resolve to
+// its own members, not to a later alert's that reuse the transaction
+// ids: with the second use of a still open, the first alert (whose
+// members have all closed) is closed, and is re-shrunk on its own
+// transactions.
+func TestPendingMembersByOwnNames(t *testing.T) {
+	all, opts := reusedIDPair(t)
+	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+	feedInStartOrder(o, opts, all, func(int) {
+		if _, err := o.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if len(o.alerts) != 2 || !slices.Equal(o.alerts[0].Core, o.alerts[1].Core) {
+		t.Fatalf("want two alerts with the same core names: %+v", o.alerts)
+	}
+	second := o.alerts[1].names["a"]
+	o.closed.set(second, false)
+	if !o.allClosed(o.alerts[0]) {
+		t.Fatalf("the first alert counts as open: its name a resolved to the second use (#%d)", second)
+	}
+	if i, _ := o.member(o.alerts[0], "a"); i == second {
+		t.Fatalf("the first alert's a resolves to the second use #%d", second)
+	}
+}

@@ -223,7 +223,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 	// O5 first: pending alerts whose members have all closed.
 	keep := o.pending[:0]
 	for _, a := range o.pending {
-		if !o.allClosed(a.Core) {
+		if !o.allClosed(a) {
 			keep = append(keep, a)
 			continue
 		}
@@ -362,16 +362,16 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		if err != nil {
 			return out, err
 		}
-		if !o.allClosed(an.Core) {
+		if !o.allClosed(a) {
 			o.pending = append(o.pending, a)
 		}
 		out = append(out, a)
 	}
 }
 
-func (o *Online) allClosed(core []string) bool {
-	for _, id := range core {
-		if i, ok := o.find(id); ok && !o.closed.get(i) {
+func (o *Online) allClosed(a *Alert) bool {
+	for _, id := range a.Core {
+		if i, ok := o.member(a, id); ok && !o.closed.get(i) {
 			return false
 		}
 	}
@@ -558,7 +558,7 @@ func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
 	members := map[int]bool{}
 	var set []int
 	for _, id := range a.Core {
-		if i, ok := o.find(id); ok && !members[i] {
+		if i, ok := o.member(a, id); ok && !members[i] {
 			members[i] = true
 			set = append(set, i)
 		}
@@ -651,6 +651,18 @@ func (o *Online) find(id string) (int, bool) {
 	return 0, false
 }
 
+// member resolves a name in a's core to its release position: by a's
+// own names first. find alone looks through the newest alert's names
+// first, so when a later core reused a transaction id, a pending alert's
+// name resolved to the later alert's member, and the pending alert was
+// pinned, judged closed and re-shrunk on the wrong transaction.
+func (o *Online) member(a *Alert, name string) (int, bool) {
+	if i, ok := a.names[name]; ok {
+		return i, true
+	}
+	return o.find(name)
+}
+
 // AlertTxn returns a member of a's core by the name the core gives it
 // (nil if none), for rendering a: a reused ID (window W5) can name
 // different transactions in different alerts.
@@ -730,7 +742,7 @@ func (o *Online) capPinned() {
 	inCore := map[int]bool{}
 	for _, a := range o.pending {
 		for _, id := range a.Core {
-			if i, ok := o.find(id); ok {
+			if i, ok := o.member(a, id); ok {
 				inCore[i] = true
 			}
 		}
