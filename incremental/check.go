@@ -338,10 +338,15 @@ func (l *localizer) find(ctx context.Context, members []bool) ([]int32, error) {
 			order = append(order, int32(i))
 		}
 	}
+	// Windows follow the members' content (contentCompare: start
+	// first), not their positions, as the shrink does (alertid.go A3).
 	sort.SliceStable(order, func(a, b int) bool {
 		ta, tb := &p.h.Txns[order[a]], &p.h.Txns[order[b]]
 		if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
 			return ta.Start < tb.Start
+		}
+		if c := contentCompare(ta, tb); c != 0 {
+			return c < 0
 		}
 		return order[a] < order[b]
 	})
