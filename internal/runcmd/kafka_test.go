@@ -82,9 +82,19 @@ func makeStreamOf(t testing.TB, preset string, seed uint64, txns, partitions int
 // anomalies: InjectRate).
 func makeStreamCfg(t testing.TB, cfg gen.Config, seed uint64, partitions int) *stream {
 	t.Helper()
+	return makeStreamCfgThen(t, cfg, seed, partitions, nil)
+}
+
+// makeStreamCfgThen is makeStreamCfg with edit applied to the generated
+// history before it is spread over the partitions.
+func makeStreamCfgThen(t testing.TB, cfg gen.Config, seed uint64, partitions int, edit func(*history.History)) *stream {
+	t.Helper()
 	h, inj, err := gen.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(h)
 	}
 	rng := rand.New(rand.NewPCG(seed, 99))
 	const delay = 2_000_000
