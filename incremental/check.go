@@ -1,9 +1,11 @@
 package incremental
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -367,10 +369,15 @@ func (l *localizer) find(ctx context.Context, members []bool) ([]int32, error) {
 			order = append(order, int32(i))
 		}
 	}
+	// Windows follow the members' content (contentCompare: start
+	// first), not their positions, as the shrink does (alertid.go A3).
 	sort.SliceStable(order, func(a, b int) bool {
 		ta, tb := &p.h.Txns[order[a]], &p.h.Txns[order[b]]
 		if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
 			return ta.Start < tb.Start
+		}
+		if c := contentCompare(ta, tb); c != 0 {
+			return c < 0
 		}
 		return order[a] < order[b]
 	})
@@ -515,14 +522,25 @@ func (cf *coreFinder) find(ctx context.Context, members []bool) ([]int32, error)
 func (cf *coreFinder) shrink(ctx context.Context, core []int32) ([]int32, error) {
 	h := cf.p.h
 	// Try the latest transactions first: cores found this way tend to keep
-	// the earlier, causally prior ones, which reads more naturally.
+	// the earlier, causally prior ones, which reads more naturally. The
+	// order is the transactions' content (contentCompare, A3), not their
+	// positions in h: the same facts then give the same core whatever
+	// else the history being checked holds and in what order, which the
+	// alert id's stability across restarts and replays rests on.
+	order := slices.Clone(core)
+	slices.SortStableFunc(order, func(a, b int32) int {
+		if c := contentCompare(&h.Txns[a], &h.Txns[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
 	sort.Slice(core, func(i, j int) bool { return core[i] < core[j] })
 	members := make([]bool, len(h.Txns))
 	for _, t := range core {
 		members[t] = true
 	}
-	for i := len(core) - 1; i >= 0; i-- {
-		t := core[i]
+	for i := len(order) - 1; i >= 0; i-- {
+		t := order[i]
 		members[t] = false
 		cf.checks++
 		st := cf.check(ctx, members)

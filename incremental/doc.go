@@ -69,5 +69,17 @@
 // history is encoded again with one selector per transaction, assumed true;
 // the failed assumptions are a violating set C0 (I2). C0 is shrunk by
 // deletion, re-checking the projection H|C each time; the projection is
-// monotone, so one pass gives a subset-minimal core.
+// monotone, so one pass gives a subset-minimal core. Deletion tries the
+// members latest first in an order defined by their content (start, end,
+// ID, session, body; contentCompare), never by their position in the
+// history being checked, so the same violating set shrinks to the same
+// core wherever it is found (alertid.go A3).
+//
+// # Alert ids
+//
+// An online alert's id names the anomaly: a hash of its members' bodies,
+// its class and the stream's name (alertid.go, A1-A3), so that distinct
+// anomalies never share an id (transaction ids repeat: a client counter
+// that restarts) and the same anomaly keeps its id across replays,
+// restarts, rewind points and the AM1 update.
 package incremental

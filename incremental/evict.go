@@ -623,7 +623,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	pinned := map[int]bool{}
 	for _, a := range o.pending {
 		for _, id := range a.Core {
-			if i, ok := o.find(id); ok {
+			if i, ok := o.member(a, id); ok {
 				pinned[i] = true
 			}
 		}

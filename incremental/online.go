@@ -2,8 +2,6 @@ package incremental
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,11 +36,15 @@ import (
 //	   check --max-anomalies does, and checking goes on.
 //	O5 An alert raised while some member was open is shrunk again once all
 //	   members have closed (more reads count then, AM1) and updated under
-//	   the same id; ids are a hash of the core as first alerted, so a
-//	   replay of the same stream gives the same ids.
+//	   the same id; ids name the anomaly as first alerted by its
+//	   members' content, its class and the stream (alertid.go), so a
+//	   replay of the same stream gives the same ids and distinct
+//	   anomalies never share one.
 type Online struct {
 	opts     history.Options
 	promised history.Level
+	// stream is OnlineConfig.Stream, hashed into every alert id.
+	stream string
 
 	log txnLog
 	// index maps an ID to the newest in-memory transaction with it: the
@@ -131,6 +133,10 @@ type OnlineConfig struct {
 	// Retention bounds the evicted bodies kept (retain.go); zero keeps
 	// every one.
 	Retention Retention
+	// Stream names the stream in every alert id (alertid.go): empty, the
+	// ids name anomalies by their content alone, the same through every
+	// source that carries the same events.
+	Stream string
 }
 
 // Alert is one proven anomaly of the stream.
@@ -175,6 +181,7 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(), nextRewind: rewindEvery}
 	o.spill.path = cfg.SpillPath
 	o.retention = cfg.Retention
+	o.stream = cfg.Stream
 	o.opts.Level = history.StrictSerializable
 	return o
 }
@@ -217,7 +224,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 	// O5 first: pending alerts whose members have all closed.
 	keep := o.pending[:0]
 	for _, a := range o.pending {
-		if !o.allClosed(a.Core) {
+		if !o.allClosed(a) {
 			keep = append(keep, a)
 			continue
 		}
@@ -320,8 +327,8 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			return out, nil
 		}
 		an := res.Anomalies[0]
+		var err error
 		a := &Alert{
-			ID:       alertID(an.Core),
 			Anomaly:  an,
 			Level:    o.opts.Level,
 			Promised: o.promised,
@@ -333,14 +340,17 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			a.PastRetention = o.unwrittenReads(h, an.Core)
 		}
 		first := o.log.len()
-		for _, i := range o.name(a, h, pos, an.Core) {
+		at := o.name(a, h, pos, an.Core)
+		if a.ID, err = o.alertID(an.Class, at); err != nil {
+			return out, err
+		}
+		for _, i := range at {
 			if err := o.quarantine(i); err != nil {
 				return out, err
 			}
 			first = min(first, i)
 		}
 		o.alerts = append(o.alerts, a)
-		var err error
 		if o.evicting {
 			inexact := o.inexactRewinds
 			err = o.replay(ctx, first)
@@ -353,16 +363,16 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		if err != nil {
 			return out, err
 		}
-		if !o.allClosed(an.Core) {
+		if !o.allClosed(a) {
 			o.pending = append(o.pending, a)
 		}
 		out = append(out, a)
 	}
 }
 
-func (o *Online) allClosed(core []string) bool {
-	for _, id := range core {
-		if i, ok := o.find(id); ok && !o.closed.get(i) {
+func (o *Online) allClosed(a *Alert) bool {
+	for _, id := range a.Core {
+		if i, ok := o.member(a, id); ok && !o.closed.get(i) {
 			return false
 		}
 	}
@@ -549,7 +559,7 @@ func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
 	members := map[int]bool{}
 	var set []int
 	for _, id := range a.Core {
-		if i, ok := o.find(id); ok && !members[i] {
+		if i, ok := o.member(a, id); ok && !members[i] {
 			members[i] = true
 			set = append(set, i)
 		}
@@ -592,13 +602,26 @@ func sortedIDs(h *history.History, ts []int32) []string {
 	return out
 }
 
-// alertID is stable across replays: a hash of the core as first alerted.
-func alertID(core []string) string {
-	s := append([]string(nil), core...)
-	sort.Strings(s)
-	sum := sha256.Sum256([]byte(strings.Join(s, "\x00")))
-	return "sc-" + hex.EncodeToString(sum[:8])
+// alertID names the anomaly of class class whose core members are the
+// released transactions at (alertid.go: A1, A2), by their bodies as
+// released: not by the alert history's names for them, nor its copies,
+// whose reads of open members are dropped.
+func (o *Online) alertID(class string, at []int) (string, error) {
+	members := make([]history.Txn, 0, len(at))
+	for _, i := range at {
+		t, err := o.body(i)
+		if err != nil {
+			return "", err
+		}
+		members = append(members, t)
+	}
+	return alertID(o.stream, class, members), nil
 }
+
+// SetStream sets the stream name alert ids are scoped to
+// (OnlineConfig.Stream) on a restored engine: it is configuration, and a
+// restart must give it again for the ids to stay the same.
+func (o *Online) SetStream(name string) { o.stream = name }
 
 // find returns a released transaction's index by the name an alert core
 // gives it (the newest alert first), or else the first released with the
@@ -633,6 +656,18 @@ func (o *Online) find(id string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// member resolves a name in a's core to its release position: by a's
+// own names first. find alone looks through the newest alert's names
+// first, so when a later core reused a transaction id, a pending alert's
+// name resolved to the later alert's member, and the pending alert was
+// pinned, judged closed and re-shrunk on the wrong transaction.
+func (o *Online) member(a *Alert, name string) (int, bool) {
+	if i, ok := a.names[name]; ok {
+		return i, true
+	}
+	return o.find(name)
 }
 
 // AlertTxn returns a member of a's core by the name the core gives it
@@ -714,7 +749,7 @@ func (o *Online) capPinned() {
 	inCore := map[int]bool{}
 	for _, a := range o.pending {
 		for _, id := range a.Core {
-			if i, ok := o.find(id); ok {
+			if i, ok := o.member(a, id); ok {
 				inCore[i] = true
 			}
 		}

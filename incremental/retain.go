@@ -419,6 +419,12 @@ func (o *Online) setAside(ctx context.Context) (*Alert, error) {
 	slices.Sort(set)
 	o.setAsideCount += len(set)
 	a := &Alert{Level: o.opts.Level, Promised: o.promised, Skew: o.opts.Skew, Watermark: o.lastStart(), names: map[string]int{}}
+	// The id is taken before the set is quarantined: like a core's, it
+	// names the set by its members' bodies (alertid.go).
+	id, err := o.alertID(PastRetentionType, set)
+	if err != nil {
+		return nil, err
+	}
 	for _, i := range set {
 		id := o.log.at(i).ID
 		for _, dup := a.names[id]; dup; _, dup = a.names[id] {
@@ -430,7 +436,7 @@ func (o *Online) setAside(ctx context.Context) (*Alert, error) {
 			return nil, err
 		}
 	}
-	a.Type, a.Class, a.ID = PastRetentionType, PastRetentionType, alertID(a.Core)
+	a.Type, a.Class, a.ID = PastRetentionType, PastRetentionType, id
 	g := o.goneError(o.floor).(*BodyGoneError)
 	a.PastRetention = fmt.Sprintf("the engine found an anomaly among these %d transactions (released or time-closed at this step) that the bodies kept do not prove: its proof runs through bodies past retention (released before #%d, event time %d); they are set aside unchecked", len(set), g.Floor, g.Start)
 	o.alerts = append(o.alerts, a)

@@ -44,6 +44,11 @@ type onlineSnapshot struct {
 	Quar    runFlags
 	Alerts  []*Alert
 	Pending []string // ids of pending alerts, in order
+	// PendingAt are the pending alerts as indexes into Alerts, in order:
+	// an id named one alert only once ids named anomalies (alertid.go);
+	// under the earlier ids, two alerts whose cores reused transaction
+	// ids shared one, and a restart resolved a pending one to the other.
+	PendingAt []int `json:",omitempty"`
 	// Names are the alerts' core names by release position, in the
 	// order of Alerts (absent before names were kept).
 	Names       []map[string]int `json:",omitempty"`
@@ -546,8 +551,13 @@ func (o *Online) snapshot() *onlineSnapshot {
 	for _, a := range o.alerts {
 		s.Names = append(s.Names, a.names)
 	}
+	at := make(map[*Alert]int, len(o.alerts))
+	for k, a := range o.alerts {
+		at[a] = k
+	}
 	for _, a := range o.pending {
 		s.Pending = append(s.Pending, a.ID)
+		s.PendingAt = append(s.PendingAt, at[a])
 	}
 	return &s
 }
@@ -737,6 +747,18 @@ func (o *Online) restoreAlerts(s *onlineSnapshot) (*Online, error) {
 				}
 			}
 		}
+	}
+	if len(s.PendingAt) > 0 {
+		if len(s.PendingAt) != len(s.Pending) {
+			return nil, fmt.Errorf("engine snapshot: %d pending alerts by index, %d by id", len(s.PendingAt), len(s.Pending))
+		}
+		for k, i := range s.PendingAt {
+			if i < 0 || i >= len(o.alerts) || o.alerts[i].ID != s.Pending[k] {
+				return nil, fmt.Errorf("engine snapshot: pending alert %s at %d of %d alerts", s.Pending[k], i, len(o.alerts))
+			}
+			o.pending = append(o.pending, o.alerts[i])
+		}
+		return o, nil
 	}
 	for _, id := range s.Pending {
 		a, ok := byID[id]

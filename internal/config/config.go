@@ -162,6 +162,13 @@ type Alerts struct {
 	// BackoffMin and BackoffMax bound each sink's retry backoff.
 	BackoffMin Duration `yaml:"backoff_min"`
 	BackoffMax Duration `yaml:"backoff_max"`
+	// Stream names the stream in every alert id (incremental/alertid.go).
+	// Empty (the default), an id names the anomaly by its transactions'
+	// content and class alone, so a replay of the same events from a
+	// file, stdin or Kafka gives the same ids; streams that share sinks
+	// and whose transactions could coincide set distinct names. Changing
+	// it changes every later id.
+	Stream string `yaml:"stream"`
 }
 
 // Alertmanager is the Alertmanager sink; empty URL is off.

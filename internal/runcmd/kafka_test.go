@@ -75,9 +75,26 @@ func makeStreamOf(t testing.TB, preset string, seed uint64, txns, partitions int
 	}
 	cfg.Txns, cfg.Seed = txns, seed
 	cfg.Inject = inject
+	return makeStreamCfg(t, cfg, seed, partitions)
+}
+
+// makeStreamCfg is makeStream for a gen configuration (a storm of
+// anomalies: InjectRate).
+func makeStreamCfg(t testing.TB, cfg gen.Config, seed uint64, partitions int) *stream {
+	t.Helper()
+	return makeStreamCfgThen(t, cfg, seed, partitions, nil)
+}
+
+// makeStreamCfgThen is makeStreamCfg with edit applied to the generated
+// history before it is spread over the partitions.
+func makeStreamCfgThen(t testing.TB, cfg gen.Config, seed uint64, partitions int, edit func(*history.History)) *stream {
+	t.Helper()
 	h, inj, err := gen.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(h)
 	}
 	rng := rand.New(rand.NewPCG(seed, 99))
 	const delay = 2_000_000

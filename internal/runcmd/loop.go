@@ -292,6 +292,7 @@ func (r *runner) start(ctx context.Context) error {
 			return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
 		}
 		r.engine.SetRetention(r.retention())
+		r.engine.SetStream(r.cfg.Alerts.Stream)
 		r.dropReleased = bodies > 0
 		r.bodyBytes = r.engine.BodyFileSize()
 		if err := json.Unmarshal(ckpt.Runner, &r.st); err != nil {
@@ -305,7 +306,8 @@ func (r *runner) start(ctx context.Context) error {
 		if r.win, err = window.New(wcfg); err != nil {
 			return err
 		}
-		ecfg := incremental.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned, Retention: r.retention()}
+		ecfg := incremental.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned, Retention: r.retention(),
+			Stream: r.cfg.Alerts.Stream}
 		if r.store != nil {
 			ecfg.SpillPath = r.store.BodyFile()
 		}

@@ -201,6 +201,7 @@ func flagDefs() []flagDef {
 			return err
 		}, false},
 		{"alerts", "write alert lines to this file (default stdout)", strFlag(func(c *config.Config) *string { return &c.Alerts.File }), false},
+		{"stream", "name of the stream in every alert id; empty = ids name anomalies by content alone, the same from a file, stdin or Kafka (default empty)", strFlag(func(c *config.Config) *string { return &c.Alerts.Stream }), false},
 		{"alertmanager", "also push alerts to this Alertmanager (http://host:9093)", strFlag(func(c *config.Config) *string { return &c.Alerts.Alertmanager.URL }), false},
 		{"webhook", "also post alerts to this URL (repeatable)", func(c *config.Config, v string) error {
 			c.Alerts.Webhooks = append(c.Alerts.Webhooks, config.Webhook{URL: v})
