@@ -195,6 +195,9 @@ func (d *NativeDecoder) decode(line []byte, pos history.Pos) (history.Txn, *deco
 					return t, de
 				}
 			default:
+				// Named in errors too: an unknown field must still be
+				// well-formed UTF-8 JSON.
+				field = string(name)
 				s.skip(0)
 			}
 			if s.err != nil {

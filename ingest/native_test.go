@@ -61,8 +61,8 @@ func TestNativeDecodeTable(t *testing.T) {
 		{name: "bool values", in: pre + `["w",1,true],["r",2,false]]}`, want: `5 w 1 true, r 2 false`},
 		{name: "null read", in: pre + `["r","k",null]]}`, want: `5 r "k" null`},
 		{name: "list reads", in: pre + `["r","k",[]],["r","l",[1,"a",2.5]]]}`, want: `5 r "k" [], r "l" [1 "a" 2.5]`},
-		{name: "string escapes normalised", in: pre + `["w","\u0041","a\/b"],["w","B","\ud83d\ude00"],["w","C","\ud800x"],["w","D","\u00e9"]]}`,
-			want: "5 w \"A\" \"a/b\", w \"B\" \"\U0001F600\", w \"C\" \"\uFFFDx\", w \"D\" \"\u00e9\""},
+		{name: "string escapes normalised", in: pre + `["w","\u0041","a\/b"],["w","B","\ud83d\ude00"],["w","D","\u00e9"]]}`,
+			want: "5 w \"A\" \"a/b\", w \"B\" \"\U0001F600\", w \"D\" \"\u00e9\""},
 		{name: "session integer and string agree", in: `{"session":1,"id":"a","status":"aborted","ops":[]}`, want: `a (aborted, session 1)`},
 		{name: "session string", in: `{"session":"1","id":"a","status":"unknown","ops":[]}`, want: `a (unknown, session 1)`},
 		{name: "integer id", in: `{"id":42,"status":"committed","ops":[]}`, want: `42`},
@@ -107,7 +107,19 @@ func TestNativeDecodeTable(t *testing.T) {
 		{name: "raw control character", in: "{\"status\":\"committed\",\"ops\":[[\"w\",1,\"a\tb\"]]}", field: "ops[0]", msg: "control character"},
 		{name: "bad escape", in: `{"status":"committed","ops":[["w",1,"\x"]]}`, field: "ops[0]", msg: "invalid escape"},
 		{name: "leading zero", in: pre + `["w",1,01]]}`, field: "ops[0]", msg: "want ']'"},
-		{name: "bad literal", in: `{"status":"committed","ops":[],"x":nul}`, msg: "want a JSON value"},
+		{name: "bad literal", in: `{"status":"committed","ops":[],"x":nul}`, field: "x", msg: "want a JSON value"},
+		// Issue 20 item 5: JSON text must be UTF-8; encoding/json's U+FFFD
+		// would make each of these equal to another string.
+		{name: "invalid UTF-8 in key", in: pre + "[\"w\",\"k\xff\",1]]}", field: "ops[0]", msg: "invalid UTF-8 byte 0xff"},
+		{name: "invalid UTF-8 in value", in: pre + "[\"r\",\"k\",\"v\xc3\"]]}", field: "ops[0]", msg: "invalid UTF-8 byte 0xc3"},
+		{name: "invalid UTF-8 in list element", in: pre + "[\"r\",\"k\",[\"\xfe\"]]]}", field: "ops[0]", msg: "invalid UTF-8 byte 0xfe"},
+		{name: "invalid UTF-8 in id", in: "{\"id\":\"a\x80\",\"status\":\"committed\",\"ops\":[]}", field: "id", msg: "invalid UTF-8 byte 0x80"},
+		{name: "invalid UTF-8 in session", in: "{\"session\":\"\xed\xa0\x80\",\"status\":\"committed\",\"ops\":[]}", field: "session", msg: "invalid UTF-8 byte 0xed"},
+		{name: "invalid UTF-8 in unknown field", in: "{\"status\":\"committed\",\"ops\":[],\"note\":\"\xff\"}", field: "note", msg: "invalid UTF-8"},
+		{name: "lone high surrogate", in: pre + `["w","k","\ud800x"]]}`, field: "ops[0]", msg: `unpaired surrogate \ud800`},
+		{name: "lone low surrogate in key", in: pre + `["w","\udc00",1]]}`, field: "ops[0]", msg: `unpaired surrogate \udc00`},
+		{name: "high surrogate then a non-surrogate escape", in: pre + `["w","k","\ud800\u0041"]]}`, field: "ops[0]", msg: "unpaired surrogate"},
+		{name: "two high surrogates", in: pre + `["w","k","\ud800\ud800"]]}`, field: "ops[0]", msg: "unpaired surrogate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var d NativeDecoder

@@ -124,7 +124,11 @@ func (s *scanner) open(openc, close byte) bool {
 
 // rawString scans a string starting at the opening quote. It returns the
 // bytes between the quotes and whether they hold an escape sequence. It
-// validates escapes and rejects raw control characters, as RFC 8259 does.
+// validates escapes and rejects raw control characters, as RFC 8259 does,
+// and rejects what encoding/json would silently turn into U+FFFD: bytes
+// that are not UTF-8 and \u escapes of unpaired surrogates. JSON text
+// must be UTF-8 (RFC 8259 §8.1), and a replacement would make distinct
+// keys or values one (issue 20 item 5; doc.go "Canonical text").
 func (s *scanner) rawString() (raw []byte, escaped bool) {
 	if s.err != nil {
 		return nil, false
@@ -140,6 +144,15 @@ func (s *scanner) rawString() (raw []byte, escaped bool) {
 		case c == '"':
 			s.i = i + 1
 			return s.b[start:i], escaped
+		case c >= utf8.RuneSelf:
+			// Checked in place, one rune at a time: the common case,
+			// ASCII, costs the comparison above and nothing more.
+			r, size := utf8.DecodeRune(s.b[i:])
+			if r == utf8.RuneError && size == 1 {
+				s.fail(i, "invalid UTF-8 byte 0x%02x in string (JSON text must be UTF-8)", c)
+				return nil, false
+			}
+			i += size - 1
 		case c == '\\':
 			escaped = true
 			if i+1 >= len(s.b) {
@@ -153,6 +166,16 @@ func (s *scanner) rawString() (raw []byte, escaped bool) {
 				if i+5 >= len(s.b) || !isHex4(s.b[i+2:i+6]) {
 					s.fail(i, "invalid \\u escape in string")
 					return nil, false
+				}
+				if r := hexVal(s.b[i+2:]); utf16.IsSurrogate(r) {
+					// A high surrogate must be followed by a low one;
+					// anything else is not a character.
+					if r >= 0xdc00 || i+11 >= len(s.b) || s.b[i+6] != '\\' || s.b[i+7] != 'u' || !isHex4(s.b[i+8:i+12]) ||
+						utf16.DecodeRune(r, hexVal(s.b[i+8:])) == utf8.RuneError {
+						s.fail(i, "unpaired surrogate \\u%04x in string (JSON text must be UTF-8)", r)
+						return nil, false
+					}
+					i += 6
 				}
 				i += 5
 			default:
