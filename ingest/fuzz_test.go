@@ -75,9 +75,17 @@ func FuzzNativeDecode(f *testing.F) {
 		if (err == nil) != (refErr == nil) {
 			t.Fatalf("decoder error %v, oracle error %v", err, refErr)
 		}
+		rec := RecoverNative(line, pos) // never panics, on any line
 		if err != nil {
 			checkError(t, err, 3)
 			return
+		}
+		// On an accepted line the lenient reading loses nothing.
+		if rec.WildAll || len(rec.Wild) > 0 || len(rec.Txn.Ops) != len(got.Ops) || rec.Txn.HasTime != got.HasTime || rec.Txn.Start != got.Start {
+			t.Fatalf("RecoverNative of an accepted line: %+v", rec)
+		}
+		if r := (history.Txn{ID: got.ID, Session: got.Session, HasSession: got.HasSession, HasTime: got.HasTime, Start: got.Start, End: got.End, Status: got.Status, Ops: rec.Txn.Ops}); !sameTxn(&r, &got) {
+			t.Fatalf("RecoverNative ops %v, Decode %v", rec.Txn.Ops, got.Ops)
 		}
 		if !sameTxn(&got, &ref) {
 			t.Fatalf("oracle disagrees:\n got    %s\n oracle %s", txnString(&got), txnString(&ref))

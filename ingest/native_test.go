@@ -280,3 +280,55 @@ func TestNativeDeepNesting(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoverNative: the lenient second reading of rejected events keeps
+// every write it can read exactly, names the keys of ops it cannot, and
+// says when ops were lost altogether (issue 20 item 1).
+func TestRecoverNative(t *testing.T) {
+	const ts = `"id":"t0","start":100,"end":200,`
+	for _, tc := range []struct {
+		name, in string
+		ops      string // render of the ops kept
+		wild     string
+		all      bool
+		timed    bool
+	}{
+		{name: "value beyond int64", in: `{` + ts + `"status":"committed","ops":[["w","x",1],["w","y",9223372036854775808]]}`,
+			ops: `w "x" 1, w "y" 9223372036854775808`, timed: true},
+		{name: "unknown micro-op", in: `{` + ts + `"status":"committed","ops":[["w","x",1],["cas","y",[1,2]],["incr","z"]]}`,
+			ops: `w "x" 1`, wild: `"y" "z"`, timed: true},
+		{name: "end before start", in: `{"id":"t0","start":300,"end":200,"status":"committed","ops":[["w","x",1]]}`, ops: `w "x" 1`},
+		{name: "write of null", in: `{` + ts + `"status":"committed","ops":[["w","x",null],["append","l",[1]]]}`, wild: `"x" "l"`, timed: true},
+		{name: "invalid UTF-8 kept exactly", in: "{" + ts + "\"status\":\"committed\",\"ops\":[[\"w\",\"k\xff\",\"v\xfe\"],[\"w\",\"k\",\"\\ud800\"]]}",
+			ops: "w \"k\xff\" \"v\xfe\", w \"k\" \"\\ud800\"", timed: true},
+		{name: "unreadable key taints nothing", in: `{` + ts + `"status":"committed","ops":[["w",1.5,1],["w",true,2],["w",99999999999999999999,3]]}`, timed: true},
+		{name: "bad status", in: `{` + ts + `"status":"done","ops":[["w","x",1]]}`, ops: `w "x" 1`, timed: true},
+		{name: "missing ops", in: `{` + ts + `"status":"committed"}`, all: true, timed: true},
+		{name: "truncated in ops", in: `{` + ts + `"status":"committed","ops":[["w","x",1],["w","y",`, ops: `w "x" 1`, wild: `"y"`, all: true},
+		{name: "truncated after ops", in: `{"id":"t0","ops":[["w","x",1]],"status":"comm`, ops: `w "x" 1`},
+		{name: "not json", in: `garbage`, all: true},
+		{name: "op not an array", in: `{` + ts + `"status":"committed","ops":[{"f":"w"}]}`, all: true, timed: true},
+		{name: "start beyond int64", in: `{"id":"t0","start":99999999999999999999,"end":200,"status":"committed","ops":[["w","x",1]]}`, ops: `w "x" 1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := RecoverNative([]byte(tc.in), history.Pos{Line: 3})
+			var ops []string
+			for _, op := range rec.Txn.Ops {
+				ops = append(ops, op.String())
+			}
+			var wild []string
+			for _, k := range rec.Wild {
+				wild = append(wild, string(k))
+			}
+			if g := strings.Join(ops, ", "); g != tc.ops {
+				t.Errorf("ops %s, want %s", g, tc.ops)
+			}
+			if g := strings.Join(wild, " "); g != tc.wild {
+				t.Errorf("wild %s, want %s", g, tc.wild)
+			}
+			if rec.WildAll != tc.all || rec.TimeTrusted != tc.timed || rec.Txn.HasTime != tc.timed {
+				t.Errorf("WildAll %v TimeTrusted %v HasTime %v, want %v %v", rec.WildAll, rec.TimeTrusted, rec.Txn.HasTime, tc.all, tc.timed)
+			}
+		})
+	}
+}

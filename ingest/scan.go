@@ -23,6 +23,13 @@ type scanner struct {
 
 	// scratch is reused for unescaping strings.
 	scratch []byte
+
+	// lenient is the second reading of a rejected event (RecoverNative):
+	// a string that is not UTF-8 or holds an unpaired surrogate is kept
+	// as its exact text (bad is set) and an integer beyond int64 as its
+	// literal, each a value no accepted event can spell, instead of
+	// failing.
+	lenient, bad bool
 }
 
 // maxDepth bounds the nesting of skipped values, so that hostile input
@@ -31,7 +38,7 @@ type scanner struct {
 const maxDepth = 10000
 
 func (s *scanner) reset(b []byte) {
-	s.b, s.i, s.err, s.at = b, 0, nil, 0
+	s.b, s.i, s.err, s.at, s.bad = b, 0, nil, 0, false
 }
 
 func (s *scanner) fail(at int, format string, args ...any) {
@@ -138,6 +145,7 @@ func (s *scanner) rawString() (raw []byte, escaped bool) {
 		return nil, false
 	}
 	start := s.i + 1
+	s.bad = false
 	for i := start; i < len(s.b); i++ {
 		c := s.b[i]
 		switch {
@@ -149,6 +157,10 @@ func (s *scanner) rawString() (raw []byte, escaped bool) {
 			// ASCII, costs the comparison above and nothing more.
 			r, size := utf8.DecodeRune(s.b[i:])
 			if r == utf8.RuneError && size == 1 {
+				if s.lenient {
+					s.bad = true
+					continue
+				}
 				s.fail(i, "invalid UTF-8 byte 0x%02x in string (JSON text must be UTF-8)", c)
 				return nil, false
 			}
@@ -172,10 +184,14 @@ func (s *scanner) rawString() (raw []byte, escaped bool) {
 					// anything else is not a character.
 					if r >= 0xdc00 || i+11 >= len(s.b) || s.b[i+6] != '\\' || s.b[i+7] != 'u' || !isHex4(s.b[i+8:i+12]) ||
 						utf16.DecodeRune(r, hexVal(s.b[i+8:])) == utf8.RuneError {
-						s.fail(i, "unpaired surrogate \\u%04x in string (JSON text must be UTF-8)", r)
-						return nil, false
+						if !s.lenient {
+							s.fail(i, "unpaired surrogate \\u%04x in string (JSON text must be UTF-8)", r)
+							return nil, false
+						}
+						s.bad = true
+					} else {
+						i += 6
 					}
-					i += 6
 				}
 				i += 5
 			default:
@@ -307,6 +323,9 @@ func (s *scanner) strValue() history.Value {
 	raw, esc := s.rawString()
 	if s.err != nil {
 		return ""
+	}
+	if s.bad {
+		return history.Value(s.b[start:s.i])
 	}
 	if !esc && (plainASCII(raw) || utf8.Valid(raw)) {
 		return history.Value(s.b[start:s.i])
@@ -511,6 +530,11 @@ func (s *scanner) scalar() (history.Value, scalarKind) {
 		if kind == numInt {
 			v, err := intValue(lit)
 			if err != nil {
+				if s.lenient {
+					// Its literal: no int64 has that text, so it stays
+					// a value of its own.
+					return history.Value(lit), kNumber
+				}
 				s.fail(at, "integer %s is %v", lit, err)
 				return "", kNull
 			}
