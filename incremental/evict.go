@@ -233,14 +233,36 @@ func (o *Online) finalWrite(t *history.Txn, k history.Key) (history.Value, bool)
 }
 
 // tainted reports whether a read of (k, v) by released transaction r has a
-// quarantined or unchecked possible writer.
+// quarantined or unchecked possible writer: one that wrote (k, v), or an
+// unchecked one that may have set k, or any key, to anything (Wild).
 func (o *Online) tainted(r int, k history.Key, v history.Value) bool {
 	if len(o.ev.Taint) == 0 {
 		// Most runs quarantine nothing: no key to build per read.
 		return false
 	}
-	for _, w := range o.ev.Taint[taintKey(k, v)] {
-		if w != r && !o.opts.Precedes(o.log.at(r), o.log.at(w)) {
+	return o.taintedBy(r, taintKey(k, v)) || o.wildTainted(r, k)
+}
+
+// wildTainted reports whether an unchecked writer that may have set k (or
+// every key) to anything could have written for r: then every read of k
+// by r is dropped, a list read of any length included.
+func (o *Online) wildTainted(r int, k history.Key) bool {
+	if o.wild == 0 {
+		return false
+	}
+	return o.taintedBy(r, taintKey(k, Wild)) || o.taintedBy(r, taintKey(Wild, Wild))
+}
+
+// taintedBy: some writer listed under tk is a possible writer for r. A
+// writer without trusted times (HasTime unset: an unchecked writer whose
+// times could not be believed) may lie anywhere in time, so real time
+// never rules it out.
+func (o *Online) taintedBy(r int, tk string) bool {
+	for _, w := range o.ev.Taint[tk] {
+		if w == r {
+			continue
+		}
+		if wt := o.log.at(w); !wt.HasTime || !o.opts.Precedes(o.log.at(r), wt) {
 			return true
 		}
 	}
@@ -461,6 +483,9 @@ func (o *Online) windowOps(i int, ops []history.Op) []history.Op {
 }
 
 func (o *Online) listTainted(r int, op history.Op) bool {
+	if o.wildTainted(r, op.Key) {
+		return true
+	}
 	for _, el := range op.List {
 		if o.tainted(r, op.Key, el) {
 			return true

@@ -77,6 +77,14 @@ const (
 	NumReasons = 4
 )
 
+// TimeTrusted reports whether a transaction dead-lettered for r keeps
+// its times as an unchecked writer: a late or duplicate one's times are
+// as good as any accepted one's; missing or inverted times are not times
+// (its writes may lie anywhere in time).
+func TimeTrusted(r Reason) bool {
+	return r == Late || r == DuplicateID
+}
+
 func (r Reason) String() string {
 	switch r {
 	case Late:

@@ -507,6 +507,7 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		r.al.m.Reject("oversized")
 		r.st.Counters.Oversized++
 		r.deadLetter(m, "oversized", fmt.Sprintf("%d bytes > max_event_bytes %d", len(m.value), r.cfg.Kafka.MaxEventBytes), nil)
+		r.addUnchecked(m, r.recover(m))
 		return nil
 	case m.err != nil:
 		reason := "invalid"
@@ -519,29 +520,77 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 			r.al.m.Reject(alerts.ReasonInvalid)
 		}
 		r.deadLetter(m, reason, m.err.Error(), nil)
+		r.addUnchecked(m, r.recover(m))
 		return nil
 	}
 	r.al.m.EventsDecoded.Inc()
 	if dl := r.win.Add(m.part, m.txn); dl != nil {
 		r.al.m.Reject(rejectReason(dl.Reason))
 		r.deadLetter(m, dl.Reason.String(), dl.Detail, &dl.Txn)
-		if dl.Txn.Writes() {
-			key := r.st.PartMax[m.part]
-			if key != math.MinInt64 {
-				key = satSub(key, int64(r.cfg.Check.Lateness))
-			}
-			u := unchecked{Key: key, Part: m.part, Offset: m.offset, Txn: dl.Txn}
-			i := sort.Search(len(r.st.Unchecked), func(i int) bool { return uncheckedBefore(&u, &r.st.Unchecked[i]) })
-			r.st.Unchecked = append(r.st.Unchecked, unchecked{})
-			copy(r.st.Unchecked[i+1:], r.st.Unchecked[i:])
-			r.st.Unchecked[i] = u
+		t := dl.Txn
+		if !window.TimeTrusted(dl.Reason) {
+			t.HasTime = false
 		}
+		r.addUnchecked(m, t)
 		return nil
 	}
 	if m.txn.Start > r.st.PartMax[m.part] {
 		r.st.PartMax[m.part] = m.txn.Start
 	}
 	return r.advance(ctx)
+}
+
+// maxUncheckedOps bounds the ops a dead letter keeps in the engine (an
+// unchecked writer's body stays in memory for the rest of the run): beyond
+// it, its keys stand for its writes, and beyond that many keys, any key.
+const maxUncheckedOps = 1024
+
+// recover reads a rejected message leniently (ingest.RecoverNative): the
+// writes it can read stay exact, the ops it cannot become wildcard writes
+// (incremental.WildWrite) on the smallest scope the text allows
+// (docs/SEMANTICS.md §5 "Dead letters").
+func (r *runner) recover(m *message) history.Txn {
+	rec := ingest.RecoverNative(m.value, history.Pos{Source: r.cfg.Source, Line: m.line, Offset: m.offset})
+	t, wild, all := rec.Txn, rec.Wild, rec.WildAll
+	if len(t.Ops)+len(wild) > maxUncheckedOps {
+		seen := map[history.Key]bool{}
+		for _, op := range t.Ops {
+			if op.Kind != history.Read && !seen[op.Key] {
+				seen[op.Key] = true
+				wild = append(wild, op.Key)
+			}
+		}
+		t.Ops = nil
+		if len(wild) > maxUncheckedOps {
+			wild, all = nil, true
+		}
+	}
+	for _, k := range wild {
+		t.Ops = append(t.Ops, incremental.WildWrite(k))
+	}
+	if all {
+		t.Ops = append(t.Ops, incremental.WildWrite(incremental.Wild))
+	}
+	return t
+}
+
+// addUnchecked queues a dead-lettered transaction's writes for the
+// engine as unchecked writers, keyed by its partition's watermark at
+// arrival (the lateness promise puts its start at or above it), so that
+// every reader that could have read from it is still in the engine then.
+func (r *runner) addUnchecked(m *message, t history.Txn) {
+	if !t.Writes() {
+		return
+	}
+	key := r.st.PartMax[m.part]
+	if key != math.MinInt64 {
+		key = satSub(key, int64(r.cfg.Check.Lateness))
+	}
+	u := unchecked{Key: key, Part: m.part, Offset: m.offset, Txn: t}
+	i := sort.Search(len(r.st.Unchecked), func(i int) bool { return uncheckedBefore(&u, &r.st.Unchecked[i]) })
+	r.st.Unchecked = append(r.st.Unchecked, unchecked{})
+	copy(r.st.Unchecked[i+1:], r.st.Unchecked[i:])
+	r.st.Unchecked[i] = u
 }
 
 // gap handles Kafka jumping from the next expected offset to a later one

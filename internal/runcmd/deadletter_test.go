@@ -1,0 +1,86 @@
+package runcmd
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// badInput is the repository's bad-input corpus (testdata/badinput).
+const badInput = "../../testdata/badinput"
+
+// TestDeadLetterNoFalseAlarm: for every dead-letter reason, a rejected
+// event t0 writes x=1, overlapping t1 (x=2); t2, after both, reads x=1.
+// With t0's writes the history is valid; with them dropped (the old
+// code) t2's read looked stale and fired a G-single-realtime alert. The
+// read must be reported unchecked (a partial check), never alerted
+// (issue 20 item 1; docs/SEMANTICS.md §5 "Dead letters"). The file name
+// says the reason: deadletter-<reason>[-<case>].jsonl.
+func TestDeadLetterNoFalseAlarm(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(badInput, "deadletter-*.jsonl"))
+	if len(files) < 15 {
+		t.Fatalf("%d dead-letter cases in %s", len(files), badInput)
+	}
+	reasons := []string{"invalid", "undecodable", "oversized", "late", "duplicate-id", "missing-time", "end-before-start", "future"}
+	for _, f := range files {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "deadletter-"), ".jsonl")
+		t.Run(name, func(t *testing.T) {
+			in, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dl := filepath.Join(t.TempDir(), "dead.jsonl")
+			var out, errb bytes.Buffer
+			Main(context.Background(), []string{"--http=", "--lateness", "50", "--tick", "1", "--dead-letter", dl}, bytes.NewReader(in), &out, &errb)
+			if out.Len() > 0 {
+				t.Errorf("false alert:\n%s\nstderr: %s", out.String(), errb.String())
+			}
+			if !strings.Contains(errb.String(), "PARTIAL") {
+				t.Errorf("summary does not say the check was partial: %s", errb.String())
+			}
+			b, _ := os.ReadFile(dl)
+			reason := ""
+			for _, r := range reasons {
+				if strings.HasPrefix(name, r) {
+					reason = r
+				}
+			}
+			if reason == "" || !strings.Contains(string(b), `"reason":"`+reason+`"`) {
+				t.Errorf("dead letter does not name reason %q:\n%s", reason, b)
+			}
+		})
+	}
+}
+
+// TestDeadLetterScope: a dead letter taints only what it may have
+// written. An unknown micro-op on y leaves a stale read of z alerted; a
+// line cut short inside its ops may have written any key, so the same
+// read is unchecked.
+func TestDeadLetterScope(t *testing.T) {
+	stale := strings.Join([]string{
+		`{"id":"w1","start":100,"end":200,"status":"committed","ops":[["w","z",1]]}`,
+		`{"id":"w2","start":300,"end":400,"status":"committed","ops":[["w","z",2]]}`,
+		`{"id":"r","start":5000,"end":5100,"status":"committed","ops":[["r","z",1]]}`,
+	}, "\n") + "\n"
+	for _, tc := range []struct {
+		name, dead string
+		alert      bool
+	}{
+		{"unknown op on y", `{"id":"d","start":250,"end":450,"status":"committed","ops":[["w","x",1],["incr","y",1]]}`, true},
+		{"value beyond int64 on y", `{"id":"d","start":250,"end":450,"status":"committed","ops":[["w","y",18446744073709551616]]}`, true},
+		{"cut inside ops", `{"id":"d","start":250,"end":450,"status":"committed","ops":[["w","x",1],["w","y",`, false},
+		{"not json", `garbage`, false},
+		{"writes z=1 with times it cannot keep", `{"id":"d","start":450,"end":250,"status":"committed","ops":[["w","z",1]]}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			Main(context.Background(), []string{"--http=", "--lateness", "50", "--tick", "1"}, strings.NewReader(tc.dead+"\n"+stale), &out, &errb)
+			if got := strings.Contains(out.String(), `"G-single-realtime"`); got != tc.alert {
+				t.Errorf("alerted %v, want %v:\n%s\nstderr: %s", got, tc.alert, out.String(), errb.String())
+			}
+		})
+	}
+}
