@@ -3,6 +3,8 @@ package runcmd
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,5 +84,45 @@ func TestDeadLetterScope(t *testing.T) {
 				t.Errorf("alerted %v, want %v:\n%s\nstderr: %s", got, tc.alert, out.String(), errb.String())
 			}
 		})
+	}
+}
+
+// TestDeadLetterByteExact: a dead letter keeps the bytes it set aside,
+// those that are not UTF-8 included (JSON text cannot carry them, so they
+// come base64-encoded beside the text); a UTF-8 event is its text.
+func TestDeadLetterByteExact(t *testing.T) {
+	lines := [][]byte{
+		[]byte("{\"id\":\"a\",\"start\":1,\"end\":2,\"status\":\"committed\",\"ops\":[[\"w\",\"k\",\"\xff\xfe\"]]}"),
+		[]byte(`{"id":"b","start":3,"end":4,"status":"committed","ops":[["w","k","\ud800"]]}`),
+		[]byte("not json \xc3 <&> \u2028 é"),
+	}
+	dl := filepath.Join(t.TempDir(), "dead.jsonl")
+	var out, errb bytes.Buffer
+	Main(context.Background(), []string{"--http=", "--lateness", "50", "--tick", "1", "--dead-letter", dl}, bytes.NewReader(append(bytes.Join(lines, []byte("\n")), '\n')), &out, &errb)
+	b, err := os.ReadFile(dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	if len(got) != len(lines) {
+		t.Fatalf("%d dead letters, want %d:\n%s", len(got), len(lines), b)
+	}
+	for i, g := range got {
+		var d struct {
+			Event       string `json:"event"`
+			EventBase64 string `json:"event_base64"`
+		}
+		if err := json.Unmarshal(g, &d); err != nil {
+			t.Fatal(err)
+		}
+		exact := []byte(d.Event)
+		if d.EventBase64 != "" {
+			if exact, err = base64.StdEncoding.DecodeString(d.EventBase64); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(exact, lines[i]) {
+			t.Errorf("dead letter %d holds %q, the event was %q", i, exact, lines[i])
+		}
 	}
 }

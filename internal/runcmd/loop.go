@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/streamcheck/streamcheck/alerts"
 	"github.com/streamcheck/streamcheck/history"
@@ -1127,8 +1129,14 @@ type deadLetterLine struct {
 	Partition *int   `json:"partition,omitempty"`
 	Offset    *int64 `json:"offset,omitempty"`
 	ID        string `json:"id,omitempty"`
-	Event     string `json:"event"`
-	Truncated bool   `json:"truncated,omitempty"`
+	// Event is the event's text. JSON can only carry UTF-8 text, so when
+	// the bytes are not UTF-8 (or a cut split a character) Event holds
+	// them with U+FFFD for each bad byte and EventBase64 holds the exact
+	// bytes: a dead letter is always a byte-exact copy of what it set
+	// aside (issue 20 item 5), in one or the other.
+	Event       string `json:"event"`
+	EventBase64 string `json:"event_base64,omitempty"`
+	Truncated   bool   `json:"truncated,omitempty"`
 }
 
 // maxDeadEvent bounds the event text a dead letter carries (an oversized
@@ -1136,9 +1144,15 @@ type deadLetterLine struct {
 const maxDeadEvent = 4096
 
 func (r *runner) deadLetter(m *message, reason, detail string, t *history.Txn) {
-	dl := deadLetterLine{Reason: reason, Detail: detail, Event: string(m.value)}
-	if len(dl.Event) > maxDeadEvent {
-		dl.Event, dl.Truncated = dl.Event[:maxDeadEvent], true
+	dl := deadLetterLine{Reason: reason, Detail: detail}
+	ev := m.value
+	if len(ev) > maxDeadEvent {
+		ev = ev[:maxDeadEvent]
+		dl.Truncated = true
+	}
+	dl.Event = string(ev)
+	if !utf8.Valid(ev) {
+		dl.EventBase64 = base64.StdEncoding.EncodeToString(ev)
 	}
 	if r.kafka != nil {
 		p, off := m.part, m.offset
