@@ -101,6 +101,12 @@ type Check struct {
 	// IdleTimeout: event time a partition may stay silent before it stops
 	// holding the watermark back; 0 is off.
 	IdleTimeout Duration `yaml:"idle_timeout"`
+	// MaxAhead: an event whose start lies more than this beyond its
+	// partition's latest accepted start (event time), or beyond the wall
+	// clock when its timestamps are wall-clock nanoseconds, is
+	// dead-lettered as future instead of moving the watermark
+	// (window.Config.MaxAhead); 0 is off.
+	MaxAhead Duration `yaml:"max_ahead"`
 	// Tick: the engine steps each time the watermark crosses a multiple
 	// of Tick (event time), so steps do not depend on arrival timing.
 	Tick Duration `yaml:"tick"`
@@ -210,8 +216,11 @@ func Default() *Config {
 			// A Kafka partition nobody produces to would otherwise hold
 			// the watermark at -∞ for ever.
 			IdleTimeout: Duration(time.Minute),
-			Tick:        Duration(100 * time.Millisecond),
-			Evict:       true,
+			// Far beyond any lateness, far below the day a wrong clock
+			// is typically off by (issue 20 item 4).
+			MaxAhead: Duration(time.Hour),
+			Tick:     Duration(100 * time.Millisecond),
+			Evict:    true,
 		},
 		State: State{
 			CheckpointEvery:    100000,
@@ -297,6 +306,8 @@ func (c *Config) Validate() error {
 		return errors.New("check.skew: negative")
 	case c.Check.IdleTimeout < 0:
 		return errors.New("check.idle_timeout: negative")
+	case c.Check.MaxAhead < 0:
+		return errors.New("check.max_ahead: negative")
 	case c.Check.Tick <= 0:
 		return errors.New("check.tick: must be positive")
 	case c.State.CheckpointEvery < 0:

@@ -115,6 +115,8 @@ type runner struct {
 	lastStatusMsg uint64
 	closers       []func() error
 
+	clock func() time.Time // the wall clock (nil: time.Now), for aheadOfClock
+
 	idle       []bool  // partitions logged idle
 	logStart   []int64 // Kafka log start offsets, for gap (cached)
 	logStartAt time.Time
@@ -249,7 +251,7 @@ func (r *runner) start(ctx context.Context) error {
 		}
 	}
 	wcfg := window.Config{Partitions: r.parts, Lateness: int64(r.cfg.Check.Lateness), Skew: r.cfg.opts.Skew,
-		InDoubt: r.cfg.opts.InDoubt, IdleTimeout: int64(r.cfg.Check.IdleTimeout)}
+		InDoubt: r.cfg.opts.InDoubt, IdleTimeout: int64(r.cfg.Check.IdleTimeout), MaxAhead: int64(r.cfg.Check.MaxAhead)}
 	var ckpt *state.Checkpoint
 	if r.cfg.State.Dir != "" {
 		var err error
@@ -526,7 +528,11 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		return nil
 	}
 	r.al.m.EventsDecoded.Inc()
-	if dl := r.win.Add(m.part, m.txn); dl != nil {
+	dl := r.aheadOfClock(m)
+	if dl == nil {
+		dl = r.win.Add(m.part, m.txn)
+	}
+	if dl != nil {
 		r.al.m.Reject(rejectReason(dl.Reason))
 		r.deadLetter(m, dl.Reason.String(), dl.Detail, &dl.Txn)
 		t := dl.Txn
@@ -540,6 +546,49 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		r.st.PartMax[m.part] = m.txn.Start
 	}
 	return r.advance(ctx)
+}
+
+// Wall-clock nanoseconds: timestamps in [2001-09-09, 2096-10-02] are
+// taken to be Unix nanoseconds, and only then is the wall clock a bound.
+const wallClockLow, wallClockHigh = int64(1e18), int64(4e18)
+
+// aheadOfClock sets aside as future an event whose start lies more than
+// max_ahead beyond the wall clock, where both look like wall-clock
+// nanoseconds. The window's own bound (window.Config.MaxAhead) measures
+// against the partition's recent events in event time, so that replays
+// decide alike; it has no reference before the first accepted event,
+// which one clock a day ahead could then be. The wall clock covers that
+// case. It can only set aside, never accept, and its reading goes into
+// the dead letter; a replay from a checkpoint never re-decides an event
+// the checkpoint covers, but one re-read after a crash is decided again
+// with a later clock (docs/SEMANTICS.md §5 "Future events").
+func (r *runner) aheadOfClock(m *message) *window.DeadLetter {
+	ahead := int64(r.cfg.Check.MaxAhead)
+	t := &m.txn
+	if ahead <= 0 || !t.HasTime || t.Start < wallClockLow || t.Start > wallClockHigh {
+		return nil
+	}
+	now := r.now().UnixNano()
+	if now < wallClockLow || t.Start <= satAdd(now, ahead) {
+		return nil
+	}
+	return r.win.SetAside(m.part, *t, window.Future, fmt.Sprintf("start %d is %s ahead of the wall clock %s (max-ahead %s)",
+		t.Start, time.Duration(t.Start-now), time.Unix(0, now).UTC().Format(time.RFC3339Nano), time.Duration(ahead)))
+}
+
+// now is the wall clock, replaceable in tests.
+func (r *runner) now() time.Time {
+	if r.clock != nil {
+		return r.clock()
+	}
+	return time.Now()
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // maxUncheckedOps bounds the ops a dead letter keeps in the engine (an
