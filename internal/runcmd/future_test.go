@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -84,5 +87,32 @@ func TestFutureClockDoesNotBlind(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "PARTIAL") {
 		t.Errorf("the future event is not reported as set aside: %s", stderr)
+	}
+}
+
+// TestFutureWallClock: the stream's first event has no reference in event
+// time; when it is a day ahead of the wall clock (its timestamps look like
+// wall-clock nanoseconds), run sets it aside as future, says so with the
+// clock's reading, and the events after it are checked, not late.
+func TestFutureWallClock(t *testing.T) {
+	now := time.Now().UnixNano()
+	ev := func(id string, start int64, op string) string {
+		return fmt.Sprintf(`{"id":%q,"start":%d,"end":%d,"status":"committed","ops":[%s]}`, id, start, start+1000, op)
+	}
+	in := strings.Join([]string{
+		ev("ahead", now+int64(24*time.Hour), `["w","y",1]`),
+		ev("w1", now, `["w","x",1]`),
+		ev("w2", now+10_000, `["w","x",2]`),
+		ev("r", now+20_000, `["r","x",1]`),
+	}, "\n") + "\n"
+	dl := filepath.Join(t.TempDir(), "dead.jsonl")
+	var out, errb bytes.Buffer
+	Main(context.Background(), []string{"--http=", "--lateness", "1us", "--tick", "1us", "--initial-state", "empty", "--dead-letter", dl}, strings.NewReader(in), &out, &errb)
+	b, _ := os.ReadFile(dl)
+	if !strings.Contains(string(b), `"reason":"future"`) || !strings.Contains(string(b), "ahead of the wall clock") || strings.Count(string(b), "\n") != 1 {
+		t.Errorf("dead letters:\n%s", b)
+	}
+	if !strings.Contains(out.String(), `"G-single-realtime"`) {
+		t.Errorf("the stale read after the event ahead is not alerted:\n%s\n%s", out.String(), errb.String())
 	}
 }
