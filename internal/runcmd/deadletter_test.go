@@ -5,10 +5,15 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/internal/config"
 )
 
 // badInput is the repository's bad-input corpus (testdata/badinput).
@@ -123,6 +128,49 @@ func TestDeadLetterByteExact(t *testing.T) {
 		}
 		if !bytes.Equal(exact, lines[i]) {
 			t.Errorf("dead letter %d holds %q, the event was %q", i, exact, lines[i])
+		}
+	}
+}
+
+// TestRecoverBounded: a dead letter's body stays in the engine for the
+// rest of the run, so what it keeps is bounded: beyond maxUncheckedOps
+// ops its keys stand for its writes (each a wildcard), and beyond that
+// many keys it may have written any key. An oversized message is read
+// the same way.
+func TestRecoverBounded(t *testing.T) {
+	r := &runner{cfg: &runConfig{Config: config.Default()}}
+	event := func(keys, ops int) []byte {
+		b := []byte(`{"id":"big","start":1,"end":2,"status":"committed","ops":[`)
+		for i := range ops {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = fmt.Appendf(b, `["w","k%d",%d]`, i%keys, i)
+		}
+		return append(b, "]}"...)
+	}
+	wilds := func(tx history.Txn) (n int, all bool) {
+		for _, op := range tx.Ops {
+			if op.Value == incremental.Wild {
+				n++
+				all = all || op.Key == incremental.Wild
+			}
+		}
+		return n, all
+	}
+	for _, tc := range []struct {
+		keys, ops, exact, wild int
+		all                    bool
+	}{
+		{keys: 3, ops: 10, exact: 10},
+		{keys: 10, ops: 2 * maxUncheckedOps, wild: 10},
+		{keys: 2 * maxUncheckedOps, ops: 2 * maxUncheckedOps, wild: 1, all: true},
+	} {
+		m := &message{value: event(tc.keys, tc.ops), oversized: true}
+		tx := r.recover(m)
+		n, all := wilds(tx)
+		if len(tx.Ops)-n != tc.exact || n != tc.wild || all != tc.all {
+			t.Errorf("%d ops on %d keys: %d exact, %d wildcards (all %v); want %d, %d (%v)", tc.ops, tc.keys, len(tx.Ops)-n, n, all, tc.exact, tc.wild, tc.all)
 		}
 	}
 }
