@@ -702,7 +702,8 @@ func RecoverNative(line []byte, pos history.Pos) Recovered {
 func (d *NativeDecoder) recoverOps(rec *Recovered) bool {
 	s := &d.s
 	if s.peek() != '[' {
-		return false // the caller skips it
+		s.skip(0) // not an array: no op can be delimited
+		return false
 	}
 	if !s.open('[', ']') {
 		return s.err == nil

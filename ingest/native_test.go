@@ -307,6 +307,7 @@ func TestRecoverNative(t *testing.T) {
 		{name: "truncated in ops", in: `{` + ts + `"status":"committed","ops":[["w","x",1],["w","y",`, ops: `w "x" 1`, wild: `"y"`, all: true},
 		{name: "truncated after ops", in: `{"id":"t0","ops":[["w","x",1]],"status":"comm`, ops: `w "x" 1`},
 		{name: "not json", in: `garbage`, all: true},
+		{name: "ops not an array", in: `{` + ts + `"status":"committed","ops":{"w":"x"}}`, all: true, timed: true},
 		{name: "op not an array", in: `{` + ts + `"status":"committed","ops":[{"f":"w"}]}`, all: true, timed: true},
 		{name: "start beyond int64", in: `{"id":"t0","start":99999999999999999999,"end":200,"status":"committed","ops":[["w","x",1]]}`, ops: `w "x" 1`},
 	} {
