@@ -115,8 +115,6 @@ type runner struct {
 	lastStatusMsg uint64
 	closers       []func() error
 
-	clock func() time.Time // the wall clock (nil: time.Now), for aheadOfClock
-
 	idle       []bool  // partitions logged idle
 	logStart   []int64 // Kafka log start offsets, for gap (cached)
 	logStartAt time.Time
@@ -568,20 +566,12 @@ func (r *runner) aheadOfClock(m *message) *window.DeadLetter {
 	if ahead <= 0 || !t.HasTime || t.Start < wallClockLow || t.Start > wallClockHigh {
 		return nil
 	}
-	now := r.now().UnixNano()
+	now := time.Now().UnixNano()
 	if now < wallClockLow || t.Start <= satAdd(now, ahead) {
 		return nil
 	}
 	return r.win.SetAside(m.part, *t, window.Future, fmt.Sprintf("start %d is %s ahead of the wall clock %s (max-ahead %s)",
 		t.Start, time.Duration(t.Start-now), time.Unix(0, now).UTC().Format(time.RFC3339Nano), time.Duration(ahead)))
-}
-
-// now is the wall clock, replaceable in tests.
-func (r *runner) now() time.Time {
-	if r.clock != nil {
-		return r.clock()
-	}
-	return time.Now()
 }
 
 func satAdd(a, b int64) int64 {
@@ -603,10 +593,15 @@ const maxUncheckedOps = 1024
 func (r *runner) recover(m *message) history.Txn {
 	rec := ingest.RecoverNative(m.value, history.Pos{Source: r.cfg.Source, Line: m.line, Offset: m.offset})
 	t, wild, all := rec.Txn, rec.Wild, rec.WildAll
+	// Only writes matter to an unchecked writer.
+	t.Ops = slices.DeleteFunc(t.Ops, func(op history.Op) bool { return op.Kind == history.Read })
 	if len(t.Ops)+len(wild) > maxUncheckedOps {
 		seen := map[history.Key]bool{}
+		for _, k := range wild {
+			seen[k] = true
+		}
 		for _, op := range t.Ops {
-			if op.Kind != history.Read && !seen[op.Key] {
+			if !seen[op.Key] {
 				seen[op.Key] = true
 				wild = append(wild, op.Key)
 			}
