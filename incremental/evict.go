@@ -233,19 +233,22 @@ func (o *Online) finalWrite(t *history.Txn, k history.Key) (history.Value, bool)
 }
 
 // tainted reports whether a read of (k, v) by released transaction r has a
-// quarantined or unchecked possible writer: one that wrote (k, v), or an
-// unchecked one that may have set k, or any key, to anything (Wild).
+// quarantined or unchecked possible writer: one that wrote (k, v), or, for
+// a value other than null, an unchecked one that may have written or
+// appended any value to k, or to any key (Wild). A wildcard never explains
+// a read of null: the model has no delete, so no write makes a key absent
+// (an op that claims to, such as a write of null, is kept as a write of
+// null instead).
 func (o *Online) tainted(r int, k history.Key, v history.Value) bool {
 	if len(o.ev.Taint) == 0 {
 		// Most runs quarantine nothing: no key to build per read.
 		return false
 	}
-	return o.taintedBy(r, taintKey(k, v)) || o.wildTainted(r, k)
+	return o.taintedBy(r, taintKey(k, v)) || v != history.Null && o.wildTainted(r, k)
 }
 
-// wildTainted reports whether an unchecked writer that may have set k (or
-// every key) to anything could have written for r: then every read of k
-// by r is dropped, a list read of any length included.
+// wildTainted reports whether an unchecked writer that may have written
+// or appended anything to k (or to every key) could have written for r.
 func (o *Online) wildTainted(r int, k history.Key) bool {
 	if o.wild == 0 {
 		return false
@@ -483,9 +486,8 @@ func (o *Online) windowOps(i int, ops []history.Op) []history.Op {
 }
 
 func (o *Online) listTainted(r int, op history.Op) bool {
-	if o.wildTainted(r, op.Key) {
-		return true
-	}
+	// Each element (never null) may come from a wildcard appender; an
+	// empty list read cannot.
 	for _, el := range op.List {
 		if o.tainted(r, op.Key, el) {
 			return true

@@ -41,8 +41,9 @@ func runWithUnchecked(t *testing.T, text string, unchecked ...history.Txn) int {
 }
 
 // TestUncheckedWildcards: an unchecked writer's wildcard write on a key
-// drops every read of that key, a list read of any length included; one
-// on Wild drops every read; reads of other keys are still checked. An
+// drops every read of that key that holds a value (a register read other
+// than null, a list read with an element); one on Wild drops every such
+// read; reads of other keys are still checked. An
 // unchecked writer without times may lie anywhere in time, so a reader
 // that precedes its (untrusted) stamps still counts it as a possible
 // writer (docs/SEMANTICS.md §5 "Dead letters").
@@ -72,8 +73,15 @@ func TestUncheckedWildcards(t *testing.T) {
 		{"x=1 after the reader", stale, []history.Txn{timed(100, w(x, "1"))}, 1},
 		{"x=3 untimed", stale, []history.Txn{untimed(w(x, "3"))}, 1},
 		{"list: no dead letter", staleList, nil, 1},
-		{"list: wild l, empty list read", staleList, []history.Txn{untimed(WildWrite(l))}, 0},
-		{"list: wild any key", staleList, []history.Txn{untimed(WildWrite(Wild))}, 0},
+		// No op of the model removes an element: a wildcard appender
+		// cannot explain an empty list read after an append, nor a read
+		// of null after a write.
+		{"list: wild l, empty list read", staleList, []history.Txn{untimed(WildWrite(l))}, 1},
+		{"list: wild l, a read holding an element", "A[0,10] append l 1 · R[20,30] r l [2]", []history.Txn{untimed(WildWrite(l))}, 0},
+		{"list: that read, no dead letter", "A[0,10] append l 1 · R[20,30] r l [2]", nil, 1},
+		{"null read: wild any key", "W1[0,10] w x1 · R[20,30] r x null", []history.Txn{untimed(WildWrite(Wild))}, 1},
+		{"null read: a write of null", "W1[0,10] w x1 · R[20,30] r x null", []history.Txn{untimed(w(x, history.Null))}, 0},
+		{"list: wild any key", "A[0,10] append l 1 · R[20,30] r l [2]", []history.Txn{untimed(WildWrite(Wild))}, 0},
 		{"list: wild x", staleList, []history.Txn{untimed(WildWrite(x))}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -602,13 +602,18 @@ type Recovered struct {
 	// times mean. Otherwise the writes may lie anywhere in time.
 	TimeTrusted bool
 	// Wild lists the keys of micro-ops that were delimited but whose
-	// effect could not be read (an unknown function, a write of null, of
-	// an array, of an object, a missing value): each may have set its key
-	// to anything.
+	// effect could not be read (an unknown function, a write or append of
+	// an array, of an object, a missing value): each may have written or
+	// appended any value to its key. A write or append of null is kept in
+	// Txn as a write of null (it claims to make the key absent), and so
+	// is an unknown function's, besides its wildcard (it may be a delete,
+	// which the model does not have). A wildcard is never null: no op of
+	// the model makes a key absent.
 	Wild []history.Key
 	// WildAll: some micro-ops could not be delimited (the line is cut
 	// short or not JSON, the ops field is missing or not an array, an op
-	// is not an array), so any key may have been written, with any value.
+	// is not an array), so any key may have been written, with any value
+	// other than null.
 	WildAll bool
 }
 
@@ -746,6 +751,7 @@ func (d *NativeDecoder) recoverOp(rec *Recovered) bool {
 		return false
 	}
 	read := fn == "r" || d.elle && fn == ":r"
+	known := read || fn == "w" || fn == "append"
 	if !s.more(']') {
 		if s.err != nil {
 			return false
@@ -767,11 +773,31 @@ func (d *NativeDecoder) recoverOp(rec *Recovered) bool {
 		}
 		k = ""
 	}
-	if !read && k != "" {
+	null := false
+	if s.more(']') {
+		null = s.peek() == 'n'
+		for {
+			s.skip(0)
+			if !s.more(']') {
+				break
+			}
+		}
+	}
+	if s.err != nil {
+		return false
+	}
+	switch {
+	case read || k == "":
+	case known && null:
+		// A write of null claims to make k absent: kept as just that.
+		rec.Txn.Ops = append(rec.Txn.Ops, history.Op{Kind: history.Write, Key: k, Value: history.Null})
+	case known:
 		rec.Wild = append(rec.Wild, k)
+	default:
+		// An unknown function may have written anything to k, or
+		// removed it (a delete the model does not have).
+		rec.Wild = append(rec.Wild, k)
+		rec.Txn.Ops = append(rec.Txn.Ops, history.Op{Kind: history.Write, Key: k, Value: history.Null})
 	}
-	for s.more(']') {
-		s.skip(0)
-	}
-	return s.err == nil
+	return true
 }

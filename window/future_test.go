@@ -2,13 +2,18 @@ package window
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
 )
 
+// base puts the tests' timestamps among wall-clock nanoseconds, where
+// MaxAhead applies (WallClock).
+const base = int64(1_700_000_000_000_000_000)
+
 func timed(id string, start int64) history.Txn {
-	return history.Txn{ID: id, Start: start, End: start + 5, HasTime: true, Status: history.Committed}
+	return history.Txn{ID: id, Start: base + start, End: base + start + 5, HasTime: true, Status: history.Committed}
 }
 
 // TestFutureSetAside: one start far ahead of its partition is set aside
@@ -42,7 +47,7 @@ func TestFutureSetAside(t *testing.T) {
 		switch {
 		case maxAhead == 0 && late != 29:
 			t.Errorf("without max-ahead: %d late, want the 29 after the event ahead", late)
-		case maxAhead > 0 && (late != 0 || future != 1 || st.DeadLetters[Future] != 1 || st.Watermark != 590-10):
+		case maxAhead > 0 && (late != 0 || future != 1 || st.DeadLetters[Future] != 1 || st.Watermark != base+590-10):
 			t.Errorf("max-ahead %d: %d late, %d future, W %d", maxAhead, late, future, st.Watermark)
 		}
 	}
@@ -103,5 +108,22 @@ func TestFutureFirstOfPartition(t *testing.T) {
 	}
 	if err := (&Config{Partitions: 1, MaxAhead: -1}).Validate(); err == nil {
 		t.Error("negative max-ahead accepted")
+	}
+}
+
+// TestFutureNotWallClock: timestamps that do not look like wall-clock
+// nanoseconds (relative, logical) may jump by any amount: MaxAhead does
+// not apply to them.
+func TestFutureNotWallClock(t *testing.T) {
+	w, _ := New(Config{Partitions: 1, Lateness: 10, MaxAhead: 1000})
+	for i, start := range []int64{math.MinInt64, -100, 0, 1e15, WallClockLow - 1} {
+		if d := w.Add(0, history.Txn{ID: fmt.Sprint(i), Start: start, End: start + 1, HasTime: true, Status: history.Committed}); d != nil {
+			t.Errorf("start %d: %v", start, d)
+		}
+	}
+	// From a wall-clock reference on, it does.
+	w.Add(0, timed("wall", 0))
+	if d := w.Add(0, timed("ahead", 5000)); d == nil || d.Reason != Future {
+		t.Errorf("5000 ahead of a wall-clock start: %v", d)
 	}
 }

@@ -35,7 +35,8 @@ type Config struct {
 	IdleTimeout int64
 	// MaxAhead: a transaction whose start lies more than MaxAhead beyond
 	// its partition's greatest accepted start (before the partition's
-	// first, beyond the greatest accepted start of any partition) is
+	// first, beyond the greatest accepted start of any partition), where
+	// that start looks like wall-clock nanoseconds (WallClock), is
 	// dead-lettered as Future instead of moving the watermark, which one
 	// clock a day ahead would otherwise do, making every later event
 	// late (issue 20 item 4). A run of ReanchorAfter such transactions in
@@ -413,7 +414,7 @@ func (w *Window) Add(p int, t history.Txn) *DeadLetter {
 		return w.deadLetter(p, t, EndBeforeStart, fmt.Sprintf("end %d < start %d", t.End, t.Start))
 	}
 	part := &w.parts[p]
-	if ref, ok := w.aheadRef(part); ok && w.cfg.MaxAhead > 0 && !w.closed && t.Start > satAdd(ref, w.cfg.MaxAhead) {
+	if ref, ok := w.aheadRef(part); ok && w.cfg.MaxAhead > 0 && !w.closed && WallClock(ref) && t.Start > satAdd(ref, w.cfg.MaxAhead) {
 		if part.ahead+1 < ReanchorAfter {
 			part.ahead++
 			return w.deadLetter(p, t, Future, fmt.Sprintf("start %d is %d beyond partition %d's latest start %d (max-ahead %d)",
@@ -464,6 +465,16 @@ func (w *Window) Add(p int, t history.Txn) *DeadLetter {
 	w.raise()
 	return nil
 }
+
+// WallClockLow and WallClockHigh bound the timestamps taken to be Unix
+// nanoseconds (2001-09-09 to 2096-10-02). MaxAhead bounds the error of
+// clients' wall clocks, so it applies only where the reference start is
+// one: relative or logical timestamps (Jepsen's, tests') may jump by any
+// amount, and a jump means nothing there.
+const WallClockLow, WallClockHigh = int64(1e18), int64(4e18)
+
+// WallClock reports whether a timestamp looks like Unix nanoseconds.
+func WallClock(t int64) bool { return t >= WallClockLow && t <= WallClockHigh }
 
 // aheadRef is the start a new transaction of part is measured against
 // for MaxAhead: its partition's greatest accepted start, or before its

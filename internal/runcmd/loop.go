@@ -546,10 +546,6 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 	return r.advance(ctx)
 }
 
-// Wall-clock nanoseconds: timestamps in [2001-09-09, 2096-10-02] are
-// taken to be Unix nanoseconds, and only then is the wall clock a bound.
-const wallClockLow, wallClockHigh = int64(1e18), int64(4e18)
-
 // aheadOfClock sets aside as future an event whose start lies more than
 // max_ahead beyond the wall clock, where both look like wall-clock
 // nanoseconds. The window's own bound (window.Config.MaxAhead) measures
@@ -563,11 +559,11 @@ const wallClockLow, wallClockHigh = int64(1e18), int64(4e18)
 func (r *runner) aheadOfClock(m *message) *window.DeadLetter {
 	ahead := int64(r.cfg.Check.MaxAhead)
 	t := &m.txn
-	if ahead <= 0 || !t.HasTime || t.Start < wallClockLow || t.Start > wallClockHigh {
+	if ahead <= 0 || !t.HasTime || !window.WallClock(t.Start) {
 		return nil
 	}
 	now := time.Now().UnixNano()
-	if now < wallClockLow || t.Start <= satAdd(now, ahead) {
+	if !window.WallClock(now) || t.Start <= satAdd(now, ahead) {
 		return nil
 	}
 	return r.win.SetAside(m.part, *t, window.Future, fmt.Sprintf("start %d is %s ahead of the wall clock %s (max-ahead %s)",
