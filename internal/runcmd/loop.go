@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/streamcheck/streamcheck/alerts"
 	"github.com/streamcheck/streamcheck/history"
@@ -264,7 +266,7 @@ func (r *runner) start(ctx context.Context) error {
 		}
 	}
 	wcfg := window.Config{Partitions: r.parts, Lateness: int64(r.cfg.Check.Lateness), Skew: r.cfg.opts.Skew,
-		InDoubt: r.cfg.opts.InDoubt, IdleTimeout: int64(r.cfg.Check.IdleTimeout)}
+		InDoubt: r.cfg.opts.InDoubt, IdleTimeout: int64(r.cfg.Check.IdleTimeout), MaxAhead: int64(r.cfg.Check.MaxAhead)}
 	var ckpt *state.Checkpoint
 	if r.cfg.State.Dir != "" {
 		var err error
@@ -588,6 +590,7 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 			size = m.size // a line source keeps only the line's start
 		}
 		r.deadLetter(m, "oversized", fmt.Sprintf("%d bytes > max_event_bytes %d", size, r.cfg.Kafka.MaxEventBytes), nil)
+		r.addUnchecked(m, r.recover(m))
 		return nil
 	case m.err != nil:
 		reason := "invalid"
@@ -600,6 +603,7 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 			r.al.m.Reject(alerts.ReasonInvalid)
 		}
 		r.deadLetter(m, reason, m.err.Error(), nil)
+		r.addUnchecked(m, r.recover(m))
 		return nil
 	}
 	r.al.m.EventsDecoded.Inc()
@@ -610,22 +614,23 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		r.st.Counters.Invalid++
 		r.al.m.Reject(alerts.ReasonInvalid)
 		r.deadLetter(m, "invalid", clash.Error(), &m.txn)
+		// Its writes and times stay known as an unchecked writer, as
+		// every dead letter's do (docs/SEMANTICS.md §5 "Dead letters").
+		r.addUnchecked(m, m.txn)
 		return nil
 	}
-	if dl := r.win.Add(m.part, m.txn); dl != nil {
+	dl := r.aheadOfClock(m)
+	if dl == nil {
+		dl = r.win.Add(m.part, m.txn)
+	}
+	if dl != nil {
 		r.al.m.Reject(rejectReason(dl.Reason))
 		r.deadLetter(m, dl.Reason.String(), dl.Detail, &dl.Txn)
-		if dl.Txn.Writes() {
-			key := r.st.PartMax[m.part]
-			if key != math.MinInt64 {
-				key = satSub(key, int64(r.cfg.Check.Lateness))
-			}
-			u := unchecked{Key: key, Part: m.part, Offset: m.offset, Txn: dl.Txn}
-			i := sort.Search(len(r.st.Unchecked), func(i int) bool { return uncheckedBefore(&u, &r.st.Unchecked[i]) })
-			r.st.Unchecked = append(r.st.Unchecked, unchecked{})
-			copy(r.st.Unchecked[i+1:], r.st.Unchecked[i:])
-			r.st.Unchecked[i] = u
+		t := dl.Txn
+		if !window.TimeTrusted(dl.Reason) {
+			t.HasTime = false
 		}
+		r.addUnchecked(m, t)
 		return nil
 	}
 	if m.txn.Start > r.st.PartMax[m.part] {
@@ -663,6 +668,95 @@ func (r *runner) noteKinds(t *history.Txn) error {
 		added = append(added, op.Key)
 	}
 	return nil
+}
+
+// aheadOfClock sets aside as future an event whose start lies more than
+// max_ahead beyond the wall clock, where both look like wall-clock
+// nanoseconds. The window's own bound (window.Config.MaxAhead) measures
+// against the partition's recent events in event time, so that replays
+// decide alike; it has no reference before the first accepted event,
+// which one clock a day ahead could then be. The wall clock covers that
+// case. It can only set aside, never accept, and its reading goes into
+// the dead letter; a replay from a checkpoint never re-decides an event
+// the checkpoint covers, but one re-read after a crash is decided again
+// with a later clock (docs/SEMANTICS.md §5 "Future events").
+func (r *runner) aheadOfClock(m *message) *window.DeadLetter {
+	ahead := int64(r.cfg.Check.MaxAhead)
+	t := &m.txn
+	if ahead <= 0 || !t.HasTime || !window.WallClock(t.Start) {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	if !window.WallClock(now) || t.Start <= satAdd(now, ahead) {
+		return nil
+	}
+	return r.win.SetAside(m.part, *t, window.Future, fmt.Sprintf("start %d is %s ahead of the wall clock %s (max-ahead %s)",
+		t.Start, time.Duration(t.Start-now), time.Unix(0, now).UTC().Format(time.RFC3339Nano), time.Duration(ahead)))
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// maxUncheckedOps bounds the ops a dead letter keeps in the engine (an
+// unchecked writer's body stays in memory for the rest of the run): beyond
+// it, its keys stand for its writes, and beyond that many keys, any key.
+const maxUncheckedOps = 1024
+
+// recover reads a rejected message leniently (ingest.RecoverNative): the
+// writes it can read stay exact, the ops it cannot become wildcard writes
+// (incremental.WildWrite) on the smallest scope the text allows
+// (docs/SEMANTICS.md §5 "Dead letters").
+func (r *runner) recover(m *message) history.Txn {
+	rec := ingest.RecoverNative(m.value, history.Pos{Source: r.cfg.Source, Line: m.line, Offset: m.offset})
+	t, wild, all := rec.Txn, rec.Wild, rec.WildAll
+	// Only writes matter to an unchecked writer.
+	t.Ops = slices.DeleteFunc(t.Ops, func(op history.Op) bool { return op.Kind == history.Read })
+	if len(t.Ops)+len(wild) > maxUncheckedOps {
+		seen := map[history.Key]bool{}
+		for _, k := range wild {
+			seen[k] = true
+		}
+		for _, op := range t.Ops {
+			if !seen[op.Key] {
+				seen[op.Key] = true
+				wild = append(wild, op.Key)
+			}
+		}
+		t.Ops = nil
+		if len(wild) > maxUncheckedOps {
+			wild, all = nil, true
+		}
+	}
+	for _, k := range wild {
+		t.Ops = append(t.Ops, incremental.WildWrite(k))
+	}
+	if all {
+		t.Ops = append(t.Ops, incremental.WildWrite(incremental.Wild))
+	}
+	return t
+}
+
+// addUnchecked queues a dead-lettered transaction's writes for the
+// engine as unchecked writers, keyed by its partition's watermark at
+// arrival (the lateness promise puts its start at or above it), so that
+// every reader that could have read from it is still in the engine then.
+func (r *runner) addUnchecked(m *message, t history.Txn) {
+	if !t.Writes() {
+		return
+	}
+	key := r.st.PartMax[m.part]
+	if key != math.MinInt64 {
+		key = satSub(key, int64(r.cfg.Check.Lateness))
+	}
+	u := unchecked{Key: key, Part: m.part, Offset: m.offset, Txn: t}
+	i := sort.Search(len(r.st.Unchecked), func(i int) bool { return uncheckedBefore(&u, &r.st.Unchecked[i]) })
+	r.st.Unchecked = append(r.st.Unchecked, unchecked{})
+	copy(r.st.Unchecked[i+1:], r.st.Unchecked[i:])
+	r.st.Unchecked[i] = u
 }
 
 // gap handles Kafka jumping from the next expected offset to a later one
@@ -1290,8 +1384,14 @@ type deadLetterLine struct {
 	Partition *int   `json:"partition,omitempty"`
 	Offset    *int64 `json:"offset,omitempty"`
 	ID        string `json:"id,omitempty"`
-	Event     string `json:"event"`
-	Truncated bool   `json:"truncated,omitempty"`
+	// Event is the event's text. JSON can only carry UTF-8 text, so when
+	// the bytes are not UTF-8 (or a cut split a character) Event holds
+	// them with U+FFFD for each bad byte and EventBase64 holds the exact
+	// bytes: a dead letter is always a byte-exact copy of what it set
+	// aside (issue 20 item 5), in one or the other.
+	Event       string `json:"event"`
+	EventBase64 string `json:"event_base64,omitempty"`
+	Truncated   bool   `json:"truncated,omitempty"`
 }
 
 // maxDeadEvent bounds the event text a dead letter carries (an oversized
@@ -1299,9 +1399,15 @@ type deadLetterLine struct {
 const maxDeadEvent = 4096
 
 func (r *runner) deadLetter(m *message, reason, detail string, t *history.Txn) {
-	dl := deadLetterLine{Reason: reason, Detail: detail, Event: string(m.value)}
-	if len(dl.Event) > maxDeadEvent {
-		dl.Event, dl.Truncated = dl.Event[:maxDeadEvent], true
+	dl := deadLetterLine{Reason: reason, Detail: detail}
+	ev := m.value
+	if len(ev) > maxDeadEvent {
+		ev = ev[:maxDeadEvent]
+		dl.Truncated = true
+	}
+	dl.Event = string(ev)
+	if !utf8.Valid(ev) {
+		dl.EventBase64 = base64.StdEncoding.EncodeToString(ev)
 	}
 	if m.size > int64(len(m.value)) {
 		dl.Truncated = true // an oversized line: the source kept its start
