@@ -2,8 +2,10 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
+	"time" // durations and formatting only: the driver reads no clock
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
@@ -22,6 +24,10 @@ type Config struct {
 	// Lateness is the key offset of a dead-lettered writer: the
 	// partition's greatest accepted start minus the lateness.
 	Lateness int64
+	// MaxAhead bounds how far beyond the wall clock (the now Accept is
+	// given) an event's start may lie, where both look like wall-clock
+	// nanoseconds (window.WallClock); 0 = no bound.
+	MaxAhead int64
 
 	_ struct{} // room to grow without breaking keyed literals
 }
@@ -122,17 +128,30 @@ type Rejection struct {
 }
 
 // Accept gives the driver one decoded transaction read at offset of
-// partition part. It returns nil when the window took it, or why it was
-// set aside. It does not step: HasReady says whether a tick is due.
-func (d *Driver) Accept(part int, offset int64, t history.Txn) *Rejection {
+// partition part, now being the caller's wall clock in nanoseconds (0:
+// none; only Config.MaxAhead reads it). It returns nil when the window
+// took it, or why it was set aside, in which case its writes and times
+// stay known as an unchecked writer, as every dead letter's do
+// (docs/SEMANTICS.md §5 "Dead letters"). It does not step: HasReady says
+// whether a tick is due.
+func (d *Driver) Accept(part int, offset int64, t history.Txn, now int64) *Rejection {
 	// Every decoded event's keys count, also one the window then sets
 	// aside (late, a duplicate): check's rule reads every transaction of
 	// the history (history.Validate), whatever else is wrong with it.
 	if clash := d.noteKinds(&t); clash != nil {
+		d.SetAside(part, offset, &t)
 		return &Rejection{Clash: clash}
 	}
-	if dl := d.win.Add(part, t); dl != nil {
-		d.SetAside(part, offset, &dl.Txn)
+	dl := d.aheadOfClock(part, &t, now)
+	if dl == nil {
+		dl = d.win.Add(part, t)
+	}
+	if dl != nil {
+		u := dl.Txn
+		if !window.TimeTrusted(dl.Reason) {
+			u.HasTime = false
+		}
+		d.SetAside(part, offset, &u)
 		return &Rejection{Window: dl}
 	}
 	if t.Start > d.st.PartMax[part] {
@@ -140,6 +159,35 @@ func (d *Driver) Accept(part int, offset int64, t history.Txn) *Rejection {
 	}
 	d.pull()
 	return nil
+}
+
+// aheadOfClock sets aside as future an event whose start lies more than
+// MaxAhead beyond the wall clock now, where both look like wall-clock
+// nanoseconds. The window's own bound (window.Config.MaxAhead) measures
+// against the partition's recent events in event time, so that replays
+// decide alike; it has no reference before the first accepted event,
+// which one clock a day ahead could then be. The wall clock covers that
+// case. It can only set aside, never accept, and its reading goes into
+// the dead letter; a replay from a checkpoint never re-decides an event
+// the checkpoint covers, but one re-read after a crash is decided again
+// with a later clock (docs/SEMANTICS.md §5 "Future events").
+func (d *Driver) aheadOfClock(part int, t *history.Txn, now int64) *window.DeadLetter {
+	ahead := d.cfg.MaxAhead
+	if ahead <= 0 || now == 0 || !t.HasTime || !window.WallClock(t.Start) {
+		return nil
+	}
+	if !window.WallClock(now) || t.Start <= satAdd(now, ahead) {
+		return nil
+	}
+	return d.win.SetAside(part, *t, window.Future, fmt.Sprintf("start %d is %s ahead of the wall clock %s (max-ahead %s)",
+		t.Start, time.Duration(t.Start-now), time.Unix(0, now).UTC().Format(time.RFC3339Nano), time.Duration(ahead)))
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // SetAside queues what was recovered of a dead-lettered event (nil: nothing)

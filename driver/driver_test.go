@@ -136,7 +136,7 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		for _, x := range parseTxns(t, d) {
 			off := s.offs[p]
 			s.offs[p]++
-			switch rej := s.d.Accept(p, off, x); {
+			switch rej := s.d.Accept(p, off, x, 0); {
 			case rej == nil:
 				fmt.Fprintf(&b, "%s: accepted\n", x.ID)
 			case rej.Clash != nil:

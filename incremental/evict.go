@@ -233,14 +233,39 @@ func (o *Online) finalWrite(t *history.Txn, k history.Key) (history.Value, bool)
 }
 
 // tainted reports whether a read of (k, v) by released transaction r has a
-// quarantined or unchecked possible writer.
+// quarantined or unchecked possible writer: one that wrote (k, v), or, for
+// a value other than null, an unchecked one that may have written or
+// appended any value to k, or to any key (Wild). A wildcard never explains
+// a read of null: the model has no delete, so no write makes a key absent
+// (an op that claims to, such as a write of null, is kept as a write of
+// null instead).
 func (o *Online) tainted(r int, k history.Key, v history.Value) bool {
 	if len(o.ev.Taint) == 0 {
 		// Most runs quarantine nothing: no key to build per read.
 		return false
 	}
-	for _, w := range o.ev.Taint[taintKey(k, v)] {
-		if w != r && !o.opts.Precedes(o.log.at(r), o.log.at(w)) {
+	return o.taintedBy(r, taintKey(k, v)) || v != history.Null && o.wildTainted(r, k)
+}
+
+// wildTainted reports whether an unchecked writer that may have written
+// or appended anything to k (or to every key) could have written for r.
+func (o *Online) wildTainted(r int, k history.Key) bool {
+	if o.wild == 0 {
+		return false
+	}
+	return o.taintedBy(r, taintKey(k, Wild)) || o.taintedBy(r, taintKey(Wild, Wild))
+}
+
+// taintedBy: some writer listed under tk is a possible writer for r. A
+// writer without trusted times (HasTime unset: an unchecked writer whose
+// times could not be believed) may lie anywhere in time, so real time
+// never rules it out.
+func (o *Online) taintedBy(r int, tk string) bool {
+	for _, w := range o.ev.Taint[tk] {
+		if w == r {
+			continue
+		}
+		if wt := o.log.at(w); !wt.HasTime || !o.opts.Precedes(o.log.at(r), wt) {
 			return true
 		}
 	}
@@ -461,6 +486,8 @@ func (o *Online) windowOps(i int, ops []history.Op) []history.Op {
 }
 
 func (o *Online) listTainted(r int, op history.Op) bool {
+	// Each element (never null) may come from a wildcard appender; an
+	// empty list read cannot.
 	for _, el := range op.List {
 		if o.tainted(r, op.Key, el) {
 			return true

@@ -83,6 +83,9 @@ type Online struct {
 
 	steps, checks int
 	unchecked     int
+	// wild counts the Wild writes in ev.Taint (derived, not saved: a
+	// restore recounts), so that runs without any skip their lookups.
+	wild int
 	// confirmedLocally counts the alerts confirmed on the reduced
 	// instance's transactions alone (localAlertHistory), for tests.
 	confirmedLocally int
@@ -700,11 +703,43 @@ func (o *Online) txnAt(i int) *history.Txn {
 	return o.log.at(i)
 }
 
+// Wild is the value (and the key) of a wildcard write that an unchecked
+// writer carries: WildWrite(k) for a key it may have set to anything,
+// WildWrite(Wild) when any key may have been written. "*" is not JSON,
+// so no key or value of a decoded event is ever spelled so.
+const Wild history.Value = "*"
+
+// WildWrite is the op that stands for "may have written anything to k"
+// (k Wild: to any key) in a transaction given to AddUnchecked.
+func WildWrite(k history.Key) history.Op {
+	return history.Op{Kind: history.Write, Key: k, Value: Wild}
+}
+
+// countWild counts the Wild writes a taint index holds.
+func countWild(taint map[string][]int) int {
+	n := 0
+	for k, ws := range taint {
+		if strings.HasSuffix(k, "\x00"+string(Wild)) {
+			n += len(ws)
+		}
+	}
+	return n
+}
+
 // AddUnchecked records a dead-lettered transaction's writes as unchecked
-// writers (EXACTNESS.md §5 "Dead letters"): it is never a member of any
-// instance, so the projection drops every read it could have written. Its
-// id is prefixed so that a duplicate id cannot alias a checked one.
+// writers (docs/SEMANTICS.md §5 "Dead letters"): it is never a member of
+// any instance, so the projection drops every read it could have written.
+// Its ops may include WildWrite ops, and its times may be absent (HasTime
+// unset: they could not be believed), when it may have written at any
+// time. Its id is prefixed so that a duplicate id cannot alias a checked
+// one.
 func (o *Online) AddUnchecked(t history.Txn) {
+	if !t.HasTime {
+		// Times for the log's bookkeeping only (retention marks, the
+		// latest start); HasTime stays unset, so the projection never
+		// rules this writer out by real time.
+		t.Start, t.End = o.lastStart(), o.lastStart()
+	}
 	t.ID = "unchecked:" + t.ID
 	for _, dup := o.index[t.ID]; dup; _, dup = o.index[t.ID] {
 		t.ID += "'"
@@ -730,6 +765,9 @@ func (o *Online) quarantine(i int) error {
 		if op.Kind != history.Read {
 			k := taintKey(op.Key, op.Value)
 			o.ev.Taint[k] = append(o.ev.Taint[k], i)
+			if op.Value == Wild {
+				o.wild++
+			}
 		}
 	}
 	return nil

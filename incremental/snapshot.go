@@ -618,6 +618,7 @@ func RestoreOnlineAt(opts history.Options, spillPath string, snap []byte, each f
 	o.closed, o.quar = s.Closed, s.Quar
 	o.alerts, o.steps, o.checks, o.unchecked = s.Alerts, s.Steps, s.Checks, s.Unchecked
 	o.evicting, o.ev = s.Evict, s.EvictState
+	o.wild = countWild(o.ev.Taint)
 	o.maxPinned, o.capped = s.MaxPinned, s.Capped
 	o.conflicts, o.constraints, o.pruned = s.Conflicts, s.Constraints, s.Pruned
 	o.rewinds, o.nextRewind = s.Rewinds, s.NextRewind

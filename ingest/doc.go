@@ -26,8 +26,11 @@
 //	other number       its literal text: 1.0 stays "1.0", 1e5 stays "1e5";
 //	                   1, 1.0 and "1" are three distinct values
 //	string             history.StringValue: JSON-quoted, escapes normalised
-//	                   ("\u0041" and "A" are one value); invalid UTF-8 bytes
-//	                   become U+FFFD as in encoding/json
+//	                   ("\u0041" and "A" are one value); bytes that are
+//	                   not UTF-8 and unpaired surrogate escapes (\ud800)
+//	                   are an error naming the field, never U+FFFD as in
+//	                   encoding/json: a replacement would make distinct
+//	                   strings one key or value (JSON text must be UTF-8)
 //	true, false        themselves
 //	null / nil         history.Null
 //	EDN keyword :k     the string ":k" (history.StringValue(":k")), distinct

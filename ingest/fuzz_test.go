@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -74,9 +75,17 @@ func FuzzNativeDecode(f *testing.F) {
 		if (err == nil) != (refErr == nil) {
 			t.Fatalf("decoder error %v, oracle error %v", err, refErr)
 		}
+		rec := RecoverNative(line, pos) // never panics, on any line
 		if err != nil {
 			checkError(t, err, 3)
 			return
+		}
+		// On an accepted line the lenient reading loses nothing.
+		if rec.WildAll || len(rec.Wild) > 0 || len(rec.Txn.Ops) != len(got.Ops) || rec.Txn.HasTime != got.HasTime || rec.Txn.Start != got.Start {
+			t.Fatalf("RecoverNative of an accepted line: %+v", rec)
+		}
+		if r := (history.Txn{ID: got.ID, Session: got.Session, HasSession: got.HasSession, HasTime: got.HasTime, Start: got.Start, End: got.End, Status: got.Status, Ops: rec.Txn.Ops}); !sameTxn(&r, &got) {
+			t.Fatalf("RecoverNative ops %v, Decode %v", rec.Txn.Ops, got.Ops)
 		}
 		if !sameTxn(&got, &ref) {
 			t.Fatalf("oracle disagrees:\n got    %s\n oracle %s", txnString(&got), txnString(&ref))
@@ -142,5 +151,55 @@ func FuzzReadHistory(f *testing.F) {
 			t.Fatalf("stats %+v, format %v, %d txns", st, format, len(h.Txns))
 		}
 		checkRoundTrip(t, h)
+	})
+}
+
+// FuzzNativeDistinctStrings: two keys or values whose JSON texts differ as
+// strings never decode to one key or value (issue 20 item 5). encoding/json
+// replaces bytes that are not UTF-8 and unpaired surrogate escapes by
+// U+FFFD, so "\xff", "\xfe", "\ud800" and "\ufffd" used to be one value and
+// a garbage read of one passed as a read of another; now only the last is
+// accepted. a and b are the raw contents of a string, placed both as a key
+// and as a value.
+func FuzzNativeDistinctStrings(f *testing.F) {
+	for _, p := range [][2]string{
+		{"\xff", "\xfe"}, {"\xff", `\ufffd`}, {`\ud800`, `\udbff`}, {`\ud800`, "\uFFFD"},
+		{`\udc00x`, "\uFFFDx"}, {"a\xc3", "a\uFFFD"}, {`\ud83d\ude00`, "\U0001F600"}, {"é", `\u00e9`},
+	} {
+		f.Add([]byte(p[0]), []byte(p[1]))
+	}
+	var d NativeDecoder
+	decode := func(t *testing.T, raw []byte) (history.Txn, bool) {
+		line := []byte(`{"status":"committed","ops":[["w","` + string(raw) + `","` + string(raw) + `"]]}`)
+		got, err := d.Decode(line, history.Pos{Source: "fuzz", Line: 1})
+		if err != nil {
+			checkError(t, err, 1)
+			return got, false
+		}
+		if oerr := oracleUTF8(line); oerr != nil {
+			t.Fatalf("%q accepted: %v", line, oerr)
+		}
+		return got, true
+	}
+	// exact is the string the JSON text spells, by encoding/json, which
+	// is exact once oracleUTF8 has passed.
+	exact := func(t *testing.T, raw []byte) string {
+		var s string
+		if err := json.Unmarshal([]byte(`"`+string(raw)+`"`), &s); err != nil {
+			t.Fatalf("decoder accepted %q, encoding/json did not: %v", raw, err)
+		}
+		return s
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		ta, oka := decode(t, a)
+		tb, okb := decode(t, b)
+		if !oka || !okb {
+			return
+		}
+		sameKey := ta.Ops[0].Key == tb.Ops[0].Key
+		sameVal := ta.Ops[0].Value == tb.Ops[0].Value
+		if same := exact(t, a) == exact(t, b); sameKey != same || sameVal != same {
+			t.Fatalf("%q and %q: strings equal %v, keys equal %v, values equal %v", a, b, same, sameKey, sameVal)
+		}
 	})
 }

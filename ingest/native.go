@@ -195,6 +195,9 @@ func (d *NativeDecoder) decode(line []byte, pos history.Pos) (history.Txn, *deco
 					return t, de
 				}
 			default:
+				// Named in errors too: an unknown field must still be
+				// well-formed UTF-8 JSON.
+				field = string(name)
 				s.skip(0)
 			}
 			if s.err != nil {
@@ -485,6 +488,9 @@ func (d *NativeDecoder) key() history.Value {
 		if s.err != nil {
 			return ""
 		}
+		if s.bad {
+			return history.Value(s.b[at:s.i]) // exact text (lenient)
+		}
 		if !esc && (plainASCII(raw) || utf8.Valid(raw)) {
 			return d.internKey(s.b[at:s.i])
 		}
@@ -578,4 +584,220 @@ func appendValue(dst []byte, v history.Value) []byte {
 		return append(dst, "null"...)
 	}
 	return append(dst, v...)
+}
+
+// Recovered is what a second, lenient reading of a rejected native event
+// still tells (RecoverNative). The checker keeps its writes as unchecked
+// writers, so that a read it could explain is never part of an alert
+// (issue 20 item 1; docs/SEMANTICS.md §5 "Dead letters").
+type Recovered struct {
+	// Txn holds what could be read: the id and session if readable, the
+	// status (Unknown when unreadable), the micro-ops read in full (keys
+	// and values as exact text: a string that is not UTF-8 keeps its raw
+	// bytes, an integer beyond int64 its literal, each a value no
+	// accepted event can spell). HasTime is set only when TimeTrusted.
+	Txn history.Txn
+	// TimeTrusted: the line is well-formed JSON and start and end are
+	// int64s with end >= start, so the times mean what accepted events'
+	// times mean. Otherwise the writes may lie anywhere in time.
+	TimeTrusted bool
+	// Wild lists the keys of micro-ops that were delimited but whose
+	// effect could not be read (an unknown function, a write or append of
+	// an array, of an object, a missing value): each may have written or
+	// appended any value to its key. A write or append of null is kept in
+	// Txn as a write of null (it claims to make the key absent), and so
+	// is an unknown function's, besides its wildcard (it may be a delete,
+	// which the model does not have). A wildcard is never null: no op of
+	// the model makes a key absent.
+	Wild []history.Key
+	// WildAll: some micro-ops could not be delimited (the line is cut
+	// short or not JSON, the ops field is missing or not an array, an op
+	// is not an array), so any key may have been written, with any value
+	// other than null.
+	WildAll bool
+}
+
+// RecoverNative reads a line that Decode rejected as far as it can. It
+// never fails and never panics; it copies what it keeps. The rules: a
+// field whose value is wrong but well-formed is skipped and the reading
+// goes on; a syntax error (or the end of a cut line) stops it, and every
+// op not read by then is unknown (WildAll). A key that cannot be read
+// (a float, a bool, an array, a string that is not UTF-8, an integer
+// beyond int64) is a key no accepted event can name, so its op taints
+// nothing.
+func RecoverNative(line []byte, pos history.Pos) Recovered {
+	var d NativeDecoder
+	var rec Recovered
+	s := &d.s
+	s.reset(line)
+	s.lenient = true
+	t := &rec.Txn
+	t.Pos, t.Status = pos, history.Unknown
+	var start, end int64
+	var hasStart, hasEnd, timeErr, opsRead bool
+	if s.peek() == '{' && s.open('{', '}') {
+		for s.err == nil {
+			name, esc := s.rawString()
+			if s.err != nil || !s.expect(':') {
+				break
+			}
+			if esc {
+				name = unescape(nil, name)
+			}
+			at := s.i
+			switch string(name) {
+			case "id":
+				if id, ok := d.nameField(false); s.err == nil && ok {
+					t.ID = id
+				}
+			case "session":
+				if ss, ok := d.nameField(true); s.err == nil && ok {
+					t.Session, t.HasSession = ss, true
+				}
+			case "start":
+				start, hasStart = s.int64Field()
+				timeErr = timeErr || s.err != nil
+			case "end":
+				end, hasEnd = s.int64Field()
+				timeErr = timeErr || s.err != nil
+			case "status":
+				if st := s.str(); s.err == nil {
+					if v, ok := history.ParseStatus(st); ok && v != history.Aborted {
+						// Aborted is not believed: an unreadable event
+						// may still have committed.
+						t.Status = v
+					}
+				}
+			case "ops":
+				opsRead = d.recoverOps(&rec) || opsRead
+			default:
+				s.skip(0)
+			}
+			if s.err != nil {
+				// A well-formed value of the wrong kind: skip it and go on.
+				s.err, s.i = nil, at
+				s.skip(0)
+				if s.err != nil {
+					break
+				}
+			}
+			if !s.more('}') {
+				break
+			}
+		}
+	}
+	wellFormed := s.err == nil && s.peek() == 0 && !timeErr
+	if !opsRead {
+		// Ops read to the end of their array are all the ops: a second
+		// ops field would be an error, so a cut later is only a lost
+		// field.
+		rec.WildAll = true
+	}
+	if wellFormed && hasStart && hasEnd && end >= start {
+		t.Start, t.End, t.HasTime, rec.TimeTrusted = start, end, true, true
+	}
+	if t.ID == "" {
+		t.ID = defaultID(t, pos)
+	}
+	return rec
+}
+
+// recoverOps reads the ops array leniently into rec and reports whether
+// every op was delimited (the array was read to its end).
+func (d *NativeDecoder) recoverOps(rec *Recovered) bool {
+	s := &d.s
+	if s.peek() != '[' {
+		s.skip(0) // not an array: no op can be delimited
+		return false
+	}
+	if !s.open('[', ']') {
+		return s.err == nil
+	}
+	for {
+		at := s.i
+		if op, de := d.decodeOp("ops", 0); de == nil {
+			rec.Txn.Ops = append(rec.Txn.Ops, op)
+		} else {
+			s.err, s.i = nil, at
+			if !d.recoverOp(rec) {
+				return false
+			}
+		}
+		if !s.more(']') {
+			break
+		}
+	}
+	return s.err == nil
+}
+
+// recoverOp takes a second look at an op decodeOp rejected: if it may
+// write and its key is readable, the key is wild. It reports whether the
+// op could be delimited (skipped to its end).
+func (d *NativeDecoder) recoverOp(rec *Recovered) bool {
+	s := &d.s
+	if s.peek() != '[' {
+		s.skip(0)
+		rec.WildAll = true // not an op: no key to name
+		return s.err == nil
+	}
+	s.i++
+	fn := ""
+	if s.peek() == '"' {
+		fn = s.str()
+	} else {
+		s.skip(0)
+	}
+	if s.err != nil {
+		return false
+	}
+	read := fn == "r" || d.elle && fn == ":r"
+	known := read || fn == "w" || fn == "append"
+	if !s.more(']') {
+		if s.err != nil {
+			return false
+		}
+		if !read {
+			rec.WildAll = true // [f]: the key it meant is unknown
+		}
+		return true
+	}
+	at := s.i
+	k := d.key()
+	if s.err != nil {
+		// A key no accepted event can name (or, at a syntax error, the
+		// end of the reading).
+		s.err, s.i = nil, at
+		s.skip(0)
+		if s.err != nil {
+			return false
+		}
+		k = ""
+	}
+	null := false
+	if s.more(']') {
+		null = s.peek() == 'n'
+		for {
+			s.skip(0)
+			if !s.more(']') {
+				break
+			}
+		}
+	}
+	if s.err != nil {
+		return false
+	}
+	switch {
+	case read || k == "":
+	case known && null:
+		// A write of null claims to make k absent: kept as just that.
+		rec.Txn.Ops = append(rec.Txn.Ops, history.Op{Kind: history.Write, Key: k, Value: history.Null})
+	case known:
+		rec.Wild = append(rec.Wild, k)
+	default:
+		// An unknown function may have written anything to k, or
+		// removed it (a delete the model does not have).
+		rec.Wild = append(rec.Wild, k)
+		rec.Txn.Ops = append(rec.Txn.Ops, history.Op{Kind: history.Write, Key: k, Value: history.Null})
+	}
+	return true
 }

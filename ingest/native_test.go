@@ -61,8 +61,8 @@ func TestNativeDecodeTable(t *testing.T) {
 		{name: "bool values", in: pre + `["w",1,true],["r",2,false]]}`, want: `5 w 1 true, r 2 false`},
 		{name: "null read", in: pre + `["r","k",null]]}`, want: `5 r "k" null`},
 		{name: "list reads", in: pre + `["r","k",[]],["r","l",[1,"a",2.5]]]}`, want: `5 r "k" [], r "l" [1 "a" 2.5]`},
-		{name: "string escapes normalised", in: pre + `["w","\u0041","a\/b"],["w","B","\ud83d\ude00"],["w","C","\ud800x"],["w","D","\u00e9"]]}`,
-			want: "5 w \"A\" \"a/b\", w \"B\" \"\U0001F600\", w \"C\" \"\uFFFDx\", w \"D\" \"\u00e9\""},
+		{name: "string escapes normalised", in: pre + `["w","\u0041","a\/b"],["w","B","\ud83d\ude00"],["w","D","\u00e9"]]}`,
+			want: "5 w \"A\" \"a/b\", w \"B\" \"\U0001F600\", w \"D\" \"\u00e9\""},
 		{name: "session integer and string agree", in: `{"session":1,"id":"a","status":"aborted","ops":[]}`, want: `a (aborted, session 1)`},
 		{name: "session string", in: `{"session":"1","id":"a","status":"unknown","ops":[]}`, want: `a (unknown, session 1)`},
 		{name: "integer id", in: `{"id":42,"status":"committed","ops":[]}`, want: `42`},
@@ -107,7 +107,19 @@ func TestNativeDecodeTable(t *testing.T) {
 		{name: "raw control character", in: "{\"status\":\"committed\",\"ops\":[[\"w\",1,\"a\tb\"]]}", field: "ops[0]", msg: "control character"},
 		{name: "bad escape", in: `{"status":"committed","ops":[["w",1,"\x"]]}`, field: "ops[0]", msg: "invalid escape"},
 		{name: "leading zero", in: pre + `["w",1,01]]}`, field: "ops[0]", msg: "want ']'"},
-		{name: "bad literal", in: `{"status":"committed","ops":[],"x":nul}`, msg: "want a JSON value"},
+		{name: "bad literal", in: `{"status":"committed","ops":[],"x":nul}`, field: "x", msg: "want a JSON value"},
+		// Issue 20 item 5: JSON text must be UTF-8; encoding/json's U+FFFD
+		// would make each of these equal to another string.
+		{name: "invalid UTF-8 in key", in: pre + "[\"w\",\"k\xff\",1]]}", field: "ops[0]", msg: "invalid UTF-8 byte 0xff"},
+		{name: "invalid UTF-8 in value", in: pre + "[\"r\",\"k\",\"v\xc3\"]]}", field: "ops[0]", msg: "invalid UTF-8 byte 0xc3"},
+		{name: "invalid UTF-8 in list element", in: pre + "[\"r\",\"k\",[\"\xfe\"]]]}", field: "ops[0]", msg: "invalid UTF-8 byte 0xfe"},
+		{name: "invalid UTF-8 in id", in: "{\"id\":\"a\x80\",\"status\":\"committed\",\"ops\":[]}", field: "id", msg: "invalid UTF-8 byte 0x80"},
+		{name: "invalid UTF-8 in session", in: "{\"session\":\"\xed\xa0\x80\",\"status\":\"committed\",\"ops\":[]}", field: "session", msg: "invalid UTF-8 byte 0xed"},
+		{name: "invalid UTF-8 in unknown field", in: "{\"status\":\"committed\",\"ops\":[],\"note\":\"\xff\"}", field: "note", msg: "invalid UTF-8"},
+		{name: "lone high surrogate", in: pre + `["w","k","\ud800x"]]}`, field: "ops[0]", msg: `unpaired surrogate \ud800`},
+		{name: "lone low surrogate in key", in: pre + `["w","\udc00",1]]}`, field: "ops[0]", msg: `unpaired surrogate \udc00`},
+		{name: "high surrogate then a non-surrogate escape", in: pre + `["w","k","\ud800\u0041"]]}`, field: "ops[0]", msg: "unpaired surrogate"},
+		{name: "two high surrogates", in: pre + `["w","k","\ud800\ud800"]]}`, field: "ops[0]", msg: "unpaired surrogate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var d NativeDecoder
@@ -266,5 +278,58 @@ func TestNativeDeepNesting(t *testing.T) {
 		if (err == nil) != (depth <= maxDepth) {
 			t.Errorf("depth %d: %v", depth, err)
 		}
+	}
+}
+
+// TestRecoverNative: the lenient second reading of rejected events keeps
+// every write it can read exactly, names the keys of ops it cannot, and
+// says when ops were lost altogether (issue 20 item 1).
+func TestRecoverNative(t *testing.T) {
+	const ts = `"id":"t0","start":100,"end":200,`
+	for _, tc := range []struct {
+		name, in string
+		ops      string // render of the ops kept
+		wild     string
+		all      bool
+		timed    bool
+	}{
+		{name: "value beyond int64", in: `{` + ts + `"status":"committed","ops":[["w","x",1],["w","y",9223372036854775808]]}`,
+			ops: `w "x" 1, w "y" 9223372036854775808`, timed: true},
+		{name: "unknown micro-op", in: `{` + ts + `"status":"committed","ops":[["w","x",1],["cas","y",[1,2]],["incr","z"]]}`,
+			ops: `w "x" 1, w "y" null, w "z" null`, wild: `"y" "z"`, timed: true},
+		{name: "end before start", in: `{"id":"t0","start":300,"end":200,"status":"committed","ops":[["w","x",1]]}`, ops: `w "x" 1`},
+		{name: "write of null", in: `{` + ts + `"status":"committed","ops":[["w","x",null],["append","l",[1]]]}`, ops: `w "x" null`, wild: `"l"`, timed: true},
+		{name: "invalid UTF-8 kept exactly", in: "{" + ts + "\"status\":\"committed\",\"ops\":[[\"w\",\"k\xff\",\"v\xfe\"],[\"w\",\"k\",\"\\ud800\"]]}",
+			ops: "w \"k\xff\" \"v\xfe\", w \"k\" \"\\ud800\"", timed: true},
+		{name: "unreadable key taints nothing", in: `{` + ts + `"status":"committed","ops":[["w",1.5,1],["w",true,2],["w",99999999999999999999,3]]}`, timed: true},
+		{name: "bad status", in: `{` + ts + `"status":"done","ops":[["w","x",1]]}`, ops: `w "x" 1`, timed: true},
+		{name: "missing ops", in: `{` + ts + `"status":"committed"}`, all: true, timed: true},
+		{name: "truncated in ops", in: `{` + ts + `"status":"committed","ops":[["w","x",1],["w","y",`, ops: `w "x" 1`, all: true},
+		{name: "truncated after ops", in: `{"id":"t0","ops":[["w","x",1]],"status":"comm`, ops: `w "x" 1`},
+		{name: "not json", in: `garbage`, all: true},
+		{name: "ops not an array", in: `{` + ts + `"status":"committed","ops":{"w":"x"}}`, all: true, timed: true},
+		{name: "op not an array", in: `{` + ts + `"status":"committed","ops":[{"f":"w"}]}`, all: true, timed: true},
+		{name: "start beyond int64", in: `{"id":"t0","start":99999999999999999999,"end":200,"status":"committed","ops":[["w","x",1]]}`, ops: `w "x" 1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := RecoverNative([]byte(tc.in), history.Pos{Line: 3})
+			var ops []string
+			for _, op := range rec.Txn.Ops {
+				ops = append(ops, op.String())
+			}
+			var wild []string
+			for _, k := range rec.Wild {
+				wild = append(wild, string(k))
+			}
+			if g := strings.Join(ops, ", "); g != tc.ops {
+				t.Errorf("ops %s, want %s", g, tc.ops)
+			}
+			if g := strings.Join(wild, " "); g != tc.wild {
+				t.Errorf("wild %s, want %s", g, tc.wild)
+			}
+			if rec.WildAll != tc.all || rec.TimeTrusted != tc.timed || rec.Txn.HasTime != tc.timed {
+				t.Errorf("WildAll %v TimeTrusted %v HasTime %v, want %v %v", rec.WildAll, rec.TimeTrusted, rec.Txn.HasTime, tc.all, tc.timed)
+			}
+		})
 	}
 }

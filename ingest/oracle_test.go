@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -21,6 +22,9 @@ func oracleDecode(line []byte, pos history.Pos) (history.Txn, error) {
 	var t history.Txn
 	t.Pos = pos
 	if err := oracleDuplicates(line); err != nil {
+		return t, err
+	}
+	if err := oracleUTF8(line); err != nil {
 		return t, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -208,6 +212,50 @@ func oracleDuplicates(line []byte) error {
 		if err := dec.Decode(&skip); err != nil {
 			return nil
 		}
+	}
+	return nil
+}
+
+// oracleUTF8 rejects what encoding/json would replace by U+FFFD: bytes
+// that are not UTF-8 anywhere in the line, and \u escapes of surrogates
+// that do not form a pair. It walks the text on its own: a backslash
+// outside a string is a syntax error encoding/json reports anyway.
+func oracleUTF8(line []byte) error {
+	if !utf8.Valid(line) {
+		return errors.New("invalid UTF-8")
+	}
+	hex := func(b []byte) (rune, bool) {
+		if len(b) < 4 {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(b[:4]), 16, 16)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(line); i++ {
+		if line[i] != '\\' || i+1 >= len(line) {
+			continue
+		}
+		if line[i+1] != 'u' {
+			i++ // an escaped backslash or quote: skip its second byte
+			continue
+		}
+		r, ok := hex(line[i+2:])
+		if !ok {
+			continue // encoding/json rejects it
+		}
+		switch {
+		case 0xd800 <= r && r < 0xdc00:
+			if i+7 < len(line) && line[i+6] == '\\' && line[i+7] == 'u' {
+				if r2, ok := hex(line[i+8:]); ok && 0xdc00 <= r2 && r2 < 0xe000 {
+					i += 11
+					continue
+				}
+			}
+			return errors.New("unpaired high surrogate")
+		case 0xdc00 <= r && r < 0xe000:
+			return errors.New("unpaired low surrogate")
+		}
+		i += 5
 	}
 	return nil
 }

@@ -23,6 +23,13 @@ type scanner struct {
 
 	// scratch is reused for unescaping strings.
 	scratch []byte
+
+	// lenient is the second reading of a rejected event (RecoverNative):
+	// a string that is not UTF-8 or holds an unpaired surrogate is kept
+	// as its exact text (bad is set) and an integer beyond int64 as its
+	// literal, each a value no accepted event can spell, instead of
+	// failing.
+	lenient, bad bool
 }
 
 // maxDepth bounds the nesting of skipped values, so that hostile input
@@ -31,7 +38,7 @@ type scanner struct {
 const maxDepth = 10000
 
 func (s *scanner) reset(b []byte) {
-	s.b, s.i, s.err, s.at = b, 0, nil, 0
+	s.b, s.i, s.err, s.at, s.bad = b, 0, nil, 0, false
 }
 
 func (s *scanner) fail(at int, format string, args ...any) {
@@ -124,7 +131,11 @@ func (s *scanner) open(openc, close byte) bool {
 
 // rawString scans a string starting at the opening quote. It returns the
 // bytes between the quotes and whether they hold an escape sequence. It
-// validates escapes and rejects raw control characters, as RFC 8259 does.
+// validates escapes and rejects raw control characters, as RFC 8259 does,
+// and rejects what encoding/json would silently turn into U+FFFD: bytes
+// that are not UTF-8 and \u escapes of unpaired surrogates. JSON text
+// must be UTF-8 (RFC 8259 §8.1), and a replacement would make distinct
+// keys or values one (issue 20 item 5; doc.go "Canonical text").
 func (s *scanner) rawString() (raw []byte, escaped bool) {
 	if s.err != nil {
 		return nil, false
@@ -134,12 +145,26 @@ func (s *scanner) rawString() (raw []byte, escaped bool) {
 		return nil, false
 	}
 	start := s.i + 1
+	s.bad = false
 	for i := start; i < len(s.b); i++ {
 		c := s.b[i]
 		switch {
 		case c == '"':
 			s.i = i + 1
 			return s.b[start:i], escaped
+		case c >= utf8.RuneSelf:
+			// Checked in place, one rune at a time: the common case,
+			// ASCII, costs the comparison above and nothing more.
+			r, size := utf8.DecodeRune(s.b[i:])
+			if r == utf8.RuneError && size == 1 {
+				if s.lenient {
+					s.bad = true
+					continue
+				}
+				s.fail(i, "invalid UTF-8 byte 0x%02x in string (JSON text must be UTF-8)", c)
+				return nil, false
+			}
+			i += size - 1
 		case c == '\\':
 			escaped = true
 			if i+1 >= len(s.b) {
@@ -153,6 +178,20 @@ func (s *scanner) rawString() (raw []byte, escaped bool) {
 				if i+5 >= len(s.b) || !isHex4(s.b[i+2:i+6]) {
 					s.fail(i, "invalid \\u escape in string")
 					return nil, false
+				}
+				if r := hexVal(s.b[i+2:]); utf16.IsSurrogate(r) {
+					// A high surrogate must be followed by a low one;
+					// anything else is not a character.
+					if r >= 0xdc00 || i+11 >= len(s.b) || s.b[i+6] != '\\' || s.b[i+7] != 'u' || !isHex4(s.b[i+8:i+12]) ||
+						utf16.DecodeRune(r, hexVal(s.b[i+8:])) == utf8.RuneError {
+						if !s.lenient {
+							s.fail(i, "unpaired surrogate \\u%04x in string (JSON text must be UTF-8)", r)
+							return nil, false
+						}
+						s.bad = true
+					} else {
+						i += 6
+					}
 				}
 				i += 5
 			default:
@@ -284,6 +323,9 @@ func (s *scanner) strValue() history.Value {
 	raw, esc := s.rawString()
 	if s.err != nil {
 		return ""
+	}
+	if s.bad {
+		return history.Value(s.b[start:s.i])
 	}
 	if !esc && (plainASCII(raw) || utf8.Valid(raw)) {
 		return history.Value(s.b[start:s.i])
@@ -488,6 +530,11 @@ func (s *scanner) scalar() (history.Value, scalarKind) {
 		if kind == numInt {
 			v, err := intValue(lit)
 			if err != nil {
+				if s.lenient {
+					// Its literal: no int64 has that text, so it stays
+					// a value of its own.
+					return history.Value(lit), kNumber
+				}
 				s.fail(at, "integer %s is %v", lit, err)
 				return "", kNull
 			}

@@ -37,12 +37,25 @@
 //     At Close everything closes, +∞ included.
 //
 // Dead letters, checked in this order (the first that applies wins):
-// MissingTime, EndBeforeStart, Late (after Close, or start < W_p: the
+// MissingTime, EndBeforeStart, Future (Config.MaxAhead: start beyond the
+// partition's greatest accepted start plus MaxAhead, or before the
+// partition's first, the greatest accepted start of any partition; the
+// ReanchorAfter-th such event of a partition in a row is let through, its
+// clock having jumped), Late (after Close, or start < W_p: the
 // partition's own promise broken), DuplicateID (an event with the same ID
 // and a start within the lateness of this one passed the checks before
-// it, and its start is still >= W-L), Late (start < W). A dead letter never changes a watermark
-// and is never released; its Txn carries its writes, which the engine keeps
-// as unchecked writers (the verdict is then partial).
+// it, and its start is still >= W-L), Late (start < W). SetAside counts a
+// dead letter decided outside (run's wall-clock bound, Future). A dead
+// letter never changes a watermark and is never released; its Txn carries
+// its writes, which the engine keeps as unchecked writers (the verdict is
+// then partial), with its times for Late and DuplicateID and without them
+// for the others (TimeTrusted; docs/SEMANTICS.md §5 "Dead letters").
+//
+// Why Future: one event stamped a day ahead would raise W_p by a day, and
+// every later event of the partition would be late. Measuring against the
+// partition's own accepted starts, in event time, keeps W6; the one
+// decision with no reference, the stream's first event, is run's to bound
+// by the wall clock.
 //
 // Why Late includes start < W_p even where W has not passed the start yet:
 // W is a minimum over partitions, so whether W has passed such a start

@@ -17,7 +17,8 @@ import (
 const (
 	snapshotVersionLegacy      = 1
 	snapshotVersionLegacyApart = 2
-	snapshotVersion            = 3
+	snapshotVersionNoAhead     = 3
+	snapshotVersion            = 4
 )
 
 // ErrSnapshot is wrapped by Restore's errors.
@@ -70,7 +71,7 @@ func (w *Window) snapshot(e *enc) {
 	e.u(w.accepted)
 	e.u(w.released)
 	e.u(w.closedN)
-	for _, d := range w.dead {
+	for _, d := range w.dead[:legacyReasons] {
 		e.u(d)
 	}
 	e.u(w.idleTransitions)
@@ -102,6 +103,15 @@ func (w *Window) snapshot(e *enc) {
 		e.bytes(id)
 		e.i(start)
 	})
+	// Version 4: the Future counter and each partition's run of Future
+	// dead letters (Config.MaxAhead). MaxAhead itself is not saved: it
+	// promises nothing about W, so a restart may change it.
+	for _, d := range w.dead[legacyReasons:] {
+		e.u(d)
+	}
+	for i := range w.parts {
+		e.u(uint64(w.parts[i].ahead))
+	}
 }
 
 // Restore rebuilds a window from Snapshot's bytes. cfg must equal the
@@ -134,7 +144,7 @@ func restore(cfg Config, snap, ids []byte, apart bool) (*Window, error) {
 		return nil, fmt.Errorf("%w: version %d stores its IDs apart: restore it with them", ErrSnapshot, v)
 	case v == snapshotVersionLegacy && len(ids) > 0:
 		return nil, fmt.Errorf("%w: version %d holds its IDs, %d bytes of IDs given apart", ErrSnapshot, v, len(ids))
-	case v != snapshotVersion && v != snapshotVersionLegacy && v != snapshotVersionLegacyApart:
+	case v != snapshotVersion && v != snapshotVersionNoAhead && v != snapshotVersionLegacy && v != snapshotVersionLegacyApart:
 		return nil, fmt.Errorf("%w: version %d (this binary reads %d to %d)", ErrSnapshot, v, snapshotVersionLegacy, snapshotVersion)
 	}
 	saved := Config{Partitions: int(d.i()), Lateness: d.i(), Skew: d.i(), InDoubt: d.i(), IdleTimeout: d.i()}
@@ -163,7 +173,7 @@ func restore(cfg Config, snap, ids []byte, apart bool) (*Window, error) {
 	w.accepted = d.u()
 	w.released = d.u()
 	w.closedN = d.u()
-	for i := range w.dead {
+	for i := range w.dead[:legacyReasons] {
 		w.dead[i] = d.u()
 	}
 	w.idleTransitions = d.u()
@@ -192,7 +202,7 @@ func restore(cfg Config, snap, ids []byte, apart bool) (*Window, error) {
 	}
 	w.ids.advance(w.w)
 	var nids int
-	if v == snapshotVersion {
+	if v == snapshotVersion || v == snapshotVersionNoAhead {
 		nids = d.count()
 		for i := 0; i < nids && d.err == nil; i++ {
 			id := d.s()
@@ -222,6 +232,14 @@ func restore(cfg Config, snap, ids []byte, apart bool) (*Window, error) {
 				return nil, fmt.Errorf("%w: id %q stored twice", ErrSnapshot, arena[k:k+int(l)])
 			}
 			arena = arena[k+int(l):]
+		}
+	}
+	if v == snapshotVersion {
+		for i := range w.dead[legacyReasons:] {
+			w.dead[legacyReasons+i] = d.u()
+		}
+		for i := range w.parts {
+			w.parts[i].ahead = uint32(min(d.u(), ReanchorAfter))
 		}
 	}
 	if d.err == nil && len(d.b) != 0 {

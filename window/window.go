@@ -33,9 +33,28 @@ type Config struct {
 	// holding the watermark back (event time, not wall-clock time, so that
 	// replays decide the same). 0 turns it off.
 	IdleTimeout int64
+	// MaxAhead: a transaction whose start lies more than MaxAhead beyond
+	// its partition's greatest accepted start (before the partition's
+	// first, beyond the greatest accepted start of any partition), where
+	// that start looks like wall-clock nanoseconds (WallClock), is
+	// dead-lettered as Future instead of moving the watermark, which one
+	// clock a day ahead would otherwise do, making every later event
+	// late (issue 20 item 4). A run of ReanchorAfter such transactions in
+	// a row from one partition, none accepted between them, is a real
+	// jump of its clock: the last of the run is accepted. Event time
+	// only, so that replays decide the same. 0 turns it off.
+	MaxAhead int64
 
 	_ struct{}
 }
+
+// ReanchorAfter is the number of consecutive transactions of one
+// partition beyond MaxAhead after which the partition's clock is taken
+// to have jumped: the last of them is accepted. One clock far ahead
+// moves nothing; a producer whose every event is ahead (a partition
+// quiet for longer than MaxAhead, whose clock then resumes) loses
+// ReanchorAfter-1 events to the dead letters, kept as unchecked writers.
+const ReanchorAfter = 16
 
 // ErrConfig is wrapped by New's errors.
 var ErrConfig = errors.New("window: bad config")
@@ -53,6 +72,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: in-doubt horizon %d (want >= 0, or history.NoInDoubt)", ErrConfig, c.InDoubt)
 	case c.IdleTimeout < 0:
 		return fmt.Errorf("%w: negative idle timeout %d", ErrConfig, c.IdleTimeout)
+	case c.MaxAhead < 0:
+		return fmt.Errorf("%w: negative max-ahead %d", ErrConfig, c.MaxAhead)
 	}
 	return nil
 }
@@ -72,10 +93,23 @@ const (
 	MissingTime
 	// EndBeforeStart: its end lies before its start.
 	EndBeforeStart
+	// Future: its start lies implausibly far ahead (Config.MaxAhead, or
+	// the wall clock, which run checks before Add: SetAside).
+	Future
 
 	// NumReasons is the number of reasons, for arrays indexed by Reason.
-	NumReasons = 4
+	NumReasons = 5
+	// legacyReasons is how many reasons snapshots before version 4 count.
+	legacyReasons = 4
 )
+
+// TimeTrusted reports whether a transaction dead-lettered for r keeps
+// its times as an unchecked writer: a late or duplicate one's times are
+// as good as any accepted one's; missing, inverted or implausibly future
+// times are not times (its writes may lie anywhere in time).
+func TimeTrusted(r Reason) bool {
+	return r == Late || r == DuplicateID
+}
 
 func (r Reason) String() string {
 	switch r {
@@ -87,6 +121,8 @@ func (r Reason) String() string {
 		return "missing-time"
 	case EndBeforeStart:
 		return "end-before-start"
+	case Future:
+		return "future"
 	}
 	return fmt.Sprintf("Reason(%d)", uint8(r))
 }
@@ -157,6 +193,9 @@ type partition struct {
 	// It equals isIdle except in the moment between a change of maxStart
 	// and the re-evaluation that follows (see Add).
 	idle bool
+	// ahead counts the transactions dead-lettered as Future since the
+	// partition's last accepted one (Config.MaxAhead, ReanchorAfter).
+	ahead uint32
 }
 
 // Window is the online window's front: it turns finished transactions
@@ -358,7 +397,7 @@ func (w *Window) raise() {
 // Add feeds one finished transaction from partition p (0 <= p < P; other
 // values panic). It returns nil if the transaction was accepted (buffered
 // until Release), or the dead letter it became. The checks, in order:
-// MissingTime, EndBeforeStart, Late (after end of input, or below its own
+// MissingTime, EndBeforeStart, Future (Config.MaxAhead), Late (after end of input, or below its own
 // partition's promise), DuplicateID, Late (below W). A transaction that
 // passes the first three has its ID remembered while its start is within
 // the lateness of W: a repeat that is not late by its own partition is
@@ -375,6 +414,15 @@ func (w *Window) Add(p int, t history.Txn) *DeadLetter {
 		return w.deadLetter(p, t, EndBeforeStart, fmt.Sprintf("end %d < start %d", t.End, t.Start))
 	}
 	part := &w.parts[p]
+	if ref, ok := w.aheadRef(part); ok && w.cfg.MaxAhead > 0 && !w.closed && WallClock(ref) && t.Start > satAdd(ref, w.cfg.MaxAhead) {
+		if part.ahead+1 < ReanchorAfter {
+			part.ahead++
+			return w.deadLetter(p, t, Future, fmt.Sprintf("start %d is %d beyond partition %d's latest start %d (max-ahead %d)",
+				t.Start, uint64(t.Start)-uint64(ref), p, ref, w.cfg.MaxAhead))
+		}
+		// ReanchorAfter in a row: the partition's clock jumped. The
+		// checks below still apply.
+	}
 	switch {
 	case w.closed:
 		return w.deadLetter(p, t, Late, "after end of input")
@@ -395,7 +443,7 @@ func (w *Window) Add(p int, t history.Txn) *DeadLetter {
 	w.accepted++
 	w.bufferTxn(t)
 
-	part.marked = false
+	part.marked, part.ahead = false, 0
 	if !part.seen || t.Start > part.maxStart {
 		part.maxStart, part.seen = t.Start, true
 	}
@@ -416,6 +464,37 @@ func (w *Window) Add(p int, t history.Txn) *DeadLetter {
 	w.expire()
 	w.raise()
 	return nil
+}
+
+// WallClockLow and WallClockHigh bound the timestamps taken to be Unix
+// nanoseconds (2001-09-09 to 2096-10-02). MaxAhead bounds the error of
+// clients' wall clocks, so it applies only where the reference start is
+// one: relative or logical timestamps (Jepsen's, tests') may jump by any
+// amount, and a jump means nothing there.
+const WallClockLow, WallClockHigh = int64(1e18), int64(4e18)
+
+// WallClock reports whether a timestamp looks like Unix nanoseconds.
+func WallClock(t int64) bool { return t >= WallClockLow && t <= WallClockHigh }
+
+// aheadRef is the start a new transaction of part is measured against
+// for MaxAhead: its partition's greatest accepted start, or before its
+// first, the greatest accepted start of any partition; none before the
+// first accepted transaction.
+func (w *Window) aheadRef(part *partition) (int64, bool) {
+	if part.seen {
+		return part.maxStart, true
+	}
+	return w.maxStart, w.anySeen
+}
+
+// SetAside dead-letters a transaction of partition p for a reason decided
+// outside the window (run's wall-clock bound: Future), so that it is
+// counted with the others. It changes nothing else.
+func (w *Window) SetAside(p int, t history.Txn, r Reason, detail string) *DeadLetter {
+	if p < 0 || p >= len(w.parts) {
+		panic(fmt.Sprintf("window: partition %d out of range [0,%d)", p, len(w.parts)))
+	}
+	return w.deadLetter(p, t, r, detail)
 }
 
 func (w *Window) deadLetter(p int, t history.Txn, r Reason, detail string) *DeadLetter {

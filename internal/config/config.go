@@ -111,6 +111,12 @@ type Check struct {
 	// event starting before that arrives later (one that does is
 	// dead-lettered as late): choose it above the lateness.
 	IdleRelease Duration `yaml:"idle_release"`
+	// MaxAhead: an event whose start lies more than this beyond its
+	// partition's latest accepted start (event time), or beyond the wall
+	// clock when its timestamps are wall-clock nanoseconds, is
+	// dead-lettered as future instead of moving the watermark
+	// (window.Config.MaxAhead); 0 is off.
+	MaxAhead Duration `yaml:"max_ahead"`
 	// Tick: the engine steps each time the watermark crosses a multiple
 	// of Tick (event time), so steps do not depend on arrival timing.
 	Tick Duration `yaml:"tick"`
@@ -230,8 +236,11 @@ func Default() *Config {
 			// Three times the default lateness: an event that keeps the
 			// lateness promise has arrived by then.
 			IdleRelease: Duration(30 * time.Second),
-			Tick:        Duration(100 * time.Millisecond),
-			Evict:       true,
+			// Far beyond any lateness, far below the day a wrong clock
+			// is typically off by (issue 20 item 4).
+			MaxAhead: Duration(time.Hour),
+			Tick:     Duration(100 * time.Millisecond),
+			Evict:    true,
 		},
 		State: State{
 			CheckpointEvery:    100000,
@@ -319,6 +328,8 @@ func (c *Config) Validate() error {
 		return errors.New("check.idle_timeout: negative")
 	case c.Check.IdleRelease < 0:
 		return errors.New("check.idle_release: negative")
+	case c.Check.MaxAhead < 0:
+		return errors.New("check.max_ahead: negative")
 	case c.Check.Tick <= 0:
 		return errors.New("check.tick: must be positive")
 	case c.State.CheckpointEvery < 0:

@@ -279,6 +279,8 @@ func rejectReason(r window.Reason) string {
 		return alerts.ReasonDuplicate
 	case window.MissingTime:
 		return alerts.ReasonNoTimestamps
+	case window.Future:
+		return "future"
 	}
 	return alerts.ReasonInvalid
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/streamcheck/streamcheck/alerts"
 	"github.com/streamcheck/streamcheck/driver"
@@ -243,7 +245,7 @@ func (r *runner) start(ctx context.Context) error {
 		}
 	}
 	wcfg := window.Config{Partitions: r.parts, Lateness: int64(r.cfg.Check.Lateness), Skew: r.cfg.opts.Skew,
-		InDoubt: r.cfg.opts.InDoubt, IdleTimeout: int64(r.cfg.Check.IdleTimeout)}
+		InDoubt: r.cfg.opts.InDoubt, IdleTimeout: int64(r.cfg.Check.IdleTimeout), MaxAhead: int64(r.cfg.Check.MaxAhead)}
 	var ckpt *state.Checkpoint
 	if r.cfg.State.Dir != "" {
 		var err error
@@ -325,7 +327,8 @@ func (r *runner) start(ctx context.Context) error {
 			}
 		}
 	}
-	r.drv = driver.New(driver.Config{Tick: int64(r.cfg.Check.Tick), Skew: r.cfg.opts.Skew, Lateness: int64(r.cfg.Check.Lateness)},
+	r.drv = driver.New(driver.Config{Tick: int64(r.cfg.Check.Tick), Skew: r.cfg.opts.Skew, Lateness: int64(r.cfg.Check.Lateness),
+		MaxAhead: int64(r.cfg.Check.MaxAhead)},
 		r.win, r.engine, *r.st.State)
 	r.st.State = r.drv.State()
 	if r.kafka != nil && ckpt != nil {
@@ -563,6 +566,7 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 			size = m.size // a line source keeps only the line's start
 		}
 		r.deadLetter(m, "oversized", fmt.Sprintf("%d bytes > max_event_bytes %d", size, r.cfg.Kafka.MaxEventBytes), nil)
+		r.addUnchecked(m, r.recover(m))
 		return nil
 	case m.err != nil:
 		reason := "invalid"
@@ -575,10 +579,11 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 			r.al.m.Reject(alerts.ReasonInvalid)
 		}
 		r.deadLetter(m, reason, m.err.Error(), nil)
+		r.addUnchecked(m, r.recover(m))
 		return nil
 	}
 	r.al.m.EventsDecoded.Inc()
-	switch rej := r.drv.Accept(m.part, m.offset, m.txn); {
+	switch rej := r.drv.Accept(m.part, m.offset, m.txn, time.Now().UnixNano()); {
 	case rej == nil:
 		return r.advance(ctx)
 	case rej.Clash != nil:
@@ -592,6 +597,51 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		r.deadLetter(m, dl.Reason.String(), dl.Detail, &dl.Txn)
 	}
 	return nil
+}
+
+// maxUncheckedOps bounds the ops a dead letter keeps in the engine (an
+// unchecked writer's body stays in memory for the rest of the run): beyond
+// it, its keys stand for its writes, and beyond that many keys, any key.
+const maxUncheckedOps = 1024
+
+// recover reads a rejected message leniently (ingest.RecoverNative): the
+// writes it can read stay exact, the ops it cannot become wildcard writes
+// (incremental.WildWrite) on the smallest scope the text allows
+// (docs/SEMANTICS.md §5 "Dead letters").
+func (r *runner) recover(m *message) history.Txn {
+	rec := ingest.RecoverNative(m.value, history.Pos{Source: r.cfg.Source, Line: m.line, Offset: m.offset})
+	t, wild, all := rec.Txn, rec.Wild, rec.WildAll
+	// Only writes matter to an unchecked writer.
+	t.Ops = slices.DeleteFunc(t.Ops, func(op history.Op) bool { return op.Kind == history.Read })
+	if len(t.Ops)+len(wild) > maxUncheckedOps {
+		seen := map[history.Key]bool{}
+		for _, k := range wild {
+			seen[k] = true
+		}
+		for _, op := range t.Ops {
+			if !seen[op.Key] {
+				seen[op.Key] = true
+				wild = append(wild, op.Key)
+			}
+		}
+		t.Ops = nil
+		if len(wild) > maxUncheckedOps {
+			wild, all = nil, true
+		}
+	}
+	for _, k := range wild {
+		t.Ops = append(t.Ops, incremental.WildWrite(k))
+	}
+	if all {
+		t.Ops = append(t.Ops, incremental.WildWrite(incremental.Wild))
+	}
+	return t
+}
+
+// addUnchecked queues what was recovered of a dead-lettered message
+// for the engine as an unchecked writer (driver.SetAside, D1).
+func (r *runner) addUnchecked(m *message, t history.Txn) {
+	r.drv.SetAside(m.part, m.offset, &t)
 }
 
 // gap handles Kafka jumping from the next expected offset to a later one
@@ -1122,8 +1172,14 @@ type deadLetterLine struct {
 	Partition *int   `json:"partition,omitempty"`
 	Offset    *int64 `json:"offset,omitempty"`
 	ID        string `json:"id,omitempty"`
-	Event     string `json:"event"`
-	Truncated bool   `json:"truncated,omitempty"`
+	// Event is the event's text. JSON can only carry UTF-8 text, so when
+	// the bytes are not UTF-8 (or a cut split a character) Event holds
+	// them with U+FFFD for each bad byte and EventBase64 holds the exact
+	// bytes: a dead letter is always a byte-exact copy of what it set
+	// aside (issue 20 item 5), in one or the other.
+	Event       string `json:"event"`
+	EventBase64 string `json:"event_base64,omitempty"`
+	Truncated   bool   `json:"truncated,omitempty"`
 }
 
 // maxDeadEvent bounds the event text a dead letter carries (an oversized
@@ -1131,9 +1187,15 @@ type deadLetterLine struct {
 const maxDeadEvent = 4096
 
 func (r *runner) deadLetter(m *message, reason, detail string, t *history.Txn) {
-	dl := deadLetterLine{Reason: reason, Detail: detail, Event: string(m.value)}
-	if len(dl.Event) > maxDeadEvent {
-		dl.Event, dl.Truncated = dl.Event[:maxDeadEvent], true
+	dl := deadLetterLine{Reason: reason, Detail: detail}
+	ev := m.value
+	if len(ev) > maxDeadEvent {
+		ev = ev[:maxDeadEvent]
+		dl.Truncated = true
+	}
+	dl.Event = string(ev)
+	if !utf8.Valid(ev) {
+		dl.EventBase64 = base64.StdEncoding.EncodeToString(ev)
 	}
 	if m.size > int64(len(m.value)) {
 		dl.Truncated = true // an oversized line: the source kept its start
