@@ -27,7 +27,9 @@ func TestInterruptStopsAtStepBoundary(t *testing.T) {
 	s.produce(t, addr, "txns")
 	dir := t.TempDir()
 	args := func(st string) []string {
-		return s.args(append(kafkaArgs(addr, "txns"), "--lateness", "1h", "--state-dir", filepath.Join(dir, st))...)
+		// --max-ahead 0: the far event must move the watermark, not be set
+		// aside as a clock two hours ahead (window.Config.MaxAhead).
+		return s.args(append(kafkaArgs(addr, "txns"), "--lateness", "1h", "--max-ahead", "0", "--state-dir", filepath.Join(dir, st))...)
 	}
 	code, out, errb := runMain(t, context.Background(), args("a"), "")
 	if code == ExitError {
