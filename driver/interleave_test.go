@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -48,7 +49,9 @@ func TestInterleavingsStepAlike(t *testing.T) {
 		}
 		var traces []string
 		for order := range 4 {
-			traces = append(traces, runInterleaving(t, parts, rand.New(rand.NewPCG(seed, uint64(order)+100))))
+			// Interleavings 2 and 3 also restart from a checkpoint (D2)
+			// at a random event.
+			traces = append(traces, runInterleaving(t, parts, rand.New(rand.NewPCG(seed, uint64(order)+100)), order >= 2))
 		}
 		for i := 1; i < len(traces); i++ {
 			if traces[i] != traces[0] {
@@ -59,8 +62,11 @@ func TestInterleavingsStepAlike(t *testing.T) {
 }
 
 // runInterleaving feeds parts merged at random (each partition's order
-// kept) and returns the trace of every step.
-func runInterleaving(t *testing.T, parts [][]history.Txn, rng *rand.Rand) string {
+// kept) and returns the trace of every step. With restart, it takes a
+// checkpoint (D2: the window's and the engine's snapshots and State,
+// between two Readys) after a random event and continues on a driver
+// rebuilt from it, the old one dropped.
+func runInterleaving(t *testing.T, parts [][]history.Txn, rng *rand.Rand, restart bool) string {
 	opts := history.DefaultOptions()
 	opts.Level = history.StrictSerializable
 	opts.InitialState = history.InitialEmpty
@@ -81,7 +87,18 @@ func runInterleaving(t *testing.T, parts [][]history.Txn, rng *rand.Rand) string
 		}
 	}
 	next := make([]int, len(parts))
-	for {
+	total := 0
+	for _, ps := range parts {
+		total += len(ps)
+	}
+	restartAt := -1
+	if restart {
+		restartAt = rng.IntN(total)
+	}
+	for fed := 0; ; fed++ {
+		if fed == restartAt {
+			d = restarted(t, d, cfg, opts, len(parts))
+		}
 		var live []int
 		for p := range parts {
 			if next[p] < len(parts[p]) {
@@ -108,4 +125,30 @@ func runInterleaving(t *testing.T, parts [][]history.Txn, rng *rand.Rand) string
 	}
 	printReady(&b, &rd)
 	return b.String()
+}
+
+// restarted checkpoints d and returns a driver restored from the bytes.
+func restarted(t *testing.T, d *Driver, cfg Config, opts history.Options, parts int) *Driver {
+	wsnap := d.Window().Snapshot()
+	esnap, err := d.Engine().Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssnap, err := json.Marshal(d.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	win, err := window.Restore(d.Window().Config(), wsnap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := incremental.RestoreOnline(opts, esnap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st State
+	if err := json.Unmarshal(ssnap, &st); err != nil {
+		t.Fatal(err)
+	}
+	return New(cfg, win, eng, st)
 }
