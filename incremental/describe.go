@@ -49,9 +49,9 @@ func describe(p *prepared, core []int32) Anomaly {
 	a.Cycle = x.steps(cycle)
 	a.Class = classify(a.Cycle, nil)
 	switch {
-	case lv == history.StrictSerializable:
+	case lv.RealTime():
 		a.Class += history.RealtimeSuffix
-	case lv == history.StrongSessionSerializable:
+	case lv.SessionOrder():
 		a.Class += history.ProcessSuffix
 	}
 	a.Type = pattern(pe, a.Cycle, a.Class)
@@ -295,13 +295,11 @@ func classify(cycle []Step, forced []Forced) string {
 }
 
 // weakestViolated returns the weakest level, no stronger than the one
-// checked, at which the prepared history (a core) violates: serializable,
-// then strong-session-serializable, then the checked level.
+// checked, at which the prepared history (a core) violates: the checked
+// levels the checked one implies, weakest first (serializable, then
+// strong-session-serializable), then the checked level.
 func weakestViolated(p *prepared) history.Level {
-	for _, lv := range []history.Level{history.Serializable, history.StrongSessionSerializable} {
-		if lv == p.opts.Level {
-			return lv
-		}
+	for _, lv := range p.opts.Level.Implied() {
 		e := newEncoder(prepare(p.h, withLevel(p.opts, lv)), encodeConfig{dropUnobserved: true})
 		e.encode()
 		if e.solve(context.Background()) == solver.Unsat {

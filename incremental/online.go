@@ -174,7 +174,7 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(), nextRewind: rewindEvery}
 	o.spill.path = cfg.SpillPath
 	o.retention = cfg.Retention
-	o.opts.Level = history.StrictSerializable
+	o.opts.Level = OnlineLevel
 	return o
 }
 
@@ -326,7 +326,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			Promised: o.promised,
 			Skew:     o.opts.Skew,
 		}
-		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
+		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && !o.promised.RealTime()
 		a.Watermark = o.lastStart()
 		if o.floor > 0 {
 			a.PastRetention = o.unwrittenReads(h, an.Core)
@@ -577,7 +577,7 @@ func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
 	o.name(a, h, pos, an.Core)
 	a.Anomaly = an
 	a.Updated = true
-	a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
+	a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && !o.promised.RealTime()
 	return true, nil
 }
 

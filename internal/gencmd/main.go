@@ -37,8 +37,8 @@ func parse(args []string, stderr io.Writer) (gen.Config, options, error) {
 	fs := flag.NewFlagSet("streamcheck gen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: streamcheck gen [flags] > history.jsonl\n\n"+
-			"Writes a synthetic strict-serializable history as native JSON Lines, in\n"+
+		fmt.Fprint(stderr, "usage: streamcheck gen [flags] > history.jsonl\n\n"+
+			"Writes a synthetic "+history.StrictSerializable.String()+" history as native JSON Lines, in\n"+
 			"end-time order, with the anomalies of --inject added; the injected\n"+
 			"anomalies (type, Adya class, core transaction ids) go to stderr or\n"+
 			"--manifest as JSON. Flags not given take the --workload preset's values\n"+

@@ -83,7 +83,7 @@ func New(res *incremental.Result, h *history.History) *Report {
 		},
 	}
 	if res.Stats.ByStricter {
-		r.Stats.WitnessLevel = history.StrictSerializable.String()
+		r.Stats.WitnessLevel = incremental.WitnessLevel(res.Options.Level).String()
 	}
 	switch res.Verdict {
 	case incremental.Valid:
