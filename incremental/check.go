@@ -277,7 +277,7 @@ func stricterFirst(ctx context.Context, h *history.History, opts history.Options
 }
 
 func strictOf(opts history.Options) history.Options {
-	opts.Level = history.StrictSerializable
+	opts.Level = WitnessLevel(opts.Level)
 	return opts
 }
 

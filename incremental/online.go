@@ -185,7 +185,7 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o.spill.path = cfg.SpillPath
 	o.retention = cfg.Retention
 	o.stream = cfg.Stream
-	o.opts.Level = history.StrictSerializable
+	o.opts.Level = OnlineLevel
 	return o
 }
 
@@ -337,7 +337,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			Promised: o.promised,
 			Skew:     o.opts.Skew,
 		}
-		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
+		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && !o.promised.RealTime()
 		a.Watermark = o.lastStart()
 		if o.floor > 0 {
 			a.PastRetention = o.unwrittenReads(h, an.Core)
@@ -591,7 +591,7 @@ func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
 	o.name(a, h, pos, an.Core)
 	a.Anomaly = an
 	a.Updated = true
-	a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
+	a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && !o.promised.RealTime()
 	return true, nil
 }
 

@@ -55,6 +55,17 @@
 //	duplicate-elements A append x1 · R r x[1 1]
 //	incompatible-order A append x1 · B append x2 · R r x[1 2] · S r x[2 1]
 //
+// # Shapes valid at a level (Config.ValidAt)
+//
+// With ValidAt set to a checked level below the strongest, the generator
+// adds, one per 1000 base transactions (at least one), a shape that the
+// level allows and every stronger checked level forbids (validat.go's
+// allowedShapes, one entry per level): a stale read within one session
+// (SessionStaleRead, G-single-process) for serializable, a stale read
+// across sessions (StaleRead) for strong-session-serializable. They are
+// built like injections (fresh keys and sessions, G5 and G6 hold) and
+// listed in the manifest with their ValidAt level; the base is unchanged.
+//
 // # Invariants
 //
 //	G1 Every base transaction's commit point c satisfies start < c < end,

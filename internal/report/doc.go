@@ -7,7 +7,10 @@
 // # Model
 //
 // New turns an incremental.Result and the history it came from into a
-// Report, a plain value of exported, JSON-tagged types. Every renderer
+// Report, a plain value of exported, JSON-tagged types. The anomaly and
+// alert types it is made of (Anomaly, Txn, Step, Stats, Alert) are defined
+// in the public package verdict and aliased here: report builds and
+// renders them, alerts delivers them without importing report. Every renderer
 // reads only the Report, so the text, JSON and DOT outputs cannot disagree
 // about a verdict, and a Report decoded from JSON renders like the
 // original. A Report carries the core transactions as recorded (their

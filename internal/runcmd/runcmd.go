@@ -179,7 +179,7 @@ func flagDefs() []flagDef {
 	d := config.Default()
 	return []flagDef{
 		{"source", fmt.Sprintf("kafka, a file to follow (like tail -f), or - for stdin (default %q)", d.Source), strFlag(func(c *config.Config) *string { return &c.Source }), false},
-		{"level", fmt.Sprintf("isolation level the database promises: %s; checked as strict-serializable (default %s)", strings.Join(history.LevelNames(), ", "), d.Check.Level), strFlag(func(c *config.Config) *string { return &c.Check.Level }), false},
+		{"level", fmt.Sprintf("isolation level the database promises: %s; checked as %s (default %s)", strings.Join(history.LevelNames(), ", "), incremental.OnlineLevel, d.Check.Level), strFlag(func(c *config.Config) *string { return &c.Check.Level }), false},
 		{"skew", "clock-skew bound Δ (duration or integer ns; default 0)", durFlag(func(c *config.Config) *config.Duration { return &c.Check.Skew }), false},
 		{"lateness", fmt.Sprintf("allowed lateness: longest transaction + producer delay + 2Δ (default %s)", d.Check.Lateness), durFlag(func(c *config.Config) *config.Duration { return &c.Check.Lateness }), false},
 		{"indoubt", fmt.Sprintf("in-doubt horizon for unknown outcomes; none = +∞, which pins the window (default %s)", d.Check.InDoubt), durFlag(func(c *config.Config) *config.Duration { return &c.Check.InDoubt }), false},
