@@ -26,7 +26,7 @@ import (
 type Level uint8
 
 // Orders are the orders a level adds to the read-from and version orders
-// of every level (EXACTNESS.md §1): the edges a checker of the level draws.
+// of every level (docs/SEMANTICS.md §1): the edges a checker of the level draws.
 type Orders uint8
 
 const (
@@ -167,13 +167,13 @@ func ParseLevel(s string) (Level, error) {
 
 // RealTime reports whether the level orders transactions by (widened)
 // client time. Only such levels may use time-based shortcuts
-// (EXACTNESS.md §1).
+// (docs/SEMANTICS.md §1).
 func (l Level) RealTime() bool {
 	return int(l) < len(levelOrders) && levelOrders[l]&OrderRealTime != 0
 }
 
 // SessionOrder reports whether the level orders a session's transactions.
-// Strict levels include it (EXACTNESS.md §1, history I).
+// Strict levels include it (docs/SEMANTICS.md §1, history I).
 func (l Level) SessionOrder() bool {
 	return int(l) < len(levelOrders) && levelOrders[l]&OrderSession != 0
 }
@@ -197,7 +197,7 @@ const (
 	// InitialEmpty: absent (registers) or the empty list.
 	InitialEmpty InitialState = iota
 	// InitialUnknown: one unknown value per key, absent included, the same
-	// for every read that sees it (EXACTNESS.md §5 "Starting on a live
+	// for every read that sees it (docs/SEMANTICS.md §5 "Starting on a live
 	// database").
 	InitialUnknown
 )
@@ -221,7 +221,7 @@ func ParseInitialState(s string) (InitialState, error) {
 }
 
 // NoInDoubt means an unknown transaction's effects may become visible at
-// any time: its end is +∞ (Elle's rule, EXACTNESS.md §2).
+// any time: its end is +∞ (Elle's rule, docs/SEMANTICS.md §2).
 const NoInDoubt int64 = -1
 
 // Options fix the meaning of a history beyond its text. The same options

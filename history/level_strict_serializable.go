@@ -11,7 +11,7 @@ var strictSerializable = LevelInfo{
 	Definition: "strong-session-serializable, with real-time order (i before j iff " +
 		"end_i+Δ <= start_j-Δ, Options.Precedes) among the orders the serial order extends",
 	Reference: "Adya 1999 §4.2 (PL-SS); Herlihy & Wing 1990 for real-time order; " +
-		"EXACTNESS.md §1 for the skew Δ and the in-doubt horizon",
+		"docs/SEMANTICS.md §1 for the skew Δ and the in-doubt horizon",
 	Orders: OrderSession | OrderRealTime,
 	Forbids: append(append([]string(nil), strongSessionSerializable.Forbids...),
 		G0+RealtimeSuffix, G1c+RealtimeSuffix, GSingle+RealtimeSuffix, GNonadjacent+RealtimeSuffix, G2Item+RealtimeSuffix),

@@ -52,7 +52,7 @@ func describe(ctx context.Context, p *prepared, core []int32) Anomaly {
 	}
 	// Explain at the weakest level at which the core still violates: its
 	// cycles then use real-time or session edges only when they are needed,
-	// and the suffix says which order was (EXACTNESS.md §3).
+	// and the suffix says which order was (docs/SEMANTICS.md §3).
 	lv, ok := weakestViolated(ctx, pc)
 	if !ok {
 		return timedOutAnomaly(a, p.opts.Level)

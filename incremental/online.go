@@ -18,7 +18,7 @@ import (
 // This is the first, non-evicting engine: it keeps every released
 // transaction and re-checks the released history at each step, so its
 // memory grows with the stream. What it gets right, and what the evicting
-// engine must keep (EXACTNESS.md §5):
+// engine must keep (docs/SEMANTICS.md §5):
 //
 //	O1 Online checking is strict serializability with session order (§1):
 //	   the level the user promised is recorded, and an alert whose core
@@ -116,7 +116,7 @@ type Online struct {
 // OnlineConfig tunes an engine.
 type OnlineConfig struct {
 	// Evict judges each step on the reduced instance and evicts what the
-	// rules of EXACTNESS.md §5 allow, with the irrelevance rule of
+	// rules of docs/SEMANTICS.md §5 allow, with the irrelevance rule of
 	// evict.go. It is exact (the differential tests hold it to check) and
 	// run's default; it rebuilds the reduced instance at every step, and
 	// list keys and unknown outcomes stay pinned.

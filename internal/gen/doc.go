@@ -38,7 +38,7 @@
 // Each injection adds two to four transactions on fresh keys
 // ("inj<k>.x", ...) in fresh sessions ("inj<k>.<j>"), all overlapping each
 // other in time (the stale read excepted, whose reader starts StaleGap
-// after its writer ended). The shapes (Inject names, EXACTNESS.md notation,
+// after its writer ended). The shapes (Inject names, docs/SEMANTICS.md notation,
 // all committed unless marked):
 //
 //	G0                 T1 append x1, y1 · T2 append x2, y2 · R r x[1 2], r y[2 1]
@@ -91,7 +91,7 @@
 //	   transactions can be short-cut by a real-time edge between injected
 //	   ones (interval orders are transitive, and base edges follow commit
 //	   order); so each injection's listed transactions are a minimal core
-//	   (EXACTNESS.md §3) and no core needs a base transaction.
+//	   (docs/SEMANTICS.md §3) and no core needs a base transaction.
 //
 // # Complexity
 //

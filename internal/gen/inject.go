@@ -172,7 +172,7 @@ var (
 
 // inject appends one anomaly of type typ, its transactions starting just
 // after now. Every shape below is a minimal core: the projection of any
-// proper subset (EXACTNESS.md §3) replays.
+// proper subset (docs/SEMANTICS.md §3) replays.
 func (g *generator) inject(typ string, now int64) {
 	b := &builder{k: g.nInj, now: now, dur: max(g.meanDur, 8)}
 	g.nInj++

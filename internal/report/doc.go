@@ -50,6 +50,6 @@
 //
 // Adya's phenomena (G0, G1c, G-single, G2; Adya's 1999 thesis) name the
 // classes; the explanation sentences follow Elle (Kingsbury & Alvaro, VLDB
-// 2020); a core is minimal under the projection of EXACTNESS.md §3. The
+// 2020); a core is minimal under the projection of docs/SEMANTICS.md §3. The
 // steps themselves come from incremental (its doc.go, "Cores").
 package report

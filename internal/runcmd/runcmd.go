@@ -188,7 +188,7 @@ func flagDefs() []flagDef {
 		{"idle-release", fmt.Sprintf("wall-clock quiet of stdin or a followed file after which its last transactions are checked (the watermark passes the last start; a later event starting before it is dead-lettered as late); keep it above the lateness; 0 = off (default %s)", d.Check.IdleRelease), durFlag(func(c *config.Config) *config.Duration { return &c.Check.IdleRelease }), false},
 		{"max-ahead", fmt.Sprintf("dead-letter as future an event whose start lies this far beyond its partition's latest start, or beyond the wall clock for wall-clock timestamps; 0 = off (default %s)", d.Check.MaxAhead), durFlag(func(c *config.Config) *config.Duration { return &c.Check.MaxAhead }), false},
 		{"tick", fmt.Sprintf("the engine steps each time the watermark crosses a multiple of this, in event time (default %s)", d.Check.Tick), durFlag(func(c *config.Config) *config.Duration { return &c.Check.Tick }), false},
-		{"evict", "evict time-closed, settled transactions (EXACTNESS.md §5); false re-checks the whole released history at every step (default true)", func(c *config.Config, v string) error {
+		{"evict", "evict time-closed, settled transactions (docs/SEMANTICS.md §5); false re-checks the whole released history at every step (default true)", func(c *config.Config, v string) error {
 			b, err := strconv.ParseBool(v)
 			c.Check.Evict = b
 			return err
