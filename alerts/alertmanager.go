@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamcheck/streamcheck/internal/report"
+	"github.com/streamcheck/streamcheck/verdict"
 )
 
 // AlertmanagerOptions configure an Alertmanager sink.
@@ -95,7 +95,7 @@ type PostableAlert struct {
 }
 
 // Postable renders a as Alertmanager receives it, starting at start.
-func (s *Alertmanager) Postable(a report.Alert, start time.Time) PostableAlert {
+func (s *Alertmanager) Postable(a verdict.Alert, start time.Time) PostableAlert {
 	p := PostableAlert{
 		Labels: map[string]string{
 			"alertname": AlertName,
@@ -126,7 +126,7 @@ func (s *Alertmanager) Postable(a report.Alert, start time.Time) PostableAlert {
 }
 
 // Deliver implements Sink.
-func (s *Alertmanager) Deliver(ctx context.Context, a report.Alert) error {
+func (s *Alertmanager) Deliver(ctx context.Context, a verdict.Alert) error {
 	start, ok := ProvenAt(ctx)
 	if !ok {
 		start = s.opts.Now()
@@ -145,7 +145,7 @@ func (s *Alertmanager) Deliver(ctx context.Context, a report.Alert) error {
 
 // Summary is the one-line title of an alert, as Alertmanager's summary
 // annotation and the status page show it.
-func Summary(a report.Alert) string {
+func Summary(a verdict.Alert) string {
 	name := a.Type
 	if a.Class != "" && a.Class != a.Type {
 		name += " (" + a.Class + ")"

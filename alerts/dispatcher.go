@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamcheck/streamcheck/internal/report"
+	"github.com/streamcheck/streamcheck/verdict"
 )
 
 // ErrClosed is returned by Enqueue after Close.
@@ -80,7 +80,7 @@ type queue struct {
 
 type item struct {
 	key    string // outbox id
-	alert  report.Alert
+	alert  verdict.Alert
 	proven time.Time // zero: unknown (redelivered after a restart)
 }
 
@@ -134,7 +134,7 @@ func NewDispatcher(opts DispatcherOptions) (*Dispatcher, error) {
 // the update of an alert (same id, shrunk core), which must be delivered
 // even when the first version already was. The run loop keys its record of
 // emitted alerts (state.Store.AlertEmitted) the same way.
-func DeliveryKey(a report.Alert) string {
+func DeliveryKey(a verdict.Alert) string {
 	if a.Updated {
 		return a.ID + "/updated"
 	}
@@ -162,7 +162,7 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 		byName[q.sink.Name()] = q
 	}
 	for _, e := range pending {
-		var a report.Alert
+		var a verdict.Alert
 		if err := json.Unmarshal(e.Payload, &a); err != nil {
 			// Retrying cannot repair it; keeping it would block nothing
 			// but would be re-read at every start. Log it whole.
@@ -206,7 +206,7 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 //
 // The error is ErrClosed, or a failure to write the outbox: the alert is
 // still delivered by this process, but would not survive a crash.
-func (d *Dispatcher) Enqueue(a report.Alert, proven time.Time) error {
+func (d *Dispatcher) Enqueue(a verdict.Alert, proven time.Time) error {
 	d.mu.Lock()
 	closed := d.closed
 	d.mu.Unlock()

@@ -6,7 +6,7 @@
 //
 // # Model
 //
-// The payload is report.Alert, the anomaly schema of `check --format json`
+// The payload is verdict.Alert, the anomaly schema of `check --format json`
 // plus the alert's id, level and timing; MarshalAlert is its one JSON
 // encoding, sent by every sink and kept in the outbox. The run loop calls
 // Dispatcher.Enqueue(alert, proven) for each alert and sets the checking

@@ -7,7 +7,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/streamcheck/streamcheck/internal/report"
+	"github.com/streamcheck/streamcheck/verdict"
 )
 
 // KafkaOptions configure a Kafka sink.
@@ -63,7 +63,7 @@ func NewKafka(opts KafkaOptions) (*Kafka, error) {
 func (s *Kafka) Name() string { return s.name }
 
 // Deliver implements Sink.
-func (s *Kafka) Deliver(ctx context.Context, a report.Alert) error {
+func (s *Kafka) Deliver(ctx context.Context, a verdict.Alert) error {
 	b, err := MarshalAlert(a)
 	if err != nil {
 		return err

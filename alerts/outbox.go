@@ -22,7 +22,7 @@ type Outbox interface {
 }
 
 // OutboxEntry is one undelivered alert: its delivery key (DeliveryKey), the
-// alert as JSON (the `check --format json` anomaly schema, report.Alert)
+// alert as JSON (the `check --format json` anomaly schema, verdict.Alert)
 // and the sinks that have not delivered it yet.
 type OutboxEntry struct {
 	ID      string

@@ -9,7 +9,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/streamcheck/streamcheck/internal/report"
+	"github.com/streamcheck/streamcheck/verdict"
 )
 
 // Sink delivers alerts to one destination. Deliver returns nil only once
@@ -26,13 +26,13 @@ type Sink interface {
 	// Name identifies the sink in metrics labels, logs and the outbox; it
 	// must be unique within a dispatcher and stable across restarts.
 	Name() string
-	Deliver(ctx context.Context, a report.Alert) error
+	Deliver(ctx context.Context, a verdict.Alert) error
 }
 
 // MarshalAlert is the one JSON encoding every sink sends and the outbox
 // stores: one line of `streamcheck run`'s alert stream, the anomaly schema
 // of `check --format json` plus the alert's fields, without a newline.
-func MarshalAlert(a report.Alert) ([]byte, error) {
+func MarshalAlert(a verdict.Alert) ([]byte, error) {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: encode alert %q: %w", a.ID, err)
@@ -75,7 +75,7 @@ func (s *JSONLines) Name() string { return s.name }
 
 // Deliver implements Sink: one line, written with a single Write so that
 // concurrent writers of the same file never interleave inside a line.
-func (s *JSONLines) Deliver(ctx context.Context, a report.Alert) error {
+func (s *JSONLines) Deliver(ctx context.Context, a verdict.Alert) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

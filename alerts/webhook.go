@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/streamcheck/streamcheck/internal/report"
+	"github.com/streamcheck/streamcheck/verdict"
 )
 
 // Webhook header names. The body is the alert as JSON (MarshalAlert).
@@ -69,7 +69,7 @@ func NewWebhook(opts WebhookOptions) (*Webhook, error) {
 func (s *Webhook) Name() string { return s.opts.Name }
 
 // Deliver implements Sink.
-func (s *Webhook) Deliver(ctx context.Context, a report.Alert) error {
+func (s *Webhook) Deliver(ctx context.Context, a verdict.Alert) error {
 	body, err := MarshalAlert(a)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 	"github.com/streamcheck/streamcheck/record"
 )
 
-// The servers of DESIGN-NOTES.md "What is real here".
+// The servers of README.md "Testing against real parts".
 var dsns = map[Dialect]string{
 	Postgres: "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 	MySQL:    "mysql://root@tcp(127.0.0.1:3306)/test",

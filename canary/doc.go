@@ -1,7 +1,7 @@
 // Package canary runs a small, continuous workload built to expose
 // isolation anomalies against a real PostgreSQL (pgx) or MySQL/MariaDB
 // (go-sql-driver/mysql) and records every transaction with package
-// record, for the online checker (DESIGN-NOTES.md, "Who uses it":
+// record, for the online checker (README.md, who uses it:
 // continuous canary monitoring; project issue #9). `streamcheck canary`
 // (internal/canarycmd) wires it to the checker; this package owns the
 // database side: schema, workloads, connections, outcomes, arithmetic.

@@ -18,7 +18,7 @@ type ID int64
 
 // Options select the model. They can grow; construct them with field names.
 type Options struct {
-	// RealTime adds the time edges of EXACTNESS.md §1 and enables the band:
+	// RealTime adds the time edges of docs/SEMANTICS.md §1 and enables the band:
 	// i precedes j iff adjEnd_i <= adjStart_j and not adjEnd_j <=
 	// adjStart_i. Without it there are no time edges and rows span
 	// everything.
@@ -411,7 +411,7 @@ func (c *Closure) Append(adjStart, adjEnd int64) ID {
 	return id
 }
 
-// timeBefore is the real-time order of EXACTNESS.md §1 on adjusted
+// timeBefore is the real-time order of docs/SEMANTICS.md §1 on adjusted
 // intervals: [s1,e1] finished before [s2,e2] began, two points at one
 // instant being concurrent.
 func timeBefore(s1, e1, s2, e2 int64) bool {

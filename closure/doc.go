@@ -5,7 +5,7 @@
 // works on a stream: transactions are appended in start order, edges are
 // added one at a time (Italiano+, §3.4.3), transactions that left the
 // window are evicted without losing any reachability among the rest
-// (EXACTNESS.md §5 R5), and the band slides with them. Build is the batch
+// (docs/SEMANTICS.md §5 R5), and the band slides with them. Build is the batch
 // constructor (Purdom+, §3.4.2 Algorithm 2). The package does no IO and has
 // no goroutines; a Closure is not safe for concurrent use.
 //
@@ -156,5 +156,5 @@
 //   - A transaction does not reach itself (Vbox's D(v) contains v).
 //
 // References: Vbox §3.4.1-3.4.4 (papers/001), Purdom 1970, Italiano 1986
-// (Vbox [18]); EXACTNESS.md §1 (time order), §5 (window, R5).
+// (Vbox [18]); docs/SEMANTICS.md §1 (time order), §5 (window, R5).
 package closure

@@ -1,7 +1,7 @@
 package closure
 
 // Evict removes a transaction that left the window, keeping every
-// reachability fact among the rest (EXACTNESS.md §5 R5: p->T->s becomes
+// reachability fact among the rest (docs/SEMANTICS.md §5 R5: p->T->s becomes
 // p->s), including reachability to transactions appended later through T
 // (d, I3) and from transactions appended later into T's descendants (a, I4).
 // Rows already hold every live fact, so only the witness structure needs

@@ -445,7 +445,7 @@ func keys(m map[Pair]bool) []Pair {
 }
 
 // Reference: Vbox §3.4 (compact closure, Purdom+, Italiano+ Lemmas
-// 3.6-3.7, paths), EXACTNESS.md §1 (time order) and §5 R5 (eviction).
+// 3.6-3.7, paths), docs/SEMANTICS.md §1 (time order) and §5 R5 (eviction).
 func TestRandomAgainstOracle(t *testing.T) {
 	iters := 300 * longFactor()
 	if testing.Short() {

@@ -34,7 +34,7 @@ func TestTickAbove(t *testing.T) {
 }
 
 // TestDataDriven runs the scripts in testdata/, which read like the
-// histories of EXACTNESS.md. Commands:
+// histories of docs/SEMANTICS.md §5. Commands:
 //
 //	new [partitions=P] [tick=T] [lateness=L] [skew=Δ] [indoubt=D|none]
 //	    [initial=empty|unknown] [evict]

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// ParseCompact reads the compact notation EXACTNESS.md uses for small
+// ParseCompact reads the compact notation docs/SEMANTICS.md uses for small
 // histories, so that tests can quote its histories verbatim:
 //
 //	W[0,100] w x1, w y7 · T[10,20] r x1 (session c) · U[30,40] w x2 (unknown)

@@ -5,7 +5,7 @@
 // incremental/ and the test oracles consume it. It does no IO.
 //
 // Values and keys are kept as canonical text so that distinct spellings stay
-// distinct (EXACTNESS.md §1): the integer 1 is "1", the float 1.0 is "1.0",
+// distinct (docs/SEMANTICS.md §1): the integer 1 is "1", the float 1.0 is "1.0",
 // the string "1" is `"1"` (JSON-quoted), and absent is "null". Decoders of
 // every format produce the same text for the same datum, so a history read
 // from Elle EDN and from native JSON compare equal.
@@ -28,7 +28,7 @@ const (
 	Aborted
 	// Unknown: the client never learned the outcome (a lost connection
 	// during COMMIT, a timeout). Its effects may or may not be visible
-	// (EXACTNESS.md §2).
+	// (docs/SEMANTICS.md §2).
 	Unknown
 )
 

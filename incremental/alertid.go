@@ -14,7 +14,7 @@ import (
 // Alert ids and canonical cores.
 //
 // An alert id names the anomaly itself, so that a sink can deduplicate
-// on it (EXACTNESS.md §5: "delivered at least once with stable ids"):
+// on it (docs/SEMANTICS.md §5: "delivered at least once with stable ids"):
 //
 //	A1 Distinct anomalies never share an id. The id is a hash of the
 //	   stream's name, the anomaly's class and, for every core member,

@@ -80,7 +80,7 @@ type Stats struct {
 }
 
 // Anomaly is one proven violation: a core whose projection violates the
-// level, minimal under the projection (EXACTNESS.md §3), with an
+// level, minimal under the projection (docs/SEMANTICS.md §3), with an
 // explanation a person can check.
 type Anomaly struct {
 	// Type is the most specific name (history.LostUpdate, ...); Class the
@@ -277,7 +277,7 @@ func stricterFirst(ctx context.Context, h *history.History, opts history.Options
 }
 
 func strictOf(opts history.Options) history.Options {
-	opts.Level = history.StrictSerializable
+	opts.Level = WitnessLevel(opts.Level)
 	return opts
 }
 
@@ -518,7 +518,7 @@ func (cf *coreFinder) find(ctx context.Context, members []bool) ([]int32, error)
 
 // shrink removes members one at a time while the projection still
 // violates the level. The projection is monotone, so one pass leaves a
-// subset-minimal core (EXACTNESS.md §3).
+// subset-minimal core (docs/SEMANTICS.md §3).
 func (cf *coreFinder) shrink(ctx context.Context, core []int32) ([]int32, error) {
 	h := cf.p.h
 	// Try the latest transactions first: cores found this way tend to keep

@@ -52,7 +52,7 @@ func describe(ctx context.Context, p *prepared, core []int32) Anomaly {
 	}
 	// Explain at the weakest level at which the core still violates: its
 	// cycles then use real-time or session edges only when they are needed,
-	// and the suffix says which order was (EXACTNESS.md §3).
+	// and the suffix says which order was (docs/SEMANTICS.md §3).
 	lv, ok := weakestViolated(ctx, pc)
 	if !ok {
 		return timedOutAnomaly(a, p.opts.Level)
@@ -78,9 +78,9 @@ func describe(ctx context.Context, p *prepared, core []int32) Anomaly {
 	a.Cycle = x.steps(cycle)
 	a.Class = classify(a.Cycle, nil)
 	switch {
-	case lv == history.StrictSerializable:
+	case lv.RealTime():
 		a.Class += history.RealtimeSuffix
-	case lv == history.StrongSessionSerializable:
+	case lv.SessionOrder():
 		a.Class += history.ProcessSuffix
 	}
 	a.Type = pattern(pe, a.Cycle, a.Class)
@@ -369,14 +369,12 @@ func classify(cycle []Step, forced []Forced) string {
 }
 
 // weakestViolated returns the weakest level, no stronger than the one
-// checked, at which the prepared history (a core) violates: serializable,
-// then strong-session-serializable, then the checked level. ok is false
-// when ctx ended before the answer was known.
+// checked, at which the prepared history (a core) violates: the checked
+// levels the checked one implies, weakest first (serializable, then
+// strong-session-serializable), then the checked level. ok is false when
+// ctx ended before the answer was known.
 func weakestViolated(ctx context.Context, p *prepared) (lv history.Level, ok bool) {
-	for _, lv := range []history.Level{history.Serializable, history.StrongSessionSerializable} {
-		if lv == p.opts.Level {
-			return lv, true
-		}
+	for _, lv := range p.opts.Level.Implied() {
 		e := newEncoder(prepare(p.h, withLevel(p.opts, lv)), encodeConfig{dropUnobserved: true})
 		e.encodeCtx(ctx)
 		switch e.solve(ctx) {

@@ -18,7 +18,7 @@
 //     variable per pair of writers (an edge set, Vbox §3.5): under
 //     serializability every key's version order follows the serial order,
 //     so one variable covers all shared keys.
-//   - c(t): unknown transaction t committed (EXACTNESS.md §2).
+//   - c(t): unknown transaction t committed (docs/SEMANTICS.md §2).
 //   - init(k, v): under --initial-state unknown, the initial value of k.
 //
 // Edges and their conditions:
@@ -42,7 +42,7 @@
 //	   the instance and committed". Edges into t need no condition: when
 //	   act(t) is false, t has no outgoing edge, so it lies on no cycle.
 //	I2 A read's exactly-one constraint is conditioned on g(r): its reader is
-//	   active and every possible writer of its value (EXACTNESS.md §3,
+//	   active and every possible writer of its value (docs/SEMANTICS.md §3,
 //	   aborted and intermediate writers included) is selected. This makes
 //	   the guarded encoding (one selector per transaction) mirror the
 //	   projection rule exactly, so failed assumptions name a set whose

@@ -184,7 +184,7 @@ type encodeConfig struct {
 	readsToCome bool
 	// kept are orders between transactions (positions) that hold in every
 	// completion: facts the online engine kept when it evicted the
-	// transactions that proved them (EXACTNESS.md §5, R5). Base edges.
+	// transactions that proved them (docs/SEMANTICS.md §5, R5). Base edges.
 	kept [][2]int32
 	// decided are commit decisions of unknown transactions (positions) that
 	// the online engine kept: units on their commit choice. Their status

@@ -11,7 +11,7 @@ import (
 	"github.com/streamcheck/streamcheck/solver"
 )
 
-// Eviction (EXACTNESS.md §5; ARCHITECTURE.md has the argument).
+// Eviction (docs/SEMANTICS.md §5; ARCHITECTURE.md has the argument).
 //
 // The engine judges each step on a reduced instance instead of the whole
 // released history: the transactions still in the window, plus what the
@@ -1343,7 +1343,7 @@ const irrelevanceBudget = probeBudget / 2
 // maxEvictPasses bounds the eviction passes of one step.
 const maxEvictPasses = 64
 
-// fixIrrelevant is the irrelevance rule (EXACTNESS.md §5, "Pinning" (b)):
+// fixIrrelevant is the irrelevance rule (docs/SEMANTICS.md §5, "Pinning" (b)):
 // it fixes orders of writer pairs that no probe decides when turning any
 // completion's orders of those pairs around cannot create a cycle, so
 // that blind writes nobody reads (history P) can leave. Let x be "a
@@ -1405,7 +1405,7 @@ const maxEvictPasses = 64
 // path through the third, so no single pair is free, but the three start
 // orders together close no cycle.
 //
-// EXACTNESS.md states the rule with Z (no open ancestor), "neither can be
+// docs/SEMANTICS.md states the rule with Z (no open ancestor), "neither can be
 // the last closed writer of a shared key nor a possible source of any
 // read", and the order of a model of the strict instance. That form fixes
 // orders that a later read refutes:

@@ -16,7 +16,7 @@ import (
 	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
-// TestIrrelevanceEvictsP: EXACTNESS.md §5's history P. P1 and P2 write x
+// TestIrrelevanceEvictsP: docs/SEMANTICS.md §5's history P. P1 and P2 write x
 // concurrently and nobody reads either value; P3 overwrites both in real
 // time. Their order is never decided, so without the irrelevance rule R2
 // keeps both for ever and R4 holds back every later writer of x. With it,
@@ -62,7 +62,8 @@ func TestIrrelevanceKeepsLastWriters(t *testing.T) {
 }
 
 // TestIrrelevanceCounterexamples: valid histories on which a weaker rule
-// (ignoring open reads, or EXACTNESS.md's statement of it) fixes an order
+// (ignoring open reads, or the wording docs/SEMANTICS.md §5 says admits
+// these) fixes an order
 // that a later read refutes, so that the reduced instance raises a
 // violation the bodies do not confirm (sweep fails on a disagreement).
 func TestIrrelevanceCounterexamples(t *testing.T) {

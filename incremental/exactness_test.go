@@ -12,7 +12,7 @@ import (
 	"github.com/streamcheck/streamcheck/internal/oracle"
 )
 
-// TestExactnessHistories runs every history of EXACTNESS.md through the
+// TestExactnessHistories runs every history of docs/SEMANTICS.md through the
 // checker (testdata/exactness) and, for each check, through the oracle too.
 //
 //	history name=N   parse the input (history.ParseCompact)

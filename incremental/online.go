@@ -18,7 +18,7 @@ import (
 // This is the first, non-evicting engine: it keeps every released
 // transaction and re-checks the released history at each step, so its
 // memory grows with the stream. What it gets right, and what the evicting
-// engine must keep (EXACTNESS.md §5):
+// engine must keep (docs/SEMANTICS.md §5):
 //
 //	O1 Online checking is strict serializability with session order (§1):
 //	   the level the user promised is recorded, and an alert whose core
@@ -116,7 +116,7 @@ type Online struct {
 // OnlineConfig tunes an engine.
 type OnlineConfig struct {
 	// Evict judges each step on the reduced instance and evicts what the
-	// rules of EXACTNESS.md §5 allow, with the irrelevance rule of
+	// rules of docs/SEMANTICS.md §5 allow, with the irrelevance rule of
 	// evict.go. It is exact (the differential tests hold it to check) and
 	// run's default; it rebuilds the reduced instance at every step, and
 	// list keys and unknown outcomes stay pinned.
@@ -185,7 +185,7 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o.spill.path = cfg.SpillPath
 	o.retention = cfg.Retention
 	o.stream = cfg.Stream
-	o.opts.Level = history.StrictSerializable
+	o.opts.Level = OnlineLevel
 	return o
 }
 
@@ -337,7 +337,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			Promised: o.promised,
 			Skew:     o.opts.Skew,
 		}
-		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
+		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && !o.promised.RealTime()
 		a.Watermark = o.lastStart()
 		if o.floor > 0 {
 			a.PastRetention = o.unwrittenReads(h, an.Core)
@@ -591,7 +591,7 @@ func (o *Online) reshrink(ctx context.Context, a *Alert) (bool, error) {
 	o.name(a, h, pos, an.Core)
 	a.Anomaly = an
 	a.Updated = true
-	a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && o.promised != history.StrictSerializable
+	a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && !o.promised.RealTime()
 	return true, nil
 }
 

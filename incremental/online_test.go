@@ -109,7 +109,7 @@ var sweepLocal, sweepAlerts int
 // exactness is the harder claim, unless a test asks for the default.
 var sweepEvict = true
 
-// TestOnlineExactnessHistories: the online behaviour EXACTNESS.md §5
+// TestOnlineExactnessHistories: the online behaviour docs/SEMANTICS.md §5
 // asks of its histories (strict-serializable with session order; Δ, the
 // in-doubt horizon and the initial state as each says).
 func TestOnlineExactnessHistories(t *testing.T) {
@@ -151,7 +151,7 @@ func TestOnlineExactnessHistories(t *testing.T) {
 		{name: "CE3", text: "T1[0,40] r y2, r x null · T2[10,20] w x2 · T3[30,50] w y2", alerts: [][]string{{"T1", "T2", "T3"}}},
 		{name: "CE4", text: "R1[0,100] r x5 · R2[10,20] r x6 · W[30,40] w x5", initial: history.InitialUnknown},
 		{name: "QU1", text: "T1[0,10] w x2 · T2[20,30] r x null · T3[40,50] r x null", alerts: [][]string{{"T1", "T2"}}},
-		// QU3: EXACTNESS.md's run alerts {T1,T4,T5} first; this engine
+		// QU3 (docs/SEMANTICS.md §5): a run may alert {T1,T4,T5} first; this engine
 		// finds {T1,T3,T5} (also a core), and then {T2,T4,T6}, which the
 		// oracle confirms is a core of what remains: what QU3 guards
 		// against is an invalid core after quarantine.

@@ -31,7 +31,7 @@ type prepared struct {
 	appendersOf []map[history.Value][]int32
 
 	// sessionRank orders each session's transactions: start time, then
-	// input order (EXACTNESS.md §1).
+	// input order (docs/SEMANTICS.md §1).
 	sessionOf         []int32
 	sessionRank       []int32
 	sessionMembers    [][]int32 // by session, in rank order
@@ -77,7 +77,7 @@ func reuseEmpty[T any](s []T, n int) []T {
 }
 
 type ptxn struct {
-	// dropped: a write-free unknown transaction (EXACTNESS.md §2).
+	// dropped: a write-free unknown transaction (docs/SEMANTICS.md §2).
 	dropped bool
 	// reads are the external reads, deduplicated per (key, value).
 	reads []pread
@@ -494,7 +494,7 @@ func (p *prepared) possibleWritersTo(ws []int32, t int32, r *pread) ([]int32, bo
 	ws = ws[:0]
 	if r.isList() {
 		// Every appender of any element of the list as read, own
-		// appended elements included (EXACTNESS.md §3 for lists).
+		// appended elements included (docs/SEMANTICS.md §3 for lists).
 		// Collect with repeats, then sort and compact (a map per read
 		// cost more than the rest of the read).
 		m := p.appendersOf[r.key]

@@ -4,7 +4,7 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 )
 
-// Project returns H|C, the projection of EXACTNESS.md §3: the members'
+// Project returns H|C, the projection of docs/SEMANTICS.md §3: the members'
 // transactions, each keeping a read iff it follows the transaction's own
 // write of that key (internal), or every possible writer of its value is a
 // member, or it has no possible writer at all (a garbage read).

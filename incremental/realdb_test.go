@@ -3,7 +3,7 @@ package incremental
 // Real-database acceptance tests (project issue #4, acceptance 3): the
 // histories that internal/dbworkload records from a real PostgreSQL and a
 // real MariaDB, whose guarantees are known, must get the verdicts those
-// guarantees imply (DESIGN-NOTES.md "What is real here"):
+// guarantees imply (README.md "Testing against real parts"):
 //
 //   - PostgreSQL SERIALIZABLE passes serializable and strict-serializable
 //     (Δ = 1 ms); MariaDB SERIALIZABLE (two-phase locking) too.

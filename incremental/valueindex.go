@@ -8,7 +8,7 @@ import (
 )
 
 // valueIndex maps (key, value) to the transactions that write it, any
-// status, any position: the possible writers of EXACTNESS.md §3 before
+// status, any position: the possible writers of docs/SEMANTICS.md §3 before
 // the real-time and session exclusions. A history of 100K transactions
 // holds about 400K written values, and a map keyed by keyVal (a 16-byte
 // string header beside the key) cost 20 MB of check's 300 MB; keyed by a

@@ -19,7 +19,7 @@
 // # Model and canonical text
 //
 // Every key and value becomes a history.Value, canonical text that is the
-// same whichever format spelled the datum (EXACTNESS.md §1 last bullet):
+// same whichever format spelled the datum (docs/SEMANTICS.md §1 last bullet):
 //
 //	integer            its decimal text, exactly as int64 (1763719200123456789
 //	                   stays exact; out of range is an error, never rounded)
@@ -263,8 +263,8 @@
 // transaction holding a float is read a second time, token by token, to
 // keep the float's literal text.
 //
-// References: EXACTNESS.md §1 (exact integers, distinct spellings), §2
-// (unknown outcomes), DESIGN-NOTES.md "The model" and the decoding
+// References: docs/SEMANTICS.md §1 (exact integers, distinct spellings), §2
+// (unknown outcomes), docs/SEMANTICS.md §0 and the decoding
 // measurement; Jepsen's history format (jepsen.history README) and Elle's
 // list-append and rw-register histories (jepsen-io/elle); the peers'
 // readers and writers: DBCobra/CobraVerifier AbstractVerifier.java,

@@ -401,7 +401,7 @@ func (s *scanner) number() ([]byte, numKind) {
 var errRange = errors.New("out of int64 range")
 
 // parseInt parses a validated integer literal exactly (no float64 on the
-// way, EXACTNESS.md §1).
+// way, docs/SEMANTICS.md §1).
 func parseInt(lit []byte) (int64, error) {
 	neg := lit[0] == '-'
 	digits := lit
@@ -510,7 +510,7 @@ func (k scalarKind) String() string {
 	return [...]string{"an integer", "a non-integer number", "a string", "a boolean", "null", "an array", "an object"}[k]
 }
 
-// scalar reads one scalar as canonical text (EXACTNESS.md §1): integers
+// scalar reads one scalar as canonical text (docs/SEMANTICS.md §1): integers
 // exactly as int64 (out of range is an error), other numbers as their
 // literal text, strings JSON-quoted, true/false/null as themselves. At an
 // array or object it consumes nothing and reports kArray or kObject.

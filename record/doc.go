@@ -2,7 +2,7 @@
 // streamcheck native events (ingest.AppendNative), so that `streamcheck
 // check` (offline) or `streamcheck run` (tailing a file or a Kafka topic)
 // can prove whether the database kept its promised isolation level
-// (DESIGN-NOTES.md, "Who uses it": tailing production client logs; project
+// (README.md, who uses it: tailing production client logs; project
 // issue #9).
 //
 // # Model
@@ -12,7 +12,7 @@
 // in process, JSONLinesSink writes a native JSON Lines file, KeyedSink
 // sends native events keyed by session to a message bus (a kafka-go
 // writer is a three-line adapter, see KeyedSink). A transaction is a
-// history.Txn (DESIGN-NOTES.md "The model"): session, client start and end
+// history.Txn (docs/SEMANTICS.md §0): session, client start and end
 // in wall-clock nanoseconds, status, and micro-operations r, w, append in
 // program order.
 //
@@ -55,7 +55,7 @@
 //	R3 Start is read in Begin, before the first statement is sent; end in
 //	   the end method, after the answer arrived. The database's own
 //	   interval therefore lies inside [start, end], which is what real-time
-//	   order (EXACTNESS.md §1) needs. The default clock is the wall clock
+//	   order (docs/SEMANTICS.md §1) needs. The default clock is the wall clock
 //	   read once at New and advanced by Go's monotonic clock, so a clock
 //	   step never reorders one process's timestamps: a session's start
 //	   order is its real order (session order), and end >= start always.
@@ -66,7 +66,7 @@
 //	   application rolled back, or COMMIT was never sent); Unknown
 //	   otherwise. PgxOutcome and MySQLOutcome classify COMMIT's error by
 //	   these rules and say Unknown whenever in doubt: an unknown outcome is
-//	   checked exactly (EXACTNESS.md §2), a wrong guess raises false alarms
+//	   checked exactly (docs/SEMANTICS.md §2), a wrong guess raises false alarms
 //	   or hides anomalies.
 //	R5 Operations are kept in call order, which must be the order the
 //	   statements ran in: a read after the transaction's own write must
@@ -97,7 +97,7 @@
 //
 // Events are emitted at the end of each transaction, so a consumer sees
 // them in end order, not start order: `streamcheck run` must allow a
-// lateness of at least the longest transaction (EXACTNESS.md §5). A
+// lateness of at least the longest transaction (docs/SEMANTICS.md §5). A
 // process that crashes mid-transaction emits nothing for it; if that
 // transaction's COMMIT had been sent, its writes may be visible with no
 // writer in the history. Record to a durable sink before sending COMMIT if

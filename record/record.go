@@ -58,7 +58,7 @@ func New(sink Sink, opts Options) *Recorder {
 // empty, must be unique among every recorder whose events end up in one
 // history (add a host name or process id), and a session must not begin a
 // transaction before its previous one has ended (session order is the order
-// of start times, EXACTNESS.md §1). The id is "<session>-<n>", n counting
+// of start times, docs/SEMANTICS.md §1). The id is "<session>-<n>", n counting
 // this recorder's transactions of the session from 1.
 func (r *Recorder) Begin(session string) *Tx {
 	if session == "" {
@@ -139,7 +139,7 @@ func (tx *Tx) Abort() error { return tx.Finish(history.Aborted) }
 
 // Unknown ends the transaction with an unknown outcome: COMMIT was sent
 // and no definite answer came back. Never guess committed or aborted
-// instead; the checker treats unknown exactly (EXACTNESS.md §2).
+// instead; the checker treats unknown exactly (docs/SEMANTICS.md §2).
 func (tx *Tx) Unknown() error { return tx.Finish(history.Unknown) }
 
 // Finish ends the transaction with status, taking its end time now, and

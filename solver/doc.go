@@ -1,7 +1,7 @@
 // Package solver is an incremental CDCL(T) SAT solver whose theory is
 // acyclicity of a directed graph: edges are attached to literals and every
 // model must leave the present edges acyclic. It is the back end of the
-// checker (DESIGN-NOTES "The solver"): a transaction is a node, a
+// checker (ARCHITECTURE.md): a transaction is a node, a
 // dependency whose existence is unknown is an edge on a literal, one
 // variable may carry a whole edge set (Vbox §3.5), and a derived
 // anti-dependency is an edge on the conjunction of a read-from choice and

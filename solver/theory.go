@@ -747,7 +747,7 @@ func (t *theory) order(s *Solver, out []Node) []Node {
 // every model: base edges and edges whose literals are fixed true at level
 // 0. forward selects edges leaving n (their heads), otherwise edges
 // entering n (their tails). The online engine keeps these orders when it
-// evicts n (EXACTNESS.md §5, R5).
+// evicts n (docs/SEMANTICS.md §5, R5).
 func (s *Solver) FixedEdges(n Node, forward bool, dst []Node) []Node {
 	t := &s.th
 	list, cands := t.in[n], t.candIn[n]
@@ -788,7 +788,7 @@ func (e *edge) other(n Node) Node {
 // IncidentEdges calls fn for every live edge attached to literals (not base
 // edges) with n as an endpoint: the other endpoint, whether n is the tail,
 // and the edge's literals (q is meaningful only when two is set). The online
-// engine evicts n only once every such edge is decided (EXACTNESS.md §5,
+// engine evicts n only once every such edge is decided (docs/SEMANTICS.md §5,
 // R2).
 func (s *Solver) IncidentEdges(n Node, fn func(other Node, out bool, p, q Lit, two bool)) {
 	t := &s.th

@@ -14,7 +14,7 @@ import (
 // TestDataDriven runs the scripts in testdata/. Commands:
 //
 //	new partitions=P lateness=L [skew=Δ] [indoubt=D|none] [idle=T]
-//	add p=N           one transaction per line, in EXACTNESS.md's compact
+//	add p=N           one transaction per line, in docs/SEMANTICS.md's compact
 //	                  notation; prints buffered or the dead letter, then W
 //	release           Release: "seq: transaction"
 //	closed            PopClosed: "seq ID effEnd"

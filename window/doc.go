@@ -5,7 +5,7 @@
 // time-closed, and sets aside (dead-letters) what it cannot place. It is a
 // deterministic state machine fed events, like etcd raft's RawNode: no IO,
 // no goroutines, no clock; a Window is not safe for concurrent use. The
-// rules are EXACTNESS.md §5 ("Watermark on start time", R1, "Dead
+// rules are docs/SEMANTICS.md §5 ("Watermark on start time", R1, "Dead
 // letters") and §2 (effective ends of unknown transactions).
 //
 // # Model
@@ -106,9 +106,9 @@
 // plus 2Δ: a transaction that started at s arrives by s + its length +
 // delay, and by then the same partition may have delivered starts up to
 // that instant on another client's clock, up to 2Δ ahead. A transaction
-// longer than that is dead-lettered (EXACTNESS.md §5). Skew Δ and InDoubt D
+// longer than that is dead-lettered (docs/SEMANTICS.md §5). Skew Δ and InDoubt D
 // must be the values the checker uses (history.Options), since they decide
-// time-closing; run should use a finite D (EXACTNESS.md §5: an unknown
+// time-closing; run should use a finite D (docs/SEMANTICS.md §5: an unknown
 // transaction with e=+∞ never closes and pins its neighbours). IdleTimeout
 // trades waiting against dead letters: a partition idle for longer than it
 // that comes back with transactions below W loses them as late.
@@ -165,12 +165,12 @@
 //
 // # References
 //
-//   - EXACTNESS.md §5 "Watermark on start time" (history G, whose test is
+//   - docs/SEMANTICS.md §5 "Watermark on start time" (history G, whose test is
 //     TestHistoryG and testdata/history_g), R1, "Dead letters", and the
 //     end-of-input rule; §2 for effective ends.
-//   - DESIGN-NOTES.md "The online design".
+//   - docs/SEMANTICS.md §5.
 //   - A low watermark per input and their minimum, as in MillWheel
 //     (Akidau et al., VLDB 2013), here over client start times, so that
 //     "nothing earlier will arrive" speaks of the time real-time order
-//     needs (EXACTNESS.md §5).
+//     needs (docs/SEMANTICS.md §5).
 package window

@@ -7,7 +7,7 @@ import (
 	"github.com/streamcheck/streamcheck/window"
 )
 
-// The engine's loop on history G of EXACTNESS.md §5, arriving T, R2, U on
+// The engine's loop on history G of docs/SEMANTICS.md §5, arriving T, R2, U on
 // one partition with a lateness that covers U.
 func Example() {
 	w, err := window.New(window.Config{Partitions: 1, Lateness: 205, InDoubt: history.NoInDoubt})

@@ -128,7 +128,7 @@ func (r Reason) String() string {
 }
 
 // DeadLetter is a transaction set aside. It is never released; its writes
-// stay known as unchecked writers (EXACTNESS.md §5 "Dead letters"), which
+// stay known as unchecked writers (docs/SEMANTICS.md §5 "Dead letters"), which
 // the engine records from Txn.Ops.
 type DeadLetter struct {
 	Partition int
@@ -631,7 +631,7 @@ func (w *Window) NextClosing() (int64, bool) {
 
 // Close ends the input: W becomes +∞, Release returns everything buffered
 // and PopClosed then closes every released transaction, unknown ones with
-// an infinite end included (EXACTNESS.md §5). Later Adds are dead-lettered
+// an infinite end included (docs/SEMANTICS.md §5). Later Adds are dead-lettered
 // as Late.
 func (w *Window) Close() { w.closed = true }
 

@@ -20,7 +20,7 @@ func compact(t *testing.T, text string) []history.Txn {
 	return h.Txns
 }
 
-// endTimeRelease is the rule EXACTNESS.md §5 warns against: a watermark on
+// endTimeRelease is the rule docs/SEMANTICS.md §5 warns against: a watermark on
 // end times (max end seen - lateness) that releases a transaction once it
 // ended before the watermark. It returns the IDs released after each
 // arrival.
@@ -45,7 +45,7 @@ func endTimeRelease(txns []history.Txn, lateness int64) [][]string {
 }
 
 // TestHistoryG: T[10,20] w x1, U[5,200] w x2, R2[210,220] r x1 arriving T,
-// R2, U is valid only with U before T. Reference: EXACTNESS.md §5
+// R2, U is valid only with U before T. Reference: docs/SEMANTICS.md §5
 // "Watermark on start time", history G.
 func TestHistoryG(t *testing.T) {
 	txns := compact(t, "T[10,20] w x1 · R2[210,220] r x1 · U[5,200] w x2")

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/streamcheck/streamcheck/alerts"
-	"github.com/streamcheck/streamcheck/internal/report"
+	"github.com/streamcheck/streamcheck/verdict"
 )
 
 // Store opens an empty outbox for one subtest. Reopen, when not nil,
@@ -159,7 +159,7 @@ func Run(t *testing.T, open Store) {
 		if err := d.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		a := report.Alert{ID: "x1", Level: "strict-serializable", Anomaly: report.Anomaly{Type: "lost-update", Core: []string{"A", "B"}}}
+		a := verdict.Alert{ID: "x1", Level: "strict-serializable", Anomaly: verdict.Anomaly{Type: "lost-update", Core: []string{"A", "B"}}}
 		if err := d.Enqueue(a, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
@@ -199,12 +199,12 @@ type recorder struct {
 	fail bool
 	mu   sync.Mutex
 	n    int
-	got  []report.Alert
+	got  []verdict.Alert
 }
 
 func (r *recorder) Name() string { return r.name }
 
-func (r *recorder) Deliver(_ context.Context, a report.Alert) error {
+func (r *recorder) Deliver(_ context.Context, a verdict.Alert) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.n++
@@ -213,7 +213,7 @@ func (r *recorder) Deliver(_ context.Context, a report.Alert) error {
 	}
 	// Keep a deep copy, as a remote peer would.
 	b, _ := json.Marshal(a)
-	var c report.Alert
+	var c verdict.Alert
 	_ = json.Unmarshal(b, &c)
 	r.got = append(r.got, c)
 	return nil
@@ -225,7 +225,7 @@ func (r *recorder) attempts() int {
 	return r.n
 }
 
-func (r *recorder) delivered() []report.Alert {
+func (r *recorder) delivered() []verdict.Alert {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.got)

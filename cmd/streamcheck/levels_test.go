@@ -3,9 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,6 +30,32 @@ var jepsenModels = []string{
 	"forward-consistent-view", "linearizable", "strong-serializable",
 }
 
+// allModels is jepsenModels plus every level of history's lattice that
+// is not checked yet and Elle's other names for the lattice's levels: the
+// lattice is where the levels to come are named.
+func allModels() []string {
+	out := slices.Clone(jepsenModels)
+	nodes, _ := history.Lattice()
+	for _, n := range nodes {
+		if slices.Contains(commonWords, n.Name) {
+			continue
+		}
+		if !n.Checked && !slices.Contains(out, n.Name) {
+			out = append(out, n.Name)
+		}
+		for _, a := range n.ElleAliases {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// commonWords are lattice names that are also plain words in help texts
+// (Elle's "prefix", Cerone's prefix consistency): no scan looks for them.
+var commonWords = []string{"prefix"}
+
 var levelArg = regexp.MustCompile(`(?:--level[ =]|level: )([a-z-]+)`)
 
 // TestLevelNamesAgree: README, every command's help, config.example.yaml
@@ -39,7 +71,8 @@ func TestLevelNamesAgree(t *testing.T) {
 			t.Errorf("ParseLevel(%q) = %v, %v", l.Name, got, err)
 		}
 	}
-	for _, m := range jepsenModels {
+	models := allModels()
+	for _, m := range models {
 		if slices.Contains(names, m) {
 			continue // supported since: drop it from jepsenModels
 		}
@@ -69,7 +102,7 @@ func TestLevelNamesAgree(t *testing.T) {
 					continue line
 				}
 			}
-			for _, m := range jepsenModels {
+			for _, m := range models {
 				if regexp.MustCompile(`(^|[^a-z-])`+m+`($|[^a-z-])`).MatchString(ln) && !slices.Contains(names, m) {
 					t.Errorf("%s: names unsupported level %q: %q", where, m, ln)
 				}
@@ -141,6 +174,87 @@ func TestLevelNamesAgree(t *testing.T) {
 			}
 		}
 		checkArgs("docs/SEMANTICS.md", string(b))
+	}
+}
+
+// sourceExceptions are the string literals of commands that may name a
+// level without the registry: the levels canary asks the database for
+// (SQL's names, not checked levels) and MariaDB's own variable.
+var sourceExceptions = []string{
+	"isolation level requested from the database",
+	"innodb-snapshot-isolation",
+	"innodb_snapshot_isolation",
+}
+
+// TestLevelNamesFromRegistry: no string literal in a command (cmd/,
+// internal/), its help or the oracle names a level, checked or not, by
+// hand: the name must come from the registry (history.Levels, a Level's
+// String) or, for the levels to come, from the lattice. Tests and
+// testdata are exempt (they are the expectations).
+func TestLevelNamesFromRegistry(t *testing.T) {
+	var words []string
+	nodes, _ := history.Lattice()
+	for _, n := range nodes {
+		if !slices.Contains(commonWords, n.Name) {
+			words = append(words, n.Name)
+		}
+		words = append(words, n.ElleAliases...)
+	}
+	words = append(words, jepsenModels...)
+	pat := make([]*regexp.Regexp, len(words))
+	for i, w := range words {
+		pat[i] = regexp.MustCompile(`(^|[^a-zA-Z_-])` + regexp.QuoteMeta(w) + `($|[^a-zA-Z_-])`)
+	}
+	fset := token.NewFileSet()
+	for _, root := range []string{"../../cmd", "../../internal"} {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			lines := strings.Split(string(src), "\n")
+			f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+			if err != nil {
+				return err
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				s, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					return true
+				}
+				// An exception covers its literal's whole source line (a
+				// flag's default sits beside its usage text).
+				line := lines[fset.Position(lit.Pos()).Line-1]
+				for _, e := range sourceExceptions {
+					if strings.Contains(line, e) {
+						return true
+					}
+				}
+				for i, p := range pat {
+					if p.MatchString(s) {
+						t.Errorf("%s: the literal %q names level %q; take it from history's registry", fset.Position(lit.Pos()), s, words[i])
+					}
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -1,7 +1,7 @@
 package canarycmd
 
 // Acceptance 1 and 2 of issue #9 in short versions, against the servers of
-// DESIGN-NOTES.md "What is real here" (skipped when unreachable, failing
+// README.md "Testing against real parts" (skipped when unreachable, failing
 // under CI=true). The 60 s / 30 s versions run with
 // STREAMCHECK_CANARY_LONG=1 (TestLongAcceptance).
 

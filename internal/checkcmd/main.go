@@ -130,7 +130,7 @@ func (r *runner) progressf(format string, args ...any) {
 func (r *runner) fail(err error) int {
 	fmt.Fprintf(r.stderr, "streamcheck check: %v\n", err)
 	if errors.Is(err, incremental.ErrMissingTimestamps) {
-		fmt.Fprintf(r.stderr, "streamcheck check: record client start and end times, or check a level without real-time order (--level serializable)\n")
+		fmt.Fprintf(r.stderr, "streamcheck check: record client start and end times, or check a level without real-time order (--level %s)\n", history.Serializable)
 	}
 	return ExitError
 }
@@ -167,7 +167,7 @@ func (r *runner) run(ctx context.Context, examples fs.FS, names []string, stdin 
 		st.Vars, st.Nodes, round(st.EncodeTime), round(st.SolveTime), st.Conflicts, round(st.CoreTime), st.CoreChecks)
 
 	if st.ByStricter {
-		r.progressf("the witness satisfies %s, which implies %s", history.StrictSerializable, res.Options.Level)
+		r.progressf("the witness satisfies %s, which implies %s", incremental.WitnessLevel(res.Options.Level), res.Options.Level)
 	}
 	rep := report.New(res, h)
 	rep.MaxAnomalies = c.maxAnomalies

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/streamcheck/streamcheck/history"
 )
 
 // Config is the whole option tree.
@@ -226,7 +228,7 @@ func Default() *Config {
 			RetryBackoffMax: Duration(10 * time.Second),
 		},
 		Check: Check{
-			Level:        "strict-serializable",
+			Level:        history.StrictSerializable.String(),
 			Lateness:     Duration(10 * time.Second),
 			InDoubt:      Duration(time.Minute),
 			InitialState: "unknown",

@@ -2,8 +2,8 @@
 // MariaDB through database/sql (pgx/v5/stdlib as "pgx",
 // go-sql-driver/mysql as "mysql") and records every transaction with
 // package record. Its histories are oracles whose verdict is known from
-// the database's documented guarantee (DESIGN-NOTES.md "What is real
-// here"): PostgreSQL and MariaDB at SERIALIZABLE must pass serializable
+// the database's documented guarantee (README.md "Testing against real
+// parts"): PostgreSQL and MariaDB at SERIALIZABLE must pass serializable
 // (and, being single-node, strict-serializable with a small skew);
 // PostgreSQL at READ COMMITTED and MariaDB at REPEATABLE READ (with
 // innodb_snapshot_isolation off) lose updates under a client-side

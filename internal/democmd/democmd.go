@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/ingest"
 	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/gen"
@@ -214,7 +215,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 	// run serves the status page itself (--http, empty = off: its default
 	// address would collide with a real run on the same machine).
 	runArgs := []string{"--source", "kafka", "--brokers", addr, "--topic", Topic,
-		"--initial-state", "empty", "--level", "strict-serializable",
+		"--initial-state", "empty", "--level", incremental.OnlineLevel.String(),
 		"--skew", Skew.String(), "--lateness", lateness.String(), "--indoubt", InDoubt.String(),
 		"--tick", Tick.String(), "--status", cfg.status.String(), "--http", cfg.http}
 	runArgs = append(runArgs, "--evict="+strconv.FormatBool(cfg.evict))
@@ -234,8 +235,8 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 	if cfg.duration > 0 {
 		until = "for " + cfg.duration.String()
 	}
-	fmt.Fprintf(stderr, "streamcheck demo: simulated store, %d sessions, %g txn/s, %s, seed %d; broker %s, topic %s (%d partitions); checking strict-serializable (skew %s, lateness %s) %s\n",
-		Sessions, cfg.rate, anomalies, cfg.seed, addr, Topic, cfg.partitions, Skew, lateness, until)
+	fmt.Fprintf(stderr, "streamcheck demo: simulated store, %d sessions, %g txn/s, %s, seed %d; broker %s, topic %s (%d partitions); checking %s (skew %s, lateness %s) %s\n",
+		Sessions, cfg.rate, anomalies, cfg.seed, addr, Topic, cfg.partitions, incremental.OnlineLevel, Skew, lateness, until)
 
 	w := ingest.NewKafkaWriter(&ingest.KafkaConfig{Brokers: []string{addr}}, Topic)
 	storeCtx, stopStore := context.WithCancel(ctx)

@@ -184,7 +184,7 @@ func TestDemoAlertsAndCoresConfirmed(t *testing.T) {
 		t.Fatalf("no alert in 5 s with %d lost updates injected", len(injected))
 	}
 	// D4: the tail lets the checker close every injection, and the
-	// online check misses none (EXACTNESS.md §5).
+	// online check misses none (docs/SEMANTICS.md §5).
 	for k, ids := range injected {
 		if !alerted[k] {
 			t.Errorf("injection %s (%v) was never alerted", k, ids)

@@ -143,6 +143,13 @@ type Config struct {
 	// this probability, cycling through Inject (all types when empty).
 	InjectRate float64
 
+	// ValidAt, a level's name from the registry (history.Levels), adds
+	// shapes valid at that level but not at any checked level stronger
+	// (validat.go: one per 1000 base transactions, at least one), so that
+	// differential tests exercise anomalies the level allows. Empty, or
+	// the strongest level: the base alone, valid at every level.
+	ValidAt string
+
 	Seed uint64
 
 	_ struct{}
@@ -298,6 +305,9 @@ func (c *Config) validate() error {
 	}
 	if c.Workload > BlindW {
 		bad("unknown workload %v", c.Workload)
+	}
+	if err := validateValidAt(c.ValidAt); err != nil {
+		bad("%v", err)
 	}
 	for _, name := range c.Inject {
 		if _, ok := canonicalType(name); !ok {

@@ -38,7 +38,7 @@
 // Each injection adds two to four transactions on fresh keys
 // ("inj<k>.x", ...) in fresh sessions ("inj<k>.<j>"), all overlapping each
 // other in time (the stale read excepted, whose reader starts StaleGap
-// after its writer ended). The shapes (Inject names, EXACTNESS.md notation,
+// after its writer ended). The shapes (Inject names, docs/SEMANTICS.md notation,
 // all committed unless marked):
 //
 //	G0                 T1 append x1, y1 · T2 append x2, y2 · R r x[1 2], r y[2 1]
@@ -54,6 +54,17 @@
 //	G-single-realtime  W[a,b] w x1 · R[b+gap, ...] r x null   (stale read)
 //	duplicate-elements A append x1 · R r x[1 1]
 //	incompatible-order A append x1 · B append x2 · R r x[1 2] · S r x[2 1]
+//
+// # Shapes valid at a level (Config.ValidAt)
+//
+// With ValidAt set to a checked level below the strongest, the generator
+// adds, one per 1000 base transactions (at least one), a shape that the
+// level allows and every stronger checked level forbids (validat.go's
+// allowedShapes, one entry per level): a stale read within one session
+// (SessionStaleRead, G-single-process) for serializable, a stale read
+// across sessions (StaleRead) for strong-session-serializable. They are
+// built like injections (fresh keys and sessions, G5 and G6 hold) and
+// listed in the manifest with their ValidAt level; the base is unchanged.
 //
 // # Invariants
 //
@@ -80,7 +91,7 @@
 //	   transactions can be short-cut by a real-time edge between injected
 //	   ones (interval orders are transitive, and base edges follow commit
 //	   order); so each injection's listed transactions are a minimal core
-//	   (EXACTNESS.md §3) and no core needs a base transaction.
+//	   (docs/SEMANTICS.md §3) and no core needs a base transaction.
 //
 // # Complexity
 //

@@ -16,6 +16,9 @@ type Injected struct {
 	Type  string   `json:"type"`
 	Class string   `json:"class,omitempty"`
 	Txns  []string `json:"txns"`
+	// ValidAt is set for the shapes Config.ValidAt adds: the level that
+	// allows them (they are anomalies only at the stronger levels).
+	ValidAt string `json:"valid_at,omitempty"`
 }
 
 // Generate returns a whole history and its injected anomalies. Its
@@ -211,6 +214,7 @@ func (g *generator) plan(s *session, start int64) {
 
 func (g *generator) loop() ([]Injected, error) {
 	positions := g.injectPositions()
+	allowed, validAt := g.validAtPlan()
 	now := g.cfg.StartTime
 	for produced := 0; produced < g.cfg.Txns; produced++ {
 		s := g.sessions.peek()
@@ -223,6 +227,10 @@ func (g *generator) loop() ([]Injected, error) {
 		if err := g.maybeInject(produced, positions, now); err != nil {
 			return nil, err
 		}
+		for allowed.next < len(allowed.pos) && allowed.pos[allowed.next] <= produced {
+			g.injectAllowed(allowed.types[allowed.next], validAt, now)
+			allowed.next++
+		}
 		g.execute(s)
 		s.n++
 		g.plan(s, s.end+g.think())
@@ -230,6 +238,9 @@ func (g *generator) loop() ([]Injected, error) {
 	}
 	for _, typ := range positions.rest() {
 		g.inject(typ, now)
+	}
+	for _, typ := range allowed.rest() {
+		g.injectAllowed(typ, validAt, now)
 	}
 	return g.injected, g.flush(math.MaxInt64)
 }

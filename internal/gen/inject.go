@@ -64,6 +64,9 @@ func classOf(typ string) string {
 			return t.class
 		}
 	}
+	if typ == SessionStaleRead {
+		return typ // a ValidAt shape, not an --inject type
+	}
 	return ""
 }
 
@@ -169,7 +172,7 @@ var (
 
 // inject appends one anomaly of type typ, its transactions starting just
 // after now. Every shape below is a minimal core: the projection of any
-// proper subset (EXACTNESS.md §3) replays.
+// proper subset (docs/SEMANTICS.md §3) replays.
 func (g *generator) inject(typ string, now int64) {
 	b := &builder{k: g.nInj, now: now, dur: max(g.meanDur, 8)}
 	g.nInj++
@@ -217,6 +220,14 @@ func (g *generator) inject(typ string, now int64) {
 		wt := b.txn(ok, w(x, v1))
 		rt := b.txn(ok, r(x, null))
 		rt.Start = wt.End + g.cfg.StaleGap
+		rt.End = rt.Start + b.dur
+	case SessionStaleRead:
+		// R follows W in W's own session and still reads the initial
+		// state: fine serially (R, W), not in session order.
+		wt := b.txn(ok, w(x, v1))
+		rt := b.txn(ok, r(x, null))
+		rt.Session, rt.ID = wt.Session, wt.Session+"-1"
+		rt.Start = wt.End + 1
 		rt.End = rt.Start + b.dur
 	case history.DuplicateElements:
 		b.txn(ok, app(x, v1))

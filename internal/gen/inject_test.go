@@ -10,7 +10,7 @@ import (
 // checkInjection verifies one injection record against the history it came
 // from: its transactions exist and are exactly the injection's, touch keys
 // no other transaction touches, violate the level as a core (projection of
-// EXACTNESS.md §3, brute force) and every core less one transaction is
+// docs/SEMANTICS.md §3, brute force) and every core less one transaction is
 // valid. Stale reads violate strict serializability only.
 func checkInjection(t *testing.T, recs []record, in Injected, k int) {
 	t.Helper()

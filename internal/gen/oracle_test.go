@@ -10,7 +10,7 @@ import (
 
 // This file holds the tests' oracles, written independently of the
 // generator: a replay in the generator's execution order, and a brute
-// force over serial orders with EXACTNESS.md §3's projection.
+// force over serial orders with docs/SEMANTICS.md §3's projection.
 
 // record is one generated transaction with what the simulation knew.
 type record struct {
@@ -113,7 +113,7 @@ func checkSessions(recs []record) error {
 	return nil
 }
 
-// project applies EXACTNESS.md §3 to core within all: a read stays iff
+// project applies docs/SEMANTICS.md §3 to core within all: a read stays iff
 // every possible writer of what it returned is in the core, or it has no
 // writer at all, or it follows its own transaction's write of the key.
 // Under strict levels a writer that follows the reader in real time, or
@@ -197,7 +197,7 @@ func project(core, all []history.Txn, strict bool) []history.Txn {
 // bruteValid reports whether some serial order of the committed
 // transactions (under strict: one extending real time and session order)
 // reproduces every read, trying each subset of unknown transactions as
-// committed (EXACTNESS.md §4). Depth-first with early failure: a partial
+// committed (docs/SEMANTICS.md §4). Depth-first with early failure: a partial
 // order whose last transaction misreads is abandoned.
 func bruteValid(txns []history.Txn, strict bool) bool {
 	var unknown []int

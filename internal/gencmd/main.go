@@ -37,8 +37,8 @@ func parse(args []string, stderr io.Writer) (gen.Config, options, error) {
 	fs := flag.NewFlagSet("streamcheck gen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: streamcheck gen [flags] > history.jsonl\n\n"+
-			"Writes a synthetic strict-serializable history as native JSON Lines, in\n"+
+		fmt.Fprint(stderr, "usage: streamcheck gen [flags] > history.jsonl\n\n"+
+			"Writes a synthetic "+history.StrictSerializable.String()+" history as native JSON Lines, in\n"+
 			"end-time order, with the anomalies of --inject added; the injected\n"+
 			"anomalies (type, Adya class, core transaction ids) go to stderr or\n"+
 			"--manifest as JSON. Flags not given take the --workload preset's values\n"+
@@ -47,7 +47,7 @@ func parse(args []string, stderr io.Writer) (gen.Config, options, error) {
 	}
 	var (
 		o                                      options
-		workload, keyDist, inject              string
+		workload, keyDist, inject, validAt     string
 		txns, sessions, keys, ops, maxList     int
 		read, blind, dup, unknown, abort, list float64
 		concurrency, zipfS, injectRate         float64
@@ -75,6 +75,7 @@ func parse(args []string, stderr io.Writer) (gen.Config, options, error) {
 	fs.Int64Var(&start, "start", gen.DefaultStartTime, "first start timestamp, ns since the epoch")
 	fs.StringVar(&inject, "inject", "", "comma-separated anomaly types to inject once each: "+strings.Join(gen.InjectTypes(), ", ")+" (stale-read = G-single-realtime)")
 	fs.Float64Var(&injectRate, "inject-rate", 0, "inject before each transaction with this probability, cycling through --inject (all types when empty)")
+	fs.StringVar(&validAt, "valid-at", "", "add shapes valid at `LEVEL` but not at any stronger level: "+strings.Join(history.LevelNames(), ", ")+" (one per 1000 transactions; the manifest marks them valid_at)")
 	fs.Uint64Var(&seed, "seed", 0, "random seed; the same flags and seed give the same bytes")
 	fs.StringVar(&o.out, "o", "", "write the history to `FILE` instead of stdout")
 	fs.StringVar(&o.manifest, "manifest", "", "write the injected anomalies as JSON to `FILE` instead of stderr")
@@ -127,6 +128,8 @@ func parse(args []string, stderr io.Writer) (gen.Config, options, error) {
 			cfg.Latency = int64(latency)
 		case "stale-gap":
 			cfg.StaleGap = int64(staleGap)
+		case "valid-at":
+			cfg.ValidAt = validAt
 		case "max-list-len":
 			cfg.MaxListLen = maxList
 		case "start":

@@ -10,7 +10,7 @@ import (
 
 // Check decides by brute force whether h satisfies opts.Level
 // (Serializable, StrongSessionSerializable or StrictSerializable;
-// EXACTNESS.md §4). On valid it returns a witness: the ids of the committed
+// docs/SEMANTICS.md §4). On valid it returns a witness: the ids of the committed
 // transactions, and of the unknown ones taken as committed, in serial
 // order. It returns an error for other levels, for invalid input, for a
 // real-time level without timestamps, and for histories with more than
@@ -51,7 +51,7 @@ type ctxn struct {
 
 // search is one brute-force run. Candidates are the committed
 // transactions and the unknown ones that write (write-free unknown ones are
-// dropped: EXACTNESS.md §2); aborted transactions take no part at all.
+// dropped: docs/SEMANTICS.md §2); aborted transactions take no part at all.
 type search struct {
 	opts  history.Options
 	cand  []ctxn

@@ -35,7 +35,7 @@ func randomTinyConfig(rng *rand.Rand) TinyConfig {
 	return cfg
 }
 
-// naiveValid is the definition of EXACTNESS.md §4 with no cleverness: for
+// naiveValid is the definition of docs/SEMANTICS.md §4 with no cleverness: for
 // every subset of the unknown transactions (write-free ones included) and
 // every permutation, ask ReplayWitness, which shares no code with Check's
 // search.
@@ -114,7 +114,7 @@ func TestCheckAgreesWithNaiveEnumeration(t *testing.T) {
 
 // TestCheckMonotone: weaker levels, a larger Δ and a longer in-doubt
 // horizon only remove order constraints, so they never turn valid into
-// invalid (Jepsen's hierarchy; EXACTNESS.md §1 history I).
+// invalid (Jepsen's hierarchy; docs/SEMANTICS.md §1 history I).
 func TestCheckMonotone(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	check := func(h *history.History, o history.Options) bool {
@@ -154,7 +154,7 @@ func TestCheckMonotone(t *testing.T) {
 // TestReplayWitnessRejectsTampering: a witness with a committed
 // transaction left out, an id repeated, an id not in the history or an
 // aborted one added must not pass. Reordering is tested on the histories
-// of EXACTNESS.md (testdata/exactness, "replay"), and against enumeration
+// of docs/SEMANTICS.md (testdata/exactness, "replay"), and against enumeration
 // in TestCheckAgreesWithNaiveEnumeration.
 func TestReplayWitnessRejectsTampering(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))

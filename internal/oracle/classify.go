@@ -8,7 +8,7 @@ import (
 // invalid history whether it needs search, that is, whether no committed
 // transaction has a read that is wrong on its face (a garbage read, G1a,
 // G1b or an internal inconsistency, found without any ordering). Generators
-// report this mix (EXACTNESS.md §4: at least 30% valid and 30% invalid
+// report this mix (docs/SEMANTICS.md §4: at least 30% valid and 30% invalid
 // needing search). It panics on input Check rejects; callers classify
 // only what Check accepts.
 func Classify(h *history.History, opts history.Options) (valid, needsSearch bool) {

@@ -1,6 +1,6 @@
 // Package oracle is the brute-force reference that streamcheck's checkers
 // are tested against. It is written from the specification alone
-// (EXACTNESS.md §1-§4, DESIGN-NOTES.md "The model") and shares no code with
+// (docs/SEMANTICS.md §1-§4, docs/SEMANTICS.md §0) and shares no code with
 // incremental/: a bug there cannot hide behind the same bug here.
 //
 // # Model
@@ -10,14 +10,14 @@
 // some serial order of the committed and taken transactions that respects
 // the level's order constraints, replayed from the initial state with own
 // writes visible inside a transaction, reproduces every read value of
-// every transaction in the order (EXACTNESS.md §4). Aborted transactions,
+// every transaction in the order (docs/SEMANTICS.md §4). Aborted transactions,
 // and unknown ones not taken, are not in the order and their reads are not
 // checked.
 //
 //   - Order constraints: session order for strong-session-serializable and
 //     strict-serializable; widened real time (history.Options.Precedes, with
 //     an unknown transaction's end at +∞ unless Options.InDoubt >= 0) for
-//     strict-serializable only (EXACTNESS.md §1). Session order is the order
+//     strict-serializable only (docs/SEMANTICS.md §1). Session order is the order
 //     of start timestamps within a session, input order where some
 //     transaction of the session has none and on ties.
 //   - Initial state: absent (registers) and the empty list, or under
@@ -29,7 +29,7 @@
 //     whole sequences. Duplicate values need no writer choice: replay only
 //     compares values.
 //
-// The projection H|C (EXACTNESS.md §3) keeps the transactions of C, with
+// The projection H|C (docs/SEMANTICS.md §3) keeps the transactions of C, with
 // their writes, and a read r of T in C iff every possible writer of r's
 // value is in C, or it has none (a garbage read), or r follows T's own write
 // of the key (register reads only; a list read after its own append
@@ -63,7 +63,7 @@
 //	   (ShrinkCore) reaches a subset-minimal core in one pass.
 //	O5 RandomTiny's histories pass history.Validate and, at
 //	   DefaultTinyConfig, are at least 30% valid and 30% invalid needing
-//	   search at every level and Δ (EXACTNESS.md §4).
+//	   search at every level and Δ (docs/SEMANTICS.md §4).
 //
 // # Complexity
 //
@@ -77,7 +77,7 @@
 //
 // # References
 //
-// EXACTNESS.md §1 (levels and time, history I), §2 (unknown outcomes,
+// docs/SEMANTICS.md §1 (levels and time, history I), §2 (unknown outcomes,
 // history H), §3 (cores and the projection, history J), §4 (the oracle and
 // the generator's mix); Adya's thesis for G1a/G1b; Elle for the anomaly
 // names and the +∞ end of unknown transactions.

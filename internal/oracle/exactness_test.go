@@ -9,7 +9,7 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 )
 
-// TestExactness runs the histories of EXACTNESS.md with their offline
+// TestExactness runs the histories of docs/SEMANTICS.md with their offline
 // verdicts and cores (testdata/exactness). Commands:
 //
 //	history name=N            parse the input with history.ParseCompact;

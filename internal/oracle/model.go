@@ -23,7 +23,7 @@ func supported(l history.Level) bool { return l.Supported() }
 
 // checkInput rejects what the oracle cannot give a meaning to: an invalid
 // history, a level it does not implement, a real-time level without
-// timestamps (EXACTNESS.md §1), and a non-null scalar read of a list key.
+// timestamps (docs/SEMANTICS.md §1), and a non-null scalar read of a list key.
 func checkInput(h *history.History, opts history.Options) error {
 	if !supported(opts.Level) {
 		return fmt.Errorf("oracle: level %s is not supported", opts.Level)
@@ -48,7 +48,7 @@ func checkInput(h *history.History, opts history.Options) error {
 
 // sessionRanks gives each transaction its position in its session's order:
 // by start timestamp when every transaction of the session has one, input
-// order on ties and otherwise (EXACTNESS.md §1). Transactions without a
+// order on ties and otherwise (docs/SEMANTICS.md §1). Transactions without a
 // session get rank -1. Every status is ranked, so that the projection can
 // ask whether an aborted writer is a later transaction of a reader's
 // session.

@@ -10,7 +10,7 @@ import (
 )
 
 // possibleWriters returns the transactions (indexes into h.Txns) that could
-// have written the value a read saw (EXACTNESS.md §3): every transaction,
+// have written the value a read saw (docs/SEMANTICS.md §3): every transaction,
 // whatever its status, with a write of that key and value at any position,
 // except those the level places after the reader r (real time under
 // real-time levels, later in r's session under levels with session order).
@@ -51,7 +51,7 @@ func internalRead(t *history.Txn, n int) bool {
 	return false
 }
 
-// Project returns H|C (EXACTNESS.md §3): the transactions of core, in h's
+// Project returns H|C (docs/SEMANTICS.md §3): the transactions of core, in h's
 // order, each keeping its writes and those reads all of whose possible
 // writers are in C (the initial state counts as always present), or that
 // have no possible writer at all (garbage reads), or that follow the
@@ -99,7 +99,7 @@ func Project(h *history.History, opts history.Options, core []string) *history.H
 
 // CheckCore reports whether core is a core of h under opts: H|C violates
 // the level, and for every t in C, H|(C\{t}) satisfies it (subset-minimal
-// under the projection, EXACTNESS.md §3). It returns nil or an error that
+// under the projection, docs/SEMANTICS.md §3). It returns nil or an error that
 // says which condition failed.
 func CheckCore(h *history.History, opts history.Options, core []string) error {
 	if len(core) == 0 {

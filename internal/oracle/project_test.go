@@ -80,7 +80,7 @@ func contains(ids []string, id string) bool {
 }
 
 // TestProjectRule pins the projection's cases on small histories, each
-// against the rule of EXACTNESS.md §3 as written.
+// against the rule of docs/SEMANTICS.md §3 as written.
 func TestProjectRule(t *testing.T) {
 	strict := history.DefaultOptions()
 	strict.Level = history.StrictSerializable

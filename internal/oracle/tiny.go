@@ -17,7 +17,7 @@ type TinyConfig struct {
 	// Keys is the number of keys (2..3 by default: 0 picks one of them).
 	Keys int
 	// Values is the size of each key's value domain; a small domain makes
-	// duplicate writes common (EXACTNESS.md §3, history J).
+	// duplicate writes common (docs/SEMANTICS.md §3, history J).
 	Values int
 	// Timestamps gives every transaction a client interval; without them
 	// only levels without real time can be checked.
@@ -63,7 +63,7 @@ func DefaultTinyConfig() TinyConfig {
 // flipped, timestamps shifted until they tie, a written value duplicated,
 // a key turned into a list, a transaction moved to another session).
 // Uniformly random tiny histories would be nearly all garbage reads
-// (EXACTNESS.md §4); executions keep most reads explainable so that
+// (docs/SEMANTICS.md §4); executions keep most reads explainable so that
 // search is needed to tell valid from invalid. The result always passes
 // history.Validate.
 func RandomTiny(rng *rand.Rand, cfg TinyConfig) *history.History {

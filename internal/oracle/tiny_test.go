@@ -41,7 +41,7 @@ func tinyOptions() []history.Options {
 }
 
 // TestTinyMix reports the generator's mix per level and Δ and holds it to
-// EXACTNESS.md §4: at least 30% valid and 30% invalid needing search.
+// docs/SEMANTICS.md §4: at least 30% valid and 30% invalid needing search.
 func TestTinyMix(t *testing.T) {
 	n := tinyCount(t, 10000)
 	rng := rand.New(rand.NewPCG(1, 2))

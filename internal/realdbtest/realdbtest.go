@@ -1,6 +1,6 @@
 // Package realdbtest opens the real database servers that tests run
 // against (PostgreSQL at 127.0.0.1:5432 and MariaDB at 127.0.0.1:3306,
-// DESIGN-NOTES.md "What is real here") under one rule: a server that does
+// README.md "Testing against real parts") under one rule: a server that does
 // not answer skips the test, except under CI=true, where it fails it, so
 // that a CI machine without the servers cannot pass by skipping. Only
 // tests import it: it calls t.Skip and t.Fatal.

@@ -7,7 +7,10 @@
 // # Model
 //
 // New turns an incremental.Result and the history it came from into a
-// Report, a plain value of exported, JSON-tagged types. Every renderer
+// Report, a plain value of exported, JSON-tagged types. The anomaly and
+// alert types it is made of (Anomaly, Txn, Step, Stats, Alert) are defined
+// in the public package verdict and aliased here: report builds and
+// renders them, alerts delivers them without importing report. Every renderer
 // reads only the Report, so the text, JSON and DOT outputs cannot disagree
 // about a verdict, and a Report decoded from JSON renders like the
 // original. A Report carries the core transactions as recorded (their
@@ -47,6 +50,6 @@
 //
 // Adya's phenomena (G0, G1c, G-single, G2; Adya's 1999 thesis) name the
 // classes; the explanation sentences follow Elle (Kingsbury & Alvaro, VLDB
-// 2020); a core is minimal under the projection of EXACTNESS.md §3. The
+// 2020); a core is minimal under the projection of docs/SEMANTICS.md §3. The
 // steps themselves come from incremental (its doc.go, "Cores").
 package report

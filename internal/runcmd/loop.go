@@ -381,11 +381,11 @@ func (r *runner) start(ctx context.Context) error {
 
 func (r *runner) run(ctx context.Context) (int, error) {
 	r.started, r.lastStatus, r.lastCkpt, r.lastInput = time.Now(), time.Now(), time.Now(), time.Now()
-	if lv := r.cfg.opts.Level; lv != history.StrictSerializable {
-		fmt.Fprintf(r.stderr, "streamcheck run: checking strict-serializable (the database promises %s; real time is assumed, Vbox Theorem 3.5): an alert with needs_realtime=true is a real-time violation, not a proven %s violation\n", lv, lv)
+	if lv := r.cfg.opts.Level; !lv.RealTime() {
+		fmt.Fprintf(r.stderr, "streamcheck run: checking %s (the database promises %s; real time is assumed, Vbox Theorem 3.5): an alert with needs_realtime=true is a real-time violation, not a proven %s violation\n", incremental.OnlineLevel, lv, lv)
 	}
-	fmt.Fprintf(r.stderr, "streamcheck run: level strict-serializable, skew %s, lateness %s, in-doubt %s, initial state %s, tick %s\n",
-		report.Duration(r.cfg.opts.Skew), report.Duration(int64(r.cfg.Check.Lateness)), indoubtText(r.cfg.opts.InDoubt), r.cfg.opts.InitialState, report.Duration(int64(r.cfg.Check.Tick)))
+	fmt.Fprintf(r.stderr, "streamcheck run: level %s, skew %s, lateness %s, in-doubt %s, initial state %s, tick %s\n",
+		incremental.OnlineLevel, report.Duration(r.cfg.opts.Skew), report.Duration(int64(r.cfg.Check.Lateness)), indoubtText(r.cfg.opts.InDoubt), r.cfg.opts.InitialState, report.Duration(int64(r.cfg.Check.Tick)))
 	if err := r.start(ctx); err != nil {
 		if ctx.Err() != nil {
 			// Interrupted while connecting: nothing read, nothing to save.
@@ -1147,8 +1147,8 @@ func (r *runner) summary(why string) {
 		// The exit status, by check's rule, and why (E1-E3).
 		ck += fmt.Sprintf("; exit %d", o.ExitCode())
 	}
-	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %s checked (strict-serializable, skew %s, in-doubt %s), %s, %s%s%s\n",
-		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial, ck)
+	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %s checked (%s, skew %s, in-doubt %s), %s, %s%s%s\n",
+		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), incremental.OnlineLevel, report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial, ck)
 }
 
 // deadLetters writes dead letters to a file and/or a Kafka topic; flush

@@ -179,7 +179,7 @@ func flagDefs() []flagDef {
 	d := config.Default()
 	return []flagDef{
 		{"source", fmt.Sprintf("kafka, a file to follow (like tail -f), or - for stdin (default %q)", d.Source), strFlag(func(c *config.Config) *string { return &c.Source }), false},
-		{"level", fmt.Sprintf("isolation level the database promises: %s; checked as strict-serializable (default %s)", strings.Join(history.LevelNames(), ", "), d.Check.Level), strFlag(func(c *config.Config) *string { return &c.Check.Level }), false},
+		{"level", fmt.Sprintf("isolation level the database promises: %s; checked as %s (default %s)", strings.Join(history.LevelNames(), ", "), incremental.OnlineLevel, d.Check.Level), strFlag(func(c *config.Config) *string { return &c.Check.Level }), false},
 		{"skew", "clock-skew bound Δ (duration or integer ns; default 0)", durFlag(func(c *config.Config) *config.Duration { return &c.Check.Skew }), false},
 		{"lateness", fmt.Sprintf("allowed lateness: longest transaction + producer delay + 2Δ (default %s)", d.Check.Lateness), durFlag(func(c *config.Config) *config.Duration { return &c.Check.Lateness }), false},
 		{"indoubt", fmt.Sprintf("in-doubt horizon for unknown outcomes; none = +∞, which pins the window (default %s)", d.Check.InDoubt), durFlag(func(c *config.Config) *config.Duration { return &c.Check.InDoubt }), false},
@@ -188,7 +188,7 @@ func flagDefs() []flagDef {
 		{"idle-release", fmt.Sprintf("wall-clock quiet of stdin or a followed file after which its last transactions are checked (the watermark passes the last start; a later event starting before it is dead-lettered as late); keep it above the lateness; 0 = off (default %s)", d.Check.IdleRelease), durFlag(func(c *config.Config) *config.Duration { return &c.Check.IdleRelease }), false},
 		{"max-ahead", fmt.Sprintf("dead-letter as future an event whose start lies this far beyond its partition's latest start, or beyond the wall clock for wall-clock timestamps; 0 = off (default %s)", d.Check.MaxAhead), durFlag(func(c *config.Config) *config.Duration { return &c.Check.MaxAhead }), false},
 		{"tick", fmt.Sprintf("the engine steps each time the watermark crosses a multiple of this, in event time (default %s)", d.Check.Tick), durFlag(func(c *config.Config) *config.Duration { return &c.Check.Tick }), false},
-		{"evict", "evict time-closed, settled transactions (EXACTNESS.md §5); false re-checks the whole released history at every step (default true)", func(c *config.Config, v string) error {
+		{"evict", "evict time-closed, settled transactions (docs/SEMANTICS.md §5); false re-checks the whole released history at every step (default true)", func(c *config.Config, v string) error {
 			b, err := strconv.ParseBool(v)
 			c.Check.Evict = b
 			return err
