@@ -173,7 +173,11 @@ type weak struct {
 var weakControls = []weak{
 	{"postgres-read-committed", pgDSN, []string{"--isolation", "read-committed"},
 		regexp.MustCompile(`^(lost-update|read-skew|write-skew|G1c|G-single|G-nonadjacent|G2-item)(-realtime|-process)?$`)},
-	{"postgres-repeatable-read", pgDSN, []string{"--isolation", "repeatable-read"},
+	// Write skew is the only cycle PostgreSQL's repeatable read allows, and
+	// the mixed workload spreads it over 16 rows of one workload in five: it
+	// found none in 20 s now and then. The write-skew workload on four rows
+	// meets it within seconds.
+	{"postgres-repeatable-read", pgDSN, []string{"--isolation", "repeatable-read", "--workload", "write-skew", "--keys", "4"},
 		regexp.MustCompile(`^(write-skew|G2-item)(-realtime|-process)?$`)},
 	{"mariadb-repeatable-read", mysqlDSN, []string{"--isolation", "repeatable-read", "--innodb-snapshot-isolation", "off"},
 		regexp.MustCompile(`^(lost-update|read-skew|write-skew|internal|G1c|G-single|G-nonadjacent|G2-item)(-realtime|-process)?$`)},
