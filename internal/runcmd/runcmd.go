@@ -1,5 +1,6 @@
 // Package runcmd is `streamcheck run`: it reads a stream of native events
-// (stdin, a growing file, or every partition of a Kafka topic), feeds them
+// (stdin, a growing file, or every partition of a Kafka topic; in process,
+// MainTxns takes decoded transactions in place of stdin), feeds them
 // through the start-time window (window/) into the online engine
 // (incremental.Online), hands each alert to alerts.Dispatcher (JSON lines
 // on stdout or a file, Alertmanager, webhooks, Kafka, the status page),
