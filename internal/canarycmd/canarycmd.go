@@ -1,15 +1,15 @@
 // Package canarycmd is `streamcheck canary`: it drives the canary
 // workloads (package canary) against a real PostgreSQL or MySQL/MariaDB,
 // records every transaction (package record) and checks the stream in
-// process with `streamcheck run` (internal/runcmd, reading the recorder's
-// JSON Lines through a pipe), or writes it to a file for a separate run or
-// check.
+// process with `streamcheck run` (internal/runcmd.MainTxns, handed the
+// recorder's transactions as they are: no JSON between the recorder and
+// the driver), or writes it to a file for a separate run or check.
 //
 // Data flow (in-process checking, the default):
 //
-//	canary clients ─▶ record.Recorder ─▶ JSON Lines ─▶ queue ─▶ io.Pipe ─▶ runcmd.Main (--source -)
-//	                                  └▶ --record FILE                          │ alerts
-//	                                                                alertWatch ─▶ stdout or --alerts
+//	canary clients ─▶ record.Recorder ─▶ queue (checkerFeed) ─▶ runcmd.MainTxns (--source -) ─▶ driver
+//	                                  └▶ --record FILE (JSON Lines)            │ alerts
+//	                                                               alertWatch ─▶ stdout or --alerts
 //
 // The queue keeps emission order and decouples the clients from a checker
 // step in progress, so a slow step delays alerts but never makes an event
@@ -244,10 +244,9 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 	}
 
 	var (
-		q       *lineQueue
+		q       *checkerFeed
 		watch   *alertWatch
 		runDone chan int
-		pr      *io.PipeReader
 		runArgs []string
 	)
 	if cfg.kafkaBrokers != "" {
@@ -286,10 +285,8 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 				stopWorkload()
 			}
 		}}
-		var pw *io.PipeWriter
-		pr, pw = io.Pipe()
-		q = newLineQueue(pw, 1<<16)
-		sinks = append(sinks, record.NewJSONLines(q))
+		q = newCheckerFeed(1 << 16)
+		sinks = append(sinks, q)
 		runArgs = []string{"--source", "-", "--initial-state", "empty",
 			"--level", cfg.level, "--skew", cfg.skew, "--lateness", cfg.lateness, "--indoubt", cfg.indoubt,
 			"--tick", cfg.tick, "--status", cfg.status.String(), "--http", cfg.httpAddr}
@@ -314,8 +311,8 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 			// Not cancelled by an interrupt: the checker reads the stream
 			// to its end, so every transaction closes and the verdict is
 			// check's (a second interrupt kills the process).
-			code := runcmd.Main(context.WithoutCancel(ctx), runArgs, pr, watch, stderr)
-			pr.CloseWithError(errCheckerStopped)
+			code := runcmd.MainTxns(context.WithoutCancel(ctx), runArgs, q.txns, watch, stderr)
+			q.stop()
 			stopWorkload()
 			runDone <- code
 		}()
@@ -417,14 +414,16 @@ type mysqlLogger func(string)
 
 func (f mysqlLogger) Print(v ...any) { f(strings.TrimSpace(fmt.Sprint(v...))) }
 
-// lineQueue forwards writes, in order, to w from its own goroutine: a
-// writer blocks only while size writes are queued.
-type lineQueue struct {
-	ch   chan []byte
-	done chan struct{}
-	w    io.WriteCloser
+// queue forwards values, in order, to deliver from its own goroutine: a
+// producer blocks only while size values are queued. After deliver fails
+// once, the rest is drained unsent and every put fails with its error.
+type queue[T any] struct {
+	ch      chan T
+	done    chan struct{}
+	deliver func(T) error
+	end     func()
 
-	// sending is held (shared) by Write while it sends and (exclusive) by
+	// sending is held (shared) by put while it sends and (exclusive) by
 	// Close while it closes ch, so no send meets a closed channel.
 	sending sync.RWMutex
 	closed  bool
@@ -433,50 +432,50 @@ type lineQueue struct {
 	err error
 }
 
-func newLineQueue(w io.WriteCloser, size int) *lineQueue {
-	q := &lineQueue{ch: make(chan []byte, size), done: make(chan struct{}), w: w}
+func newQueue[T any](size int, deliver func(T) error, end func()) *queue[T] {
+	q := &queue[T]{ch: make(chan T, size), done: make(chan struct{}), deliver: deliver, end: end}
 	go q.loop()
 	return q
 }
 
-func (q *lineQueue) loop() {
+func (q *queue[T]) loop() {
 	defer close(q.done)
-	for b := range q.ch {
+	for v := range q.ch {
 		if q.failed() != nil {
-			continue // drain, so that writers never block on a dead reader
+			continue // drain, so that producers never block on a dead consumer
 		}
-		if _, err := q.w.Write(b); err != nil {
+		if err := q.deliver(v); err != nil {
 			q.mu.Lock()
 			q.err = err
 			q.mu.Unlock()
 		}
 	}
-	q.w.Close()
+	q.end()
 }
 
-func (q *lineQueue) failed() error {
+func (q *queue[T]) failed() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.err
 }
 
-// Write queues a copy of p; it fails once the reader has failed or the
-// queue is closed.
-func (q *lineQueue) Write(p []byte) (int, error) {
+// put queues v; it fails once delivery has failed or the queue is closed.
+func (q *queue[T]) put(v T) error {
 	if err := q.failed(); err != nil {
-		return 0, err
+		return err
 	}
 	q.sending.RLock()
 	defer q.sending.RUnlock()
 	if q.closed {
-		return 0, io.ErrClosedPipe
+		return io.ErrClosedPipe
 	}
-	q.ch <- bytes.Clone(p)
-	return len(p), nil
+	q.ch <- v
+	return nil
 }
 
-// Close flushes the queue, closes w and returns the first write error.
-func (q *lineQueue) Close() error {
+// Close delivers what is queued, calls end and returns the first delivery
+// error.
+func (q *queue[T]) Close() error {
 	q.sending.Lock()
 	if !q.closed {
 		q.closed = true
@@ -486,6 +485,54 @@ func (q *lineQueue) Close() error {
 	<-q.done
 	return q.failed()
 }
+
+// lineQueue is a queue of byte lines to a writer (its tests cover the
+// queue that feeds the checker).
+type lineQueue struct{ *queue[[]byte] }
+
+func newLineQueue(w io.WriteCloser, size int) *lineQueue {
+	return &lineQueue{newQueue(size, func(b []byte) error {
+		_, err := w.Write(b)
+		return err
+	}, func() { w.Close() })}
+}
+
+// Write queues a copy of p.
+func (q *lineQueue) Write(p []byte) (int, error) {
+	if err := q.put(bytes.Clone(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// checkerFeed hands the recorder's transactions to the in-process
+// checker (runcmd.MainTxns) as they are, in emission order. Once the
+// checker has returned (stop), delivery fails with errCheckerStopped, as
+// writing to its pipe did.
+type checkerFeed struct {
+	*queue[history.Txn]
+	txns    chan history.Txn
+	stopped chan struct{}
+}
+
+func newCheckerFeed(size int) *checkerFeed {
+	f := &checkerFeed{txns: make(chan history.Txn), stopped: make(chan struct{})}
+	f.queue = newQueue(size, func(t history.Txn) error {
+		select {
+		case f.txns <- t:
+			return nil
+		case <-f.stopped:
+			return errCheckerStopped
+		}
+	}, func() { close(f.txns) })
+	return f
+}
+
+// Emit queues t (record.Sink; a sink owns what it is given).
+func (f *checkerFeed) Emit(t *history.Txn) error { return f.put(*t) }
+
+// stop tells the feed that the checker has returned and reads no more.
+func (f *checkerFeed) stop() { close(f.stopped) }
 
 // alertWatch forwards the checker's alert lines and times the first one:
 // from the canary's start, and from the end of its core's last

@@ -50,8 +50,10 @@ type counters struct {
 }
 
 type runner struct {
-	cfg    *runConfig
-	stdin  io.Reader
+	cfg   *runConfig
+	stdin io.Reader
+	// txns, when set (MainTxns), stands for stdin: decoded transactions.
+	txns   <-chan history.Txn
 	stdout io.Writer
 	stderr io.Writer
 
@@ -364,6 +366,10 @@ func (r *runner) start(ctx context.Context) error {
 		}
 		r.src = newKafkaSource(ctx, *r.kafka, r.next)
 	case "-":
+		if r.txns != nil {
+			r.src = newTxnSource(ctx, "-", r.txns)
+			return nil
+		}
 		s, err := newLineSource(ctx, "-", r.stdin, false, 0, 0, 0, int(r.cfg.Kafka.MaxEventBytes))
 		if err != nil {
 			return err
@@ -1189,6 +1195,11 @@ const maxDeadEvent = 4096
 func (r *runner) deadLetter(m *message, reason, detail string, t *history.Txn) {
 	dl := deadLetterLine{Reason: reason, Detail: detail}
 	ev := m.value
+	if len(ev) == 0 && m.err == nil && !m.oversized {
+		// Handed over decoded (MainTxns): its native text, written only
+		// for the dead letter.
+		ev = ingest.AppendNative(nil, &m.txn)
+	}
 	if len(ev) > maxDeadEvent {
 		ev = ev[:maxDeadEvent]
 		dl.Truncated = true

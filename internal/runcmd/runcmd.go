@@ -1,5 +1,6 @@
 // Package runcmd is `streamcheck run`: it reads a stream of native events
-// (stdin, a growing file, or every partition of a Kafka topic), feeds them
+// (stdin, a growing file, or every partition of a Kafka topic; in process,
+// MainTxns takes decoded transactions in place of stdin), feeds them
 // through the start-time window (window/) into the online engine
 // (incremental.Online), hands each alert to alerts.Dispatcher (JSON lines
 // on stdout or a file, Alertmanager, webhooks, Kafka, the status page),
@@ -98,6 +99,19 @@ const (
 // message in hand, checkpoints (with a state directory), commits offsets
 // and returns.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return mainWith(ctx, args, stdin, nil, stdout, stderr)
+}
+
+// MainTxns is Main with --source - reading decoded transactions from txns
+// instead of native JSON lines from stdin: the nth is line n of "-", and
+// closing txns ends the input. It is the in-process way in (canary): the
+// events reach the driver without a JSON encode and decode, and flags,
+// sinks, status lines, summary and exit status are Main's.
+func MainTxns(ctx context.Context, args []string, txns <-chan history.Txn, stdout, stderr io.Writer) int {
+	return mainWith(ctx, args, nil, txns, stdout, stderr)
+}
+
+func mainWith(ctx context.Context, args []string, stdin io.Reader, txns <-chan history.Txn, stdout, stderr io.Writer) int {
 	// SIGTERM (a deploy, systemd, Kubernetes) stops the run like SIGINT:
 	// checkpoint, commit, exit 0. The caller may handle only SIGINT.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
@@ -106,10 +120,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	// goroutines) and the status and summary lines share it.
 	return cliutil.Main(ctx, "streamcheck run", args, stdout, stderr, parse,
 		func(ctx context.Context, cfg *runConfig, stdout, stderr io.Writer) (int, error) {
+			if txns != nil && cfg.Source != "-" {
+				return ExitError, fmt.Errorf("source %q: decoded transactions are read as source -", cfg.Source)
+			}
 			r, err := newRunner(cfg, stdin, stdout, stderr)
 			if err != nil {
 				return ExitError, err
 			}
+			r.txns = txns
 			code, err := r.run(ctx)
 			if cerr := r.close(); err == nil {
 				err = cerr

@@ -298,3 +298,62 @@ func (s *kafkaSource) close() error {
 	<-s.done
 	return err
 }
+
+// txnSource delivers transactions already decoded by the caller (the
+// canary's recorder, in process) as if they were lines of stdin: the nth
+// is line n, so positions, dead letters and the exit at the end read as
+// they did when the same transactions came through a JSON pipe, without
+// encoding and decoding each one on the way to the engine. The channel's
+// close is the end of the input.
+type txnSource struct {
+	out    chan message
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newTxnSource(ctx context.Context, name string, in <-chan history.Txn) *txnSource {
+	s := &txnSource{out: make(chan message, 1024), done: make(chan struct{})}
+	ctx, s.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(s.done)
+		send := func(m message) bool {
+			select {
+			case s.out <- m:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		line := 0
+		for {
+			var t history.Txn
+			var ok bool
+			select {
+			case t, ok = <-in:
+			case <-ctx.Done():
+				return
+			}
+			if !ok {
+				send(message{end: true})
+				return
+			}
+			line++
+			// The offset only orders the messages (stdin is never resumed);
+			// the line is what positions and dead letters name.
+			t.Pos = history.Pos{Source: name, Line: line}
+			m := message{offset: int64(line - 1), next: int64(line), line: line, txn: t}
+			if !send(m) {
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *txnSource) messages() <-chan message         { return s.out }
+func (s *txnSource) unreachable() (time.Time, string) { return time.Time{}, "" }
+func (s *txnSource) close() error {
+	s.cancel()
+	<-s.done
+	return nil
+}
