@@ -154,22 +154,7 @@ func TestFileResumes(t *testing.T) {
 	os.WriteFile(src, []byte(ev("a", 10)+ev("b", 20)+"garbage\n"), 0o644)
 	args := []string{"--http=", "--source", src, "--state-dir", filepath.Join(dir, "st"), "--dead-letter", dl, "--lateness", "5",
 		"--tick", "1", "--poll", "5ms", "--status", "10ms", "--initial-state", "empty"}
-	runUntil := func(want string) string {
-		t.Helper()
-		ctx, cancel := context.WithCancel(context.Background())
-		logs := &syncBuffer{}
-		done := make(chan int)
-		go func() { done <- Main(ctx, args, nil, io.Discard, logs) }()
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(logs.String(), want) && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		cancel()
-		if code := <-done; code != ExitOK {
-			t.Fatalf("exit %d: %s", code, logs.String())
-		}
-		return logs.String()
-	}
+	runUntil := func(want string) string { t.Helper(); return runFollowUntil(t, args, want) }
 	runUntil("run: 3 messages;")
 	f, _ := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(ev("c", 30) + "more garbage\n")
@@ -275,21 +260,7 @@ func TestKindsSurviveRestart(t *testing.T) {
 	os.WriteFile(src, []byte(`{"id":"a","start":10,"end":15,"status":"committed","ops":[["append","l",1]]}`+"\n"), 0o644)
 	args := []string{"--http=", "--source", src, "--state-dir", filepath.Join(dir, "st"), "--dead-letter", dl, "--lateness", "5",
 		"--tick", "1", "--poll", "5ms", "--status", "10ms", "--initial-state", "empty"}
-	runUntil := func(want string) {
-		t.Helper()
-		ctx, cancel := context.WithCancel(context.Background())
-		logs := &syncBuffer{}
-		done := make(chan int)
-		go func() { done <- Main(ctx, args, nil, io.Discard, logs) }()
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(logs.String(), want) && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		cancel()
-		if code := <-done; code != ExitOK {
-			t.Fatalf("exit %d: %s", code, logs.String())
-		}
-	}
+	runUntil := func(want string) { t.Helper(); runFollowUntil(t, args, want) }
 	runUntil("run: 1 messages;")
 	f, _ := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"id":"b","start":20,"end":25,"status":"committed","ops":[["w","l",2]]}` + "\n")
@@ -328,4 +299,23 @@ func TestStdinFirstEventNotHeldBack(t *testing.T) {
 	if !seen {
 		t.Fatalf("the first event was not read while the pipe stayed open:\n%s", logs.String())
 	}
+}
+
+// runFollowUntil runs a followed-file run until its log says want (or 10 s
+// pass), interrupts it, and returns the log; the run must exit 0.
+func runFollowUntil(t *testing.T, args []string, want string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncBuffer{}
+	done := make(chan int)
+	go func() { done <- Main(ctx, args, nil, io.Discard, logs) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), want) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != ExitOK {
+		t.Fatalf("exit %d: %s", code, logs.String())
+	}
+	return logs.String()
 }
