@@ -486,25 +486,6 @@ func (q *queue[T]) Close() error {
 	return q.failed()
 }
 
-// lineQueue is a queue of byte lines to a writer (its tests cover the
-// queue that feeds the checker).
-type lineQueue struct{ *queue[[]byte] }
-
-func newLineQueue(w io.WriteCloser, size int) *lineQueue {
-	return &lineQueue{newQueue(size, func(b []byte) error {
-		_, err := w.Write(b)
-		return err
-	}, func() { w.Close() })}
-}
-
-// Write queues a copy of p.
-func (q *lineQueue) Write(p []byte) (int, error) {
-	if err := q.put(bytes.Clone(p)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
 // checkerFeed hands the recorder's transactions to the in-process
 // checker (runcmd.MainTxns) as they are, in emission order. Once the
 // checker has returned (stop), delivery fails with errCheckerStopped, as

@@ -91,3 +91,22 @@ func TestAlertWatch(t *testing.T) {
 		t.Fatalf("forwarded %q", out.String())
 	}
 }
+
+// lineQueue is a queue of byte lines to a writer: the generic queue that
+// feeds the checker, driven here with lines so its tests read simply.
+type lineQueue struct{ *queue[[]byte] }
+
+func newLineQueue(w io.WriteCloser, size int) *lineQueue {
+	return &lineQueue{newQueue(size, func(b []byte) error {
+		_, err := w.Write(b)
+		return err
+	}, func() { w.Close() })}
+}
+
+// Write queues a copy of p.
+func (q *lineQueue) Write(p []byte) (int, error) {
+	if err := q.put(bytes.Clone(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
