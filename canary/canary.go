@@ -138,7 +138,17 @@ type Canary struct {
 	lastErrLog time.Time
 	mutedErrs  int
 	elapsed    time.Duration
+
+	// stop is closed by Stop; stopOnce makes Stop idempotent.
+	stop     chan struct{}
+	stopOnce sync.Once
 }
+
+// Stop ends the clients as Duration elapsing would: the run still records
+// its final reads and cleans up. Safe to call from any goroutine, before
+// or during Run, more than once. Tests use it to end a run on what it has
+// done rather than on a wall-clock budget that a slow machine may miss.
+func (c *Canary) Stop() { c.stopOnce.Do(func() { close(c.stop) }) }
 
 // New checks cfg and opens the database (failing if it cannot be reached
 // now: a wrong DSN should not look like an outage). Transactions are
@@ -203,7 +213,8 @@ func New(ctx context.Context, cfg Config, rec *record.Recorder) (*Canary, error)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Canary{cfg: cfg, rec: rec, log: log, counts: map[string]*Counts{}, lastAudit: int64(cfg.Keys) * initialBalance}
+	c := &Canary{cfg: cfg, rec: rec, log: log, counts: map[string]*Counts{}, lastAudit: int64(cfg.Keys) * initialBalance,
+		stop: make(chan struct{})}
 	seen := map[string]bool{}
 	for _, n := range cfg.Workloads {
 		if seen[n] {
@@ -287,6 +298,13 @@ func (c *Canary) Run(ctx context.Context) (Report, error) {
 	)
 	clientsCtx, stopClients := context.WithCancel(runCtx)
 	defer stopClients()
+	go func() {
+		select {
+		case <-c.stop:
+			stopClients()
+		case <-clientsCtx.Done():
+		}
+	}()
 	for i := 0; i < c.cfg.Clients; i++ {
 		wg.Add(1)
 		go func() {
