@@ -84,6 +84,13 @@ type LevelInfo struct {
 	Forbids []string
 	// Backend decides the level.
 	Backend Backend
+	// Online reports whether `run` (and so the canary and the demo)
+	// checks the level. A level checked only offline is refused there
+	// rather than checked as another level: run's engine checks the
+	// strongest real-time level, and an alert at it that the promised
+	// level allows (a write skew under snapshot isolation) would be a
+	// false alarm.
+	Online bool
 
 	_ struct{}
 }
@@ -91,14 +98,33 @@ type LevelInfo struct {
 // levels is the registry of the levels that work: every command's
 // --level (its parsing, its help and its error message), the README's
 // table (a test holds it equal), the offline and online checkers and the
-// oracle read it. A level is added here when every one of them checks it;
-// the lattice (lattice.go) names the levels to come. Entry i is Level i,
-// weakest first along the lattice.
-var levels = [...]*LevelInfo{
+// oracle read it. A level is added here when `check` and the oracle check
+// it (`run` too when its Online is set); the lattice (lattice.go) names
+// the levels to come. The order is the listing order, weakest first along
+// the lattice; a level's constant is its own (byLevel indexes by it), so
+// levels added by different files never renumber each other.
+//
+// Constants taken: 0-2 the serializable family; 3-6 the
+// snapshot-isolation family; 7-11 the weaker levels.
+var levels = []*LevelInfo{
 	&serializable,
 	&strongSessionSerializable,
 	&strictSerializable,
 }
+
+// maxLevels bounds the Level constants (byLevel's size).
+const maxLevels = 32
+
+// byLevel indexes the registry by Level; nil for a number no level has.
+var byLevel = func() (a [maxLevels]*LevelInfo) {
+	for _, l := range levels {
+		if a[l.Level] != nil {
+			panic(fmt.Sprintf("history: levels %s and %s share the constant %d", a[l.Level].Name, l.Name, l.Level))
+		}
+		a[l.Level] = l
+	}
+	return a
+}()
 
 // Levels returns the registry of supported levels, weakest first.
 func Levels() []LevelInfo {
@@ -115,6 +141,18 @@ func LevelNames() []string {
 	names := make([]string, len(levels))
 	for i, l := range levels {
 		names[i] = l.Name
+	}
+	return names
+}
+
+// OnlineLevelNames returns the names of the levels `run` checks, weakest
+// first.
+func OnlineLevelNames() []string {
+	var names []string
+	for _, l := range levels {
+		if l.Online {
+			names = append(names, l.Name)
+		}
 	}
 	return names
 }
@@ -136,7 +174,7 @@ func LevelTable(head, indent string) string {
 
 // Supported reports whether l is in the registry (a Level built from a
 // number may not be).
-func (l Level) Supported() bool { return int(l) < len(levels) }
+func (l Level) Supported() bool { return int(l) < maxLevels && byLevel[l] != nil }
 
 // Def returns the level's definition; it panics for a level outside the
 // registry, which ParseLevel never returns.
@@ -144,12 +182,12 @@ func (l Level) Def() *LevelInfo {
 	if !l.Supported() {
 		panic(fmt.Sprintf("history: %v is not a supported level", l))
 	}
-	return levels[l]
+	return byLevel[l]
 }
 
 func (l Level) String() string {
 	if l.Supported() {
-		return levels[l].Name
+		return byLevel[l].Name
 	}
 	return fmt.Sprintf("Level(%d)", uint8(l))
 }
@@ -183,9 +221,9 @@ func (l Level) SessionOrder() bool {
 // costs about 0.2 ns more per question than the enum comparison it
 // replaces, half the extra of going through the *LevelInfo
 // (BenchmarkLevelQuestions; BENCHMARKS.md, section seam).
-var levelOrders = func() (o [len(levels)]Orders) {
-	for i, l := range levels {
-		o[i] = l.Orders
+var levelOrders = func() (o [maxLevels]Orders) {
+	for _, l := range levels {
+		o[l.Level] = l.Orders
 	}
 	return o
 }()

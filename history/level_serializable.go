@@ -16,4 +16,5 @@ var serializable = LevelInfo{
 	Forbids: []string{G1a, G1b, Internal, GarbageRead, DuplicateElements, IncompatibleOrder,
 		G0, G1c, GSingle, GNonadjacent, G2Item},
 	Backend: BackendSAT,
+	Online:  true,
 }

@@ -16,4 +16,5 @@ var strictSerializable = LevelInfo{
 	Forbids: append(append([]string(nil), strongSessionSerializable.Forbids...),
 		G0+RealtimeSuffix, G1c+RealtimeSuffix, GSingle+RealtimeSuffix, GNonadjacent+RealtimeSuffix, G2Item+RealtimeSuffix),
 	Backend: BackendSAT,
+	Online:  true,
 }

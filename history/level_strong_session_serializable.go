@@ -16,4 +16,5 @@ var strongSessionSerializable = LevelInfo{
 	Forbids: append(append([]string(nil), serializable.Forbids...),
 		G0+ProcessSuffix, G1c+ProcessSuffix, GSingle+ProcessSuffix, GNonadjacent+ProcessSuffix, G2Item+ProcessSuffix),
 	Backend: BackendSAT,
+	Online:  true,
 }

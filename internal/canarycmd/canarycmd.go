@@ -109,7 +109,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.Prefix, "prefix", "", "table and session prefix (default canary_<random>)")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed for the transactions drawn (0: random)")
 	snapshot := fs.String("innodb-snapshot-isolation", "", "MySQL/MariaDB: set innodb_snapshot_isolation ON or OFF in every session (default: the server's)")
-	fs.StringVar(&cfg.level, "level", history.StrictSerializable.String(), "level checked: "+strings.Join(history.LevelNames(), ", ")+" (online, real time is always checked; see run)")
+	fs.StringVar(&cfg.level, "level", history.StrictSerializable.String(), "level checked: "+strings.Join(history.OnlineLevelNames(), ", ")+" (online, real time is always checked; see run)")
 	fs.StringVar(&cfg.skew, "skew", "1ms", "clock-skew bound Δ given to the checker (one process, one clock: 1ms is a margin, see doc)")
 	fs.StringVar(&cfg.lateness, "lateness", "", "allowed lateness of the checker's window (default: txn-timeout + 1s + 2Δ)")
 	fs.StringVar(&cfg.indoubt, "indoubt", "1m", "in-doubt horizon for unknown outcomes (none: +∞)")
@@ -161,8 +161,10 @@ flags:`)
 	}
 	// Parsed here too, so that a bad level is refused before the
 	// workload touches the database.
-	if _, err := history.ParseLevel(cfg.level); err != nil {
+	if lv, err := history.ParseLevel(cfg.level); err != nil {
 		return nil, fmt.Errorf("--level: %w", err)
+	} else if !lv.Def().Online {
+		return nil, fmt.Errorf("--level: %s is checked offline only (record with --record and run streamcheck check); the canary checks %s", lv, strings.Join(history.OnlineLevelNames(), ", "))
 	}
 	skew, err := nanos(cfg.skew)
 	if err != nil {

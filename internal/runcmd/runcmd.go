@@ -197,7 +197,7 @@ func flagDefs() []flagDef {
 	d := config.Default()
 	return []flagDef{
 		{"source", fmt.Sprintf("kafka, a file to follow (like tail -f), or - for stdin (default %q)", d.Source), strFlag(func(c *config.Config) *string { return &c.Source }), false},
-		{"level", fmt.Sprintf("isolation level the database promises: %s; checked as %s (default %s)", strings.Join(history.LevelNames(), ", "), incremental.OnlineLevel, d.Check.Level), strFlag(func(c *config.Config) *string { return &c.Check.Level }), false},
+		{"level", fmt.Sprintf("isolation level the database promises: %s; checked as %s (default %s)", strings.Join(history.OnlineLevelNames(), ", "), incremental.OnlineLevel, d.Check.Level), strFlag(func(c *config.Config) *string { return &c.Check.Level }), false},
 		{"skew", "clock-skew bound Δ (duration or integer ns; default 0)", durFlag(func(c *config.Config) *config.Duration { return &c.Check.Skew }), false},
 		{"lateness", fmt.Sprintf("allowed lateness: longest transaction + producer delay + 2Δ (default %s)", d.Check.Lateness), durFlag(func(c *config.Config) *config.Duration { return &c.Check.Lateness }), false},
 		{"indoubt", fmt.Sprintf("in-doubt horizon for unknown outcomes; none = +∞, which pins the window (default %s)", d.Check.InDoubt), durFlag(func(c *config.Config) *config.Duration { return &c.Check.InDoubt }), false},
@@ -320,6 +320,9 @@ func parse(args []string, stderr io.Writer) (*runConfig, error) {
 	var err error
 	if rc.opts.Level, err = history.ParseLevel(cfg.Check.Level); err != nil {
 		return nil, fmt.Errorf("check.level: %w", err)
+	}
+	if !rc.opts.Level.Def().Online {
+		return nil, fmt.Errorf("check.level: %s is checked offline only (streamcheck check); run checks %s", rc.opts.Level, strings.Join(history.OnlineLevelNames(), ", "))
 	}
 	rc.opts.Skew = int64(cfg.Check.Skew)
 	rc.opts.InDoubt = int64(cfg.Check.InDoubt)
