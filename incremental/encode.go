@@ -119,6 +119,10 @@ type encoder struct {
 	noPrune bool
 	// dropUnobserved: encodeConfig.dropUnobserved.
 	dropUnobserved bool
+	// sameValue turns on the duplicate-value rules D1 and D2
+	// (prune_dup.go): offline, pruning on, not recording edges.
+	sameValue bool
+	dup       *dupRules
 	kept           [][2]int32
 	// pruned counts read sources and list parses that real time rules
 	// out before search (perf_prune.go).
@@ -208,6 +212,7 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 	e := &encoder{
 		p: p, s: solver.New(solver.Options{Seed: 1, TheoryPropagationLimit: propagationLimit, ConflictBudget: cfg.conflictBudget, Reanchor: true, RestartBase: checkerRestartBase}),
 		guarded: cfg.guarded, record: cfg.record, noPrune: cfg.noPrune, kept: cfg.kept, dropUnobserved: cfg.dropUnobserved,
+		sameValue: cfg.dropUnobserved && !cfg.noPrune && !cfg.record && !cfg.readsToCome,
 		sel: make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
 		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
 	}
@@ -614,6 +619,19 @@ func (e *encoder) encodeReads() {
 		for ri := range pt.reads {
 			r := &pt.reads[ri]
 			rv := readVar{txn: int32(ti), read: int32(ri)}
+			if c := e.freeCandidate(int32(ti), r); c >= 0 {
+				// D2: the read's source is fixed without listing the
+				// other writers of its value.
+				rv.g = e.act[ti]
+				var one [1]int32
+				e.pruned += len(p.writersOfValue(r.key, r.val, &one)) - 1
+				e.choice(&rv, 1)
+				e.cands(&rv)[0] = c
+				e.chooseOne(&rv)
+				e.edge(e.rfs(&rv)[0], litTrue, e.node[c], e.node[ti], edgeRec{kind: kindWR, key: r.key, val: string(r.val), writer: c})
+				e.reads = append(e.reads, rv)
+				continue
+			}
 			var ws []int32
 			initial := p.opts.InitialState == history.InitialUnknown || !r.isList() || len(r.lr.full) == 0
 			if !r.isList() || e.guarded {
@@ -926,7 +944,13 @@ func (e *encoder) encodeVersionOrder() {
 		}
 		e.wsScratch = ws
 		if !rt {
-			for i := 0; i < len(ws); i++ {
+			// A key whose writers all write one value has no pair that
+			// needs an order (D1): the quadratic loop is skipped.
+			uniform := e.sameValue && e.writersUniform(key)
+			if uniform {
+				e.dups().d1 += len(ws) * (len(ws) - 1) / 2
+			}
+			for i := 0; i < len(ws) && !uniform; i++ {
 				if e.stopped() {
 					return
 				}
@@ -957,6 +981,12 @@ type readerRef struct {
 // variable unless the level orders them) and the rw edges it implies.
 func (e *encoder) orderPair(key, a, b int32, readersOf *readerIndex) {
 	if e.dropUnobserved && len(readersOf.get(key, a)) == 0 && len(readersOf.get(key, b)) == 0 {
+		return
+	}
+	if e.sameValue && e.sameFinal(key, a, b) {
+		// D1 (prune_dup.go): neither's readers need an rw edge to the
+		// other, so this key needs no order of the pair.
+		e.dups().d1++
 		return
 	}
 	x := e.pairVar(a, b)
