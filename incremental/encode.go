@@ -123,7 +123,7 @@ type encoder struct {
 	// (prune_dup.go): offline, pruning on, not recording edges.
 	sameValue bool
 	dup       *dupRules
-	kept           [][2]int32
+	kept      [][2]int32
 	// pruned counts read sources and list parses that real time rules
 	// out before search (perf_prune.go).
 	pruned int
@@ -213,7 +213,7 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 		p: p, s: solver.New(solver.Options{Seed: 1, TheoryPropagationLimit: propagationLimit, ConflictBudget: cfg.conflictBudget, Reanchor: true, RestartBase: checkerRestartBase}),
 		guarded: cfg.guarded, record: cfg.record, noPrune: cfg.noPrune, kept: cfg.kept, dropUnobserved: cfg.dropUnobserved,
 		sameValue: cfg.dropUnobserved && !cfg.noPrune && !cfg.record && !cfg.readsToCome,
-		sel: make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
+		sel:       make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
 		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
 	}
 	// Capacity hints, the least a large history needs (a transaction node
