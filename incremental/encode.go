@@ -1031,9 +1031,11 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, ini
 	for i := range byStart {
 		ws[i] = byStart[i].w
 	}
-	// Pairs that may overlap: b starts no later than a ends.
+	// Pairs that may overlap: b starts no later than a ends (an unknown
+	// writer that a committed read forces ends, for this purpose, with its
+	// first forced reader: pairEnd, U2).
 	for i, a := range ws {
-		ea := e.adjEnd(a)
+		ea := e.pairEnd(a)
 		for j := i + 1; j < len(ws) && byStart[j].start <= ea; j++ {
 			e.orderPair(key, a, ws[j], readersOf)
 		}
@@ -1042,7 +1044,7 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, ini
 	cs, unknown := e.csScratch[:0], e.unknownScratch[:0]
 	defer func() { e.csScratch, e.unknownScratch = cs[:0], unknown[:0] }()
 	for _, w := range ws {
-		if p.h.Txns[w].Status == history.Committed {
+		if p.h.Txns[w].Status == history.Committed || e.forcedCommitted(w) {
 			cs = append(cs, w)
 		} else {
 			unknown = append(unknown, w)
@@ -1061,7 +1063,7 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, ini
 	suf1, suf2 := suf[:len(cs)+1], suf[len(cs)+1:]
 	suf1[len(cs)], suf2[len(cs)] = math.MaxInt64, math.MaxInt64
 	for i := len(cs) - 1; i >= 0; i-- {
-		end := e.adjEnd(cs[i])
+		end := e.pairEnd(cs[i])
 		suf1[i], suf2[i] = suf1[i+1], suf2[i+1]
 		switch {
 		case end < suf1[i]:
@@ -1097,12 +1099,12 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, ini
 	}
 	for _, a := range ws {
 		readers := readersOf.get(key, a)
-		ea := e.adjEnd(a)
+		ea := e.pairEnd(a)
 		if len(readers) == 0 || ea == math.MaxInt64 {
 			continue
 		}
 		minimalAfter(ea, func(b int32) {
-			if !p.before(a, b) {
+			if !p.before(a, b) && !e.prune.orderedBefore(a, b) {
 				return
 			}
 			for _, rd := range readers {
