@@ -123,6 +123,12 @@ type encoder struct {
 	// (prune_dup.go): offline, pruning on, not recording edges.
 	sameValue bool
 	dup       *dupRules
+	// chainPred[(k, b)] is the forced source of b's read of k when b
+	// writes k too (prune_chain.go); chained counts the pairs that took a
+	// chain predecessor's literal.
+	chainPred map[[2]int32]int32
+	chainBusy map[[2]int32]bool
+	chained   int
 	kept      [][2]int32
 	// pruned counts read sources and list parses that real time rules
 	// out before search (perf_prune.go).
@@ -694,6 +700,7 @@ func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial 
 	rf := e.rfs(rv)
 	if len(cands) == 1 && rf[0] == litTrue {
 		e.prune.noteForced(rv.txn, cands[0])
+		e.noteChain(r.key, rv.txn, cands[0])
 	}
 	for i, w := range cands {
 		if w >= 0 {
@@ -989,7 +996,7 @@ func (e *encoder) orderPair(key, a, b int32, readersOf *readerIndex) {
 		e.dups().d1++
 		return
 	}
-	x := e.pairVar(a, b)
+	x := e.pairLit(key, a, b)
 	via := e.p.orderVia(a, b)
 	for _, rd := range readersOf.get(key, a) {
 		if rd.txn != b {
@@ -1146,6 +1153,12 @@ func (e *encoder) pairVar(a, b int32) lit {
 	default:
 		x = e.newLit()
 	}
+	return e.newPair(a, b, x)
+}
+
+// newPair records the order literal x of the pair a < b and draws its ww
+// edges.
+func (e *encoder) newPair(a, b int32, x lit) lit {
 	pv := &pairVar{a: a, b: b, x: x}
 	e.pairs[[2]int32{a, b}] = pv
 	e.pairsL = append(e.pairsL, pv)

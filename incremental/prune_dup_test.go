@@ -78,18 +78,19 @@ func randomDupText(rng *rand.Rand, timestamps bool) string {
 }
 
 // TestDupPruneAgainstBruteForce is the differential test of issue 27
-// acceptance 4 for the duplicate-value rules (prune_dup.go): on tiny
+// acceptance 4 for the duplicate-value rules (prune_dup.go) and the
+// read-modify-write chains (prune_chain.go): on tiny
 // histories of repeated values, Check with pruning on and with it off
 // (Config.NoPrune) both agree with the brute-force oracle, every witness
-// replays and every first core is a core. It also asserts that D1 and D2
-// fired, so that the rules are held to the oracle and not bypassed.
+// replays and every first core is a core. It also asserts that D1, D2
+// and C1 fired, so that the rules are held to the oracle and not bypassed.
 func TestDupPruneAgainstBruteForce(t *testing.T) {
 	for ci, lv := range []history.Level{history.Serializable, history.StrongSessionSerializable, history.StrictSerializable} {
 		t.Run(lv.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(ci), 27))
 			opts := history.DefaultOptions()
 			opts.Level = lv
-			var valid, invalid, d1, d2 int
+			var valid, invalid, d1, d2, c1 int
 			for i := 0; i < tinyCount(400); i++ {
 				text := randomDupText(rng, lv.RealTime())
 				h, err := history.ParseCompact(text)
@@ -128,10 +129,11 @@ func TestDupPruneAgainstBruteForce(t *testing.T) {
 					d1 += e.dup.d1
 					d2 += e.dup.d2
 				}
+				c1 += e.chained
 			}
-			t.Logf("%d valid, %d invalid; D1 dropped %d pair orders, D2 fixed %d reads", valid, invalid, d1, d2)
-			if valid == 0 || invalid == 0 || d1 == 0 || (!lv.RealTime() && d2 == 0) {
-				t.Fatalf("the sweep does not exercise the rules: %d valid, %d invalid, D1 %d, D2 %d", valid, invalid, d1, d2)
+			t.Logf("%d valid, %d invalid; D1 dropped %d pair orders, D2 fixed %d reads, C1 chained %d pairs", valid, invalid, d1, d2, c1)
+			if valid == 0 || invalid == 0 || d1 == 0 || (!lv.RealTime() && d2 == 0) || c1 == 0 {
+				t.Fatalf("the sweep does not exercise the rules: %d valid, %d invalid, D1 %d, D2 %d, C1 %d", valid, invalid, d1, d2, c1)
 			}
 		})
 	}
@@ -179,6 +181,86 @@ func TestDupPruneAgreesWithUnpruned(t *testing.T) {
 						members[j] = rng.IntN(3) > 0
 					}
 				}
+			}
+		})
+	}
+}
+
+// randomChainText is a tiny history of read-modify-writes over one or two
+// keys and a three-value domain, so that forced reads chain (C1) and the
+// chain's neighbours often write the value a chain member read (the case
+// C1 must leave alone).
+func randomChainText(rng *rand.Rand) string {
+	n := 3 + rng.IntN(4)
+	keys := []string{"x", "y"}[:1+rng.IntN(2)]
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		k := keys[rng.IntN(len(keys))]
+		read := fmt.Sprint(rng.IntN(4))
+		if read == "0" {
+			read = "null"
+		}
+		switch rng.IntN(5) {
+		case 0:
+			fmt.Fprintf(&b, "T%d w %s %d", i, k, 1+rng.IntN(3))
+		case 1:
+			fmt.Fprintf(&b, "T%d r %s %s", i, k, read)
+		default:
+			fmt.Fprintf(&b, "T%d r %s %s, w %s %d", i, k, read, k, 1+rng.IntN(3))
+		}
+		switch rng.IntN(8) {
+		case 0:
+			b.WriteString(" (unknown)")
+		case 1:
+			fmt.Fprintf(&b, " (session s%d)", rng.IntN(2))
+		}
+	}
+	return b.String()
+}
+
+// TestChainPruneAgainstBruteForce holds C1 (prune_chain.go) to the oracle
+// on histories made of read-modify-writes, pruning on and off.
+func TestChainPruneAgainstBruteForce(t *testing.T) {
+	for ci, lv := range []history.Level{history.Serializable, history.StrongSessionSerializable} {
+		t.Run(lv.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(ci), 2728))
+			opts := history.DefaultOptions()
+			opts.Level = lv
+			var valid, invalid, c1 int
+			for i := 0; i < 2*tinyCount(400); i++ {
+				text := randomChainText(rng)
+				h, err := history.ParseCompact(text)
+				if err != nil || h.Validate() != nil {
+					continue
+				}
+				want, _, err := oracle.Check(h, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, noPrune := range []bool{false, true} {
+					res, err := Check(context.Background(), h, opts, Config{NoPrune: noPrune, noStricter: true})
+					if err != nil {
+						t.Fatalf("%v\n%s", err, text)
+					}
+					if got := res.Verdict == Valid; got != want {
+						t.Fatalf("history %d (NoPrune %v): checker valid=%v, oracle %v\n%s", i, noPrune, got, want, text)
+					}
+				}
+				if want {
+					valid++
+				} else {
+					invalid++
+				}
+				e := newEncoder(prepare(h, opts), encodeConfig{dropUnobserved: true})
+				e.encode()
+				c1 += e.chained
+			}
+			t.Logf("%d valid, %d invalid; C1 chained %d pairs", valid, invalid, c1)
+			if valid == 0 || invalid == 0 || c1 == 0 {
+				t.Fatalf("the sweep does not exercise C1: %d valid, %d invalid, C1 %d", valid, invalid, c1)
 			}
 		})
 	}
