@@ -1111,7 +1111,7 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, ini
 			continue
 		}
 		minimalAfter(ea, func(b int32) {
-			if !p.before(a, b) && !e.prune.orderedBefore(a, b) {
+			if !p.before(a, b) && !(e.dropUnobserved && e.prune.orderedBefore(a, b)) {
 				return
 			}
 			for _, rd := range readers {

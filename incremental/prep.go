@@ -582,7 +582,7 @@ func joinValues(vs []history.Value) string {
 // fixpoint from the committed readers: unknown transactions that only
 // other unmarked unknown ones could read, a chain or a cycle of them,
 // stay unmarked. Taking every unmarked one as aborted keeps every model a
-// model (docs/SEMANTICS.md §3.6, U1): their outgoing edges vanish (I1),
+// model (docs/SEMANTICS.md §3, pruning, U1): their outgoing edges vanish (I1),
 // their own reads are no longer required, and no read of a transaction
 // still in the instance could read from them. Candidates are
 // over-approximated (time and session exclusions are ignored), so an
