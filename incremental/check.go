@@ -40,7 +40,8 @@ type Config struct {
 	// unread unknown transactions, the duplicate-value rules of
 	// prune_dup.go), so that a differential test can hold the pruned
 	// search to the plain one and both to the brute-force oracle. The
-	// verdict must not change (docs/SEMANTICS.md §3, "Pruning the offline search").
+	// verdict must not change (docs/SEMANTICS.md §3, "Pruning the
+	// offline search").
 	NoPrune bool
 
 	// noStricter turns off stricterFirst, so that tests hold the level's

@@ -209,7 +209,7 @@ func (e *encoder) forcedCommitted(w int32) bool {
 }
 
 // pairEnd is the adjusted end that orderByTime enumerates pairs and
-// minimal successors by (U2, docs/SEMANTICS.md §3, pruning): a transaction's own
+// minimal successors by (U2, docs/SEMANTICS.md §3, "Pruning the offline search"): a transaction's own
 // end, except for an unknown writer w forced by a committed reader r
 // (forcedCommitted), whose end is r's. Every transaction that starts
 // after e_r+Δ follows r in real time, so w, committed in every model,

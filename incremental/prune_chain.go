@@ -1,6 +1,7 @@
 package incremental
 
-// Read-modify-write chains (Cobra's coalescing, docs/SEMANTICS.md §3, "Pruning the offline search", C1).
+// Read-modify-write chains (Cobra's coalescing; docs/SEMANTICS.md §3,
+// "Pruning the offline search", C1).
 //
 // If a read of key k by b has a single candidate a whose read-from literal
 // is true (b is committed, or the read is otherwise forced), and b writes k

@@ -2,10 +2,11 @@ package incremental
 
 import "github.com/streamcheck/streamcheck/history"
 
-// Duplicate write values (docs/SEMANTICS.md §3, "Pruning the offline search"): the plain encoding gives
-// a read of a value written by m transactions m read-from variables, and
-// every pair of the key's writers an order variable with rw edges for each
-// of their readers, O(readers·m²) edges for m writers of one value. Two
+// Duplicate write values (docs/SEMANTICS.md §3, "Pruning the offline
+// search"): the plain encoding gives a read of a value written by m
+// transactions m read-from variables, and every pair of the key's writers
+// an order variable with rw edges for each of their readers,
+// O(readers·m²) edges for m writers of one value. Two
 // rules, both exact, remove what no model needs:
 //
 //   - D1 (same value, no rw edge): a read of (k, v) needs no rw edge to a
