@@ -27,7 +27,7 @@ import (
 // answered with ErrWeakLists.
 
 // weakMaxChoices bounds the choices enumerated for one history.
-const weakMaxChoices = 1 << 12
+const weakMaxChoices = 1 << 16
 
 // weakMaxWork bounds choices × transactions: each choice is a full
 // saturation run.

@@ -297,10 +297,37 @@ func writes(h *History, t, key int32) bool {
 }
 
 // saturateRA adds the edges Read Atomic forces: for each reader t3, each
-// direct predecessor t1 (session predecessor or a transaction t3 read
-// from) and each key x that t1 writes and t3 reads from t2 != t1, the
-// edge t1 -> t2. It returns a cycle at once when t2 is the initial state.
+// predecessor t1 (an earlier transaction of t3's session or a transaction
+// t3 read from) and each key x that t1 writes and t3 reads from t2 != t1,
+// the edge t1 -> t2. It returns a cycle at once when t2 is the initial state.
 func saturateRA(h *History, g *graph) []Edge {
+	// Session order is transitive: every earlier transaction of t3's
+	// session precedes it. Per key only the session's last writer before
+	// t3 needs an edge (the earlier ones precede that writer in so ⊆ co),
+	// so each session is walked once with the last writer of every key;
+	// stamp marks the entries of the current session.
+	last := make([]int32, h.Keys)
+	stamp := make([]int32, h.Keys)
+	for s, txns := range h.Sessions {
+		for _, t3 := range txns {
+			for _, r := range h.Reads[t3] {
+				if stamp[r.Key] != int32(s)+1 {
+					continue
+				}
+				t1 := last[r.Key]
+				if t1 == r.From {
+					continue
+				}
+				if r.From == Initial {
+					return intoInitial(t1, t3, r.Key)
+				}
+				g.add(Edge{From: t1, To: r.From, Kind: Forced, Key: r.Key, Reader: t3})
+			}
+			for _, x := range h.Writes[t3] {
+				last[x], stamp[x] = t3, int32(s)+1
+			}
+		}
+	}
 	var preds []int32
 	for t3 := range int32(h.N()) {
 		rs := h.Reads[t3]
@@ -308,9 +335,6 @@ func saturateRA(h *History, g *graph) []Edge {
 			continue
 		}
 		preds = preds[:0]
-		if h.Pos[t3] > 0 {
-			preds = append(preds, h.Sessions[h.Session[t3]][h.Pos[t3]-1])
-		}
 		for _, r := range rs {
 			if r.From != Initial {
 				preds = append(preds, r.From)

@@ -47,8 +47,8 @@ type wRead struct {
 type wTxn struct {
 	idx    int
 	writes map[history.Key]history.Value // final write per key
-	reads  []wRead                        // external reads
-	bad    bool                           // an internal read disagrees
+	reads  []wRead                       // external reads
+	bad    bool                          // an internal read disagrees
 }
 
 func checkWeakLevel(h *history.History, opts history.Options) (bool, []string, error) {
