@@ -75,6 +75,12 @@ type weakOutcome struct {
 
 // decideWeak decides p's history at p.opts.Level.
 func decideWeak(ctx context.Context, p *prepared) (weakOutcome, error) {
+	return decideWeakAt(ctx, p, false)
+}
+
+// decideWeakAt is decideWeak; sub is set for the projection step 2
+// below decides, which does not recurse again.
+func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, error) {
 	h := p.h
 	for k, l := range p.isList {
 		if l {
@@ -157,11 +163,6 @@ func decideWeak(ctx context.Context, p *prepared) (weakOutcome, error) {
 			}
 		}
 	}
-	if combos > weakMaxChoices || combos*n > weakMaxWork {
-		return weakOutcome{verdict: Unknown, reason: fmt.Sprintf(
-			"%d unknown transactions and %d reads with more than one candidate source make more than %d choices to try",
-			len(unknowns), len(points), weakMaxChoices)}, nil
-	}
 	choice := make([]int, len(points))
 	chosen := func(t int32, ri int) (src int32, ok bool) {
 		r := &reads[t][ri]
@@ -185,6 +186,103 @@ func decideWeak(ctx context.Context, p *prepared) (weakOutcome, error) {
 			return r.srcs[c], true
 		}
 		return saturation.Initial, true
+	}
+	if len(points) > 0 || len(unknowns) > 0 {
+		// Where sources are not determined, three steps, each exact:
+		// 1. One likely choice (below); if the level holds under it, the
+		//    history is valid (validity is existential).
+		// 2. Otherwise the projection to that choice's cycle and the
+		//    possible writers of its reads, decided by enumeration: if
+		//    it violates, so does the history (the projection is sound,
+		//    docs/SEMANTICS.md §3), and it is the set to shrink.
+		// 3. Otherwise every choice, bounded; unknown beyond the bound.
+		for i, pt := range points {
+			choice[i] = likelySource(h, pt.t, &reads[pt.t][pt.r])
+		}
+		for _, t := range unknowns {
+			taken[t] = false
+		}
+		for ti := range n {
+			for ri := range reads[ti] {
+				if src, ok := chosen(int32(ti), ri); ok && src >= 0 && h.Txns[src].Status == history.Unknown && taken[ti] {
+					taken[src] = true
+				}
+			}
+		}
+		// Repair: while the cycle runs through a read with another
+		// candidate, move that read to its next candidate (a bounded
+		// local search; any choice it ends on is only tried, not trusted).
+		pointOf := map[[2]int32]int{} // (reader, key) -> choice point
+		for i, pt := range points {
+			pointOf[[2]int32{pt.t, reads[pt.t][pt.r].key}] = i
+		}
+		tried := map[[2]int32]int{}
+		for round := 0; round < 64; round++ {
+			for _, t := range unknowns {
+				taken[t] = false
+			}
+			for ti := range n {
+				if h.Txns[ti].Status != history.Committed {
+					continue
+				}
+				for ri := range reads[ti] {
+					if src, ok := chosen(int32(ti), ri); ok && src >= 0 && h.Txns[src].Status == history.Unknown {
+						taken[src] = true
+					}
+				}
+			}
+			sh, idx, ok, initBad := buildWeak(p, reads, taken, chosen)
+			if !ok || initBad != nil {
+				break
+			}
+			res, err := saturation.Check(sh, model)
+			if err != nil {
+				return weakOutcome{verdict: Unknown, reason: err.Error()}, nil
+			}
+			if res.Valid {
+				w := make([]int32, len(res.Order))
+				for i, v := range res.Order {
+					w[i] = idx[v]
+				}
+				return weakOutcome{verdict: Valid, witness: w, forced: res.ForcedEdges}, nil
+			}
+			cyc, paths := translate(sh, model, res.Cycle, idx)
+			moved := false
+			for _, e := range cyc {
+				var key [2]int32
+				switch e.Kind {
+				case saturation.WR:
+					key = [2]int32{e.To, e.Key}
+				case saturation.Forced:
+					key = [2]int32{e.Reader, e.Key}
+				default:
+					continue
+				}
+				i, ok := pointOf[key]
+				if !ok || tried[key] >= 4 {
+					continue
+				}
+				pt := points[i]
+				choice[i] = (choice[i] + 1) % (len(reads[pt.t][pt.r].srcs) + b2i(reads[pt.t][pt.r].initial))
+				tried[key]++
+				moved = true
+				break
+			}
+			if !moved {
+				if !sub {
+					if out, ok := decideAround(ctx, p, cyc, paths); ok {
+						return out, nil
+					}
+				}
+				break
+			}
+		}
+		clear(choice)
+	}
+	if combos > weakMaxChoices || combos*n > weakMaxWork {
+		return weakOutcome{verdict: Unknown, reason: fmt.Sprintf(
+			"%d unknown transactions and %d reads with more than one candidate source make more than %d choices to try",
+			len(unknowns), len(points), weakMaxChoices)}, nil
 	}
 	var out weakOutcome
 	out.verdict = Invalid
@@ -246,6 +344,93 @@ func decideWeak(ctx context.Context, p *prepared) (weakOutcome, error) {
 	}
 	slices.Sort(out.members)
 	return out, nil
+}
+
+// likelySource picks the candidate a correct database most likely served:
+// a committed writer over an unknown one, and with timestamps the one that
+// ended last before the reader began (else the earliest); the initial
+// state when no writer ended before the reader began. Any pick is sound:
+// it only decides which choice is tried first.
+func likelySource(h *history.History, t int32, r *weakRead) int {
+	rt := &h.Txns[t]
+	best, bestEnd := -1, int64(0)
+	for i, w := range r.srcs {
+		wt := &h.Txns[w]
+		if wt.Status != history.Committed || !wt.HasTime || !rt.HasTime || wt.End > rt.End {
+			continue
+		}
+		if best < 0 || wt.End > bestEnd {
+			best, bestEnd = i, wt.End
+		}
+	}
+	switch {
+	case best >= 0:
+		return best
+	case r.initial:
+		return len(r.srcs) // the initial state
+	}
+	for i, w := range r.srcs {
+		if h.Txns[w].Status == history.Committed {
+			return i
+		}
+	}
+	return 0
+}
+
+// decideAround decides the projection to a cycle's transactions, the
+// readers and pasts behind its forced edges and the possible writers of
+// their reads (two rounds). ok is set when that projection violates: then
+// so does the history, and the outcome's members are in p's indices.
+func decideAround(ctx context.Context, p *prepared, cyc []saturation.Edge, paths map[int32][]saturation.Edge) (weakOutcome, bool) {
+	in := make([]bool, len(p.h.Txns))
+	var members []int32
+	add := func(t int32) {
+		if t >= 0 && !in[t] {
+			in[t] = true
+			members = append(members, t)
+		}
+	}
+	for _, e := range cyc {
+		add(e.From)
+		add(e.To)
+		add(e.Reader)
+	}
+	for _, pth := range paths {
+		for _, e := range pth {
+			add(e.From)
+			add(e.To)
+		}
+	}
+	for range 2 {
+		for _, t := range slices.Clone(members) {
+			for ri := range p.txns[t].reads {
+				ws, _ := p.possibleWriters(t, &p.txns[t].reads[ri])
+				for _, w := range ws {
+					add(w)
+				}
+			}
+		}
+	}
+	if len(members) == len(p.h.Txns) {
+		return weakOutcome{}, false
+	}
+	pc := prepare(p.project(in), p.opts)
+	out, err := decideWeakAt(ctx, pc, true)
+	if err != nil || out.verdict != Invalid {
+		return weakOutcome{}, false
+	}
+	// The projection keeps the members in p's order.
+	var back []int32
+	for t, ok := range in {
+		if ok {
+			back = append(back, int32(t))
+		}
+	}
+	res := weakOutcome{verdict: Invalid}
+	for _, m := range out.members {
+		res.members = append(res.members, back[m])
+	}
+	return res, true
 }
 
 func b2i(b bool) int {
