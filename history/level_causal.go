@@ -2,7 +2,8 @@ package history
 
 // Causal is Cerone et al.'s causal consistency (transactional causal
 // consistency), in Biswas & Enea's axiomatic form: what AWDIT and Plume
-// check as causal. Elle calls it causal-cerone (an alias here).
+// check as causal. Elle calls it causal-cerone (the lattice's Elle alias;
+// --level takes only the registry's names).
 const Causal Level = 11
 
 // CausalityViolation names a causal violation: a transaction reads x from
@@ -23,7 +24,6 @@ const CausalityViolation = "causality-violation"
 var causal = LevelInfo{
 	Level:   Causal,
 	Name:    "causal",
-	Aliases: []string{"causal-cerone"},
 	Meaning: "read atomic, and every transaction sees all that its causal past (session order and reads, transitively) saw",
 	Definition: "some total commit order contains session order and read-from, and when t3 reads " +
 		"x from t2 and another writer t1 of x precedes t3 by the transitive closure of session " +

@@ -23,8 +23,7 @@ const ReadCommitted Level = 7
 var readCommitted = LevelInfo{
 	Level:   ReadCommitted,
 	Name:    "read-committed",
-	Aliases: []string{"PL-2"},
-	Meaning: "Adya's PL-2: no read of an aborted or intermediate write, no cycle of write and read dependencies",
+	Meaning: "Adya's read committed: no read of an aborted or intermediate write, no cycle of write and read dependencies",
 	Definition: "for some version order of each key consistent with the reads, the direct " +
 		"serialization graph of the committed transactions restricted to ww and wr edges has no " +
 		"cycle (G0, G1c); no aborted or intermediate read (G1a, G1b); no session order",
