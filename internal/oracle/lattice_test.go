@@ -53,7 +53,7 @@ func TestLatticeInclusion(t *testing.T) {
 	for _, lv := range history.Levels() {
 		for seed := uint64(0); seed < 20; seed++ {
 			h, _, err := gen.Generate(gen.Config{
-				Txns: 5, Sessions: 3, Keys: 3, OpsPerTxn: 3, Concurrency: 2,
+				Txns: 4, Sessions: 3, Keys: 3, OpsPerTxn: 3, Concurrency: 2,
 				ReadRatio: 0.5, ListRatio: 0.34, AbortRatio: 0.1, UnknownRatio: 0.1,
 				Seed: seed, ValidAt: lv.Name,
 			})
