@@ -36,6 +36,14 @@ type Config struct {
 	// 0 means 1.
 	MaxAnomalies int
 
+	// NoPrune turns off the encode-time pruning (real-time pruning,
+	// unread unknown transactions, the duplicate-value rules of
+	// prune_dup.go), so that a differential test can hold the pruned
+	// search to the plain one and both to the brute-force oracle. The
+	// verdict must not change (docs/SEMANTICS.md §3, "Pruning the
+	// offline search").
+	NoPrune bool
+
 	// noStricter turns off stricterFirst, so that tests hold the level's
 	// own search to the oracle on histories the strict level settles.
 	noStricter bool
@@ -172,7 +180,7 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 			res.Stats.TimedOutAny = true
 			return res, nil
 		}
-		e = newEncoder(p, encodeConfig{dropUnobserved: true})
+		e = newEncoder(p, encodeConfig{dropUnobserved: true, noPrune: cfg.NoPrune})
 		e.encodeCtx(ctx)
 		res.Stats.EncodeTime = time.Since(t0)
 		res.Stats.Reads = len(e.reads)
@@ -270,7 +278,7 @@ func stricterFirst(ctx context.Context, h *history.History, opts history.Options
 		}
 	}
 	t0 := time.Now()
-	e := newEncoder(prepare(h, strictOf(opts)), encodeConfig{conflictBudget: stricterBudget, dropUnobserved: true})
+	e := newEncoder(prepare(h, strictOf(opts)), encodeConfig{conflictBudget: stricterBudget, dropUnobserved: true, noPrune: cfg.NoPrune})
 	e.encodeCtx(ctx)
 	e.encodeTime = time.Since(t0)
 	if st := e.solve(ctx); st != solver.Sat {
@@ -314,7 +322,7 @@ func strictCoreViolates(ctx context.Context, h *history.History, p *prepared, cf
 	if ctx.Err() != nil {
 		return false
 	}
-	e := newEncoder(prepare(p.project(in), opts), encodeConfig{dropUnobserved: true})
+	e := newEncoder(prepare(p.project(in), opts), encodeConfig{dropUnobserved: true, noPrune: cfg.NoPrune})
 	e.encodeCtx(ctx)
 	return e.solve(ctx) == solver.Unsat
 }
@@ -421,7 +429,7 @@ func (l *localizer) fast(ctx context.Context, members []bool) solver.Status {
 		return solver.Unknown
 	}
 	hp := prepare(hs, l.p.opts)
-	e := newEncoder(hp, encodeConfig{dropUnobserved: true})
+	e := newEncoder(hp, encodeConfig{dropUnobserved: true, noPrune: l.cfg.NoPrune})
 	e.encodeCtx(ctx)
 	return e.solve(ctx)
 }
@@ -436,7 +444,7 @@ func (l *localizer) guarded(ctx context.Context, members []bool) ([]int32, error
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	cf := newCoreFinder(ps)
+	cf := newCoreFinderWith(ps, l.cfg.NoPrune)
 	all := make([]bool, len(hs.Txns))
 	for i := range all {
 		all[i] = true
@@ -466,8 +474,12 @@ type coreFinder struct {
 	checks int
 }
 
-func newCoreFinder(p *prepared) *coreFinder {
-	g := newEncoder(p, encodeConfig{guarded: true, dropUnobserved: true})
+func newCoreFinder(p *prepared) *coreFinder { return newCoreFinderWith(p, false) }
+
+// newCoreFinderWith is newCoreFinder with the duplicate-value rule D1
+// switchable off (Config.NoPrune).
+func newCoreFinderWith(p *prepared, noPrune bool) *coreFinder {
+	g := newEncoder(p, encodeConfig{guarded: true, dropUnobserved: true, noPrune: noPrune})
 	g.encode()
 	return &coreFinder{p: p, g: g}
 }

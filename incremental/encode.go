@@ -119,7 +119,17 @@ type encoder struct {
 	noPrune bool
 	// dropUnobserved: encodeConfig.dropUnobserved.
 	dropUnobserved bool
-	kept           [][2]int32
+	// sameValue turns on the duplicate-value rules D1 and D2
+	// (prune_dup.go): offline, pruning on, not recording edges.
+	sameValue bool
+	dup       *dupRules
+	// chainPred[(k, b)] is the forced source of b's read of k when b
+	// writes k too (prune_chain.go); chained counts the pairs that took a
+	// chain predecessor's literal.
+	chainPred map[[2]int32]int32
+	chainBusy map[[2]int32]bool
+	chained   int
+	kept      [][2]int32
 	// pruned counts read sources and list parses that real time rules
 	// out before search (perf_prune.go).
 	pruned int
@@ -208,7 +218,8 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 	e := &encoder{
 		p: p, s: solver.New(solver.Options{Seed: 1, TheoryPropagationLimit: propagationLimit, ConflictBudget: cfg.conflictBudget, Reanchor: true, RestartBase: checkerRestartBase}),
 		guarded: cfg.guarded, record: cfg.record, noPrune: cfg.noPrune, kept: cfg.kept, dropUnobserved: cfg.dropUnobserved,
-		sel: make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
+		sameValue: cfg.dropUnobserved && !cfg.noPrune && !cfg.record && !cfg.readsToCome,
+		sel:       make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
 		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
 	}
 	// Capacity hints, the least a large history needs (a transaction node
@@ -614,6 +625,19 @@ func (e *encoder) encodeReads() {
 		for ri := range pt.reads {
 			r := &pt.reads[ri]
 			rv := readVar{txn: int32(ti), read: int32(ri)}
+			if c := e.freeCandidate(int32(ti), r); c >= 0 {
+				// D2: the read's source is fixed without listing the
+				// other writers of its value.
+				rv.g = e.act[ti]
+				var one [1]int32
+				e.pruned += len(p.writersOfValue(r.key, r.val, &one)) - 1
+				e.choice(&rv, 1)
+				e.cands(&rv)[0] = c
+				e.chooseOne(&rv)
+				e.edge(e.rfs(&rv)[0], litTrue, e.node[c], e.node[ti], edgeRec{kind: kindWR, key: r.key, val: string(r.val), writer: c})
+				e.reads = append(e.reads, rv)
+				continue
+			}
 			var ws []int32
 			initial := p.opts.InitialState == history.InitialUnknown || !r.isList() || len(r.lr.full) == 0
 			if !r.isList() || e.guarded {
@@ -676,6 +700,7 @@ func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial 
 	rf := e.rfs(rv)
 	if len(cands) == 1 && rf[0] == litTrue {
 		e.prune.noteForced(rv.txn, cands[0])
+		e.noteChain(r.key, rv.txn, cands[0])
 	}
 	for i, w := range cands {
 		if w >= 0 {
@@ -926,7 +951,13 @@ func (e *encoder) encodeVersionOrder() {
 		}
 		e.wsScratch = ws
 		if !rt {
-			for i := 0; i < len(ws); i++ {
+			// A key whose writers all write one value has no pair that
+			// needs an order (D1): the quadratic loop is skipped.
+			uniform := e.sameValue && e.writersUniform(key)
+			if uniform {
+				e.dups().d1 += len(ws) * (len(ws) - 1) / 2
+			}
+			for i := 0; i < len(ws) && !uniform; i++ {
 				if e.stopped() {
 					return
 				}
@@ -959,7 +990,13 @@ func (e *encoder) orderPair(key, a, b int32, readersOf *readerIndex) {
 	if e.dropUnobserved && len(readersOf.get(key, a)) == 0 && len(readersOf.get(key, b)) == 0 {
 		return
 	}
-	x := e.pairVar(a, b)
+	if e.sameValue && e.sameFinal(key, a, b) {
+		// D1 (prune_dup.go): neither's readers need an rw edge to the
+		// other, so this key needs no order of the pair.
+		e.dups().d1++
+		return
+	}
+	x := e.pairLit(key, a, b)
 	via := e.p.orderVia(a, b)
 	for _, rd := range readersOf.get(key, a) {
 		if rd.txn != b {
@@ -1001,9 +1038,11 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, ini
 	for i := range byStart {
 		ws[i] = byStart[i].w
 	}
-	// Pairs that may overlap: b starts no later than a ends.
+	// Pairs that may overlap: b starts no later than a ends (an unknown
+	// writer that a committed read forces ends, for this purpose, with its
+	// first forced reader: pairEnd, U2).
 	for i, a := range ws {
-		ea := e.adjEnd(a)
+		ea := e.pairEnd(a)
 		for j := i + 1; j < len(ws) && byStart[j].start <= ea; j++ {
 			e.orderPair(key, a, ws[j], readersOf)
 		}
@@ -1012,7 +1051,7 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, ini
 	cs, unknown := e.csScratch[:0], e.unknownScratch[:0]
 	defer func() { e.csScratch, e.unknownScratch = cs[:0], unknown[:0] }()
 	for _, w := range ws {
-		if p.h.Txns[w].Status == history.Committed {
+		if p.h.Txns[w].Status == history.Committed || e.forcedCommitted(w) {
 			cs = append(cs, w)
 		} else {
 			unknown = append(unknown, w)
@@ -1031,7 +1070,7 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, ini
 	suf1, suf2 := suf[:len(cs)+1], suf[len(cs)+1:]
 	suf1[len(cs)], suf2[len(cs)] = math.MaxInt64, math.MaxInt64
 	for i := len(cs) - 1; i >= 0; i-- {
-		end := e.adjEnd(cs[i])
+		end := e.pairEnd(cs[i])
 		suf1[i], suf2[i] = suf1[i+1], suf2[i+1]
 		switch {
 		case end < suf1[i]:
@@ -1067,12 +1106,12 @@ func (e *encoder) orderByTime(key int32, ws []int32, readersOf *readerIndex, ini
 	}
 	for _, a := range ws {
 		readers := readersOf.get(key, a)
-		ea := e.adjEnd(a)
+		ea := e.pairEnd(a)
 		if len(readers) == 0 || ea == math.MaxInt64 {
 			continue
 		}
 		minimalAfter(ea, func(b int32) {
-			if !p.before(a, b) {
+			if !p.before(a, b) && !(e.dropUnobserved && e.prune.orderedBefore(a, b)) {
 				return
 			}
 			for _, rd := range readers {
@@ -1114,6 +1153,12 @@ func (e *encoder) pairVar(a, b int32) lit {
 	default:
 		x = e.newLit()
 	}
+	return e.newPair(a, b, x)
+}
+
+// newPair records the order literal x of the pair a < b and draws its ww
+// edges.
+func (e *encoder) newPair(a, b int32, x lit) lit {
 	pv := &pairVar{a: a, b: b, x: x}
 	e.pairs[[2]int32{a, b}] = pv
 	e.pairsL = append(e.pairsL, pv)

@@ -195,3 +195,34 @@ func (pr *pruner) orderedBefore(a, b int32) bool {
 	r, ok := pr.forced[a]
 	return ok && r != b && pr.e.p.before(r, b)
 }
+
+// forcedCommitted reports whether w is an unknown transaction that a read
+// of a committed transaction can read from only w: w is then committed in
+// every model (the read's choice implies act(w)) and precedes that reader
+// (a wr edge without condition).
+func (e *encoder) forcedCommitted(w int32) bool {
+	if !e.dropUnobserved || e.prune == nil || e.prune.forced == nil {
+		return false
+	}
+	_, ok := e.prune.forced[w]
+	return ok
+}
+
+// pairEnd is the adjusted end that orderByTime enumerates pairs and
+// minimal successors by (U2, docs/SEMANTICS.md §3, "Pruning the offline search"): a transaction's own
+// end, except for an unknown writer w forced by a committed reader r
+// (forcedCommitted), whose end is r's. Every transaction that starts
+// after e_r+Δ follows r in real time, so w, committed in every model,
+// reaches it through w -> r (wr) and r's time edges: the pair needs no
+// order variable. Without this an unknown writer (end +∞) pairs with every
+// later writer of its keys, O(writers²) per key. Offline only
+// (dropUnobserved marks the offline instances): the online engine's
+// eviction reads its decisions off the pairs it enumerates.
+func (e *encoder) pairEnd(w int32) int64 {
+	if e.dropUnobserved && e.prune != nil && e.prune.forced != nil {
+		if r, ok := e.prune.forced[w]; ok {
+			return e.adjEnd(r)
+		}
+	}
+	return e.adjEnd(w)
+}

@@ -575,35 +575,55 @@ func joinValues(vs []history.Value) string {
 	return b.String()
 }
 
-// possiblyRead marks the unknown transactions that some read of another
-// transaction could read from: a final write of the value read (registers)
-// or an append of an element of the list read. It over-approximates the
-// candidates of encodeReads (time and session exclusions are ignored), so
-// an unmarked unknown transaction is a candidate of no read.
+// possiblyRead marks the unknown transactions whose commit some read can
+// observe: those that a read of a committed transaction, or of an unknown
+// transaction already marked, could read from (a final write of the value
+// read, or an append of an element of the list read). It is a least
+// fixpoint from the committed readers: unknown transactions that only
+// other unmarked unknown ones could read, a chain or a cycle of them,
+// stay unmarked. Taking every unmarked one as aborted keeps every model a
+// model (docs/SEMANTICS.md §3, pruning, U1): their outgoing edges vanish (I1),
+// their own reads are no longer required, and no read of a transaction
+// still in the instance could read from them. Candidates are
+// over-approximated (time and session exclusions are ignored), so an
+// unmarked unknown transaction is a candidate of no read that matters.
 func (p *prepared) possiblyRead() []bool {
 	out := make([]bool, len(p.txns))
+	var queue []int32
 	var one [1]int32
-	for ti := range p.txns {
+	mark := func(ti int) {
 		for ri := range p.txns[ti].reads {
 			r := &p.txns[ti].reads[ri]
 			if r.isList() {
 				for _, el := range r.lr.full {
 					for _, a := range p.appendersOf[r.key][el] {
-						if int(a) != ti && p.h.Txns[a].Status == history.Unknown {
+						if int(a) != ti && p.h.Txns[a].Status == history.Unknown && !out[a] {
 							out[a] = true
+							queue = append(queue, a)
 						}
 					}
 				}
 				continue
 			}
 			for _, w := range p.writersOfValue(r.key, r.val, &one) {
-				if int(w) != ti && p.h.Txns[w].Status == history.Unknown {
+				if int(w) != ti && p.h.Txns[w].Status == history.Unknown && !out[w] {
 					if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
 						out[w] = true
+						queue = append(queue, w)
 					}
 				}
 			}
 		}
+	}
+	for ti := range p.txns {
+		if p.h.Txns[ti].Status == history.Committed {
+			mark(ti)
+		}
+	}
+	for len(queue) > 0 {
+		u := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		mark(int(u))
 	}
 	return out
 }
