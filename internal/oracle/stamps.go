@@ -323,9 +323,9 @@ func SnapshotStamps(h *history.History, opts history.Options, session, realTime 
 type StampKind uint8
 
 const (
-	CommitOnly   StampKind = iota // commit_ts
-	CommitStart                   // commit_ts and start_ts
-	PGSnapshots                   // xid and snapshot
+	CommitOnly  StampKind = iota // commit_ts
+	CommitStart                  // commit_ts and start_ts
+	PGSnapshots                  // xid and snapshot
 )
 
 // RandomTinyStamps is RandomTiny with the facts a database would have
