@@ -61,6 +61,9 @@ func CheckWith(ctx context.Context, h *history.History, opts history.Options, cf
 	var fast Fast
 	if usesPG(h) {
 		fast, _ = analyze(h, opts, SnapshotRules{})
+		if unknownWrites(h) {
+			fast = Fast{Outcome: Open, Why: "a transaction of unknown outcome writes, and PostgreSQL's facts are then not used"}
+		}
 		if fast.Outcome == Witnessed {
 			// PostgreSQL's facts fix every read's source and version
 			// order; the pinned search has nothing left to choose.

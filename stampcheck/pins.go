@@ -138,6 +138,9 @@ func snapshotPins(h *history.History, a *analysis) [][2]int32 {
 func consistentSerial(ctx context.Context, h *history.History, opts history.Options) (bool, *incremental.Result, error) {
 	var pins [][2]int32
 	if usesPG(h) {
+		if unknownWrites(h) {
+			return true, nil, nil // §10: PostgreSQL's facts are then not used
+		}
 		f, a := analyze(h, opts, SnapshotRules{})
 		switch f.Outcome {
 		case Contradicted:
@@ -174,4 +177,17 @@ func usesPG(h *history.History) bool {
 		pg = pg || h.Facts[i].Has&history.HasSnapshot != 0
 	}
 	return pg
+}
+
+// unknownWrites reports whether a transaction of unknown outcome writes:
+// at the serializable levels PostgreSQL's facts are then not used (its
+// snapshot constrains it only if it committed, which only a search over
+// its commit can say, and the pins cannot be made conditional on it).
+func unknownWrites(h *history.History) bool {
+	for i := range h.Txns {
+		if h.Txns[i].Status == history.Unknown && h.Txns[i].Writes() {
+			return true
+		}
+	}
+	return false
 }

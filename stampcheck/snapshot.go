@@ -68,6 +68,7 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 		return Fast{Outcome: Open, Why: "the history carries no database facts"}, nil
 	}
 	var committed []int32
+	unknownWriter := ""
 	allStamps, allPG := true, true
 	for i := range h.Txns {
 		t, f := &h.Txns[i], &h.Facts[i]
@@ -75,10 +76,10 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 		case history.Aborted:
 			continue
 		case history.Unknown:
-			if t.Writes() {
-				return Fast{Outcome: Open, Why: fmt.Sprintf("txn %s is unknown and writes: whether it committed is open", t.ID)}, nil
+			if unknownWriter == "" && t.Writes() {
+				unknownWriter = t.ID
 			}
-			continue
+			continue // tried as not committed, as in CheckSerial
 		}
 		allStamps = allStamps && f.Has&(history.HasCommitTS|history.HasStartTS) == history.HasCommitTS|history.HasStartTS
 		allPG = allPG && f.Has&(history.HasXid|history.HasSnapshot) == history.HasXid|history.HasSnapshot
@@ -142,6 +143,9 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 		return *fr, nil
 	}
 	if m := a.reads(h, opts, committed); m != nil {
+		if unknownWriter != "" {
+			return Fast{Outcome: Open, Why: fmt.Sprintf("%s (txn %s is unknown and writes: it may have committed)", m.why, unknownWriter)}, nil
+		}
 		return Fast{Outcome: Contradicted, Why: m.why, Seed: m.seed}, nil
 	}
 	var order []int32

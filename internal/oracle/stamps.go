@@ -157,28 +157,39 @@ func CheckStampsCore(h *history.History, opts history.Options, core []string, va
 // SnapshotStamps decides snapshot isolation with the facts by the
 // definition, pair by pair: every committed transaction with full facts
 // (commit_ts and start_ts, or xid and snapshot; decided reports false
-// otherwise, or when an unknown transaction writes) reads, for each key
+// otherwise) reads, for each key
 // it has not written, the version of the writer its snapshot sees that
 // every other seen writer's snapshot sees... (the latest); every seen
 // writer's own seen writers of that key are seen too; two committed
 // writers of a key are ordered by their snapshots one way exactly;
 // session and real-time orders, when asked, put the earlier transaction
-// in the later one's snapshot.
+// in the later one's snapshot. Unknown transactions are taken as not
+// committed; when one writes, only a valid answer is decided (it may have
+// committed and explained a read).
 func SnapshotStamps(h *history.History, opts history.Options, session, realTime bool) (valid, decided bool) {
 	if h.Facts == nil {
 		return false, false
 	}
-	pg, _ := usesPGFacts(h)
+	pg := false
+	for i := range h.Facts {
+		pg = pg || h.Facts[i].Has&history.HasSnapshot != 0
+		if h.Facts[i].Has&history.HasCommitTS != 0 {
+			pg = false
+			break
+		}
+	}
+	unknown := false // an unknown transaction writes: tried as not committed
 	var com []int
 	for i := range h.Txns {
 		t, f := &h.Txns[i], &h.Facts[i]
 		if t.Status == history.Unknown && t.Writes() {
-			return false, false
+			unknown = true
 		}
 		if t.Status != history.Committed {
 			continue
 		}
-		if !pg && f.Has&(history.HasCommitTS|history.HasStartTS) != history.HasCommitTS|history.HasStartTS {
+		if !pg && f.Has&(history.HasCommitTS|history.HasStartTS) != history.HasCommitTS|history.HasStartTS ||
+			pg && f.Has&(history.HasXid|history.HasSnapshot) != history.HasXid|history.HasSnapshot {
 			return false, false
 		}
 		com = append(com, i)
@@ -247,7 +258,7 @@ func SnapshotStamps(h *history.History, opts history.Options, session, realTime 
 			for _, w := range seen {
 				for _, v := range com {
 					if v != t && v != w && writesKey(&h.Txns[v], k) && sees(w, v) && !sees(t, v) {
-						return false, true
+						return false, !unknown
 					}
 				}
 			}
@@ -267,27 +278,27 @@ func SnapshotStamps(h *history.History, opts history.Options, session, realTime 
 				if op.IsList {
 					got = op.List
 				} else if op.Value != history.Null {
-					return false, true
+					return false, !unknown
 				}
 				if !unknownInit {
 					if !slices.Equal(got, tail) {
-						return false, true
+						return false, !unknown
 					}
 					continue
 				}
 				if len(got) < len(tail) || !slices.Equal(got[len(got)-len(tail):], tail) {
-					return false, true
+					return false, !unknown
 				}
 				init := got[:len(got)-len(tail)]
 				if prev, ok := initList[k]; ok && !slices.Equal(prev, init) {
-					return false, true
+					return false, !unknown
 				}
 				initList[k] = slices.Clone(init)
 				continue
 			}
 			if v, ok := own[k]; ok {
 				if op.Value != v {
-					return false, true
+					return false, !unknown
 				}
 				continue
 			}
@@ -300,18 +311,18 @@ func SnapshotStamps(h *history.History, opts history.Options, session, realTime 
 					}
 				}
 				if op.Value != v {
-					return false, true
+					return false, !unknown
 				}
 				continue
 			}
 			if !unknownInit {
 				if op.Value != history.Null {
-					return false, true
+					return false, !unknown
 				}
 				continue
 			}
 			if prev, ok := initReg[k]; ok && prev != op.Value {
-				return false, true
+				return false, !unknown
 			}
 			initReg[k] = op.Value
 		}
