@@ -172,15 +172,24 @@ func checkRules(h *history.History, opts history.Options, rules SnapshotRules, a
 	}
 	if rules.Session {
 		for _, s := range sessions(h) {
-			var prev int32 = -1
+			var earlier []int32
 			for _, i := range s {
 				if !isCommitted[i] {
 					continue
 				}
-				if prev >= 0 && !a.sees(h, i, prev) {
-					return &Fast{Outcome: Contradicted, Why: fmt.Sprintf("txn %s's snapshot misses %s, earlier in its session", h.Txns[i].ID, h.Txns[prev].ID), Seed: []int32{min(prev, i), max(prev, i)}}
+				// Commit stamps are transitive (c_a < s_b <= c_b < s_c),
+				// so the previous member suffices; snapshots are not, and
+				// every earlier member is asked.
+				from := 0
+				if a.mode == stamps {
+					from = max(0, len(earlier)-1)
 				}
-				prev = i
+				for _, prev := range earlier[from:] {
+					if !a.sees(h, i, prev) {
+						return &Fast{Outcome: Contradicted, Why: fmt.Sprintf("txn %s's snapshot misses %s, earlier in its session", h.Txns[i].ID, h.Txns[prev].ID), Seed: []int32{min(prev, i), max(prev, i)}}
+					}
+				}
+				earlier = append(earlier, i)
 			}
 		}
 	}
