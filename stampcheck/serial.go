@@ -203,14 +203,14 @@ func replay(h *history.History, opts history.Options, order []int32) *mismatch {
 		binder  int32
 		written bool
 	}
-	st := map[history.Key]*state{}
+	keys := newKeyIndex()
+	var st []state
 	get := func(k history.Key) *state {
-		s := st[k]
-		if s == nil {
-			s = &state{val: history.Null, binder: -1}
-			st[k] = s
+		i := int(keys.get(k))
+		for len(st) <= i {
+			st = append(st, state{val: history.Null, binder: -1})
 		}
-		return s
+		return &st[i]
 	}
 	var wix *writerIndex
 	for _, ti := range order {
