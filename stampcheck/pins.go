@@ -102,7 +102,8 @@ func snapshotPins(h *history.History, a *analysis) [][2]int32 {
 	var pins [][2]int32
 	next := map[history.Key]map[int32]int32{}
 	first := map[history.Key]int32{}
-	for k, ch := range a.chains {
+	chains := a.chains()
+	for k, ch := range chains {
 		m := map[int32]int32{}
 		for p := 1; p < len(ch); p++ {
 			pins = append(pins, [2]int32{ch[p-1], ch[p]})

@@ -193,7 +193,6 @@ type mismatch struct {
 // writer of what it read instead, and the transaction that bound the
 // key's unknown initial value.
 func replay(h *history.History, opts history.Options, order []int32) *mismatch {
-	lists := h.ListKeys()
 	unknownInit := opts.InitialState == history.InitialUnknown
 	type state struct {
 		val     history.Value
@@ -203,20 +202,29 @@ func replay(h *history.History, opts history.Options, order []int32) *mismatch {
 		binder  int32
 		written bool
 	}
+	// Number the keys and mark the list keys (an append or a list read
+	// anywhere, as history.ListKeys, without hashing key text).
 	keys := newKeyIndex()
 	var st []state
-	get := func(k history.Key) *state {
-		i := int(keys.get(k))
-		for len(st) <= i {
-			st = append(st, state{val: history.Null, binder: -1})
+	var isList []bool
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			k := int(keys.get(op.Key))
+			if k == len(st) {
+				st = append(st, state{val: history.Null, binder: -1})
+				isList = append(isList, false)
+			}
+			if op.Kind == history.Append || op.Kind == history.Read && op.IsList {
+				isList[k] = true
+			}
 		}
-		return &st[i]
 	}
 	var wix *writerIndex
 	for _, ti := range order {
 		t := &h.Txns[ti]
 		for n, op := range t.Ops {
-			s := get(op.Key)
+			k := keys.get(op.Key)
+			s, list := &st[k], isList[k]
 			switch {
 			case op.Kind == history.Write:
 				s.val, s.written, s.bound = op.Value, true, true
@@ -231,7 +239,7 @@ func replay(h *history.History, opts history.Options, order []int32) *mismatch {
 					got = nil
 				}
 				var ok bool
-				if lists[op.Key] {
+				if list {
 					if !op.IsList && op.Value != history.Null {
 						ok = false
 					} else if unknownInit && !s.bound {
@@ -262,7 +270,7 @@ func replay(h *history.History, opts history.Options, order []int32) *mismatch {
 				}
 				seed = append(seed, wix.writersOf(op)...)
 				want := string(s.val)
-				if lists[op.Key] {
+				if list {
 					want = fmt.Sprint(s.list)
 				}
 				return &mismatch{

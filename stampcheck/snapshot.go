@@ -29,13 +29,37 @@ const (
 )
 
 // analysis is what a snapshot check derives from the facts: per key the
-// committed writers in version order, and each external read's source.
+// committed writers in version order, and (PostgreSQL) each external
+// read's source.
 type analysis struct {
-	mode   mode
-	chains map[history.Key][]int32
+	mode mode
+	keys *keyIndex
+	name []history.Key // key id -> key
+	// Per key id: the committed writers in version order; their commit
+	// stamps (stamps mode), kept apart so that a read's binary search
+	// touches one contiguous array; each writer's final register value;
+	// and for list keys every append of the chain in order, with cum[p]
+	// the number of appends of writers 0..p-1.
+	chain [][]int32
+	cts   [][]int64
+	final [][]history.Value
+	apps  [][]history.Value
+	cum   [][]int32
+	list  []bool
 	// src[t][n] is the writer whose version read n of txn t saw (-1: the
-	// initial version); only for committed readers and external reads.
+	// initial version); PostgreSQL mode only (snapshotPins).
 	src map[int32]map[int]int32
+}
+
+// chains returns the version order of every key, by key.
+func (a *analysis) chains() map[history.Key][]int32 {
+	m := make(map[history.Key][]int32, len(a.chain))
+	for k, ch := range a.chain {
+		if len(ch) > 0 {
+			m[a.name[k]] = ch
+		}
+	}
+	return m
 }
 
 // sees reports whether reader t's snapshot holds committed writer w.
@@ -85,35 +109,90 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 		allPG = allPG && f.Has&(history.HasXid|history.HasSnapshot) == history.HasXid|history.HasSnapshot
 		committed = append(committed, int32(i))
 	}
-	a := &analysis{chains: map[history.Key][]int32{}, src: map[int32]map[int]int32{}}
+	a := &analysis{keys: newKeyIndex()}
 	switch {
 	case allStamps:
 		a.mode = stamps
 	case allPG:
 		a.mode = pgSnap
+		a.src = map[int32]map[int]int32{}
 		if rules.RealTime {
 			return Fast{Outcome: Open, Why: "PostgreSQL's snapshots give no commit order to hold real time against"}, nil
 		}
 	default:
 		return Fast{Outcome: Open, Why: "some committed transaction lacks a snapshot fact (start_ts and commit_ts, or xid and snapshot)"}, nil
 	}
-	// Per key, the committed writers in version order.
-	for _, i := range committed {
-		t := &h.Txns[i]
-		for n, op := range t.Ops {
-			if op.Kind == history.Read || slices.ContainsFunc(t.Ops[:n], func(o history.Op) bool { return o.Kind != history.Read && o.Key == op.Key }) {
-				continue
+	// Number the keys, mark list keys (any append or list read, in any
+	// transaction, as history.ListKeys), and list per key the committed
+	// writers.
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			k := a.key(op.Key)
+			if op.Kind == history.Append || op.Kind == history.Read && op.IsList {
+				a.list[k] = true
 			}
-			a.chains[op.Key] = append(a.chains[op.Key], i)
 		}
 	}
-	keys := make([]history.Key, 0, len(a.chains))
-	for k := range a.chains {
-		keys = append(keys, k)
+	// One pass over the committed writers' operations builds each key's
+	// chain entries with the writer's final value or appends.
+	entries := make([][]entry, len(a.chain))
+	type mine struct{ k, at int32 }
+	var scratch []mine
+	for _, i := range committed {
+		scratch = scratch[:0]
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind == history.Read {
+				continue
+			}
+			k := a.keys.get(op.Key)
+			at := int32(-1)
+			for _, m := range scratch {
+				if m.k == k {
+					at = m.at
+					break
+				}
+			}
+			if at < 0 {
+				at = int32(len(entries[k]))
+				entries[k] = append(entries[k], entry{w: i, fin: history.Null})
+				scratch = append(scratch, mine{k, at})
+			}
+			e := &entries[k][at]
+			if op.Kind == history.Write {
+				e.fin = op.Value
+			} else {
+				e.apps = append(e.apps, op.Value)
+			}
+		}
 	}
-	slices.Sort(keys) // deterministic reports
-	for _, k := range keys {
-		ch := a.chains[k]
+	a.cts, a.final = make([][]int64, len(a.chain)), make([][]history.Value, len(a.chain))
+	a.apps, a.cum = make([][]history.Value, len(a.chain)), make([][]int32, len(a.chain))
+	for k, es := range entries {
+		if a.mode == stamps {
+			slices.SortFunc(es, func(x, y entry) int {
+				return cmp.Or(cmp.Compare(h.Facts[x.w].CommitTS, h.Facts[y.w].CommitTS), cmp.Compare(x.w, y.w))
+			})
+		}
+		ch := make([]int32, len(es))
+		for p := range es {
+			ch[p] = es[p].w
+		}
+		a.chain[k] = ch
+		if a.mode == stamps {
+			cts := make([]int64, len(es))
+			for p := range es {
+				cts[p] = h.Facts[es[p].w].CommitTS
+			}
+			a.cts[k] = cts
+		}
+	}
+	order := make([]int32, len(a.chain))
+	for k := range order {
+		order[k] = int32(k)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return cmp.Compare(a.name[x], a.name[y]) }) // deterministic reports
+	for _, k := range order {
+		ch := a.chain[k]
 		if a.mode == stamps {
 			slices.SortFunc(ch, func(x, y int32) int {
 				return cmp.Or(cmp.Compare(h.Facts[x].CommitTS, h.Facts[y].CommitTS), cmp.Compare(x, y))
@@ -124,20 +203,21 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 			// chain, so every earlier writer is below s_{i+1} too.
 			for p := 1; p < len(ch); p++ {
 				if !a.sees(h, ch[p], ch[p-1]) {
-					return fcw(h, k, ch[p-1], ch[p]), nil
+					return fcw(h, a.name[k], ch[p-1], ch[p]), nil
 				}
 			}
-			continue
-		}
-		sort.SliceStable(ch, func(x, y int) bool { return a.sees(h, ch[y], ch[x]) })
-		// Snapshots give no order to trust: every pair is compared.
-		for p := range ch {
-			for q := p + 1; q < len(ch); q++ {
-				if !a.sees(h, ch[q], ch[p]) || a.sees(h, ch[p], ch[q]) {
-					return fcw(h, k, ch[p], ch[q]), nil
+		} else {
+			sort.SliceStable(ch, func(x, y int) bool { return a.sees(h, ch[y], ch[x]) })
+			// Snapshots give no order to trust: every pair is compared.
+			for p := range ch {
+				for q := p + 1; q < len(ch); q++ {
+					if !a.sees(h, ch[q], ch[p]) || a.sees(h, ch[p], ch[q]) {
+						return fcw(h, a.name[k], ch[p], ch[q]), nil
+					}
 				}
 			}
 		}
+		a.fill(k, entries[k])
 	}
 	if fr := checkRules(h, opts, rules, a, committed); fr != nil {
 		return *fr, nil
@@ -148,14 +228,66 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 		}
 		return Fast{Outcome: Contradicted, Why: m.why, Seed: m.seed}, nil
 	}
-	var order []int32
+	var witness []int32
 	if a.mode == stamps {
-		order = slices.Clone(committed)
-		slices.SortFunc(order, func(x, y int32) int {
+		witness = slices.Clone(committed)
+		slices.SortFunc(witness, func(x, y int32) int {
 			return cmp.Or(cmp.Compare(h.Facts[x].CommitTS, h.Facts[y].CommitTS), cmp.Compare(x, y))
 		})
 	}
-	return Fast{Outcome: Witnessed, Order: order}, a
+	return Fast{Outcome: Witnessed, Order: witness}, a
+}
+
+// key returns k's id, growing the per-key tables.
+func (a *analysis) key(k history.Key) int32 {
+	id := a.keys.get(k)
+	if int(id) == len(a.chain) {
+		a.name = append(a.name, k)
+		a.chain = append(a.chain, nil)
+		a.list = append(a.list, false)
+	}
+	return id
+}
+
+// entry is one committed writer of a key: its final register value, or
+// its appends in order.
+type entry struct {
+	w    int32
+	fin  history.Value
+	apps []history.Value
+}
+
+// fill derives key k's per-writer arrays from its ordered chain; es are
+// its writers' entries (in chain order in stamps mode, in any order with
+// snapshots, whose chain was sorted after).
+func (a *analysis) fill(k int32, es []entry) {
+	ch := a.chain[k]
+	byW := es
+	if a.mode != stamps && len(es) > 1 {
+		at := make(map[int32]int, len(es))
+		for p := range es {
+			at[es[p].w] = p
+		}
+		byW = slices.Clone(es)
+		for p, w := range ch {
+			byW[p] = es[at[w]]
+		}
+	}
+	if !a.list[k] {
+		fin := make([]history.Value, len(ch))
+		for p := range byW {
+			fin[p] = byW[p].fin
+		}
+		a.final[k] = fin
+		return
+	}
+	cum := make([]int32, len(ch)+1)
+	var apps []history.Value
+	for p := range byW {
+		apps = append(apps, byW[p].apps...)
+		cum[p+1] = int32(len(apps))
+	}
+	a.apps[k], a.cum[k] = apps, cum
 }
 
 func fcw(h *history.History, k history.Key, x, y int32) Fast {
@@ -231,42 +363,69 @@ func endsBefore(opts history.Options, a, b *history.Txn) bool {
 
 // reads replays every committed transaction's reads against its snapshot.
 func (a *analysis) reads(h *history.History, opts history.Options, committed []int32) *mismatch {
-	lists := h.ListKeys()
 	unknownInit := opts.InitialState == history.InitialUnknown
-	initReg := map[history.Key]history.Value{}
-	initList := map[history.Key][]history.Value{}
-	binder := map[history.Key]int32{}
-	// final[k][w]: w's last write of register k; appends[k][w]: w's
-	// appends to list k, in order.
-	final := func(w int32, k history.Key) history.Value {
-		v := history.Null
-		for _, op := range h.Txns[w].Ops {
-			if op.Kind == history.Write && op.Key == k {
-				v = op.Value
+	initReg := map[int32]history.Value{}
+	initList := map[int32][]history.Value{}
+	binder := map[int32]int32{}
+	// own holds the transaction's writes so far: few per transaction, so
+	// a slice searched linearly beats a map made for each.
+	type ownWrite struct {
+		k    int32
+		reg  bool
+		val  history.Value
+		apps []history.Value
+	}
+	var own []ownWrite
+	find := func(k int32) *ownWrite {
+		for i := range own {
+			if own[i].k == k {
+				return &own[i]
 			}
 		}
-		return v
+		return nil
 	}
 	var wix *writerIndex
+	// With stamps, readers go in start_ts order, so that the version a
+	// read sees only moves forward along its key's chain: a cursor per
+	// key replaces a binary search per read (which misses the cache once
+	// per step on a long history).
+	var cursor []int32
+	if a.mode == stamps {
+		committed = slices.Clone(committed)
+		slices.SortStableFunc(committed, func(x, y int32) int { return cmp.Compare(h.Facts[x].StartTS, h.Facts[y].StartTS) })
+		cursor = make([]int32, len(a.chain))
+	}
 	for _, ti := range committed {
 		t := &h.Txns[ti]
-		own := map[history.Key]history.Value{}
-		ownList := map[history.Key][]history.Value{}
+		own = own[:0]
 		for n, op := range t.Ops {
+			k := a.keys.get(op.Key)
 			switch op.Kind {
 			case history.Write:
-				own[op.Key] = op.Value
+				if w := find(k); w != nil {
+					w.reg, w.val = true, op.Value
+				} else {
+					own = append(own, ownWrite{k: k, reg: true, val: op.Value})
+				}
 				continue
 			case history.Append:
-				ownList[op.Key] = append(ownList[op.Key], op.Value)
+				if w := find(k); w != nil {
+					w.apps = append(w.apps, op.Value)
+				} else {
+					own = append(own, ownWrite{k: k, apps: []history.Value{op.Value}})
+				}
 				continue
 			}
-			k := op.Key
-			ch := a.chains[k]
+			ch := a.chain[k]
 			last := -1 // position in ch of the version seen
 			if a.mode == stamps {
 				s := h.Facts[ti].StartTS
-				last = sort.Search(len(ch), func(p int) bool { return h.Facts[ch[p]].CommitTS >= s }) - 1
+				cts, c := a.cts[k], cursor[k]
+				for int(c) < len(cts) && cts[c] < s {
+					c++
+				}
+				cursor[k] = c
+				last = int(c) - 1
 			} else {
 				for p := len(ch) - 1; p >= 0; p-- {
 					if a.sees(h, ti, ch[p]) {
@@ -280,7 +439,7 @@ func (a *analysis) reads(h *history.History, opts history.Options, committed []i
 				for p := 0; p < last; p++ {
 					if !a.sees(h, ti, ch[p]) {
 						return &mismatch{
-							why:  fmt.Sprintf("txn %s's snapshot sees %s's version of %s but not %s's, which it overwrote", t.ID, h.Txns[ch[last]].ID, k, h.Txns[ch[p]].ID),
+							why:  fmt.Sprintf("txn %s's snapshot sees %s's version of %s but not %s's, which it overwrote", t.ID, h.Txns[ch[last]].ID, op.Key, h.Txns[ch[p]].ID),
 							seed: dedup([]int32{ti, ch[p], ch[last]}),
 						}
 					}
@@ -288,37 +447,35 @@ func (a *analysis) reads(h *history.History, opts history.Options, committed []i
 			}
 			ok, internal := true, false
 			var want string
-			if lists[k] {
-				var snap []value
-				for _, w := range ch[:last+1] {
-					for _, o := range h.Txns[w].Ops {
-						if o.Kind == history.Append && o.Key == k {
-							snap = append(snap, o.Value)
-						}
-					}
+			mine := find(k)
+			if a.list[k] {
+				snap := a.apps[k][:a.cum[k][last+1]]
+				var tail []history.Value
+				if mine != nil {
+					tail = mine.apps
 				}
 				got := op.List
 				if !op.IsList && op.Value != history.Null {
 					ok = false
 				} else {
-					tail := append(snap, ownList[k]...)
 					switch init, bound := initList[k]; {
 					case !unknownInit:
-						ok = slices.Equal(got, tail)
+						ok = equalConcat(got, nil, snap, tail)
 					case bound:
-						ok = slices.Equal(got, append(slices.Clone(init), tail...))
+						ok = equalConcat(got, init, snap, tail)
 					default:
-						ok = len(got) >= len(tail) && slices.Equal(got[len(got)-len(tail):], tail)
+						n := len(snap) + len(tail)
+						ok = len(got) >= n && equalConcat(got[len(got)-n:], nil, snap, tail)
 						if ok {
-							initList[k], binder[k] = slices.Clone(got[:len(got)-len(tail)]), ti
+							initList[k], binder[k] = slices.Clone(got[:len(got)-n]), ti
 						}
 					}
-					want = fmt.Sprint(tail)
+					want = fmt.Sprint(append(slices.Clone(snap), tail...))
 				}
-			} else if v, wrote := own[k]; wrote {
-				ok, internal, want = op.Value == v, true, string(v)
+			} else if mine != nil && mine.reg {
+				ok, internal, want = op.Value == mine.val, true, string(mine.val)
 			} else if last >= 0 {
-				v := final(ch[last], k)
+				v := a.final[k][last]
 				ok, want = op.Value == v, string(v)
 			} else if !unknownInit {
 				ok, want = op.Value == history.Null, "null"
@@ -328,7 +485,7 @@ func (a *analysis) reads(h *history.History, opts history.Options, committed []i
 				initReg[k], binder[k] = op.Value, ti
 			}
 			if ok {
-				if !internal {
+				if !internal && a.src != nil {
 					m := a.src[ti]
 					if m == nil {
 						m = map[int]int32{}
@@ -347,12 +504,12 @@ func (a *analysis) reads(h *history.History, opts history.Options, committed []i
 			seed := []int32{ti}
 			if !internal {
 				seed = append(seed, ch[:last+1]...)
-				if last >= 0 && !lists[k] {
+				if last >= 0 && !a.list[k] {
 					seed = append(seed[:1], ch[last])
 				}
 				if b, ok := binder[k]; ok {
 					seed = append(seed, b)
-					seed = append(seed, wix.possible(&h.Txns[b], k)...)
+					seed = append(seed, wix.possible(&h.Txns[b], op.Key)...)
 				}
 				seed = append(seed, wix.writersOf(op)...)
 			}
@@ -365,4 +522,11 @@ func (a *analysis) reads(h *history.History, opts history.Options, committed []i
 	return nil
 }
 
-type value = history.Value
+// equalConcat reports whether got is a ++ b ++ c.
+func equalConcat(got, a, b, c []history.Value) bool {
+	if len(got) != len(a)+len(b)+len(c) {
+		return false
+	}
+	return slices.Equal(got[:len(a)], a) && slices.Equal(got[len(a):len(a)+len(b)], b) && slices.Equal(got[len(a)+len(b):], c)
+}
+
