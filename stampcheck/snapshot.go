@@ -529,4 +529,3 @@ func equalConcat(got, a, b, c []history.Value) bool {
 	}
 	return slices.Equal(got[:len(a)], a) && slices.Equal(got[len(a):len(a)+len(b)], b) && slices.Equal(got[len(a)+len(b):], c)
 }
-
