@@ -221,20 +221,31 @@ func Minimize(ctx context.Context, h *history.History, opts history.Options, mem
 		ta, tb := &h.Txns[a], &h.Txns[b]
 		return -cmp.Or(cmp.Compare(ta.Start, tb.Start), cmp.Compare(ta.End, tb.End), cmp.Compare(ta.ID, tb.ID))
 	})
-	for _, m := range try {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		without := slices.DeleteFunc(slices.Clone(cur), func(x int32) bool { return x == m })
-		if len(without) == 0 {
-			continue
-		}
-		ok, err := decide(projectFacts(h, opts, wix, without))
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			cur = without
+	// Passes repeat until none deletes: with a transaction of unknown
+	// outcome in the set the facts may leave a projection open (counted
+	// as consistent), so a deletion refused early can succeed once that
+	// transaction is gone; the last pass proves every single deletion
+	// consistent.
+	for changed := true; changed; {
+		changed = false
+		for _, m := range try {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if !slices.Contains(cur, m) {
+				continue
+			}
+			without := slices.DeleteFunc(slices.Clone(cur), func(x int32) bool { return x == m })
+			if len(without) == 0 {
+				continue
+			}
+			ok, err := decide(projectFacts(h, opts, wix, without))
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				cur, changed = without, true
+			}
 		}
 	}
 	slices.Sort(cur)

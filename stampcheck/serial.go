@@ -185,6 +185,9 @@ func sessions(h *history.History) [][]int32 {
 type mismatch struct {
 	why  string
 	seed []int32
+	// internal: a read after the transaction's own write that does not
+	// return it; no other transaction can explain that.
+	internal bool
 }
 
 // replay runs order serially from the initial state (own writes visible)

@@ -222,8 +222,8 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 	if fr := checkRules(h, opts, rules, a, committed); fr != nil {
 		return *fr, nil
 	}
-	if m := a.reads(h, opts, committed); m != nil {
-		if unknownWriter != "" {
+	if m := a.reads(h, opts, committed, unknownWriter != ""); m != nil {
+		if unknownWriter != "" && !m.internal {
 			return Fast{Outcome: Open, Why: fmt.Sprintf("%s (txn %s is unknown and writes: it may have committed)", m.why, unknownWriter)}, nil
 		}
 		return Fast{Outcome: Contradicted, Why: m.why, Seed: m.seed}, nil
@@ -362,7 +362,13 @@ func endsBefore(opts history.Options, a, b *history.Txn) bool {
 }
 
 // reads replays every committed transaction's reads against its snapshot.
-func (a *analysis) reads(h *history.History, opts history.Options, committed []int32) *mismatch {
+//
+// With scanAll (an unknown transaction writes, so an external mismatch
+// may be its write and only leaves the history open) it goes on past
+// external mismatches and returns an internal one if there is any, so
+// that the outcome does not depend on the order reads are visited in.
+func (a *analysis) reads(h *history.History, opts history.Options, committed []int32, scanAll bool) *mismatch {
+	var external *mismatch
 	unknownInit := opts.InitialState == history.InitialUnknown
 	initReg := map[int32]history.Value{}
 	initList := map[int32][]history.Value{}
@@ -438,10 +444,17 @@ func (a *analysis) reads(h *history.History, opts history.Options, committed []i
 				// overwrote is no state the database ever held.
 				for p := 0; p < last; p++ {
 					if !a.sees(h, ti, ch[p]) {
-						return &mismatch{
+						m := &mismatch{
 							why:  fmt.Sprintf("txn %s's snapshot sees %s's version of %s but not %s's, which it overwrote", t.ID, h.Txns[ch[last]].ID, op.Key, h.Txns[ch[p]].ID),
 							seed: dedup([]int32{ti, ch[p], ch[last]}),
 						}
+						if !scanAll {
+							return m
+						}
+						if external == nil {
+							external = m
+						}
+						break
 					}
 				}
 			}
@@ -513,13 +526,20 @@ func (a *analysis) reads(h *history.History, opts history.Options, committed []i
 				}
 				seed = append(seed, wix.writersOf(op)...)
 			}
-			return &mismatch{
-				why:  fmt.Sprintf("txn %s op %d (%s) reads %s where its snapshot holds %s", t.ID, n, op, readText(op), want),
-				seed: dedup(seed),
+			m := &mismatch{
+				why:      fmt.Sprintf("txn %s op %d (%s) reads %s where its snapshot holds %s", t.ID, n, op, readText(op), want),
+				seed:     dedup(seed),
+				internal: internal,
+			}
+			if internal || !scanAll {
+				return m
+			}
+			if external == nil {
+				external = m
 			}
 		}
 	}
-	return nil
+	return external
 }
 
 // equalConcat reports whether got is a ++ b ++ c.

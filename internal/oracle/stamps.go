@@ -230,6 +230,7 @@ func SnapshotStamps(h *history.History, opts history.Options, session, realTime 
 			}
 		}
 	}
+	bad := false // an external read failed while an unknown transaction writes
 	lists := h.ListKeys()
 	unknownInit := opts.InitialState == history.InitialUnknown
 	initReg := map[history.Key]history.Value{}
@@ -258,7 +259,11 @@ func SnapshotStamps(h *history.History, opts history.Options, session, realTime 
 			for _, w := range seen {
 				for _, v := range com {
 					if v != t && v != w && writesKey(&h.Txns[v], k) && sees(w, v) && !sees(t, v) {
-						return false, !unknown
+						if !unknown {
+							return false, true
+						}
+						bad = true
+						continue
 					}
 				}
 			}
@@ -278,27 +283,43 @@ func SnapshotStamps(h *history.History, opts history.Options, session, realTime 
 				if op.IsList {
 					got = op.List
 				} else if op.Value != history.Null {
-					return false, !unknown
+					if !unknown {
+						return false, true
+					}
+					bad = true
+					continue
 				}
 				if !unknownInit {
 					if !slices.Equal(got, tail) {
-						return false, !unknown
+						if !unknown {
+							return false, true
+						}
+						bad = true
+						continue
 					}
 					continue
 				}
 				if len(got) < len(tail) || !slices.Equal(got[len(got)-len(tail):], tail) {
-					return false, !unknown
+					if !unknown {
+						return false, true
+					}
+					bad = true
+					continue
 				}
 				init := got[:len(got)-len(tail)]
 				if prev, ok := initList[k]; ok && !slices.Equal(prev, init) {
-					return false, !unknown
+					if !unknown {
+						return false, true
+					}
+					bad = true
+					continue
 				}
 				initList[k] = slices.Clone(init)
 				continue
 			}
 			if v, ok := own[k]; ok {
 				if op.Value != v {
-					return false, !unknown
+					return false, true // no other transaction explains it
 				}
 				continue
 			}
@@ -311,21 +332,36 @@ func SnapshotStamps(h *history.History, opts history.Options, session, realTime 
 					}
 				}
 				if op.Value != v {
-					return false, !unknown
+					if !unknown {
+						return false, true
+					}
+					bad = true
+					continue
 				}
 				continue
 			}
 			if !unknownInit {
 				if op.Value != history.Null {
-					return false, !unknown
+					if !unknown {
+						return false, true
+					}
+					bad = true
+					continue
 				}
 				continue
 			}
 			if prev, ok := initReg[k]; ok && prev != op.Value {
-				return false, !unknown
+				if !unknown {
+					return false, true
+				}
+				bad = true
+				continue
 			}
 			initReg[k] = op.Value
 		}
+	}
+	if bad {
+		return false, false
 	}
 	return true, true
 }
