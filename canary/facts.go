@@ -38,7 +38,7 @@ func checkFacts(cfg *Config, d Dialect) error {
 		return errors.New("facts: only PostgreSQL's (xid and snapshot) are recorded; MySQL/MariaDB give none")
 	}
 	if cfg.Isolation != sql.LevelRepeatableRead && cfg.Isolation != sql.LevelSerializable {
-		return fmt.Errorf("facts: isolation %s takes a snapshot per statement; record facts at repeatable-read or serializable", IsolationName(cfg.Isolation))
+		return fmt.Errorf("facts: isolation %s takes a snapshot per statement; record facts at REPEATABLE READ or SERIALIZABLE", IsolationName(cfg.Isolation))
 	}
 	return nil
 }
