@@ -262,7 +262,10 @@ func (c *Canary) Prefix() string { return c.cfg.Prefix }
 // would have holes).
 func (c *Canary) Run(ctx context.Context) (Report, error) {
 	defer c.tg.db.Close()
+	// Under the lock: Snapshot, safe while the run goes, reads it.
+	c.mu.Lock()
 	c.started = time.Now()
+	c.mu.Unlock()
 	dropSchema, err := c.createSchema(ctx)
 	if err != nil {
 		return c.Snapshot(), err
