@@ -27,7 +27,7 @@ type factsCheck struct {
 // here instead, with SnapshotRules{Session: lv.SessionOrder(), RealTime:
 // lv.RealTime()} and the family's checker as the black box.
 func (r *runner) useFacts(h *history.History) *factsCheck {
-	if !h.HasFacts() {
+	if !h.HasFacts() || !serialFamily(r.c.opts.Level) {
 		return nil
 	}
 	fc := &factsCheck{}
@@ -59,4 +59,16 @@ func (fc *factsCheck) apply(rep *report.Report, h *history.History, o cliutil.Ou
 		o.Anomalies = max(o.Anomalies, 1)
 	}
 	return o
+}
+
+// serialFamily reports whether the facts' serial witness applies to lv:
+// the serializable levels (docs/SEMANTICS.md §10). Other levels are
+// checked black-box, their facts unused, until their own facts rules are
+// written (the snapshot family's is stampcheck.CheckSnapshotLevel).
+func serialFamily(lv history.Level) bool {
+	switch lv {
+	case history.Serializable, history.StrongSessionSerializable, history.StrictSerializable:
+		return true
+	}
+	return false
 }
