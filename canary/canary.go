@@ -65,6 +65,10 @@ type Config struct {
 	// Seed makes the transactions drawn repeatable (the interleaving the
 	// database chooses is not); 0 picks one at random.
 	Seed uint64
+	// Facts records PostgreSQL's transaction id and snapshot with every
+	// transaction (facts.go), for checking with the database's own
+	// facts; PostgreSQL at repeatable-read or serializable only.
+	Facts bool
 	// Logger receives outages, arithmetic violations and unexpected
 	// errors; nil discards them.
 	Logger *slog.Logger
@@ -188,6 +192,9 @@ func New(ctx context.Context, cfg Config, rec *record.Recorder) (*Canary, error)
 	case cfg.TxnTimeout < 100*time.Millisecond:
 		return nil, fmt.Errorf("txn timeout %s: want at least 100ms", cfg.TxnTimeout)
 	}
+	if err := checkFacts(&cfg, d); err != nil {
+		return nil, err
+	}
 	switch cfg.SnapshotIsolation = strings.ToUpper(cfg.SnapshotIsolation); cfg.SnapshotIsolation {
 	case "", "ON", "OFF":
 	default:
@@ -255,7 +262,10 @@ func (c *Canary) Prefix() string { return c.cfg.Prefix }
 // would have holes).
 func (c *Canary) Run(ctx context.Context) (Report, error) {
 	defer c.tg.db.Close()
+	// Under the lock: Snapshot, safe while the run goes, reads it.
+	c.mu.Lock()
 	c.started = time.Now()
+	c.mu.Unlock()
 	dropSchema, err := c.createSchema(ctx)
 	if err != nil {
 		return c.Snapshot(), err

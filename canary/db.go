@@ -259,7 +259,14 @@ func (cl *client) begin(ctx context.Context) (*txn, error) {
 		}
 		return nil, err
 	}
-	return &txn{cl: cl, ctx: ctx, rt: rt, tx: tx}, nil
+	x := &txn{cl: cl, ctx: ctx, rt: rt, tx: tx}
+	if err := x.recordFacts(); err != nil {
+		if r := x.fail(err); r.err != nil {
+			return nil, r.err
+		}
+		return nil, err
+	}
+	return x, nil
 }
 
 // fail rolls back after a statement error and records an abort: COMMIT

@@ -209,4 +209,11 @@ func (t *Txn) Writes() bool {
 // History is a set of transactions in input order.
 type History struct {
 	Txns []Txn
+	// Facts, when not nil, holds the database's own facts about each
+	// transaction, parallel to Txns (facts.go). It is a side table rather
+	// than fields of Txn because a history holds millions of transactions
+	// and most inputs carry no such fact: they pay one nil slice, not 40
+	// bytes a transaction. Code that filters or reorders Txns must carry
+	// it along (or drop it: a history without facts is checked black-box).
+	Facts []Facts
 }

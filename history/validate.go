@@ -62,7 +62,7 @@ func (h *History) Validate() error {
 			kindAt[op.Key] = i
 		}
 	}
-	return nil
+	return h.ValidateFacts()
 }
 
 // KeyKind says what op makes its key: a list (an append, or a read that

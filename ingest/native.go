@@ -28,6 +28,9 @@ type NativeDecoder struct {
 	batch bool
 	vals  []history.Value // scratch for the current list read
 
+	// facts are the database facts of the event just decoded (Facts).
+	facts history.Facts
+
 	// elle: reading Elle JSON micro-ops, whose functions may keep
 	// Clojure's keyword spelling (":r").
 	elle bool
@@ -73,6 +76,10 @@ const (
 	fEnd
 	fStatus
 	fOps
+	fCommitTS
+	fStartTS
+	fXid
+	fSnapshot
 )
 
 var nativeFields = [...]struct {
@@ -80,6 +87,7 @@ var nativeFields = [...]struct {
 	bit  int
 }{
 	{"session", fSession}, {"id", fID}, {"start", fStart}, {"end", fEnd}, {"status", fStatus}, {"ops", fOps},
+	{"commit_ts", fCommitTS}, {"start_ts", fStartTS}, {"xid", fXid}, {"snapshot", fSnapshot},
 }
 
 // decodeError is a decoding failure before it is placed (history.Error).
@@ -125,9 +133,16 @@ func nativeError(pos history.Pos, id string, de *decodeError) error {
 	return &history.Error{Pos: pos, ID: id, Field: de.field, Err: err}
 }
 
+// Facts returns the database facts (commit_ts, start_ts, xid, snapshot;
+// docs/SEMANTICS.md §10) of the event the last successful Decode returned;
+// zero Has when it carried none. They are not fields of history.Txn (see
+// history.History.Facts), so the caller that keeps them stores them.
+func (d *NativeDecoder) Facts() history.Facts { return d.facts }
+
 func (d *NativeDecoder) decode(line []byte, pos history.Pos) (history.Txn, *decodeError) {
 	var t history.Txn
 	t.Pos = pos
+	d.facts = history.Facts{}
 	s := &d.s
 	s.reset(line)
 	var seen int
@@ -194,6 +209,29 @@ func (d *NativeDecoder) decode(line []byte, pos history.Pos) (history.Txn, *deco
 				if t.Ops, de = d.decodeOps("ops"); de != nil {
 					return t, de
 				}
+			case fCommitTS, fStartTS, fXid:
+				if de := d.stampField(bit, field); de != nil {
+					return t, de
+				}
+			case fSnapshot:
+				if s.peek() == 'n' {
+					s.literal()
+					break
+				}
+				if s.peek() != '"' {
+					s.unexpected(`a string "xmin:xmax:xip,..." (pg_current_snapshot())`)
+					return t, fail()
+				}
+				c := s.i
+				text := s.str()
+				if s.err != nil {
+					return t, fail()
+				}
+				snap, err := history.ParseSnapshot(text)
+				if err != nil {
+					return t, &decodeError{field: field, col: c + 1, err: err}
+				}
+				d.facts.Snap, d.facts.Has = snap, d.facts.Has|history.HasSnapshot
 			default:
 				// Named in errors too: an unknown field must still be
 				// well-formed UTF-8 JSON.
@@ -236,7 +274,43 @@ func (d *NativeDecoder) decode(line []byte, pos history.Pos) (history.Txn, *deco
 	if t.ID == "" { // absent or null
 		t.ID = defaultID(&t, pos)
 	}
+	if d.facts.Has != 0 {
+		if err := d.facts.Validate(&t); err != nil {
+			var he *history.Error
+			if errors.As(err, &he) {
+				return t, &decodeError{field: he.Field, err: he.Err}
+			}
+			return t, &decodeError{err: err}
+		}
+	}
 	return t, nil
+}
+
+// stampField reads commit_ts, start_ts or xid: a non-negative integer that
+// fits int64, or null for absent. Negative stamps are refused: no database
+// of docs/SEMANTICS.md §10 gives one, so one is a recorder's bug.
+func (d *NativeDecoder) stampField(bit int, field string) *decodeError {
+	s := &d.s
+	at := s.i
+	v, ok := s.int64Field()
+	if s.err != nil {
+		return &decodeError{field: field, col: s.at + 1, err: s.err}
+	}
+	if !ok {
+		return nil
+	}
+	if v < 0 {
+		return &decodeError{field: field, col: at + 1, err: fmt.Errorf("%d is negative (a database stamp is a non-negative integer)", v)}
+	}
+	switch bit {
+	case fCommitTS:
+		d.facts.CommitTS, d.facts.Has = v, d.facts.Has|history.HasCommitTS
+	case fStartTS:
+		d.facts.StartTS, d.facts.Has = v, d.facts.Has|history.HasStartTS
+	case fXid:
+		d.facts.Xid, d.facts.Has = uint64(v), d.facts.Has|history.HasXid
+	}
+	return nil
 }
 
 // defaultID names a transaction whose event has no id: "<session>-<line>"
@@ -535,6 +609,13 @@ func (d *NativeDecoder) key() history.Value {
 // valid JSON, so they are copied; an empty Value (not canonical) is written
 // as null so that the line stays valid JSON.
 func AppendNative(dst []byte, t *history.Txn) []byte {
+	return AppendNativeFacts(dst, t, nil)
+}
+
+// AppendNativeFacts is AppendNative with the transaction's database facts
+// (nil or zero Has: none), written after the times so that
+// Decode(AppendNativeFacts(t, f)) gives back t and f.
+func AppendNativeFacts(dst []byte, t *history.Txn, f *history.Facts) []byte {
 	dst = append(dst, '{')
 	if t.HasSession {
 		dst = append(dst, `"session":`...)
@@ -548,6 +629,25 @@ func AppendNative(dst []byte, t *history.Txn) []byte {
 		dst = strconv.AppendInt(dst, t.Start, 10)
 		dst = append(dst, `,"end":`...)
 		dst = strconv.AppendInt(dst, t.End, 10)
+	}
+	if f != nil {
+		if f.Has&history.HasCommitTS != 0 {
+			dst = append(dst, `,"commit_ts":`...)
+			dst = strconv.AppendInt(dst, f.CommitTS, 10)
+		}
+		if f.Has&history.HasStartTS != 0 {
+			dst = append(dst, `,"start_ts":`...)
+			dst = strconv.AppendInt(dst, f.StartTS, 10)
+		}
+		if f.Has&history.HasXid != 0 {
+			dst = append(dst, `,"xid":`...)
+			dst = strconv.AppendUint(dst, f.Xid, 10)
+		}
+		if f.Has&history.HasSnapshot != 0 && f.Snap != nil {
+			dst = append(dst, `,"snapshot":"`...)
+			dst = append(dst, f.Snap.String()...)
+			dst = append(dst, '"')
+		}
 	}
 	dst = append(dst, `,"status":"`...)
 	dst = append(dst, t.Status.String()...)

@@ -183,6 +183,9 @@ func oracleDecode(line []byte, pos history.Pos) (history.Txn, error) {
 			t.ID = strconv.Itoa(pos.Line)
 		}
 	}
+	if _, err := oracleFacts(obj, &t); err != nil {
+		return t, err
+	}
 	return t, nil
 }
 
@@ -202,7 +205,7 @@ func oracleDuplicates(line []byte) error {
 		}
 		k, _ := tok.(string)
 		switch k {
-		case "session", "id", "start", "end", "status", "ops":
+		case "session", "id", "start", "end", "status", "ops", "commit_ts", "start_ts", "xid", "snapshot":
 			if seen[k] {
 				return fmt.Errorf("duplicate %s", k)
 			}

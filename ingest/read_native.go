@@ -65,8 +65,18 @@ func readNativeAll(all []byte, source string, st *Stats) (*history.History, erro
 	h := &history.History{Txns: make([]history.Txn, 0, n)}
 	for i := range chunks {
 		st.Records += chunks[i].records
+		if chunks[i].facts != nil {
+			// The side table exists once any line carried a fact; the
+			// chunks before this one carried none.
+			if h.Facts == nil {
+				h.Facts = make([]history.Facts, len(h.Txns), n)
+			}
+			h.Facts = append(h.Facts, chunks[i].facts...)
+		} else if h.Facts != nil {
+			h.Facts = append(h.Facts, make([]history.Facts, len(chunks[i].txns))...)
+		}
 		h.Txns = append(h.Txns, chunks[i].txns...)
-		chunks[i].txns = nil
+		chunks[i].txns, chunks[i].facts = nil, nil
 	}
 	st.Txns = len(h.Txns)
 	return h, nil
@@ -78,7 +88,10 @@ type nativeChunk struct {
 	lines     int
 	offset    int64
 
-	txns    []history.Txn
+	txns []history.Txn
+	// facts is parallel to txns once a line of the chunk carried a
+	// database fact, nil before (history.History.Facts).
+	facts   []history.Facts
 	records int
 	err     error
 }
@@ -99,6 +112,12 @@ func (c *nativeChunk) decode(source string) {
 			if err != nil {
 				c.err = err
 				return
+			}
+			if f := d.Facts(); f.Has != 0 && c.facts == nil {
+				c.facts = make([]history.Facts, len(c.txns), cap(c.txns))
+			}
+			if c.facts != nil {
+				c.facts = append(c.facts, d.Facts())
 			}
 			c.txns = append(c.txns, t)
 		}

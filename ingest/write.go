@@ -18,7 +18,11 @@ import (
 // transaction.
 func AppendNativeHistory(dst []byte, h *history.History) []byte {
 	for i := range h.Txns {
-		dst = AppendNative(dst, &h.Txns[i])
+		var f *history.Facts
+		if h.Facts != nil {
+			f = &h.Facts[i]
+		}
+		dst = AppendNativeFacts(dst, &h.Txns[i], f)
 		dst = append(dst, '\n')
 	}
 	return dst

@@ -91,6 +91,8 @@ type Tx struct {
 	mu   sync.Mutex
 	t    history.Txn
 	done bool
+	// facts: what the database said about it (facts.go).
+	facts history.Facts
 }
 
 // ID returns the transaction's id.
@@ -164,8 +166,9 @@ func (tx *Tx) Finish(status history.Status) error {
 	t := tx.t
 	t.End, t.HasTime, t.Status = end, true, status
 	tx.t.Ops = nil
+	f := tx.facts
 	tx.mu.Unlock()
-	return tx.rec.sink.Emit(&t)
+	return tx.emit(&t, f)
 }
 
 // Value converts a key or value of a type Tx accepts to its canonical

@@ -117,20 +117,34 @@ func KeyedSink(write func(key, value []byte) error) Sink {
 // MultiSink emits to every sink in turn and returns the first error (it
 // still emits to the others).
 func MultiSink(sinks ...Sink) Sink {
-	return SinkFunc(func(t *history.Txn) error {
-		var first error
-		for i, s := range sinks {
-			c := t
-			if i < len(sinks)-1 {
-				// Each sink owns what it gets.
-				cp := *t
-				cp.Ops = append([]history.Op(nil), t.Ops...)
-				c = &cp
-			}
-			if err := s.Emit(c); err != nil && first == nil {
-				first = err
-			}
+	return multiSink(sinks)
+}
+
+// multiSink is MultiSink's sink; it is a FactsSink too (facts.go), so
+// that database facts reach the sinks that keep them.
+type multiSink []Sink
+
+func (m multiSink) Emit(t *history.Txn) error { return m.EmitFacts(t, history.Facts{}) }
+
+func (m multiSink) EmitFacts(t *history.Txn, f history.Facts) error {
+	var first error
+	for i, s := range m {
+		c := t
+		if i < len(m)-1 {
+			// Each sink owns what it gets.
+			cp := *t
+			cp.Ops = append([]history.Op(nil), t.Ops...)
+			c = &cp
 		}
-		return first
-	})
+		var err error
+		if fs, ok := s.(FactsSink); ok && f.Has != 0 {
+			err = fs.EmitFacts(c, f)
+		} else {
+			err = s.Emit(c)
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

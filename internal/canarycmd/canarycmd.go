@@ -108,6 +108,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.Schema, "schema", "", "PostgreSQL schema or MySQL database for the canary's tables (created and dropped if missing; default: the DSN's)")
 	fs.StringVar(&c.Prefix, "prefix", "", "table and session prefix (default canary_<random>)")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed for the transactions drawn (0: random)")
+	fs.BoolVar(&c.Facts, "facts", false, "PostgreSQL at REPEATABLE READ or SERIALIZABLE: record each transaction's xid and snapshot, the database's own facts (with --record or --out, for streamcheck check; docs/SEMANTICS.md §10)")
 	snapshot := fs.String("innodb-snapshot-isolation", "", "MySQL/MariaDB: set innodb_snapshot_isolation ON or OFF in every session (default: the server's)")
 	fs.StringVar(&cfg.level, "level", history.StrictSerializable.String(), "level checked: "+strings.Join(history.OnlineLevelNames(), ", ")+" (online, real time is always checked; see run)")
 	fs.StringVar(&cfg.skew, "skew", "1ms", "clock-skew bound Δ given to the checker (one process, one clock: 1ms is a margin, see doc)")

@@ -156,6 +156,7 @@ func (r *runner) run(ctx context.Context, examples fs.FS, names []string, stdin 
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
+	facts := r.useFacts(h)
 	stop := r.ticker()
 	res, err := r.check(ctx, h)
 	stop()
@@ -171,7 +172,7 @@ func (r *runner) run(ctx context.Context, examples fs.FS, names []string, stdin 
 	}
 	rep := report.New(res, h)
 	rep.MaxAnomalies = c.maxAnomalies
-	code := outcome(res, len(h.Txns)).ExitCode()
+	code := facts.apply(rep, h, outcome(res, len(h.Txns))).ExitCode()
 
 	// Files first: a failure to write them is an error (exit 2) and the
 	// report below must not claim a witness file that is not there.

@@ -26,6 +26,7 @@ const (
 
 // options is what the flags say besides the generator's Config.
 type options struct {
+	stamps   bool   // --stamps: with database facts (stamps.go)
 	out      string // "" or "-": stdout
 	manifest string // "": stderr
 }
@@ -78,6 +79,7 @@ func parse(args []string, stderr io.Writer) (gen.Config, options, error) {
 	fs.StringVar(&validAt, "valid-at", "", "add shapes valid at `LEVEL` but not at any stronger level: "+strings.Join(history.LevelNames(), ", ")+" (one per 1000 transactions; the manifest marks them valid_at)")
 	fs.Uint64Var(&seed, "seed", 0, "random seed; the same flags and seed give the same bytes")
 	fs.StringVar(&o.out, "o", "", "write the history to `FILE` instead of stdout")
+	fs.BoolVar(&o.stamps, "stamps", false, "write the store's commit_ts and start_ts with each transaction (docs/SEMANTICS.md §10)")
 	fs.StringVar(&o.manifest, "manifest", "", "write the injected anomalies as JSON to `FILE` instead of stderr")
 	if err := fs.Parse(args); err != nil {
 		return gen.Config{}, o, err
@@ -182,6 +184,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 		out = file
+	}
+	write := write
+	if o.stamps {
+		write = writeStamps
 	}
 	inj, err := write(cfg, out)
 	if file != nil {

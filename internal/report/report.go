@@ -41,6 +41,9 @@ type Report struct {
 	// between the proof and the extraction of a core.
 	Anomalies []Anomaly `json:"anomalies"`
 	Stats     Stats     `json:"stats"`
+	// Facts is set when the history carried the database's own facts
+	// (facts.go).
+	Facts *Facts `json:"facts,omitempty"`
 }
 
 // The anomaly and alert types live in package verdict, below both the

@@ -81,6 +81,7 @@ func WriteText(w io.Writer, r *Report, opts TextOptions) error {
 			}
 		}
 	}
+	writeFacts(bw, r)
 	return bw.Flush()
 }
 

@@ -1,0 +1,551 @@
+package stampcheck
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// SnapshotRules are the orders a snapshot level adds to plain snapshot
+// isolation: strong session SI wants each transaction's snapshot to hold
+// its session's earlier transactions, strong SI every transaction that
+// finished before it began (widened by Δ). Checkers of the snapshot
+// family pass their level's orders here.
+type SnapshotRules struct {
+	Session  bool
+	RealTime bool
+	_        struct{}
+}
+
+// mode is which facts a check reads.
+type mode uint8
+
+const (
+	stamps mode = iota // commit_ts and start_ts
+	pgSnap             // xid and snapshot
+)
+
+// analysis is what a snapshot check derives from the facts: per key the
+// committed writers in version order, and (PostgreSQL) each external
+// read's source.
+type analysis struct {
+	mode mode
+	keys *keyIndex
+	name []history.Key // key id -> key
+	// Per key id: the committed writers in version order; their commit
+	// stamps (stamps mode), kept apart so that a read's binary search
+	// touches one contiguous array; each writer's final register value;
+	// and for list keys every append of the chain in order, with cum[p]
+	// the number of appends of writers 0..p-1.
+	chain [][]int32
+	cts   [][]int64
+	final [][]history.Value
+	apps  [][]history.Value
+	cum   [][]int32
+	list  []bool
+	// src[t][n] is the writer whose version read n of txn t saw (-1: the
+	// initial version); PostgreSQL mode only (snapshotPins).
+	src map[int32]map[int]int32
+}
+
+// chains returns the version order of every key, by key.
+func (a *analysis) chains() map[history.Key][]int32 {
+	m := make(map[history.Key][]int32, len(a.chain))
+	for k, ch := range a.chain {
+		if len(ch) > 0 {
+			m[a.name[k]] = ch
+		}
+	}
+	return m
+}
+
+// sees reports whether reader t's snapshot holds committed writer w.
+func (a *analysis) sees(h *history.History, t, w int32) bool {
+	if t == w {
+		return false
+	}
+	ft, fw := &h.Facts[t], &h.Facts[w]
+	if a.mode == stamps {
+		return fw.CommitTS < ft.StartTS
+	}
+	return ft.Snap.Sees(fw.Xid)
+}
+
+// CheckSnapshot checks snapshot isolation with the facts: each read of a
+// committed transaction sees the state its snapshot holds (commit_ts
+// below its start_ts, or PostgreSQL's xid visibility), its own writes on
+// top; the committed writers of a key are totally ordered by visibility
+// (first committer wins); the rules' orders hold. Witnessed means the
+// history is valid at snapshot isolation (with those rules) and
+// consistent with its facts; Order is then the commit order (stamps) or
+// nil (PostgreSQL, whose facts give visibility, not an order).
+func CheckSnapshot(h *history.History, opts history.Options, rules SnapshotRules) Fast {
+	f, _ := analyze(h, opts, rules)
+	return f
+}
+
+func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fast, *analysis) {
+	if h.Facts == nil {
+		return Fast{Outcome: Open, Why: "the history carries no database facts"}, nil
+	}
+	var committed []int32
+	unknownWriter := ""
+	allStamps, allPG := true, true
+	for i := range h.Txns {
+		t, f := &h.Txns[i], &h.Facts[i]
+		switch t.Status {
+		case history.Aborted:
+			continue
+		case history.Unknown:
+			if unknownWriter == "" && t.Writes() {
+				unknownWriter = t.ID
+			}
+			continue // tried as not committed, as in CheckSerial
+		}
+		allStamps = allStamps && f.Has&(history.HasCommitTS|history.HasStartTS) == history.HasCommitTS|history.HasStartTS
+		allPG = allPG && f.Has&(history.HasXid|history.HasSnapshot) == history.HasXid|history.HasSnapshot
+		committed = append(committed, int32(i))
+	}
+	a := &analysis{keys: newKeyIndex()}
+	switch {
+	case allStamps:
+		a.mode = stamps
+	case allPG:
+		a.mode = pgSnap
+		a.src = map[int32]map[int]int32{}
+		if rules.RealTime {
+			return Fast{Outcome: Open, Why: "PostgreSQL's snapshots give no commit order to hold real time against"}, nil
+		}
+	default:
+		return Fast{Outcome: Open, Why: "some committed transaction lacks a snapshot fact (start_ts and commit_ts, or xid and snapshot)"}, nil
+	}
+	// Number the keys, mark list keys (any append or list read, in any
+	// transaction, as history.ListKeys), and list per key the committed
+	// writers.
+	for i := range h.Txns {
+		for _, op := range h.Txns[i].Ops {
+			k := a.key(op.Key)
+			if op.Kind == history.Append || op.Kind == history.Read && op.IsList {
+				a.list[k] = true
+			}
+		}
+	}
+	// One pass over the committed writers' operations builds each key's
+	// chain entries with the writer's final value or appends.
+	entries := make([][]entry, len(a.chain))
+	type mine struct{ k, at int32 }
+	var scratch []mine
+	for _, i := range committed {
+		scratch = scratch[:0]
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind == history.Read {
+				continue
+			}
+			k := a.keys.get(op.Key)
+			at := int32(-1)
+			for _, m := range scratch {
+				if m.k == k {
+					at = m.at
+					break
+				}
+			}
+			if at < 0 {
+				at = int32(len(entries[k]))
+				entries[k] = append(entries[k], entry{w: i, fin: history.Null})
+				scratch = append(scratch, mine{k, at})
+			}
+			e := &entries[k][at]
+			if op.Kind == history.Write {
+				e.fin = op.Value
+			} else {
+				e.apps = append(e.apps, op.Value)
+			}
+		}
+	}
+	a.cts, a.final = make([][]int64, len(a.chain)), make([][]history.Value, len(a.chain))
+	a.apps, a.cum = make([][]history.Value, len(a.chain)), make([][]int32, len(a.chain))
+	for k, es := range entries {
+		if a.mode == stamps {
+			slices.SortFunc(es, func(x, y entry) int {
+				return cmp.Or(cmp.Compare(h.Facts[x.w].CommitTS, h.Facts[y.w].CommitTS), cmp.Compare(x.w, y.w))
+			})
+		}
+		ch := make([]int32, len(es))
+		for p := range es {
+			ch[p] = es[p].w
+		}
+		a.chain[k] = ch
+		if a.mode == stamps {
+			cts := make([]int64, len(es))
+			for p := range es {
+				cts[p] = h.Facts[es[p].w].CommitTS
+			}
+			a.cts[k] = cts
+		}
+	}
+	order := make([]int32, len(a.chain))
+	for k := range order {
+		order[k] = int32(k)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return cmp.Compare(a.name[x], a.name[y]) }) // deterministic reports
+	for _, k := range order {
+		ch := a.chain[k]
+		if a.mode == stamps {
+			slices.SortFunc(ch, func(x, y int32) int {
+				return cmp.Or(cmp.Compare(h.Facts[x].CommitTS, h.Facts[y].CommitTS), cmp.Compare(x, y))
+			})
+			// First committer wins: each writer's snapshot holds the one
+			// before it. Consecutive pairs suffice: c_i < s_{i+1} <=
+			// c_{i+1} makes commit stamps strictly increase along the
+			// chain, so every earlier writer is below s_{i+1} too.
+			for p := 1; p < len(ch); p++ {
+				if !a.sees(h, ch[p], ch[p-1]) {
+					return fcw(h, a.name[k], ch[p-1], ch[p]), nil
+				}
+			}
+		} else {
+			sort.SliceStable(ch, func(x, y int) bool { return a.sees(h, ch[y], ch[x]) })
+			// Snapshots give no order to trust: every pair is compared.
+			for p := range ch {
+				for q := p + 1; q < len(ch); q++ {
+					if !a.sees(h, ch[q], ch[p]) || a.sees(h, ch[p], ch[q]) {
+						return fcw(h, a.name[k], ch[p], ch[q]), nil
+					}
+				}
+			}
+		}
+		a.fill(k, entries[k])
+	}
+	if fr := checkRules(h, opts, rules, a, committed); fr != nil {
+		return *fr, nil
+	}
+	if m := a.reads(h, opts, committed, unknownWriter != ""); m != nil {
+		if unknownWriter != "" && !m.internal {
+			return Fast{Outcome: Open, Why: fmt.Sprintf("%s (txn %s is unknown and writes: it may have committed)", m.why, unknownWriter)}, nil
+		}
+		return Fast{Outcome: Contradicted, Why: m.why, Seed: m.seed}, nil
+	}
+	var witness []int32
+	if a.mode == stamps {
+		witness = slices.Clone(committed)
+		slices.SortFunc(witness, func(x, y int32) int {
+			return cmp.Or(cmp.Compare(h.Facts[x].CommitTS, h.Facts[y].CommitTS), cmp.Compare(x, y))
+		})
+	}
+	return Fast{Outcome: Witnessed, Order: witness}, a
+}
+
+// key returns k's id, growing the per-key tables.
+func (a *analysis) key(k history.Key) int32 {
+	id := a.keys.get(k)
+	if int(id) == len(a.chain) {
+		a.name = append(a.name, k)
+		a.chain = append(a.chain, nil)
+		a.list = append(a.list, false)
+	}
+	return id
+}
+
+// entry is one committed writer of a key: its final register value, or
+// its appends in order.
+type entry struct {
+	w    int32
+	fin  history.Value
+	apps []history.Value
+}
+
+// fill derives key k's per-writer arrays from its ordered chain; es are
+// its writers' entries (in chain order in stamps mode, in any order with
+// snapshots, whose chain was sorted after).
+func (a *analysis) fill(k int32, es []entry) {
+	ch := a.chain[k]
+	byW := es
+	if a.mode != stamps && len(es) > 1 {
+		at := make(map[int32]int, len(es))
+		for p := range es {
+			at[es[p].w] = p
+		}
+		byW = slices.Clone(es)
+		for p, w := range ch {
+			byW[p] = es[at[w]]
+		}
+	}
+	if !a.list[k] {
+		fin := make([]history.Value, len(ch))
+		for p := range byW {
+			fin[p] = byW[p].fin
+		}
+		a.final[k] = fin
+		return
+	}
+	cum := make([]int32, len(ch)+1)
+	var apps []history.Value
+	for p := range byW {
+		apps = append(apps, byW[p].apps...)
+		cum[p+1] = int32(len(apps))
+	}
+	a.apps[k], a.cum[k] = apps, cum
+}
+
+func fcw(h *history.History, k history.Key, x, y int32) Fast {
+	return Fast{Outcome: Contradicted, Why: fmt.Sprintf("txns %s and %s both write %s and their snapshots do not order them (first committer wins)", h.Txns[x].ID, h.Txns[y].ID, k), Seed: []int32{min(x, y), max(x, y)}}
+}
+
+// checkRules holds the strong variants' orders: an earlier transaction of
+// the session, or one that finished before in widened real time, is in
+// the snapshot.
+func checkRules(h *history.History, opts history.Options, rules SnapshotRules, a *analysis, committed []int32) *Fast {
+	isCommitted := make(map[int32]bool, len(committed))
+	for _, i := range committed {
+		isCommitted[i] = true
+	}
+	if rules.Session {
+		for _, s := range sessions(h) {
+			var earlier []int32
+			for _, i := range s {
+				if !isCommitted[i] {
+					continue
+				}
+				// Commit stamps are transitive (c_a < s_b <= c_b < s_c),
+				// so the previous member suffices; snapshots are not, and
+				// every earlier member is asked.
+				from := 0
+				if a.mode == stamps {
+					from = max(0, len(earlier)-1)
+				}
+				for _, prev := range earlier[from:] {
+					if !a.sees(h, i, prev) {
+						return &Fast{Outcome: Contradicted, Why: fmt.Sprintf("txn %s's snapshot misses %s, earlier in its session", h.Txns[i].ID, h.Txns[prev].ID), Seed: []int32{min(prev, i), max(prev, i)}}
+					}
+				}
+				earlier = append(earlier, i)
+			}
+		}
+	}
+	if rules.RealTime && a.mode == stamps {
+		byEnd := slices.Clone(committed)
+		slices.SortFunc(byEnd, func(x, y int32) int { return cmp.Compare(opts.EffectiveEnd(&h.Txns[x]), opts.EffectiveEnd(&h.Txns[y])) })
+		byStart := slices.Clone(committed)
+		slices.SortFunc(byStart, func(x, y int32) int { return cmp.Compare(h.Txns[x].Start, h.Txns[y].Start) })
+		var top int32 = -1 // the greatest commit stamp among those ended
+		p := 0
+		for _, b := range byStart {
+			tb := &h.Txns[b]
+			for p < len(byEnd) && endsBefore(opts, &h.Txns[byEnd[p]], tb) {
+				if top < 0 || h.Facts[byEnd[p]].CommitTS > h.Facts[top].CommitTS {
+					top = byEnd[p]
+				}
+				p++
+			}
+			if top >= 0 && top != b && !a.sees(h, b, top) && opts.Precedes(&h.Txns[top], tb) {
+				return &Fast{Outcome: Contradicted, Why: fmt.Sprintf("txn %s's snapshot misses %s, which finished before it began", tb.ID, h.Txns[top].ID), Seed: []int32{min(top, b), max(top, b)}}
+			}
+			if top >= 0 && top != b && !a.sees(h, b, top) {
+				// The two zero-length transactions at one instant that
+				// Options.Precedes calls concurrent: rare, and not worth
+				// a second structure; the search decides.
+				return &Fast{Outcome: Open, Why: "zero-length transactions at one instant"}
+			}
+		}
+	}
+	return nil
+}
+
+// endsBefore is one direction of Options.Precedes: a's widened end is at
+// or before b's widened start.
+func endsBefore(opts history.Options, a, b *history.Txn) bool {
+	ea := opts.EffectiveEnd(a)
+	return ea <= b.Start-2*opts.Skew && ea+opts.Skew <= b.Start-opts.Skew
+}
+
+// reads replays every committed transaction's reads against its snapshot.
+//
+// With scanAll (an unknown transaction writes, so an external mismatch
+// may be its write and only leaves the history open) it goes on past
+// external mismatches and returns an internal one if there is any, so
+// that the outcome does not depend on the order reads are visited in.
+func (a *analysis) reads(h *history.History, opts history.Options, committed []int32, scanAll bool) *mismatch {
+	var external *mismatch
+	unknownInit := opts.InitialState == history.InitialUnknown
+	initReg := map[int32]history.Value{}
+	initList := map[int32][]history.Value{}
+	binder := map[int32]int32{}
+	// own holds the transaction's writes so far: few per transaction, so
+	// a slice searched linearly beats a map made for each.
+	type ownWrite struct {
+		k    int32
+		reg  bool
+		val  history.Value
+		apps []history.Value
+	}
+	var own []ownWrite
+	find := func(k int32) *ownWrite {
+		for i := range own {
+			if own[i].k == k {
+				return &own[i]
+			}
+		}
+		return nil
+	}
+	var wix *writerIndex
+	// With stamps, readers go in start_ts order, so that the version a
+	// read sees only moves forward along its key's chain: a cursor per
+	// key replaces a binary search per read (which misses the cache once
+	// per step on a long history).
+	var cursor []int32
+	if a.mode == stamps {
+		committed = slices.Clone(committed)
+		slices.SortStableFunc(committed, func(x, y int32) int { return cmp.Compare(h.Facts[x].StartTS, h.Facts[y].StartTS) })
+		cursor = make([]int32, len(a.chain))
+	}
+	for _, ti := range committed {
+		t := &h.Txns[ti]
+		own = own[:0]
+		for n, op := range t.Ops {
+			k := a.keys.get(op.Key)
+			switch op.Kind {
+			case history.Write:
+				if w := find(k); w != nil {
+					w.reg, w.val = true, op.Value
+				} else {
+					own = append(own, ownWrite{k: k, reg: true, val: op.Value})
+				}
+				continue
+			case history.Append:
+				if w := find(k); w != nil {
+					w.apps = append(w.apps, op.Value)
+				} else {
+					own = append(own, ownWrite{k: k, apps: []history.Value{op.Value}})
+				}
+				continue
+			}
+			ch := a.chain[k]
+			last := -1 // position in ch of the version seen
+			if a.mode == stamps {
+				s := h.Facts[ti].StartTS
+				cts, c := a.cts[k], cursor[k]
+				for int(c) < len(cts) && cts[c] < s {
+					c++
+				}
+				cursor[k] = c
+				last = int(c) - 1
+			} else {
+				for p := len(ch) - 1; p >= 0; p-- {
+					if a.sees(h, ti, ch[p]) {
+						last = p
+						break
+					}
+				}
+				// The versions a snapshot sees are a prefix of the
+				// version order: seeing a version and not one it
+				// overwrote is no state the database ever held.
+				for p := 0; p < last; p++ {
+					if !a.sees(h, ti, ch[p]) {
+						m := &mismatch{
+							why:  fmt.Sprintf("txn %s's snapshot sees %s's version of %s but not %s's, which it overwrote", t.ID, h.Txns[ch[last]].ID, op.Key, h.Txns[ch[p]].ID),
+							seed: dedup([]int32{ti, ch[p], ch[last]}),
+						}
+						if !scanAll {
+							return m
+						}
+						if external == nil {
+							external = m
+						}
+						break
+					}
+				}
+			}
+			ok, internal := true, false
+			var want string
+			mine := find(k)
+			if a.list[k] {
+				snap := a.apps[k][:a.cum[k][last+1]]
+				var tail []history.Value
+				if mine != nil {
+					tail = mine.apps
+				}
+				got := op.List
+				if !op.IsList && op.Value != history.Null {
+					ok = false
+				} else {
+					switch init, bound := initList[k]; {
+					case !unknownInit:
+						ok = equalConcat(got, nil, snap, tail)
+					case bound:
+						ok = equalConcat(got, init, snap, tail)
+					default:
+						n := len(snap) + len(tail)
+						ok = len(got) >= n && equalConcat(got[len(got)-n:], nil, snap, tail)
+						if ok {
+							initList[k], binder[k] = slices.Clone(got[:len(got)-n]), ti
+						}
+					}
+					want = fmt.Sprint(append(slices.Clone(snap), tail...))
+				}
+			} else if mine != nil && mine.reg {
+				ok, internal, want = op.Value == mine.val, true, string(mine.val)
+			} else if last >= 0 {
+				v := a.final[k][last]
+				ok, want = op.Value == v, string(v)
+			} else if !unknownInit {
+				ok, want = op.Value == history.Null, "null"
+			} else if v, bound := initReg[k]; bound {
+				ok, want = op.Value == v, string(v)
+			} else {
+				initReg[k], binder[k] = op.Value, ti
+			}
+			if ok {
+				if !internal && a.src != nil {
+					m := a.src[ti]
+					if m == nil {
+						m = map[int]int32{}
+						a.src[ti] = m
+					}
+					m[n] = -1
+					if last >= 0 {
+						m[n] = ch[last]
+					}
+				}
+				continue
+			}
+			if wix == nil {
+				wix = newWriterIndex(h)
+			}
+			seed := []int32{ti}
+			if !internal {
+				seed = append(seed, ch[:last+1]...)
+				if last >= 0 && !a.list[k] {
+					seed = append(seed[:1], ch[last])
+				}
+				if b, ok := binder[k]; ok {
+					seed = append(seed, b)
+					seed = append(seed, wix.possible(&h.Txns[b], op.Key)...)
+				}
+				seed = append(seed, wix.writersOf(op)...)
+			}
+			m := &mismatch{
+				why:      fmt.Sprintf("txn %s op %d (%s) reads %s where its snapshot holds %s", t.ID, n, op, readText(op), want),
+				seed:     dedup(seed),
+				internal: internal,
+			}
+			if internal || !scanAll {
+				return m
+			}
+			if external == nil {
+				external = m
+			}
+		}
+	}
+	return external
+}
+
+// equalConcat reports whether got is a ++ b ++ c.
+func equalConcat(got, a, b, c []history.Value) bool {
+	if len(got) != len(a)+len(b)+len(c) {
+		return false
+	}
+	return slices.Equal(got[:len(a)], a) && slices.Equal(got[len(a):len(a)+len(b)], b) && slices.Equal(got[len(a)+len(b):], c)
+}
