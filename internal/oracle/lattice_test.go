@@ -99,7 +99,9 @@ func TestLatticeInclusion(t *testing.T) {
 		}
 	}
 	for _, p := range pairs {
-		if !apart[p] {
+		if !apart[p] && !testing.Short() {
+			// -short draws too few histories to meet every pair apart;
+			// the full run (go test ./..., CI) asserts it.
 			t.Errorf("no history valid at %s and not at %s: the lattice's strict inclusion is untested", p[1], p[0])
 		}
 	}
