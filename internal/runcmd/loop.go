@@ -23,6 +23,7 @@ import (
 	"github.com/streamcheck/streamcheck/ingest"
 	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/report"
+	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/state"
 	"github.com/streamcheck/streamcheck/window"
 )
@@ -66,7 +67,7 @@ type runner struct {
 	win *window.Window
 
 	latency latencyStats
-	engine  *incremental.Online
+	engine  *online.Online
 	parts   int
 	kafka   *ingest.KafkaConfig
 	ends    []int64 // stop-at-end targets
@@ -286,7 +287,7 @@ func (r *runner) start(ctx context.Context) error {
 		// bodies over from Pebble one at a time, the evicted ones going to
 		// a new body file, so a restart holds what the run held.
 		bodies := 0
-		r.engine, err = incremental.RestoreOnlineAt(r.cfg.opts, r.store.BodyFile(), ckpt.Engine, func(body func([]byte) error) error {
+		r.engine, err = online.RestoreOnlineAt(r.cfg.opts, state.NewFileBodies(r.store.BodyFile()), ckpt.Engine, func(body func([]byte) error) error {
 			return r.store.EachReleased(func(b []byte) error {
 				bodies++
 				return body(b)
@@ -310,12 +311,16 @@ func (r *runner) start(ctx context.Context) error {
 		if r.win, err = window.New(wcfg); err != nil {
 			return err
 		}
-		ecfg := incremental.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned, Retention: r.retention(),
+		ecfg := online.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned, Retention: r.retention(),
 			Stream: r.cfg.Alerts.Stream}
+		// Evicted bodies go to the state directory's body file, or
+		// without one to an unlinked temporary file: on disk either way,
+		// so that the engine's memory is the window, not the stream.
+		ecfg.Bodies = state.NewFileBodies("")
 		if r.store != nil {
-			ecfg.SpillPath = r.store.BodyFile()
+			ecfg.Bodies = state.NewFileBodies(r.store.BodyFile())
 		}
-		r.engine = incremental.NewOnlineConfig(r.cfg.opts, ecfg)
+		r.engine = online.NewOnlineConfig(r.cfg.opts, ecfg)
 		st := driver.NewState(r.parts)
 		r.st.State = &st
 		r.next = make([]int64, r.parts)
@@ -612,7 +617,7 @@ const maxUncheckedOps = 1024
 
 // recover reads a rejected message leniently (ingest.RecoverNative): the
 // writes it can read stay exact, the ops it cannot become wildcard writes
-// (incremental.WildWrite) on the smallest scope the text allows
+// (online.WildWrite) on the smallest scope the text allows
 // (docs/SEMANTICS.md §5 "Dead letters").
 func (r *runner) recover(m *message) history.Txn {
 	rec := ingest.RecoverNative(m.value, history.Pos{Source: r.cfg.Source, Line: m.line, Offset: m.offset})
@@ -636,10 +641,10 @@ func (r *runner) recover(m *message) history.Txn {
 		}
 	}
 	for _, k := range wild {
-		t.Ops = append(t.Ops, incremental.WildWrite(k))
+		t.Ops = append(t.Ops, online.WildWrite(k))
 	}
 	if all {
-		t.Ops = append(t.Ops, incremental.WildWrite(incremental.Wild))
+		t.Ops = append(t.Ops, online.WildWrite(online.Wild))
 	}
 	return t
 }
@@ -745,7 +750,7 @@ var testAfterStep func()
 // emit hands one alert to the dispatcher, which records it in the outbox
 // (synced, with a state directory) before any sink sees it (D3) and
 // delivers it without the loop waiting.
-func (r *runner) emit(a *incremental.Alert, proven time.Time) error {
+func (r *runner) emit(a *online.Alert, proven time.Time) error {
 	id := a.ID
 	if a.Updated {
 		id += "/updated"
@@ -1257,6 +1262,6 @@ func (d *deadLetters) flush(ctx context.Context) error {
 
 // retention is the engine's bound on evicted bodies, from state.retention
 // (event time is in nanoseconds, as the age).
-func (r *runner) retention() incremental.Retention {
-	return incremental.Retention{MaxAge: int64(r.cfg.State.Retention.MaxAge), MaxBytes: int64(r.cfg.State.Retention.MaxBytes)}
+func (r *runner) retention() online.Retention {
+	return online.Retention{MaxAge: int64(r.cfg.State.Retention.MaxAge), MaxBytes: int64(r.cfg.State.Retention.MaxBytes)}
 }
