@@ -110,8 +110,11 @@ type evictState struct {
 	touched  map[history.Key]bool
 	gks      [][]history.Key
 	// scc is componentsUnder's scratch, scratch evict's.
-	scc     sccScratch
-	scratch evictScratch
+	// pinnedBy counts the pinned members by reason at the last step that
+	// evicted (evictStep.countPinned; derived, not in a snapshot).
+	pinnedBy PinnedBy
+	scc      sccScratch
+	scratch  evictScratch
 }
 
 // evictScratch holds evict's lists from one step to the next, emptied at

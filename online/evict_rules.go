@@ -76,6 +76,8 @@ type evictStep struct {
 	// lastEarlier is the writer r4Earlier found last for t, plus one.
 	lastEarlier []int32
 	stuck       []bool
+	// why is, by position, the rule that last kept the member (pin).
+	why []PinReason
 }
 
 // replacement is a read of another member that t's eviction replaces by
@@ -125,6 +127,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 	}
 	s.keepFacts()
+	s.countPinned()
 }
 
 // evictOne applies the rules to t, once in a pass.
@@ -136,12 +139,20 @@ func (s *evictStep) evictOne(t int32) {
 		st.Evicted++
 		return
 	}
-	if s.listTxn[t] || !s.r3Neighbours(t) {
+	if s.listTxn[t] {
 		s.stuck[t] = true
+		s.pin(t, PinList)
+		tracePin(tx, func() string { return "a list key" })
+		return
+	}
+	if !s.r3Neighbours(t) {
+		s.stuck[t] = true
+		s.pin(t, PinOpenNeighbour)
 		tracePin(tx, func() string { return "R3: an open neighbour" })
 		return
 	}
 	if w := s.r4Earlier(t); w >= 0 {
+		s.pin(t, PinEarlierWriter)
 		tracePin(tx, func() string { return "R4: an earlier writer is still here: " + r.h.Txns[w].ID })
 		return // R4, without a probe: a writer it follows is still here
 	}
@@ -154,6 +165,7 @@ func (s *evictStep) evictOne(t int32) {
 	var repl []replacement
 	if committed {
 		if live, liveK, repl, ok = s.r4LiveVersion(t); !ok {
+			s.pin(t, PinVersionOrder)
 			return
 		}
 	}
@@ -317,6 +329,7 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 	s.livePosOf = make([]int32, len(p.Keys()))
 	s.lastEarlier = make([]int32, nt)
 	s.stuck = make([]bool, nt)
+	s.why = make([]PinReason, nt)
 	return s
 }
 
@@ -560,16 +573,19 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 		}
 	})
 	if !all {
+		s.pin(t, PinEdge)
 		return false, false
 	}
 	for _, ri := range s.readsOf[t] {
 		rv := &e.Reads()[ri]
 		if _, ok := pr.decide(rv.G()); !ok {
+			s.pin(t, PinReadSource)
 			return false, false
 		}
 		for ci, l := range e.Rfs(rv) {
 			if _, ok := pr.decide(l); !ok {
 				tracePin(&r.h.Txns[t], func() string { return fmt.Sprintf("R2: a read's source (candidate %d of %v)", ci, e.Cands(rv)) })
+				s.pin(t, PinReadSource)
 				return false, false
 			}
 		}
@@ -577,10 +593,14 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 	for _, pv := range s.pairsOf[t] {
 		if _, ok := pr.decide(pv.X()); !ok {
 			tracePin(&r.h.Txns[t], func() string { return "R2: a writer pair " + r.h.Txns[pv.A()].ID + " " + r.h.Txns[pv.B()].ID })
+			s.pin(t, PinWriterPair)
 			return false, false
 		}
 	}
 	c, ok := pr.decide(e.Act()[t])
+	if !ok {
+		s.pin(t, PinCommit)
+	}
 	return c, ok
 }
 

@@ -812,7 +812,8 @@ func (o *Online) Stats() OnlineStats {
 	st := OnlineStats{Released: o.log.len() - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
 		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned, Capped: o.capped,
-		PastRetention: o.goneCount, SetAside: o.setAsideCount, InexactRewinds: o.inexactRewinds}
+		PastRetention: o.goneCount, SetAside: o.setAsideCount, InexactRewinds: o.inexactRewinds,
+		PinnedBy: o.ev.pinnedBy}
 	for _, i := range o.ev.memberList() {
 		if o.ev.GhostKeys[i] == nil {
 			st.Window++
@@ -845,4 +846,8 @@ type OnlineStats struct {
 	// anomaly, and InexactRewinds the replays whose core began before
 	// every rewind point kept (retain.go): either makes the check inexact.
 	PastRetention, SetAside, InexactRewinds int
+	// PinnedBy counts the pinned members by the rule that kept each, at
+	// the last step that evicted (PinReason). Its sum is Pinned as of
+	// that step; members closed since are not in it.
+	PinnedBy PinnedBy
 }

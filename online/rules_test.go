@@ -158,6 +158,15 @@ func (s *ruleScript) describe(b *strings.Builder, pins map[string]string) {
 	if len(kept) > 0 {
 		line("kept", kept)
 	}
+	var by []string
+	for _, why := range PinReasons() {
+		if n := o.ev.pinnedBy[why]; n > 0 {
+			by = append(by, fmt.Sprintf("%s %d", why, n))
+		}
+	}
+	if len(by) > 0 {
+		fmt.Fprintf(b, "pinned by: %s\n", strings.Join(by, ", "))
+	}
 	for _, id := range window {
 		if why, ok := pins[id]; ok {
 			fmt.Fprintf(b, "  %s stays: %s\n", id, why)

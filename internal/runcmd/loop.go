@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -1098,8 +1099,8 @@ func (r *runner) statusMaybe() {
 	if es.Capped > 0 {
 		inexact = fmt.Sprintf(", INEXACT: %d set aside by the pinned cap", es.Capped)
 	}
-	fmt.Fprintf(r.stderr, "streamcheck run: %d messages; window %d released, %d buffered, %d open, %d idle partitions; engine %d in the instance, %d pinned, %d evicted%s; %.0f txn/s in, %.0f txn/s checked; lag %s; %s; %s%s%s\n",
-		r.st.Counters.Messages, es.Released, ws.Buffered, ws.Open, ws.IdlePartitions, es.Window, es.Pinned, es.Evicted, inexact, inRate, checkedRate, r.lagText(now), report.Plural(int(r.deadTotal()), "dead letter"), report.Plural(es.Alerts, "alert"), ck, broker)
+	fmt.Fprintf(r.stderr, "streamcheck run: %d messages; window %d released, %d buffered, %d open, %d idle partitions; engine %d in the instance, %d pinned%s, %d evicted%s; %.0f txn/s in, %.0f txn/s checked; lag %s; %s; %s%s%s\n",
+		r.st.Counters.Messages, es.Released, ws.Buffered, ws.Open, ws.IdlePartitions, es.Window, es.Pinned, pinnedByText(es.PinnedBy), es.Evicted, inexact, inRate, checkedRate, r.lagText(now), report.Plural(int(r.deadTotal()), "dead letter"), report.Plural(es.Alerts, "alert"), ck, broker)
 }
 
 // lagText is the status line's one lag: the wall clock minus the newest
@@ -1264,4 +1265,29 @@ func (d *deadLetters) flush(ctx context.Context) error {
 // (event time is in nanoseconds, as the age).
 func (r *runner) retention() online.Retention {
 	return online.Retention{MaxAge: int64(r.cfg.State.Retention.MaxAge), MaxBytes: int64(r.cfg.State.Retention.MaxBytes)}
+}
+
+// pinnedByText is the status line's breakdown of the pinned members by
+// the rule that kept each at the engine's last evicting step, largest
+// first: " (r3-open-neighbour 120, r2-read-source 40)", or "" when none.
+func pinnedByText(by online.PinnedBy) string {
+	type n struct {
+		why   online.PinReason
+		count int
+	}
+	var ns []n
+	for _, why := range online.PinReasons() {
+		if by[why] > 0 {
+			ns = append(ns, n{why, by[why]})
+		}
+	}
+	if len(ns) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(ns, func(a, b n) int { return b.count - a.count })
+	parts := make([]string, len(ns))
+	for i, x := range ns {
+		parts[i] = fmt.Sprintf("%s %d", x.why, x.count)
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
