@@ -107,6 +107,9 @@ type LevelInfo struct {
 // Constants taken: 0-2 the serializable family; 3-6 the
 // snapshot-isolation family; 7-11 the weaker levels.
 var levels = []*LevelInfo{
+	&readCommitted,
+	&readAtomic,
+	&causal,
 	&serializable,
 	&strongSessionSerializable,
 	&strictSerializable,

@@ -14,7 +14,9 @@ var strongSessionSerializable = LevelInfo{
 		"(strong session 1SR); Elle's strong-session-serializable",
 	Orders: OrderSession,
 	Forbids: append(append([]string(nil), serializable.Forbids...),
-		G0+ProcessSuffix, G1c+ProcessSuffix, GSingle+ProcessSuffix, GNonadjacent+ProcessSuffix, G2Item+ProcessSuffix),
+		G0+ProcessSuffix, G1c+ProcessSuffix, GSingle+ProcessSuffix, GNonadjacent+ProcessSuffix, G2Item+ProcessSuffix,
+		// Session order makes it imply read atomic and causal (lattice.go).
+		FracturedRead, CausalityViolation),
 	Backend: BackendSAT,
 	Online:  true,
 }

@@ -136,6 +136,9 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 	if !opts.Level.Supported() { // only a Level built from a number
 		return nil, fmt.Errorf("incremental: level %s is not supported", opts.Level)
 	}
+	if opts.Level.Def().Backend == history.BackendPolynomial {
+		return checkWeak(ctx, h, opts, cfg) // check_weak.go
+	}
 	res := &Result{Options: opts}
 	res.Stats.Txns = len(h.Txns)
 	t0 := time.Now()

@@ -64,7 +64,7 @@ func classOf(typ string) string {
 			return t.class
 		}
 	}
-	if typ == SessionStaleRead {
+	if typ == SessionStaleRead || isWeakShape(typ) {
 		return typ // a ValidAt shape, not an --inject type
 	}
 	return ""
@@ -238,7 +238,9 @@ func (g *generator) inject(typ string, now int64) {
 		b.txn(ok, rl(x, v1, v2))
 		b.txn(ok, rl(x, v2, v1))
 	default:
-		panic("gen: inject: unhandled type " + typ)
+		if !weakShape(b, typ) { // weak.go
+			panic("gen: inject: unhandled type " + typ)
+		}
 	}
 	rec := Injected{Type: typ, Class: classOf(typ)}
 	for i := range b.txns {

@@ -21,7 +21,11 @@ const SessionStaleRead = history.GSingle + history.ProcessSuffix
 //
 //	serializable                 SessionStaleRead  W w x1 · R r x null, R after W in W's session
 //	strong-session-serializable  StaleRead         W w x1 · R r x null, R begins StaleGap after W ended, another session
+//	read-committed               FracturedReadShape, read-atomic CausalityViolationShape, causal LongForkShape (weak.go)
 var allowedShapes = map[history.Level]string{
+	history.ReadCommitted:             FracturedReadShape,
+	history.ReadAtomic:                CausalityViolationShape,
+	history.Causal:                    LongForkShape,
 	history.Serializable:              SessionStaleRead,
 	history.StrongSessionSerializable: StaleRead,
 }

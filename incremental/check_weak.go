@@ -1,0 +1,773 @@
+package incremental
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/saturation"
+)
+
+// The weak levels (read-committed, read-atomic, causal) are decided by the
+// polynomial back end (package saturation) rather than the SAT encoding:
+// Check hands every level whose Backend is BackendPolynomial to checkWeak.
+//
+// saturation needs each read's source. Where prepare's tables leave one
+// candidate per read (unique values, known outcomes, a known initial
+// state), one saturation run decides. Otherwise every choice (a source per
+// ambiguous read, a commit bit per unknown transaction that some read
+// could read from, the initial value of each key under
+// --initial-state unknown) is tried, up to weakMaxChoices; beyond that the
+// verdict is unknown, never a guess (docs/SEMANTICS.md §1 "The weaker
+// levels"). Lists are not checked at these levels yet: a list read is
+// answered with ErrWeakLists.
+
+// weakMaxChoices bounds the choices enumerated for one history.
+const weakMaxChoices = 1 << 16
+
+// weakMaxWork bounds choices × transactions: each choice is a full
+// saturation run.
+const weakMaxWork = 1 << 26
+
+// ErrWeakLists is returned for a history with list keys at a weak level.
+var ErrWeakLists = fmt.Errorf("incremental: list keys are not checked at the weak levels yet (registers only)")
+
+func weakModel(lv history.Level) saturation.Model {
+	switch lv {
+	case history.ReadAtomic:
+		return saturation.ReadAtomic
+	case history.Causal:
+		return saturation.Causal
+	}
+	return saturation.ReadCommitted
+}
+
+// weakRead is an external register read with its candidate sources.
+type weakRead struct {
+	key     int32
+	val     history.Value
+	srcs    []int32 // committed or unknown final writers, minus those after the reader
+	initial bool    // the initial state is a candidate
+}
+
+// weakOutcome is one decision of a (sub)history.
+type weakOutcome struct {
+	verdict Verdict
+	witness []int32 // Valid: a commit order, transaction indices
+	// members is a violating set to shrink (Invalid): the transactions of
+	// every choice's cycle, the readers and pasts that justify its forced
+	// edges, or a read without any source and its possible writers.
+	members []int32
+	// cycle is the first choice's cycle, in h's indices (Invalid, when
+	// the violation is a cycle); trivial is set when it is a read no
+	// choice explains.
+	cycle   []saturation.Edge
+	paths   map[int32][]saturation.Edge // forced edge index -> past path
+	trivial bool
+	// reason says why the verdict is Unknown.
+	reason string
+	forced int
+}
+
+// decideWeak decides p's history at p.opts.Level.
+func decideWeak(ctx context.Context, p *prepared) (weakOutcome, error) {
+	return decideWeakAt(ctx, p, false)
+}
+
+// decideWeakAt is decideWeak; sub is set for the projection step 2
+// below decides, which does not recurse again.
+func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, error) {
+	h := p.h
+	for k, l := range p.isList {
+		if l {
+			return weakOutcome{}, fmt.Errorf("%w: key %s", ErrWeakLists, unq(p.keys[k]))
+		}
+	}
+	model := weakModel(p.opts.Level)
+	n := len(h.Txns)
+	badInternal := make([]bool, n)
+	for _, ia := range p.internal {
+		if h.Txns[ia.txn].Status == history.Committed {
+			return weakOutcome{verdict: Invalid, members: []int32{ia.txn}, trivial: true}, nil
+		}
+		badInternal[ia.txn] = true // an unknown one cannot have committed
+	}
+	candidate := func(t int32) bool {
+		st := h.Txns[t].Status
+		return !p.txns[t].dropped && !badInternal[t] && (st == history.Committed || st == history.Unknown)
+	}
+	reads := make([][]weakRead, n)
+	isSource := make([]bool, n)
+	var one [1]int32
+	for ti := range n {
+		t := int32(ti)
+		if !candidate(t) {
+			continue
+		}
+		for ri := range p.txns[ti].reads {
+			r := &p.txns[ti].reads[ri]
+			wr := weakRead{key: r.key, val: r.val,
+				initial: r.val == history.Null || p.opts.InitialState == history.InitialUnknown}
+			for _, w := range p.writersOfValue(r.key, r.val, &one) {
+				if w == t || p.before(t, w) || !candidate(w) {
+					continue
+				}
+				if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
+					wr.srcs = append(wr.srcs, w)
+					isSource[w] = true
+				}
+			}
+			if len(wr.srcs) == 0 && !wr.initial && h.Txns[ti].Status == history.Committed {
+				// No choice explains it: garbage, G1a or G1b. Its
+				// possible writers all go into the core, so that the
+				// projection keeps the read.
+				ws, _ := p.possibleWriters(t, r)
+				return weakOutcome{verdict: Invalid, members: append([]int32{t}, ws...), trivial: true}, nil
+			}
+			reads[ti] = append(reads[ti], wr)
+		}
+	}
+	// Choice points: unknown transactions some read could read from
+	// (the others are left out: dropping a transaction nobody reads from
+	// only removes constraints), then reads with more than one candidate.
+	var unknowns []int32
+	taken := make([]bool, n)
+	for ti := range n {
+		if !candidate(int32(ti)) {
+			continue
+		}
+		if h.Txns[ti].Status == history.Committed {
+			taken[ti] = true
+		} else if isSource[ti] {
+			unknowns = append(unknowns, int32(ti))
+		}
+	}
+	type point struct{ t, r int32 }
+	var points []point
+	combos := 1 << len(unknowns)
+	if len(unknowns) > 20 {
+		combos = weakMaxChoices + 1
+	}
+	for ti := range n {
+		for ri, r := range reads[ti] {
+			if c := len(r.srcs) + b2i(r.initial); c > 1 {
+				points = append(points, point{int32(ti), int32(ri)})
+				combos *= c
+				if combos > weakMaxChoices {
+					combos = weakMaxChoices + 1
+				}
+			}
+		}
+	}
+	choice := make([]int, len(points))
+	chosen := func(t int32, ri int) (src int32, ok bool) {
+		r := &reads[t][ri]
+		switch len(r.srcs) + b2i(r.initial) {
+		case 0:
+			return 0, false // an unknown transaction's read: it cannot have committed
+		case 1:
+			if r.initial {
+				return saturation.Initial, true
+			}
+			return r.srcs[0], true
+		}
+		i, _ := slices.BinarySearchFunc(points, point{t, int32(ri)}, func(a, b point) int {
+			if c := cmp.Compare(a.t, b.t); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.r, b.r)
+		})
+		c := choice[i]
+		if c < len(r.srcs) {
+			return r.srcs[c], true
+		}
+		return saturation.Initial, true
+	}
+	if len(points) > 0 || len(unknowns) > 0 {
+		// Where sources are not determined, three steps, each exact:
+		// 1. One likely choice (below); if the level holds under it, the
+		//    history is valid (validity is existential).
+		// 2. Otherwise the projection to that choice's cycle and the
+		//    possible writers of its reads, decided by enumeration: if
+		//    it violates, so does the history (the projection is sound,
+		//    docs/SEMANTICS.md §3), and it is the set to shrink.
+		// 3. Otherwise every choice, bounded; unknown beyond the bound.
+		for i, pt := range points {
+			choice[i] = likelySource(h, pt.t, &reads[pt.t][pt.r])
+		}
+		for _, t := range unknowns {
+			taken[t] = false
+		}
+		for ti := range n {
+			for ri := range reads[ti] {
+				if src, ok := chosen(int32(ti), ri); ok && src >= 0 && h.Txns[src].Status == history.Unknown && taken[ti] {
+					taken[src] = true
+				}
+			}
+		}
+		// Repair: while the cycle runs through a read with another
+		// candidate, move that read to its next candidate (a bounded
+		// local search; any choice it ends on is only tried, not trusted).
+		pointOf := map[[2]int32]int{} // (reader, key) -> choice point
+		for i, pt := range points {
+			pointOf[[2]int32{pt.t, reads[pt.t][pt.r].key}] = i
+		}
+		tried := map[[2]int32]int{}
+		for round := 0; round < 64; round++ {
+			for _, t := range unknowns {
+				taken[t] = false
+			}
+			for ti := range n {
+				if h.Txns[ti].Status != history.Committed {
+					continue
+				}
+				for ri := range reads[ti] {
+					if src, ok := chosen(int32(ti), ri); ok && src >= 0 && h.Txns[src].Status == history.Unknown {
+						taken[src] = true
+					}
+				}
+			}
+			sh, idx, ok, initBad := buildWeak(p, reads, taken, chosen)
+			if !ok || initBad != nil {
+				break
+			}
+			res, err := saturation.Check(sh, model)
+			if err != nil {
+				return weakOutcome{verdict: Unknown, reason: err.Error()}, nil
+			}
+			if res.Valid {
+				w := make([]int32, len(res.Order))
+				for i, v := range res.Order {
+					w[i] = idx[v]
+				}
+				return weakOutcome{verdict: Valid, witness: w, forced: res.ForcedEdges}, nil
+			}
+			cyc, paths := translate(sh, model, res.Cycle, idx)
+			moved := false
+			for _, e := range cyc {
+				var key [2]int32
+				switch e.Kind {
+				case saturation.WR:
+					key = [2]int32{e.To, e.Key}
+				case saturation.Forced:
+					key = [2]int32{e.Reader, e.Key}
+				default:
+					continue
+				}
+				i, ok := pointOf[key]
+				if !ok || tried[key] >= 4 {
+					continue
+				}
+				pt := points[i]
+				choice[i] = (choice[i] + 1) % (len(reads[pt.t][pt.r].srcs) + b2i(reads[pt.t][pt.r].initial))
+				tried[key]++
+				moved = true
+				break
+			}
+			if !moved {
+				if !sub {
+					if out, ok := decideAround(ctx, p, cyc, paths); ok {
+						return out, nil
+					}
+				}
+				break
+			}
+		}
+		clear(choice)
+	}
+	if combos > weakMaxChoices || combos*n > weakMaxWork {
+		return weakOutcome{verdict: Unknown, reason: fmt.Sprintf(
+			"%d unknown transactions and %d reads with more than one candidate source make more than %d choices to try",
+			len(unknowns), len(points), weakMaxChoices)}, nil
+	}
+	var out weakOutcome
+	out.verdict = Invalid
+	memberSet := map[int32]bool{}
+	first := true
+	for u := 0; u < 1<<len(unknowns); u++ {
+		for j, t := range unknowns {
+			taken[t] = u&(1<<j) != 0
+		}
+		clear(choice)
+		for {
+			if ctx.Err() != nil {
+				return weakOutcome{verdict: Unknown, reason: "the time budget ran out"}, nil
+			}
+			sh, idx, ok, initBad := buildWeak(p, reads, taken, chosen)
+			if ok {
+				if initBad != nil {
+					// Two reads saw different initial values of one key.
+					for _, t := range initBad {
+						memberSet[t] = true
+					}
+				} else {
+					res, err := saturation.Check(sh, model)
+					if err != nil {
+						return weakOutcome{verdict: Unknown, reason: err.Error()}, nil
+					}
+					if res.Valid {
+						w := make([]int32, len(res.Order))
+						for i, v := range res.Order {
+							w[i] = idx[v]
+						}
+						return weakOutcome{verdict: Valid, witness: w, forced: res.ForcedEdges}, nil
+					}
+					cyc, paths := translate(sh, model, res.Cycle, idx)
+					for _, e := range cyc {
+						for _, v := range []int32{e.From, e.To, e.Reader} {
+							if v >= 0 {
+								memberSet[v] = true
+							}
+						}
+					}
+					for _, pth := range paths {
+						for _, e := range pth {
+							memberSet[e.From], memberSet[e.To] = true, true
+						}
+					}
+					if first {
+						out.cycle, out.paths, out.forced, first = cyc, paths, res.ForcedEdges, false
+					}
+				}
+			}
+			if !next(choice, points, func(pt point) int { r := &reads[pt.t][pt.r]; return len(r.srcs) + b2i(r.initial) }) {
+				break
+			}
+		}
+	}
+	for t := range memberSet {
+		out.members = append(out.members, t)
+	}
+	slices.Sort(out.members)
+	return out, nil
+}
+
+// likelySource picks the candidate a correct database most likely served:
+// a committed writer over an unknown one, and with timestamps the one that
+// ended last before the reader began (else the earliest); the initial
+// state when no writer ended before the reader began. Any pick is sound:
+// it only decides which choice is tried first.
+func likelySource(h *history.History, t int32, r *weakRead) int {
+	rt := &h.Txns[t]
+	best, bestEnd := -1, int64(0)
+	for i, w := range r.srcs {
+		wt := &h.Txns[w]
+		if wt.Status != history.Committed || !wt.HasTime || !rt.HasTime || wt.End > rt.End {
+			continue
+		}
+		if best < 0 || wt.End > bestEnd {
+			best, bestEnd = i, wt.End
+		}
+	}
+	switch {
+	case best >= 0:
+		return best
+	case r.initial:
+		return len(r.srcs) // the initial state
+	}
+	for i, w := range r.srcs {
+		if h.Txns[w].Status == history.Committed {
+			return i
+		}
+	}
+	return 0
+}
+
+// decideAround decides the projection to a cycle's transactions, the
+// readers and pasts behind its forced edges and the possible writers of
+// their reads (two rounds). ok is set when that projection violates: then
+// so does the history, and the outcome's members are in p's indices.
+func decideAround(ctx context.Context, p *prepared, cyc []saturation.Edge, paths map[int32][]saturation.Edge) (weakOutcome, bool) {
+	in := make([]bool, len(p.h.Txns))
+	var members []int32
+	add := func(t int32) {
+		if t >= 0 && !in[t] {
+			in[t] = true
+			members = append(members, t)
+		}
+	}
+	for _, e := range cyc {
+		add(e.From)
+		add(e.To)
+		add(e.Reader)
+	}
+	for _, pth := range paths {
+		for _, e := range pth {
+			add(e.From)
+			add(e.To)
+		}
+	}
+	for range 2 {
+		for _, t := range slices.Clone(members) {
+			for ri := range p.txns[t].reads {
+				ws, _ := p.possibleWriters(t, &p.txns[t].reads[ri])
+				for _, w := range ws {
+					add(w)
+				}
+			}
+		}
+	}
+	if len(members) == len(p.h.Txns) {
+		return weakOutcome{}, false
+	}
+	pc := prepare(p.project(in), p.opts)
+	out, err := decideWeakAt(ctx, pc, true)
+	if err != nil || out.verdict != Invalid {
+		return weakOutcome{}, false
+	}
+	// The projection keeps the members in p's order.
+	var back []int32
+	for t, ok := range in {
+		if ok {
+			back = append(back, int32(t))
+		}
+	}
+	res := weakOutcome{verdict: Invalid}
+	for _, m := range out.members {
+		res.members = append(res.members, back[m])
+	}
+	return res, true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// next advances the odometer; false when it wraps.
+func next[P any](choice []int, points []P, size func(P) int) bool {
+	for i := range choice {
+		choice[i]++
+		if choice[i] < size(points[i]) {
+			return true
+		}
+		choice[i] = 0
+	}
+	return false
+}
+
+// buildWeak builds saturation's history for one choice: the taken
+// transactions, their reads with the chosen sources. ok is false when a
+// read chose a transaction not taken (the choice is impossible, not a
+// violation); initBad lists readers that saw two initial values of one
+// key (under --initial-state unknown).
+func buildWeak(p *prepared, reads [][]weakRead, taken []bool, chosen func(int32, int) (int32, bool)) (sh *saturation.History, idx []int32, ok bool, initBad []int32) {
+	h := p.h
+	local := make([]int32, len(h.Txns))
+	for i := range local {
+		local[i] = -1
+	}
+	for ti := range h.Txns {
+		if taken[ti] {
+			local[ti] = int32(len(idx))
+			idx = append(idx, int32(ti))
+		}
+	}
+	n := len(idx)
+	sh = &saturation.History{
+		Session: make([]int32, n), Pos: make([]int32, n),
+		Reads: make([][]saturation.Read, n), Writes: make([][]int32, n), Keys: len(p.keys),
+	}
+	for _, members := range p.sessionMembers {
+		var s []int32
+		for _, t := range members {
+			if l := local[t]; l >= 0 {
+				sh.Session[l], sh.Pos[l] = int32(len(sh.Sessions)), int32(len(s))
+				s = append(s, l)
+			}
+		}
+		if len(s) > 0 {
+			sh.Sessions = append(sh.Sessions, s)
+		}
+	}
+	initVal := map[int32]history.Value{}
+	initBy := map[int32]int32{}
+	for l, t := range idx {
+		if p.sessionOf[t] < 0 {
+			sh.Session[l], sh.Pos[l] = int32(len(sh.Sessions)), 0
+			sh.Sessions = append(sh.Sessions, []int32{int32(l)})
+		}
+		for _, f := range p.txns[t].finals {
+			sh.Writes[l] = append(sh.Writes[l], f.key)
+		}
+		for ri, r := range reads[t] {
+			src, ok := chosen(t, ri)
+			if !ok {
+				return nil, nil, false, nil
+			}
+			if src == saturation.Initial {
+				if p.opts.InitialState == history.InitialUnknown {
+					if v, seen := initVal[r.key]; seen && v != r.val {
+						initBad = append(initBad, t, initBy[r.key])
+					}
+					initVal[r.key], initBy[r.key] = r.val, t
+				}
+				sh.Reads[l] = append(sh.Reads[l], saturation.Read{Key: r.key, From: saturation.Initial})
+				continue
+			}
+			if local[src] < 0 {
+				return nil, nil, false, nil
+			}
+			sh.Reads[l] = append(sh.Reads[l], saturation.Read{Key: r.key, From: local[src]})
+		}
+	}
+	return sh, idx, true, initBad
+}
+
+// translate maps a cycle from saturation's indices to h's and recovers,
+// for each forced edge, the so/wr path from its writer to its reader.
+func translate(sh *saturation.History, m saturation.Model, cyc []saturation.Edge, idx []int32) ([]saturation.Edge, map[int32][]saturation.Edge) {
+	mp := func(v int32) int32 {
+		if v < 0 {
+			return v
+		}
+		return idx[v]
+	}
+	out := make([]saturation.Edge, len(cyc))
+	paths := map[int32][]saturation.Edge{}
+	for i, e := range cyc {
+		if e.Kind == saturation.Forced {
+			var p []saturation.Edge
+			for _, pe := range saturation.Path(sh, m, e.From, e.Reader) {
+				pe.From, pe.To = mp(pe.From), mp(pe.To)
+				p = append(p, pe)
+			}
+			paths[int32(i)] = p
+		}
+		e.From, e.To, e.Reader = mp(e.From), mp(e.To), mp(e.Reader)
+		out[i] = e
+	}
+	return out, paths
+}
+
+// checkWeak is Check for the levels of the polynomial back end.
+func checkWeak(ctx context.Context, h *history.History, opts history.Options, cfg Config) (*Result, error) {
+	res := &Result{Options: opts}
+	res.Stats.Txns = len(h.Txns)
+	start := time.Now()
+	p := prepare(h, opts)
+	for ti := range p.txns {
+		res.Stats.Reads += len(p.txns[ti].reads)
+	}
+	out, err := decideWeak(ctx, p)
+	res.Stats.SolveTime = time.Since(start)
+	if err != nil {
+		return nil, err
+	}
+	switch out.verdict {
+	case Valid:
+		res.Verdict = Valid
+		for _, t := range out.witness {
+			res.Witness = append(res.Witness, h.Txns[t].ID)
+		}
+		return res, nil
+	case Unknown:
+		res.Verdict = Unknown
+		res.Stats.TimedOutAny = true
+		return res, nil
+	}
+	res.Verdict = Invalid
+	maxA := max(1, cfg.MaxAnomalies)
+	coreStart := time.Now()
+	defer func() { res.Stats.CoreTime = time.Since(coreStart) }()
+	cur := h
+	curP := p
+	for len(res.Anomalies) < maxA {
+		core, err := shrinkWeak(ctx, curP, out.members, &res.Stats)
+		if err != nil {
+			return nil, err
+		}
+		if core == nil {
+			break
+		}
+		res.Anomalies = append(res.Anomalies, describeWeak(ctx, curP, core))
+		// Project the core out and look again (docs/SEMANTICS.md §3).
+		in := make([]bool, len(cur.Txns))
+		for i := range in {
+			in[i] = true
+		}
+		for _, t := range core {
+			in[t] = false
+		}
+		cur = curP.project(in)
+		curP = prepare(cur, opts)
+		if out, err = decideWeak(ctx, curP); err != nil || out.verdict != Invalid {
+			break
+		}
+	}
+	return res, nil
+}
+
+// violatesWeak reports whether the projection of p's history to in
+// violates the level.
+func violatesWeak(ctx context.Context, p *prepared, in []bool) bool {
+	pc := prepare(p.project(in), p.opts)
+	out, err := decideWeak(ctx, pc)
+	return err == nil && out.verdict == Invalid
+}
+
+// shrinkWeak turns a violating set into a subset-minimal core under the
+// projection, trying members latest first by content (as shrink does).
+// The set from decideWeak violates on its own in the common case; where
+// it does not (a choice's cycle missed a possible writer the projection
+// needs), possible writers of its members' reads are added, and failing
+// that the whole history is shrunk.
+func shrinkWeak(ctx context.Context, p *prepared, members []int32, st *Stats) ([]int32, error) {
+	h := p.h
+	in := make([]bool, len(h.Txns))
+	for _, t := range members {
+		in[t] = true
+	}
+	st.CoreChecks++
+	if !violatesWeak(ctx, p, in) {
+		for _, t := range members {
+			for ri := range p.txns[t].reads {
+				ws, _ := p.possibleWriters(t, &p.txns[t].reads[ri])
+				for _, w := range ws {
+					in[w] = true
+				}
+			}
+		}
+		st.CoreChecks++
+		if !violatesWeak(ctx, p, in) {
+			for i := range in {
+				in[i] = true
+			}
+		}
+	}
+	var order []int32
+	for t, ok := range in {
+		if ok {
+			order = append(order, int32(t))
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		if c := contentCompare(&h.Txns[a], &h.Txns[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	for i := len(order) - 1; i >= 0; i-- {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		t := order[i]
+		in[t] = false
+		st.CoreChecks++
+		if !violatesWeak(ctx, p, in) {
+			in[t] = true
+		}
+	}
+	var core []int32
+	for t, ok := range in {
+		if ok {
+			core = append(core, int32(t))
+		}
+	}
+	return core, nil
+}
+
+// describeWeak explains a core: a read no choice explains (garbage, G1a,
+// G1b, internal) in the words of the SAT engine's special anomalies, or
+// the cycle of the level's graph, each step with its evidence.
+func describeWeak(ctx context.Context, p *prepared, core []int32) Anomaly {
+	h := p.h
+	in := make([]bool, len(h.Txns))
+	a := Anomaly{}
+	for _, t := range core {
+		in[t] = true
+		a.Core = append(a.Core, h.Txns[t].ID)
+	}
+	hc := p.project(in)
+	pc := prepare(hc, p.opts)
+	out, err := decideWeak(ctx, pc)
+	if err == nil && out.trivial {
+		if name, text := specialAnomaly(ctx, pc); name != "" {
+			a.Type, a.Class, a.Text = name, name, text
+			return a
+		}
+	}
+	if err != nil || len(out.cycle) == 0 {
+		a.Type, a.Class = "cycle", "cycle"
+		a.Text = []string{fmt.Sprintf("No commit order of these transactions satisfies %s under any choice of read-from source and commit.", p.opts.Level)}
+		return a
+	}
+	lv := p.opts.Level
+	hasSO, forced, transitive := false, false, false
+	for i, e := range out.cycle {
+		s := weakStep(pc, e, out.paths[int32(i)])
+		a.Cycle = append(a.Cycle, s)
+		switch e.Kind {
+		case saturation.SO:
+			hasSO = true
+		case saturation.Forced:
+			forced = true
+			if len(out.paths[int32(i)]) > 1 {
+				transitive = true
+			}
+		}
+	}
+	switch {
+	case forced && transitive && lv == history.Causal:
+		a.Type = history.CausalityViolation
+	case forced:
+		a.Type = history.FracturedRead
+	case hasSO:
+		a.Type = history.G1c + history.ProcessSuffix
+	default:
+		a.Type = history.G1c
+	}
+	a.Class = a.Type
+	for _, s := range a.Cycle {
+		a.Text = append(a.Text, s.Why+".")
+	}
+	a.Text = append(a.Text, "That closes the cycle "+cycleString(a.Cycle)+", which "+lv.String()+" forbids.")
+	return a
+}
+
+// weakStep is one step of a weak level's cycle in the words of explain.go.
+func weakStep(p *prepared, e saturation.Edge, past []saturation.Edge) Step {
+	h := p.h
+	id := func(t int32) string {
+		if t == saturation.Initial {
+			return "initial"
+		}
+		return h.Txns[t].ID
+	}
+	key := ""
+	if e.Key >= 0 {
+		key = unq(p.keys[e.Key])
+	}
+	s := Step{From: id(e.From), To: id(e.To), Key: key}
+	switch e.Kind {
+	case saturation.SO:
+		s.Kind = kindSO.String()
+		s.Why = fmt.Sprintf("%s came before %s in session %s, so %s process-> %s", s.From, s.To, h.Txns[e.From].Session, s.From, s.To)
+	case saturation.WR:
+		v, _ := p.txns[e.From].finalValue(e.Key)
+		s.Kind = kindWR.String()
+		s.Why = fmt.Sprintf("%s read %s=%s written by %s, so %s wr-> %s", s.To, key, v, s.From, s.From, s.To)
+	case saturation.Forced:
+		s.Kind = kindWW.String()
+		src := s.To + "'s version"
+		if e.To == saturation.Initial {
+			src = "the initial version"
+		}
+		var via []string
+		for _, pe := range past {
+			via = append(via, fmt.Sprintf("%s %s-> %s", id(pe.From), map[saturation.EdgeKind]string{saturation.SO: "process", saturation.WR: "wr"}[pe.Kind], id(pe.To)))
+		}
+		s.Why = fmt.Sprintf("%s read %s of %s although %s, which wrote %s, precedes it (%s), so %s's %s comes first: %s ww-> %s",
+			id(e.Reader), src, key, s.From, key, strings.Join(via, ", "), s.From, key, s.From, s.To)
+	case saturation.InitialFirst:
+		s.Kind = "initial"
+		s.Why = fmt.Sprintf("the initial version of every key comes before %s's, so initial-> %s", s.To, s.To)
+	}
+	return s
+}

@@ -1,0 +1,474 @@
+package saturation
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Model is the level decided.
+type Model uint8
+
+const (
+	// ReadCommitted is Adya's PL-2: wr acyclic.
+	ReadCommitted Model = iota
+	// ReadAtomic is Biswas & Enea's Read Atomic axiom.
+	ReadAtomic
+	// Causal is Biswas & Enea's Causal axiom.
+	Causal
+)
+
+func (m Model) String() string {
+	return [...]string{"read-committed", "read-atomic", "causal"}[m]
+}
+
+// Initial is the source of a read of the initial state.
+const Initial int32 = -1
+
+// MaxClockEntries bounds n·k for Causal's vector clocks (256 MiB of
+// int32): beyond it Check returns ErrTooManySessions rather than exhaust
+// memory.
+const MaxClockEntries = 1 << 26
+
+// ErrTooManySessions is returned for Causal when n·k exceeds MaxClockEntries.
+var ErrTooManySessions = errors.New("saturation: too many sessions for causal's vector clocks")
+
+// Read is an external read: the key and the transaction read from.
+type Read struct {
+	Key  int32
+	From int32 // a transaction, or Initial
+}
+
+// History is a resolved history of N committed transactions 0..N-1.
+type History struct {
+	// Session and Pos place each transaction in its session (session
+	// order); Sessions lists each session's transactions in order. A
+	// transaction without a session has a session of its own.
+	Session  []int32
+	Pos      []int32
+	Sessions [][]int32
+	// Reads are each transaction's external reads (a read after the
+	// transaction's own write of the key is internal and not listed).
+	Reads [][]Read
+	// Writes are the keys each transaction writes, sorted, without
+	// repeats.
+	Writes [][]int32
+	Keys   int
+}
+
+// N is the number of transactions.
+func (h *History) N() int { return len(h.Reads) }
+
+// EdgeKind is why an edge of the graph holds.
+type EdgeKind uint8
+
+const (
+	// SO: From precedes To in their session.
+	SO EdgeKind = iota
+	// WR: To read Key from From.
+	WR
+	// Forced: the axiom orders From (a writer of Key in Reader's past)
+	// before To (the transaction Reader read Key from; Initial for the
+	// initial state).
+	Forced
+	// InitialFirst closes a cycle through the initial state: it precedes
+	// every transaction.
+	InitialFirst
+)
+
+func (k EdgeKind) String() string {
+	return [...]string{"so", "wr", "forced", "initial"}[k]
+}
+
+// Edge is one edge of a cycle.
+type Edge struct {
+	From, To int32
+	Kind     EdgeKind
+	Key      int32 // WR, Forced
+	Reader   int32 // Forced: the reader whose read forces the edge
+}
+
+// Result is Check's answer.
+type Result struct {
+	// Valid reports whether the level holds.
+	Valid bool
+	// Order is a commit order satisfying the axiom (Valid only).
+	Order []int32
+	// Cycle is a cycle of the model's graph (not Valid only).
+	Cycle []Edge
+	// ForcedEdges counts the forced edges saturation added.
+	ForcedEdges int
+}
+
+// graph is an edge list turned into adjacency (CSR) for Kahn's algorithm.
+type graph struct {
+	n     int
+	edges []Edge
+	start []int32 // per node, into adj
+	adj   []int32 // edge indices, grouped by From
+}
+
+func (g *graph) add(e Edge) { g.edges = append(g.edges, e) }
+
+func (g *graph) build() {
+	g.start = make([]int32, g.n+1)
+	for _, e := range g.edges {
+		g.start[e.From+1]++
+	}
+	for i := 1; i <= g.n; i++ {
+		g.start[i] += g.start[i-1]
+	}
+	g.adj = make([]int32, len(g.edges))
+	fill := slices.Clone(g.start[:g.n])
+	for i, e := range g.edges {
+		g.adj[fill[e.From]] = int32(i)
+		fill[e.From]++
+	}
+}
+
+// topo returns a topological order, or ok=false and a shortest cycle
+// through some node left over by Kahn's algorithm.
+func (g *graph) topo() (order []int32, cycle []Edge, ok bool) {
+	g.build()
+	indeg := make([]int32, g.n)
+	for _, e := range g.edges {
+		indeg[e.To]++
+	}
+	order = make([]int32, 0, g.n)
+	for v := range g.n {
+		if indeg[v] == 0 {
+			order = append(order, int32(v))
+		}
+	}
+	for i := 0; i < len(order); i++ {
+		v := order[i]
+		for _, ei := range g.adj[g.start[v]:g.start[v+1]] {
+			w := g.edges[ei].To
+			indeg[w]--
+			if indeg[w] == 0 {
+				order = append(order, w)
+			}
+		}
+	}
+	if len(order) == g.n {
+		return order, nil, true
+	}
+	// Every node left has an in-edge from another node left; a DFS from
+	// one of them along left nodes reaches a node on a cycle. Then the
+	// shortest cycle through that node (BFS) is what is reported: short
+	// cycles make short explanations and small cores.
+	left := indeg // > 0 exactly for the nodes left
+	v := g.cycleNode(left)
+	return nil, g.shortestCycle(v, left), false
+}
+
+// cycleNode finds a node on a cycle among the nodes with left[v] > 0.
+func (g *graph) cycleNode(left []int32) int32 {
+	const (
+		white = 0
+		grey  = 1
+		black = 2
+	)
+	color := make([]uint8, g.n)
+	type frame struct{ v, i int32 }
+	for s := range g.n {
+		if left[s] <= 0 || color[s] != white {
+			continue
+		}
+		stack := []frame{{int32(s), g.start[s]}}
+		color[s] = grey
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if f.i == g.start[f.v+1] {
+				color[f.v] = black
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			w := g.edges[g.adj[f.i]].To
+			f.i++
+			if left[w] <= 0 {
+				continue
+			}
+			switch color[w] {
+			case grey:
+				return w
+			case white:
+				color[w] = grey
+				stack = append(stack, frame{w, g.start[w]})
+			}
+		}
+	}
+	panic("saturation: Kahn left nodes but no cycle was found")
+}
+
+// shortestCycle is a shortest cycle through v among the nodes left.
+func (g *graph) shortestCycle(v int32, left []int32) []Edge {
+	via := map[int32]int32{} // node -> edge index it was reached by
+	queue := []int32{v}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		for _, ei := range g.adj[g.start[u]:g.start[u+1]] {
+			w := g.edges[ei].To
+			if left[w] <= 0 {
+				continue
+			}
+			if w == v {
+				cyc := []Edge{g.edges[ei]}
+				for x := u; x != v; {
+					e := g.edges[via[x]]
+					cyc = append(cyc, e)
+					x = e.From
+				}
+				slices.Reverse(cyc)
+				return cyc
+			}
+			if _, seen := via[w]; !seen {
+				via[w] = ei
+				queue = append(queue, w)
+			}
+		}
+	}
+	panic("saturation: no cycle through a node on a cycle")
+}
+
+// baseEdges adds so (unless m is ReadCommitted) and wr edges. A read of
+// the initial state adds no edge: the initial state precedes everything.
+func baseEdges(h *History, m Model, g *graph) {
+	if m != ReadCommitted {
+		for _, s := range h.Sessions {
+			for i := 1; i < len(s); i++ {
+				g.add(Edge{From: s[i-1], To: s[i], Kind: SO, Key: -1, Reader: -1})
+			}
+		}
+	}
+	for t, rs := range h.Reads {
+		for _, r := range rs {
+			if r.From != Initial && r.From != int32(t) {
+				g.add(Edge{From: r.From, To: int32(t), Kind: WR, Key: r.Key, Reader: -1})
+			}
+		}
+	}
+}
+
+// Check decides h at m.
+func Check(h *History, m Model) (*Result, error) {
+	n := h.N()
+	g := &graph{n: n}
+	baseEdges(h, m, g)
+	order, cycle, ok := g.topo()
+	if !ok || m == ReadCommitted {
+		return &Result{Valid: ok, Order: order, Cycle: cycle}, nil
+	}
+	base := len(g.edges)
+	var initCycle []Edge
+	switch m {
+	case ReadAtomic:
+		initCycle = saturateRA(h, g)
+	case Causal:
+		var err error
+		initCycle, err = saturateCausal(h, g, order)
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("saturation: unknown model %d", m)
+	}
+	forced := len(g.edges) - base
+	if initCycle != nil {
+		return &Result{Cycle: initCycle, ForcedEdges: forced}, nil
+	}
+	order, cycle, ok = g.topo()
+	return &Result{Valid: ok, Order: order, Cycle: cycle, ForcedEdges: forced}, nil
+}
+
+// intoInitial is the cycle of a forced edge t1 -> Initial.
+func intoInitial(t1, reader, key int32) []Edge {
+	return []Edge{
+		{From: t1, To: Initial, Kind: Forced, Key: key, Reader: reader},
+		{From: Initial, To: t1, Kind: InitialFirst, Key: -1, Reader: -1},
+	}
+}
+
+// writes reports whether t writes key (Writes are sorted).
+func writes(h *History, t, key int32) bool {
+	_, ok := slices.BinarySearch(h.Writes[t], key)
+	return ok
+}
+
+// saturateRA adds the edges Read Atomic forces: for each reader t3, each
+// predecessor t1 (an earlier transaction of t3's session or a transaction
+// t3 read from) and each key x that t1 writes and t3 reads from t2 != t1,
+// the edge t1 -> t2. It returns a cycle at once when t2 is the initial state.
+func saturateRA(h *History, g *graph) []Edge {
+	// Session order is transitive: every earlier transaction of t3's
+	// session precedes it. Per key only the session's last writer before
+	// t3 needs an edge (the earlier ones precede that writer in so ⊆ co),
+	// so each session is walked once with the last writer of every key;
+	// stamp marks the entries of the current session.
+	last := make([]int32, h.Keys)
+	stamp := make([]int32, h.Keys)
+	for s, txns := range h.Sessions {
+		for _, t3 := range txns {
+			for _, r := range h.Reads[t3] {
+				if stamp[r.Key] != int32(s)+1 {
+					continue
+				}
+				t1 := last[r.Key]
+				if t1 == r.From {
+					continue
+				}
+				if r.From == Initial {
+					return intoInitial(t1, t3, r.Key)
+				}
+				g.add(Edge{From: t1, To: r.From, Kind: Forced, Key: r.Key, Reader: t3})
+			}
+			for _, x := range h.Writes[t3] {
+				last[x], stamp[x] = t3, int32(s)+1
+			}
+		}
+	}
+	var preds []int32
+	for t3 := range int32(h.N()) {
+		rs := h.Reads[t3]
+		if len(rs) == 0 {
+			continue
+		}
+		preds = preds[:0]
+		for _, r := range rs {
+			if r.From != Initial {
+				preds = append(preds, r.From)
+			}
+		}
+		slices.Sort(preds)
+		preds = slices.Compact(preds)
+		for _, t1 := range preds {
+			if t1 == t3 {
+				continue
+			}
+			for _, r := range rs {
+				if r.From == t1 || !writes(h, t1, r.Key) {
+					continue
+				}
+				if r.From == Initial {
+					return intoInitial(t1, t3, r.Key)
+				}
+				g.add(Edge{From: t1, To: r.From, Kind: Forced, Key: r.Key, Reader: t3})
+			}
+		}
+	}
+	return nil
+}
+
+// saturateCausal adds the edges Causal forces, with vector clocks over
+// the sessions computed along order (a topological order of so ∪ wr):
+// vc[t][s] is the length of session s's prefix in t's causal past, t
+// included.
+func saturateCausal(h *History, g *graph, order []int32) ([]Edge, error) {
+	n, k := h.N(), len(h.Sessions)
+	if int64(n)*int64(k) > MaxClockEntries {
+		return nil, fmt.Errorf("%w: %d transactions × %d sessions", ErrTooManySessions, n, k)
+	}
+	vc := make([]int32, n*k)
+	row := func(t int32) []int32 { return vc[int(t)*k : int(t)*k+k] }
+	for _, t := range order {
+		r := row(t)
+		if p := h.Pos[t]; p > 0 {
+			copy(r, row(h.Sessions[h.Session[t]][p-1]))
+		}
+		for _, rd := range h.Reads[t] {
+			if rd.From == Initial || rd.From == t {
+				continue
+			}
+			for s, c := range row(rd.From) {
+				r[s] = max(r[s], c)
+			}
+		}
+		r[h.Session[t]] = h.Pos[t] + 1
+	}
+	// Per key, its writers grouped by session in session order.
+	type group struct {
+		session int32
+		pos     []int32
+	}
+	byKey := make([][]group, h.Keys)
+	for s, txns := range h.Sessions {
+		for _, t := range txns {
+			for _, x := range h.Writes[t] {
+				gs := byKey[x]
+				if len(gs) == 0 || gs[len(gs)-1].session != int32(s) {
+					gs = append(gs, group{session: int32(s)})
+				}
+				gs[len(gs)-1].pos = append(gs[len(gs)-1].pos, h.Pos[t])
+				byKey[x] = gs
+			}
+		}
+	}
+	for t3 := range int32(n) {
+		r := row(t3)
+		for _, rd := range h.Reads[t3] {
+			for _, gr := range byKey[rd.Key] {
+				limit := r[gr.session]
+				if gr.session == h.Session[t3] {
+					limit = h.Pos[t3] // strictly before t3
+				}
+				// The session's last writer of the key in t3's past.
+				i, _ := slices.BinarySearch(gr.pos, limit)
+				if i == 0 {
+					continue
+				}
+				t1 := h.Sessions[gr.session][gr.pos[i-1]]
+				if t1 == rd.From || t1 == t3 {
+					continue
+				}
+				if rd.From == Initial {
+					return intoInitial(t1, t3, rd.Key), nil
+				}
+				g.add(Edge{From: t1, To: rd.From, Kind: Forced, Key: rd.Key, Reader: t3})
+			}
+		}
+	}
+	return nil, nil
+}
+
+// Path returns a path of so (unless m is ReadCommitted) and wr edges from
+// a to b, or nil if b is not reachable from a: the causal past that
+// justifies a forced edge.
+func Path(h *History, m Model, a, b int32) []Edge {
+	if a == b {
+		return []Edge{}
+	}
+	// Backwards BFS from b over its direct predecessors.
+	via := map[int32]Edge{}
+	queue := []int32{b}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		var in []Edge
+		if m != ReadCommitted && h.Pos[v] > 0 {
+			in = append(in, Edge{From: h.Sessions[h.Session[v]][h.Pos[v]-1], To: v, Kind: SO, Key: -1, Reader: -1})
+		}
+		for _, r := range h.Reads[v] {
+			if r.From != Initial && r.From != v {
+				in = append(in, Edge{From: r.From, To: v, Kind: WR, Key: r.Key, Reader: -1})
+			}
+		}
+		for _, e := range in {
+			if _, seen := via[e.From]; seen || e.From == b {
+				continue
+			}
+			via[e.From] = e
+			if e.From == a {
+				var p []Edge
+				for x := a; x != b; {
+					e := via[x]
+					p = append(p, e)
+					x = e.To
+				}
+				return p
+			}
+			queue = append(queue, e.From)
+		}
+	}
+	return nil
+}
