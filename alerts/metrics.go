@@ -30,6 +30,9 @@ type Metrics struct {
 	WindowTxns  prometheus.Gauge
 	PinnedTxns  prometheus.Gauge
 	EvictedTxns prometheus.Counter
+	// PinnedByReason splits PinnedTxns by the eviction rule that kept
+	// each (online.PinReason), as of the engine's last evicting step.
+	PinnedByReason *prometheus.GaugeVec // reason
 	// Constraints (unknown orders and read-from choices) created and
 	// resolved by pruning before search.
 	ConstraintsCreated prometheus.Counter
@@ -106,6 +109,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		WindowTxns:  gauge("window_transactions", "Transactions held in the window."),
 		PinnedTxns:  gauge("pinned_transactions", "Time-closed transactions kept in the window because a neighbour is not settled."),
 		EvictedTxns: counter("evicted_transactions_total", "Transactions evicted from the window."),
+		PinnedByReason: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "pinned_transactions_by_reason",
+			Help: "Pinned transactions by the eviction rule that kept each, at the engine's last evicting step."}, []string{"reason"}),
 
 		ConstraintsCreated: counter("constraints_created_total", "Constraints (unknown orders, read-from choices) created."),
 		ConstraintsPruned:  counter("constraints_pruned_total", "Constraints resolved by pruning before search."),
@@ -156,7 +161,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.EventsConsumed, m.EventsDecoded, m.EventsRejected, m.TxnsChecked,
-		m.WindowTxns, m.PinnedTxns, m.EvictedTxns,
+		m.WindowTxns, m.PinnedTxns, m.EvictedTxns, m.PinnedByReason,
 		m.ConstraintsCreated, m.ConstraintsPruned,
 		m.SolverCalls, m.SolverConflicts, m.SolverDuration,
 		m.WatermarkLag, m.AllowedLateness,

@@ -25,6 +25,7 @@ func touchAll(m *Metrics) {
 	m.TxnsChecked.Add(9)
 	m.WindowTxns.Set(5)
 	m.PinnedTxns.Set(1)
+	m.PinnedByReason.WithLabelValues("r3-open-neighbour").Set(1)
 	m.EvictedTxns.Add(3)
 	m.ConstraintsCreated.Add(4)
 	m.ConstraintsPruned.Add(2)

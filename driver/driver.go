@@ -8,7 +8,7 @@ import (
 	"time" // durations and formatting only: the driver reads no clock
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/window"
 )
 
@@ -59,7 +59,7 @@ type State struct {
 }
 
 // Unchecked is a dead-lettered writer waiting for its tick: its writes
-// are given to the engine (incremental.Online.AddUnchecked) so that reads
+// are given to the engine (online.Online.AddUnchecked) so that reads
 // they could explain are not called anomalies.
 type Unchecked struct {
 	Key    int64
@@ -84,7 +84,7 @@ func NewState(parts int) State {
 type Driver struct {
 	cfg Config
 	win *window.Window
-	eng *incremental.Online
+	eng *online.Online
 	st  State
 
 	// kindScratch is noteKinds' list of keys, reused from event to event.
@@ -94,7 +94,7 @@ type Driver struct {
 // New returns a driver over win and eng (new, or restored from one
 // checkpoint) and st (NewState, or the same checkpoint's State). The
 // driver owns all three from then on.
-func New(cfg Config, win *window.Window, eng *incremental.Online, st State) *Driver {
+func New(cfg Config, win *window.Window, eng *online.Online, st State) *Driver {
 	if cfg.Tick <= 0 {
 		panic("driver: tick must be positive")
 	}
@@ -114,7 +114,7 @@ func (d *Driver) Window() *window.Window { return d.win }
 
 // Engine is the driver's engine, for its snapshot, statistics and the
 // bodies of alerts' cores.
-func (d *Driver) Engine() *incremental.Online { return d.eng }
+func (d *Driver) Engine() *online.Online { return d.eng }
 
 // Rejection says why Accept set an event aside. Exactly one field is set.
 type Rejection struct {
@@ -257,7 +257,7 @@ type Ready struct {
 	Closed    []window.Closing
 	// Alerts are the step's alerts, to deliver (the caller drops those it
 	// delivered before a crash, by id).
-	Alerts []*incremental.Alert
+	Alerts []*online.Alert
 }
 
 // Ready steps the engine at the next tick due (HasReady must be true):

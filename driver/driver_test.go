@@ -10,7 +10,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/window"
 )
 
@@ -127,7 +127,7 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 			return err.Error()
 		}
 		_, evict := arg(d, "evict")
-		eng := incremental.NewOnlineConfig(opts, incremental.OnlineConfig{Evict: evict})
+		eng := online.NewOnlineConfig(opts, online.OnlineConfig{Evict: evict})
 		s.d = New(cfg, win, eng, NewState(parts))
 		s.offs = make([]int64, parts)
 		return fmt.Sprintf("W=%s", fmtTime(s.d.Watermark()))

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/window"
 )
 
@@ -75,7 +75,7 @@ func runInterleaving(t *testing.T, parts [][]history.Txn, rng *rand.Rand, restar
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := New(cfg, win, incremental.NewOnlineConfig(opts, incremental.OnlineConfig{Evict: true}), NewState(len(parts)))
+	d := New(cfg, win, online.NewOnlineConfig(opts, online.OnlineConfig{Evict: true}), NewState(len(parts)))
 	var b strings.Builder
 	drain := func() {
 		for d.HasReady() {
@@ -142,7 +142,7 @@ func restarted(t *testing.T, d *Driver, cfg Config, opts history.Options, parts 
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := incremental.RestoreOnline(opts, esnap)
+	eng, err := online.RestoreOnline(opts, esnap)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,11 @@
 // problem and the search for anomalies and their minimal cores: the
 // dependency graph (known edges and constraints), pruning, the encodings
 // per isolation level, and core extraction. The offline checker (Check)
-// builds one instance per history; the online engine (window/) will feed
-// the same builder a sliding window.
+// builds one instance per history; the online engine (package online)
+// builds one per step from its window's reduced instance, through the
+// exported wrappers of export.go and export_access.go (the prepared
+// history, the encoder and its literals, the core finder), which leave
+// the offline files' own names as they are.
 //
 // # Model
 //

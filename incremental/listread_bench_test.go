@@ -49,13 +49,13 @@ func listReadHistory(n, appenders int, shape string) *history.History {
 	return h
 }
 
-// BenchmarkListRead measures one read of a long list, offline (Check)
-// and online (one Step of the evicting engine over the same history),
+// BenchmarkListRead measures one read of a long list, offline (Check),
 // at 10^4..10^6 elements: valid reads appended by one transaction or by
 // 100 (under the unknown initial state too, where every prefix may be
 // the initial list), and reads in an anomaly, whose core search and
-// explanation handle the list text. cpu-s/op is the CPU seconds per
-// operation (user and system, GC included): on a shared machine the wall
+// explanation handle the list text (the online engine on the same
+// histories: package online, BenchmarkListReadOnline). cpu-s/op is the
+// CPU seconds per operation (user and system, GC included): on a shared machine the wall
 // time also counts waiting for a core.
 //
 //	go test ./incremental -run '^$' -bench ListRead -benchtime 1x
@@ -115,23 +115,6 @@ func BenchmarkListRead(b *testing.B) {
 					}
 					if res.Verdict != sh.want {
 						b.Fatalf("verdict %s, want %s", res.Verdict, sh.want)
-					}
-				}
-				b.ReportMetric(float64(cpuNanos()-cpu0)/1e9/float64(b.N), "cpu-s/op")
-			})
-			b.Run("online/"+name, func(b *testing.B) {
-				build(b)
-				cpu0 := cpuNanos()
-				for b.Loop() {
-					o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
-					o.Release(h.Txns...)
-					o.CloseAll()
-					alerts, err := o.Step(context.Background())
-					if err != nil {
-						b.Fatal(err)
-					}
-					if got := len(alerts) > 0; got != (sh.want == Invalid) {
-						b.Fatalf("%d alerts, want verdict %s", len(alerts), sh.want)
 					}
 				}
 				b.ReportMetric(float64(cpuNanos()-cpu0)/1e9/float64(b.N), "cpu-s/op")

@@ -36,7 +36,7 @@
 //	   that fails its checksum (found in a read or in the background)
 //	   makes every operation return a *CorruptError naming it (ErrCorrupt);
 //	   the body file's records carry a CRC-32C each (format 4), which the
-//	   engine checks on every read (incremental.ErrCorrupt). A version 2 or
+//	   engine checks on every read (online.ErrCorrupt). A version 2 or
 //	   3 directory is marked 4 when opened, so an older binary refuses it.
 //
 // Concurrency: a Store is safe for use by one goroutine that checkpoints

@@ -388,7 +388,7 @@ func (s *Store) empty() (bool, error) {
 }
 
 // BodyFile is where the engine keeps the bodies of the transactions it
-// released (incremental.OnlineConfig.SpillPath): inside the locked
+// released (online.OnlineConfig.Bodies, as FileBodies): inside the locked
 // directory, and synced by the engine before each checkpoint that
 // counts on it.
 func (s *Store) BodyFile() string { return filepath.Join(s.dir, bodyFileName) }
@@ -425,7 +425,7 @@ type Checkpoint struct {
 	// "dead-letters"), so a restart continues counting from them.
 	Counters map[string]uint64
 	// Released are the engine's released bodies from index ReleasedFrom
-	// on (incremental.Online.SnapshotBodies). Save writes each once, so a
+	// on (online.Online.SnapshotBodies). Save writes each once, so a
 	// checkpoint costs the bodies released since the last one, not all;
 	// Load returns every stored body, from index 0. An engine that keeps
 	// its bodies in BodyFile hands over none.

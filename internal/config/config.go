@@ -122,13 +122,13 @@ type Check struct {
 	// Tick: the engine steps each time the watermark crosses a multiple
 	// of Tick (event time), so steps do not depend on arrival timing.
 	Tick Duration `yaml:"tick"`
-	// Evict turns on the evicting engine (incremental.OnlineConfig.Evict),
+	// Evict turns on the evicting engine (online.OnlineConfig.Evict),
 	// the default: without it every step re-checks the whole released
 	// history, which a days-long stream cannot afford.
 	Evict bool `yaml:"evict"`
 	// MaxPinned caps the evicting engine's pinned transactions; beyond it
 	// the oldest are set aside unchecked and the check is inexact
-	// (incremental.OnlineConfig.MaxPinned). 0 is no cap.
+	// (online.OnlineConfig.MaxPinned). 0 is no cap.
 	MaxPinned int `yaml:"max_pinned"`
 }
 

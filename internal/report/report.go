@@ -8,6 +8,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/verdict"
 )
 
@@ -136,7 +137,7 @@ func NewAnomaly(a incremental.Anomaly, byID map[string]*history.Txn) Anomaly {
 }
 
 // NewAlert converts an online alert.
-func NewAlert(a *incremental.Alert, opts history.Options, byID map[string]*history.Txn) Alert {
+func NewAlert(a *online.Alert, opts history.Options, byID map[string]*history.Txn) Alert {
 	out := Alert{
 		ID:            a.ID,
 		Updated:       a.Updated,

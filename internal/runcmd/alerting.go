@@ -17,6 +17,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/alerts"
 	"github.com/streamcheck/streamcheck/internal/statuspage"
+	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/state"
 	"github.com/streamcheck/streamcheck/window"
 )
@@ -304,6 +305,9 @@ func (r *runner) observe() {
 	a.released, a.evicted = es.Released, es.Evicted
 	a.m.WindowTxns.Set(float64(es.Window))
 	a.m.PinnedTxns.Set(float64(es.Pinned))
+	for _, why := range online.PinReasons() {
+		a.m.PinnedByReason.WithLabelValues(why.String()).Set(float64(es.PinnedBy[why]))
+	}
 	a.m.SetInexact(es.Capped > 0 || es.SetAside > 0 || es.InexactRewinds > 0)
 	a.m.BodiesPastRetention.Set(float64(es.PastRetention))
 	now := time.Now()

@@ -18,6 +18,7 @@ import (
 	"github.com/streamcheck/streamcheck/internal/config"
 	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/report"
+	"github.com/streamcheck/streamcheck/online"
 )
 
 // badInput is the repository's bad-input corpus (testdata/badinput).
@@ -158,9 +159,9 @@ func TestRecoverBounded(t *testing.T) {
 	}
 	wilds := func(tx history.Txn) (n int, all bool) {
 		for _, op := range tx.Ops {
-			if op.Value == incremental.Wild {
+			if op.Value == online.Wild {
 				n++
-				all = all || op.Key == incremental.Wild
+				all = all || op.Key == online.Wild
 			}
 		}
 		return n, all

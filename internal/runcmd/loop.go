@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/streamcheck/streamcheck/ingest"
 	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/report"
+	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/state"
 	"github.com/streamcheck/streamcheck/window"
 )
@@ -66,7 +68,7 @@ type runner struct {
 	win *window.Window
 
 	latency latencyStats
-	engine  *incremental.Online
+	engine  *online.Online
 	parts   int
 	kafka   *ingest.KafkaConfig
 	ends    []int64 // stop-at-end targets
@@ -286,7 +288,7 @@ func (r *runner) start(ctx context.Context) error {
 		// bodies over from Pebble one at a time, the evicted ones going to
 		// a new body file, so a restart holds what the run held.
 		bodies := 0
-		r.engine, err = incremental.RestoreOnlineAt(r.cfg.opts, r.store.BodyFile(), ckpt.Engine, func(body func([]byte) error) error {
+		r.engine, err = online.RestoreOnlineAt(r.cfg.opts, state.NewFileBodies(r.store.BodyFile()), ckpt.Engine, func(body func([]byte) error) error {
 			return r.store.EachReleased(func(b []byte) error {
 				bodies++
 				return body(b)
@@ -310,12 +312,16 @@ func (r *runner) start(ctx context.Context) error {
 		if r.win, err = window.New(wcfg); err != nil {
 			return err
 		}
-		ecfg := incremental.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned, Retention: r.retention(),
+		ecfg := online.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned, Retention: r.retention(),
 			Stream: r.cfg.Alerts.Stream}
+		// Evicted bodies go to the state directory's body file, or
+		// without one to an unlinked temporary file: on disk either way,
+		// so that the engine's memory is the window, not the stream.
+		ecfg.Bodies = state.NewFileBodies("")
 		if r.store != nil {
-			ecfg.SpillPath = r.store.BodyFile()
+			ecfg.Bodies = state.NewFileBodies(r.store.BodyFile())
 		}
-		r.engine = incremental.NewOnlineConfig(r.cfg.opts, ecfg)
+		r.engine = online.NewOnlineConfig(r.cfg.opts, ecfg)
 		st := driver.NewState(r.parts)
 		r.st.State = &st
 		r.next = make([]int64, r.parts)
@@ -612,7 +618,7 @@ const maxUncheckedOps = 1024
 
 // recover reads a rejected message leniently (ingest.RecoverNative): the
 // writes it can read stay exact, the ops it cannot become wildcard writes
-// (incremental.WildWrite) on the smallest scope the text allows
+// (online.WildWrite) on the smallest scope the text allows
 // (docs/SEMANTICS.md §5 "Dead letters").
 func (r *runner) recover(m *message) history.Txn {
 	rec := ingest.RecoverNative(m.value, history.Pos{Source: r.cfg.Source, Line: m.line, Offset: m.offset})
@@ -636,10 +642,10 @@ func (r *runner) recover(m *message) history.Txn {
 		}
 	}
 	for _, k := range wild {
-		t.Ops = append(t.Ops, incremental.WildWrite(k))
+		t.Ops = append(t.Ops, online.WildWrite(k))
 	}
 	if all {
-		t.Ops = append(t.Ops, incremental.WildWrite(incremental.Wild))
+		t.Ops = append(t.Ops, online.WildWrite(online.Wild))
 	}
 	return t
 }
@@ -745,7 +751,7 @@ var testAfterStep func()
 // emit hands one alert to the dispatcher, which records it in the outbox
 // (synced, with a state directory) before any sink sees it (D3) and
 // delivers it without the loop waiting.
-func (r *runner) emit(a *incremental.Alert, proven time.Time) error {
+func (r *runner) emit(a *online.Alert, proven time.Time) error {
 	id := a.ID
 	if a.Updated {
 		id += "/updated"
@@ -1093,8 +1099,8 @@ func (r *runner) statusMaybe() {
 	if es.Capped > 0 {
 		inexact = fmt.Sprintf(", INEXACT: %d set aside by the pinned cap", es.Capped)
 	}
-	fmt.Fprintf(r.stderr, "streamcheck run: %d messages; window %d released, %d buffered, %d open, %d idle partitions; engine %d in the instance, %d pinned, %d evicted%s; %.0f txn/s in, %.0f txn/s checked; lag %s; %s; %s%s%s\n",
-		r.st.Counters.Messages, es.Released, ws.Buffered, ws.Open, ws.IdlePartitions, es.Window, es.Pinned, es.Evicted, inexact, inRate, checkedRate, r.lagText(now), report.Plural(int(r.deadTotal()), "dead letter"), report.Plural(es.Alerts, "alert"), ck, broker)
+	fmt.Fprintf(r.stderr, "streamcheck run: %d messages; window %d released, %d buffered, %d open, %d idle partitions; engine %d in the instance, %d pinned%s, %d evicted%s; %.0f txn/s in, %.0f txn/s checked; lag %s; %s; %s%s%s\n",
+		r.st.Counters.Messages, es.Released, ws.Buffered, ws.Open, ws.IdlePartitions, es.Window, es.Pinned, pinnedByText(es.PinnedBy), es.Evicted, inexact, inRate, checkedRate, r.lagText(now), report.Plural(int(r.deadTotal()), "dead letter"), report.Plural(es.Alerts, "alert"), ck, broker)
 }
 
 // lagText is the status line's one lag: the wall clock minus the newest
@@ -1257,6 +1263,31 @@ func (d *deadLetters) flush(ctx context.Context) error {
 
 // retention is the engine's bound on evicted bodies, from state.retention
 // (event time is in nanoseconds, as the age).
-func (r *runner) retention() incremental.Retention {
-	return incremental.Retention{MaxAge: int64(r.cfg.State.Retention.MaxAge), MaxBytes: int64(r.cfg.State.Retention.MaxBytes)}
+func (r *runner) retention() online.Retention {
+	return online.Retention{MaxAge: int64(r.cfg.State.Retention.MaxAge), MaxBytes: int64(r.cfg.State.Retention.MaxBytes)}
+}
+
+// pinnedByText is the status line's breakdown of the pinned members by
+// the rule that kept each at the engine's last evicting step, largest
+// first: " (r3-open-neighbour 120, r2-read-source 40)", or "" when none.
+func pinnedByText(by online.PinnedBy) string {
+	type n struct {
+		why   online.PinReason
+		count int
+	}
+	var ns []n
+	for _, why := range online.PinReasons() {
+		if by[why] > 0 {
+			ns = append(ns, n{why, by[why]})
+		}
+	}
+	if len(ns) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(ns, func(a, b n) int { return b.count - a.count })
+	parts := make([]string, len(ns))
+	for i, x := range ns {
+		parts[i] = fmt.Sprintf("%s %d", x.why, x.count)
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

@@ -2,7 +2,7 @@
 // (stdin, a growing file, or every partition of a Kafka topic; in process,
 // MainTxns takes decoded transactions in place of stdin), feeds them
 // through the start-time window (window/) into the online engine
-// (incremental.Online), hands each alert to alerts.Dispatcher (JSON lines
+// (online.Online), hands each alert to alerts.Dispatcher (JSON lines
 // on stdout or a file, Alertmanager, webhooks, Kafka, the status page),
 // and, with a state directory, checkpoints everything to Pebble (state/)
 // so that a restart, also after kill -9, continues exactly where the last
@@ -80,6 +80,7 @@ import (
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/config"
+	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/state"
 )
 
@@ -144,7 +145,7 @@ func mainWith(ctx context.Context, args []string, stdin io.Reader, txns <-chan h
 // damaged, and how to recover. Nothing read from damaged bytes was used:
 // the run stops rather than check, or alert, on them.
 func corruptError(cfg *runConfig, err error) error {
-	if !errors.Is(err, state.ErrCorrupt) && !errors.Is(err, incremental.ErrCorrupt) {
+	if !errors.Is(err, state.ErrCorrupt) && !errors.Is(err, online.ErrCorrupt) {
 		return err
 	}
 	if cfg.State.Dir == "" {

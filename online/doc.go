@@ -1,0 +1,85 @@
+// Package online is the online engine: it checks a stream of
+// transactions that the window (window/) releases in start order, and
+// raises an alert the moment an anomaly is proven (docs/SEMANTICS.md §5).
+// It owns the window's reduced instance (evictState), the eviction rules,
+// the alert steps, rewind points, retention and the engine's snapshot.
+// The encoding and search it judges each step with are package
+// incremental's (incremental.Prepare, NewEncoder, Describe, the core
+// finder), shared with the offline checker; the event-time stepping that
+// decides when to call Step is driver/'s, the one way in for run, canary
+// and demo. The package does no IO (internal/lint TestForbiddenImports):
+// the body file that holds evicted bodies is state/'s, behind the Bodies
+// interface the engine receives.
+//
+// # Invariants
+//
+// O1-O5 (online.go, Online) are what the engine keeps of the offline
+// checker: strict serializability with session order, no alert on a read
+// of an open transaction, first verdict equal to check, quarantine by the
+// projection rule, alerts re-shrunk once their members close.
+//
+// # Eviction rules, one function each (evict_rules.go)
+//
+// A step judges the reduced instance R_t (build, evict.go): window
+// members, ghosts, kept orders, commit decisions and fixed initial
+// values. evict then lets a member leave only when every rule holds:
+//
+//   - R1 (r1Candidates) it is time-closed and no pending alert's core
+//     holds it. Argument: a transaction that is not time-closed may still
+//     gain a writer for one of its reads (a late overlapping writer), so
+//     nothing about it is final.
+//   - R3 (r3Neighbours) every neighbour is time-closed: every transaction
+//     with an edge to or from it, and every open one sharing a key that
+//     does not follow it by session or real time. Argument: an open
+//     neighbour's dropped reads are constraints to come; a transaction
+//     that follows by the level's order can only see the live version,
+//     which stays.
+//   - R4 (r4Earlier, r4LiveVersion) per key, writers leave in version
+//     order: it follows the key's live version and precedes every other
+//     member writer (probed), and the reads of the version it overwrites
+//     are decided. Argument: the live version is all a future read can
+//     see, so one writer per key (the ghost) stands for all evicted ones.
+//   - R2 (r2Decided) every constraint that mentions it is decided in the
+//     relaxed instance: an edge literal, read choice, writer pair or
+//     commit guard fixed at level 0 or by a backbone probe. Argument: the
+//     instance drops the reads of open transactions, so it has every
+//     completion of window + future among its own (a future writer only
+//     adds a source to an open read); what holds in all of them holds in
+//     the whole history and its future.
+//   - R5 (r5Remove) reachability among the rest is kept: an order
+//     p -> t -> s becomes a kept edge p -> s (real-time pairs excepted,
+//     being orders of the level already). Nothing passes through a
+//     transaction that does not commit (incremental I1).
+//
+// Then t becomes the live version of the keys it wrote last
+// (becomeGhost) or leaves entirely; under an unknown initial state its
+// reads of the initial version fix the key's initial value (fixInitial).
+// keepFacts keeps every order and commit decision fixed among the
+// remaining members: facts outlive the transactions they came from
+// (recomputing them from a smaller window misses anomalies, M1 and M2 of
+// docs/SEMANTICS.md §5).
+//
+// The irrelevance rule (fixIrrelevant, evict.go) fixes writer orders and,
+// under an unknown initial state, read sources that no completion needs,
+// by an exchange argument written at the function and in §5 "Pinning and
+// the irrelevance rule". The cap (capPinned, --max-pinned) sets the
+// oldest pinned transactions aside like a quarantined core, and says the
+// check is inexact.
+//
+// # Alert steps (online.go)
+//
+// A violation of R_t is only a trigger. Step confirms it on the released
+// bodies (localAlertHistory, then every body: alertHistory), shrinks the
+// core on them under the projection (incremental's core finder), names
+// it (alertID: its members' content, class and stream; incremental
+// alertid.go A1-A3), quarantines it (quarantine) and rebuilds the instance
+// from a rewind point (replay, rewind.go). An alert raised with an open
+// member is shrunk again once all its members close (reshrink, O5). A
+// wrong kept fact can so cost a missed anomaly, never a false alarm; a
+// disagreement between R_t and the bodies is counted and heals by
+// rebuilding.
+//
+// # Concurrency
+//
+// An Online is used by one goroutine at a time (the driver's caller).
+package online

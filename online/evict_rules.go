@@ -1,0 +1,846 @@
+package online
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/solver"
+)
+
+// The eviction rules of docs/SEMANTICS.md §5, one method each, over one
+// step's indexes (evictStep). doc.go gives the argument each rests on;
+// evict applies them in this order to every time-closed member, in start
+// order, and repeats the pass while a pass evicts:
+//
+//	r1Candidates   R1: time-closed, not pinned by a pending alert
+//	r3Neighbours   R3: every neighbour time-closed
+//	r4Earlier      R4 without a probe: no earlier writer of a key still here
+//	r2Decided      R2: every constraint on t decided (probes)
+//	r4LiveVersion  R4: t follows the live version, precedes the other
+//	               writers, and the reads of the version it overwrites are
+//	               decided
+//	fixInitial     fixed initial values (unknown initial state)
+//	r5Remove       R5: t leaves; orders through it become kept edges
+//	becomeGhost    t stays as the live version of its keys, without reads
+//	keepFacts      facts outlive the transactions that proved them
+//
+// The irrelevance rule (fixIrrelevant, evict.go) runs once per step
+// before the passes.
+
+// evictStep is one step's eviction: the reduced instance r, its prober,
+// and the indexes the rules share, built once per step (newEvictStep).
+type evictStep struct {
+	o      *Online
+	ctx    context.Context
+	r      *reduced
+	st     *evictState
+	p      *incremental.Prepared
+	e      *incremental.Encoder
+	pr     *prober
+	pinned map[int]bool
+
+	// readsOf and pairsOf list, by position, each transaction's read
+	// choices and writer pairs; accessors, by interned key, who reads or
+	// writes it (window members with their whole bodies), openAccessors
+	// the open ones alone, opKeys each position's interned keys in op
+	// order.
+	readsOf       [][]int
+	pairsOf       [][]*incremental.PairVar
+	accessors     [][]int32
+	openAccessors [][]int32
+	opKeys        [][]int32
+	listTxn       []bool
+	// removed is a slice: a map lookup per neighbour visited was 70% of
+	// the evicting engine's CPU.
+	removed []bool
+	to      *timeOrder
+	sb      *sessionBounds // built at the first removal that needs it
+	// Buffers for the solver's fixed edges, one per place that walks
+	// them (none of those walks reaches another): a new slice per call
+	// was an allocation per removal and per member.
+	feRemove, feClosed, feGhost []solver.Node
+	keptOut, keptIn             [][]int32
+	outside                     [][2]int // kept orders with an end not built this step
+	// keptSet indexes keptOut[a] once it is long: a transaction that
+	// stays (a pinned one) gathers a kept order to most of a burst that
+	// one step evicts, and a scan per addKept made that step quadratic
+	// (issue 20, item 7). Short lists are scanned; the set never changes
+	// keptOut's order, which the rest of the step follows.
+	keptSet map[int32]map[int32]struct{}
+	// livePosOf caches livePos (plus one; 0: not looked up).
+	livePosOf []int32
+	// lastEarlier is the writer r4Earlier found last for t, plus one.
+	lastEarlier []int32
+	stuck       []bool
+	// why is, by position, the rule that last kept the member (pin).
+	why []PinReason
+}
+
+// replacement is a read of another member that t's eviction replaces by
+// the edges it implied: reader read key from prev (-1: the initial
+// version), which t overwrites.
+type replacement struct {
+	reader int32
+	key    history.Key
+	prev   int32
+}
+
+// evict runs after a satisfiable step: it evicts every transaction the
+// rules allow, in release order, and updates the summaries.
+func (o *Online) evict(ctx context.Context, r *reduced) {
+	s := newEvictStep(ctx, o, r)
+	o.fixIrrelevant(ctx, r, s.pr, s.pinned)
+	order := s.r1Candidates()
+	// Transactions go in start order, and one may wait for a writer that
+	// starts later (R4: it must follow it) or for one its eviction held
+	// back: passes repeat while they evict, so that a step drains what it
+	// can instead of one layer of such waits per step, which let the
+	// window grow when steps are large.
+	//
+	// R3 once failed fails for the rest of the step (closedness is fixed
+	// within a step and the solver only gains edges and fixed literals),
+	// so a later pass skips those transactions: the passes after the first
+	// re-checked about as many as the first, most of them stuck on R3.
+	st := s.st
+	for pass := 0; pass < maxEvictPasses; pass++ {
+		evicted := st.Evicted
+		if pass > 0 {
+			order = slices.DeleteFunc(order, func(t int32) bool { return s.removed[t] || s.stuck[t] || r.ghost[t] })
+		}
+		for _, t := range order {
+			if ctx.Err() != nil {
+				return
+			}
+			s.evictOne(t)
+		}
+		if st.Evicted == evicted {
+			break
+		}
+	}
+	for t, gone := range s.removed {
+		if i := r.pos[t]; gone && i >= 0 {
+			o.spillBody(i)
+		}
+	}
+	s.keepFacts()
+	s.countPinned()
+}
+
+// evictOne applies the rules to t, once in a pass.
+func (s *evictStep) evictOne(t int32) {
+	r, p, st := s.r, s.p, s.st
+	tx := &r.h.Txns[t]
+	if p.Txns()[t].Dropped() || tx.Status == history.Aborted {
+		s.r5Remove(t, false)
+		st.Evicted++
+		return
+	}
+	if s.listTxn[t] {
+		s.stuck[t] = true
+		s.pin(t, PinList)
+		tracePin(tx, func() string { return "a list key" })
+		return
+	}
+	if !s.r3Neighbours(t) {
+		s.stuck[t] = true
+		s.pin(t, PinOpenNeighbour)
+		tracePin(tx, func() string { return "R3: an open neighbour" })
+		return
+	}
+	if w := s.r4Earlier(t); w >= 0 {
+		s.pin(t, PinEarlierWriter)
+		tracePin(tx, func() string { return "R4: an earlier writer is still here: " + r.h.Txns[w].ID })
+		return // R4, without a probe: a writer it follows is still here
+	}
+	committed, ok := s.r2Decided(t)
+	if !ok {
+		return
+	}
+	var live []history.Key
+	var liveK []int32
+	var repl []replacement
+	if committed {
+		if live, liveK, repl, ok = s.r4LiveVersion(t); !ok {
+			s.pin(t, PinVersionOrder)
+			return
+		}
+	}
+	s.fixInitial(t)
+	for _, rp := range repl {
+		ri := r.pos[rp.reader]
+		st.Replaced[ri] = append(st.Replaced[ri], rp.key)
+		if rp.prev >= 0 {
+			s.addKept(rp.prev, rp.reader)
+		}
+		s.addKept(rp.reader, t)
+	}
+	i := r.pos[t]
+	for j, k := range live {
+		if g, has := st.LiveOf[k]; has {
+			gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
+			st.GhostKeys[g] = gk
+			if len(gk) == 0 {
+				if at, in := r.at[g]; in {
+					s.r5Remove(at, true)
+				} else {
+					st.Member.set(g, false)
+					delete(st.GhostKeys, g)
+					delete(st.Decided, g)
+					s.o.spillBody(g)
+				}
+			}
+		}
+		st.LiveOf[k] = i
+		s.livePosOf[liveK[j]] = t + 1
+	}
+	st.Evicted++
+	if len(live) == 0 {
+		s.r5Remove(t, committed)
+		return
+	}
+	s.becomeGhost(t, live)
+}
+
+// newEvictStep builds the step's indexes: who touches which key, and each
+// transaction's read choices, by position and interned key (maps keyed by
+// position or key string were a sixth of a step). The per-position and
+// per-key lists reuse the last step's arrays (emptied): allocating them
+// afresh was most of evict's allocations.
+func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
+	st := &o.ev
+	p, e := r.p, r.e
+	s := &evictStep{o: o, ctx: ctx, r: r, st: st, p: p, e: e}
+	s.pr = &prober{ctx: ctx, s: e.Solver(), model: true, budget: probeBudget}
+	s.pinned = map[int]bool{}
+	for _, a := range o.pending {
+		for _, id := range a.Core {
+			if i, ok := o.member(a, id); ok {
+				s.pinned[i] = true
+			}
+		}
+	}
+	nt := len(r.h.Txns)
+	sx := &st.scratch
+	readsOf := emptied(&sx.readsOf, nt)
+	for ri := range e.Reads() {
+		readsOf[e.Reads()[ri].Txn()] = append(readsOf[e.Reads()[ri].Txn()], ri)
+	}
+	s.readsOf = readsOf
+	pairsOf := emptied(&sx.pairsOf, nt)
+	for _, pv := range e.Pairs() {
+		pairsOf[pv.A()] = append(pairsOf[pv.A()], pv)
+		pairsOf[pv.B()] = append(pairsOf[pv.B()], pv)
+	}
+	s.pairsOf = pairsOf
+	// keyOf interns a key: the instance's keys as prepare numbered them,
+	// then those only an open member's dropped reads touch.
+	extraKeys := map[history.Key]int32{}
+	keyOf := func(k history.Key) int32 {
+		if i, ok := p.KeyIndex()[k]; ok {
+			return i
+		}
+		i, ok := extraKeys[k]
+		if !ok {
+			i = int32(len(p.Keys()) + len(extraKeys))
+			extraKeys[k] = i
+		}
+		return i
+	}
+	// Who reads or writes each key, by position. Window members count with
+	// their whole bodies: the reads an open transaction has in the
+	// instance dropped are constraints to come (R3). opKeys[t] are t's
+	// interned keys, in op order.
+	accessors := emptied(&sx.accessors, len(p.Keys()))
+	opKeys := make([][]int32, nt)
+	next := 0 // the next kept transaction's first entry of p.opKeys
+	for t := range r.h.Txns {
+		ops := r.h.Txns[t].Ops
+		var prepped []int32 // the keys prepare interned, if it kept t
+		if !p.Txns()[t].Dropped() {
+			prepped = p.OpKeys()[next : next+len(ops) : next+len(ops)]
+			next += len(ops)
+		}
+		if i := r.pos[t]; i >= 0 && !r.ghost[t] {
+			body := o.log.at(i).Ops
+			if len(body) != len(ops) || len(ops) > 0 && &body[0] != &ops[0] {
+				// Reads were dropped from the instance: intern the
+				// body's keys here.
+				prepped = nil
+			}
+			ops = body
+		}
+		ks := prepped
+		if ks == nil {
+			ks = make([]int32, len(ops))
+		}
+		for oi, op := range ops {
+			k := ks[oi]
+			if prepped == nil {
+				k = keyOf(op.Key)
+				ks[oi] = k
+			}
+			for int(k) >= len(accessors) {
+				accessors = append(accessors, nil)
+			}
+			if as := accessors[k]; len(as) == 0 || as[len(as)-1] != int32(t) {
+				accessors[k] = append(as, int32(t))
+			}
+		}
+		opKeys[t] = ks
+	}
+	s.accessors, s.opKeys = accessors, opKeys
+	// The open accessors alone, for R3: a few per key, where all of them
+	// are tens.
+	openAccessors := emptied(&sx.openAccessors, len(accessors))
+	for k, as := range accessors {
+		for _, u := range as {
+			if !s.closedAt(u) && r.h.Txns[u].Status != history.Aborted {
+				openAccessors[k] = append(openAccessors[k], u)
+			}
+		}
+	}
+	s.openAccessors = openAccessors
+	// touchesList, once per transaction rather than once per pass.
+	s.listTxn = make([]bool, nt)
+	if slices.Contains(p.ListKeys(), true) {
+		for t := range r.h.Txns {
+			s.listTxn[t] = touchesList(p, &r.h.Txns[t])
+		}
+	}
+	s.removed = make([]bool, len(r.h.Txns))
+	s.to = newTimeOrder(r)
+	s.keptOut = emptied(&sx.keptOut, nt)
+	s.keptIn = emptied(&sx.keptIn, nt)
+	for _, k := range st.Kept {
+		a, okA := r.at[k[0]]
+		b, okB := r.at[k[1]]
+		if okA && okB {
+			s.keptOut[a] = append(s.keptOut[a], b)
+			s.keptIn[b] = append(s.keptIn[b], a)
+		} else {
+			s.outside = append(s.outside, k)
+		}
+	}
+	s.keptSet = map[int32]map[int32]struct{}{}
+	s.livePosOf = make([]int32, len(p.Keys()))
+	s.lastEarlier = make([]int32, nt)
+	s.stuck = make([]bool, nt)
+	s.why = make([]PinReason, nt)
+	return s
+}
+
+// closedAt: position t is time-closed (a fixed initial value always is).
+func (s *evictStep) closedAt(t int32) bool {
+	i := s.r.pos[t]
+	return i < 0 || s.o.closed.get(i)
+}
+
+// keptSetMin is the length of keptOut[a] from which hasKept indexes it.
+const keptSetMin = 32
+
+// hasKept reports whether a -> b is a kept order of this step.
+func (s *evictStep) hasKept(a, b int32) bool {
+	if m, ok := s.keptSet[a]; ok {
+		_, in := m[b]
+		return in
+	}
+	if len(s.keptOut[a]) < keptSetMin {
+		return slices.Contains(s.keptOut[a], b)
+	}
+	m := make(map[int32]struct{}, 2*len(s.keptOut[a]))
+	for _, x := range s.keptOut[a] {
+		m[x] = struct{}{}
+	}
+	s.keptSet[a] = m
+	_, in := m[b]
+	return in
+}
+
+// addKept keeps a -> b unless the level or an earlier kept order already
+// gives it, or an end has left.
+func (s *evictStep) addKept(a, b int32) {
+	if a == b || s.removed[a] || s.removed[b] || s.p.Before(a, b) || s.hasKept(a, b) {
+		return
+	}
+	s.keptOut[a] = append(s.keptOut[a], b)
+	s.keptIn[b] = append(s.keptIn[b], a)
+	if m, ok := s.keptSet[a]; ok {
+		m[b] = struct{}{}
+	}
+}
+
+// commitOf is t's commit decision, if decided (probing).
+func (s *evictStep) commitOf(t int32) (bool, bool) {
+	r, p := s.r, s.p
+	switch {
+	case r.pos[t] < 0:
+		return true, true
+	case p.Txns()[t].Dropped() || r.h.Txns[t].Status == history.Aborted:
+		return false, true
+	}
+	return s.pr.decide(s.e.Act()[t])
+}
+
+// r1Candidates is R1: the time-closed members that are neither ghosts nor
+// pinned by a pending alert, in start order.
+func (s *evictStep) r1Candidates() []int32 {
+	r := s.r
+	order := make([]int32, 0, len(r.h.Txns))
+	for t := range r.h.Txns {
+		i := r.pos[t]
+		if i < 0 || r.ghost[t] || !s.o.closed.get(i) || s.pinned[i] {
+			continue
+		}
+		order = append(order, int32(t))
+	}
+	return order
+}
+
+// r5Remove takes t out of the instance, keeping the orders through it
+// (R5). Nothing passes through a transaction that does not commit: its
+// outgoing edges, real time included, vanish (I1).
+func (s *evictStep) r5Remove(t int32, committed bool) {
+	r, p, e, st, to, removed := s.r, s.p, s.e, s.st, s.to, s.removed
+	var preds, succs []int32
+	if n := e.Node()[t]; n >= 0 && committed {
+		s.feRemove = e.Solver().FixedEdges(n, false, s.feRemove[:0])
+		for _, m := range s.feRemove {
+			if u := e.NodeTxn()[m]; u >= 0 {
+				preds = append(preds, u)
+			}
+		}
+		s.feRemove = e.Solver().FixedEdges(n, true, s.feRemove[:0])
+		for _, m := range s.feRemove {
+			if u := e.NodeTxn()[m]; u >= 0 {
+				succs = append(succs, u)
+			}
+		}
+	}
+	if committed {
+		// Session and real-time edges leave only a transaction that
+		// commits (I1). An order through t that depends on a commit
+		// still open keeps t, as a skeleton without ops.
+		for _, u := range to.unknown {
+			if u != t && !removed[u] && p.Before(u, t) {
+				if _, ok := s.commitOf(u); !ok {
+					if i := r.pos[t]; i >= 0 {
+						st.GhostKeys[i] = []history.Key{}
+						r.ghost[t] = true
+					}
+					return
+				}
+			}
+		}
+		// Session neighbours that real time does not already order go
+		// with the other predecessors and successors; the real-time
+		// ones are found by time below.
+		if ss := p.SessionOf()[t]; ss >= 0 && p.Opts().Level.SessionOrder() {
+			// Members beyond the first ones real time orders with t
+			// on either side are all ordered with it (sessionBounds):
+			// the visit stops there.
+			if s.sb == nil {
+				s.sb = newSessionBounds(r)
+			}
+			sb := s.sb
+			ms := p.SessionMembers()[ss]
+			lo, hi := 0, len(ms)
+			for k := p.SessionRank()[t] - 1; k >= 0; k-- {
+				if sb.allBefore(p, ms[k], t) {
+					lo = int(k) + 1
+					break
+				}
+			}
+			for k := p.SessionRank()[t] + 1; int(k) < len(ms); k++ {
+				if sb.allAfter(p, t, ms[k]) {
+					hi = int(k)
+					break
+				}
+			}
+			for _, u := range ms[lo:hi] {
+				if u == t || removed[u] {
+					continue
+				}
+				if p.SessionRank()[u] < p.SessionRank()[t] {
+					if c, _ := s.commitOf(u); c && !p.RealTimeBefore(u, t) {
+						preds = append(preds, u)
+					}
+				} else if !p.RealTimeBefore(t, u) {
+					succs = append(succs, u)
+				}
+			}
+		}
+	}
+	preds = append(preds, s.keptIn[t]...)
+	succs = append(succs, s.keptOut[t]...)
+	removed[t] = true
+	for _, a := range preds {
+		for _, b := range succs {
+			s.addKept(a, b)
+		}
+	}
+	// An order a -> t -> b with both steps real time is itself real
+	// time (e_a+2Δ <= s_t <= e_t <= s_b-2Δ), so those pairs, old ghosts
+	// times the window, need no kept edge. Of the pairs with one
+	// real-time step only the ones real time does not order already
+	// are visited: a real-time successor b of t starting after
+	// effEnd(a)+2Δ, or a real-time predecessor a of t ending before
+	// start(b)-2Δ, is ordered with the other end by real time.
+	if committed && p.Opts().Level.RealTime() {
+		for _, a := range preds {
+			to.startingIn(earliestStartAfter(p, t), earliestStartAfter(p, a), func(b int32) {
+				if b != t && !removed[b] && p.RealTimeBefore(t, b) {
+					s.addKept(a, b)
+				}
+			})
+		}
+		for _, b := range succs {
+			to.endingIn(latestEndBefore(p, b), latestEndBefore(p, t), func(a int32) {
+				if a != t && !removed[a] && p.RealTimeBefore(a, t) {
+					if c, _ := s.commitOf(a); c {
+						s.addKept(a, b)
+					}
+				}
+			})
+		}
+	}
+	i := r.pos[t]
+	if i >= 0 {
+		st.Member.set(i, false)
+		delete(st.GhostKeys, i)
+		r.ghost[t] = false
+		delete(st.Replaced, i)
+		// A decision is read only for members (build): kept for those
+		// gone, Decided grew with every unknown outcome ever released,
+		// and build walked all of it at every step.
+		delete(st.Decided, i)
+	}
+}
+
+// r3Neighbours is R3: every neighbour of t is time-closed.
+func (s *evictStep) r3Neighbours(t int32) bool {
+	p, e := s.p, s.e
+	ok := true
+	if n := e.Node()[t]; n >= 0 {
+		e.Solver().IncidentEdges(n, func(other solver.Node, _ bool, _, _ solver.Lit, _ bool) {
+			if u := e.NodeTxn()[other]; u >= 0 && !s.closedAt(u) {
+				ok = false
+			}
+		})
+		for _, fw := range []bool{false, true} {
+			s.feClosed = e.Solver().FixedEdges(n, fw, s.feClosed[:0])
+			for _, m := range s.feClosed {
+				if u := e.NodeTxn()[m]; u >= 0 && !p.Before(u, t) && !p.Before(t, u) && !s.closedAt(u) {
+					ok = false
+				}
+			}
+		}
+	}
+	// An open transaction sharing a key is a neighbour unless it
+	// follows t by session or real time: then every constraint it can
+	// have with t on that key is an order the level already fixes, or
+	// a stale read that the live version (t, or its overwriter) still
+	// exposes once t has left.
+	for _, k := range s.opKeys[t] {
+		for _, u := range s.openAccessors[k] {
+			if u != t && !p.Before(t, u) {
+				ok = false
+			}
+		}
+	}
+	return ok
+}
+
+// r2Decided is R2 for t: every edge at t, every read choice of t's reads,
+// every writer pair with t and t's commit are decided (probing). It
+// returns whether t commits.
+func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
+	r, e, pr := s.r, s.e, s.pr
+	n := e.Node()[t]
+	if n < 0 {
+		return false, true
+	}
+	all := true
+	e.Solver().IncidentEdges(n, func(other solver.Node, _ bool, a, b solver.Lit, two bool) {
+		if all && !pr.edgeDecided(a, b, two) {
+			all = false
+			if u := e.NodeTxn()[other]; u >= 0 {
+				tracePin(&r.h.Txns[t], func() string { return "R2: an edge with " + r.h.Txns[u].Compact() })
+			}
+		}
+	})
+	if !all {
+		s.pin(t, PinEdge)
+		return false, false
+	}
+	for _, ri := range s.readsOf[t] {
+		rv := &e.Reads()[ri]
+		if _, ok := pr.decide(rv.G()); !ok {
+			s.pin(t, PinReadSource)
+			return false, false
+		}
+		for ci, l := range e.Rfs(rv) {
+			if _, ok := pr.decide(l); !ok {
+				tracePin(&r.h.Txns[t], func() string { return fmt.Sprintf("R2: a read's source (candidate %d of %v)", ci, e.Cands(rv)) })
+				s.pin(t, PinReadSource)
+				return false, false
+			}
+		}
+	}
+	for _, pv := range s.pairsOf[t] {
+		if _, ok := pr.decide(pv.X()); !ok {
+			tracePin(&r.h.Txns[t], func() string { return "R2: a writer pair " + r.h.Txns[pv.A()].ID + " " + r.h.Txns[pv.B()].ID })
+			s.pin(t, PinWriterPair)
+			return false, false
+		}
+	}
+	c, ok := pr.decide(e.Act()[t])
+	if !ok {
+		s.pin(t, PinCommit)
+	}
+	return c, ok
+}
+
+// livePos is the position of key k's live version in the instance (-1:
+// the initial version, or a ghost not built this step), from LiveOf
+// once per key and step and kept as evictions change it: two map
+// lookups per writer and key were a twentieth of a step.
+func (s *evictStep) livePos(k int32) int32 {
+	if at := s.livePosOf[k]; at != 0 {
+		return at - 1
+	}
+	prev := int32(-1)
+	if g, has := s.st.LiveOf[s.p.Keys()[k]]; has {
+		if at, in := s.r.at[g]; in {
+			prev = at
+		}
+	}
+	s.livePosOf[k] = prev + 1
+	return prev
+}
+
+// holdsBack: member w writes before t by session or real time and is
+// still a window member, so t cannot leave (R4).
+func (s *evictStep) holdsBack(w, t int32) bool {
+	r, p := s.r, s.p
+	return w != t && !s.removed[w] && r.pos[w] >= 0 && !r.ghost[w] && r.h.Txns[w].Status != history.Aborted && !p.Txns()[w].Dropped() && p.Before(w, t)
+}
+
+// r4Earlier is R4 without a probe: a member that writes one of t's keys
+// and precedes t by session or real time is still in the instance, so t
+// cannot leave yet. It returns that writer, or -1.
+//
+// Writers are listed by position, which is start order (released in
+// start order, the fixed initial values first), and every order of the
+// level puts a later start after: the scan stops there.
+//
+// Within a step a writer that does not hold t back never comes to:
+// removed and ghost only get set. So the writer found in one pass, if it
+// still holds t back, is still the first the scan would find, and the
+// next pass asks it alone (lastEarlier, plus one) before scanning.
+func (s *evictStep) r4Earlier(t int32) int32 {
+	r, p := s.r, s.p
+	if w := s.lastEarlier[t] - 1; w >= 0 && s.holdsBack(w, t) {
+		return w
+	}
+	start := r.h.Txns[t].Start
+	for _, kv := range p.Txns()[t].Finals() {
+		for _, w := range p.WritersOf()[kv.Key()] {
+			if r.h.Txns[w].Start > start {
+				break
+			}
+			if s.holdsBack(w, t) {
+				s.lastEarlier[t] = w + 1
+				return w
+			}
+		}
+	}
+	return -1
+}
+
+// r4LiveVersion is R4 with probes for committed t: t is the first writer
+// of each key it writes, after the key's live version, and the reads of
+// that version are decided. It returns the keys t becomes the live
+// version of (interned in liveK) and the reads its eviction replaces.
+func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, repl []replacement, ok bool) {
+	r, p, e, pr, removed, st := s.r, s.p, s.e, s.pr, s.removed, s.st
+	tx := &r.h.Txns[t]
+	ok = true
+	for _, kv := range p.Txns()[t].Finals() {
+		k := kv.Key()
+		prev := s.livePos(k)
+		for _, w := range p.WritersOf()[k] {
+			if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.Txns()[w].Dropped() {
+				continue
+			}
+			if i := r.pos[w]; w != prev && i >= 0 && r.ghost[w] && !slices.Contains(st.GhostKeys[i], p.Keys()[k]) {
+				// A ghost that an eviction earlier in this step
+				// overwrote on k: it precedes prev, which t must
+				// follow, so it holds t back no more than prev.
+				continue
+			}
+			if w == prev || r.pos[w] < 0 {
+				if !p.Before(w, t) && !pr.forced(e.Node()[w], e.Node()[t]) {
+					ok = false
+					tracePin(tx, func() string { return "R4: not after the live version " + r.h.Txns[w].Compact() })
+				}
+				continue
+			}
+			if !p.Before(t, w) && !pr.forced(e.Node()[t], e.Node()[w]) {
+				ok = false
+				tracePin(tx, func() string { return "R4: not before writer " + r.h.Txns[w].Compact() })
+			}
+		}
+		if !ok {
+			break
+		}
+		for _, u := range s.accessors[k] {
+			if u == t || removed[u] {
+				continue
+			}
+			for _, ri := range s.readsOf[u] {
+				rv := &e.Reads()[ri]
+				if p.Txns()[u].Reads()[rv.Read()].Key() != k {
+					continue
+				}
+				for ci, w := range e.Cands(rv) {
+					if w != prev && !(w == -1 && prev < 0) {
+						continue
+					}
+					v, dec := pr.decide(e.Rfs(rv)[ci])
+					if !dec {
+						ok = false
+					} else if v {
+						repl = append(repl, replacement{u, p.Keys()[k], prev})
+					}
+				}
+			}
+		}
+		if !ok {
+			break
+		}
+		live = append(live, p.Keys()[k])
+		liveK = append(liveK, k)
+	}
+	return live, liveK, repl, ok
+}
+
+// fixInitial keeps, under an unknown initial state, the initial values
+// t's reads fixed: a read of the initial version decided in every
+// completion names the key's initial value.
+func (s *evictStep) fixInitial(t int32) {
+	if s.o.opts.InitialState != history.InitialUnknown {
+		return
+	}
+	p, e, pr, st := s.p, s.e, s.pr, s.st
+	for _, ri := range s.readsOf[t] {
+		rv := &e.Reads()[ri]
+		rd := &p.Txns()[t].Reads()[rv.Read()]
+		for ci, w := range e.Cands(rv) {
+			if v, _ := pr.decide(e.Rfs(rv)[ci]); w == -1 && v && !rd.IsList() {
+				k := p.Keys()[rd.Key()]
+				if _, has := st.LiveOf[k]; !has {
+					if _, had := st.InitVal[k]; !had {
+						st.initNew = append(st.initNew, k)
+					}
+					st.InitVal[k] = rd.Val()
+				}
+			}
+		}
+	}
+}
+
+// becomeGhost keeps evicted t as the live version of the keys live: its
+// reads go, the orders they proved stay.
+func (s *evictStep) becomeGhost(t int32, live []history.Key) {
+	r, e, st := s.r, s.e, s.st
+	i := r.pos[t]
+	st.GhostKeys[i] = live
+	r.ghost[t] = true
+	if r.h.Txns[t].Status == history.Unknown {
+		st.Decided[i] = true
+	}
+	delete(st.Replaced, i)
+	if n := e.Node()[t]; n >= 0 {
+		s.feGhost = e.Solver().FixedEdges(n, false, s.feGhost[:0])
+		for _, m := range s.feGhost {
+			if u := e.NodeTxn()[m]; u >= 0 {
+				s.addKept(u, t)
+			}
+		}
+		s.feGhost = e.Solver().FixedEdges(n, true, s.feGhost[:0])
+		for _, m := range s.feGhost {
+			if u := e.NodeTxn()[m]; u >= 0 {
+				s.addKept(t, u)
+			}
+		}
+	}
+}
+
+// keepFacts: facts outlive the transactions that proved them (§5). Every
+// order and commit decision fixed now among the remaining members is
+// kept, since the next step's instance may no longer hold its reason;
+// the kept orders are stored by released index.
+func (s *evictStep) keepFacts() {
+	r, p, e, st, removed := s.r, s.p, s.e, s.st, s.removed
+	for t := range r.h.Txns {
+		t32 := int32(t)
+		i := r.pos[t]
+		if i < 0 || removed[t32] {
+			continue
+		}
+		if r.h.Txns[t].Status == history.Unknown && !p.Txns()[t].Dropped() {
+			if v, ok := fixedLit(e.Solver(), e.Act()[t]); ok {
+				st.Decided[i] = v
+			}
+		}
+		if n := e.Node()[t]; n >= 0 {
+			s.feGhost = e.Solver().FixedEdges(n, true, s.feGhost[:0])
+			for _, m := range s.feGhost {
+				if u := e.NodeTxn()[m]; u >= 0 && r.pos[u] >= 0 {
+					s.addKept(t32, u)
+				}
+			}
+		}
+	}
+	for _, pv := range e.Pairs() {
+		v, ok := fixedLit(e.Solver(), pv.X())
+		if !ok || r.pos[pv.A()] < 0 || r.pos[pv.B()] < 0 {
+			continue
+		}
+		ca, okA := s.commitOf(pv.A())
+		cb, okB := s.commitOf(pv.B())
+		if okA && okB && ca && cb {
+			if v {
+				s.addKept(pv.A(), pv.B())
+			} else {
+				s.addKept(pv.B(), pv.A())
+			}
+		}
+	}
+	// Store the kept orders by released index.
+	st.Kept = st.Kept[:0]
+	for _, k := range s.outside {
+		if st.Member.get(k[0]) && st.Member.get(k[1]) {
+			st.Kept = append(st.Kept, k)
+		}
+	}
+	for a, bs := range s.keptOut {
+		for _, b := range bs {
+			if !removed[a] && !removed[b] && r.pos[a] >= 0 && r.pos[b] >= 0 {
+				st.Kept = append(st.Kept, [2]int{r.pos[a], r.pos[b]})
+			}
+		}
+	}
+	slices.SortFunc(st.Kept, func(x, y [2]int) int {
+		if c := cmp.Compare(x[0], y[0]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x[1], y[1])
+	})
+	st.Kept = slices.Compact(st.Kept)
+	st.Ghosts = len(st.GhostKeys)
+}

@@ -1,0 +1,98 @@
+package online
+
+import "github.com/streamcheck/streamcheck/history"
+
+// logChunkBits sizes the chunks of a txnLog: 4,096 transactions.
+const logChunkBits = 12
+
+const logChunkSize = 1 << logChunkBits
+
+// txnLog holds the released transactions by release index, in chunks of
+// logChunkSize. One slice of every transaction ever released cost the
+// evicting engine twice over on a long stream: each growth copied all of
+// it (a twelfth of a step's CPU at 1M), and the stub of every evicted
+// transaction stayed in memory for ever. A chunk whose transactions are
+// all spilled is dropped; a transaction of a dropped chunk that comes
+// back into memory (quarantined, or replayed after an alert) is held
+// loose until it is spilled again.
+type txnLog struct {
+	chunks [][]history.Txn // nil: dropped
+	// spilled counts each chunk's spilled transactions; a chunk is dropped
+	// when it reaches logChunkSize and is not the last.
+	spilled []int32
+	loose   map[int]*history.Txn
+	n       int
+}
+
+func (l *txnLog) len() int { return l.n }
+
+// at returns transaction i, which must be in memory (not spilled).
+func (l *txnLog) at(i int) *history.Txn {
+	if c := l.chunks[i>>logChunkBits]; c != nil {
+		return &c[i&(logChunkSize-1)]
+	}
+	if t := l.loose[i]; t != nil {
+		return t
+	}
+	panic("incremental: a spilled transaction's body was read from memory")
+}
+
+// inMemory reports whether at(i) holds transaction i (a stub or a body).
+func (l *txnLog) inMemory(i int) bool {
+	return l.chunks[i>>logChunkBits] != nil || l.loose[i] != nil
+}
+
+// append adds t as the next transaction; dropped is the chunk that this
+// dropped (all spilled, and no longer the last), or -1.
+func (l *txnLog) append(t history.Txn) (i, dropped int) {
+	i, dropped = l.n, -1
+	if i&(logChunkSize-1) == 0 {
+		if c := len(l.chunks) - 1; c >= 0 && l.spilled[c] == logChunkSize {
+			l.chunks[c] = nil // no longer the last
+			dropped = c
+		}
+		l.chunks = append(l.chunks, make([]history.Txn, logChunkSize))
+		l.spilled = append(l.spilled, 0)
+	}
+	l.chunks[i>>logChunkBits][i&(logChunkSize-1)] = t
+	l.n++
+	return i, dropped
+}
+
+// last returns the last transaction released; it is never dropped.
+func (l *txnLog) last() *history.Txn { return l.at(l.n - 1) }
+
+// put stores t as transaction i, which is in memory again: not spilled.
+func (l *txnLog) put(i int, t history.Txn) {
+	c := i >> logChunkBits
+	if l.chunks[c] != nil {
+		l.chunks[c][i&(logChunkSize-1)] = t
+		return
+	}
+	if l.loose == nil {
+		l.loose = map[int]*history.Txn{}
+	}
+	l.loose[i] = &t
+}
+
+// markSpilled records that transaction i's body went to the spill; its
+// stub is stub, and the chunk is dropped once all of it is spilled: then
+// it returns the chunk, else -1.
+func (l *txnLog) markSpilled(i int, stub history.Txn) int {
+	c := i >> logChunkBits
+	l.spilled[c]++
+	if l.chunks[c] == nil {
+		delete(l.loose, i)
+		return -1
+	}
+	l.chunks[c][i&(logChunkSize-1)] = stub
+	if l.spilled[c] == logChunkSize && c != len(l.chunks)-1 {
+		l.chunks[c] = nil
+		return c
+	}
+	return -1
+}
+
+// markUnspilled records that transaction i's body left the spill; put
+// stores it.
+func (l *txnLog) markUnspilled(i int) { l.spilled[i>>logChunkBits]-- }
