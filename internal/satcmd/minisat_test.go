@@ -61,7 +61,14 @@ func corpus(full, small bool) []instance {
 		}
 		// PHP(10,9) takes minisat about 3 CPU seconds and us more: agreement
 		// is required only when both answer within the timeout.
-		add("pigeonhole", fmt.Sprintf("php%d", holes), cnfgen.Pigeonhole(holes), phpTimeout, holes <= 8 || full)
+		// The ones that must be decided get the generous timeout: a loaded
+		// CI machine once left php8 undecided within 5 s, and this test
+		// checks answers, not speed (BENCHMARKS.md measures that).
+		timeout := phpTimeout
+		if holes <= 8 {
+			timeout = quick
+		}
+		add("pigeonhole", fmt.Sprintf("php%d", holes), cnfgen.Pigeonhole(holes), timeout, holes <= 8 || full)
 	}
 	for i, n := range []int{8, 12, 16, 20, 24} {
 		if small && n > 16 {
