@@ -37,7 +37,8 @@ const (
 	// by the skew) before another began (Elle's "-realtime" anomalies).
 	OrderRealTime
 	// OrderBeginCommit splits a transaction into begin and commit nodes
-	// (the snapshot-isolation family; no checked level uses it yet).
+	// (the snapshot-isolation family: a transaction reads at its begin
+	// and writes at its commit; Viper's BC-polygraphs).
 	OrderBeginCommit
 )
 
@@ -107,6 +108,10 @@ type LevelInfo struct {
 // Constants taken: 0-2 the serializable family; 3-6 the
 // snapshot-isolation family; 7-11 the weaker levels.
 var levels = []*LevelInfo{
+	&snapshotIsolation,
+	&strongSessionSnapshotIsolation,
+	&generalizedSnapshotIsolation,
+	&strongSnapshotIsolation,
 	&serializable,
 	&strongSessionSerializable,
 	&strictSerializable,
