@@ -27,3 +27,23 @@ var snapshotIsolation = LevelInfo{
 	Backend: BackendSAT,
 	Online:  false,
 }
+
+// OrderSnapshotRealTime, with OrderRealTime and OrderBeginCommit, says
+// that real time orders a finished transaction's commit before a later
+// one's begin (C_i -> B_j, strong SI: the snapshot includes it). Without
+// it real time orders commits only (C_i -> C_j, GSI). A high bit, so that
+// the constants of level.go's iota never meet it.
+const OrderSnapshotRealTime Orders = 1 << 7
+
+// BeginCommit reports whether the level splits each transaction into a
+// begin and a commit node (the snapshot-isolation family).
+func (l Level) BeginCommit() bool {
+	return l.Supported() && l.Def().Orders&OrderBeginCommit != 0
+}
+
+// SnapshotRealTime reports whether real time orders C_i before B_j (strong
+// SI) rather than C_i before C_j only (GSI). Meaningful for real-time
+// levels of the family.
+func (l Level) SnapshotRealTime() bool {
+	return l.Supported() && l.Def().Orders&OrderSnapshotRealTime != 0
+}

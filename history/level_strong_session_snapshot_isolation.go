@@ -7,9 +7,9 @@ package history
 const StrongSessionSnapshotIsolation Level = 5
 
 var strongSessionSnapshotIsolation = LevelInfo{
-	Level:   StrongSessionSnapshotIsolation,
-	Name:    "strong-session-snapshot-isolation",
-	Meaning: "snapshot-isolation, and each transaction's snapshot includes its session's earlier transactions",
+	Level:      StrongSessionSnapshotIsolation,
+	Name:       "strong-session-snapshot-isolation",
+	Meaning:    "snapshot-isolation, and each transaction's snapshot includes its session's earlier transactions",
 	Definition: "snapshot-isolation with C_i before B_j whenever i precedes j in session order",
 	Reference: "Daudjee & Salem, Lazy Database Replication with Snapshot Isolation, VLDB 2006 " +
 		"(strong session SI); Viper §2.2; Elle's strong-session-snapshot-isolation",

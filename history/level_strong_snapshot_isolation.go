@@ -14,7 +14,7 @@ var strongSnapshotIsolation = LevelInfo{
 	Definition: "snapshot-isolation with C_i before B_j whenever end_i+Δ <= start_j-Δ " +
 		"(Options.Precedes) or i precedes j in session order",
 	Reference: "Daudjee & Salem 2006 (strong SI); Viper §2.2 and §5; docs/SEMANTICS.md §1 for Δ",
-	Orders: OrderBeginCommit | OrderSession | OrderRealTime,
+	Orders:    OrderBeginCommit | OrderSession | OrderRealTime | OrderSnapshotRealTime,
 	Forbids: append(append([]string(nil), strongSessionSnapshotIsolation.Forbids...),
 		G0+RealtimeSuffix, G1c+RealtimeSuffix, GSingle+RealtimeSuffix, GNonadjacent+RealtimeSuffix),
 	Backend: BackendSAT,

@@ -19,6 +19,9 @@ func Check(h *history.History, opts history.Options) (valid bool, witness []stri
 	if err := checkInput(h, opts); err != nil {
 		return false, nil, err
 	}
+	if opts.Level.BeginCommit() {
+		return checkSI(h, opts) // si.go: begin and commit events
+	}
 	s := newSearch(h, opts)
 	if len(s.cand) > MaxTxns {
 		return false, nil, fmt.Errorf("%w: %d candidate transactions (max %d)", ErrTooLarge, len(s.cand), MaxTxns)
