@@ -41,6 +41,11 @@ type Report struct {
 	// between the proof and the extraction of a core.
 	Anomalies []Anomaly `json:"anomalies"`
 	Stats     Stats     `json:"stats"`
+	// ValidAt, on an invalid verdict at a serializable level, names the
+	// level of the snapshot-isolation family at which the same history is
+	// valid (serializable: snapshot-isolation): its anomalies are allowed
+	// under snapshot isolation, which is what most databases promise.
+	ValidAt string `json:"valid_at,omitempty"`
 }
 
 // The anomaly and alert types live in package verdict, below both the
