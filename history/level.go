@@ -37,7 +37,8 @@ const (
 	// by the skew) before another began (Elle's "-realtime" anomalies).
 	OrderRealTime
 	// OrderBeginCommit splits a transaction into begin and commit nodes
-	// (the snapshot-isolation family; no checked level uses it yet).
+	// (the snapshot-isolation family: a transaction reads at its begin
+	// and writes at its commit; Viper's BC-polygraphs).
 	OrderBeginCommit
 )
 
@@ -110,6 +111,10 @@ var levels = []*LevelInfo{
 	&readCommitted,
 	&readAtomic,
 	&causal,
+	&snapshotIsolation,
+	&strongSessionSnapshotIsolation,
+	&generalizedSnapshotIsolation,
+	&strongSnapshotIsolation,
 	&serializable,
 	&strongSessionSerializable,
 	&strictSerializable,

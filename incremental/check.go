@@ -230,7 +230,11 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 		if cfg.explainPastDeadline {
 			dctx = context.WithoutCancel(ctx)
 		}
-		res.Anomalies = append(res.Anomalies, describe(dctx, p, core))
+		if p.opts.Level.BeginCommit() {
+			res.Anomalies = append(res.Anomalies, describeSI(dctx, p, core)) // explain_si.go
+		} else {
+			res.Anomalies = append(res.Anomalies, describe(dctx, p, core))
+		}
 		if ctx.Err() != nil {
 			// The core is proven; its explanation may have been cut short
 			// (timedOutAnomaly), and nothing more is searched.
@@ -340,6 +344,9 @@ func (e *encoder) solve(ctx context.Context, assumptions ...solver.Lit) solver.S
 // witness maps the solver's topological order to transaction ids,
 // keeping committed transactions and unknown ones the model commits.
 func (e *encoder) witness() []string {
+	if e.si != nil {
+		return e.witnessSI() // encode_si.go: begin and commit events
+	}
 	// Sized up front: the witness is built at the peak of memory, where
 	// doubling a 100K-entry slice added 8 MB of garbage.
 	out := make([]string, 0, len(e.p.h.Txns))

@@ -375,6 +375,11 @@ func classify(cycle []Step, forced []Forced) string {
 // ctx ended before the answer was known.
 func weakestViolated(ctx context.Context, p *prepared) (lv history.Level, ok bool) {
 	for _, lv := range p.opts.Level.Implied() {
+		if lv.BeginCommit() != p.opts.Level.BeginCommit() {
+			// A serializable level implies its SI counterpart, but its
+			// cores are explained over transaction nodes.
+			continue
+		}
 		e := newEncoder(prepare(p.h, withLevel(p.opts, lv)), encodeConfig{dropUnobserved: true})
 		e.encodeCtx(ctx)
 		switch e.solve(ctx) {

@@ -39,6 +39,20 @@
 // keeps it exact when transactions are removed from a projection (a removed
 // transaction's own edges vanish; the chain stays).
 //
+// # The snapshot-isolation family
+//
+// The levels of the family (history.Level.BeginCommit) are encoded as
+// Viper's BC-polygraphs on the same solver (encode_si.go): every
+// transaction is a begin node B_t and a commit node C_t; wr edges enter
+// the reader's begin (C_w -> B_r), rw edges leave it (B_r -> C_b), and
+// the one order variable per pair of writers draws C_a -> B_b (first
+// committer wins). Session order and real time are chains as above, into
+// begin nodes (strong session SI, strong SI) or commit nodes (GSI's real
+// time). A witness is a schedule of "begin ID" and "commit ID" events.
+// Cores are found and shrunk by the same code; explain_si.go says their
+// cycles in words of snapshots and commits; check_si.go tells a
+// serializable verdict which of its anomalies snapshot isolation allows.
+//
 // # Invariants
 //
 //	I1 Every edge leaving transaction t is conditioned on act(t), "t is in

@@ -167,6 +167,10 @@ type encoder struct {
 
 	nodeTxn []int32 // solver node -> transaction (-1 for point nodes)
 
+	// si is set for the snapshot-isolation family (encode_si.go): begin
+	// nodes beside the commit nodes in node.
+	si *siState
+
 	ctx       context.Context
 	tick      int
 	cancelled bool
@@ -276,6 +280,10 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 		}
 		e.act[i] = e.and2(e.sel[i], e.com[i])
 		e.node[i] = 0 // a node is created by layout
+	}
+	if p.opts.Level.BeginCommit() {
+		e.layoutSI() // encode_si.go
+		return e
 	}
 	e.layout()
 	return e
@@ -509,6 +517,10 @@ func (e *encoder) stopped() bool {
 }
 
 func (e *encoder) encode() {
+	if e.si != nil {
+		e.encodeSI() // encode_si.go
+		return
+	}
 	p := e.p
 	for _, ia := range p.internal {
 		// A transaction that disagrees with its own writes cannot be

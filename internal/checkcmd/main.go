@@ -119,6 +119,9 @@ type runner struct {
 	stderr  io.Writer
 	start   time.Time
 	checkFn checkFunc
+	// validAt is the snapshot level at which a history invalid at the
+	// serializable level checked is valid (NoteAllowedUnderSnapshot).
+	validAt string
 }
 
 func (r *runner) progressf(format string, args ...any) {
@@ -172,6 +175,9 @@ func (r *runner) run(ctx context.Context, examples fs.FS, names []string, stdin 
 	}
 	rep := report.New(res, h)
 	rep.MaxAnomalies = c.maxAnomalies
+	if res.Verdict == incremental.Invalid {
+		rep.ValidAt = r.validAt
+	}
 	code := facts.apply(rep, h, outcome(res, len(h.Txns))).ExitCode()
 
 	// Files first: a failure to write them is an error (exit 2) and the
@@ -220,6 +226,14 @@ func (r *runner) check(ctx context.Context, h *history.History) (*incremental.Re
 	done := make(chan outcome, 1)
 	go func() {
 		res, err := r.checkFn(ctx, h, r.c.opts, incremental.Config{MaxAnomalies: r.c.maxAnomalies})
+		if err == nil && res.Verdict == incremental.Invalid {
+			// A serializable level's anomalies that snapshot isolation
+			// allows (write skew) say so, and so does a history valid
+			// there: most databases promise SI, not serializability.
+			if si, ok := incremental.NoteAllowedUnderSnapshot(ctx, h, res); ok {
+				r.validAt = si.String()
+			}
+		}
 		done <- outcome{res, err}
 	}()
 	var o outcome

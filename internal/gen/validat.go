@@ -57,6 +57,9 @@ func (g *generator) validAtPlan() (*injectPlan, history.Level) {
 // injectAllowed adds one ValidAt shape and marks its record with the level
 // that allows it.
 func (g *generator) injectAllowed(typ string, lv history.Level, now int64) {
+	if g.injectAllowedSI(typ, lv, now) { // si.go
+		return
+	}
 	g.inject(typ, now)
 	g.injected[len(g.injected)-1].ValidAt = lv.String()
 }

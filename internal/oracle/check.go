@@ -22,6 +22,9 @@ func Check(h *history.History, opts history.Options) (valid bool, witness []stri
 	if isWeak(opts.Level) {
 		return checkWeakLevel(h, opts) // weak.go
 	}
+	if opts.Level.BeginCommit() {
+		return checkSI(h, opts) // si.go: begin and commit events
+	}
 	s := newSearch(h, opts)
 	if len(s.cand) > MaxTxns {
 		return false, nil, fmt.Errorf("%w: %d candidate transactions (max %d)", ErrTooLarge, len(s.cand), MaxTxns)

@@ -29,6 +29,14 @@
 //     whole sequences. Duplicate values need no writer choice: replay only
 //     compares values.
 //
+// The snapshot-isolation family (si.go) replaces the serial order by a
+// sequence of begin and commit events: each transaction's reads are
+// replayed at its begin on the versions committed before it, its writes
+// enter at its commit, no two writers of a key overlap, and the level's
+// orders put C_i before B_j (session order; real time under strong SI)
+// or before C_j (real time under GSI). Its witness is that sequence
+// ("begin ID", "commit ID"), checked by ReplayWitness on its own terms.
+//
 // The projection H|C (docs/SEMANTICS.md §3) keeps the transactions of C, with
 // their writes, and a read r of T in C iff every possible writer of r's
 // value is in C, or it has none (a garbage read), or r follows T's own write

@@ -18,6 +18,9 @@ func ReplayWitness(h *history.History, opts history.Options, order []string) err
 	if err := checkInput(h, opts); err != nil {
 		return err
 	}
+	if opts.Level.BeginCommit() {
+		return replaySIWitness(h, opts, order) // si.go: begin and commit events
+	}
 	byID := make(map[string]int, len(h.Txns))
 	for i := range h.Txns {
 		byID[h.Txns[i].ID] = i

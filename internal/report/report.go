@@ -45,6 +45,11 @@ type Report struct {
 	// Facts is set when the history carried the database's own facts
 	// (facts.go).
 	Facts *Facts `json:"facts,omitempty"`
+	// ValidAt, on an invalid verdict at a serializable level, names the
+	// level of the snapshot-isolation family at which the same history is
+	// valid (serializable: snapshot-isolation): its anomalies are allowed
+	// under snapshot isolation, which is what most databases promise.
+	ValidAt string `json:"valid_at,omitempty"`
 }
 
 // The anomaly and alert types live in package verdict, below both the

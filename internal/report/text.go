@@ -49,7 +49,11 @@ func (r *Report) Headline(opts TextOptions) string {
 		default:
 			what = Plural(n, "anomaly")
 		}
-		return fmt.Sprintf("INVALID: not %s (%s): %s in %s", r.Level, r.Conditions(), what, Plural(r.Txns, "transaction"))
+		s := fmt.Sprintf("INVALID: not %s (%s): %s in %s", r.Level, r.Conditions(), what, Plural(r.Txns, "transaction"))
+		if r.ValidAt != "" {
+			s += fmt.Sprintf("; valid at %s: snapshot isolation allows what it shows", r.ValidAt)
+		}
+		return s
 	}
 	return fmt.Sprintf("UNKNOWN: %s not decided within the time budget (%s) — %s, no anomaly found", r.Level, r.Conditions(), Plural(r.Txns, "transaction"))
 }
