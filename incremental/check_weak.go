@@ -443,24 +443,38 @@ func decideAround(ctx context.Context, p *prepared, cyc []saturation.Edge, paths
 			add(e.To)
 		}
 	}
-	for range 2 {
-		for _, t := range slices.Clone(members) {
-			for ri := range p.txns[t].reads {
-				ws, _ := p.possibleWriters(t, &p.txns[t].reads[ri])
-				for _, w := range ws {
-					add(w)
+	// The projection is sound for any set of transactions, so the
+	// smallest is tried first: the cycle alone, then with the possible
+	// writers of its reads, then two rounds of them. A smaller set has
+	// fewer choices to enumerate; a larger one keeps more reads' sources.
+	var in2 []bool
+	var out weakOutcome
+	found := false
+	for round := range 3 {
+		if round > 0 {
+			for _, t := range slices.Clone(members) {
+				for ri := range p.txns[t].reads {
+					ws, _ := p.possibleWriters(t, &p.txns[t].reads[ri])
+					for _, w := range ws {
+						add(w)
+					}
 				}
 			}
 		}
+		if len(members) == len(p.h.Txns) {
+			break
+		}
+		pc := prepare(p.project(in), p.opts)
+		o, err := decideWeakAt(ctx, pc, true)
+		if err == nil && o.verdict == Invalid {
+			in2, out, found = slices.Clone(in), o, true
+			break
+		}
 	}
-	if len(members) == len(p.h.Txns) {
+	if !found {
 		return weakOutcome{}, false
 	}
-	pc := prepare(p.project(in), p.opts)
-	out, err := decideWeakAt(ctx, pc, true)
-	if err != nil || out.verdict != Invalid {
-		return weakOutcome{}, false
-	}
+	in = in2
 	// The projection keeps the members in p's order.
 	var back []int32
 	for t, ok := range in {
