@@ -459,6 +459,13 @@ func saturateCausal(h *History, g *graph, order []int32) ([]Edge, error) {
 				if rd.From == Initial {
 					return intoInitial(t1, t3, rd.Key), nil
 				}
+				if row(rd.From)[gr.session] > gr.pos[i-1] {
+					// t1 is already in t2's causal past: a path of so
+					// and wr edges orders it, and the edge would only
+					// repeat that (up to k edges a read otherwise: at a
+					// million transactions and 32 sessions, gigabytes).
+					continue
+				}
 				g.add(Edge{From: t1, To: rd.From, Kind: Forced, Key: rd.Key, Reader: t3})
 			}
 		}
