@@ -46,12 +46,34 @@ func weakModel(lv history.Level) saturation.Model {
 	return saturation.ReadCommitted
 }
 
-// weakRead is an external register read with its candidate sources.
+// weakRead is an external register read with its candidate sources; it
+// is p.txns[t].reads[ri] for the same t and ri (the value read is there).
+// There is one per read of the history, so it is kept small: 32 bytes,
+// srcs carved from a shared arena.
 type weakRead struct {
-	key     int32
-	val     history.Value
 	srcs    []int32 // committed or unknown final writers, minus those after the reader
-	initial bool    // the initial state is a candidate
+	key     int32
+	initial bool // the initial state is a candidate
+}
+
+// arena hands out slices carved from shared blocks: millions of slices of
+// a few elements cost one allocation per block, not one each, and no
+// append ever grows (and copies) them. Blocks double from 64 elements up
+// to 64Ki, so that a tiny history takes a tiny block.
+type arena[T any] struct{ block []T }
+
+// take returns a slice of length n whose capacity ends at n, so that an
+// append to it cannot write into its neighbour.
+func (a *arena[T]) take(n int) []T {
+	if n == 0 {
+		return nil
+	}
+	if cap(a.block)-len(a.block) < n {
+		a.block = make([]T, 0, max(n, min(2*cap(a.block), 1<<16), 64))
+	}
+	i := len(a.block)
+	a.block = a.block[:i+n]
+	return a.block[i : i+n : i+n]
 }
 
 // weakOutcome is one decision of a (sub)history.
@@ -100,6 +122,19 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 		st := h.Txns[t].Status
 		return !p.txns[t].dropped && !badInternal[t] && (st == history.Committed || st == history.Unknown)
 	}
+	// One flat array holds every transaction's reads (their number is
+	// known), and the sources of all reads share an arena: per read
+	// appends were most of the memory this function took at a million
+	// transactions.
+	total := 0
+	for ti := range n {
+		if candidate(int32(ti)) {
+			total += len(p.txns[ti].reads)
+		}
+	}
+	flat := make([]weakRead, 0, total)
+	var srcArena arena[int32]
+	var scratch []int32
 	reads := make([][]weakRead, n)
 	isSource := make([]bool, n)
 	var one [1]int32
@@ -108,18 +143,24 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 		if !candidate(t) {
 			continue
 		}
+		first := len(flat)
 		for ri := range p.txns[ti].reads {
 			r := &p.txns[ti].reads[ri]
-			wr := weakRead{key: r.key, val: r.val,
+			wr := weakRead{key: r.key,
 				initial: r.val == history.Null || p.opts.InitialState == history.InitialUnknown}
+			scratch = scratch[:0]
 			for _, w := range p.writersOfValue(r.key, r.val, &one) {
 				if w == t || p.before(t, w) || !candidate(w) {
 					continue
 				}
 				if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
-					wr.srcs = append(wr.srcs, w)
+					scratch = append(scratch, w)
 					isSource[w] = true
 				}
+			}
+			if len(scratch) > 0 {
+				wr.srcs = srcArena.take(len(scratch))
+				copy(wr.srcs, scratch)
 			}
 			if len(wr.srcs) == 0 && !wr.initial && h.Txns[ti].Status == history.Committed {
 				// No choice explains it: garbage, G1a or G1b. Its
@@ -128,8 +169,9 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 				ws, _ := p.possibleWriters(t, r)
 				return weakOutcome{verdict: Invalid, members: append([]int32{t}, ws...), trivial: true}, nil
 			}
-			reads[ti] = append(reads[ti], wr)
+			flat = append(flat, wr)
 		}
+		reads[ti] = flat[first:len(flat):len(flat)]
 	}
 	// Choice points: unknown transactions some read could read from
 	// (the others are left out: dropping a transaction nobody reads from
@@ -401,24 +443,38 @@ func decideAround(ctx context.Context, p *prepared, cyc []saturation.Edge, paths
 			add(e.To)
 		}
 	}
-	for range 2 {
-		for _, t := range slices.Clone(members) {
-			for ri := range p.txns[t].reads {
-				ws, _ := p.possibleWriters(t, &p.txns[t].reads[ri])
-				for _, w := range ws {
-					add(w)
+	// The projection is sound for any set of transactions, so the
+	// smallest is tried first: the cycle alone, then with the possible
+	// writers of its reads, then two rounds of them. A smaller set has
+	// fewer choices to enumerate; a larger one keeps more reads' sources.
+	var in2 []bool
+	var out weakOutcome
+	found := false
+	for round := range 3 {
+		if round > 0 {
+			for _, t := range slices.Clone(members) {
+				for ri := range p.txns[t].reads {
+					ws, _ := p.possibleWriters(t, &p.txns[t].reads[ri])
+					for _, w := range ws {
+						add(w)
+					}
 				}
 			}
 		}
+		if len(members) == len(p.h.Txns) {
+			break
+		}
+		pc := prepare(p.project(in), p.opts)
+		o, err := decideWeakAt(ctx, pc, true)
+		if err == nil && o.verdict == Invalid {
+			in2, out, found = slices.Clone(in), o, true
+			break
+		}
 	}
-	if len(members) == len(p.h.Txns) {
+	if !found {
 		return weakOutcome{}, false
 	}
-	pc := prepare(p.project(in), p.opts)
-	out, err := decideWeakAt(ctx, pc, true)
-	if err != nil || out.verdict != Invalid {
-		return weakOutcome{}, false
-	}
+	in = in2
 	// The projection keeps the members in p's order.
 	var back []int32
 	for t, ok := range in {
@@ -463,27 +519,41 @@ func buildWeak(p *prepared, reads [][]weakRead, taken []bool, chosen func(int32,
 	for i := range local {
 		local[i] = -1
 	}
+	// Every per-transaction slice is carved from one flat array sized
+	// in advance (the counts are known): no append grows, and a million
+	// transactions cost a handful of allocations.
+	n, nReads, nWrites := 0, 0, 0
+	for ti := range h.Txns {
+		if taken[ti] {
+			n++
+			nReads += len(reads[ti])
+			nWrites += len(p.txns[ti].finals)
+		}
+	}
+	idx = make([]int32, 0, n)
 	for ti := range h.Txns {
 		if taken[ti] {
 			local[ti] = int32(len(idx))
 			idx = append(idx, int32(ti))
 		}
 	}
-	n := len(idx)
 	sh = &saturation.History{
 		Session: make([]int32, n), Pos: make([]int32, n),
 		Reads: make([][]saturation.Read, n), Writes: make([][]int32, n), Keys: len(p.keys),
 	}
+	readsFlat := make([]saturation.Read, 0, nReads)
+	writesFlat := make([]int32, 0, nWrites)
+	sessFlat := make([]int32, 0, n)
 	for _, members := range p.sessionMembers {
-		var s []int32
+		first := len(sessFlat)
 		for _, t := range members {
 			if l := local[t]; l >= 0 {
-				sh.Session[l], sh.Pos[l] = int32(len(sh.Sessions)), int32(len(s))
-				s = append(s, l)
+				sh.Session[l], sh.Pos[l] = int32(len(sh.Sessions)), int32(len(sessFlat)-first)
+				sessFlat = append(sessFlat, l)
 			}
 		}
-		if len(s) > 0 {
-			sh.Sessions = append(sh.Sessions, s)
+		if len(sessFlat) > first {
+			sh.Sessions = append(sh.Sessions, sessFlat[first:len(sessFlat):len(sessFlat)])
 		}
 	}
 	initVal := map[int32]history.Value{}
@@ -491,11 +561,15 @@ func buildWeak(p *prepared, reads [][]weakRead, taken []bool, chosen func(int32,
 	for l, t := range idx {
 		if p.sessionOf[t] < 0 {
 			sh.Session[l], sh.Pos[l] = int32(len(sh.Sessions)), 0
-			sh.Sessions = append(sh.Sessions, []int32{int32(l)})
+			sessFlat = append(sessFlat, int32(l))
+			sh.Sessions = append(sh.Sessions, sessFlat[len(sessFlat)-1:len(sessFlat):len(sessFlat)])
 		}
+		wFirst := len(writesFlat)
 		for _, f := range p.txns[t].finals {
-			sh.Writes[l] = append(sh.Writes[l], f.key)
+			writesFlat = append(writesFlat, f.key)
 		}
+		sh.Writes[l] = writesFlat[wFirst:len(writesFlat):len(writesFlat)]
+		rFirst := len(readsFlat)
 		for ri, r := range reads[t] {
 			src, ok := chosen(t, ri)
 			if !ok {
@@ -503,19 +577,21 @@ func buildWeak(p *prepared, reads [][]weakRead, taken []bool, chosen func(int32,
 			}
 			if src == saturation.Initial {
 				if p.opts.InitialState == history.InitialUnknown {
-					if v, seen := initVal[r.key]; seen && v != r.val {
+					val := p.txns[t].reads[ri].val
+					if v, seen := initVal[r.key]; seen && v != val {
 						initBad = append(initBad, t, initBy[r.key])
 					}
-					initVal[r.key], initBy[r.key] = r.val, t
+					initVal[r.key], initBy[r.key] = val, t
 				}
-				sh.Reads[l] = append(sh.Reads[l], saturation.Read{Key: r.key, From: saturation.Initial})
+				readsFlat = append(readsFlat, saturation.Read{Key: r.key, From: saturation.Initial})
 				continue
 			}
 			if local[src] < 0 {
 				return nil, nil, false, nil
 			}
-			sh.Reads[l] = append(sh.Reads[l], saturation.Read{Key: r.key, From: local[src]})
+			readsFlat = append(readsFlat, saturation.Read{Key: r.key, From: local[src]})
 		}
+		sh.Reads[l] = readsFlat[rFirst:len(readsFlat):len(readsFlat)]
 	}
 	return sh, idx, true, initBad
 }
@@ -568,6 +644,15 @@ func checkWeak(ctx context.Context, h *history.History, opts history.Options, cf
 		}
 		return res, nil
 	case Unknown:
+		// Enumeration gave up (too many sources to choose from). A
+		// witness of a stronger level is a witness here too, so the SAT
+		// engine is asked for one before answering unknown.
+		if w, ok := strongerWitness(ctx, h, opts, cfg); ok {
+			res.Verdict = Valid
+			res.Witness = w
+			res.Stats.SolveTime = time.Since(start)
+			return res, nil
+		}
 		res.Verdict = Unknown
 		res.Stats.TimedOutAny = true
 		return res, nil
@@ -770,4 +855,35 @@ func weakStep(p *prepared, e saturation.Edge, past []saturation.Edge) Step {
 		s.Why = fmt.Sprintf("the initial version of every key comes before %s's, so initial-> %s", s.To, s.To)
 	}
 	return s
+}
+
+// strongerLevel is the SAT engine's level just above lv in the lattice
+// (history/lattice.go): Adya's read committed has no session order and
+// sits below serializable; read atomic and causal (Cerone et al.) take
+// session order and sit below strong session serializable.
+func strongerLevel(lv history.Level) history.Level {
+	if lv == history.ReadCommitted {
+		return history.Serializable
+	}
+	return history.StrongSessionSerializable
+}
+
+// strongerWitness asks the SAT engine whether h satisfies the stronger
+// level; a serial order that does is a commit order for lv as well: in a
+// serial order every read reads the last earlier write of its key, so
+// wr and (for read atomic and causal) session order follow it, and any
+// writer of x that precedes a reader of x precedes the version read
+// (docs/SEMANTICS.md §1 "The weaker levels"). It only ever turns unknown
+// into valid; a violation of the stronger level proves nothing here.
+func strongerWitness(ctx context.Context, h *history.History, opts history.Options, cfg Config) ([]string, bool) {
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	so := opts
+	so.Level = strongerLevel(opts.Level)
+	r, err := Check(ctx, h, so, Config{MaxAnomalies: 1})
+	if err != nil || r.Verdict != Valid {
+		return nil, false
+	}
+	return r.Witness, true
 }

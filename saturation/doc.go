@@ -54,4 +54,9 @@
 // O(n·k) for the vector clocks (memory n·k int32: Check refuses more than
 // MaxClockEntries) plus O(r·k_x·log n) for r reads of keys written by k_x
 // sessions.
+//
+// Memory: the graph keeps every so, wr and forced edge (20 bytes each) in
+// chunks of 64Ki edges that are never copied, plus 4 bytes an edge and 4
+// a node for the adjacency; Causal adds its n·k clocks. At a million
+// unique-value transactions read atomic forces about 5.6 million edges.
 package saturation
