@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // TestCheckPastDeadlineSaysSo: a check whose deadline has passed reports
@@ -17,7 +18,7 @@ func TestCheckPastDeadlineSaysSo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, shape := range []string{"g-single", "garbage", "valid"} {
-		h := listReadHistory(1000, 1, shape)
+		h := gen.ListRead(1000, 1, shape)
 		res, err := Check(ctx, h, history.DefaultOptions(), Config{MaxAnomalies: 10})
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // TestDescribeStopsAtDeadline: an explanation past the check's deadline
@@ -15,7 +16,7 @@ import (
 // describe path made --timeout overshoot). With time left, the same core
 // is explained in full.
 func TestDescribeStopsAtDeadline(t *testing.T) {
-	h := listReadHistory(1000, 1, "g-single")
+	h := gen.ListRead(1000, 1, "g-single")
 	opts := history.DefaultOptions()
 	p := prepare(h, opts)
 	core := []int32{0, 1}

@@ -4,50 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/ingest"
+	"github.com/streamcheck/streamcheck/internal/gen"
 )
-
-// listReadHistory is a history of one long list read: appenders
-// transactions append n elements between them, in order, and one
-// transaction after all of them reads the whole list. Each transaction
-// follows the previous one by 10 ns. The shape adds what makes the read
-// part of an anomaly: "g-single" has the first appender write x=1 and the
-// reader read x absent (a cycle through the list read, so the core
-// search and the explanation see the list); "garbage" appends one
-// element to the read that nobody appended (found by the describe path).
-func listReadHistory(n, appenders int, shape string) *history.History {
-	h := &history.History{}
-	per := n / appenders
-	var list []history.Value
-	at := int64(1000)
-	for a := 0; a < appenders; a++ {
-		t := history.Txn{ID: "a" + strconv.Itoa(a), Session: "s" + strconv.Itoa(a), HasSession: true, HasTime: true, Start: at, End: at + 5, Status: history.Committed}
-		at += 10
-		if a == 0 && shape == "g-single" {
-			t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: history.StringValue("x"), Value: history.IntValue(1)})
-		}
-		for i := 0; i < per; i++ {
-			v := history.IntValue(int64(len(list)))
-			list = append(list, v)
-			t.Ops = append(t.Ops, history.Op{Kind: history.Append, Key: history.StringValue("l"), Value: v})
-		}
-		h.Txns = append(h.Txns, t)
-	}
-	r := history.Txn{ID: "r", Session: "reader", HasSession: true, HasTime: true, Start: at, End: at + 5, Status: history.Committed}
-	switch shape {
-	case "g-single":
-		r.Ops = append(r.Ops, history.Op{Kind: history.Read, Key: history.StringValue("x"), Value: history.Null})
-	case "garbage":
-		list = append(list, history.IntValue(-1))
-	}
-	r.Ops = append(r.Ops, history.Op{Kind: history.Read, IsList: true, Key: history.StringValue("l"), List: list})
-	h.Txns = append(h.Txns, r)
-	return h
-}
 
 // BenchmarkListRead measures one read of a long list, offline (Check),
 // at 10^4..10^6 elements: valid reads appended by one transaction or by
@@ -77,7 +39,7 @@ func BenchmarkListRead(b *testing.B) {
 			var h *history.History
 			build := func(b *testing.B) {
 				if h == nil {
-					h = listReadHistory(n, sh.appenders, sh.name)
+					h = gen.ListRead(n, sh.appenders, sh.name)
 				}
 				b.ResetTimer()
 			}

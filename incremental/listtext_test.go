@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/oracle"
 )
 
@@ -123,7 +124,7 @@ func TestListTextAgreesWithNaive(t *testing.T) {
 		compare(h, opts)
 	}
 	for _, shape := range []string{"valid", "g-single", "garbage"} {
-		compare(listReadHistory(3000, 3, shape), history.DefaultOptions())
+		compare(gen.ListRead(3000, 3, shape), history.DefaultOptions())
 	}
 	if joinValues(nil) != "[]" {
 		t.Fatalf("joinValues(nil) = %q", joinValues(nil))

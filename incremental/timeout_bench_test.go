@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // BenchmarkTimeoutOvershoot measures how long Check runs past its
@@ -34,8 +35,8 @@ func BenchmarkTimeoutOvershoot(b *testing.B) {
 			}
 			return h
 		}},
-		{"list-g-single/elements=1e+05", func(testing.TB) *history.History { return listReadHistory(100000, 1, "g-single") }},
-		{"list-g-single/elements=1e+06", func(testing.TB) *history.History { return listReadHistory(1000000, 1, "g-single") }},
+		{"list-g-single/elements=1e+05", func(testing.TB) *history.History { return gen.ListRead(100000, 1, "g-single") }},
+		{"list-g-single/elements=1e+06", func(testing.TB) *history.History { return gen.ListRead(1000000, 1, "g-single") }},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
