@@ -772,61 +772,7 @@ func (e *encoder) atMostOne(ls []lit) {
 // appenders, puts them before the reader, and every other appender of the
 // key after it.
 func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
-	p := e.p
-	var appenders []int32
-	for _, w := range p.writersOf[r.key] {
-		if e.node[w] >= 0 && w != rv.txn {
-			appenders = append(appenders, w)
-		}
-	}
-	unknownInit := p.opts.InitialState == history.InitialUnknown
-	const maxParses = 256
-	var parses []listParse
-	var seq []int32
-	// inSeq mirrors seq as a set: a parse through many appenders scanned
-	// seq at every step, quadratic in their number (issue 20, item 6).
-	inSeq := map[int32]bool{}
-	// The appenders that may continue a parse at pos are those appending
-	// r.lr.list[pos] (appendersOf), rather than every appender of the key:
-	// long lists made the walk quadratic.
-	var walk func(pos int)
-	walk = func(pos int) {
-		if len(parses) >= maxParses {
-			return
-		}
-		if pos == len(r.lr.list) {
-			parses = append(parses, listParse{appenders: append([]int32(nil), seq...)})
-			return
-		}
-		for _, a := range p.appendersOf[r.key][r.lr.list[pos]] {
-			if e.node[a] < 0 || a == rv.txn || inSeq[a] {
-				continue
-			}
-			app := p.txns[a].appendsTo(r.key)
-			if len(app) == 0 || pos+len(app) > len(r.lr.list) || !equalValues(r.lr.list[pos:pos+len(app)], app) {
-				continue
-			}
-			seq = append(seq, a)
-			inSeq[a] = true
-			walk(pos + len(app))
-			delete(inSeq, a)
-			seq = seq[:len(seq)-1]
-		}
-	}
-	starts := []int{0}
-	if unknownInit {
-		starts = starts[:0]
-		for j := 0; j <= len(r.lr.list); j++ {
-			starts = append(starts, j)
-		}
-	}
-	for _, j := range starts {
-		before := len(parses)
-		walk(j)
-		for i := before; i < len(parses); i++ {
-			parses[i].initLen = j
-		}
-	}
+	appenders, parses, unknownInit := e.listParses(rv, r)
 	if e.prune != nil {
 		before := len(parses)
 		parses = e.prune.parses(rv.txn, appenders, parses)
@@ -1190,3 +1136,66 @@ const checkerRestartBase = 30
 // propagationLimit bounds the solver's theory propagation per inserted
 // edge (solver.Options.TheoryPropagationLimit).
 var propagationLimit = -1
+
+// listParses enumerates the ways r's list can be the concatenation of
+// whole append sequences (one per appender, none the reader) after a
+// prefix of the initial list (only the empty one unless the initial state
+// is unknown), up to maxParses; appenders are the key's other writers in
+// the instance. Both encodings (one node per transaction, and begin and
+// commit nodes) turn the parses into the read's candidates.
+func (e *encoder) listParses(rv *readVar, r *pread) (appenders []int32, parses []listParse, unknownInit bool) {
+	p := e.p
+	for _, w := range p.writersOf[r.key] {
+		if e.node[w] >= 0 && w != rv.txn {
+			appenders = append(appenders, w)
+		}
+	}
+	unknownInit = p.opts.InitialState == history.InitialUnknown
+	const maxParses = 256
+	var seq []int32
+	// inSeq mirrors seq as a set: a parse through many appenders scanned
+	// seq at every step, quadratic in their number (issue 20, item 6).
+	inSeq := map[int32]bool{}
+	// The appenders that may continue a parse at pos are those appending
+	// r.lr.list[pos] (appendersOf), rather than every appender of the key:
+	// long lists made the walk quadratic.
+	var walk func(pos int)
+	walk = func(pos int) {
+		if len(parses) >= maxParses {
+			return
+		}
+		if pos == len(r.lr.list) {
+			parses = append(parses, listParse{appenders: append([]int32(nil), seq...)})
+			return
+		}
+		for _, a := range p.appendersOf[r.key][r.lr.list[pos]] {
+			if e.node[a] < 0 || a == rv.txn || inSeq[a] {
+				continue
+			}
+			app := p.txns[a].appendsTo(r.key)
+			if len(app) == 0 || pos+len(app) > len(r.lr.list) || !equalValues(r.lr.list[pos:pos+len(app)], app) {
+				continue
+			}
+			seq = append(seq, a)
+			inSeq[a] = true
+			walk(pos + len(app))
+			delete(inSeq, a)
+			seq = seq[:len(seq)-1]
+		}
+	}
+	starts := []int{0}
+	if unknownInit {
+		starts = starts[:0]
+		for j := 0; j <= len(r.lr.list); j++ {
+			starts = append(starts, j)
+		}
+	}
+	for _, j := range starts {
+		before := len(parses)
+		walk(j)
+		for i := before; i < len(parses); i++ {
+			parses[i].initLen = j
+		}
+	}
+	return appenders, parses, unknownInit
+}

@@ -343,56 +343,7 @@ func (e *encoder) encodeReadsSI() {
 // the last before the reader's snapshot and every other appender of the
 // key after it (B_r -> C_a).
 func (e *encoder) encodeListReadSI(rv *readVar, r *pread) {
-	p := e.p
-	var appenders []int32
-	for _, w := range p.writersOf[r.key] {
-		if e.node[w] >= 0 && int32(w) != rv.txn {
-			appenders = append(appenders, w)
-		}
-	}
-	unknownInit := p.opts.InitialState == history.InitialUnknown
-	const maxParses = 256
-	var parses []listParse
-	var seq []int32
-	inSeq := map[int32]bool{}
-	var walk func(pos int)
-	walk = func(pos int) {
-		if len(parses) >= maxParses {
-			return
-		}
-		if pos == len(r.lr.list) {
-			parses = append(parses, listParse{appenders: append([]int32(nil), seq...)})
-			return
-		}
-		for _, a := range p.appendersOf[r.key][r.lr.list[pos]] {
-			if e.node[a] < 0 || a == rv.txn || inSeq[a] {
-				continue
-			}
-			app := p.txns[a].appendsTo(r.key)
-			if len(app) == 0 || pos+len(app) > len(r.lr.list) || !equalValues(r.lr.list[pos:pos+len(app)], app) {
-				continue
-			}
-			seq = append(seq, a)
-			inSeq[a] = true
-			walk(pos + len(app))
-			delete(inSeq, a)
-			seq = seq[:len(seq)-1]
-		}
-	}
-	starts := []int{0}
-	if unknownInit {
-		starts = starts[:0]
-		for j := 0; j <= len(r.lr.list); j++ {
-			starts = append(starts, j)
-		}
-	}
-	for _, j := range starts {
-		before := len(parses)
-		walk(j)
-		for i := before; i < len(parses); i++ {
-			parses[i].initLen = j
-		}
-	}
+	appenders, parses, unknownInit := e.listParses(rv, r)
 	e.choice(rv, len(parses))
 	for i := range e.cands(rv) {
 		e.cands(rv)[i] = -2
