@@ -112,8 +112,15 @@ func CheckSnapshotLevel(ctx context.Context, h *history.History, opts history.Op
 	if fast.Outcome == Witnessed {
 		res := &incremental.Result{Verdict: incremental.Valid, Options: opts}
 		res.Stats.Txns = len(h.Txns)
-		for _, i := range fast.Order {
-			res.Witness = append(res.Witness, h.Txns[i].ID)
+		res.Witness = make([]string, len(fast.Events))
+		for p, e := range fast.Events {
+			// The snapshot family's witness shape (incremental's
+			// witnessSI): "begin ID" and "commit ID".
+			if e.Commit {
+				res.Witness[p] = "commit " + h.Txns[e.Txn].ID
+			} else {
+				res.Witness[p] = "begin " + h.Txns[e.Txn].ID
+			}
 		}
 		return &Report{Result: res, ByFacts: true}, nil
 	}

@@ -36,6 +36,9 @@ type Fast struct {
 	// Witnessed: a serial order at the serializable levels, the commit
 	// order at the snapshot levels.
 	Order []int32
+	// Events is the snapshot levels' witness when Witnessed: begins and
+	// commits in an order that gives every read its snapshot.
+	Events []Event
 	// Why says, in a sentence, what was open or contradicted.
 	Why  string
 	Seed []int32

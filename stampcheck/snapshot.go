@@ -11,13 +11,29 @@ import (
 
 // SnapshotRules are the orders a snapshot level adds to plain snapshot
 // isolation: strong session SI wants each transaction's snapshot to hold
-// its session's earlier transactions, strong SI every transaction that
-// finished before it began (widened by Δ). Checkers of the snapshot
-// family pass their level's orders here.
+// its session's earlier transactions (Session), strong SI every
+// transaction that finished before it began, widened by Δ (RealTime: C_i
+// before B_j), GSI only that such a transaction committed first
+// (CommitRealTime: C_i before C_j). RulesFor gives a level's.
 type SnapshotRules struct {
-	Session  bool
-	RealTime bool
-	_        struct{}
+	Session        bool
+	RealTime       bool
+	CommitRealTime bool
+	_              struct{}
+}
+
+// RulesFor maps a level of the snapshot family to its rules
+// (docs/SEMANTICS.md §10 "The snapshot levels with facts"): its session
+// order as Session; its real-time order as RealTime when the level puts
+// C_i before B_j (strong SI) and as CommitRealTime when it puts C_i before
+// C_j only (GSI).
+func RulesFor(lv history.Level) SnapshotRules {
+	rt := lv.RealTime()
+	return SnapshotRules{
+		Session:        lv.SessionOrder(),
+		RealTime:       rt && lv.SnapshotRealTime(),
+		CommitRealTime: rt && !lv.SnapshotRealTime(),
+	}
 }
 
 // mode is which facts a check reads.
@@ -116,7 +132,7 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 	case allPG:
 		a.mode = pgSnap
 		a.src = map[int32]map[int]int32{}
-		if rules.RealTime {
+		if rules.RealTime || rules.CommitRealTime {
 			return Fast{Outcome: Open, Why: "PostgreSQL's snapshots give no commit order to hold real time against"}, nil
 		}
 	default:
@@ -228,14 +244,201 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 		}
 		return Fast{Outcome: Contradicted, Why: m.why, Seed: m.seed}, nil
 	}
-	var witness []int32
 	if a.mode == stamps {
-		witness = slices.Clone(committed)
-		slices.SortFunc(witness, func(x, y int32) int {
-			return cmp.Or(cmp.Compare(h.Facts[x].CommitTS, h.Facts[y].CommitTS), cmp.Compare(x, y))
-		})
+		order, events := stampEvents(h, opts, committed)
+		return Fast{Outcome: Witnessed, Order: order, Events: events}, a
 	}
-	return Fast{Outcome: Witnessed, Order: witness}, a
+	events, cycle := a.pgEvents(h, committed, rules)
+	if cycle != nil {
+		return Fast{Outcome: Contradicted, Why: "the versions PostgreSQL's snapshots fix admit no sequence of begins and commits (a cycle of the level)", Seed: cycle}, a
+	}
+	return Fast{Outcome: Witnessed, Events: events}, a
+}
+
+// Event is one step of a snapshot witness: transaction Txn (an index into
+// the history) begins, or commits.
+type Event struct {
+	Txn    int32
+	Commit bool
+}
+
+// stampEvents is the witness the stamps give: each committed transaction
+// begins at its start_ts and commits at its commit_ts. On equal stamps a
+// begin goes first (commit_ts(w) = start_ts(t) means t does not see w),
+// and tied commits go in order of (end, start), which keeps GSI's real
+// time among them (a that precedes b ends first, or ends at b's start
+// with an earlier start of its own). It also returns the commits alone,
+// in that order. Readers in start_ts order and writers in commit_ts order
+// are merged, so this is two sorts and a linear pass.
+func stampEvents(h *history.History, opts history.Options, committed []int32) ([]int32, []Event) {
+	byCommit := slices.Clone(committed)
+	slices.SortFunc(byCommit, func(x, y int32) int {
+		tx, ty := &h.Txns[x], &h.Txns[y]
+		return cmp.Or(cmp.Compare(h.Facts[x].CommitTS, h.Facts[y].CommitTS),
+			cmp.Compare(opts.EffectiveEnd(tx), opts.EffectiveEnd(ty)), cmp.Compare(tx.Start, ty.Start), cmp.Compare(x, y))
+	})
+	byStart := slices.Clone(committed)
+	slices.SortFunc(byStart, func(x, y int32) int {
+		return cmp.Or(cmp.Compare(h.Facts[x].StartTS, h.Facts[y].StartTS), cmp.Compare(x, y))
+	})
+	events := make([]Event, 0, 2*len(committed))
+	b := 0
+	for _, c := range byCommit {
+		for b < len(byStart) && h.Facts[byStart[b]].StartTS <= h.Facts[c].CommitTS {
+			events = append(events, Event{Txn: byStart[b]})
+			b++
+		}
+		events = append(events, Event{Txn: c, Commit: true})
+	}
+	return byCommit, events
+}
+
+// pgEvents orders begins and commits by what PostgreSQL's facts fixed:
+// each transaction begins after the commit of every version it read and
+// of every earlier writer in its keys' chains, and before the commit of
+// the version after the one it read; it begins after its own session's
+// previous transaction commits (rules.Session). A topological order of
+// that graph is a witness; a cycle means no sequence of begins and
+// commits gives the reads their facts' sources, and the cycle's
+// transactions are returned instead.
+func (a *analysis) pgEvents(h *history.History, committed []int32, rules SnapshotRules) ([]Event, []int32) {
+	// Node 2i is B_i, 2i+1 is C_i.
+	n := 2 * len(h.Txns)
+	var from, to []int32
+	edge := func(x, y int32) { from, to = append(from, x), append(to, y) }
+	for _, i := range committed {
+		edge(2*i, 2*i+1)
+	}
+	for k, ch := range a.chain {
+		_ = k
+		for p := 1; p < len(ch); p++ {
+			edge(2*ch[p-1]+1, 2*ch[p])
+		}
+	}
+	nextOf := func(k history.Key, w int32) int32 {
+		ch := a.chain[a.keys.get(k)]
+		if w < 0 {
+			if len(ch) > 0 {
+				return ch[0]
+			}
+			return -1
+		}
+		for p, x := range ch {
+			if x == w && p+1 < len(ch) {
+				return ch[p+1]
+			}
+		}
+		return -1
+	}
+	// Sources in a fixed order, so that the witness is deterministic.
+	readers := make([]int32, 0, len(a.src))
+	for t := range a.src {
+		readers = append(readers, t)
+	}
+	slices.Sort(readers)
+	for _, t := range readers {
+		ops := make([]int, 0, len(a.src[t]))
+		for op := range a.src[t] {
+			ops = append(ops, op)
+		}
+		slices.Sort(ops)
+		for _, op := range ops {
+			w := a.src[t][op]
+			if w >= 0 {
+				edge(2*w+1, 2*t)
+			}
+			if nx := nextOf(h.Txns[t].Ops[op].Key, w); nx >= 0 && nx != t {
+				edge(2*t, 2*nx+1)
+			}
+		}
+	}
+	if rules.Session {
+		isCommitted := make([]bool, len(h.Txns))
+		for _, i := range committed {
+			isCommitted[i] = true
+		}
+		for _, s := range sessions(h) {
+			var prev int32 = -1
+			for _, i := range s {
+				if !isCommitted[i] {
+					continue
+				}
+				if prev >= 0 {
+					edge(2*prev+1, 2*i)
+				}
+				prev = i
+			}
+		}
+	}
+	// Kahn's algorithm over a CSR of the edges, smallest node first.
+	start := make([]int32, n+1)
+	indeg := make([]int32, n)
+	for e := range from {
+		start[from[e]+1]++
+		indeg[to[e]]++
+	}
+	for v := 0; v < n; v++ {
+		start[v+1] += start[v]
+	}
+	adj := make([]int32, len(from))
+	fill := slices.Clone(start[:n])
+	for e := range from {
+		adj[fill[from[e]]] = to[e]
+		fill[from[e]]++
+	}
+	live := make([]bool, n)
+	for _, i := range committed {
+		live[2*i], live[2*i+1] = true, true
+	}
+	var queue []int32
+	for v := int32(0); v < int32(n); v++ {
+		if live[v] && indeg[v] == 0 {
+			queue = append(queue, v)
+		}
+	}
+	events := make([]Event, 0, 2*len(committed))
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		events = append(events, Event{Txn: v / 2, Commit: v%2 == 1})
+		for _, w := range adj[start[v]:start[v+1]] {
+			if indeg[w]--; indeg[w] == 0 {
+				queue = append(queue, w)
+			}
+		}
+	}
+	if len(events) == 2*len(committed) {
+		return events, nil
+	}
+	// A cycle among the nodes left: every node left still has an edge
+	// from another node left (its in-degree counts exactly those), so
+	// walking backwards from one repeats a node.
+	left := func(v int32) bool { return live[v] && indeg[v] > 0 }
+	pred := make(map[int32]int32)
+	for e := range from {
+		if left(from[e]) && left(to[e]) {
+			pred[to[e]] = from[e]
+		}
+	}
+	var v int32
+	for v = 0; !left(v); v++ {
+	}
+	at := map[int32]int{}
+	var path []int32
+	for {
+		if p, ok := at[v]; ok {
+			path = path[p:]
+			break
+		}
+		at[v] = len(path)
+		path = append(path, v)
+		v = pred[v]
+	}
+	var cyc []int32
+	for _, v := range path {
+		cyc = append(cyc, v/2)
+	}
+	return nil, dedup(cyc)
 }
 
 // key returns k's id, growing the per-key tables.
@@ -302,7 +505,10 @@ func checkRules(h *history.History, opts history.Options, rules SnapshotRules, a
 	for _, i := range committed {
 		isCommitted[i] = true
 	}
-	if rules.Session {
+	// PostgreSQL's facts claim visibility only between transactions that
+	// share a key (docs/SEMANTICS.md §10): their session order is an edge
+	// of pgEvents' graph, not a question to the snapshot.
+	if rules.Session && a.mode == stamps {
 		for _, s := range sessions(h) {
 			var earlier []int32
 			for _, i := range s {
@@ -325,40 +531,53 @@ func checkRules(h *history.History, opts history.Options, rules SnapshotRules, a
 			}
 		}
 	}
-	if rules.RealTime && a.mode == stamps {
-		byEnd := slices.Clone(committed)
-		slices.SortFunc(byEnd, func(x, y int32) int { return cmp.Compare(opts.EffectiveEnd(&h.Txns[x]), opts.EffectiveEnd(&h.Txns[y])) })
-		byStart := slices.Clone(committed)
-		slices.SortFunc(byStart, func(x, y int32) int { return cmp.Compare(h.Txns[x].Start, h.Txns[y].Start) })
-		var top int32 = -1 // the greatest commit stamp among those ended
-		p := 0
-		for _, b := range byStart {
-			tb := &h.Txns[b]
-			for p < len(byEnd) && endsBefore(opts, &h.Txns[byEnd[p]], tb) {
-				if top < 0 || h.Facts[byEnd[p]].CommitTS > h.Facts[top].CommitTS {
-					top = byEnd[p]
-				}
-				p++
-			}
-			if top >= 0 && top != b && !a.sees(h, b, top) && opts.Precedes(&h.Txns[top], tb) {
-				return &Fast{Outcome: Contradicted, Why: fmt.Sprintf("txn %s's snapshot misses %s, which finished before it began", tb.ID, h.Txns[top].ID), Seed: []int32{min(top, b), max(top, b)}}
-			}
-			if top >= 0 && top != b && !a.sees(h, b, top) {
-				// The two zero-length transactions at one instant that
-				// Options.Precedes calls concurrent: rare, and not worth
-				// a second structure; the search decides.
-				return &Fast{Outcome: Open, Why: "zero-length transactions at one instant"}
-			}
+	if a.mode == stamps && (rules.RealTime || rules.CommitRealTime) {
+		// Strong SI: C_a before B_b, so a with commit_ts(a) >= start_ts(b)
+		// may not precede b. GSI: C_a before C_b, so a with commit_ts(a) >
+		// commit_ts(b) may not (equal stamps leave the pair unordered).
+		need := func(b int32) int64 { return h.Facts[b].StartTS }
+		what := "txn %s's snapshot misses %s, which finished before it began"
+		if !rules.RealTime {
+			need = func(b int32) int64 { return h.Facts[b].CommitTS + 1 }
+			what = "txn %s commits before %s by the stamps, but %[2]s finished before it began"
+		}
+		if x, y, ok := realTimeInversion(h, opts, committed, need); ok {
+			return &Fast{Outcome: Contradicted, Why: fmt.Sprintf(what, h.Txns[y].ID, h.Txns[x].ID), Seed: []int32{min(x, y), max(x, y)}}
 		}
 	}
 	return nil
 }
 
-// endsBefore is one direction of Options.Precedes: a's widened end is at
-// or before b's widened start.
-func endsBefore(opts history.Options, a, b *history.Txn) bool {
-	ea := opts.EffectiveEnd(a)
-	return ea <= b.Start-2*opts.Skew && ea+opts.Skew <= b.Start-opts.Skew
+// realTimeInversion finds committed a, b with a before b in widened real
+// time (Options.Precedes) and commit_ts(a) >= need(b), in O(n log n):
+// transactions b in decreasing order of need(b) meet the a's whose commit
+// stamp reaches it, and among those only the one with the smallest
+// (effective end, start) has to be asked. If any a precedes b, that one
+// does: it ends no later, and on an equal end it starts no later, so the
+// one corner Options.Precedes calls concurrent (two zero-length
+// transactions at one instant, Δ = 0) would make the other a
+// zero-length at that instant too. b itself among the a's hides nothing
+// by the same argument.
+func realTimeInversion(h *history.History, opts history.Options, committed []int32, need func(int32) int64) (int32, int32, bool) {
+	byCommit := slices.Clone(committed)
+	slices.SortFunc(byCommit, func(x, y int32) int { return cmp.Compare(h.Facts[y].CommitTS, h.Facts[x].CommitTS) })
+	byNeed := slices.Clone(committed)
+	slices.SortFunc(byNeed, func(x, y int32) int { return cmp.Compare(need(y), need(x)) })
+	var best int32 = -1
+	p := 0
+	for _, b := range byNeed {
+		for p < len(byCommit) && h.Facts[byCommit[p]].CommitTS >= need(b) {
+			c := byCommit[p]
+			if best < 0 || cmp.Or(cmp.Compare(opts.EffectiveEnd(&h.Txns[c]), opts.EffectiveEnd(&h.Txns[best])), cmp.Compare(h.Txns[c].Start, h.Txns[best].Start)) < 0 {
+				best = c
+			}
+			p++
+		}
+		if best >= 0 && opts.Precedes(&h.Txns[best], &h.Txns[b]) {
+			return best, b, true
+		}
+	}
+	return 0, 0, false
 }
 
 // reads replays every committed transaction's reads against its snapshot.

@@ -20,22 +20,29 @@ type factsCheck struct {
 }
 
 // useFacts swaps r.checkFn for the facts' path when h has facts and
-// returns the holder of its report (nil otherwise).
-//
-// The snapshot levels (helper si's branch): once they are in the
-// registry, a level of that family calls stampcheck.CheckSnapshotLevel
-// here instead, with SnapshotRules{Session: lv.SessionOrder(), RealTime:
-// lv.RealTime()} and the family's checker as the black box.
+// returns the holder of its report (nil otherwise): stampcheck.CheckWith
+// at the serializable levels, stampcheck.CheckSnapshotLevel with the
+// level's rules (stampcheck.RulesFor: strong session SI's session order,
+// strong SI's C_i before B_j, GSI's C_i before C_j) at the snapshot
+// levels. The level's own checker stays the black box in both.
 func (r *runner) useFacts(h *history.History) *factsCheck {
-	if !h.HasFacts() || !serialFamily(r.c.opts.Level) {
+	lv := r.c.opts.Level
+	if !h.HasFacts() || !serialFamily(lv) && !lv.BeginCommit() {
 		return nil
 	}
 	fc := &factsCheck{}
 	black := r.checkFn
 	r.checkFn = func(ctx context.Context, h *history.History, opts history.Options, cfg incremental.Config) (*incremental.Result, error) {
-		rep, err := stampcheck.CheckWith(ctx, h, opts, cfg, stampcheck.BlackBox(func(ctx context.Context, h *history.History, opts history.Options) (*incremental.Result, error) {
+		bb := stampcheck.BlackBox(func(ctx context.Context, h *history.History, opts history.Options) (*incremental.Result, error) {
 			return black(ctx, h, opts, cfg)
-		}))
+		})
+		var rep *stampcheck.Report
+		var err error
+		if opts.Level.BeginCommit() {
+			rep, err = stampcheck.CheckSnapshotLevel(ctx, h, opts, stampcheck.RulesFor(opts.Level), bb)
+		} else {
+			rep, err = stampcheck.CheckWith(ctx, h, opts, cfg, bb)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -62,9 +69,10 @@ func (fc *factsCheck) apply(rep *report.Report, h *history.History, o cliutil.Ou
 }
 
 // serialFamily reports whether the facts' serial witness applies to lv:
-// the serializable levels (docs/SEMANTICS.md §10). Other levels are
+// the serializable levels (docs/SEMANTICS.md §10). The snapshot family
+// (history.Level.BeginCommit) has its own path; the weak levels are
 // checked black-box, their facts unused, until their own facts rules are
-// written (the snapshot family's is stampcheck.CheckSnapshotLevel).
+// written.
 func serialFamily(lv history.Level) bool {
 	switch lv {
 	case history.Serializable, history.StrongSessionSerializable, history.StrictSerializable:

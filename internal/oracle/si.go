@@ -42,6 +42,9 @@ type siSearch struct {
 	beforeBegin, beforeCommit []uint
 	// conflict[j]: candidates that write a key j writes.
 	conflict []uint
+	// afterBegin[j]: candidates that must begin before j commits (the
+	// database's facts only, si_stamps.go; nil otherwise).
+	afterBegin []uint
 	// finals and appends are each candidate's effects at its commit.
 	finals  [][][2]int // (key, value) of the last write of each register key
 	appends [][][2]int // (key, element) of each append, in order
@@ -51,6 +54,12 @@ type siSearch struct {
 }
 
 func checkSI(h *history.History, opts history.Options) (bool, []string, error) {
+	return checkSIWith(h, opts, nil)
+}
+
+// checkSIWith is checkSI with extra constraints: extra, when not nil,
+// adds to the search's order masks before it runs (si_stamps.go).
+func checkSIWith(h *history.History, opts history.Options, extra func(*siSearch)) (bool, []string, error) {
 	s := &siSearch{search: newSearch(h, opts), hist: h}
 	if len(s.cand) > MaxTxns {
 		return false, nil, fmt.Errorf("%w: %d candidate transactions (max %d)", ErrTooLarge, len(s.cand), MaxTxns)
@@ -107,6 +116,9 @@ func checkSI(h *history.History, opts history.Options) (bool, []string, error) {
 				}
 			}
 		}
+	}
+	if extra != nil {
+		extra(s)
 	}
 	var unknown []int
 	var committed uint
@@ -175,6 +187,9 @@ func (s *siSearch) dfs(begun, committed uint, st *state) bool {
 			continue
 		}
 		if s.conflict[i]&begun&^committed != 0 {
+			continue
+		}
+		if s.afterBegin != nil && s.afterBegin[i]&s.subset&^begun != 0 {
 			continue
 		}
 		next := st.clone()
