@@ -2,12 +2,18 @@ package checkcmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/ingest"
 	"github.com/streamcheck/streamcheck/internal/report"
+	"github.com/streamcheck/streamcheck/stampcheck"
 )
 
 // TestFactsEndToEnd runs check on native histories with commit stamps:
@@ -148,4 +154,110 @@ func TestFactsSnapshotWitness(t *testing.T) {
 	if string(got) != want {
 		t.Fatalf("witness\n%s\nwant\n%s", got, want)
 	}
+}
+
+const pgFactsFixture = "../../testdata/real/facts-postgres15-repeatable-read.jsonl.gz"
+
+// TestFactsPostgresFixture checks a canary recording of PostgreSQL 15 at
+// REPEATABLE READ with its facts (xid and snapshot per transaction;
+// testdata/real/README.md) as check does, without a server: at the
+// snapshot levels the facts settle it (valid, their witness, consistent
+// with every read); at serializable it is invalid (a write skew), with the
+// facts consistent; each verdict is the black-box one on the same history
+// without its facts. Then one snapshot is made to miss the writer of a
+// value its transaction read: the level still holds black-box, and the
+// facts are reported inconsistent, with a set that holds the two.
+func TestFactsPostgresFixture(t *testing.T) {
+	h, _, err := ingest.ReadFile(pgFactsFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := &history.History{Txns: h.Txns}
+	for _, c := range []struct {
+		level  history.Level
+		code   int
+		byFact bool
+	}{
+		{history.SnapshotIsolation, ExitValid, true},
+		{history.StrongSessionSnapshotIsolation, ExitValid, true},
+		{history.Serializable, ExitAnomaly, false},
+	} {
+		t.Run(c.level.String(), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := Main([]string{"--level", c.level.String(), "--format", "json", pgFactsFixture}, nil, nil, &out, &errb)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, out.String(), errb.String())
+			}
+			var rep report.Report
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Facts == nil || rep.Facts.Inconsistent != nil || rep.Facts.ByFacts != c.byFact {
+				t.Fatalf("facts section %+v, want consistent, by facts %v", rep.Facts, c.byFact)
+			}
+			opts := history.DefaultOptions()
+			opts.Level = c.level
+			black, err := incremental.Check(context.Background(), plain, opts, incremental.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (black.Verdict == incremental.Valid) != (c.code == ExitValid) {
+				t.Fatalf("black box %v, check with facts exit %d", black.Verdict, code)
+			}
+		})
+	}
+
+	// A committed reader r of a value written by committed w (w != r);
+	// r's snapshot is made to miss w.
+	byXid := map[uint64]int{}
+	for i := range h.Txns {
+		byXid[h.Facts[i].Xid] = i
+	}
+	r, w := -1, -1
+	for i := range h.Txns {
+		if h.Txns[i].Status != history.Committed || r >= 0 {
+			continue
+		}
+		for _, op := range h.Txns[i].Ops {
+			if op.Kind != history.Read || op.IsList || op.Value == history.Null {
+				continue
+			}
+			for j := range h.Txns {
+				if j == i || h.Txns[j].Status != history.Committed {
+					continue
+				}
+				for _, o := range h.Txns[j].Ops {
+					if o.Kind == history.Write && o.Key == op.Key && o.Value == op.Value {
+						r, w = i, j
+					}
+				}
+			}
+			if r >= 0 {
+				break
+			}
+		}
+	}
+	if r < 0 {
+		t.Fatal("the fixture has no read of another transaction's write")
+	}
+	bad := &history.History{Txns: h.Txns, Facts: slices.Clone(h.Facts)}
+	snap := *bad.Facts[r].Snap
+	x := bad.Facts[w].Xid
+	snap.Xip = append(slices.Clone(snap.Xip), x)
+	slices.Sort(snap.Xip)
+	snap.Xmin = min(snap.Xmin, x)
+	bad.Facts[r].Snap = &snap
+	opts := history.DefaultOptions()
+	opts.Level = history.SnapshotIsolation
+	bb := func(ctx context.Context, h *history.History, opts history.Options) (*incremental.Result, error) {
+		return incremental.Check(ctx, h, opts, incremental.Config{})
+	}
+	rep, err := stampcheck.CheckSnapshotLevel(context.Background(), bad, opts, stampcheck.RulesFor(opts.Level), bb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Verdict != incremental.Valid || !slices.Contains(rep.Inconsistent, h.Txns[r].ID) || !slices.Contains(rep.Inconsistent, h.Txns[w].ID) {
+		t.Fatalf("%s's snapshot made to miss %s: %v (%s)", h.Txns[r].ID, h.Txns[w].ID, rep, rep.Why)
+	}
+	t.Logf("%s's snapshot made to miss %s: %v", h.Txns[r].ID, h.Txns[w].ID, rep)
 }
