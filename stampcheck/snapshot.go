@@ -49,8 +49,8 @@ const (
 // read's source.
 type analysis struct {
 	mode mode
-	keys *keyIndex
-	name []history.Key // key id -> key
+	kx   *keyed        // key ids per op
+	name []history.Key // key id -> key (kx.name)
 	// Per key id: the committed writers in version order; their commit
 	// stamps (stamps mode), kept apart so that a read's binary search
 	// touches one contiguous array; each writer's final register value;
@@ -61,7 +61,11 @@ type analysis struct {
 	final [][]history.Value
 	apps  [][]history.Value
 	cum   [][]int32
-	list  []bool
+	list  []bool // kx.list
+	// byCommit and byStart (stamps mode): the committed transactions by
+	// commit stamp (ties by end, start, index: stampEvents' order) and by
+	// start stamp (ties by index), each sorted once.
+	byCommit, byStart []int32
 	// src[t][n] is the writer whose version read n of txn t saw (-1: the
 	// initial version); PostgreSQL mode only (snapshotPins).
 	src map[int32]map[int]int32
@@ -125,7 +129,7 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 		allPG = allPG && f.Has&(history.HasXid|history.HasSnapshot) == history.HasXid|history.HasSnapshot
 		committed = append(committed, int32(i))
 	}
-	a := &analysis{keys: newKeyIndex()}
+	a := &analysis{}
 	switch {
 	case allStamps:
 		a.mode = stamps
@@ -138,29 +142,173 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 	default:
 		return Fast{Outcome: Open, Why: "some committed transaction lacks a snapshot fact (start_ts and commit_ts, or xid and snapshot)"}, nil
 	}
-	// Number the keys, mark list keys (any append or list read, in any
-	// transaction, as history.ListKeys), and list per key the committed
-	// writers.
-	for i := range h.Txns {
-		for _, op := range h.Txns[i].Ops {
-			k := a.key(op.Key)
-			if op.Kind == history.Append || op.Kind == history.Read && op.IsList {
-				a.list[k] = true
+	// Number the keys once (list keys marked as history.ListKeys does).
+	a.kx = numberKeys(h)
+	a.name, a.list = a.kx.name, a.kx.list
+	nk := len(a.name)
+	a.chain = make([][]int32, nk)
+	a.cts, a.final = make([][]int64, nk), make([][]history.Value, nk)
+	a.apps, a.cum = make([][]history.Value, nk), make([][]int32, nk)
+	if a.mode == stamps {
+		a.byCommit, a.byStart = stampOrders(h, opts, committed)
+		if f := a.stampChains(h); f != nil {
+			return *f, nil
+		}
+	} else if f := a.pgChains(h, committed); f != nil {
+		return *f, nil
+	}
+	if fr := checkRules(h, opts, rules, a, committed); fr != nil {
+		return *fr, nil
+	}
+	readers := committed
+	if a.mode == stamps {
+		readers = a.byStart
+	}
+	if m := a.reads(h, opts, readers, unknownWriter != ""); m != nil {
+		if unknownWriter != "" && !m.internal {
+			return Fast{Outcome: Open, Why: fmt.Sprintf("%s (txn %s is unknown and writes: it may have committed)", m.why, unknownWriter)}, nil
+		}
+		return Fast{Outcome: Contradicted, Why: m.why, Seed: m.seed}, nil
+	}
+	if a.mode == stamps {
+		return Fast{Outcome: Witnessed, Order: a.byCommit, Events: stampEvents(h, a.byCommit, a.byStart)}, a
+	}
+	events, cycle := a.pgEvents(h, committed, rules)
+	if cycle != nil {
+		return Fast{Outcome: Contradicted, Why: "the versions PostgreSQL's snapshots fix admit no sequence of begins and commits (a cycle of the level)", Seed: cycle}, a
+	}
+	return Fast{Outcome: Witnessed, Events: events}, a
+}
+
+// Event is one step of a snapshot witness: transaction Txn (an index into
+// the history) begins, or commits.
+type Event struct {
+	Txn    int32
+	Commit bool
+}
+
+// stampOrders sorts the committed transactions by commit stamp (ties by
+// end, start, index) and by start stamp (ties by index).
+func stampOrders(h *history.History, opts history.Options, committed []int32) (byCommit, byStart []int32) {
+	byCommit, byStart = slices.Clone(committed), slices.Clone(committed)
+	sortByStamp(byCommit, func(i int32) int64 { return h.Facts[i].CommitTS }, func(x, y int32) int {
+		tx, ty := &h.Txns[x], &h.Txns[y]
+		return cmp.Or(cmp.Compare(opts.EffectiveEnd(tx), opts.EffectiveEnd(ty)), cmp.Compare(tx.Start, ty.Start), cmp.Compare(x, y))
+	})
+	sortByStamp(byStart, func(i int32) int64 { return h.Facts[i].StartTS }, nil)
+	return byCommit, byStart
+}
+
+// stampChains builds every key's chain in stamps mode: its committed
+// writers in commit order, with their commit stamps, final register
+// values or appends, in two passes over the writers' operations in commit
+// order (a count per key, then a fill of flat arrays the per-key slices
+// share), so that no chain is sorted or grown. Then first committer wins
+// along each chain.
+func (a *analysis) stampChains(h *history.History) *Fast {
+	nk := len(a.name)
+	type mine struct{ k, at int32 }
+	var scratch []mine
+	seen := func(k int32) int32 {
+		for _, m := range scratch {
+			if m.k == k {
+				return m.at
+			}
+		}
+		return -1
+	}
+	cnt := make([]int32, nk+1)
+	for _, i := range a.byCommit {
+		scratch = scratch[:0]
+		for n, op := range h.Txns[i].Ops {
+			if op.Kind == history.Read {
+				continue
+			}
+			if k := a.kx.of(i, n); seen(k) < 0 {
+				scratch = append(scratch, mine{k, 0})
+				cnt[k+1]++
 			}
 		}
 	}
-	// One pass over the committed writers' operations builds each key's
-	// chain entries with the writer's final value or appends.
-	entries := make([][]entry, len(a.chain))
+	for k := 0; k < nk; k++ {
+		cnt[k+1] += cnt[k]
+	}
+	total := cnt[nk]
+	w := make([]int32, total)
+	cts := make([]int64, total)
+	fin := make([]history.Value, total)
+	next := slices.Clone(cnt[:nk])
+	for _, i := range a.byCommit {
+		scratch = scratch[:0]
+		c := h.Facts[i].CommitTS
+		for n, op := range h.Txns[i].Ops {
+			if op.Kind == history.Read {
+				continue
+			}
+			k := a.kx.of(i, n)
+			at := seen(k)
+			if at < 0 {
+				at = next[k]
+				next[k]++
+				w[at], cts[at], fin[at] = i, c, history.Null
+				scratch = append(scratch, mine{k, at})
+				if a.list[k] {
+					a.cum[k] = append(a.cum[k], int32(len(a.apps[k])))
+				}
+			}
+			if op.Kind == history.Write {
+				fin[at] = op.Value
+			} else {
+				a.apps[k] = append(a.apps[k], op.Value)
+			}
+		}
+	}
+	bad := int32(-1) // the key, smallest by name, whose chain breaks first committer wins
+	var bx, by int32
+	for k := int32(0); k < int32(nk); k++ {
+		lo, hi := cnt[k], cnt[k+1]
+		a.chain[k], a.cts[k] = w[lo:hi:hi], cts[lo:hi:hi]
+		if a.list[k] {
+			a.cum[k] = append(a.cum[k], int32(len(a.apps[k])))
+		} else {
+			a.final[k] = fin[lo:hi:hi]
+		}
+		// First committer wins: each writer's snapshot holds the one
+		// before it. Consecutive pairs suffice: c_i < s_{i+1} <= c_{i+1}
+		// makes commit stamps strictly increase along the chain, so every
+		// earlier writer is below s_{i+1} too.
+		ch := a.chain[k]
+		for p := 1; p < len(ch); p++ {
+			if h.Facts[ch[p-1]].CommitTS >= h.Facts[ch[p]].StartTS {
+				if bad < 0 || a.name[k] < a.name[bad] {
+					bad, bx, by = k, ch[p-1], ch[p]
+				}
+				break
+			}
+		}
+	}
+	if bad >= 0 {
+		f := fcw(h, a.name[bad], bx, by)
+		return &f
+	}
+	return nil
+}
+
+// pgChains builds every key's chain from PostgreSQL's facts: the
+// committed writers ordered by visibility, every pair compared (snapshots
+// give no order to trust), first committer wins holding when each writer
+// sees every earlier one and none sees a later one.
+func (a *analysis) pgChains(h *history.History, committed []int32) *Fast {
+	entries := make([][]entry, len(a.name))
 	type mine struct{ k, at int32 }
 	var scratch []mine
 	for _, i := range committed {
 		scratch = scratch[:0]
-		for _, op := range h.Txns[i].Ops {
+		for n, op := range h.Txns[i].Ops {
 			if op.Kind == history.Read {
 				continue
 			}
-			k := a.keys.get(op.Key)
+			k := a.kx.of(i, n)
 			at := int32(-1)
 			for _, m := range scratch {
 				if m.k == k {
@@ -181,85 +329,30 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 			}
 		}
 	}
-	a.cts, a.final = make([][]int64, len(a.chain)), make([][]history.Value, len(a.chain))
-	a.apps, a.cum = make([][]history.Value, len(a.chain)), make([][]int32, len(a.chain))
-	for k, es := range entries {
-		if a.mode == stamps {
-			slices.SortFunc(es, func(x, y entry) int {
-				return cmp.Or(cmp.Compare(h.Facts[x.w].CommitTS, h.Facts[y.w].CommitTS), cmp.Compare(x.w, y.w))
-			})
-		}
-		ch := make([]int32, len(es))
-		for p := range es {
-			ch[p] = es[p].w
-		}
-		a.chain[k] = ch
-		if a.mode == stamps {
-			cts := make([]int64, len(es))
-			for p := range es {
-				cts[p] = h.Facts[es[p].w].CommitTS
-			}
-			a.cts[k] = cts
-		}
-	}
-	order := make([]int32, len(a.chain))
+	order := make([]int32, len(a.name))
 	for k := range order {
 		order[k] = int32(k)
 	}
 	slices.SortFunc(order, func(x, y int32) int { return cmp.Compare(a.name[x], a.name[y]) }) // deterministic reports
 	for _, k := range order {
-		ch := a.chain[k]
-		if a.mode == stamps {
-			slices.SortFunc(ch, func(x, y int32) int {
-				return cmp.Or(cmp.Compare(h.Facts[x].CommitTS, h.Facts[y].CommitTS), cmp.Compare(x, y))
-			})
-			// First committer wins: each writer's snapshot holds the one
-			// before it. Consecutive pairs suffice: c_i < s_{i+1} <=
-			// c_{i+1} makes commit stamps strictly increase along the
-			// chain, so every earlier writer is below s_{i+1} too.
-			for p := 1; p < len(ch); p++ {
-				if !a.sees(h, ch[p], ch[p-1]) {
-					return fcw(h, a.name[k], ch[p-1], ch[p]), nil
-				}
-			}
-		} else {
-			sort.SliceStable(ch, func(x, y int) bool { return a.sees(h, ch[y], ch[x]) })
-			// Snapshots give no order to trust: every pair is compared.
-			for p := range ch {
-				for q := p + 1; q < len(ch); q++ {
-					if !a.sees(h, ch[q], ch[p]) || a.sees(h, ch[p], ch[q]) {
-						return fcw(h, a.name[k], ch[p], ch[q]), nil
-					}
+		es := entries[k]
+		ch := make([]int32, len(es))
+		for p := range es {
+			ch[p] = es[p].w
+		}
+		a.chain[k] = ch
+		sort.SliceStable(ch, func(x, y int) bool { return a.sees(h, ch[y], ch[x]) })
+		for p := range ch {
+			for q := p + 1; q < len(ch); q++ {
+				if !a.sees(h, ch[q], ch[p]) || a.sees(h, ch[p], ch[q]) {
+					f := fcw(h, a.name[k], ch[p], ch[q])
+					return &f
 				}
 			}
 		}
-		a.fill(k, entries[k])
+		a.fill(k, es)
 	}
-	if fr := checkRules(h, opts, rules, a, committed); fr != nil {
-		return *fr, nil
-	}
-	if m := a.reads(h, opts, committed, unknownWriter != ""); m != nil {
-		if unknownWriter != "" && !m.internal {
-			return Fast{Outcome: Open, Why: fmt.Sprintf("%s (txn %s is unknown and writes: it may have committed)", m.why, unknownWriter)}, nil
-		}
-		return Fast{Outcome: Contradicted, Why: m.why, Seed: m.seed}, nil
-	}
-	if a.mode == stamps {
-		order, events := stampEvents(h, opts, committed)
-		return Fast{Outcome: Witnessed, Order: order, Events: events}, a
-	}
-	events, cycle := a.pgEvents(h, committed, rules)
-	if cycle != nil {
-		return Fast{Outcome: Contradicted, Why: "the versions PostgreSQL's snapshots fix admit no sequence of begins and commits (a cycle of the level)", Seed: cycle}, a
-	}
-	return Fast{Outcome: Witnessed, Events: events}, a
-}
-
-// Event is one step of a snapshot witness: transaction Txn (an index into
-// the history) begins, or commits.
-type Event struct {
-	Txn    int32
-	Commit bool
+	return nil
 }
 
 // stampEvents is the witness the stamps give: each committed transaction
@@ -267,21 +360,10 @@ type Event struct {
 // begin goes first (commit_ts(w) = start_ts(t) means t does not see w),
 // and tied commits go in order of (end, start), which keeps GSI's real
 // time among them (a that precedes b ends first, or ends at b's start
-// with an earlier start of its own). It also returns the commits alone,
-// in that order. Readers in start_ts order and writers in commit_ts order
-// are merged, so this is two sorts and a linear pass.
-func stampEvents(h *history.History, opts history.Options, committed []int32) ([]int32, []Event) {
-	byCommit := slices.Clone(committed)
-	slices.SortFunc(byCommit, func(x, y int32) int {
-		tx, ty := &h.Txns[x], &h.Txns[y]
-		return cmp.Or(cmp.Compare(h.Facts[x].CommitTS, h.Facts[y].CommitTS),
-			cmp.Compare(opts.EffectiveEnd(tx), opts.EffectiveEnd(ty)), cmp.Compare(tx.Start, ty.Start), cmp.Compare(x, y))
-	})
-	byStart := slices.Clone(committed)
-	slices.SortFunc(byStart, func(x, y int32) int {
-		return cmp.Or(cmp.Compare(h.Facts[x].StartTS, h.Facts[y].StartTS), cmp.Compare(x, y))
-	})
-	events := make([]Event, 0, 2*len(committed))
+// with an earlier start of its own): stampOrders' byCommit. A linear
+// merge of the two orders.
+func stampEvents(h *history.History, byCommit, byStart []int32) []Event {
+	events := make([]Event, 0, 2*len(byCommit))
 	b := 0
 	for _, c := range byCommit {
 		for b < len(byStart) && h.Facts[byStart[b]].StartTS <= h.Facts[c].CommitTS {
@@ -290,7 +372,7 @@ func stampEvents(h *history.History, opts history.Options, committed []int32) ([
 		}
 		events = append(events, Event{Txn: c, Commit: true})
 	}
-	return byCommit, events
+	return events
 }
 
 // pgEvents orders begins and commits by what PostgreSQL's facts fixed:
@@ -315,8 +397,8 @@ func (a *analysis) pgEvents(h *history.History, committed []int32, rules Snapsho
 			edge(2*ch[p-1]+1, 2*ch[p])
 		}
 	}
-	nextOf := func(k history.Key, w int32) int32 {
-		ch := a.chain[a.keys.get(k)]
+	nextOf := func(k int32, w int32) int32 {
+		ch := a.chain[k]
 		if w < 0 {
 			if len(ch) > 0 {
 				return ch[0]
@@ -347,7 +429,7 @@ func (a *analysis) pgEvents(h *history.History, committed []int32, rules Snapsho
 			if w >= 0 {
 				edge(2*w+1, 2*t)
 			}
-			if nx := nextOf(h.Txns[t].Ops[op].Key, w); nx >= 0 && nx != t {
+			if nx := nextOf(a.kx.of(t, op), w); nx >= 0 && nx != t {
 				edge(2*t, 2*nx+1)
 			}
 		}
@@ -441,17 +523,6 @@ func (a *analysis) pgEvents(h *history.History, committed []int32, rules Snapsho
 	return nil, dedup(cyc)
 }
 
-// key returns k's id, growing the per-key tables.
-func (a *analysis) key(k history.Key) int32 {
-	id := a.keys.get(k)
-	if int(id) == len(a.chain) {
-		a.name = append(a.name, k)
-		a.chain = append(a.chain, nil)
-		a.list = append(a.list, false)
-	}
-	return id
-}
-
 // entry is one committed writer of a key: its final register value, or
 // its appends in order.
 type entry struct {
@@ -466,7 +537,7 @@ type entry struct {
 func (a *analysis) fill(k int32, es []entry) {
 	ch := a.chain[k]
 	byW := es
-	if a.mode != stamps && len(es) > 1 {
+	if len(es) > 1 {
 		at := make(map[int32]int, len(es))
 		for p := range es {
 			at[es[p].w] = p
@@ -616,15 +687,13 @@ func (a *analysis) reads(h *history.History, opts history.Options, committed []i
 	// per step on a long history).
 	var cursor []int32
 	if a.mode == stamps {
-		committed = slices.Clone(committed)
-		slices.SortStableFunc(committed, func(x, y int32) int { return cmp.Compare(h.Facts[x].StartTS, h.Facts[y].StartTS) })
 		cursor = make([]int32, len(a.chain))
 	}
 	for _, ti := range committed {
 		t := &h.Txns[ti]
 		own = own[:0]
 		for n, op := range t.Ops {
-			k := a.keys.get(op.Key)
+			k := a.kx.of(ti, n)
 			switch op.Kind {
 			case history.Write:
 				if w := find(k); w != nil {
