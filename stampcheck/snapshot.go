@@ -145,12 +145,24 @@ func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fas
 	// Number the keys once (list keys marked as history.ListKeys does).
 	a.kx = numberKeys(h)
 	a.name, a.list = a.kx.name, a.kx.list
+	if a.mode == stamps {
+		a.byCommit, a.byStart = stampOrders(h, opts, committed)
+		// The common case, a history its stamps explain, in one pass
+		// over begins and commits (stream.go); anything it does not
+		// pass goes through the per-key chains below, which say what
+		// failed and who took part.
+		if a.stream(h, opts) {
+			if fr := checkRules(h, opts, rules, a, committed); fr != nil {
+				return *fr, nil
+			}
+			return Fast{Outcome: Witnessed, Order: a.byCommit, Events: stampEvents(h, a.byCommit, a.byStart)}, a
+		}
+	}
 	nk := len(a.name)
 	a.chain = make([][]int32, nk)
 	a.cts, a.final = make([][]int64, nk), make([][]history.Value, nk)
 	a.apps, a.cum = make([][]history.Value, nk), make([][]int32, nk)
 	if a.mode == stamps {
-		a.byCommit, a.byStart = stampOrders(h, opts, committed)
 		if f := a.stampChains(h); f != nil {
 			return *f, nil
 		}
