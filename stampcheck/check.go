@@ -58,6 +58,9 @@ func CheckWith(ctx context.Context, h *history.History, opts history.Options, cf
 		res, err := blackBox(ctx, h, opts)
 		return &Report{Result: res, Unused: "the history carries no database facts"}, err
 	}
+	if err := needTime(h, opts); err != nil {
+		return nil, err
+	}
 	var fast Fast
 	if usesPG(h) {
 		fast, _ = analyze(h, opts, SnapshotRules{})
@@ -108,6 +111,9 @@ func CheckWith(ctx context.Context, h *history.History, opts history.Options, cf
 // `check --level snapshot-isolation` (and its variants) calls this with
 // the snapshot family's checker as blackBox and the level's rules.
 func CheckSnapshotLevel(ctx context.Context, h *history.History, opts history.Options, rules SnapshotRules, blackBox BlackBox) (*Report, error) {
+	if err := needTime(h, opts); err != nil {
+		return nil, err
+	}
 	fast := CheckSnapshot(h, opts, rules)
 	if fast.Outcome == Witnessed {
 		res := &incremental.Result{Verdict: incremental.Valid, Options: opts}
@@ -140,6 +146,22 @@ func CheckSnapshotLevel(ctx context.Context, h *history.History, opts history.Op
 		return CheckSnapshot(c, opts, rules).Outcome != Contradicted, nil, nil
 	}
 	return rep, inconsistency(ctx, h, opts, fast, rep, decide)
+}
+
+// needTime refuses a real-time level on a history with a transaction
+// without client timestamps, as incremental.Check does (the same error,
+// naming the transaction): the facts' witness must not make such a
+// history valid where the black box calls it an input error.
+func needTime(h *history.History, opts history.Options) error {
+	if !opts.Level.RealTime() {
+		return nil
+	}
+	for i := range h.Txns {
+		if t := &h.Txns[i]; !t.HasTime {
+			return &history.Error{Pos: t.Pos, ID: t.ID, Field: "start", Err: fmt.Errorf("%w: %s orders transactions by client time", incremental.ErrMissingTimestamps, opts.Level)}
+		}
+	}
+	return nil
 }
 
 // witnessResult is the Valid result of a fast witness.

@@ -261,3 +261,19 @@ func TestFactsPostgresFixture(t *testing.T) {
 	}
 	t.Logf("%s's snapshot made to miss %s: %v", h.Txns[r].ID, h.Txns[w].ID, rep)
 }
+
+// TestFactsNeedTimestamps: at a level with real-time order, a history
+// without client timestamps is an input error (exit 2) whatever its facts
+// say, as without them; the facts' witness does not make it valid.
+func TestFactsNeedTimestamps(t *testing.T) {
+	in := `{"id":"a","status":"committed","start_ts":1,"commit_ts":2,"ops":[["w","x",1]]}
+{"id":"b","status":"committed","start_ts":3,"commit_ts":4,"ops":[["r","x",1]]}
+`
+	for _, lv := range []string{"strict-serializable", "generalized-snapshot-isolation", "strong-snapshot-isolation"} {
+		var out, errb bytes.Buffer
+		code := Main([]string{"--level", lv, "-"}, nil, strings.NewReader(in), &out, &errb)
+		if code != ExitError || !strings.Contains(errb.String(), "needs timestamps") {
+			t.Errorf("%s: exit %d, want %d naming the missing timestamps\n%s%s", lv, code, ExitError, out.String(), errb.String())
+		}
+	}
+}
