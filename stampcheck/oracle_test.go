@@ -68,6 +68,9 @@ func TestOracleStamps(t *testing.T) {
 				var byFacts, incons, invalid, valid int
 				for i := 0; i < n; i++ {
 					h := oracle.RandomTinyStamps(rng, cfg, k.kind, 0.5)
+					if k.kind != oracle.PGSnapshots && rng.IntN(2) == 0 {
+						coarsen(h)
+					}
 					opts := tinyOpts(rng, lv)
 					black, _, err := oracle.Check(h, opts)
 					if errors.Is(err, oracle.ErrTooLarge) {
