@@ -303,6 +303,12 @@ func TestOracleSnapshotLevels(t *testing.T) {
 						unused++
 						if decided && !with {
 							missed++
+							if k.kind == oracle.PGSnapshots {
+								// PostgreSQL's facts constrain an unknown
+								// writer as a committed one: every choice
+								// is tried (pgUnknowns), nothing is left.
+								t.Fatalf("facts unused (%s) where the oracle finds them inconsistent\n%s", rep.Unused, dump(h))
+							}
 						}
 						continue
 					}

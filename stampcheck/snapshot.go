@@ -104,7 +104,64 @@ func (a *analysis) sees(h *history.History, t, w int32) bool {
 // nil (PostgreSQL, whose facts give visibility, not an order).
 func CheckSnapshot(h *history.History, opts history.Options, rules SnapshotRules) Fast {
 	f, _ := analyze(h, opts, rules)
+	if f.Outcome == Open {
+		return pgUnknowns(h, opts, rules, f)
+	}
 	return f
+}
+
+// maxUnknownChoices bounds the unknown writers pgUnknowns decides by
+// trying every choice of which of them committed (2^n analyses).
+const maxUnknownChoices = 8
+
+// pgUnknowns decides a history with PostgreSQL's facts that the
+// completion "no unknown transaction committed" left open (a read that
+// an unknown writer might explain). An unknown writer with an xid and a
+// snapshot, taken as committed, is constrained by its facts as exactly as
+// a committed one (docs/SEMANTICS.md §10), so "valid with the facts" is
+// "some choice of which unknown writers committed is witnessed": each
+// choice is analyzed with the chosen ones committed and the others
+// aborted. Up to maxUnknownChoices unknown writers, all with facts, and
+// at levels without real-time order; otherwise f stays open.
+func pgUnknowns(h *history.History, opts history.Options, rules SnapshotRules, f Fast) Fast {
+	if rules.RealTime || rules.CommitRealTime || h.Facts == nil {
+		return f
+	}
+	pgFull := func(i int) bool {
+		return h.Facts[i].Has&(history.HasXid|history.HasSnapshot) == history.HasXid|history.HasSnapshot
+	}
+	var unk []int
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		switch {
+		case t.Status == history.Committed && (!pgFull(i) || h.Facts[i].Has&history.HasCommitTS != 0):
+			return f // not PostgreSQL's facts throughout
+		case t.Status == history.Unknown && t.Writes():
+			if !pgFull(i) {
+				return f
+			}
+			unk = append(unk, i)
+		}
+	}
+	if len(unk) == 0 || len(unk) > maxUnknownChoices {
+		return f
+	}
+	c := &history.History{Txns: slices.Clone(h.Txns), Facts: h.Facts}
+	for mask := 1; mask < 1<<len(unk); mask++ {
+		for j, u := range unk {
+			c.Txns[u].Status = history.Aborted
+			if mask&(1<<j) != 0 {
+				c.Txns[u].Status = history.Committed
+			}
+		}
+		switch g, _ := analyze(c, opts, rules); g.Outcome {
+		case Witnessed:
+			return g
+		case Open:
+			return f
+		}
+	}
+	return Fast{Outcome: Contradicted, Why: f.Why + "; no choice of which unknown transactions committed keeps the facts"}
 }
 
 func analyze(h *history.History, opts history.Options, rules SnapshotRules) (Fast, *analysis) {
