@@ -20,6 +20,7 @@ package incremental
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,6 +28,7 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/ingest"
 	"github.com/streamcheck/streamcheck/internal/dbworkload"
+	"github.com/streamcheck/streamcheck/internal/oracle"
 )
 
 var mysqlRRFixtures = []struct {
@@ -68,7 +70,7 @@ func TestMySQLRRFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, w := range fx.want {
-				res := weakRealCheck(t, fx.file, h, w)
+				res := plRealCheck(t, fx.file, h, w)
 				if w.verdict == Invalid && w.level == history.PL2Plus {
 					if c := res.Anomalies[0].Class; c != history.GSingle {
 						t.Errorf("%s at pl-2+: class %s, want G-single", fx.file, c)
@@ -102,6 +104,48 @@ func TestMySQLRRLockingReadLive(t *testing.T) {
 	}
 	h := s.rec.history(t, 2)
 	for _, w := range []weakWant{{rc, Valid, ""}, {ra, Invalid, history.FracturedRead}, {history.PL2Plus, Invalid, ""}, {history.RepeatableRead, Invalid, ""}} {
-		weakRealCheck(t, s.rec.path, h, w)
+		plRealCheck(t, s.rec.path, h, w)
 	}
+}
+
+// plRealCheck is weakRealCheck without a time budget (the verdict, not
+// the speed, is under test: under -race on a loaded machine the 514
+// transactions at pl-2+ outlasted weakRealCheck's minute) and without the
+// serial replay of a pl-2+ witness, which is a commit order of ww and wr,
+// not a serial execution.
+func plRealCheck(t *testing.T, name string, h *history.History, want weakWant) *Result {
+	t.Helper()
+	if want.level != history.PL2Plus && want.level != history.RepeatableRead {
+		return weakRealCheck(t, name, h, want)
+	}
+	opts := realOptions(want.level)
+	res, err := Check(context.Background(), h, opts, Config{MaxAnomalies: 1})
+	if err != nil {
+		t.Fatalf("%s at %s: %v", name, want.level, err)
+	}
+	if res.Verdict != want.verdict {
+		logAnomalies(t, res)
+		t.Fatalf("%s at %s: verdict %v, want %v", name, want.level, res.Verdict, want.verdict)
+	}
+	if res.Verdict == Valid {
+		for _, tx := range h.Txns {
+			if tx.Status == history.Committed && !containsID(res.Witness, tx.ID) {
+				t.Errorf("%s at %s: witness misses committed %s", name, want.level, tx.ID)
+			}
+		}
+		return res
+	}
+	if len(res.Anomalies) == 0 {
+		t.Fatalf("%s at %s: invalid without an anomaly", name, want.level)
+	}
+	if want.anomaly != "" && res.Anomalies[0].Type != want.anomaly {
+		logAnomalies(t, res)
+		t.Errorf("%s at %s: first anomaly %s, want %s", name, want.level, res.Anomalies[0].Type, want.anomaly)
+	}
+	for _, a := range res.Anomalies {
+		if err := oracle.CheckCore(h, opts, a.Core); err != nil && !errors.Is(err, oracle.ErrTooLarge) {
+			t.Errorf("%s at %s: anomaly %s core %v: %v", name, want.level, a.Type, a.Core, err)
+		}
+	}
+	return res
 }
