@@ -29,7 +29,7 @@ var pl2Plus = LevelInfo{
 	Level:   PL2Plus,
 	Name:    "pl-2+",
 	Aliases: []string{"consistent-view", "PL-2+"},
-	Meaning: "Adya's PL-2+ (consistent view): read committed and no cycle with exactly one anti-dependency (no lost update, no read skew; write skew allowed)",
+	Meaning: "Adya's consistent view: read committed and no cycle with exactly one anti-dependency (no lost update, no read skew; write skew allowed)",
 	Definition: "for some version order of each key consistent with the reads, the direct " +
 		"serialization graph of the committed transactions has no cycle of ww and wr edges " +
 		"(G0, G1c) and no cycle with exactly one rw edge (G-single); no aborted or intermediate " +
