@@ -147,6 +147,9 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 	if opts.Level.Def().Backend == history.BackendPolynomial {
 		return checkWeak(ctx, h, opts, cfg) // check_weak.go
 	}
+	if opts.Level == history.PL2Plus {
+		return checkPL(ctx, h, opts, cfg) // check_pl.go
+	}
 	res := &Result{Options: opts}
 	res.Stats.Txns = len(h.Txns)
 	t0 := time.Now()

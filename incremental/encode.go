@@ -467,6 +467,9 @@ func (e *encoder) clause(lits ...lit) {
 // kind. Explanations (record) keep them, so their cycles name the
 // dependency rather than the clock.
 func (e *encoder) edge(a, b lit, from, to solver.Node, rec edgeRec) {
+	if e.divertPL(a, b, from, to, rec) { // check_pl.go: pl-2+ keeps rw edges out of the theory
+		return
+	}
 	if from < 0 || to < 0 || from == to || a == litFalse || b == litFalse {
 		return
 	}

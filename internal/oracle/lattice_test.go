@@ -102,7 +102,7 @@ func TestLatticeInclusion(t *testing.T) {
 		}
 	}
 	for _, p := range pairs {
-		if !apart[p] && !testing.Short() {
+		if !apart[p] && !testing.Short() && !history.SameOnItems(p[0], p[1]) { // same on items: TestRepeatableReadIsSerializableOnItems
 			// -short draws too few histories to meet every pair apart;
 			// the full run (go test ./..., CI) asserts it.
 			t.Errorf("no history valid at %s and not at %s: the lattice's strict inclusion is untested", p[1], p[0])

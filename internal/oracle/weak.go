@@ -35,7 +35,7 @@ var ErrWeakLists = errors.New("oracle: list keys are not defined at the weak lev
 
 // isWeak reports whether the level is one this file defines.
 func isWeak(l history.Level) bool {
-	return l == history.ReadCommitted || l == history.ReadAtomic || l == history.Causal
+	return l == history.ReadCommitted || l == history.ReadAtomic || l == history.Causal || isPL(l) // weak_pl.go
 }
 
 type wRead struct {
@@ -197,6 +197,9 @@ func (w *weakWorld) decide() ([]int, bool) {
 	}
 	if w.opts.Level == history.ReadCommitted {
 		return w.adyaPL2()
+	}
+	if isPL(w.opts.Level) {
+		return w.adyaDSG() // weak_pl.go
 	}
 	return w.axiomatic()
 }
