@@ -195,6 +195,15 @@ func (e *encoder) encodeSI() {
 			e.siEdge(e.act[a[0]], litTrue, e.node[a[0]], solver.Node(a[1]), edgeRec{kind: kindRT, key: -1, writer: -1})
 		}
 	}
+	if e.si.snapshotRT {
+		// Real-time pruning of read sources and list parses
+		// (perf_prune.go) holds under strong SI, where real time orders
+		// a commit before the later transaction's snapshot
+		// (docs/SEMANTICS.md §3, "Pruning the search at strong snapshot
+		// isolation"); nil in the guarded and recorded encodings and
+		// with Config.NoPrune.
+		e.prune = newPruner(e)
+	}
 	e.encodeReadsSI()
 	if e.stopped() {
 		return
@@ -315,11 +324,19 @@ func (e *encoder) encodeReadsSI() {
 						continue
 					}
 					if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
-						cands = append(cands, w)
+						if e.prune.impossible(r.key, rv.txn, w) {
+							e.pruned++
+						} else {
+							cands = append(cands, w)
+						}
 					}
 				}
 				if initial {
-					cands = append(cands, -1)
+					if e.prune.impossible(r.key, rv.txn, -1) {
+						e.pruned++
+					} else {
+						cands = append(cands, -1)
+					}
 				}
 				e.candScratch = cands
 				e.choice(&rv, len(cands))
@@ -344,6 +361,11 @@ func (e *encoder) encodeReadsSI() {
 // key after it (B_r -> C_a).
 func (e *encoder) encodeListReadSI(rv *readVar, r *pread) {
 	appenders, parses, unknownInit := e.listParses(rv, r)
+	if e.prune != nil {
+		before := len(parses)
+		parses = e.prune.parses(rv.txn, appenders, parses)
+		e.pruned += before - len(parses)
+	}
 	e.choice(rv, len(parses))
 	for i := range e.cands(rv) {
 		e.cands(rv)[i] = -2
@@ -475,6 +497,7 @@ func (e *encoder) pairVarSI(a, b int32) lit {
 		x = litFalse
 	default:
 		x = e.newLit()
+		e.phaseByCommitSI(x, a, b)
 	}
 	pv := &pairVar{a: a, b: b, x: x}
 	e.pairs[[2]int32{a, b}] = pv
