@@ -34,13 +34,20 @@ func (e *encoder) phaseByCommitSI(x lit, a, b int32) {
 	e.s.SetPhase(solver.Lit(x).Var(), first)
 }
 
-// siEnd is a transaction's client end for the phase guess, +∞ without
-// timestamps or outcome (an unknown transaction's commit, if any, can be
-// anywhere later).
+// siEnd is where a transaction's commit node lies in layoutSI's node
+// order: its client end, or for a transaction without an end (unknown
+// outcome, no in-doubt horizon) its start, next to its begin node. Trying
+// an unknown writer u first (C_u -> B_b, forward in that order) rather
+// than last (C_b -> B_u, from b's end back to u's start) keeps the
+// solver's reordering local: with unknown writers tried last, 499
+// conflicts took 60 CPU s on 100K generated transactions.
 func (e *encoder) siEnd(t int32) int64 {
 	tx := &e.p.h.Txns[t]
 	if !tx.HasTime {
 		return math.MaxInt64
 	}
-	return e.p.opts.EffectiveEnd(tx)
+	if end := e.p.opts.EffectiveEnd(tx); end != math.MaxInt64 {
+		return end
+	}
+	return tx.Start
 }
