@@ -276,7 +276,7 @@ const stricterBudget = 2000
 // skew, so this settles the common case; an anomaly, a history without
 // timestamps or a spent budget falls through to the level's own search.
 func stricterFirst(ctx context.Context, h *history.History, opts history.Options, cfg Config) (*encoder, solver.Status) {
-	if cfg.noStricter || opts.Level.RealTime() || ctx.Err() != nil {
+	if cfg.noStricter || WitnessLevel(opts.Level) == opts.Level || ctx.Err() != nil {
 		return nil, solver.Unknown
 	}
 	for i := range h.Txns {

@@ -51,8 +51,11 @@ import (
 // siState is the begin-commit half of an encoder of the family.
 type siState struct {
 	begin []solver.Node // per transaction: B_t, -1 outside the instance
-	// beginTxn maps a begin node to its transaction (explanations).
-	beginTxn map[solver.Node]int32
+	// beginTxn maps a node to the transaction whose begin node it is, -1
+	// for other nodes or past its end (explanations, siImplied, the
+	// witness). A slice: as a map its lookups in siImplied were a tenth
+	// of the encoding at 100K transactions.
+	beginTxn []int32
 	// points are the time-chain points: e.chain, e.timeOut as layout
 	// draws them; timeIn attaches a point to B_j or C_j.
 	snapshotRT bool
@@ -65,7 +68,7 @@ type siState struct {
 func (e *encoder) layoutSI() {
 	p := e.p
 	n := len(p.h.Txns)
-	e.si = &siState{begin: make([]solver.Node, n), beginTxn: map[solver.Node]int32{}, snapshotRT: p.opts.Level.SnapshotRealTime()}
+	e.si = &siState{begin: make([]solver.Node, n), snapshotRT: p.opts.Level.SnapshotRealTime()}
 	e.sessQ = make([]solver.Node, n)
 	var txns []int32
 	for i := range p.h.Txns {
@@ -81,6 +84,9 @@ func (e *encoder) layoutSI() {
 	placeBegin := func(t int32) {
 		b := e.newNode(-1)
 		e.si.begin[t] = b
+		for int(b) >= len(e.si.beginTxn) {
+			e.si.beginTxn = append(e.si.beginTxn, -1)
+		}
 		e.si.beginTxn[b] = t
 	}
 	sessions := p.opts.Level.SessionOrder()
@@ -147,6 +153,15 @@ func (e *encoder) layoutSI() {
 			continue
 		}
 		placeBegin(x.txn)
+		if p.opts.EffectiveEnd(&p.h.Txns[x.txn]) == math.MaxInt64 {
+			// An unknown transaction without an end commits, if at
+			// all, at some time after its start: its commit node goes
+			// right after its begin. Placed after every other node (as
+			// it was), each wr edge from it was a backward insertion
+			// that reordered most of the graph: 84 s of encoding at
+			// 100K transactions with 2% unknown.
+			placeCommit(x.txn)
+		}
 		if rt && cur >= 0 {
 			e.timeIn = append(e.timeIn, [2]int32{int32(cur), x.txn})
 		}
@@ -194,6 +209,15 @@ func (e *encoder) encodeSI() {
 		for _, a := range e.timeOut {
 			e.siEdge(e.act[a[0]], litTrue, e.node[a[0]], solver.Node(a[1]), edgeRec{kind: kindRT, key: -1, writer: -1})
 		}
+	}
+	if e.si.snapshotRT {
+		// Real-time pruning of read sources and list parses
+		// (perf_prune.go) holds under strong SI, where real time orders
+		// a commit before the later transaction's snapshot
+		// (docs/SEMANTICS.md §3, "Pruning the search at strong snapshot
+		// isolation"); nil in the guarded and recorded encodings and
+		// with Config.NoPrune.
+		e.prune = newPruner(e)
 	}
 	e.encodeReadsSI()
 	if e.stopped() {
@@ -315,16 +339,29 @@ func (e *encoder) encodeReadsSI() {
 						continue
 					}
 					if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
-						cands = append(cands, w)
+						if e.prune.impossible(r.key, rv.txn, w) {
+							e.pruned++
+						} else {
+							cands = append(cands, w)
+						}
 					}
 				}
 				if initial {
-					cands = append(cands, -1)
+					if e.prune.impossible(r.key, rv.txn, -1) {
+						e.pruned++
+					} else {
+						cands = append(cands, -1)
+					}
 				}
 				e.candScratch = cands
 				e.choice(&rv, len(cands))
 				copy(e.cands(&rv), cands)
 				e.chooseOne(&rv)
+				if len(cands) == 1 && e.rfs(&rv)[0] == litTrue {
+					// U2 at strong SI: a committed reader's only source
+					// is committed and before the reader's snapshot.
+					e.prune.noteForced(rv.txn, cands[0])
+				}
 				for i, w := range e.cands(&rv) {
 					if w >= 0 {
 						e.siEdge(e.rfs(&rv)[i], litTrue, e.node[w], e.si.begin[ti], edgeRec{kind: kindWR, key: r.key, val: string(r.val), writer: w})
@@ -344,6 +381,11 @@ func (e *encoder) encodeReadsSI() {
 // key after it (B_r -> C_a).
 func (e *encoder) encodeListReadSI(rv *readVar, r *pread) {
 	appenders, parses, unknownInit := e.listParses(rv, r)
+	if e.prune != nil {
+		before := len(parses)
+		parses = e.prune.parses(rv.txn, appenders, parses)
+		e.pruned += before - len(parses)
+	}
 	e.choice(rv, len(parses))
 	for i := range e.cands(rv) {
 		e.cands(rv)[i] = -2
@@ -469,12 +511,13 @@ func (e *encoder) pairVarSI(a, b int32) lit {
 	}
 	var x lit
 	switch {
-	case e.p.before(a, b):
+	case e.p.before(a, b) || e.prune.orderedBefore(a, b):
 		x = litTrue
-	case e.p.before(b, a):
+	case e.p.before(b, a) || e.prune.orderedBefore(b, a):
 		x = litFalse
 	default:
 		x = e.newLit()
+		e.phaseByCommitSI(x, a, b)
 	}
 	pv := &pairVar{a: a, b: b, x: x}
 	e.pairs[[2]int32{a, b}] = pv
@@ -506,15 +549,18 @@ func (e *encoder) orderByTimeSI(key int32, ws []int32, readersOf *readerIndex, i
 	for i := range byStart {
 		ws[i] = byStart[i].w
 	}
+	// An unknown writer forced by a committed reader ends, for pairing,
+	// with that reader (pairEnd, U2; docs/SEMANTICS.md §3, "Pruning the
+	// search at strong snapshot isolation"): adjEnd without the pruner.
 	for i, a := range ws {
-		ea := e.adjEnd(a)
+		ea := e.pairEnd(a)
 		for j := i + 1; j < len(ws) && byStart[j].start <= ea; j++ {
 			e.orderPairSI(key, a, ws[j], readersOf)
 		}
 	}
 	var cs, unknown []int32
 	for _, w := range ws {
-		if p.h.Txns[w].Status == history.Committed {
+		if p.h.Txns[w].Status == history.Committed || e.forcedCommitted(w) {
 			cs = append(cs, w)
 		} else {
 			unknown = append(unknown, w)
@@ -524,7 +570,7 @@ func (e *encoder) orderByTimeSI(key int32, ws []int32, readersOf *readerIndex, i
 	suf2 := make([]int64, len(cs)+1)
 	suf1[len(cs)], suf2[len(cs)] = math.MaxInt64, math.MaxInt64
 	for i := len(cs) - 1; i >= 0; i-- {
-		end := e.adjEnd(cs[i])
+		end := e.pairEnd(cs[i])
 		suf1[i], suf2[i] = suf1[i+1], suf2[i+1]
 		switch {
 		case end < suf1[i]:
@@ -553,13 +599,13 @@ func (e *encoder) orderByTimeSI(key int32, ws []int32, readersOf *readerIndex, i
 		minimalFrom(sort.Search(len(cs), func(i int) bool { return e.adjStart(cs[i]) > t }), t, f)
 	}
 	for _, a := range ws {
-		ea := e.adjEnd(a)
+		ea := e.pairEnd(a)
 		if ea == math.MaxInt64 {
 			continue
 		}
 		readers := readersOf.get(key, a)
 		minimalAfter(ea, func(b int32) {
-			if !p.before(a, b) {
+			if !p.before(a, b) && !e.prune.orderedBefore(a, b) {
 				return
 			}
 			via := p.orderVia(a, b)

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/solver"
 )
 
 // describeSI names and explains a core of a level of the
@@ -96,8 +95,8 @@ func describeSI(ctx context.Context, p *prepared, core []int32) Anomaly {
 // siNode says which transaction a node belongs to and whether it is its
 // begin; t is -1 for a point of a session or time chain.
 func siNode(e *encoder, n int32) (t int32, begin bool) {
-	if b, ok := e.si.beginTxn[solver.Node(n)]; ok {
-		return b, true
+	if int(n) < len(e.si.beginTxn) && e.si.beginTxn[n] >= 0 {
+		return e.si.beginTxn[n], true
 	}
 	return e.nodeTxn[n], false
 }

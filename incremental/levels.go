@@ -23,10 +23,13 @@ var OnlineLevel = func() history.Level {
 // WitnessLevel is the level of the pre-check that tries a stricter level
 // first (stricterFirst): the weakest checked level that orders by real time
 // and implies lv. Its witness, when one exists, is a witness for lv too.
-// For a level with real time it is lv itself.
+// For a level with real time it is lv itself. In the snapshot-isolation
+// family it is the level whose real time orders snapshots (strong SI):
+// there time settles most orders and prunes most sources (encode_si.go),
+// where under GSI it orders commits only.
 func WitnessLevel(lv history.Level) history.Level {
 	for _, d := range history.Levels() {
-		if d.Level.RealTime() && d.Level.Implies(lv) {
+		if d.Level.RealTime() && d.Level.Implies(lv) && (!lv.BeginCommit() || d.Level.SnapshotRealTime()) {
 			return d.Level
 		}
 	}

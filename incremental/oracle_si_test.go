@@ -51,7 +51,10 @@ func TestSIAgainstBruteForce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				conf := Config{MaxAnomalies: 3, noStricter: i%2 == 1}
+				// Pruning on and off (NoPrune every third history): the
+				// real-time pruning at strong SI (perf_prune.go, applied
+				// in encode_si.go) must not change a verdict.
+				conf := Config{MaxAnomalies: 3, noStricter: i%2 == 1, NoPrune: i%3 == 2}
 				res, err := Check(context.Background(), h, opts, conf)
 				if err != nil {
 					t.Fatalf("%v\n%s", err, dump(h))
