@@ -49,6 +49,13 @@ const staticBandWords = 16
 // edges. It returns nil if the graph has a cycle (then no constraint can be
 // decided by it: the instance is unsatisfiable and the solver proves it).
 func NewStatic(n int, edges [][2]int32) *Static {
+	return newStatic(n, edges, staticBandWords, 0)
+}
+
+// newStatic takes the band width and the landmark count (0: about one per
+// 256 nodes, 64 to 512) as parameters, so that tests reach the landmark
+// path on small graphs.
+func newStatic(n int, edges [][2]int32, bandWords, landmarks int) *Static {
 	// CSR adjacency.
 	deg := make([]int32, n+1)
 	indeg := make([]int32, n)
@@ -88,13 +95,15 @@ func NewStatic(n int, edges [][2]int32) *Static {
 	if len(order) != n {
 		return nil
 	}
-	s := &Static{pos: make([]int32, n), bandWords: staticBandWords}
+	s := &Static{pos: make([]int32, n), bandWords: bandWords}
 	for i, v := range order {
 		s.pos[v] = int32(i)
 	}
 	// Landmarks: about one per 256 positions, between 64 and 512.
-	lm := n / 256
-	lm = min(max(lm, 64), 512)
+	lm := landmarks
+	if lm <= 0 {
+		lm = min(max(n/256, 64), 512)
+	}
 	lm = (lm + 63) / 64 * 64
 	s.lw = lm / 64
 	stride := max(1, (n+lm-1)/lm)

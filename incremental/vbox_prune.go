@@ -95,8 +95,7 @@ const vboxRounds = 4
 // forced reader proves, and returns the pairs still open. The first round
 // visits every pair of writers of every register key; later rounds only
 // the open ones. A decided pair's ww edge is drawn now as a base edge
-// (and so joins the known edges); its forced readers' rw edges join the
-// known edges here and are drawn by orderPair later.
+// and so are its forced readers' rw edges; both join the known edges.
 func (e *encoder) vboxDecide(open [][3]int32, first bool) [][3]int32 {
 	v := e.vbox
 	x := v.reach
@@ -127,9 +126,14 @@ func (e *encoder) vboxDecide(open [][3]int32, first bool) [][3]int32 {
 			return
 		}
 		e.vboxFix(w, l)
+		// The forced readers' rw edges are drawn now, as base edges: the
+		// index's paths must consist of drawn edges only, since vboxKey
+		// leaves out an rw edge that an index path implies (an edge
+		// left for later could be the very path that excuses it).
+		via := e.p.orderVia(w, l)
 		for _, rd := range e.vbox.readers.get(key, w) {
 			if rd.rf == litTrue && rd.txn != l && e.node[rd.txn] >= 0 {
-				v.known = append(v.known, [2]int32{int32(e.node[rd.txn]), int32(e.node[l])})
+				e.edge(litTrue, litTrue, e.node[rd.txn], e.node[l], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: w, via: via})
 			}
 		}
 	}
