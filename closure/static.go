@@ -43,7 +43,7 @@ type Static struct {
 // in generated and recorded histories a transaction's known edges reach
 // a few hundred positions ahead; farther pairs are answered through
 // landmarks).
-const staticBandWords = 16
+const staticBandWords = 64
 
 // NewStatic builds the index of the graph on nodes 0..n-1 with the given
 // edges. It returns nil if the graph has a cycle (then no constraint can be
@@ -56,43 +56,8 @@ func NewStatic(n int, edges [][2]int32) *Static {
 // 256 nodes, 64 to 512) as parameters, so that tests reach the landmark
 // path on small graphs.
 func newStatic(n int, edges [][2]int32, bandWords, landmarks int) *Static {
-	// CSR adjacency.
-	deg := make([]int32, n+1)
-	indeg := make([]int32, n)
-	for _, e := range edges {
-		deg[e[0]+1]++
-		indeg[e[1]]++
-	}
-	for i := 1; i <= n; i++ {
-		deg[i] += deg[i-1]
-	}
-	adj := make([]int32, len(edges))
-	next := append([]int32(nil), deg[:n]...)
-	for _, e := range edges {
-		adj[next[e[0]]] = e[1]
-		next[e[0]]++
-	}
-	next = nil
-	// Kahn, smallest ready node first.
-	order := make([]int32, 0, n)
-	h := &int32Heap{}
-	for v := 0; v < n; v++ {
-		if indeg[v] == 0 {
-			h.s = append(h.s, int32(v))
-		}
-	}
-	heap.Init(h)
-	for h.Len() > 0 {
-		v := heap.Pop(h).(int32)
-		order = append(order, v)
-		for _, w := range adj[deg[v]:deg[v+1]] {
-			indeg[w]--
-			if indeg[w] == 0 {
-				heap.Push(h, w)
-			}
-		}
-	}
-	if len(order) != n {
+	order, deg, adj := TopoOrder(n, edges)
+	if order == nil {
 		return nil
 	}
 	s := &Static{pos: make([]int32, n), bandWords: bandWords}
@@ -191,4 +156,52 @@ func (h *int32Heap) Pop() any {
 	x := h.s[len(h.s)-1]
 	h.s = h.s[:len(h.s)-1]
 	return x
+}
+
+// TopoOrder returns the nodes 0..n-1 of the graph in a topological
+// order, the smallest ready node first (Kahn's algorithm with a heap), so
+// that nodes numbered in a meaningful order keep it wherever the edges
+// allow; nil if the graph has a cycle. It also returns the adjacency in
+// CSR form (adj[deg[v]:deg[v+1]] are v's successors).
+func TopoOrder(n int, edges [][2]int32) (order, deg, adj []int32) {
+	// CSR adjacency.
+	deg = make([]int32, n+1)
+	indeg := make([]int32, n)
+	for _, e := range edges {
+		deg[e[0]+1]++
+		indeg[e[1]]++
+	}
+	for i := 1; i <= n; i++ {
+		deg[i] += deg[i-1]
+	}
+	adj = make([]int32, len(edges))
+	next := append([]int32(nil), deg[:n]...)
+	for _, e := range edges {
+		adj[next[e[0]]] = e[1]
+		next[e[0]]++
+	}
+	next = nil
+	// Kahn, smallest ready node first.
+	order = make([]int32, 0, n)
+	h := &int32Heap{}
+	for v := 0; v < n; v++ {
+		if indeg[v] == 0 {
+			h.s = append(h.s, int32(v))
+		}
+	}
+	heap.Init(h)
+	for h.Len() > 0 {
+		v := heap.Pop(h).(int32)
+		order = append(order, v)
+		for _, w := range adj[deg[v]:deg[v+1]] {
+			indeg[w]--
+			if indeg[w] == 0 {
+				heap.Push(h, w)
+			}
+		}
+	}
+	if len(order) != n {
+		return nil, nil, nil
+	}
+	return order, deg, adj
 }

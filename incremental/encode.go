@@ -321,6 +321,9 @@ func (e *encoder) layout() {
 		}
 		return cmp.Compare(a, b)
 	})
+	if e.vbox != nil {
+		e.vboxLayout(txns) // vbox_prune.go: follow the forced reads
+	}
 	sessions := p.opts.Level.SessionOrder()
 	place := func(t int32) {
 		e.node[t] = e.newNode(t)
