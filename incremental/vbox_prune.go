@@ -9,20 +9,25 @@ import (
 	"github.com/streamcheck/streamcheck/solver"
 )
 
-// Reachability pruning without timestamps (docs/SEMANTICS.md §3, "V1,
-// decided by reachability"; Vbox §4-5 and Cobra's pruning): the known
-// edges of the instance (base edges: forced read-from, session order, the
-// orders the online engine kept) go into a closure.Static; a pair of
+// Reachability pruning without timestamps (docs/SEMANTICS.md §3,
+// "Pruning by reachability without timestamps (V1)"; Vbox §4-5 and
+// Cobra's pruning): the known edges of the instance (base edges: forced
+// read-from, session order) go into a closure.Static. V1a: a pair of
 // writers of a key one of which reaches the other through them is ordered
 // in every model, so it needs no order variable and no ww edge, and the
 // readers of the earlier one need rw edges only to the nearest later
 // writers (the others are reached through those and the known path).
-// closure.Static is sound but may miss far paths; a pair it cannot decide
-// keeps its variable, so incompleteness costs only speed.
+// V1b: a writer that reaches a forced reader of the other's version
+// precedes it; that decision's edges become known edges, and the loop
+// repeats to a fixpoint. closure.Static is sound but may miss far paths;
+// a pair it cannot decide keeps its variable, so incompleteness costs only
+// speed.
 //
 // Only the fast path (every transaction present, constant selectors) at
 // levels without real time (those order writers by time, orderByTime):
 // in the guarded encoding a deselected transaction cuts known paths.
+// Invariant: every edge in the index is an edge already drawn in the
+// solver (an rw edge V1a leaves out must be implied by drawn edges).
 
 // vboxState holds the known edges collected while encoding and the index
 // built from them.
