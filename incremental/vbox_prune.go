@@ -93,6 +93,9 @@ func (e *encoder) vboxIndex() *closure.Static {
 	return v.reach
 }
 
+// vboxCoverCap bounds the nearer writers kept per writer in vboxKey.
+const vboxCoverCap = 8
+
 // vboxRounds bounds the fixpoint: on a generated 20K history the rounds
 // decided 18,567, 3,694, 657, 141, 26, 6, 4 and 0 pairs.
 const vboxRounds = 6
@@ -223,7 +226,11 @@ func (e *encoder) vboxKey(key int32, ws []int32, readersOf *readerIndex) {
 				continue
 			}
 			covered := false
-			for _, m := range cover {
+			// Past vboxCoverCap nearer writers the search for an excuse
+			// would be cubic in the writers of the key (sparse known
+			// graphs, like register workloads, have many minimal ones):
+			// the edge is drawn instead, which is always allowed.
+			for _, m := range cover[:min(len(cover), vboxCoverCap)] {
 				if x.Reaches(int32(e.node[m]), int32(e.node[b])) {
 					covered = true
 					break
@@ -233,7 +240,9 @@ func (e *encoder) vboxKey(key int32, ws []int32, readersOf *readerIndex) {
 				v.covered += len(readers)
 				continue
 			}
-			cover = append(cover, b)
+			if len(cover) < vboxCoverCap {
+				cover = append(cover, b)
+			}
 			via := e.p.orderVia(a, b)
 			for _, rd := range readers {
 				if rd.txn != b {
