@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/oracle"
 )
 
@@ -143,5 +145,52 @@ func TestVboxPruneAgainstBruteForce(t *testing.T) {
 				t.Fatalf("the sweep does not exercise V1: %d valid, %d invalid, decided %d, forced %d, covered %d", valid, invalid, decided, forced, covered)
 			}
 		})
+	}
+}
+
+// BenchmarkNoTimestamps is issue 27's acceptance 1 workload in process:
+// generated mixed histories (gen's preset, seed 1) with every timestamp
+// removed, checked at serializable with pruning on and, for the smaller
+// ones, off. Sizes beyond 20K run with STREAMCHECK_BENCH_LARGE=1.
+//
+//	go test ./incremental -run '^$' -bench NoTimestamps -benchtime 1x
+func BenchmarkNoTimestamps(b *testing.B) {
+	sizes := []int{10000, 20000}
+	if os.Getenv("STREAMCHECK_BENCH_LARGE") != "" {
+		sizes = append(sizes, 50000, 100000)
+	}
+	for _, n := range sizes {
+		cfg, err := gen.Preset("mixed")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Txns, cfg.Seed = n, 1
+		h, _, err := gen.Generate(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range h.Txns {
+			h.Txns[i].HasTime, h.Txns[i].Start, h.Txns[i].End = false, 0, 0
+		}
+		opts := history.DefaultOptions()
+		for _, off := range []bool{false, true} {
+			if off && n > 10000 {
+				continue
+			}
+			b.Run(fmt.Sprintf("txns=%d/noprune=%v", n, off), func(b *testing.B) {
+				for b.Loop() {
+					res, err := Check(context.Background(), h, opts, Config{NoPrune: off})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res.Verdict != Valid {
+						b.Fatalf("verdict %s", res.Verdict)
+					}
+					b.ReportMetric(float64(res.Stats.Pairs), "pairs")
+					b.ReportMetric(float64(res.Stats.Vars), "vars")
+					b.ReportMetric(float64(res.Stats.Conflicts), "conflicts")
+				}
+			})
+		}
 	}
 }
