@@ -557,7 +557,6 @@ func (e *encoder) encode() {
 	e.encodeReads()
 	e.encodeVersionOrder()
 	e.encodeInitialValues()
-
 }
 
 func (e *encoder) encodeSessions() {
