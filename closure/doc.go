@@ -163,9 +163,9 @@
 // landmarks for pairs beyond it. Unlike Closure it is sound but not
 // complete: Reaches is true only on a proven path (exact within the band);
 // a false may be a missed path, which a pruning rule must read as "not
-// decided". Memory n·(64 + 2·L/64) words for L <= 512 landmarks; TopoOrder
-// is its topological sort (smallest node first), also used to lay out the
-// solver's nodes along the forced reads.
+// decided". Memory n·(W + 2·L/64) words, W = 64 (16 above 250,000 nodes),
+// L <= 512 landmarks. TopoOrder is its topological sort (smallest node
+// first), also used to lay out the solver's nodes along the forced reads.
 //
 // References: Vbox §3.4.1-3.4.4 (papers/001), Purdom 1970, Italiano 1986
 // (Vbox [18]); docs/SEMANTICS.md §1 (time order), §5 (window, R5).

@@ -39,17 +39,27 @@ type Static struct {
 	bandWords int
 }
 
-// staticBandWords is the band width in 64-position words (1,024 positions:
-// in generated and recorded histories a transaction's known edges reach
-// a few hundred positions ahead; farther pairs are answered through
-// landmarks).
-const staticBandWords = 64
+// staticBandWords is the band width in 64-position words (4,096
+// positions: on generated histories without timestamps most pairs a
+// known path orders are 512-4,096 positions apart, and landmarks prove
+// few of them; a band of 1,024 left 2.7 times the pairs undecided at 10K).
+// Above staticWideLimit nodes the band narrows to staticNarrowWords, so
+// that the rows stay at 128 bytes a node (the landmarks add up to 128).
+const (
+	staticBandWords   = 64
+	staticNarrowWords = 16
+	staticWideLimit   = 250000
+)
 
 // NewStatic builds the index of the graph on nodes 0..n-1 with the given
 // edges. It returns nil if the graph has a cycle (then no constraint can be
 // decided by it: the instance is unsatisfiable and the solver proves it).
 func NewStatic(n int, edges [][2]int32) *Static {
-	return newStatic(n, edges, staticBandWords, 0)
+	w := staticBandWords
+	if n > staticWideLimit {
+		w = staticNarrowWords
+	}
+	return newStatic(n, edges, w, 0)
 }
 
 // newStatic takes the band width and the landmark count (0: about one per
