@@ -155,6 +155,18 @@
 //     stops at the first edge that closes one.
 //   - A transaction does not reach itself (Vbox's D(v) contains v).
 //
+// # Static: reachability without timestamps
+//
+// Static (static.go) is the offline pruning loop's index (docs/SEMANTICS.md
+// §3, "Pruning by reachability without timestamps (V1)"): a fixed DAG
+// whose band is taken over a topological order instead of over time, with
+// landmarks for pairs beyond it. Unlike Closure it is sound but not
+// complete: Reaches is true only on a proven path (exact within the band);
+// a false may be a missed path, which a pruning rule must read as "not
+// decided". Memory n·(W + 2·L/64) words, W = 64 (16 above 250,000 nodes),
+// L <= 512 landmarks. TopoOrder is its topological sort (smallest node
+// first), also used to lay out the solver's nodes along the forced reads.
+//
 // References: Vbox §3.4.1-3.4.4 (papers/001), Purdom 1970, Italiano 1986
 // (Vbox [18]); docs/SEMANTICS.md §1 (time order), §5 (window, R5).
 package closure

@@ -161,6 +161,9 @@ type encoder struct {
 	inits  map[int32]map[string]lit // key -> initial value -> var
 
 	prune *pruner // nil: no candidate pruning
+	// vbox: reachability pruning without real time (vbox_prune.go); nil
+	// when off.
+	vbox *vboxState
 
 	and2cache map[[2]lit]lit
 	scratch   []solver.Lit
@@ -285,6 +288,9 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 		e.layoutSI() // encode_si.go
 		return e
 	}
+	if e.vboxOn() && !p.opts.Level.RealTime() {
+		e.vbox = &vboxState{known: make([][2]int32, 0, 2*n)}
+	}
 	e.layout()
 	return e
 }
@@ -315,6 +321,9 @@ func (e *encoder) layout() {
 		}
 		return cmp.Compare(a, b)
 	})
+	if e.vbox != nil {
+		e.vboxLayout(txns) // vbox_prune.go: follow the forced reads
+	}
 	sessions := p.opts.Level.SessionOrder()
 	place := func(t int32) {
 		e.node[t] = e.newNode(t)
@@ -486,6 +495,7 @@ func (e *encoder) edge(a, b lit, from, to solver.Node, rec edgeRec) {
 		if !e.s.AddBaseEdge(from, to) {
 			e.unsat = true
 		}
+		e.noteKnown(from, to)
 	case b == litTrue:
 		e.s.AddEdge(solver.Lit(a), from, to)
 	default:
@@ -899,6 +909,10 @@ func (e *encoder) encodeVersionOrder() {
 	}
 	readersOf.build()
 	rt := p.opts.Level.RealTime()
+	if e.vbox != nil {
+		e.vbox.readers = readersOf
+	}
+	reach := e.vboxIndex() // nil: off, or the known edges have a cycle
 	for k := range p.keys {
 		if p.isList[k] {
 			continue
@@ -918,7 +932,10 @@ func (e *encoder) encodeVersionOrder() {
 			if uniform {
 				e.dups().d1 += len(ws) * (len(ws) - 1) / 2
 			}
-			for i := 0; i < len(ws) && !uniform; i++ {
+			if !uniform && reach != nil {
+				e.vboxKey(key, ws, readersOf)
+			}
+			for i := 0; i < len(ws) && !uniform && reach == nil; i++ {
 				if e.stopped() {
 					return
 				}
@@ -1107,9 +1124,9 @@ func (e *encoder) pairVar(a, b int32) lit {
 	}
 	var x lit
 	switch {
-	case e.p.before(a, b) || e.prune.orderedBefore(a, b):
+	case e.p.before(a, b) || e.prune.orderedBefore(a, b) || e.vboxBefore(a, b):
 		x = litTrue
-	case e.p.before(b, a) || e.prune.orderedBefore(b, a):
+	case e.p.before(b, a) || e.prune.orderedBefore(b, a) || e.vboxBefore(b, a):
 		x = litFalse
 	default:
 		x = e.newLit()

@@ -1,0 +1,362 @@
+package incremental
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/streamcheck/streamcheck/closure"
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/solver"
+)
+
+// Reachability pruning without timestamps (docs/SEMANTICS.md §3,
+// "Pruning by reachability without timestamps (V1)"; Vbox §4-5 and
+// Cobra's pruning): the known edges of the instance (base edges: forced
+// read-from, session order) go into a closure.Static. V1a: a pair of
+// writers of a key one of which reaches the other through them is ordered
+// in every model, so it needs no order variable and no ww edge, and the
+// readers of the earlier one need rw edges only to the nearest later
+// writers (the others are reached through those and the known path).
+// V1b: a writer that reaches a forced reader of the other's version
+// precedes it; that decision's edges become known edges, and the loop
+// repeats to a fixpoint. closure.Static is sound but may miss far paths;
+// a pair it cannot decide keeps its variable, so incompleteness costs only
+// speed.
+//
+// Only the fast path (every transaction present, constant selectors) at
+// levels without real time (those order writers by time, orderByTime):
+// in the guarded encoding a deselected transaction cuts known paths.
+// Invariant: every edge in the index is an edge already drawn in the
+// solver (an rw edge V1a leaves out must be implied by drawn edges).
+
+// vboxState holds the known edges collected while encoding and the index
+// built from them.
+type vboxState struct {
+	known [][2]int32
+	reach *closure.Static
+	built bool
+	// decided counts pairs ordered by reachability; covered the rw edges
+	// left out because a nearer later writer carries them.
+	decided, covered int
+	// forced counts pairs ordered because one writer reaches a forced
+	// reader of the other's version.
+	forced int
+	rounds int
+	// readers is encodeVersionOrder's reader index, for vboxDecide.
+	readers *readerIndex
+	// scratch
+	byPos []int32
+	cover []int32
+}
+
+// vboxOn: fast path, pruning on, a complete history.
+func (e *encoder) vboxOn() bool {
+	return e.sameValue && !e.guarded && e.si == nil
+}
+
+// noteKnown records a base edge between solver nodes.
+func (e *encoder) noteKnown(from, to solver.Node) {
+	if e.vbox != nil && e.vbox.known != nil {
+		e.vbox.known = append(e.vbox.known, [2]int32{int32(from), int32(to)})
+	}
+}
+
+// vboxIndex runs the pruning loop once and returns the final index: build
+// the index from the known edges, decide every pair of writers that the
+// known edges order through a forced reader (vboxDecide), add what that
+// decides as known edges, rebuild, and repeat until a round decides
+// nothing (Vbox's fixpoint; at most vboxRounds rounds, each later one over
+// the pairs still open).
+func (e *encoder) vboxIndex() *closure.Static {
+	v := e.vbox
+	if v == nil {
+		return nil
+	}
+	if v.built {
+		return v.reach
+	}
+	v.built = true
+	var open [][3]int32
+	for round := 0; round < vboxRounds; round++ {
+		v.reach = closure.NewStatic(e.s.NumNodes(), v.known)
+		if v.reach == nil || e.stopped() {
+			break
+		}
+		n := v.forced
+		open = e.vboxDecide(open, round == 0)
+		v.rounds++
+		if v.forced == n || len(open) == 0 {
+			break
+		}
+	}
+	v.known = nil
+	return v.reach
+}
+
+// vboxCoverCap bounds the nearer writers kept per writer in vboxKey.
+const vboxCoverCap = 8
+
+// vboxRounds bounds the fixpoint: on a generated 20K history the rounds
+// decided 18,567, 3,694, 657, 141, 26, 6, 4 and 0 pairs.
+const vboxRounds = 6
+
+// vboxDecide decides pairs of writers whose order a known path through a
+// forced reader proves, and returns the pairs still open. The first round
+// visits every pair of writers of every register key; later rounds only
+// the open ones. A decided pair's ww edge is drawn now as a base edge
+// and so are its forced readers' rw edges; both join the known edges.
+func (e *encoder) vboxDecide(open [][3]int32, first bool) [][3]int32 {
+	v := e.vbox
+	x := v.reach
+	var next [][3]int32
+	try := func(key, a, b int32) {
+		if _, ok := e.pairs[[2]int32{min(a, b), max(a, b)}]; ok {
+			return
+		}
+		na, nb := int32(e.node[a]), int32(e.node[b])
+		if x.Reaches(na, nb) || x.Reaches(nb, na) {
+			return
+		}
+		if e.sameFinal(key, a, b) {
+			// D1: readers of one's value need no rw edge to the other, so
+			// a path to a reader proves nothing about this pair.
+			return
+		}
+		var w, l int32 = -1, -1 // w before l
+		switch {
+		case e.vboxReachesReader(b, key, a, e.vbox.readers):
+			w, l = b, a
+		case e.vboxReachesReader(a, key, b, e.vbox.readers):
+			w, l = a, b
+		default:
+			if !(e.dropUnobserved && len(e.vbox.readers.get(key, a)) == 0 && len(e.vbox.readers.get(key, b)) == 0) {
+				next = append(next, [3]int32{key, a, b})
+			}
+			return
+		}
+		e.vboxFix(w, l)
+		// The forced readers' rw edges are drawn now, as base edges: the
+		// index's paths must consist of drawn edges only, since vboxKey
+		// leaves out an rw edge that an index path implies (an edge
+		// left for later could be the very path that excuses it).
+		via := e.p.orderVia(w, l)
+		for _, rd := range e.vbox.readers.get(key, w) {
+			if rd.rf == litTrue && rd.txn != l && e.node[rd.txn] >= 0 {
+				e.edge(litTrue, litTrue, e.node[rd.txn], e.node[l], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: w, via: via})
+			}
+		}
+	}
+	if !first {
+		for _, q := range open {
+			try(q[0], q[1], q[2])
+		}
+		return next
+	}
+	p := e.p
+	for k := range p.keys {
+		if p.isList[k] || e.stopped() {
+			continue
+		}
+		key := int32(k)
+		if e.writersUniform(key) {
+			continue
+		}
+		ws := e.wsScratch[:0]
+		for _, w := range p.writersOf[k] {
+			if e.node[w] >= 0 {
+				ws = append(ws, w)
+			}
+		}
+		e.wsScratch = ws
+		for i, a := range ws {
+			for _, b := range ws[i+1:] {
+				try(key, a, b)
+			}
+		}
+	}
+	return next
+}
+
+// vboxBefore reports a proven known path from a's node to b's node.
+func (e *encoder) vboxBefore(a, b int32) bool {
+	if e.vbox == nil || e.vbox.reach == nil {
+		return false
+	}
+	na, nb := e.node[a], e.node[b]
+	if na < 0 || nb < 0 {
+		return false
+	}
+	return e.vbox.reach.Reaches(int32(na), int32(nb))
+}
+
+// vboxKey orders the writers ws of register key by reachability: for
+// each a, every later writer (in the index's topological order) is
+// either reached by a (decided: a before b) or not known to be (the pair
+// gets its order literal, orderPair). A later writer cannot reach an
+// earlier one. For decided pairs only the readers of a matter (a's version
+// is overwritten by b, so they precede b); their rw edges go to the
+// minimal decided writers after a only: a reader r of a with r -> m and m
+// reaching b through known edges reaches b in every model. D1 still holds:
+// a writer of a's value needs no edge and so covers nothing.
+func (e *encoder) vboxKey(key int32, ws []int32, readersOf *readerIndex) {
+	v := e.vbox
+	x := v.reach
+	byPos := append(v.byPos[:0], ws...)
+	slices.SortFunc(byPos, func(a, b int32) int {
+		return cmp.Compare(x.Pos(int32(e.node[a])), x.Pos(int32(e.node[b])))
+	})
+	v.byPos = byPos
+	for i, a := range byPos {
+		if e.stopped() {
+			return
+		}
+		readers := readersOf.get(key, a)
+		cover := v.cover[:0]
+		for _, b := range byPos[i+1:] {
+			if !x.Reaches(int32(e.node[a]), int32(e.node[b])) {
+				e.orderPair(key, a, b, readersOf)
+				continue
+			}
+			v.decided++
+			if len(readers) == 0 {
+				continue
+			}
+			if e.sameFinal(key, a, b) {
+				e.dups().d1++
+				continue
+			}
+			covered := false
+			// Past vboxCoverCap nearer writers the search for an excuse
+			// would be cubic in the writers of the key (sparse known
+			// graphs, like register workloads, have many minimal ones):
+			// the edge is drawn instead, which is always allowed.
+			for _, m := range cover[:min(len(cover), vboxCoverCap)] {
+				if x.Reaches(int32(e.node[m]), int32(e.node[b])) {
+					covered = true
+					break
+				}
+			}
+			if covered {
+				v.covered += len(readers)
+				continue
+			}
+			if len(cover) < vboxCoverCap {
+				cover = append(cover, b)
+			}
+			via := e.p.orderVia(a, b)
+			for _, rd := range readers {
+				if rd.txn != b {
+					e.edge(rd.rf, litTrue, e.node[rd.txn], e.node[b], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: a, via: via})
+				}
+			}
+		}
+		v.cover = cover
+	}
+}
+
+// vboxReachesReader reports a proven known path from u to a reader of w's
+// version of key whose read is forced (its read-from literal is true),
+// other than u itself.
+func (e *encoder) vboxReachesReader(u, key, w int32, readersOf *readerIndex) bool {
+	x := e.vbox.reach
+	for _, rd := range readersOf.get(key, w) {
+		if rd.rf == litTrue && rd.txn != u && e.node[rd.txn] >= 0 && x.Reaches(int32(e.node[u]), int32(e.node[rd.txn])) {
+			return true
+		}
+	}
+	return false
+}
+
+// vboxFix makes "a before b" a constant of the pair (its ww edge becomes
+// a base edge; orderPair then draws the readers' rw edges without a
+// literal).
+func (e *encoder) vboxFix(a, b int32) {
+	e.vbox.forced++
+	if a < b {
+		e.newPair(a, b, litTrue)
+	} else {
+		e.newPair(b, a, litFalse)
+	}
+}
+
+func (e *encoder) vboxDebug() {
+	if e.vbox == nil {
+		return
+	}
+	lits := 0
+	for _, pv := range e.pairsL {
+		if pv.x != litTrue && pv.x != litFalse {
+			lits++
+		}
+	}
+	println("vbox decided", e.vbox.decided, "forced", e.vbox.forced, "rounds", e.vbox.rounds, "covered", e.vbox.covered, "pairs", len(e.pairsL), "literal pairs", lits, "nil index", e.vbox.reach == nil)
+}
+
+// vboxLayout reorders txns (the transactions about to get nodes, in the
+// layout's order) along the known edges that prepare already determines:
+// a read whose value has a single writer in the instance (and cannot be
+// the initial one) and session order where the level keeps it. Without
+// timestamps the layout's order is the history's listing order, and the
+// solver anchors its topological order and its order-guided phases to
+// node creation order (solver.Options.Reanchor); an order that already
+// follows the forced reads makes the remaining decisions agree with them
+// from the start. Only the order of node creation changes, not the
+// instance. A cycle leaves txns as they are (the solver will prove it).
+func (e *encoder) vboxLayout(txns []int32) {
+	p := e.p
+	idx := make([]int32, len(p.h.Txns))
+	for i := range idx {
+		idx[i] = -1
+	}
+	for i, t := range txns {
+		idx[t] = int32(i)
+	}
+	var edges [][2]int32
+	var one [1]int32
+	for i, t := range txns {
+		pt := &p.txns[t]
+		for ri := range pt.reads {
+			r := &pt.reads[ri]
+			if r.isList() || r.val == history.Null || p.opts.InitialState == history.InitialUnknown {
+				continue
+			}
+			src := int32(-1)
+			n := 0
+			for _, w := range p.writersOfValue(r.key, r.val, &one) {
+				if w == t || idx[w] < 0 {
+					continue
+				}
+				if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
+					src = w
+					n++
+				}
+			}
+			if n == 1 {
+				edges = append(edges, [2]int32{idx[src], int32(i)})
+			}
+		}
+	}
+	if p.opts.Level.SessionOrder() {
+		for _, all := range p.sessionMembers {
+			prev := int32(-1)
+			for _, t := range all {
+				if idx[t] < 0 {
+					continue
+				}
+				if prev >= 0 {
+					edges = append(edges, [2]int32{prev, idx[t]})
+				}
+				prev = idx[t]
+			}
+		}
+	}
+	order, _, _ := closure.TopoOrder(len(txns), edges)
+	if order == nil {
+		return
+	}
+	out := make([]int32, len(txns))
+	for i, j := range order {
+		out[i] = txns[j]
+	}
+	copy(txns, out)
+}
