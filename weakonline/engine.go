@@ -39,6 +39,10 @@ const (
 type Config struct {
 	// Stream names the stream in every alert id (online.OnlineConfig.Stream).
 	Stream string
+	// NoFast turns the incremental fast path off: every step that changed
+	// the instance runs the exact check (the reference the tests compare
+	// the fast path with).
+	NoFast bool
 
 	_ struct{}
 }
@@ -68,6 +72,15 @@ type Engine struct {
 
 	steps, checks, unchecked, unknowns int
 	lastStart                          int64
+
+	// fast is the incremental fast path (fast.go); nil when it is off
+	// (Config.NoFast) or was given up (fastLost says why): a choice of
+	// sources it made closed a cycle that another choice avoids.
+	fast     *fast
+	noFast   bool
+	fastLost string
+	// skipped counts the steps the fast path vouched for without a check.
+	skipped int
 }
 
 // New starts an engine for opts.Level, one of the weak levels (Levels).
@@ -75,7 +88,37 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 	if !Levels(opts.Level) {
 		return nil, fmt.Errorf("weakonline: %s is not a weak level", opts.Level)
 	}
-	return &Engine{opts: opts, stream: cfg.Stream, index: map[string]int{}, byName: map[string]int{}, lastStart: math.MinInt64}, nil
+	e := &Engine{opts: opts, stream: cfg.Stream, index: map[string]int{}, byName: map[string]int{}, lastStart: math.MinInt64, noFast: cfg.NoFast}
+	if !cfg.NoFast {
+		e.fast = newFast(opts)
+	}
+	return e, nil
+}
+
+// rebuild makes the fast path anew from the engine's transactions: after
+// a quarantine (the instance lost the core) and after a restore.
+func (e *Engine) rebuild() {
+	if e.noFast || e.fastLost != "" {
+		e.fast = nil
+		return
+	}
+	f := newFast(e.opts)
+	for i := range e.txns {
+		if e.flags[i]&(fUnchecked|fQuarantined) != 0 {
+			f.addTaint(&e.txns[i])
+		}
+	}
+	for i := range e.txns {
+		if e.flags[i]&(fUnchecked|fQuarantined) == 0 {
+			f.release(i, &e.txns[i])
+		}
+	}
+	for i := range e.txns {
+		if e.flags[i]&(fUnchecked|fQuarantined|fClosed) == fClosed {
+			f.close(i, e.txns)
+		}
+	}
+	e.fast = f
 }
 
 // SetStream sets the stream alert ids are scoped to, on a restored
@@ -106,6 +149,9 @@ func (e *Engine) Release(txns ...history.Txn) {
 			e.lastStart = max(e.lastStart, t.Start)
 		}
 		e.add(t, 0)
+		if e.fast != nil {
+			e.fast.release(len(e.txns)-1, &e.txns[len(e.txns)-1])
+		}
 	}
 }
 
@@ -116,6 +162,9 @@ func (e *Engine) Close(ids ...string) {
 		if i, ok := e.index[id]; ok && e.flags[i]&fClosed == 0 {
 			e.flags[i] |= fClosed
 			e.dirty = true
+			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
+				e.fast.close(i, e.txns)
+			}
 		}
 	}
 }
@@ -126,6 +175,9 @@ func (e *Engine) CloseAll() {
 		if e.flags[i]&fClosed == 0 {
 			e.flags[i] |= fClosed
 			e.dirty = true
+			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
+				e.fast.close(i, e.txns)
+			}
 		}
 	}
 }
@@ -136,6 +188,12 @@ func (e *Engine) CloseAll() {
 func (e *Engine) AddUnchecked(t history.Txn) {
 	t.ID = "unchecked:" + t.ID
 	e.add(t, fUnchecked|fClosed)
+	if e.fast != nil {
+		// More possible writers only drop reads from the instance: the
+		// fast path's graph keeps constraints the instance may have lost,
+		// which can only make it see trouble, never miss it.
+		e.fast.addTaint(&t)
+	}
 	e.unchecked++
 }
 
@@ -158,6 +216,13 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 	if !e.dirty && !e.deferred {
 		return nil, nil
 	}
+	if e.fast != nil && !e.fast.trouble && !e.deferred {
+		// F1: the fast path's graph is acyclic under its choice of
+		// sources and holds every constraint of the instance: a witness.
+		e.dirty = false
+		e.skipped++
+		return nil, nil
+	}
 	h, in := e.instance()
 	e.checks++
 	res, err := incremental.CheckWeakOnline(ctx, h, e.opts, incremental.Config{MaxAnomalies: MaxAnomaliesPerStep}, in)
@@ -167,6 +232,11 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 	e.dirty, e.deferred = false, false
 	switch res.Verdict {
 	case incremental.Valid:
+		if e.fast != nil && e.fast.trouble {
+			// F3: the instance is valid under another choice than the
+			// fast path's, which cannot vouch from now on.
+			e.fastLost, e.fast = e.fast.why, nil
+		}
 		return nil, nil
 	case incremental.Unknown:
 		// Too many read-from choices to enumerate: no alert (never a
@@ -204,8 +274,9 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 	}
 	if len(out) > 0 {
 		// Quarantine changed the instance: what the projection now keeps
-		// is checked at the next step.
+		// is checked at the next step, on a fast path built anew (F4).
 		e.dirty = true
+		e.rebuild()
 	}
 	return out, nil
 }
@@ -348,6 +419,12 @@ func (e *Engine) Stats() online.OnlineStats {
 	return st
 }
 
+// FastPath says whether the incremental fast path is on, and if it was
+// given up, why; Skipped counts the steps it vouched for without a check.
+func (e *Engine) FastPath() (on bool, lost string, skipped int) {
+	return e.fast != nil, e.fastLost, e.skipped
+}
+
 // Unknowns counts the checks that ended unknown (too many read-from
 // choices): no alert was possible then.
 func (e *Engine) Unknowns() int { return e.unknowns }
@@ -368,6 +445,8 @@ type snapshot struct {
 	Unchecked int
 	Unknowns  int
 	LastStart int64
+	FastLost  string `json:",omitempty"`
+	Skipped   int
 }
 
 const snapshotVersion = 1
@@ -379,7 +458,7 @@ var ErrCorrupt = errors.New("weakonline: corrupt snapshot")
 func (e *Engine) Snapshot() ([]byte, error) {
 	return json.Marshal(&snapshot{Version: snapshotVersion, Level: e.opts.Level.String(), Txns: e.txns, Names: e.names, Flags: e.flags, Index: e.index,
 		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Steps: e.steps, Checks: e.checks, Unchecked: e.unchecked,
-		Unknowns: e.unknowns, LastStart: e.lastStart})
+		Unknowns: e.unknowns, LastStart: e.lastStart, FastLost: e.fastLost, Skipped: e.skipped})
 }
 
 // Restore rebuilds an engine from a Snapshot, for opts (the same level).
@@ -415,6 +494,8 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	}
 	e.alerts, e.dirty, e.deferred = s.Alerts, s.Dirty, s.Deferred
 	e.steps, e.checks, e.unchecked, e.unknowns, e.lastStart = s.Steps, s.Checks, s.Unchecked, s.Unknowns, s.LastStart
+	e.fastLost, e.skipped = s.FastLost, s.Skipped
+	e.rebuild()
 	return e, nil
 }
 

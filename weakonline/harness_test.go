@@ -24,6 +24,7 @@ type feed struct {
 	order   []int // arrival order (indices into h.Txns)
 	batch   int
 	restart int
+	noFast  bool
 }
 
 type firing struct {
@@ -49,7 +50,7 @@ func runFeed(t *testing.T, h *history.History, opts history.Options, f feed) ([]
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := New(opts, Config{Stream: "test"})
+	eng, err := New(opts, Config{Stream: "test", NoFast: f.noFast})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func runFeed(t *testing.T, h *history.History, opts history.Options, f feed) ([]
 			}
 			wsnap := d.Window().Snapshot()
 			st := *d.State()
-			if eng, err = Restore(opts, Config{Stream: "test"}, esnap); err != nil {
+			if eng, err = Restore(opts, Config{Stream: "test", NoFast: f.noFast}, esnap); err != nil {
 				t.Fatal(err)
 			}
 			if win, err = window.Restore(wcfg, wsnap); err != nil {

@@ -73,7 +73,7 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 		t.Run(lv.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(lv), 26))
 			n := count(1500)
-			agreeOracle, invalid := 0, 0
+			agreeOracle, invalid, fastOn, lostN, skips := 0, 0, 0, 0, 0
 			for i := range n {
 				h := releaseOrder(oracle.RandomTiny(rng, cfg))
 				opts := history.DefaultOptions()
@@ -95,6 +95,24 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 				}
 				f := randomFeed(rng, h, []int64{1, 3, 10, 40})
 				fired, e := runFeed(t, h, opts, f)
+				f.noFast = true
+				if os.Getenv("WEAKONLINE_DEBUG") == strconv.Itoa(i) {
+					full := must(runFeed(t, h, opts, f))
+					t.Logf("history %d (tick %d batch %d order %v)\n%s", i, f.tick, f.batch, f.order, dump(h))
+					for _, x := range fired {
+						t.Logf("fast: %s at %d %v %v", x.alert.Type, x.at, x.alert.Core, x.alert.Text)
+					}
+					for _, x := range full {
+						t.Logf("full: %s at %d %v %v", x.alert.Type, x.at, x.alert.Core, x.alert.Text)
+					}
+				}
+				sameAlerts(t, fmt.Sprintf("history %d", i), fired, must(runFeed(t, h, opts, f)))
+				if on, lost, skipped := e.FastPath(); on {
+					fastOn++
+					skips += skipped
+				} else if lost != "" {
+					lostN++
+				}
 				if got := len(fired) > 0; got != (want == incremental.Invalid) {
 					t.Fatalf("history %d (tick %d, batch %d, order %v): online alerted=%v, offline %v\n%s", i, f.tick, f.batch, f.order, got, want, dump(h))
 				}
@@ -103,7 +121,10 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 				}
 				checkCores(t, h, opts, fired, e)
 			}
-			t.Logf("%s: %d histories, %d invalid, %d also against the oracle", lv, n, invalid, agreeOracle)
+			t.Logf("%s: %d histories, %d invalid, %d also against the oracle; fast path on at the end in %d (%d steps without a check), given up in %d", lv, n, invalid, agreeOracle, fastOn, skips, lostN)
+			if skips == 0 {
+				t.Fatalf("%s: the fast path never vouched for a step: the comparison tests nothing", lv)
+			}
 			if invalid == 0 || invalid == n {
 				t.Fatalf("%s: %d of %d invalid: the mix tests nothing", lv, invalid, n)
 			}
@@ -164,7 +185,7 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 		t.Run(lv.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(lv), 261))
 			n := count(12)
-			invalid := 0
+			invalid, fastUsed := 0, 0
 			for i := range n {
 				h, err := generated(rng, i, validAt[i%len(validAt)], injects[(i/len(validAt))%len(injects)])
 				if err != nil {
@@ -184,6 +205,13 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 				}
 				f := randomFeed(rng, h, []int64{1_000_000, 5_000_000, 50_000_000})
 				fired, e := runFeed(t, h, opts, f)
+				f.noFast = true
+				sameAlerts(t, fmt.Sprintf("stream %d", i), fired, must(runFeed(t, h, opts, f)))
+				if on, lost, skipped := e.FastPath(); !on || skipped == 0 {
+					t.Logf("stream %d: fast path on=%v (lost: %s), %d steps without a check", i, on, lost, skipped)
+				} else {
+					fastUsed++
+				}
 				if got := len(fired) > 0; got != (r.Verdict == incremental.Invalid) {
 					t.Fatalf("stream %d (valid-at %q, inject %v): online alerted=%v, check %v", i, validAt[i%len(validAt)], injects[(i/len(validAt))%len(injects)], got, r.Verdict)
 				}
@@ -194,6 +222,9 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 			}
 			if invalid == 0 || invalid == n {
 				t.Fatalf("%s: %d of %d streams alerted: the mix tests nothing", lv, invalid, n)
+			}
+			if fastUsed == 0 {
+				t.Fatalf("%s: the fast path vouched for no step of any stream", lv)
 			}
 		})
 	}
@@ -229,6 +260,22 @@ func TestRestartSameAlerts(t *testing.T) {
 		}
 		if alerted == 0 {
 			t.Fatalf("%s: no alert in any stream: the restart test compares nothing", lv)
+		}
+	}
+}
+
+func must(fired []firing, _ *Engine) []firing { return fired }
+
+// sameAlerts: the fast path changes which steps run the exact check,
+// never the alerts: the same ids, at the same events.
+func sameAlerts(t *testing.T, what string, fast, full []firing) {
+	t.Helper()
+	if len(fast) != len(full) {
+		t.Fatalf("%s: %d alerts with the fast path, %d without", what, len(fast), len(full))
+	}
+	for k := range fast {
+		if fast[k].alert.ID != full[k].alert.ID || fast[k].at != full[k].at {
+			t.Fatalf("%s: alert %d is %s at %d with the fast path, %s at %d without", what, k, fast[k].alert.ID, fast[k].at, full[k].alert.ID, full[k].at)
 		}
 	}
 }
