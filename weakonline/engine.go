@@ -105,7 +105,7 @@ func (e *Engine) rebuild() {
 	f := newFast(e.opts)
 	for i := range e.txns {
 		if e.flags[i]&(fUnchecked|fQuarantined) != 0 {
-			f.addTaint(&e.txns[i])
+			f.addTaint(i, &e.txns[i], e.flags[i]&fUnchecked != 0)
 		}
 	}
 	for i := range e.txns {
@@ -192,7 +192,7 @@ func (e *Engine) AddUnchecked(t history.Txn) {
 		// More possible writers only drop reads from the instance: the
 		// fast path's graph keeps constraints the instance may have lost,
 		// which can only make it see trouble, never miss it.
-		e.fast.addTaint(&t)
+		e.fast.addTaint(len(e.txns)-1, &e.txns[len(e.txns)-1], true)
 	}
 	e.unchecked++
 }

@@ -38,12 +38,18 @@ type fast struct {
 	pos      []int32 // position in its session
 	sessions map[string]int32
 	sessLast []int32 // last node of each session
-	// swr[s][key]: the positions and nodes of session s's writers of key.
-	swr         []map[history.Key][]posTxn
-	keySessions map[history.Key][]int32
+	// writersOf[key]: per session that wrote the key, the positions and
+	// nodes of its writers (one map lookup per read, then slices).
+	writersOf map[history.Key]*keyWriters
 
 	vals     map[kv][]int32 // (key, value) -> writer nodes, in release order
-	taint    map[kv]bool
+	// taint: the transactions outside the instance (quarantined,
+	// unchecked) that wrote each (key, value), any write op; a closed
+	// read is dropped by the projection when one of them is a possible
+	// writer of it (§3: not the reader, not after it by session or real
+	// time). Wildcard writes drop every read of their key (or of every
+	// key) whatever the times, as Engine.instance does.
+	taint    map[kv][]taintW
 	taintK   map[history.Key]bool
 	taintAll bool
 	initVal  map[history.Key]history.Value
@@ -77,9 +83,55 @@ type kv struct{ k, v history.Value }
 
 type posTxn struct{ pos, t int32 }
 
+// taintW is a writer outside the instance; noSession marks an unchecked
+// one, which the instance takes out of every session.
+type taintW struct {
+	t         int32
+	noSession bool
+}
+
+// keyWriters are one key's writers by session: sessions[j] wrote it at
+// the positions and nodes of lists[j] (ascending).
+type keyWriters struct {
+	sessions []int32
+	lists    [][]posTxn
+	last     int // the index of the session added to last (a cache)
+}
+
+func (kw *keyWriters) add(s, pos, t int32) {
+	j := kw.last
+	if j >= len(kw.sessions) || kw.sessions[j] != s {
+		j = slices.Index(kw.sessions, s)
+		if j < 0 {
+			j = len(kw.sessions)
+			kw.sessions = append(kw.sessions, s)
+			kw.lists = append(kw.lists, nil)
+		}
+		kw.last = j
+	}
+	kw.lists[j] = append(kw.lists[j], posTxn{pos, t})
+}
+
+// lastAt is the last writer at a position <= p in ws (-1: none).
+func lastAt(ws []posTxn, p int32) int32 {
+	lo, hi := 0, len(ws)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ws[m].pos <= p {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return -1
+	}
+	return ws[lo-1].t
+}
+
 func newFast(opts history.Options) *fast {
 	return &fast{lv: opts.Level, opts: opts, so: opts.Level.SessionOrder(), sessions: map[string]int32{},
-		keySessions: map[history.Key][]int32{}, vals: map[kv][]int32{}, taint: map[kv]bool{}, taintK: map[history.Key]bool{},
+		writersOf: map[history.Key]*keyWriters{}, vals: map[kv][]int32{}, taint: map[kv][]taintW{}, taintK: map[history.Key]bool{},
 		initVal: map[history.Key]history.Value{}}
 }
 
@@ -183,7 +235,6 @@ func (f *fast) release(i int, t *history.Txn) {
 			s = int32(len(f.sessLast))
 			f.sessions[t.Session] = s
 			f.sessLast = append(f.sessLast, -1)
-			f.swr = append(f.swr, map[history.Key][]posTxn{})
 		}
 		f.sessOf[i] = s
 		prev := f.sessLast[s]
@@ -209,11 +260,12 @@ func (f *fast) release(i int, t *history.Txn) {
 			f.clock[i] = clk
 		}
 		for _, w := range finals {
-			m := f.swr[s]
-			if len(m[w.k]) == 0 {
-				f.keySessions[w.k] = append(f.keySessions[w.k], s)
+			kw := f.writersOf[w.k]
+			if kw == nil {
+				kw = &keyWriters{}
+				f.writersOf[w.k] = kw
 			}
-			m[w.k] = append(m[w.k], posTxn{f.pos[i], int32(i)})
+			kw.add(s, f.pos[i], int32(i))
 		}
 	} else if f.lv == history.Causal {
 		// A transaction without a session is a session of its own; the
@@ -222,9 +274,9 @@ func (f *fast) release(i int, t *history.Txn) {
 	}
 }
 
-// addTaint records an unchecked or quarantined transaction's writes:
-// a read they could explain is dropped by the projection.
-func (f *fast) addTaint(t *history.Txn) {
+// addTaint records the writes of transaction i, unchecked or
+// quarantined: a read they could explain is dropped by the projection.
+func (f *fast) addTaint(i int, t *history.Txn, unchecked bool) {
 	for _, op := range t.Ops {
 		if op.Kind == history.Read {
 			continue
@@ -235,7 +287,10 @@ func (f *fast) addTaint(t *history.Txn) {
 		case op.Value == online.Wild:
 			f.taintK[op.Key] = true
 		default:
-			f.taint[kv{op.Key, op.Value}] = true
+			r := kv{op.Key, op.Value}
+			if ws := f.taint[r]; len(ws) == 0 || ws[len(ws)-1].t != int32(i) {
+				f.taint[r] = append(ws, taintW{int32(i), unchecked})
+			}
 		}
 	}
 }
@@ -252,7 +307,7 @@ func (f *fast) close(i int, txns []history.Txn) {
 	var reads []kv
 	var from []int32
 	for _, r := range f.reads[i] {
-		if f.taintAll || f.taintK[r.k] || f.taint[r] {
+		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) {
 			continue // dropped by the projection (§3)
 		}
 		src, ok := f.choose(i, r, txns)
@@ -304,6 +359,34 @@ func (f *fast) close(i int, txns []history.Txn) {
 		f.forcedCausal(int32(i), nil)
 		f.propagate(int32(i))
 	}
+}
+
+// tainted reports whether a writer outside the instance is a possible
+// writer of closed node i's read r (incremental's possibleWriters under
+// the real-time read rule).
+func (f *fast) tainted(i int, r kv, txns []history.Txn) bool {
+	rt := &txns[i]
+	for _, w := range f.taint[r] {
+		if int(w.t) == i {
+			continue
+		}
+		wt := &txns[w.t]
+		if rt.HasTime && wt.HasTime && f.opts.Precedes(rt, wt) {
+			continue
+		}
+		if f.so && !w.noSession && rt.HasSession && wt.HasSession && rt.Session == wt.Session && laterInSession(wt, rt, int(w.t), i) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// laterInSession reports whether w (at engine index wi) comes after r
+// (at ri) in their session: the order of starts, then the order given,
+// as incremental's session rank has it for the instance's history.
+func laterInSession(w, r *history.Txn, wi, ri int) bool {
+	return w.Start > r.Start || (w.Start == r.Start && wi > ri)
 }
 
 func writes(finals []kv, k history.Key) bool {
@@ -369,6 +452,18 @@ func (f *fast) propagate(n int32) {
 	}
 }
 
+// inPast reports whether t1 is already in t2's causal past (a path of
+// session and read-from edges leads from t1 to t2, so the forced edge
+// t1 -> t2 adds nothing).
+func (f *fast) inPast(t1, t2 int32) bool {
+	if t2 < 0 {
+		return false
+	}
+	s := f.sessOf[t1]
+	c := f.clock[t2]
+	return s >= 0 && int(s) < len(c) && c[s] >= f.pos[t1]
+}
+
 // sameClock compares two clocks, a missing entry (a session that began
 // later) being -1.
 func sameClock(a, b []int32) bool {
@@ -396,7 +491,11 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 	own := f.sessOf[n]
 	for k, r := range f.reads[n] {
 		t2 := f.froms[n][k]
-		for _, s := range f.keySessions[r.k] {
+		kw := f.writersOf[r.k]
+		if kw == nil {
+			continue
+		}
+		for j, s := range kw.sessions {
 			if int(s) >= len(clk) {
 				continue
 			}
@@ -414,7 +513,7 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 			if p < 0 || (old != nil && p <= o) {
 				continue
 			}
-			if t1 := f.lastWriter(s, r.k, p); t1 >= 0 && t1 != n {
+			if t1 := lastAt(kw.lists[j], p); t1 >= 0 && t1 != n && !f.inPast(t1, t2) {
 				f.forced(t1, t2)
 			}
 		}
@@ -424,20 +523,15 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 // lastWriter is session s's last writer of k at a position <= p (-1:
 // none).
 func (f *fast) lastWriter(s int32, k history.Key, p int32) int32 {
-	ws := f.swr[s][k]
-	j, _ := slices.BinarySearchFunc(ws, p+1, func(a posTxn, b int32) int {
-		switch {
-		case a.pos < b:
-			return -1
-		case a.pos > b:
-			return 1
-		}
-		return 0
-	})
-	if j == 0 {
+	kw := f.writersOf[k]
+	if kw == nil {
 		return -1
 	}
-	return ws[j-1].t
+	j := slices.Index(kw.sessions, s)
+	if j < 0 {
+		return -1
+	}
+	return lastAt(kw.lists[j], p)
 }
 
 // forced adds the co edge t1 -> t2 the axiom forces; into the initial
