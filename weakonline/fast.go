@@ -42,7 +42,7 @@ type fast struct {
 	// nodes of its writers (one map lookup per read, then slices).
 	writersOf map[history.Key]*keyWriters
 
-	vals     map[kv][]int32 // (key, value) -> writer nodes, in release order
+	vals map[kv][]int32 // (key, value) -> writer nodes, in release order
 	// taint: the transactions outside the instance (quarantined,
 	// unchecked) that wrote each (key, value), any write op; a closed
 	// read is dropped by the projection when one of them is a possible
