@@ -299,7 +299,10 @@ func (e *Engine) alert(ctx context.Context, h *history.History, an incremental.A
 	// Without the real-time read rule, does the core still violate the
 	// promised level? The projection is the level's own (a writer after
 	// the reader is a possible writer again).
-	core := incremental.Project(h, e.opts, an.Core)
+	// A read no transaction of the core can have written is dropped too:
+	// without the rule a transaction that begins later could write its
+	// value, so it proves nothing about the promised level (WK3).
+	core := dropUnwritten(incremental.Project(h, e.opts, an.Core), e.opts)
 	r, err := incremental.Check(ctx, core, e.opts, incremental.Config{MaxAnomalies: 1})
 	if err != nil {
 		return nil, fmt.Errorf("weakonline: re-checking a core without real time: %w", err)
@@ -307,10 +310,40 @@ func (e *Engine) alert(ctx context.Context, h *history.History, an incremental.A
 	if r.Verdict != incremental.Invalid {
 		a.NeedsRealtime = true
 		a.Text = append(append([]string{}, a.Text...), fmt.Sprintf(
-			"This core violates %s only under the real-time read rule run adds (no read from a transaction that began after the reader ended, Δ=%dns): it proves a read from a transaction that had not begun, which %s alone allows.",
+			"This core violates %s only under the real-time read rule run adds (no read from a transaction that began after the reader ended, Δ=%dns): it proves a read from a transaction that had not begun (or of a value no transaction at hand wrote), which %s alone allows of a transaction still to come.",
 			e.opts.Level, e.opts.Skew, e.opts.Level))
 	}
 	return a, nil
+}
+
+// dropUnwritten drops from h every external read of a value that no
+// other transaction of h writes (with session order: none that is not
+// after the reader in its session) and the initial state cannot have
+// held, so that only reads whose possible sources are all at hand stay.
+func dropUnwritten(h *history.History, opts history.Options) *history.History {
+	so := opts.Level.SessionOrder()
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		var wrote map[history.Key]bool
+		t.Ops = keepOps(t.Ops, func(op history.Op, internal bool) bool {
+			if op.Kind != history.Read || internal || op.Value == history.Null || opts.InitialState == history.InitialUnknown {
+				return true
+			}
+			for j := range h.Txns {
+				w := &h.Txns[j]
+				if j == i || (so && w.HasSession && t.HasSession && w.Session == t.Session && (w.Start > t.Start || (w.Start == t.Start && j > i))) {
+					continue
+				}
+				for _, wo := range w.Ops {
+					if wo.Kind != history.Read && wo.Key == op.Key && wo.Value == op.Value {
+						return true
+					}
+				}
+			}
+			return false
+		}, &wrote)
+	}
+	return h
 }
 
 // instance builds the alert instance: every transaction given, the
