@@ -53,13 +53,30 @@
 //	   and Snapshot/Restore round-trip everything that decides a later
 //	   step.
 //
+//	F1 The fast path (fast.go) keeps the graph of the alert instance under
+//	   one choice of sources, with at least every constraint of the
+//	   instance (session, read-from, forced; causal pasts exact for the
+//	   instance as ancestors close), acyclic by a dynamic topological
+//	   order. While it is acyclic and untroubled a step runs no check.
+//	F2 Whatever it cannot vouch for is trouble, and the step runs the
+//	   exact check (incremental.CheckWeakOnline on the instance), which
+//	   alone raises alerts: the fast path changes which steps check, never
+//	   the alerts.
+//	F3 When the exact check finds a troubled instance valid, the choice
+//	   was wrong and the fast path is given up (every step checks).
+//	F4 After an alert the fast path is rebuilt without the core; a
+//	   restored engine rebuilds it from its transactions.
+//
 // # Complexity
 //
-// This first engine keeps every released transaction and re-checks the
-// alert instance at each step that changed it: a step costs the offline
-// weak check on the released stream, O(n^1.5) at read atomic, O(n·k) at
-// causal, linear at read committed, so a stream costs that times the
-// number of steps, and memory grows with the stream. Incremental
-// saturation with retirement is what remains (BENCHMARKS.md, section
-// weakon).
+// The fast path costs, per transaction, its reads and writes (hash
+// lookups), an edge insertion each (Pearce-Kelly: the affected region of
+// the order), and at causal O(k) per read for k sessions that wrote its
+// key, plus the clock updates when an ancestor closes. A step it cannot
+// vouch for costs the offline weak check on the whole instance (O(n^1.5)
+// at read atomic, O(n·k) at causal, linear at read committed). Memory
+// grows with the stream: every released transaction is kept, with its
+// node, its edges and at causal its clock of one int32 per session; no
+// level bounds it without real time in its visibility (docs/SEMANTICS.md
+// §5 "The window at the weak levels").
 package weakonline
