@@ -63,7 +63,9 @@
 //	   alone raises alerts: the fast path changes which steps check, never
 //	   the alerts.
 //	F3 When the exact check finds a troubled instance valid, the choice
-//	   was wrong and the fast path is given up (every step checks).
+//	   was wrong: the fast path is rebuilt with its choices guided by the
+//	   check's witness, and given up (every step checks) only if that one
+//	   is in trouble too.
 //	F4 After an alert the fast path is rebuilt without the core; a
 //	   restored engine rebuilds it from its transactions.
 //

@@ -79,8 +79,9 @@ type Engine struct {
 	fast     *fast
 	noFast   bool
 	fastLost string
-	// skipped counts the steps the fast path vouched for without a check.
-	skipped int
+	// skipped counts the steps the fast path vouched for without a check,
+	// rebuilds its rebuilds from a witness.
+	skipped, rebuilds int
 }
 
 // New starts an engine for opts.Level, one of the weak levels (Levels).
@@ -96,13 +97,26 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 }
 
 // rebuild makes the fast path anew from the engine's transactions: after
-// a quarantine (the instance lost the core) and after a restore.
-func (e *Engine) rebuild() {
+// a quarantine (the instance lost the core) and after a restore; with a
+// witness (the exact check's commit order, by name), its choices follow
+// it (F3).
+func (e *Engine) rebuild(witness ...string) {
 	if e.noFast || e.fastLost != "" {
 		e.fast = nil
 		return
 	}
 	f := newFast(e.opts)
+	if witness != nil {
+		f.rank = make([]int32, len(e.txns))
+		for i := range f.rank {
+			f.rank[i] = -1
+		}
+		for k, name := range witness {
+			if i, ok := e.byName[name]; ok {
+				f.rank[i] = int32(k)
+			}
+		}
+	}
 	for i := range e.txns {
 		if e.flags[i]&(fUnchecked|fQuarantined) != 0 {
 			f.addTaint(i, &e.txns[i], e.flags[i]&fUnchecked != 0)
@@ -234,8 +248,15 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 	case incremental.Valid:
 		if e.fast != nil && e.fast.trouble {
 			// F3: the instance is valid under another choice than the
-			// fast path's, which cannot vouch from now on.
-			e.fastLost, e.fast = e.fast.why, nil
+			// fast path's. Rebuilt with its choices guided by the
+			// witness, it vouches again; if that too is in trouble, it
+			// is given up for the rest of the run.
+			why := e.fast.why
+			e.rebuild(res.Witness...)
+			e.rebuilds++
+			if e.fast != nil && e.fast.trouble {
+				e.fastLost, e.fast = why+"; again after a rebuild from the witness: "+e.fast.why, nil
+			}
 		}
 		return nil, nil
 	case incremental.Unknown:

@@ -67,6 +67,12 @@ type fast struct {
 	froms  [][]int32 // causal: the source of each read (-1: initial), parallel to reads
 	prev   []int32   // the node before in its session (-1: none)
 
+	// rank, when the fast path was rebuilt from the exact check's
+	// witness (a commit order), is each transaction's place in it (-1:
+	// not in it); choose then takes, among a read's candidates, the last
+	// one before the reader in that order (F3).
+	rank []int32
+
 	trouble bool
 	// why says what the first trouble was, for tests and metrics.
 	why string
@@ -221,6 +227,11 @@ func (f *fast) release(i int, t *history.Txn) {
 	}
 	if t.Status == history.Aborted {
 		return // not a node: its writes are sources of nothing
+	}
+	if t.Status == history.Unknown && f.rank != nil && i < len(f.rank) && f.rank[i] < 0 {
+		// The witness did not take it as committed: nor does the graph
+		// (a read that can have no other source is then trouble).
+		return
 	}
 	f.node[i], f.usable[i] = true, true
 	f.ord[i] = f.nextOrd
@@ -580,23 +591,64 @@ func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 		}
 	}
 	initial := r.v == history.Null || f.opts.InitialState == history.InitialUnknown
+	if f.rankOf(int32(i)) >= 0 {
+		// Guided by the witness: the candidate latest in it before the
+		// reader (for read committed this keeps every wr edge along the
+		// witness order, so the graph stays acyclic).
+		best, bestRank := int32(-1), int32(-1)
+		for _, w := range f.vals[r] {
+			if int(w) == i || !f.usable[w] || f.rankOf(w) < 0 || f.rank[w] > f.rank[i] {
+				continue
+			}
+			wt := &txns[w]
+			if rt.HasTime && wt.HasTime && f.opts.Precedes(rt, wt) {
+				continue
+			}
+			if f.so && f.sessOf[i] >= 0 && f.sessOf[w] == f.sessOf[i] && f.pos[w] > f.pos[i] {
+				continue
+			}
+			if f.rank[w] > bestRank {
+				best, bestRank = w, f.rank[w]
+			}
+		}
+		if best >= 0 {
+			return best, true
+		}
+		if initial {
+			return f.chooseInitial(r), true
+		}
+	}
 	switch {
 	case best >= 0:
 		return best, true
 	case initial:
-		if f.opts.InitialState == history.InitialUnknown {
-			if v, seen := f.initVal[r.k]; seen && v != r.v {
-				f.fail("two initial values of one key")
-			}
-			f.initVal[r.k] = r.v
-		}
-		return -1, true
+		return f.chooseInitial(r), true
 	case firstCommitted >= 0:
 		return firstCommitted, true
 	case first >= 0:
 		return first, true
 	}
 	return 0, false
+}
+
+// rankOf is i's place in the witness the fast path was rebuilt from (-1:
+// none, or released since).
+func (f *fast) rankOf(i int32) int32 {
+	if int(i) < len(f.rank) {
+		return f.rank[i]
+	}
+	return -1
+}
+
+// chooseInitial takes the initial state as r's source.
+func (f *fast) chooseInitial(r kv) int32 {
+	if f.opts.InitialState == history.InitialUnknown {
+		if v, seen := f.initVal[r.k]; seen && v != r.v {
+			f.fail("two initial values of one key")
+		}
+		f.initVal[r.k] = r.v
+	}
+	return -1
 }
 
 // edge adds u -> v, keeping ord a topological order; a cycle is trouble
