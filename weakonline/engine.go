@@ -70,6 +70,10 @@ type Engine struct {
 	// the last check found a core with an open member (W4).
 	dirty, deferred bool
 
+	// undecided: the last exact check ended unknown (too many read-from
+	// choices), so the instance may hold an anomaly no alert names.
+	undecided bool
+
 	steps, checks, unchecked, unknowns int
 	lastStart                          int64
 
@@ -233,7 +237,7 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 	if e.fast != nil && !e.fast.trouble && !e.deferred {
 		// F1: the fast path's graph is acyclic under its choice of
 		// sources and holds every constraint of the instance: a witness.
-		e.dirty = false
+		e.dirty, e.undecided = false, false
 		e.skipped++
 		return nil, nil
 	}
@@ -244,6 +248,9 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 		return nil, fmt.Errorf("weakonline: step %d: %w", e.steps, err)
 	}
 	e.dirty, e.deferred = false, false
+	if res.Verdict != incremental.Unknown {
+		e.undecided = false
+	}
 	switch res.Verdict {
 	case incremental.Valid:
 		if e.fast != nil && e.fast.trouble {
@@ -263,6 +270,7 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 		// Too many read-from choices to enumerate: no alert (never a
 		// guess); the next change checks again, and the count says it.
 		e.unknowns++
+		e.undecided = true
 		return nil, nil
 	}
 	var out []*online.Alert
@@ -479,6 +487,10 @@ func (e *Engine) FastPath() (on bool, lost string, skipped int) {
 	return e.fast != nil, e.fastLost, e.skipped
 }
 
+// Undecided reports whether the last exact check ended unknown: the
+// verdict on what was checked is then partial, not valid.
+func (e *Engine) Undecided() bool { return e.undecided }
+
 // Unknowns counts the checks that ended unknown (too many read-from
 // choices): no alert was possible then.
 func (e *Engine) Unknowns() int { return e.unknowns }
@@ -494,6 +506,7 @@ type snapshot struct {
 	Alerts    []*online.Alert
 	Dirty     bool
 	Deferred  bool
+	Undecided bool `json:",omitempty"`
 	Steps     int
 	Checks    int
 	Unchecked int
@@ -511,7 +524,7 @@ var ErrCorrupt = errors.New("weakonline: corrupt snapshot")
 // Snapshot encodes the engine's state (W7).
 func (e *Engine) Snapshot() ([]byte, error) {
 	return json.Marshal(&snapshot{Version: snapshotVersion, Level: e.opts.Level.String(), Txns: e.txns, Names: e.names, Flags: e.flags, Index: e.index,
-		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Steps: e.steps, Checks: e.checks, Unchecked: e.unchecked,
+		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Undecided: e.undecided, Steps: e.steps, Checks: e.checks, Unchecked: e.unchecked,
 		Unknowns: e.unknowns, LastStart: e.lastStart, FastLost: e.fastLost, Skipped: e.skipped})
 }
 
@@ -546,7 +559,7 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 			return nil, fmt.Errorf("%w: id %q at %d of %d", ErrCorrupt, id, i, len(e.txns))
 		}
 	}
-	e.alerts, e.dirty, e.deferred = s.Alerts, s.Dirty, s.Deferred
+	e.alerts, e.dirty, e.deferred, e.undecided = s.Alerts, s.Dirty, s.Deferred, s.Undecided
 	e.steps, e.checks, e.unchecked, e.unknowns, e.lastStart = s.Steps, s.Checks, s.Unchecked, s.Unknowns, s.LastStart
 	e.fastLost, e.skipped = s.FastLost, s.Skipped
 	e.rebuild()

@@ -886,6 +886,9 @@ func (r *runner) outcome() cliutil.Outcome {
 	if r.readErr != nil {
 		o.InputErrors++
 	}
+	if we, ok := r.engine.(weakEngine); ok && we.Undecided() {
+		o.Partial = true
+	}
 	for reason, n := range r.win.Stats().DeadLetters {
 		if n == 0 {
 			continue
@@ -1168,6 +1171,9 @@ func (r *runner) summary(why string) {
 	}
 	if n := es.PastRetention; n > 0 {
 		partial += fmt.Sprintf("; %d evicted bodies past retention", n)
+	}
+	if we, ok := r.engine.(weakEngine); ok && we.Undecided() {
+		partial += "; UNKNOWN: the last check could not decide (more read-from choices than it enumerates)"
 	}
 	ck := r.latency.String()
 	if r.store != nil {
