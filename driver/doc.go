@@ -9,8 +9,8 @@
 // its alerts each), and persists State with the window's and the engine's
 // snapshots when it wants a checkpoint. The caller owns the sources, the
 // sinks, the clock, the metrics and the disk; the driver owns the window
-// (window.Window), the engine (online.Online) and the state between
-// ticks. It starts no goroutine, reads no clock, and imports neither os,
+// (window.Window), the engine (an Engine: online.Online, or
+// weakonline.Engine at the weak levels) and the state between ticks. It starts no goroutine, reads no clock, and imports neither os,
 // net nor syscall (forbidden_imports_test.go in the repository root holds
 // the line).
 //

@@ -78,13 +78,27 @@ func NewState(parts int) State {
 	return st
 }
 
+// Engine is what the driver steps: the calls of the schedule (D1) and
+// nothing else. *online.Online (the serializable engine) and
+// *weakonline.Engine (read-committed, read-atomic, causal) satisfy it; the
+// driver makes the same calls in the same order whichever it is given.
+type Engine interface {
+	AddUnchecked(t history.Txn)
+	Release(txns ...history.Txn)
+	Close(ids ...string)
+	CloseAll()
+	Step(ctx context.Context) ([]*online.Alert, error)
+}
+
+var _ Engine = (*online.Online)(nil)
+
 // Driver steps an online engine in event time. It owns the window, the
 // engine and the state between ticks; it does no IO and reads no clock.
 // It is not safe for concurrent use.
 type Driver struct {
 	cfg Config
 	win *window.Window
-	eng *online.Online
+	eng Engine
 	st  State
 
 	// kindScratch is noteKinds' list of keys, reused from event to event.
@@ -94,7 +108,7 @@ type Driver struct {
 // New returns a driver over win and eng (new, or restored from one
 // checkpoint) and st (NewState, or the same checkpoint's State). The
 // driver owns all three from then on.
-func New(cfg Config, win *window.Window, eng *online.Online, st State) *Driver {
+func New(cfg Config, win *window.Window, eng Engine, st State) *Driver {
 	if cfg.Tick <= 0 {
 		panic("driver: tick must be positive")
 	}
@@ -114,7 +128,7 @@ func (d *Driver) Window() *window.Window { return d.win }
 
 // Engine is the driver's engine, for its snapshot, statistics and the
 // bodies of alerts' cores.
-func (d *Driver) Engine() *online.Online { return d.eng }
+func (d *Driver) Engine() Engine { return d.eng }
 
 // Rejection says why Accept set an event aside. Exactly one field is set.
 type Rejection struct {

@@ -185,7 +185,7 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 			d.Fatalf(t, "%v", err)
 		}
 		printReady(&b, &rd)
-		es := s.d.Engine().Stats()
+		es := s.d.Engine().(*online.Online).Stats()
 		fmt.Fprintf(&b, "checked %d, %d alerts\n", es.Released, es.Alerts)
 	default:
 		d.Fatalf(t, "unknown command %s", d.Cmd)

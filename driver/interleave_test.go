@@ -130,7 +130,7 @@ func runInterleaving(t *testing.T, parts [][]history.Txn, rng *rand.Rand, restar
 // restarted checkpoints d and returns a driver restored from the bytes.
 func restarted(t *testing.T, d *Driver, cfg Config, opts history.Options, parts int) *Driver {
 	wsnap := d.Window().Snapshot()
-	esnap, err := d.Engine().Snapshot()
+	esnap, err := d.Engine().(*online.Online).Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}

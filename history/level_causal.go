@@ -21,6 +21,12 @@ const CausalityViolation = "causality-violation"
 // of the key in the reader's causal past needs an edge: the session's
 // earlier writers precede it in session order. Where read-from is not
 // determined, the check runs for every choice, bounded (unknown beyond).
+//
+// Online (run, canary): package weakonline, the same back end on the
+// alert instance, with one real-time rule added so that a read closes:
+// a transaction that began after the reader ended is not a possible
+// source (docs/SEMANTICS.md §5 "The window at the weak levels"); an alert
+// that needs the rule says needs_realtime.
 var causal = LevelInfo{
 	Level:   Causal,
 	Name:    "causal",
@@ -33,5 +39,5 @@ var causal = LevelInfo{
 	Orders:  OrderSession,
 	Forbids: []string{G1a, G1b, Internal, GarbageRead, G0, G1c, G1c + ProcessSuffix, FracturedRead, CausalityViolation},
 	Backend: BackendPolynomial,
-	Online:  false,
+	Online:  true,
 }

@@ -20,6 +20,12 @@ const ReadCommitted Level = 7
 // Where read-from is not determined (repeated values, unknown outcomes,
 // unknown initial state) the same check runs for every choice, bounded,
 // and the verdict is unknown beyond the bound, never a guess.
+//
+// Online (run, canary): package weakonline, the same back end on the
+// alert instance, with one real-time rule added so that a read closes:
+// a transaction that began after the reader ended is not a possible
+// source (docs/SEMANTICS.md §5 "The window at the weak levels"); an alert
+// that needs the rule says needs_realtime.
 var readCommitted = LevelInfo{
 	Level:   ReadCommitted,
 	Name:    "read-committed",
@@ -31,5 +37,5 @@ var readCommitted = LevelInfo{
 	Orders:    0,
 	Forbids:   []string{G1a, G1b, Internal, GarbageRead, G0, G1c},
 	Backend:   BackendPolynomial,
-	Online:    false,
+	Online:    true,
 }

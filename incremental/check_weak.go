@@ -464,7 +464,7 @@ func decideAround(ctx context.Context, p *prepared, cyc []saturation.Edge, paths
 		if len(members) == len(p.h.Txns) {
 			break
 		}
-		pc := prepare(p.project(in), p.opts)
+		pc := prepareLike(p, p.project(in))
 		o, err := decideWeakAt(ctx, pc, true)
 		if err == nil && o.verdict == Invalid {
 			in2, out, found = slices.Clone(in), o, true
@@ -624,10 +624,44 @@ func translate(sh *saturation.History, m saturation.Model, cyc []saturation.Edge
 
 // checkWeak is Check for the levels of the polynomial back end.
 func checkWeak(ctx context.Context, h *history.History, opts history.Options, cfg Config) (*Result, error) {
+	return checkWeakPrepared(ctx, prepare(h, opts), cfg)
+}
+
+// prepareLike prepares h as p was prepared (the online variant's flag
+// carried over), for the projections the weak back end decides.
+func prepareLike(p *prepared, h *history.History) *prepared {
+	pc := prepare(h, p.opts)
+	pc.rtReads = p.rtReads
+	return pc
+}
+
+// CheckWeakOnline is Check at a weak level (read-committed, read-atomic,
+// causal) under the real-time read rule the online engine checks
+// (docs/SEMANTICS.md §5 "The window at the weak levels"): a transaction
+// that began after a reader ended (opts.Precedes, with Δ) is never a
+// possible source of its reads. Everything else is the level's own
+// definition. With in non-nil, the history checked is the projection of
+// h to the transactions in marks (docs/SEMANTICS.md §3), each read kept
+// iff all its possible writers under that rule are in: h then holds the
+// unchecked and quarantined writers too, so that a read they could
+// explain is dropped, never called an anomaly. Cores name h's IDs.
+func CheckWeakOnline(ctx context.Context, h *history.History, opts history.Options, cfg Config, in []bool) (*Result, error) {
+	if opts.Level.Def().Backend != history.BackendPolynomial {
+		return nil, fmt.Errorf("incremental: %s is not a weak level", opts.Level)
+	}
+	p := prepare(h, opts)
+	p.rtReads = true
+	if in != nil {
+		p = prepareLike(p, p.project(in))
+	}
+	return checkWeakPrepared(ctx, p, cfg)
+}
+
+func checkWeakPrepared(ctx context.Context, p *prepared, cfg Config) (*Result, error) {
+	h, opts := p.h, p.opts
 	res := &Result{Options: opts}
 	res.Stats.Txns = len(h.Txns)
 	start := time.Now()
-	p := prepare(h, opts)
 	for ti := range p.txns {
 		res.Stats.Reads += len(p.txns[ti].reads)
 	}
@@ -647,7 +681,7 @@ func checkWeak(ctx context.Context, h *history.History, opts history.Options, cf
 		// Enumeration gave up (too many sources to choose from). A
 		// witness of a stronger level is a witness here too, so the SAT
 		// engine is asked for one before answering unknown.
-		if w, ok := strongerWitness(ctx, h, opts, cfg); ok {
+		if w, ok := strongerWitness(ctx, h, opts, cfg, p.rtReads); ok {
 			res.Verdict = Valid
 			res.Witness = w
 			res.Stats.SolveTime = time.Since(start)
@@ -681,7 +715,7 @@ func checkWeak(ctx context.Context, h *history.History, opts history.Options, cf
 			in[t] = false
 		}
 		cur = curP.project(in)
-		curP = prepare(cur, opts)
+		curP = prepareLike(curP, cur)
 		if out, err = decideWeak(ctx, curP); err != nil || out.verdict != Invalid {
 			break
 		}
@@ -692,7 +726,7 @@ func checkWeak(ctx context.Context, h *history.History, opts history.Options, cf
 // violatesWeak reports whether the projection of p's history to in
 // violates the level.
 func violatesWeak(ctx context.Context, p *prepared, in []bool) bool {
-	pc := prepare(p.project(in), p.opts)
+	pc := prepareLike(p, p.project(in))
 	out, err := decideWeak(ctx, pc)
 	return err == nil && out.verdict == Invalid
 }
@@ -770,7 +804,7 @@ func describeWeak(ctx context.Context, p *prepared, core []int32) Anomaly {
 		a.Core = append(a.Core, h.Txns[t].ID)
 	}
 	hc := p.project(in)
-	pc := prepare(hc, p.opts)
+	pc := prepareLike(p, hc)
 	out, err := decideWeak(ctx, pc)
 	if err == nil && out.trivial {
 		if name, text := specialAnomaly(ctx, pc); name != "" {
@@ -875,12 +909,19 @@ func strongerLevel(lv history.Level) history.Level {
 // writer of x that precedes a reader of x precedes the version read
 // (docs/SEMANTICS.md §1 "The weaker levels"). It only ever turns unknown
 // into valid; a violation of the stronger level proves nothing here.
-func strongerWitness(ctx context.Context, h *history.History, opts history.Options, cfg Config) ([]string, bool) {
+func strongerWitness(ctx context.Context, h *history.History, opts history.Options, cfg Config, rtReads bool) ([]string, bool) {
 	if ctx.Err() != nil {
 		return nil, false
 	}
 	so := opts
 	so.Level = strongerLevel(opts.Level)
+	if rtReads {
+		// The online variant also wants no read from a transaction that
+		// began after the reader ended: a strict serial order has it (a
+		// reader before its writer in real time would be before it in
+		// the order, and so could not read it).
+		so.Level = history.StrictSerializable
+	}
 	r, err := Check(ctx, h, so, Config{MaxAnomalies: 1})
 	if err != nil || r.Verdict != Valid {
 		return nil, false

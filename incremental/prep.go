@@ -17,6 +17,11 @@ import (
 type prepared struct {
 	h    *history.History
 	opts history.Options
+	// rtReads is set by the weak levels' online variant
+	// (check_weak_online.go): a transaction that began after a reader
+	// ended is not a possible writer of its reads (docs/SEMANTICS.md §5
+	// "The window at the weak levels"). Unset everywhere else.
+	rtReads bool
 
 	keyIndex map[history.Value]int32
 	keys     []history.Value
@@ -446,7 +451,7 @@ func (p *prepared) before(a, b int32) bool {
 	if p.opts.Level.SessionOrder() && p.sessionOf[a] >= 0 && p.sessionOf[a] == p.sessionOf[b] && p.sessionRank[a] < p.sessionRank[b] {
 		return true
 	}
-	if p.opts.Level.RealTime() {
+	if p.opts.Level.RealTime() || p.rtReads {
 		ta, tb := &p.h.Txns[a], &p.h.Txns[b]
 		if ta.HasTime && tb.HasTime && p.opts.Precedes(ta, tb) {
 			return true

@@ -26,6 +26,7 @@ import (
 	"github.com/streamcheck/streamcheck/internal/report"
 	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/state"
+	"github.com/streamcheck/streamcheck/weakonline"
 	"github.com/streamcheck/streamcheck/window"
 )
 
@@ -68,7 +69,7 @@ type runner struct {
 	win *window.Window
 
 	latency latencyStats
-	engine  *online.Online
+	engine  runEngine
 	parts   int
 	kafka   *ingest.KafkaConfig
 	ends    []int64 // stop-at-end targets
@@ -288,12 +289,20 @@ func (r *runner) start(ctx context.Context) error {
 		// bodies over from Pebble one at a time, the evicted ones going to
 		// a new body file, so a restart holds what the run held.
 		bodies := 0
-		r.engine, err = online.RestoreOnlineAt(r.cfg.opts, state.NewFileBodies(r.store.BodyFile()), ckpt.Engine, func(body func([]byte) error) error {
-			return r.store.EachReleased(func(b []byte) error {
-				bodies++
-				return body(b)
+		if weakonline.Levels(r.cfg.opts.Level) {
+			var we *weakonline.Engine
+			if we, err = weakonline.Restore(r.cfg.opts, weakonline.Config{Stream: r.cfg.Alerts.Stream}, ckpt.Engine); err != nil {
+				return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
+			}
+			r.engine = weakEngine{we}
+		} else {
+			r.engine, err = online.RestoreOnlineAt(r.cfg.opts, state.NewFileBodies(r.store.BodyFile()), ckpt.Engine, func(body func([]byte) error) error {
+				return r.store.EachReleased(func(b []byte) error {
+					bodies++
+					return body(b)
+				})
 			})
-		})
+		}
 		if err != nil {
 			return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
 		}
@@ -321,7 +330,15 @@ func (r *runner) start(ctx context.Context) error {
 		if r.store != nil {
 			ecfg.Bodies = state.NewFileBodies(r.store.BodyFile())
 		}
-		r.engine = online.NewOnlineConfig(r.cfg.opts, ecfg)
+		if weakonline.Levels(r.cfg.opts.Level) {
+			we, err := weakonline.New(r.cfg.opts, weakonline.Config{Stream: r.cfg.Alerts.Stream})
+			if err != nil {
+				return err
+			}
+			r.engine = weakEngine{we}
+		} else {
+			r.engine = online.NewOnlineConfig(r.cfg.opts, ecfg)
+		}
 		st := driver.NewState(r.parts)
 		r.st.State = &st
 		r.next = make([]int64, r.parts)
@@ -393,11 +410,13 @@ func (r *runner) start(ctx context.Context) error {
 
 func (r *runner) run(ctx context.Context) (int, error) {
 	r.started, r.lastStatus, r.lastCkpt, r.lastInput = time.Now(), time.Now(), time.Now(), time.Now()
-	if lv := r.cfg.opts.Level; !lv.RealTime() {
+	if lv := r.cfg.opts.Level; weakonline.Levels(lv) {
+		fmt.Fprintf(r.stderr, "streamcheck run: checking %s (docs/SEMANTICS.md §5 \"The window at the weak levels\"): an alert with needs_realtime=true proves a read from a transaction that had not begun, not a proven %s violation\n", checkedAs(lv), lv)
+	} else if !lv.RealTime() {
 		fmt.Fprintf(r.stderr, "streamcheck run: checking %s (the database promises %s; real time is assumed, Vbox Theorem 3.5): an alert with needs_realtime=true is a real-time violation, not a proven %s violation\n", incremental.OnlineLevel, lv, lv)
 	}
 	fmt.Fprintf(r.stderr, "streamcheck run: level %s, skew %s, lateness %s, in-doubt %s, initial state %s, tick %s\n",
-		incremental.OnlineLevel, report.Duration(r.cfg.opts.Skew), report.Duration(int64(r.cfg.Check.Lateness)), indoubtText(r.cfg.opts.InDoubt), r.cfg.opts.InitialState, report.Duration(int64(r.cfg.Check.Tick)))
+		checkedAs(r.cfg.opts.Level), report.Duration(r.cfg.opts.Skew), report.Duration(int64(r.cfg.Check.Lateness)), indoubtText(r.cfg.opts.InDoubt), r.cfg.opts.InitialState, report.Duration(int64(r.cfg.Check.Tick)))
 	if err := r.start(ctx); err != nil {
 		if ctx.Err() != nil {
 			// Interrupted while connecting: nothing read, nothing to save.
@@ -867,6 +886,9 @@ func (r *runner) outcome() cliutil.Outcome {
 	if r.readErr != nil {
 		o.InputErrors++
 	}
+	if we, ok := r.engine.(weakEngine); ok && we.Undecided() {
+		o.Partial = true
+	}
 	for reason, n := range r.win.Stats().DeadLetters {
 		if n == 0 {
 			continue
@@ -1150,6 +1172,9 @@ func (r *runner) summary(why string) {
 	if n := es.PastRetention; n > 0 {
 		partial += fmt.Sprintf("; %d evicted bodies past retention", n)
 	}
+	if we, ok := r.engine.(weakEngine); ok && we.Undecided() {
+		partial += "; UNKNOWN: the last check could not decide (more read-from choices than it enumerates)"
+	}
 	ck := r.latency.String()
 	if r.store != nil {
 		ck += fmt.Sprintf("; checkpoint %d took %s, %d snapshot bytes, state directory %d bytes; checkpoints held the loop %s in all (their writes took %s beside it)",
@@ -1160,7 +1185,7 @@ func (r *runner) summary(why string) {
 		ck += fmt.Sprintf("; exit %d", o.ExitCode())
 	}
 	fmt.Fprintf(r.stderr, "streamcheck run: %s after %s: %s checked (%s, skew %s, in-doubt %s), %s, %s%s%s\n",
-		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), incremental.OnlineLevel, report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial, ck)
+		why, time.Since(r.started).Round(time.Millisecond), report.Plural(es.Released, "transaction"), checkedAs(r.cfg.opts.Level), report.Duration(r.cfg.opts.Skew), indoubtText(r.cfg.opts.InDoubt), report.Plural(es.Alerts, "alert"), report.Plural(es.Checks, "check"), partial, ck)
 }
 
 // deadLetters writes dead letters to a file and/or a Kafka topic; flush

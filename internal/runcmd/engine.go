@@ -1,0 +1,46 @@
+package runcmd
+
+import (
+	"github.com/streamcheck/streamcheck/driver"
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/online"
+	"github.com/streamcheck/streamcheck/weakonline"
+)
+
+// runEngine is what the loop reads of its engine besides the driver's
+// calls: statistics, alert bodies, the checkpoint's snapshot and the body
+// file. *online.Online (the serializable levels) has it all; the weak
+// levels' engine (weakonline) goes through weakEngine, which has no body
+// file.
+type runEngine interface {
+	driver.Engine
+	Stats() online.OnlineStats
+	AlertTxn(a *online.Alert, name string) *history.Txn
+	SnapshotDurable() ([]byte, func() error, error)
+	Punch() func() error
+	BodyFileSize() int64
+	SpillError() error
+	SetRetention(online.Retention)
+	SetStream(string)
+}
+
+var _ runEngine = (*online.Online)(nil)
+
+// weakEngine adapts weakonline.Engine: it keeps its transactions in its
+// snapshot, so there is no body file to size, punch or fail, and no
+// retention to apply.
+type weakEngine struct{ *weakonline.Engine }
+
+func (weakEngine) Punch() func() error           { return func() error { return nil } }
+func (weakEngine) BodyFileSize() int64           { return 0 }
+func (weakEngine) SpillError() error             { return nil }
+func (weakEngine) SetRetention(online.Retention) {}
+
+// checkedAs names what run checks when lv is promised.
+func checkedAs(lv history.Level) string {
+	if weakonline.Levels(lv) {
+		return weakonline.CheckedAs(lv)
+	}
+	return incremental.OnlineLevel.String()
+}

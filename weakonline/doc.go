@@ -1,0 +1,84 @@
+// Package weakonline is the online engine of the weak levels
+// (read-committed, read-atomic, causal): what `streamcheck run --level
+// read-committed|read-atomic|causal` and the canary at those levels step
+// through driver.Engine, on the same window and tick protocol as the
+// serializable engine (package online).
+//
+// # What it checks
+//
+// The promised level with one real-time rule added, the rule that lets a
+// window close a read (docs/SEMANTICS.md §5 "The window at the weak
+// levels"): a transaction that began after a reader ended (client
+// intervals widened by Δ, history.Options.Precedes) is never a possible
+// source of its reads. None of the three levels orders transactions by
+// real time, so without the rule a read no released writer explains could
+// be explained by one that starts tomorrow, and no read would ever be
+// final. Every other fact is the level's own (incremental.CheckWeakOnline,
+// the offline back end with that rule). An alert whose core does not
+// violate the promised level without the rule says NeedsRealtime: it
+// proves a read from a transaction that had not begun, not a violation of
+// the promise on its own.
+//
+// # Invariants
+//
+//	W1 A read of a transaction that is not yet time-closed never supports
+//	   an alert: the instance checked at a step (the alert instance A_t)
+//	   holds the released transactions with the external reads of the open
+//	   ones dropped. A closed reader's possible writers are all released
+//	   (a later transaction starts at or after the watermark, so after the
+//	   reader ended: window invariant), so its reads are kept or dropped by
+//	   the projection exactly as on the whole stream.
+//	W2 No alert is retracted: a later instance has every constraint of an
+//	   earlier one (new transactions add session, read-from and forced
+//	   edges and candidates only to reads that were open), and each of the
+//	   three levels is monotone in its constraints. So A_t violating
+//	   implies the whole stream violates.
+//	W3 The first verdict equals offline: at end of input every transaction
+//	   is closed and the instance is the stream (minus quarantined cores),
+//	   checked by the offline back end under the same rule.
+//	W4 An alert is raised only when every member of its core is closed;
+//	   then the core's projection on the released transactions is its
+//	   projection on the whole stream (W1), so the core re-checks on its
+//	   own and is subset-minimal there, as incremental's shrink left it. A
+//	   core with an open member is raised later, when it has closed (at end
+//	   of input at the latest): never lost, never shown half-proven.
+//	W5 After an alert its core is quarantined (§5 "Quarantine"): its
+//	   members leave the instance, their writes stay known, so a read they
+//	   could explain is dropped, never called an anomaly. Dead-lettered
+//	   writers (AddUnchecked) are held the same way from the start.
+//	W6 Alert ids are incremental.AlertID of the core's content, class and
+//	   stream: a replay, a restart from a snapshot, or another source with
+//	   the same events gives the same ids (§8).
+//	W7 No IO, no clock, no goroutine: the engine is a pure state machine,
+//	   and Snapshot/Restore round-trip everything that decides a later
+//	   step.
+//
+//	F1 The fast path (fast.go) keeps the graph of the alert instance under
+//	   one choice of sources, with at least every constraint of the
+//	   instance (session, read-from, forced; causal pasts exact for the
+//	   instance as ancestors close), acyclic by a dynamic topological
+//	   order. While it is acyclic and untroubled a step runs no check.
+//	F2 Whatever it cannot vouch for is trouble, and the step runs the
+//	   exact check (incremental.CheckWeakOnline on the instance), which
+//	   alone raises alerts: the fast path changes which steps check, never
+//	   the alerts.
+//	F3 When the exact check finds a troubled instance valid, the choice
+//	   was wrong: the fast path is rebuilt with its choices guided by the
+//	   check's witness, and given up (every step checks) only if that one
+//	   is in trouble too.
+//	F4 After an alert the fast path is rebuilt without the core; a
+//	   restored engine rebuilds it from its transactions.
+//
+// # Complexity
+//
+// The fast path costs, per transaction, its reads and writes (hash
+// lookups), an edge insertion each (Pearce-Kelly: the affected region of
+// the order), and at causal O(k) per read for k sessions that wrote its
+// key, plus the clock updates when an ancestor closes. A step it cannot
+// vouch for costs the offline weak check on the whole instance (O(n^1.5)
+// at read atomic, O(n·k) at causal, linear at read committed). Memory
+// grows with the stream: every released transaction is kept, with its
+// node, its edges and at causal its clock of one int32 per session; no
+// level bounds it without real time in its visibility (docs/SEMANTICS.md
+// §5 "The window at the weak levels").
+package weakonline

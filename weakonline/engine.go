@@ -1,0 +1,575 @@
+package weakonline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/online"
+)
+
+// Levels reports whether lv is a level this engine checks.
+func Levels(lv history.Level) bool {
+	return lv.Supported() && lv.Def().Backend == history.BackendPolynomial
+}
+
+// CheckedAs says what is checked when lv is promised, for verdict lines
+// and help texts: the level under the real-time read rule.
+func CheckedAs(lv history.Level) string {
+	return lv.String() + " with real-time reads (no read from a transaction that began after the reader ended)"
+}
+
+// MaxAnomaliesPerStep bounds the cores one step looks for: each is
+// projected out and the search repeats (incremental's max-anomalies).
+const MaxAnomaliesPerStep = 64
+
+// flag bits of a released transaction.
+const (
+	fClosed uint8 = 1 << iota
+	fQuarantined
+	fUnchecked
+)
+
+// Config tunes an engine.
+type Config struct {
+	// Stream names the stream in every alert id (online.OnlineConfig.Stream).
+	Stream string
+	// NoFast turns the incremental fast path off: every step that changed
+	// the instance runs the exact check (the reference the tests compare
+	// the fast path with).
+	NoFast bool
+
+	_ struct{}
+}
+
+// Engine checks a stream of transactions at a weak level. It satisfies
+// driver.Engine. It is not safe for concurrent use.
+type Engine struct {
+	opts   history.Options
+	stream string
+
+	// txns are the released transactions and the unchecked writers, in
+	// the order given; names the name each has in alert histories (its
+	// ID, or ID@start when the ID was taken: online's nameApart), flags
+	// its fClosed/fQuarantined/fUnchecked bits.
+	txns  []history.Txn
+	names []string
+	flags []uint8
+	// index maps an ID to its newest transaction (Close means the
+	// newest, as online.Online's), byName a name to its transaction.
+	index  map[string]int
+	byName map[string]int
+
+	alerts []*online.Alert
+	// dirty: something was given since the last step's check; deferred:
+	// the last check found a core with an open member (W4).
+	dirty, deferred bool
+
+	// undecided: the last exact check ended unknown (too many read-from
+	// choices), so the instance may hold an anomaly no alert names.
+	undecided bool
+
+	steps, checks, unchecked, unknowns int
+	lastStart                          int64
+
+	// fast is the incremental fast path (fast.go); nil when it is off
+	// (Config.NoFast) or was given up (fastLost says why): a choice of
+	// sources it made closed a cycle that another choice avoids.
+	fast     *fast
+	noFast   bool
+	fastLost string
+	// skipped counts the steps the fast path vouched for without a check,
+	// rebuilds its rebuilds from a witness.
+	skipped, rebuilds int
+}
+
+// New starts an engine for opts.Level, one of the weak levels (Levels).
+func New(opts history.Options, cfg Config) (*Engine, error) {
+	if !Levels(opts.Level) {
+		return nil, fmt.Errorf("weakonline: %s is not a weak level", opts.Level)
+	}
+	e := &Engine{opts: opts, stream: cfg.Stream, index: map[string]int{}, byName: map[string]int{}, lastStart: math.MinInt64, noFast: cfg.NoFast}
+	if !cfg.NoFast {
+		e.fast = newFast(opts)
+	}
+	return e, nil
+}
+
+// rebuild makes the fast path anew from the engine's transactions: after
+// a quarantine (the instance lost the core) and after a restore; with a
+// witness (the exact check's commit order, by name), its choices follow
+// it (F3).
+func (e *Engine) rebuild(witness ...string) {
+	if e.noFast || e.fastLost != "" {
+		e.fast = nil
+		return
+	}
+	f := newFast(e.opts)
+	if witness != nil {
+		f.rank = make([]int32, len(e.txns))
+		for i := range f.rank {
+			f.rank[i] = -1
+		}
+		for k, name := range witness {
+			if i, ok := e.byName[name]; ok {
+				f.rank[i] = int32(k)
+			}
+		}
+	}
+	for i := range e.txns {
+		if e.flags[i]&(fUnchecked|fQuarantined) != 0 {
+			f.addTaint(i, &e.txns[i], e.flags[i]&fUnchecked != 0)
+		}
+	}
+	for i := range e.txns {
+		if e.flags[i]&(fUnchecked|fQuarantined) == 0 {
+			f.release(i, &e.txns[i])
+		}
+	}
+	for i := range e.txns {
+		if e.flags[i]&(fUnchecked|fQuarantined|fClosed) == fClosed {
+			f.close(i, e.txns)
+		}
+	}
+	e.fast = f
+}
+
+// SetStream sets the stream alert ids are scoped to, on a restored
+// engine (configuration, not state).
+func (e *Engine) SetStream(name string) { e.stream = name }
+
+func (e *Engine) add(t history.Txn, fl uint8) {
+	name := t.ID
+	if _, taken := e.byName[name]; taken {
+		name = t.ID + "@" + strconv.FormatInt(t.Start, 10)
+		for _, again := e.byName[name]; again; _, again = e.byName[name] {
+			name += "'"
+		}
+	}
+	i := len(e.txns)
+	e.txns = append(e.txns, t)
+	e.names = append(e.names, name)
+	e.flags = append(e.flags, fl)
+	e.byName[name] = i
+	e.dirty = true
+}
+
+// Release adds transactions the window released (in start order).
+func (e *Engine) Release(txns ...history.Txn) {
+	for _, t := range txns {
+		e.index[t.ID] = len(e.txns)
+		if t.HasTime {
+			e.lastStart = max(e.lastStart, t.Start)
+		}
+		e.add(t, 0)
+		if e.fast != nil {
+			e.fast.release(len(e.txns)-1, &e.txns[len(e.txns)-1])
+		}
+	}
+}
+
+// Close marks released transactions time-closed: their reads count from
+// the next step on (W1).
+func (e *Engine) Close(ids ...string) {
+	for _, id := range ids {
+		if i, ok := e.index[id]; ok && e.flags[i]&fClosed == 0 {
+			e.flags[i] |= fClosed
+			e.dirty = true
+			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
+				e.fast.close(i, e.txns)
+			}
+		}
+	}
+}
+
+// CloseAll is end of input: every transaction time-closes.
+func (e *Engine) CloseAll() {
+	for i := range e.flags {
+		if e.flags[i]&fClosed == 0 {
+			e.flags[i] |= fClosed
+			e.dirty = true
+			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
+				e.fast.close(i, e.txns)
+			}
+		}
+	}
+}
+
+// AddUnchecked records a dead-lettered transaction's writes (W5): it is
+// never a member, and a read it could explain is dropped. Its ops may be
+// online.WildWrite ops, and its times may be absent.
+func (e *Engine) AddUnchecked(t history.Txn) {
+	t.ID = "unchecked:" + t.ID
+	e.add(t, fUnchecked|fClosed)
+	if e.fast != nil {
+		// More possible writers only drop reads from the instance: the
+		// fast path's graph keeps constraints the instance may have lost,
+		// which can only make it see trouble, never miss it.
+		e.fast.addTaint(len(e.txns)-1, &e.txns[len(e.txns)-1], true)
+	}
+	e.unchecked++
+}
+
+// Alerts returns every alert raised so far.
+func (e *Engine) Alerts() []*online.Alert { return e.alerts }
+
+// AlertTxn returns a member of a's core by the name the core gives it.
+func (e *Engine) AlertTxn(a *online.Alert, name string) *history.Txn {
+	if i, ok := e.byName[name]; ok {
+		t := e.txns[i]
+		return &t
+	}
+	return nil
+}
+
+// Step checks the alert instance if anything changed since the last
+// check and returns the alerts it raises.
+func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
+	e.steps++
+	if !e.dirty && !e.deferred {
+		return nil, nil
+	}
+	if e.fast != nil && !e.fast.trouble && !e.deferred {
+		// F1: the fast path's graph is acyclic under its choice of
+		// sources and holds every constraint of the instance: a witness.
+		e.dirty, e.undecided = false, false
+		e.skipped++
+		return nil, nil
+	}
+	h, in := e.instance()
+	e.checks++
+	res, err := incremental.CheckWeakOnline(ctx, h, e.opts, incremental.Config{MaxAnomalies: MaxAnomaliesPerStep}, in)
+	if err != nil {
+		return nil, fmt.Errorf("weakonline: step %d: %w", e.steps, err)
+	}
+	e.dirty, e.deferred = false, false
+	if res.Verdict != incremental.Unknown {
+		e.undecided = false
+	}
+	switch res.Verdict {
+	case incremental.Valid:
+		if e.fast != nil && e.fast.trouble {
+			// F3: the instance is valid under another choice than the
+			// fast path's. Rebuilt with its choices guided by the
+			// witness, it vouches again; if that too is in trouble, it
+			// is given up for the rest of the run.
+			why := e.fast.why
+			e.rebuild(res.Witness...)
+			e.rebuilds++
+			if e.fast != nil && e.fast.trouble {
+				e.fastLost, e.fast = why+"; again after a rebuild from the witness: "+e.fast.why, nil
+			}
+		}
+		return nil, nil
+	case incremental.Unknown:
+		// Too many read-from choices to enumerate: no alert (never a
+		// guess); the next change checks again, and the count says it.
+		e.unknowns++
+		e.undecided = true
+		return nil, nil
+	}
+	var out []*online.Alert
+	for _, an := range res.Anomalies {
+		idx := make([]int, 0, len(an.Core))
+		open := false
+		for _, name := range an.Core {
+			i, ok := e.byName[name]
+			if !ok {
+				return out, fmt.Errorf("weakonline: core member %q is not released", name)
+			}
+			idx = append(idx, i)
+			if e.flags[i]&fClosed == 0 {
+				open = true
+			}
+		}
+		if open {
+			e.deferred = true // W4: raised once its members closed
+			continue
+		}
+		a, err := e.alert(ctx, h, an, idx)
+		if err != nil {
+			return out, err
+		}
+		for _, i := range idx {
+			e.flags[i] |= fQuarantined
+		}
+		e.alerts = append(e.alerts, a)
+		out = append(out, a)
+	}
+	if len(out) > 0 {
+		// Quarantine changed the instance: what the projection now keeps
+		// is checked at the next step, on a fast path built anew (F4).
+		e.dirty = true
+		e.rebuild()
+	}
+	return out, nil
+}
+
+// alert builds the alert for anomaly an, whose members are idx (all
+// closed), found in the instance h.
+func (e *Engine) alert(ctx context.Context, h *history.History, an incremental.Anomaly, idx []int) (*online.Alert, error) {
+	members := make([]history.Txn, len(idx))
+	for k, i := range idx {
+		members[k] = e.txns[i]
+	}
+	a := &online.Alert{
+		ID:        incremental.AlertID(e.stream, an.Class, members),
+		Anomaly:   an,
+		Level:     e.opts.Level,
+		Promised:  e.opts.Level,
+		Skew:      e.opts.Skew,
+		Watermark: e.lastStart,
+	}
+	// Without the real-time read rule, does the core still violate the
+	// promised level? The projection is the level's own (a writer after
+	// the reader is a possible writer again).
+	// A read no transaction of the core can have written is dropped too:
+	// without the rule a transaction that begins later could write its
+	// value, so it proves nothing about the promised level (WK3).
+	core := dropUnwritten(incremental.Project(h, e.opts, an.Core), e.opts)
+	r, err := incremental.Check(ctx, core, e.opts, incremental.Config{MaxAnomalies: 1})
+	if err != nil {
+		return nil, fmt.Errorf("weakonline: re-checking a core without real time: %w", err)
+	}
+	if r.Verdict != incremental.Invalid {
+		a.NeedsRealtime = true
+		a.Text = append(append([]string{}, a.Text...), fmt.Sprintf(
+			"This core violates %s only under the real-time read rule run adds (no read from a transaction that began after the reader ended, Δ=%dns): it proves a read from a transaction that had not begun (or of a value no transaction at hand wrote), which %s alone allows of a transaction still to come.",
+			e.opts.Level, e.opts.Skew, e.opts.Level))
+	}
+	return a, nil
+}
+
+// dropUnwritten drops from h every external read of a value that no
+// other transaction of h writes (with session order: none that is not
+// after the reader in its session) and the initial state cannot have
+// held, so that only reads whose possible sources are all at hand stay.
+func dropUnwritten(h *history.History, opts history.Options) *history.History {
+	so := opts.Level.SessionOrder()
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		var wrote map[history.Key]bool
+		t.Ops = keepOps(t.Ops, func(op history.Op, internal bool) bool {
+			if op.Kind != history.Read || internal || op.Value == history.Null || opts.InitialState == history.InitialUnknown {
+				return true
+			}
+			for j := range h.Txns {
+				w := &h.Txns[j]
+				if j == i || (so && w.HasSession && t.HasSession && w.Session == t.Session && (w.Start > t.Start || (w.Start == t.Start && j > i))) {
+					continue
+				}
+				for _, wo := range w.Ops {
+					if wo.Kind != history.Read && wo.Key == op.Key && wo.Value == op.Value {
+						return true
+					}
+				}
+			}
+			return false
+		}, &wrote)
+	}
+	return h
+}
+
+// instance builds the alert instance: every transaction given, the
+// external reads of open ones (and reads a wildcard unchecked write could
+// explain) dropped, unchecked writers as unknown-outcome writers; in
+// marks the members (released, not quarantined).
+func (e *Engine) instance() (*history.History, []bool) {
+	wildKeys := map[history.Key]bool{}
+	wildAll := false
+	for i := range e.txns {
+		if e.flags[i]&fUnchecked == 0 {
+			continue
+		}
+		for _, op := range e.txns[i].Ops {
+			if op.Kind != history.Read && op.Value == online.Wild {
+				if op.Key == online.Wild {
+					wildAll = true
+				}
+				wildKeys[op.Key] = true
+			}
+		}
+	}
+	h := &history.History{Txns: make([]history.Txn, len(e.txns))}
+	in := make([]bool, len(e.txns))
+	var wrote map[history.Key]bool
+	for i := range e.txns {
+		t := e.txns[i]
+		t.ID = e.names[i]
+		fl := e.flags[i]
+		in[i] = fl&(fUnchecked|fQuarantined) == 0
+		switch {
+		case fl&fUnchecked != 0:
+			// A possible writer of anything it wrote, at any time if its
+			// times could not be believed; never a member.
+			t.Status = history.Unknown
+			// Out of every session: its place there is not known, and a
+			// session order could rule it out as a writer.
+			t.HasSession, t.Session = false, ""
+			t.Ops = keepOps(t.Ops, func(op history.Op, _ bool) bool {
+				return op.Kind != history.Read && op.Value != online.Wild && op.Key != online.Wild
+			}, &wrote)
+		case fl&fQuarantined != 0:
+			// Out of the instance; its writes stay known through the
+			// projection (it is not in in).
+		default:
+			closed := fl&fClosed != 0
+			t.Ops = keepOps(t.Ops, func(op history.Op, internal bool) bool {
+				if op.Kind != history.Read || internal {
+					return true
+				}
+				return closed && !wildAll && !wildKeys[op.Key]
+			}, &wrote)
+		}
+		h.Txns[i] = t
+	}
+	return h, in
+}
+
+// keepOps returns ops filtered by keep (given whether a read follows the
+// transaction's own write of its key), sharing ops when all are kept.
+func keepOps(ops []history.Op, keep func(op history.Op, internal bool) bool, wrote *map[history.Key]bool) []history.Op {
+	if *wrote == nil {
+		*wrote = map[history.Key]bool{}
+	}
+	w := *wrote
+	clear(w)
+	all := true
+	for _, op := range ops {
+		if !keep(op, op.Kind == history.Read && w[op.Key]) {
+			all = false
+			break
+		}
+		if op.Kind != history.Read {
+			w[op.Key] = true
+		}
+	}
+	if all {
+		return ops
+	}
+	clear(w)
+	out := make([]history.Op, 0, len(ops))
+	for _, op := range ops {
+		if keep(op, op.Kind == history.Read && w[op.Key]) {
+			out = append(out, op)
+		}
+		if op.Kind != history.Read {
+			w[op.Key] = true
+		}
+	}
+	return out
+}
+
+// Stats describe the engine in the serializable engine's terms (the run
+// command's metrics and summaries read them): Window is the transactions
+// held, all of them in this engine.
+func (e *Engine) Stats() online.OnlineStats {
+	st := online.OnlineStats{Released: len(e.txns) - e.unchecked, Unchecked: e.unchecked, Alerts: len(e.alerts), Steps: e.steps, Checks: e.checks}
+	for _, fl := range e.flags {
+		if fl&(fUnchecked|fQuarantined) == 0 {
+			st.Window++
+			if fl&fClosed != 0 {
+				st.Pinned++
+			}
+		}
+	}
+	return st
+}
+
+// FastPath says whether the incremental fast path is on, and if it was
+// given up, why; Skipped counts the steps it vouched for without a check.
+func (e *Engine) FastPath() (on bool, lost string, skipped int) {
+	return e.fast != nil, e.fastLost, e.skipped
+}
+
+// Undecided reports whether the last exact check ended unknown: the
+// verdict on what was checked is then partial, not valid.
+func (e *Engine) Undecided() bool { return e.undecided }
+
+// Unknowns counts the checks that ended unknown (too many read-from
+// choices): no alert was possible then.
+func (e *Engine) Unknowns() int { return e.unknowns }
+
+// snapshot is the engine's state, JSON-encoded.
+type snapshot struct {
+	Version   int
+	Level     string
+	Txns      []history.Txn
+	Names     []string
+	Flags     []uint8
+	Index     map[string]int
+	Alerts    []*online.Alert
+	Dirty     bool
+	Deferred  bool
+	Undecided bool `json:",omitempty"`
+	Steps     int
+	Checks    int
+	Unchecked int
+	Unknowns  int
+	LastStart int64
+	FastLost  string `json:",omitempty"`
+	Skipped   int
+}
+
+const snapshotVersion = 1
+
+// ErrCorrupt marks a snapshot that does not decode.
+var ErrCorrupt = errors.New("weakonline: corrupt snapshot")
+
+// Snapshot encodes the engine's state (W7).
+func (e *Engine) Snapshot() ([]byte, error) {
+	return json.Marshal(&snapshot{Version: snapshotVersion, Level: e.opts.Level.String(), Txns: e.txns, Names: e.names, Flags: e.flags, Index: e.index,
+		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Undecided: e.undecided, Steps: e.steps, Checks: e.checks, Unchecked: e.unchecked,
+		Unknowns: e.unknowns, LastStart: e.lastStart, FastLost: e.fastLost, Skipped: e.skipped})
+}
+
+// Restore rebuilds an engine from a Snapshot, for opts (the same level).
+func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
+	var s snapshot
+	if err := json.Unmarshal(snap, &s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if s.Version != snapshotVersion {
+		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, s.Version, snapshotVersion)
+	}
+	if s.Level != opts.Level.String() {
+		return nil, fmt.Errorf("weakonline: the snapshot checked %s, not %s (a changed level needs a new state directory)", s.Level, opts.Level)
+	}
+	if len(s.Names) != len(s.Txns) || len(s.Flags) != len(s.Txns) {
+		return nil, fmt.Errorf("%w: %d transactions, %d names, %d flags", ErrCorrupt, len(s.Txns), len(s.Names), len(s.Flags))
+	}
+	e, err := New(opts, cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.txns, e.names, e.flags = s.Txns, s.Names, s.Flags
+	if s.Index != nil {
+		e.index = s.Index
+	}
+	for i, n := range e.names {
+		e.byName[n] = i
+	}
+	for id, i := range e.index {
+		if i < 0 || i >= len(e.txns) {
+			return nil, fmt.Errorf("%w: id %q at %d of %d", ErrCorrupt, id, i, len(e.txns))
+		}
+	}
+	e.alerts, e.dirty, e.deferred, e.undecided = s.Alerts, s.Dirty, s.Deferred, s.Undecided
+	e.steps, e.checks, e.unchecked, e.unknowns, e.lastStart = s.Steps, s.Checks, s.Unchecked, s.Unknowns, s.LastStart
+	e.fastLost, e.skipped = s.FastLost, s.Skipped
+	e.rebuild()
+	return e, nil
+}
+
+// SnapshotDurable is Snapshot in the shape the run command's checkpoint
+// takes from the serializable engine: this engine has no body file, so
+// there is nothing to sync.
+func (e *Engine) SnapshotDurable() ([]byte, func() error, error) {
+	b, err := e.Snapshot()
+	return b, func() error { return nil }, err
+}

@@ -1,0 +1,729 @@
+package weakonline
+
+import (
+	"slices"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/online"
+)
+
+// fast is the incremental fast path (F1-F4 in doc.go): the graph of the
+// alert instance under one fixed choice of read-from sources, kept
+// acyclic by a dynamic topological order (Pearce & Kelly, "A dynamic
+// topological sort algorithm for directed acyclic graphs", JEA 2007).
+// While it is acyclic and every closed read has its chosen source, it is
+// a witness that the instance satisfies the level, and the step needs no
+// check. Whatever it cannot vouch for (a cycle, a read without a source,
+// an internal inconsistency, a forced edge into the initial state, two
+// initial values of a key) sets trouble: the step then runs the exact
+// check on the instance (Engine.full), which alone raises alerts.
+type fast struct {
+	lv   history.Level
+	opts history.Options
+	so   bool // the level has session order (read-atomic, causal)
+
+	// Per engine index (-1 / nil where it is not a node): the
+	// topological position, adjacency, and the transaction's finals and
+	// external reads.
+	ord     []int32
+	out, in [][]int32
+	finals  [][]kv
+	reads   [][]kv
+	node    []bool
+	usable  []bool // a node some read may choose (not an unknown with an unexplained read)
+	chosen  []bool // some closed read chose it
+	nextOrd int32
+
+	sessOf   []int32 // session of a node (-1: none)
+	pos      []int32 // position in its session
+	sessions map[string]int32
+	sessLast []int32 // last node of each session
+	// writersOf[key]: per session that wrote the key, the positions and
+	// nodes of its writers (one map lookup per read, then slices).
+	writersOf map[history.Key]*keyWriters
+
+	vals map[kv][]int32 // (key, value) -> writer nodes, in release order
+	// taint: the transactions outside the instance (quarantined,
+	// unchecked) that wrote each (key, value), any write op; a closed
+	// read is dropped by the projection when one of them is a possible
+	// writer of it (§3: not the reader, not after it by session or real
+	// time). Wildcard writes drop every read of their key (or of every
+	// key) whatever the times, as Engine.instance does.
+	taint    map[kv][]taintW
+	taintK   map[history.Key]bool
+	taintAll bool
+	initVal  map[history.Key]history.Value
+
+	// causal: every node's causal past in the instance as a vector clock
+	// over the sessions (the highest position of each session in the
+	// past, the node included); an open node's reads are not in the
+	// instance, so its past is its session predecessor's and itself.
+	// succ are the nodes whose clock is computed from a node's: its
+	// session successor and the closed readers that chose it.
+	clock  [][]int32
+	succ   [][]int32
+	closed []bool
+	srcs   [][]int32 // chosen sources (nodes) of a closed node's reads
+	froms  [][]int32 // causal: the source of each read (-1: initial), parallel to reads
+	prev   []int32   // the node before in its session (-1: none)
+
+	// rank, when the fast path was rebuilt from the exact check's
+	// witness (a commit order), is each transaction's place in it (-1:
+	// not in it); choose then takes, among a read's candidates, the last
+	// one before the reader in that order (F3).
+	rank []int32
+
+	trouble bool
+	// why says what the first trouble was, for tests and metrics.
+	why string
+
+	// scratch for the topological order's searches.
+	mark       []uint32
+	epoch      uint32
+	fwd, bwd   []int32
+	stack      []int32
+	ordScratch []int32
+}
+
+type kv struct{ k, v history.Value }
+
+type posTxn struct{ pos, t int32 }
+
+// taintW is a writer outside the instance; noSession marks an unchecked
+// one, which the instance takes out of every session.
+type taintW struct {
+	t         int32
+	noSession bool
+}
+
+// keyWriters are one key's writers by session: sessions[j] wrote it at
+// the positions and nodes of lists[j] (ascending).
+type keyWriters struct {
+	sessions []int32
+	lists    [][]posTxn
+	last     int // the index of the session added to last (a cache)
+}
+
+func (kw *keyWriters) add(s, pos, t int32) {
+	j := kw.last
+	if j >= len(kw.sessions) || kw.sessions[j] != s {
+		j = slices.Index(kw.sessions, s)
+		if j < 0 {
+			j = len(kw.sessions)
+			kw.sessions = append(kw.sessions, s)
+			kw.lists = append(kw.lists, nil)
+		}
+		kw.last = j
+	}
+	kw.lists[j] = append(kw.lists[j], posTxn{pos, t})
+}
+
+// lastAt is the last writer at a position <= p in ws (-1: none).
+func lastAt(ws []posTxn, p int32) int32 {
+	lo, hi := 0, len(ws)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ws[m].pos <= p {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return -1
+	}
+	return ws[lo-1].t
+}
+
+func newFast(opts history.Options) *fast {
+	return &fast{lv: opts.Level, opts: opts, so: opts.Level.SessionOrder(), sessions: map[string]int32{},
+		writersOf: map[history.Key]*keyWriters{}, vals: map[kv][]int32{}, taint: map[kv][]taintW{}, taintK: map[history.Key]bool{},
+		initVal: map[history.Key]history.Value{}}
+}
+
+func (f *fast) fail(why string) {
+	if !f.trouble {
+		f.trouble, f.why = true, why
+	}
+}
+
+func (f *fast) grow(n int) {
+	for len(f.ord) < n {
+		f.ord = append(f.ord, -1)
+		f.out = append(f.out, nil)
+		f.in = append(f.in, nil)
+		f.finals = append(f.finals, nil)
+		f.reads = append(f.reads, nil)
+		f.node = append(f.node, false)
+		f.usable = append(f.usable, false)
+		f.chosen = append(f.chosen, false)
+		f.sessOf = append(f.sessOf, -1)
+		f.pos = append(f.pos, -1)
+		f.clock = append(f.clock, nil)
+		f.succ = append(f.succ, nil)
+		f.closed = append(f.closed, false)
+		f.srcs = append(f.srcs, nil)
+		f.froms = append(f.froms, nil)
+		f.prev = append(f.prev, -1)
+		f.mark = append(f.mark, 0)
+	}
+}
+
+// parse splits t's ops as prepare does: one external read per distinct
+// (key, value) not after the transaction's own write of the key, the
+// last write of each key; ok is false on an internal inconsistency (a
+// read after its own write that returns another value) or a list op.
+func parse(t *history.Txn) (finals, reads []kv, ok bool) {
+	ok = true
+	for _, op := range t.Ops {
+		if op.IsList || op.Kind == history.Append {
+			return nil, nil, false
+		}
+		if op.Kind != history.Read {
+			found := false
+			for i := range finals {
+				if finals[i].k == op.Key {
+					finals[i].v, found = op.Value, true
+				}
+			}
+			if !found {
+				finals = append(finals, kv{op.Key, op.Value})
+			}
+			continue
+		}
+		own := false
+		for _, w := range finals {
+			if w.k == op.Key {
+				own = true
+				if w.v != op.Value {
+					ok = false
+				}
+			}
+		}
+		if own {
+			continue
+		}
+		r := kv{op.Key, op.Value}
+		if !slices.Contains(reads, r) {
+			reads = append(reads, r)
+		}
+	}
+	return finals, reads, ok
+}
+
+// release adds member i (released, in release order).
+func (f *fast) release(i int, t *history.Txn) {
+	f.grow(i + 1)
+	finals, reads, ok := parse(t)
+	if !ok {
+		// An internal inconsistency of a committed transaction is an
+		// anomaly now (its internal reads count while it is open); one
+		// of an unknown transaction means it did not commit; lists are
+		// not checked at these levels (the check says so).
+		if t.Status != history.Unknown {
+			f.fail("internal inconsistency or list operation")
+		}
+		return
+	}
+	if t.Status == history.Aborted {
+		return // not a node: its writes are sources of nothing
+	}
+	if t.Status == history.Unknown && f.rank != nil && i < len(f.rank) && f.rank[i] < 0 {
+		// The witness did not take it as committed: nor does the graph
+		// (a read that can have no other source is then trouble).
+		return
+	}
+	f.node[i], f.usable[i] = true, true
+	f.ord[i] = f.nextOrd
+	f.nextOrd++
+	f.finals[i], f.reads[i] = finals, reads
+	for _, w := range finals {
+		f.vals[w] = append(f.vals[w], int32(i))
+	}
+	if t.HasSession {
+		s, seen := f.sessions[t.Session]
+		if !seen {
+			s = int32(len(f.sessLast))
+			f.sessions[t.Session] = s
+			f.sessLast = append(f.sessLast, -1)
+		}
+		f.sessOf[i] = s
+		prev := f.sessLast[s]
+		f.pos[i] = 0
+		if prev >= 0 {
+			f.prev[i] = prev
+			f.pos[i] = f.pos[prev] + 1
+			if f.so {
+				f.edge(prev, int32(i))
+			}
+		}
+		f.sessLast[s] = int32(i)
+		if f.lv == history.Causal {
+			clk := make([]int32, len(f.sessLast))
+			for k := range clk {
+				clk[k] = -1
+			}
+			if prev >= 0 {
+				copy(clk, f.clock[prev])
+				f.succ[prev] = append(f.succ[prev], int32(i))
+			}
+			clk[s] = f.pos[i]
+			f.clock[i] = clk
+		}
+		for _, w := range finals {
+			kw := f.writersOf[w.k]
+			if kw == nil {
+				kw = &keyWriters{}
+				f.writersOf[w.k] = kw
+			}
+			kw.add(s, f.pos[i], int32(i))
+		}
+	} else if f.lv == history.Causal {
+		// A transaction without a session is a session of its own; the
+		// clocks would then be as long as the stream.
+		f.fail("a transaction without a session at causal")
+	}
+}
+
+// addTaint records the writes of transaction i, unchecked or
+// quarantined: a read they could explain is dropped by the projection.
+func (f *fast) addTaint(i int, t *history.Txn, unchecked bool) {
+	for _, op := range t.Ops {
+		if op.Kind == history.Read {
+			continue
+		}
+		switch {
+		case op.Key == online.Wild:
+			f.taintAll = true
+		case op.Value == online.Wild:
+			f.taintK[op.Key] = true
+		default:
+			r := kv{op.Key, op.Value}
+			if ws := f.taint[r]; len(ws) == 0 || ws[len(ws)-1].t != int32(i) {
+				f.taint[r] = append(ws, taintW{int32(i), unchecked})
+			}
+		}
+	}
+}
+
+// close makes member i's reads count: one source chosen per read, its
+// wr edges, and its forced edges (read atomic now; causal once every
+// predecessor is processed).
+func (f *fast) close(i int, txns []history.Txn) {
+	if i >= len(f.node) || !f.node[i] {
+		return
+	}
+	t := &txns[i]
+	var srcs []int32
+	var reads []kv
+	var from []int32
+	for _, r := range f.reads[i] {
+		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) {
+			continue // dropped by the projection (§3)
+		}
+		src, ok := f.choose(i, r, txns)
+		if !ok {
+			if t.Status == history.Unknown {
+				// It cannot have committed: no read may choose it.
+				f.usable[i] = false
+				if f.chosen[i] {
+					f.fail("an unknown transaction read from has a read nothing explains")
+				}
+				continue
+			}
+			f.fail("a read without a source")
+			continue
+		}
+		reads = append(reads, r)
+		from = append(from, src)
+		if src >= 0 {
+			f.chosen[src] = true
+			f.edge(src, int32(i))
+			if !slices.Contains(srcs, src) {
+				srcs = append(srcs, src)
+			}
+		}
+	}
+	f.reads[i] = reads
+	f.srcs[i] = srcs
+	switch f.lv {
+	case history.ReadAtomic:
+		for k, r := range reads {
+			t2 := from[k]
+			if s := f.sessOf[i]; s >= 0 {
+				if t1 := f.lastWriter(s, r.k, f.pos[i]-1); t1 >= 0 {
+					f.forced(t1, t2)
+				}
+			}
+			for _, src := range srcs {
+				if src != t2 && writes(f.finals[src], r.k) {
+					f.forced(src, t2)
+				}
+			}
+		}
+	case history.Causal:
+		f.froms[i] = from
+		f.closed[i] = true
+		for _, src := range srcs {
+			f.succ[src] = append(f.succ[src], int32(i))
+		}
+		f.forcedCausal(int32(i), nil)
+		f.propagate(int32(i))
+	}
+}
+
+// tainted reports whether a writer outside the instance is a possible
+// writer of closed node i's read r (incremental's possibleWriters under
+// the real-time read rule).
+func (f *fast) tainted(i int, r kv, txns []history.Txn) bool {
+	rt := &txns[i]
+	for _, w := range f.taint[r] {
+		if int(w.t) == i {
+			continue
+		}
+		wt := &txns[w.t]
+		if rt.HasTime && wt.HasTime && f.opts.Precedes(rt, wt) {
+			continue
+		}
+		if f.so && !w.noSession && rt.HasSession && wt.HasSession && rt.Session == wt.Session && laterInSession(wt, rt, int(w.t), i) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// laterInSession reports whether w (at engine index wi) comes after r
+// (at ri) in their session: the order of starts, then the order given,
+// as incremental's session rank has it for the instance's history.
+func laterInSession(w, r *history.Txn, wi, ri int) bool {
+	return w.Start > r.Start || (w.Start == r.Start && wi > ri)
+}
+
+func writes(finals []kv, k history.Key) bool {
+	for _, w := range finals {
+		if w.k == k {
+			return true
+		}
+	}
+	return false
+}
+
+// clockOf is n's causal past in the instance, from its predecessors'
+// clocks now: the session predecessor's, and, once n is closed, its
+// chosen sources'.
+func (f *fast) clockOf(n int32) []int32 {
+	clk := make([]int32, len(f.sessLast))
+	for k := range clk {
+		clk[k] = -1
+	}
+	join := func(c []int32) {
+		for s, v := range c {
+			clk[s] = max(clk[s], v)
+		}
+	}
+	if p := f.prev[n]; p >= 0 {
+		join(f.clock[p])
+	}
+	if f.closed[n] {
+		for _, src := range f.srcs[n] {
+			join(f.clock[src])
+		}
+	}
+	if s := f.sessOf[n]; s >= 0 {
+		clk[s] = max(clk[s], f.pos[n])
+	}
+	return clk
+}
+
+// propagate recomputes the clocks that depend on n's, transitively,
+// and the forced edges of the closed nodes whose past grew: the
+// instance's past of a node grows when an ancestor closes (its reads
+// join the instance).
+func (f *fast) propagate(n int32) {
+	old := f.clock[n]
+	f.clock[n] = f.clockOf(n)
+	if f.closed[n] {
+		f.forcedCausal(n, old)
+	}
+	work := slices.Clone(f.succ[n])
+	for len(work) > 0 {
+		d := work[len(work)-1]
+		work = work[:len(work)-1]
+		prev := f.clock[d]
+		clk := f.clockOf(d)
+		if sameClock(clk, prev) {
+			continue
+		}
+		f.clock[d] = clk
+		if f.closed[d] {
+			f.forcedCausal(d, prev)
+		}
+		work = append(work, f.succ[d]...)
+	}
+}
+
+// inPast reports whether t1 is already in t2's causal past (a path of
+// session and read-from edges leads from t1 to t2, so the forced edge
+// t1 -> t2 adds nothing).
+func (f *fast) inPast(t1, t2 int32) bool {
+	if t2 < 0 {
+		return false
+	}
+	s := f.sessOf[t1]
+	c := f.clock[t2]
+	return s >= 0 && int(s) < len(c) && c[s] >= f.pos[t1]
+}
+
+// sameClock compares two clocks, a missing entry (a session that began
+// later) being -1.
+func sameClock(a, b []int32) bool {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	for i, v := range a {
+		w := int32(-1)
+		if i < len(b) {
+			w = b[i]
+		}
+		if v != w {
+			return false
+		}
+	}
+	return true
+}
+
+// forcedCausal adds closed node n's forced edges for the sessions whose
+// entry in its past grew since old (nil: all): per read of x from t2 and
+// per session, only the session's last writer of x in the past needs an
+// edge (the session's earlier writers precede it in session order).
+func (f *fast) forcedCausal(n int32, old []int32) {
+	clk := f.clock[n]
+	own := f.sessOf[n]
+	for k, r := range f.reads[n] {
+		t2 := f.froms[n][k]
+		kw := f.writersOf[r.k]
+		if kw == nil {
+			continue
+		}
+		for j, s := range kw.sessions {
+			if int(s) >= len(clk) {
+				continue
+			}
+			p := clk[s]
+			if s == own {
+				p = f.pos[n] - 1 // n is not in its own past
+			}
+			o := int32(-1)
+			if int(s) < len(old) {
+				o = old[s]
+				if s == own {
+					o = min(o, f.pos[n]-1)
+				}
+			}
+			if p < 0 || (old != nil && p <= o) {
+				continue
+			}
+			if t1 := lastAt(kw.lists[j], p); t1 >= 0 && t1 != n && !f.inPast(t1, t2) {
+				f.forced(t1, t2)
+			}
+		}
+	}
+}
+
+// lastWriter is session s's last writer of k at a position <= p (-1:
+// none).
+func (f *fast) lastWriter(s int32, k history.Key, p int32) int32 {
+	kw := f.writersOf[k]
+	if kw == nil {
+		return -1
+	}
+	j := slices.Index(kw.sessions, s)
+	if j < 0 {
+		return -1
+	}
+	return lastAt(kw.lists[j], p)
+}
+
+// forced adds the co edge t1 -> t2 the axiom forces; into the initial
+// state (t2 < 0) it is a violation under this choice.
+func (f *fast) forced(t1, t2 int32) {
+	if t1 == t2 {
+		return
+	}
+	if t2 < 0 {
+		f.fail("a read of the initial state after a writer of the key")
+		return
+	}
+	f.edge(t1, t2)
+}
+
+// choose picks the source of closed node i's read r (-1: the initial
+// state), as check_weak's likelySource does: the committed writer that
+// ended last before the reader ended, else the initial state if it can
+// be, else the first committed writer, else the first candidate.
+func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
+	rt := &txns[i]
+	best, bestEnd := int32(-1), int64(0)
+	var firstCommitted, first int32 = -1, -1
+	for _, w := range f.vals[r] {
+		if int(w) == i || !f.usable[w] {
+			continue
+		}
+		wt := &txns[w]
+		if rt.HasTime && wt.HasTime && f.opts.Precedes(rt, wt) {
+			continue // the real-time read rule
+		}
+		if f.so && f.sessOf[i] >= 0 && f.sessOf[w] == f.sessOf[i] && f.pos[w] > f.pos[i] {
+			continue // later in the reader's own session
+		}
+		if first < 0 {
+			first = w
+		}
+		if wt.Status != history.Committed {
+			continue
+		}
+		if firstCommitted < 0 {
+			firstCommitted = w
+		}
+		if wt.HasTime && rt.HasTime && wt.End <= rt.End && (best < 0 || wt.End > bestEnd) {
+			best, bestEnd = w, wt.End
+		}
+	}
+	initial := r.v == history.Null || f.opts.InitialState == history.InitialUnknown
+	if f.rankOf(int32(i)) >= 0 {
+		// Guided by the witness: the candidate latest in it before the
+		// reader (for read committed this keeps every wr edge along the
+		// witness order, so the graph stays acyclic).
+		best, bestRank := int32(-1), int32(-1)
+		for _, w := range f.vals[r] {
+			if int(w) == i || !f.usable[w] || f.rankOf(w) < 0 || f.rank[w] > f.rank[i] {
+				continue
+			}
+			wt := &txns[w]
+			if rt.HasTime && wt.HasTime && f.opts.Precedes(rt, wt) {
+				continue
+			}
+			if f.so && f.sessOf[i] >= 0 && f.sessOf[w] == f.sessOf[i] && f.pos[w] > f.pos[i] {
+				continue
+			}
+			if f.rank[w] > bestRank {
+				best, bestRank = w, f.rank[w]
+			}
+		}
+		if best >= 0 {
+			return best, true
+		}
+		if initial {
+			return f.chooseInitial(r), true
+		}
+	}
+	switch {
+	case best >= 0:
+		return best, true
+	case initial:
+		return f.chooseInitial(r), true
+	case firstCommitted >= 0:
+		return firstCommitted, true
+	case first >= 0:
+		return first, true
+	}
+	return 0, false
+}
+
+// rankOf is i's place in the witness the fast path was rebuilt from (-1:
+// none, or released since).
+func (f *fast) rankOf(i int32) int32 {
+	if int(i) < len(f.rank) {
+		return f.rank[i]
+	}
+	return -1
+}
+
+// chooseInitial takes the initial state as r's source.
+func (f *fast) chooseInitial(r kv) int32 {
+	if f.opts.InitialState == history.InitialUnknown {
+		if v, seen := f.initVal[r.k]; seen && v != r.v {
+			f.fail("two initial values of one key")
+		}
+		f.initVal[r.k] = r.v
+	}
+	return -1
+}
+
+// edge adds u -> v, keeping ord a topological order; a cycle is trouble
+// (the edge is not added).
+func (f *fast) edge(u, v int32) {
+	if u == v {
+		f.fail("a cycle")
+		return
+	}
+	if f.ord[u] < f.ord[v] {
+		f.out[u] = append(f.out[u], v)
+		f.in[v] = append(f.in[v], u)
+		return
+	}
+	ub, lb := f.ord[u], f.ord[v]
+	f.epoch++
+	if f.epoch == 0 {
+		clear(f.mark)
+		f.epoch = 1
+	}
+	// Forward from v through nodes ordered at most ub: reaching u is a
+	// cycle.
+	f.fwd = f.fwd[:0]
+	f.stack = append(f.stack[:0], v)
+	f.mark[v] = f.epoch
+	for len(f.stack) > 0 {
+		n := f.stack[len(f.stack)-1]
+		f.stack = f.stack[:len(f.stack)-1]
+		f.fwd = append(f.fwd, n)
+		for _, w := range f.out[n] {
+			if w == u {
+				f.fail("a cycle")
+				return
+			}
+			if f.mark[w] != f.epoch && f.ord[w] < ub {
+				f.mark[w] = f.epoch
+				f.stack = append(f.stack, w)
+			}
+		}
+	}
+	// Backward from u through nodes ordered above lb.
+	f.bwd = f.bwd[:0]
+	f.stack = append(f.stack[:0], u)
+	f.mark[u] = f.epoch
+	for len(f.stack) > 0 {
+		n := f.stack[len(f.stack)-1]
+		f.stack = f.stack[:len(f.stack)-1]
+		f.bwd = append(f.bwd, n)
+		for _, w := range f.in[n] {
+			if f.mark[w] != f.epoch && f.ord[w] > lb {
+				f.mark[w] = f.epoch
+				f.stack = append(f.stack, w)
+			}
+		}
+	}
+	byOrd := func(a, b int32) int { return int(f.ord[a]) - int(f.ord[b]) }
+	slices.SortFunc(f.bwd, byOrd)
+	slices.SortFunc(f.fwd, byOrd)
+	f.ordScratch = f.ordScratch[:0]
+	for _, n := range f.bwd {
+		f.ordScratch = append(f.ordScratch, f.ord[n])
+	}
+	for _, n := range f.fwd {
+		f.ordScratch = append(f.ordScratch, f.ord[n])
+	}
+	slices.Sort(f.ordScratch)
+	k := 0
+	for _, n := range f.bwd {
+		f.ord[n] = f.ordScratch[k]
+		k++
+	}
+	for _, n := range f.fwd {
+		f.ord[n] = f.ordScratch[k]
+		k++
+	}
+	f.out[u] = append(f.out[u], v)
+	f.in[v] = append(f.in[v], u)
+}
