@@ -524,6 +524,20 @@ type prober struct {
 	budget int
 	// proven are the orders forced has proven.
 	proven map[[2]solver.Node]bool
+	// newClosure builds the step's closure (evict_closure.go) the first
+	// time forced needs it; cl is it, closureOff says it is unusable.
+	newClosure func() *stepClosure
+	cl         *stepClosure
+	closureOff bool
+}
+
+// closure is the step's closure, built on first use (nil: none).
+func (pr *prober) closure() *stepClosure {
+	if pr.cl == nil && !pr.closureOff && pr.newClosure != nil && useClosure {
+		pr.cl = pr.newClosure()
+		pr.closureOff = pr.cl == nil
+	}
+	return pr.cl
 }
 
 // probeBudget is the probes one step may spend. Each probe is a solve,
@@ -620,9 +634,16 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	if pr.proven[[2]solver.Node{from, to}] {
 		return true
 	}
+	if cl := pr.closure(); cl != nil && cl.reaches(from, to) {
+		// A path of fixed edges and real-time orders: every completion
+		// has it, no probe needed.
+		closureStats.Hits++
+		return true
+	}
 	if !pr.spend() {
 		return false
 	}
+	closureStats.Probes++
 	sel := pr.s.NewSelector()
 	pr.s.AddEdge(sel, to, from)
 	st := pr.s.Solve(pr.ctx, sel)
@@ -640,6 +661,9 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	}
 	pr.proven[[2]solver.Node{from, to}] = true
 	pr.s.AddBaseEdge(from, to)
+	if pr.cl != nil && !pr.cl.add(from, to) {
+		pr.cl, pr.closureOff = nil, true
+	}
 	return true
 }
 
