@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/ingest"
 	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/solver"
 )
@@ -95,16 +96,34 @@ func TestClosureOnOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if f := os.Getenv("STREAMCHECK_CLOSURE_FILE"); f != "" {
+		// A recorded stream instead (its first n transactions).
+		if regs, _, err = ingest.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+		regs.Txns = regs.Txns[:min(n, len(regs.Txns))]
+	}
+	indoubt := int64(5_000_000)
+	if v, err := time.ParseDuration(os.Getenv("STREAMCHECK_CLOSURE_INDOUBT")); err == nil {
+		indoubt = v.Nanoseconds()
+	}
+	modes := []bool{true, false}
+	switch os.Getenv("STREAMCHECK_CLOSURE") {
+	case "on":
+		modes = modes[:1]
+	case "off":
+		modes = modes[1:]
+	}
 	defer func() { useClosure = true }()
-	for _, on := range []bool{true, false} {
+	for _, on := range modes {
 		useClosure = on
 		closureStats = struct{ Hits, Probes, Builds int }{}
 		opts := history.DefaultOptions()
 		opts.Level = history.StrictSerializable
-		opts.InDoubt = 5_000_000
+		opts.InDoubt = indoubt
 		o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 		ctx := context.Background()
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuNanos()
 		maxWindow := 0
 		feedInStartOrder(o, opts, byStart(regs), func(i int) {
 			if (i+1)%256 == 0 {
@@ -119,8 +138,8 @@ func TestClosureOnOff(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := o.Stats()
-		t.Logf("closure %v: %d txns, %v, max window %d, %d evicted, probes %d, closure hits %d, builds %d",
-			on, len(regs.Txns), time.Since(t0).Round(time.Millisecond), maxWindow, st.Evicted, closureStats.Probes, closureStats.Hits, closureStats.Builds)
+		t.Logf("closure %v: %d txns, %v wall, %.2f CPU s, max window %d, %d evicted, probes %d, closure hits %d, builds %d",
+			on, len(regs.Txns), time.Since(t0).Round(time.Millisecond), float64(cpuNanos()-c0)/1e9, maxWindow, st.Evicted, closureStats.Probes, closureStats.Hits, closureStats.Builds)
 		if st.Alerts != 0 || st.Disagreements != 0 {
 			t.Errorf("closure %v: %d alerts, %d disagreements on a valid stream", on, st.Alerts, st.Disagreements)
 		}

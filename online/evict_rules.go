@@ -171,9 +171,10 @@ func (s *evictStep) evictOne(t int32) {
 	}
 	var live []history.Key
 	var liveK []int32
+	var keepPrev []bool
 	var repl []replacement
 	if committed {
-		if live, liveK, repl, ok = s.r4LiveVersion(t); !ok {
+		if live, liveK, keepPrev, repl, ok = s.r4LiveVersion(t); !ok {
 			s.pin(t, PinVersionOrder)
 			return
 		}
@@ -191,7 +192,7 @@ func (s *evictStep) evictOne(t int32) {
 	}
 	i := r.pos[t]
 	for j, k := range live {
-		if g, has := st.LiveOf[k]; has {
+		if g, has := st.LiveOf[k]; has && !keepPrev[j] {
 			gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
 			st.GhostKeys[g] = gk
 			if len(gk) == 0 {
@@ -694,7 +695,7 @@ func (s *evictStep) r4Earlier(t int32) int32 {
 // version. It returns the keys t becomes the live version of (interned
 // in liveK) and the reads its eviction replaces, each with the writers
 // the reader precedes.
-func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, repl []replacement, ok bool) {
+func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, keepPrev []bool, repl []replacement, ok bool) {
 	r, p, e, pr, removed, st := s.r, s.p, s.e, s.pr, s.removed, s.st
 	tx := &r.h.Txns[t]
 	ok = true
@@ -783,6 +784,8 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, r
 				break
 			}
 		}
+		var kr []replacement
+		undecided := false
 		for _, u := range s.accessors[k] {
 			if u == t && !overtaken || removed[u] {
 				continue
@@ -798,23 +801,34 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, r
 					}
 					v, dec := pr.decide(e.Rfs(rv)[ci])
 					if !dec {
-						ok = false
+						undecided = true
 					} else if v {
-						repl = append(repl, replacement{u, p.Keys()[k], from, after})
+						kr = append(kr, replacement{u, p.Keys()[k], from, after})
 					}
 				}
 			}
 		}
-		if !ok {
-			break
+		keep := false
+		if undecided {
+			// A read of the overwritten version is not decided. If that
+			// version is a ghost's, the ghost keeps it ("Stale ghosts" in
+			// docs/SEMANTICS.md §5): no read is replaced, and t leaves
+			// as if it overwrote nothing still read. Else t stays.
+			if overtaken || from < 0 || !r.ghost[from] {
+				ok = false
+				break
+			}
+			keep, kr = true, nil
 		}
+		repl = append(repl, kr...)
 		if overtaken {
 			continue
 		}
 		live = append(live, p.Keys()[k])
 		liveK = append(liveK, k)
+		keepPrev = append(keepPrev, keep)
 	}
-	return live, liveK, repl, ok
+	return live, liveK, keepPrev, repl, ok
 }
 
 // fixInitial keeps, under an unknown initial state, the initial values
