@@ -529,11 +529,19 @@ type prober struct {
 	newClosure func() *stepClosure
 	cl         *stepClosure
 	closureOff bool
+	// forcedProbes counts the probes forced spent this step: the closure
+	// is built once a step has asked for closureAfter of them (a build
+	// costs about as much as a few probes; most steps ask none or few).
+	forcedProbes int
 }
+
+// closureAfter is how many probes forced spends in a step before it
+// builds the step's closure.
+const closureAfter = 4
 
 // closure is the step's closure, built on first use (nil: none).
 func (pr *prober) closure() *stepClosure {
-	if pr.cl == nil && !pr.closureOff && pr.newClosure != nil && useClosure {
+	if pr.cl == nil && !pr.closureOff && pr.newClosure != nil && useClosure && pr.forcedProbes >= closureAfter {
 		pr.cl = pr.newClosure()
 		pr.closureOff = pr.cl == nil
 	}
@@ -644,6 +652,7 @@ func (pr *prober) forced(from, to solver.Node) bool {
 		return false
 	}
 	closureStats.Probes++
+	pr.forcedProbes++
 	sel := pr.s.NewSelector()
 	pr.s.AddEdge(sel, to, from)
 	st := pr.s.Solve(pr.ctx, sel)
