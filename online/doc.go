@@ -35,10 +35,13 @@
 //     that follows by the level's order can only see the live version,
 //     which stays.
 //   - R4 (r4Earlier, r4LiveVersion) per key, writers leave in version
-//     order: it follows the key's live version and precedes every other
-//     member writer (probed), and the reads of the version it overwrites
-//     are decided. Argument: the live version is all a future read can
-//     see, so one writer per key (the ghost) stands for all evicted ones.
+//     order: it follows the key's live version and every other member
+//     writer is decided against it (after it, or before it: an earlier
+//     writer that stays is overtaken, keeping its body), and the reads of
+//     the version it overwrites are decided. Argument: the live version
+//     is all a future read can see, so one writer per key (the ghost)
+//     stands for all evicted ones; an overtaken writer is still in the
+//     instance ("Overtaking" in docs/SEMANTICS.md §5).
 //   - R2 (r2Decided) every constraint that mentions it is decided in the
 //     relaxed instance: an edge literal, read choice, writer pair or
 //     commit guard fixed at level 0 or by a backbone probe. Argument: the
@@ -59,12 +62,16 @@
 // (recomputing them from a smaller window misses anomalies, M1 and M2 of
 // docs/SEMANTICS.md §5).
 //
-// The irrelevance rule (fixIrrelevant, evict.go) fixes writer orders and,
-// under an unknown initial state, read sources that no completion needs,
+// The irrelevance rule (fixIrrelevant, evict.go) fixes writer orders and
+// read sources (the initial version against a first writer, duplicate
+// values) that no completion needs,
 // by an exchange argument written at the function and in §5 "Pinning and
 // the irrelevance rule". The cap (capPinned, --max-pinned) sets the
 // oldest pinned transactions aside like a quarantined core, and says the
 // check is inexact.
+//
+// "Is this order decided" (prober.forced) asks the step's compact closure
+// (closure/, evict_closure.go) before it spends a solver probe.
 //
 // # Alert steps (online.go)
 //

@@ -524,6 +524,28 @@ type prober struct {
 	budget int
 	// proven are the orders forced has proven.
 	proven map[[2]solver.Node]bool
+	// newClosure builds the step's closure (evict_closure.go) the first
+	// time forced needs it; cl is it, closureOff says it is unusable.
+	newClosure func() *stepClosure
+	cl         *stepClosure
+	closureOff bool
+	// forcedProbes counts the probes forced spent this step: the closure
+	// is built once a step has asked for closureAfter of them (a build
+	// costs about as much as a few probes; most steps ask none or few).
+	forcedProbes int
+}
+
+// closureAfter is how many probes forced spends in a step before it
+// builds the step's closure.
+const closureAfter = 4
+
+// closure is the step's closure, built on first use (nil: none).
+func (pr *prober) closure() *stepClosure {
+	if pr.cl == nil && !pr.closureOff && pr.newClosure != nil && useClosure && pr.forcedProbes >= closureAfter {
+		pr.cl = pr.newClosure()
+		pr.closureOff = pr.cl == nil
+	}
+	return pr.cl
 }
 
 // probeBudget is the probes one step may spend. Each probe is a solve,
@@ -620,9 +642,17 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	if pr.proven[[2]solver.Node{from, to}] {
 		return true
 	}
+	if cl := pr.closure(); cl != nil && cl.reaches(from, to) {
+		// A path of fixed edges and real-time orders: every completion
+		// has it, no probe needed.
+		closureStats.Hits++
+		return true
+	}
 	if !pr.spend() {
 		return false
 	}
+	closureStats.Probes++
+	pr.forcedProbes++
 	sel := pr.s.NewSelector()
 	pr.s.AddEdge(sel, to, from)
 	st := pr.s.Solve(pr.ctx, sel)
@@ -640,6 +670,9 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	}
 	pr.proven[[2]solver.Node{from, to}] = true
 	pr.s.AddBaseEdge(from, to)
+	if pr.cl != nil && !pr.cl.add(from, to) {
+		pr.cl, pr.closureOff = nil, true
+	}
 	return true
 }
 
@@ -727,6 +760,19 @@ const maxEvictPasses = 64
 // edges, to the writers after w, are in E already), so a cycle of E' runs
 // through w->r, which I3 rules out as above.
 //
+// I5, duplicate values (docs/SEMANTICS.md §5 "Duplicate values: the
+// source of a closed read"). A read by r (an I1 endpoint that does not
+// write the key) of a value several closed committed writers wrote has
+// two or more undecided sources; the rule fixes "r read w" for w the
+// model's source (else the first closed committed writer among them,
+// never the initial version), with I3 for its edges (w->r, and r to the
+// writer after w) and the other sources left out of H. The exchange: in a
+// completion E where r read w', let E' be E with r reading w, every
+// version order and initial value unchanged; r writes no version of the
+// key, so only r's edges change, and the added ones are all on the fixed
+// literal, which I3 keeps off every cycle. I4 above is the case where
+// w' is the initial version.
+//
 // Pairs are fixed together, not one at a time: three writers of one key
 // that overlap in time (often, with 32 sessions) each have a possible
 // path through the third, so no single pair is free, but the three start
@@ -784,22 +830,25 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 			cands = append(cands, pv)
 		}
 	}
-	// Reads of a closed member that may come from the initial version or
-	// from one closed writer (under an unknown initial state, the first
-	// writer's value may also be the initial one): the rule fixes the
-	// writer (I4).
+	// Reads of a closed member that may come from several sources: the
+	// initial version and one closed writer (under an unknown initial
+	// state, the first writer's value may also be the initial one, I4), or
+	// several writers of a duplicate value (I5): the rule fixes a writer.
 	source := func(w int32) bool {
 		i := r.pos[w]
 		return i >= 0 && o.closed.get(i) && !pinned[i] && e.Node()[w] >= 0 && !p.Txns()[w].Dropped() && r.h.Txns[w].Status == history.Committed
 	}
 	type rfCand struct {
 		reader, writer int32
-		l, initial     solver.Lit
+		l              solver.Lit
+		others         []solver.Lit // the read's other undecided sources
 	}
 	var rfCands []rfCand
+	var model bool // whether pr holds a model (asked once, lazily)
+	var modelAsked bool
 	for ri := range e.Reads() {
 		rv := &e.Reads()[ri]
-		if rv.N() != 2 || !endpoint(rv.Txn()) {
+		if rv.N() < 2 || !endpoint(rv.Txn()) {
 			continue
 		}
 		rd := &p.Txns()[rv.Txn()].Reads()[rv.Read()]
@@ -810,25 +859,62 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 			continue
 		}
 		cs, ls := e.Cands(rv), e.Rfs(rv)
-		w, wl, il := int32(-1), incremental.LitFalse, incremental.LitFalse
+		// The sources still open: every candidate whose literal is not
+		// fixed. One fixed true decides the read (nothing to fix).
+		decided := false
+		open := 0
+		for ci := range cs {
+			if cs[ci] < -1 {
+				decided = true // a list parse: not a register read
+				break
+			}
+			if v, fixed := fixedLit(e.Solver(), ls[ci]); fixed {
+				if v {
+					decided = true
+					break
+				}
+				continue
+			}
+			if ls[ci] < 0 {
+				decided = true // a constant: nothing to choose
+				break
+			}
+			open++
+		}
+		if decided || open < 2 {
+			continue
+		}
+		// The source to fix: the one the step's model chose when it is a
+		// closed committed writer (I4 holds for any, the model's agrees
+		// with every fixed fact), else the first such writer. Never the
+		// initial version: "r read the initial version" needs the initial
+		// value to be r's, which the exchange does not give.
+		if !modelAsked {
+			model, modelAsked = pr.ensureModel(), true
+		}
+		pick := -1
 		for ci, c := range cs {
-			if c >= 0 {
-				w, wl = c, ls[ci]
-			} else if c == -1 {
-				il = ls[ci]
+			if _, fixed := fixedLit(e.Solver(), ls[ci]); fixed || c < 0 || !source(c) {
+				continue
+			}
+			if pick < 0 {
+				pick = ci
+			}
+			if model && pr.s.Value(solver.Lit(ls[ci])) {
+				pick = ci
+				break
 			}
 		}
-		// Constants (litTrue, litFalse) are negative: both must be choices.
-		if w < 0 || wl < 0 || il < 0 || !source(w) {
+		if pick < 0 {
 			continue
 		}
-		if _, fixed := fixedLit(e.Solver(), wl); fixed {
-			continue
+		rc := rfCand{reader: rv.Txn(), writer: cs[pick], l: solver.Lit(ls[pick])}
+		for ci := range cs {
+			if _, fixed := fixedLit(e.Solver(), ls[ci]); ci != pick && !fixed {
+				rc.others = append(rc.others, solver.Lit(ls[ci]))
+			}
 		}
-		if _, fixed := fixedLit(e.Solver(), il); fixed {
-			continue
-		}
-		rfCands = append(rfCands, rfCand{rv.Txn(), w, solver.Lit(wl), solver.Lit(il)})
+		rfCands = append(rfCands, rc)
 	}
 	if len(cands) == 0 && len(rfCands) == 0 {
 		return 0
@@ -905,8 +991,12 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 	}
 	for _, rc := range rfCands {
 		chosen[rc.l.Var()] = rc.l
-		chosen[rc.initial.Var()] = rc.initial.Not()
-		fix = append(fix, orientation{l: rc.l, ends: [2]solver.Node{e.Node()[rc.writer], e.Node()[rc.reader]}, also: []solver.Lit{rc.initial.Not()}})
+		also := make([]solver.Lit, 0, len(rc.others))
+		for _, o := range rc.others {
+			chosen[o.Var()] = o.Not()
+			also = append(also, o.Not())
+		}
+		fix = append(fix, orientation{l: rc.l, ends: [2]solver.Node{e.Node()[rc.writer], e.Node()[rc.reader]}, also: also})
 	}
 	// I3 for all of them at once: drop the orders whose edges close a
 	// cycle, until none does.

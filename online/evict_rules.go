@@ -76,17 +76,25 @@ type evictStep struct {
 	// lastEarlier is the writer r4Earlier found last for t, plus one.
 	lastEarlier []int32
 	stuck       []bool
+	// tried: the member was tried this step (evictOne); an earlier writer
+	// that was tried and stayed no longer holds a later writer back
+	// without a probe (r4Earlier), it may be overtaken (r4LiveVersion).
+	tried []bool
 	// why is, by position, the rule that last kept the member (pin).
 	why []PinReason
 }
 
 // replacement is a read of another member that t's eviction replaces by
 // the edges it implied: reader read key from prev (-1: the initial
-// version), which t overwrites.
+// version), and precedes every writer in after (the writers of the key
+// that follow prev in every completion and are still in the instance
+// once t has left: t itself when t overwrites prev; see "Overtaking" in
+// docs/SEMANTICS.md §5).
 type replacement struct {
 	reader int32
 	key    history.Key
 	prev   int32
+	after  []int32
 }
 
 // evict runs after a satisfiable step: it evicts every transaction the
@@ -134,6 +142,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 func (s *evictStep) evictOne(t int32) {
 	r, p, st := s.r, s.p, s.st
 	tx := &r.h.Txns[t]
+	s.tried[t] = true
 	if p.Txns()[t].Dropped() || tx.Status == history.Aborted {
 		s.r5Remove(t, false)
 		st.Evicted++
@@ -162,9 +171,10 @@ func (s *evictStep) evictOne(t int32) {
 	}
 	var live []history.Key
 	var liveK []int32
+	var keepPrev []bool
 	var repl []replacement
 	if committed {
-		if live, liveK, repl, ok = s.r4LiveVersion(t); !ok {
+		if live, liveK, keepPrev, repl, ok = s.r4LiveVersion(t); !ok {
 			s.pin(t, PinVersionOrder)
 			return
 		}
@@ -176,11 +186,13 @@ func (s *evictStep) evictOne(t int32) {
 		if rp.prev >= 0 {
 			s.addKept(rp.prev, rp.reader)
 		}
-		s.addKept(rp.reader, t)
+		for _, w := range rp.after {
+			s.addKept(rp.reader, w)
+		}
 	}
 	i := r.pos[t]
 	for j, k := range live {
-		if g, has := st.LiveOf[k]; has {
+		if g, has := st.LiveOf[k]; has && !keepPrev[j] {
 			gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
 			st.GhostKeys[g] = gk
 			if len(gk) == 0 {
@@ -215,6 +227,7 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 	p, e := r.p, r.e
 	s := &evictStep{o: o, ctx: ctx, r: r, st: st, p: p, e: e}
 	s.pr = &prober{ctx: ctx, s: e.Solver(), model: true, budget: probeBudget}
+	s.pr.newClosure = func() *stepClosure { return newStepClosure(r) }
 	s.pinned = map[int]bool{}
 	for _, a := range o.pending {
 		for _, id := range a.Core {
@@ -329,6 +342,7 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 	s.livePosOf = make([]int32, len(p.Keys()))
 	s.lastEarlier = make([]int32, nt)
 	s.stuck = make([]bool, nt)
+	s.tried = make([]bool, nt)
 	s.why = make([]PinReason, nt)
 	return s
 }
@@ -622,11 +636,16 @@ func (s *evictStep) livePos(k int32) int32 {
 	return prev
 }
 
-// holdsBack: member w writes before t by session or real time and is
-// still a window member, so t cannot leave (R4).
+// holdsBack: member w writes before t by session or real time, is still
+// a window member and has not been tried this step, so t waits for it
+// (R4) rather than probe its way past. A writer tried this step that
+// stayed (pinned) holds t back no more: t may overtake it
+// (r4LiveVersion, "Overtaking" in docs/SEMANTICS.md §5). tried only gets
+// set within a step, so a writer that stops holding t back never starts
+// again (r4Earlier's cache).
 func (s *evictStep) holdsBack(w, t int32) bool {
 	r, p := s.r, s.p
-	return w != t && !s.removed[w] && r.pos[w] >= 0 && !r.ghost[w] && r.h.Txns[w].Status != history.Aborted && !p.Txns()[w].Dropped() && p.Before(w, t)
+	return w != t && !s.removed[w] && !s.tried[w] && r.pos[w] >= 0 && !r.ghost[w] && r.h.Txns[w].Status != history.Aborted && !p.Txns()[w].Dropped() && p.Before(w, t)
 }
 
 // r4Earlier is R4 without a probe: a member that writes one of t's keys
@@ -661,17 +680,35 @@ func (s *evictStep) r4Earlier(t int32) int32 {
 	return -1
 }
 
-// r4LiveVersion is R4 with probes for committed t: t is the first writer
-// of each key it writes, after the key's live version, and the reads of
-// that version are decided. It returns the keys t becomes the live
-// version of (interned in liveK) and the reads its eviction replaces.
-func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, repl []replacement, ok bool) {
+// r4LiveVersion is R4 with probes for committed t, per key k it writes
+// last:
+//
+//   - t follows k's live version prev (a ghost, or the initial version);
+//   - every other member writer of k is decided against t: after t, or
+//     before t (an earlier writer t overtakes, still in the instance with
+//     its body; "Overtaking" in docs/SEMANTICS.md §5);
+//   - the reads of prev's version are decided.
+//
+// t becomes the live version of k, unless the live version already
+// follows t (t was overtaken on k): then t's version of k is overwritten
+// for good, its reads decided, and t leaves k without becoming its live
+// version. It returns the keys t becomes the live version of (interned
+// in liveK) and the reads its eviction replaces, each with the writers
+// the reader precedes.
+func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, keepPrev []bool, repl []replacement, ok bool) {
 	r, p, e, pr, removed, st := s.r, s.p, s.e, s.pr, s.removed, s.st
 	tx := &r.h.Txns[t]
 	ok = true
+	before := func(a, b int32) bool { // a precedes b in every completion
+		return p.Before(a, b) || pr.forced(e.Node()[a], e.Node()[b])
+	}
 	for _, kv := range p.Txns()[t].Finals() {
 		k := kv.Key()
 		prev := s.livePos(k)
+		// overtaken: prev, the live version, follows t: t's version of
+		// k is overwritten (an earlier eviction overtook t).
+		overtaken := false
+		var earlier, later []int32 // member writers of k decided before / after t
 		for _, w := range p.WritersOf()[k] {
 			if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.Txns()[w].Dropped() {
 				continue
@@ -683,22 +720,74 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, r
 				continue
 			}
 			if w == prev || r.pos[w] < 0 {
-				if !p.Before(w, t) && !pr.forced(e.Node()[w], e.Node()[t]) {
+				if overtaken {
+					continue
+				}
+				if !before(w, t) {
+					if before(t, w) && w == prev {
+						// The live version follows t: overtaken.
+						overtaken = true
+						continue
+					}
 					ok = false
 					tracePin(tx, func() string { return "R4: not after the live version " + r.h.Txns[w].Compact() })
 				}
 				continue
 			}
-			if !p.Before(t, w) && !pr.forced(e.Node()[t], e.Node()[w]) {
+			switch {
+			case p.Before(t, w):
+				later = append(later, w)
+			case p.Before(w, t):
+				earlier = append(earlier, w)
+			case pr.forced(e.Node()[t], e.Node()[w]):
+				later = append(later, w)
+			case pr.forced(e.Node()[w], e.Node()[t]):
+				earlier = append(earlier, w)
+			default:
 				ok = false
-				tracePin(tx, func() string { return "R4: not before writer " + r.h.Txns[w].Compact() })
+				tracePin(tx, func() string { return "R4: not ordered with writer " + r.h.Txns[w].Compact() })
 			}
 		}
 		if !ok {
 			break
 		}
+		// The version whose reads this eviction replaces: prev's, which t
+		// overwrites; or, overtaken, t's own, which prev's line
+		// overwrites. Each reader of it precedes every writer of k that
+		// follows that version: t, or the live version, and the member
+		// writers decided after it.
+		from := prev
+		var after []int32
+		if overtaken {
+			from = t
+			after = append(after, prev)
+			after = append(after, later...)
+		} else {
+			// An earlier writer t overtakes follows prev, unless an
+			// eviction before overtook it too (then it precedes prev):
+			// a reader of prev's version precedes only the former.
+			after = append(after, t)
+			after = append(after, later...)
+			for _, w := range earlier {
+				switch {
+				case prev < 0 || before(prev, w):
+					after = append(after, w)
+				case before(w, prev):
+				default:
+					ok = false
+					tracePin(tx, func() string {
+						return "R4: an overtaken writer not ordered with the live version " + r.h.Txns[w].Compact()
+					})
+				}
+			}
+			if !ok {
+				break
+			}
+		}
+		var kr []replacement
+		undecided := false
 		for _, u := range s.accessors[k] {
-			if u == t || removed[u] {
+			if u == t && !overtaken || removed[u] {
 				continue
 			}
 			for _, ri := range s.readsOf[u] {
@@ -707,25 +796,39 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, r
 					continue
 				}
 				for ci, w := range e.Cands(rv) {
-					if w != prev && !(w == -1 && prev < 0) {
+					if w != from && !(w == -1 && from < 0) {
 						continue
 					}
 					v, dec := pr.decide(e.Rfs(rv)[ci])
 					if !dec {
-						ok = false
+						undecided = true
 					} else if v {
-						repl = append(repl, replacement{u, p.Keys()[k], prev})
+						kr = append(kr, replacement{u, p.Keys()[k], from, after})
 					}
 				}
 			}
 		}
-		if !ok {
-			break
+		keep := false
+		if undecided {
+			// A read of the overwritten version is not decided. If that
+			// version is a ghost's, the ghost keeps it ("Stale ghosts" in
+			// docs/SEMANTICS.md §5): no read is replaced, and t leaves
+			// as if it overwrote nothing still read. Else t stays.
+			if overtaken || from < 0 || !r.ghost[from] {
+				ok = false
+				break
+			}
+			keep, kr = true, nil
+		}
+		repl = append(repl, kr...)
+		if overtaken {
+			continue
 		}
 		live = append(live, p.Keys()[k])
 		liveK = append(liveK, k)
+		keepPrev = append(keepPrev, keep)
 	}
-	return live, liveK, repl, ok
+	return live, liveK, keepPrev, repl, ok
 }
 
 // fixInitial keeps, under an unknown initial state, the initial values

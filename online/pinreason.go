@@ -16,7 +16,8 @@ const (
 	// PinOpenNeighbour: R3, a neighbour is not time-closed.
 	PinOpenNeighbour
 	// PinEarlierWriter: R4, an earlier writer of one of its keys is still
-	// a member.
+	// a member and was not tried yet in the step's last pass (a writer
+	// that was tried and stayed may be overtaken).
 	PinEarlierWriter
 	// PinEdge, PinReadSource, PinWriterPair, PinCommit: R2, an edge at
 	// it, the source of one of its reads, the order of a writer pair with

@@ -1,0 +1,147 @@
+package online
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/ingest"
+	"github.com/streamcheck/streamcheck/internal/gen"
+	"github.com/streamcheck/streamcheck/solver"
+)
+
+// TestStepClosureSound: every order the step's closure claims is one that
+// every completion of the instance has: the solver, given the opposite
+// edge, finds no model. Generated read-modify-write streams with
+// duplicates and unknown outcomes, checked at every step on random pairs
+// the closure orders (and a few it does not, which must then have a model
+// ordering them the other way or be orders the closure cannot see).
+func TestStepClosureSound(t *testing.T) {
+	for _, preset := range []string{"mixed", "blindw-rw"} {
+		h := probeHistory(t, preset, 1500, 200)
+		opts := history.DefaultOptions()
+		opts.Level = history.StrictSerializable
+		opts.InDoubt = 5_000_000
+		txns := byStart(h)
+		o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(1, 2))
+		checked := 0
+		feedInStartOrder(o, opts, txns, func(i int) {
+			if (i+1)%100 != 0 {
+				return
+			}
+			r := o.build()
+			if len(r.h.Txns) > 0 && r.solve(ctx) == solver.Sat {
+				sc := newStepClosure(r)
+				if sc == nil {
+					t.Fatalf("%s: no closure of a satisfiable instance", preset)
+				}
+				var nodes []solver.Node
+				for tx := range r.h.Txns {
+					if n := r.e.Node()[tx]; n >= 0 {
+						nodes = append(nodes, n)
+					}
+				}
+				s := r.e.Solver()
+				for k := 0; k < 200 && len(nodes) > 1; k++ {
+					a, b := nodes[rng.IntN(len(nodes))], nodes[rng.IntN(len(nodes))]
+					if a == b || !sc.reaches(a, b) {
+						continue
+					}
+					sel := s.NewSelector()
+					s.AddEdge(sel, b, a)
+					st := s.Solve(ctx, sel)
+					s.AddClause(sel.Not())
+					if st != solver.Unsat {
+						t.Fatalf("%s at %d: the closure orders node %d before %d, but a completion has the other order (%v)", preset, i+1, a, b, st)
+					}
+					checked++
+				}
+			}
+			if _, err := o.Step(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if checked == 0 {
+			t.Fatalf("%s: no order checked", preset)
+		}
+	}
+}
+
+// TestClosureOnOff runs one generated stream with the closure in the
+// eviction loop and without it: both runs must be exact (no alert on a
+// valid stream, no disagreement between the instance and the bodies).
+// It logs the window, the probes spent and the orders the closure proved;
+// STREAMCHECK_CLOSURE_TXNS sets the stream's length (the BENCHMARKS.md
+// comparison: go test ./online -run TestClosureOnOff -v with 100000).
+func TestClosureOnOff(t *testing.T) {
+	n := 3000
+	if v, err := strconv.Atoi(os.Getenv("STREAMCHECK_CLOSURE_TXNS")); err == nil && v > 0 {
+		n = v
+	}
+	// Registers only (lists pin their writers): read-modify-write with
+	// the preset's duplicates, 1% unknown outcomes.
+	cfg, err := gen.Preset("mixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Txns, cfg.Sessions, cfg.OpsPerTxn, cfg.Keys = n, 32, 8, 5000
+	cfg.ListRatio, cfg.UnknownRatio = 0, 0.01
+	regs, _, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := os.Getenv("STREAMCHECK_CLOSURE_FILE"); f != "" {
+		// A recorded stream instead (its first n transactions).
+		if regs, _, err = ingest.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+		regs.Txns = regs.Txns[:min(n, len(regs.Txns))]
+	}
+	indoubt := int64(5_000_000)
+	if v, err := time.ParseDuration(os.Getenv("STREAMCHECK_CLOSURE_INDOUBT")); err == nil {
+		indoubt = v.Nanoseconds()
+	}
+	modes := []bool{true, false}
+	switch os.Getenv("STREAMCHECK_CLOSURE") {
+	case "on":
+		modes = modes[:1]
+	case "off":
+		modes = modes[1:]
+	}
+	defer func() { useClosure = true }()
+	for _, on := range modes {
+		useClosure = on
+		closureStats = struct{ Hits, Probes, Builds int }{}
+		opts := history.DefaultOptions()
+		opts.Level = history.StrictSerializable
+		opts.InDoubt = indoubt
+		o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+		ctx := context.Background()
+		t0, c0 := time.Now(), cpuNanos()
+		maxWindow := 0
+		feedInStartOrder(o, opts, byStart(regs), func(i int) {
+			if (i+1)%256 == 0 {
+				if _, err := o.Step(ctx); err != nil {
+					t.Fatal(err)
+				}
+				maxWindow = max(maxWindow, o.Stats().Window)
+			}
+		})
+		o.CloseAll()
+		if _, err := o.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st := o.Stats()
+		t.Logf("closure %v: %d txns, %v wall, %.2f CPU s, max window %d, %d evicted, probes %d, closure hits %d, builds %d",
+			on, len(regs.Txns), time.Since(t0).Round(time.Millisecond), float64(cpuNanos()-c0)/1e9, maxWindow, st.Evicted, closureStats.Probes, closureStats.Hits, closureStats.Builds)
+		if st.Alerts != 0 || st.Disagreements != 0 {
+			t.Errorf("closure %v: %d alerts, %d disagreements on a valid stream", on, st.Alerts, st.Disagreements)
+		}
+	}
+}
