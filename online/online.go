@@ -144,6 +144,13 @@ type OnlineConfig struct {
 	Stream string
 }
 
+// batchAnomalies bounds the cores one confirmation finds and alerts
+// together (Step). Each is a minimal core of the alert instance minus the
+// cores found before it, as check --max-anomalies finds them; a bound
+// only keeps one step's search finite on a history that is nothing but
+// anomalies.
+const batchAnomalies = 1 << 16
+
 // Alert is one proven anomaly of the stream.
 type Alert struct {
 	ID string
@@ -293,7 +300,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				continue
 			}
 			o.checks++
-			if res, err = incremental.Check(ctx, h, o.opts, incremental.Explaining(incremental.Config{MaxAnomalies: 1})); err != nil {
+			if res, err = incremental.Check(ctx, h, o.opts, incremental.Explaining(incremental.Config{MaxAnomalies: batchAnomalies})); err != nil {
 				return out, err
 			}
 			o.conflicts += res.Stats.Conflicts
@@ -331,36 +338,45 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			}
 			return out, nil
 		}
-		an := res.Anomalies[0]
-		var err error
-		a := &Alert{
-			Anomaly:  an,
-			Level:    o.opts.Level,
-			Promised: o.promised,
-			Skew:     o.opts.Skew,
-		}
-		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && !o.promised.RealTime()
-		a.Watermark = o.lastStart()
-		if o.floor > 0 {
-			a.PastRetention = o.unwrittenReads(h, an.Core)
-		}
+		// Every core the check found is alerted at once (batchAnomalies):
+		// one confirmation and one replay per step, not per anomaly
+		// (docs/SEMANTICS.md §5 "Alert batches").
 		first := o.log.len()
-		at := o.name(a, h, pos, an.Core)
-		if a.ID, err = o.alertID(an.Class, at); err != nil {
-			return out, err
-		}
-		for _, i := range at {
-			if err := o.quarantine(i); err != nil {
+		var batch []*Alert
+		for _, an := range res.Anomalies {
+			a := &Alert{
+				Anomaly:  an,
+				Level:    o.opts.Level,
+				Promised: o.promised,
+				Skew:     o.opts.Skew,
+			}
+			a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && !o.promised.RealTime()
+			a.Watermark = o.lastStart()
+			if o.floor > 0 {
+				a.PastRetention = o.unwrittenReads(h, an.Core)
+			}
+			at := o.name(a, h, pos, an.Core)
+			var err error
+			if a.ID, err = o.alertID(an.Class, at); err != nil {
 				return out, err
 			}
-			first = min(first, i)
+			for _, i := range at {
+				if err := o.quarantine(i); err != nil {
+					return out, err
+				}
+				first = min(first, i)
+			}
+			o.alerts = append(o.alerts, a)
+			batch = append(batch, a)
 		}
-		o.alerts = append(o.alerts, a)
+		var err error
 		if o.evicting {
 			inexact := o.inexactRewinds
 			err = o.replay(ctx, first)
 			if o.inexactRewinds > inexact {
-				a.PastRetention = strings.TrimPrefix(a.PastRetention+"; ", "; ") + pastPoints
+				for _, a := range batch {
+					a.PastRetention = strings.TrimPrefix(a.PastRetention+"; ", "; ") + pastPoints
+				}
 			}
 		} else {
 			err = o.resetInstance()
@@ -368,10 +384,12 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		if err != nil {
 			return out, err
 		}
-		if !o.allClosed(a) {
-			o.pending = append(o.pending, a)
+		for _, a := range batch {
+			if !o.allClosed(a) {
+				o.pending = append(o.pending, a)
+			}
+			out = append(out, a)
 		}
-		out = append(out, a)
 	}
 }
 
