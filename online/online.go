@@ -60,6 +60,10 @@ type Online struct {
 	rewinds    []rewindPoint
 	nextRewind int
 	rewound    int // replays that started from a rewind point, for tests
+	// inPlace is the first release position quarantined in place since
+	// the last replay, plus one (0: none), and inPlaceCount the alert
+	// batches quarantined so (alert_inplace.go).
+	inPlace, inPlaceCount, healed int
 
 	// Retention (retain.go): the bound, each log chunk's mark, the record
 	// bytes released, the floor and the bodies gone below it.
@@ -270,6 +274,9 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				o.evict(ctx, r)
 				o.drop(r)
 				o.capPinned()
+				if err := o.settle(ctx, o.log.len()); err != nil {
+					return out, err
+				}
 				o.takeRewind(o.log.len())
 				o.since, o.closedSince = o.log.len(), o.closedSince[:0]
 				return out, o.retire()
@@ -283,6 +290,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		var h *history.History
 		var pos []int
 		var res *incremental.Result
+		healed := false
 		for _, local := range []bool{true, false} {
 			var err error
 			switch {
@@ -290,28 +298,55 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				continue
 			case local:
 				h, pos, err = o.localAlertHistory(r)
+			case o.inPlace > 0:
+				// The window's violation may rest on a fact a quarantine
+				// in place left: rebuild it as a replay would have, and
+				// judge that instead (alert_inplace.go).
+				healed = true
 			default:
 				h, pos, err = o.alertHistory()
 			}
 			if err != nil {
 				return out, err
 			}
+			if healed {
+				break
+			}
 			if len(h.Txns) == 0 {
 				continue
 			}
-			o.checks++
-			if res, err = incremental.Check(ctx, h, o.opts, incremental.Explaining(incremental.Config{MaxAnomalies: batchAnomalies})); err != nil {
-				return out, err
+			if local {
+				// The neighbourhood of the window: one guarded encoding
+				// for every core (alert_batch.go).
+				ans, err := o.batchCores(ctx, h)
+				if err != nil {
+					return out, err
+				}
+				res = &incremental.Result{Verdict: incremental.Valid, Anomalies: ans}
+				if len(ans) > 0 {
+					res.Verdict = incremental.Invalid
+				}
+			} else {
+				o.checks++
+				if res, err = incremental.Check(ctx, h, o.opts, incremental.Explaining(incremental.Config{MaxAnomalies: batchAnomalies})); err != nil {
+					return out, err
+				}
+				o.conflicts += res.Stats.Conflicts
+				o.constraints += int64(res.Stats.Reads + res.Stats.Pairs)
+				o.pruned += int64(res.Stats.Pruned)
 			}
-			o.conflicts += res.Stats.Conflicts
-			o.constraints += int64(res.Stats.Reads + res.Stats.Pairs)
-			o.pruned += int64(res.Stats.Pruned)
 			if res.Verdict == incremental.Invalid && len(res.Anomalies) > 0 {
 				if local {
 					o.confirmedLocally++
 				}
 				break
 			}
+		}
+		if healed {
+			if err := o.heal(ctx); err != nil {
+				return out, err
+			}
+			continue
 		}
 		if res == nil {
 			return out, nil
@@ -330,7 +365,8 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			if r != nil {
 				// The reduced instance kept a fact the bodies do not
 				// prove: a bug, counted; rebuilding from the bodies heals
-				// it.
+				// it. (A quarantine in place may leave such facts: see
+				// heal, which runs before this.)
 				o.ev.Disagreements++
 				if err := o.resetInstance(); err != nil {
 					return out, err
@@ -343,6 +379,8 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		// (docs/SEMANTICS.md §5 "Alert batches").
 		first := o.log.len()
 		var batch []*Alert
+		wasMember := map[int]bool{}
+		var quarAt []int
 		for _, an := range res.Anomalies {
 			a := &Alert{
 				Anomaly:  an,
@@ -361,6 +399,10 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				return out, err
 			}
 			for _, i := range at {
+				if o.ev.Member.get(i) {
+					wasMember[i] = true
+				}
+				quarAt = append(quarAt, i)
 				if err := o.quarantine(i); err != nil {
 					return out, err
 				}
@@ -370,9 +412,11 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			batch = append(batch, a)
 		}
 		var err error
-		if o.evicting {
+		if o.evicting && o.quarantineInPlace(quarAt, wasMember) {
+			// Nothing to rebuild (alert_inplace.go).
+		} else if o.evicting {
 			inexact := o.inexactRewinds
-			err = o.replay(ctx, first)
+			err = o.replay(ctx, o.replayFrom(first))
 			if o.inexactRewinds > inexact {
 				for _, a := range batch {
 					a.PastRetention = strings.TrimPrefix(a.PastRetention+"; ", "; ") + pastPoints
@@ -831,7 +875,7 @@ func (o *Online) Stats() OnlineStats {
 		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned, Capped: o.capped,
 		PastRetention: o.goneCount, SetAside: o.setAsideCount, InexactRewinds: o.inexactRewinds,
-		PinnedBy: o.ev.pinnedBy}
+		PinnedBy: o.ev.pinnedBy, InPlace: o.inPlaceCount, Healed: o.healed}
 	for _, i := range o.ev.memberList() {
 		if o.ev.GhostKeys[i] == nil {
 			st.Window++
@@ -868,4 +912,7 @@ type OnlineStats struct {
 	// the last step that evicted (PinReason). Its sum is Pinned as of
 	// that step; members closed since are not in it.
 	PinnedBy PinnedBy
+	// InPlace counts the alert batches quarantined in place, Healed the
+	// replays a later step ran for them (alert_inplace.go).
+	InPlace, Healed int
 }
