@@ -54,8 +54,7 @@ import (
 // in the 55.7K storm of BENCHMARKS.md), and is then the stream
 // since the first pending member. Healing at every rewind point instead
 // bounded that, at the price of a replay of up to four points' worth of
-// the stream every four points: a latency spike of tens of seconds on the
-// 200K storm.
+// the stream every four points, whether or not anything disagreed.
 
 // quarantineInPlace finishes a batch's quarantine where the instance
 // stands when every member at was in the instance (wasMember), and says
