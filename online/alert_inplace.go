@@ -51,7 +51,7 @@ import (
 // maxRewinds. So a heal is never inexact. It replays the stream since
 // that point: the cost of a quarantine in place is deferred to the first
 // window violation the bodies do not confirm, which may never come (none
-// in the 55.7K storm of BENCHMARKS.md), and is then the stream
+// in the 55.7K and 223K storms of BENCHMARKS.md), and is then the stream
 // since the first pending member. Healing at every rewind point instead
 // bounded that, at the price of a replay of up to four points' worth of
 // the stream every four points, whether or not anything disagreed.
