@@ -45,10 +45,12 @@ import (
 // A heal must start from a rewind point at or before the first member
 // quarantined in place, as the replay it stands for would have: a batch
 // is quarantined in place only while nothing is past retention (so such a
-// point exists, or the replay starts from the first transaction);
-// retention's floor does not pass that point while a quarantine in place
-// is pending (retire); and takeRewind keeps it besides the newest
-// maxRewinds. So a heal is never inexact. It replays the stream since
+// point exists, or the replay starts from the first transaction), and
+// takeRewind keeps it besides the newest maxRewinds. Retention's floor
+// may still pass it (holding the floor back held every body back, and a
+// run's default bound is a day of event time): a heal then starts from
+// the oldest point kept and counts as an inexact rewind (retain.go), the
+// same as an alert's replay past retention. It replays the stream since
 // that point: the cost of a quarantine in place is deferred to the first
 // window violation the bodies do not confirm, which may never come (none
 // in the 55.7K and 223K storms of BENCHMARKS.md), and is then the stream
@@ -106,10 +108,14 @@ var inPlaceEnabled = true
 // later than the first member quarantined in place, whose facts it then
 // rebuilds too.
 func (o *Online) replayFrom(first int) int {
-	if o.inPlace > 0 {
+	if o.inPlace > 0 && (o.floor == 0 || o.healPoint(o.inPlace-1) >= 0) {
 		first = min(first, o.inPlace-1)
 		o.inPlace = 0
 	}
+	// Else retention dropped the point a heal would start from: the
+	// batch replays from its own first member, exactly for itself, and
+	// the quarantine in place stays pending (its facts only add
+	// constraints).
 	return first
 }
 

@@ -127,14 +127,6 @@ func (o *Online) retire() error {
 		return nil
 	}
 	limit := o.rewinds[len(o.rewinds)-1].Pos
-	if o.inPlace > 0 {
-		// A heal replays from the point at or before the first member
-		// quarantined in place (alert_inplace.go): it and its bodies stay.
-		limit = 0
-		if k := o.healPoint(o.inPlace - 1); k >= 0 {
-			limit = o.rewinds[k].Pos
-		}
-	}
 	now := o.lastStart()
 	target := o.floor
 	for c := o.floor >> logChunkBits; (c+1)<<logChunkBits <= limit && c+1 < len(o.marks); c++ {
