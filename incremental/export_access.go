@@ -204,3 +204,12 @@ func (x *prepared) WritersOf() [][]int32 { return x.writersOf }
 
 // X is pairVar's x.
 func (x *pairVar) X() lit { return x.x }
+
+// Sel is encoder's sel: each transaction's selector in a guarded
+// encoding.
+func (x *encoder) Sel() []lit { return x.sel }
+
+// Check is coreFinder.check: decides the projection to members.
+func (x *coreFinder) Check(ctx context.Context, members []bool) solver.Status {
+	return x.check(ctx, members)
+}

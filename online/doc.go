@@ -76,11 +76,14 @@
 // # Alert steps (online.go)
 //
 // A violation of R_t is only a trigger. Step confirms it on the released
-// bodies (localAlertHistory, then every body: alertHistory), shrinks the
-// core on them under the projection (incremental's core finder), names
-// it (alertID: its members' content, class and stream; incremental
-// alertid.go A1-A3), quarantines it (quarantine) and rebuilds the instance
-// from a rewind point (replay, rewind.go). An alert raised with an open
+// bodies (localAlertHistory, then every body: alertHistory), finds every
+// core of the step on one guarded encoding and shrinks each on its failed
+// set (batchCores, alert_batch.go), names each (alertID: its members'
+// content, class and stream; incremental alertid.go A1-A3), quarantines
+// them (quarantine) and either leaves the instance in place, healed by
+// the skipped replay if a later violation is not confirmed
+// (alert_inplace.go), or rebuilds it from a rewind point (replay,
+// rewind.go). An alert raised with an open
 // member is shrunk again once all its members close (reshrink, O5). A
 // wrong kept fact can so cost a missed anomaly, never a false alarm; a
 // disagreement between R_t and the bodies is counted and heals by

@@ -1,9 +1,11 @@
 package online
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -60,6 +62,10 @@ type Online struct {
 	rewinds    []rewindPoint
 	nextRewind int
 	rewound    int // replays that started from a rewind point, for tests
+	// inPlace is the first release position quarantined in place since
+	// the last replay, plus one (0: none), and inPlaceCount the alert
+	// batches quarantined so (alert_inplace.go).
+	inPlace, inPlaceCount, healed int
 
 	// Retention (retain.go): the bound, each log chunk's mark, the record
 	// bytes released, the floor and the bodies gone below it.
@@ -143,6 +149,13 @@ type OnlineConfig struct {
 	// source that carries the same events.
 	Stream string
 }
+
+// batchAnomalies bounds the cores one confirmation finds and alerts
+// together (Step). Each is a minimal core of the alert instance minus the
+// cores found before it, as check --max-anomalies finds them; a bound
+// only keeps one step's search finite on a history that is nothing but
+// anomalies.
+const batchAnomalies = 1 << 16
 
 // Alert is one proven anomaly of the stream.
 type Alert struct {
@@ -276,6 +289,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		var h *history.History
 		var pos []int
 		var res *incremental.Result
+		healed := false
 		for _, local := range []bool{true, false} {
 			var err error
 			switch {
@@ -283,28 +297,55 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				continue
 			case local:
 				h, pos, err = o.localAlertHistory(r)
+			case o.inPlace > 0:
+				// The window's violation may rest on a fact a quarantine
+				// in place left: rebuild it as a replay would have, and
+				// judge that instead (alert_inplace.go).
+				healed = true
 			default:
 				h, pos, err = o.alertHistory()
 			}
 			if err != nil {
 				return out, err
 			}
+			if healed {
+				break
+			}
 			if len(h.Txns) == 0 {
 				continue
 			}
-			o.checks++
-			if res, err = incremental.Check(ctx, h, o.opts, incremental.Explaining(incremental.Config{MaxAnomalies: 1})); err != nil {
-				return out, err
+			if local {
+				// The neighbourhood of the window: one guarded encoding
+				// for every core (alert_batch.go).
+				ans, err := o.batchCores(ctx, h)
+				if err != nil {
+					return out, err
+				}
+				res = &incremental.Result{Verdict: incremental.Valid, Anomalies: ans}
+				if len(ans) > 0 {
+					res.Verdict = incremental.Invalid
+				}
+			} else {
+				o.checks++
+				if res, err = incremental.Check(ctx, h, o.opts, incremental.Explaining(incremental.Config{MaxAnomalies: batchAnomalies})); err != nil {
+					return out, err
+				}
+				o.conflicts += res.Stats.Conflicts
+				o.constraints += int64(res.Stats.Reads + res.Stats.Pairs)
+				o.pruned += int64(res.Stats.Pruned)
 			}
-			o.conflicts += res.Stats.Conflicts
-			o.constraints += int64(res.Stats.Reads + res.Stats.Pairs)
-			o.pruned += int64(res.Stats.Pruned)
 			if res.Verdict == incremental.Invalid && len(res.Anomalies) > 0 {
 				if local {
 					o.confirmedLocally++
 				}
 				break
 			}
+		}
+		if healed {
+			if err := o.heal(ctx); err != nil {
+				return out, err
+			}
+			continue
 		}
 		if res == nil {
 			return out, nil
@@ -323,7 +364,8 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			if r != nil {
 				// The reduced instance kept a fact the bodies do not
 				// prove: a bug, counted; rebuilding from the bodies heals
-				// it.
+				// it. (A quarantine in place may leave such facts: see
+				// heal, which runs before this.)
 				o.ev.Disagreements++
 				if err := o.resetInstance(); err != nil {
 					return out, err
@@ -331,36 +373,53 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			}
 			return out, nil
 		}
-		an := res.Anomalies[0]
-		var err error
-		a := &Alert{
-			Anomaly:  an,
-			Level:    o.opts.Level,
-			Promised: o.promised,
-			Skew:     o.opts.Skew,
-		}
-		a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && !o.promised.RealTime()
-		a.Watermark = o.lastStart()
-		if o.floor > 0 {
-			a.PastRetention = o.unwrittenReads(h, an.Core)
-		}
+		// Every core the check found is alerted at once (batchAnomalies):
+		// one confirmation and one replay per step, not per anomaly
+		// (docs/SEMANTICS.md §5 "Alert batches").
 		first := o.log.len()
-		at := o.name(a, h, pos, an.Core)
-		if a.ID, err = o.alertID(an.Class, at); err != nil {
-			return out, err
-		}
-		for _, i := range at {
-			if err := o.quarantine(i); err != nil {
+		var batch []*Alert
+		wasMember := map[int]bool{}
+		var quarAt []int
+		for _, an := range res.Anomalies {
+			a := &Alert{
+				Anomaly:  an,
+				Level:    o.opts.Level,
+				Promised: o.promised,
+				Skew:     o.opts.Skew,
+			}
+			a.NeedsRealtime = strings.HasSuffix(an.Class, history.RealtimeSuffix) && !o.promised.RealTime()
+			a.Watermark = o.lastStart()
+			if o.floor > 0 {
+				a.PastRetention = o.unwrittenReads(h, an.Core)
+			}
+			at := o.name(a, h, pos, an.Core)
+			var err error
+			if a.ID, err = o.alertID(an.Class, at); err != nil {
 				return out, err
 			}
-			first = min(first, i)
+			for _, i := range at {
+				if o.ev.Member.get(i) {
+					wasMember[i] = true
+				}
+				quarAt = append(quarAt, i)
+				if err := o.quarantine(i); err != nil {
+					return out, err
+				}
+				first = min(first, i)
+			}
+			o.alerts = append(o.alerts, a)
+			batch = append(batch, a)
 		}
-		o.alerts = append(o.alerts, a)
-		if o.evicting {
+		var err error
+		if o.evicting && o.quarantineInPlace(quarAt, wasMember) {
+			// Nothing to rebuild (alert_inplace.go).
+		} else if o.evicting {
 			inexact := o.inexactRewinds
-			err = o.replay(ctx, first)
+			err = o.replay(ctx, o.replayFrom(first))
 			if o.inexactRewinds > inexact {
-				a.PastRetention = strings.TrimPrefix(a.PastRetention+"; ", "; ") + pastPoints
+				for _, a := range batch {
+					a.PastRetention = strings.TrimPrefix(a.PastRetention+"; ", "; ") + pastPoints
+				}
 			}
 		} else {
 			err = o.resetInstance()
@@ -368,10 +427,12 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		if err != nil {
 			return out, err
 		}
-		if !o.allClosed(a) {
-			o.pending = append(o.pending, a)
+		for _, a := range batch {
+			if !o.allClosed(a) {
+				o.pending = append(o.pending, a)
+			}
+			out = append(out, a)
 		}
-		out = append(out, a)
 	}
 }
 
@@ -531,28 +592,66 @@ func (o *Online) localHistory(set []int) (*history.History, []int, error) {
 			}
 		}
 	}
-	var txns []history.Txn
-	var at []int
-	var in []bool
+	writes := func(t *history.Txn) bool {
+		return slices.ContainsFunc(t.Ops, func(op history.Op) bool {
+			return op.Kind != history.Read && keys[op.Key] && (op.Kind == history.Append || values[keyVal{op.Key, op.Value}])
+		})
+	}
+	// The bodies in memory first; the spilled ones are read in the
+	// file's order, not release order: records are appended as
+	// transactions are evicted, so release order jumped about the file
+	// and every record cost a read of its own (half of a storm step's
+	// CPU at 50K transactions); in file order one read-ahead serves
+	// hundreds.
+	picked := map[int]history.Txn{}
+	var spilled []spilledAt
 	for i := range n {
 		if o.gone(i) {
 			continue
 		}
-		t, err := o.body(i)
+		if !o.spill.spilled(i) {
+			if t := o.log.at(i); inS[i] || writes(t) {
+				picked[i] = *t
+			}
+			continue
+		}
+		off, err := o.spill.offset(i)
+		if err != nil {
+			if errors.Is(err, errGone) {
+				err = o.goneError(i)
+			}
+			return nil, nil, err
+		}
+		spilled = append(spilled, spilledAt{off, i})
+	}
+	slices.SortFunc(spilled, func(a, b spilledAt) int { return cmp.Compare(a.off, b.off) })
+	for _, sa := range spilled {
+		b, err := o.spill.recordAt(sa.off, sa.i)
 		if err != nil {
 			return nil, nil, err
 		}
-		if !inS[i] && !slices.ContainsFunc(t.Ops, func(op history.Op) bool {
-			return op.Kind != history.Read && keys[op.Key] && (op.Kind == history.Append || values[keyVal{op.Key, op.Value}])
-		}) {
-			continue
+		t, err := decodeTxn(b)
+		if err != nil {
+			return nil, nil, o.spill.corrupt(fmt.Sprintf("body %d", sa.i), sa.off, err.Error())
 		}
-		txns = append(txns, t)
-		at = append(at, i)
-		in = append(in, inS[i])
+		if inS[sa.i] || writes(&t) {
+			picked[sa.i] = t
+		}
+	}
+	at := slices.Sorted(maps.Keys(picked))
+	txns := make([]history.Txn, len(at))
+	in := make([]bool, len(at))
+	for k, i := range at {
+		txns[k], in[k] = picked[i], inS[i]
 	}
 	h, pos := o.projectAlert(txns, at, in)
 	return h, pos, nil
+}
+
+// spilledAt is a spilled body's record offset and release position.
+type spilledAt struct {
+	off int64
+	i   int
 }
 
 // reshrink shrinks a pending alert's core under the projection now that
@@ -813,7 +912,7 @@ func (o *Online) Stats() OnlineStats {
 		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned, Capped: o.capped,
 		PastRetention: o.goneCount, SetAside: o.setAsideCount, InexactRewinds: o.inexactRewinds,
-		PinnedBy: o.ev.pinnedBy}
+		PinnedBy: o.ev.pinnedBy, InPlace: o.inPlaceCount, Healed: o.healed}
 	for _, i := range o.ev.memberList() {
 		if o.ev.GhostKeys[i] == nil {
 			st.Window++
@@ -850,4 +949,7 @@ type OnlineStats struct {
 	// the last step that evicted (PinReason). Its sum is Pinned as of
 	// that step; members closed since are not in it.
 	PinnedBy PinnedBy
+	// InPlace counts the alert batches quarantined in place, Healed the
+	// replays a later step ran for them (alert_inplace.go).
+	InPlace, Healed int
 }

@@ -110,7 +110,16 @@ func (o *Online) takeRewind(pos int) {
 	}
 	o.rewinds = append(o.rewinds, p)
 	if len(o.rewinds) > maxRewinds {
-		o.rewinds = append(o.rewinds[:0], o.rewinds[len(o.rewinds)-maxRewinds:]...)
+		// A pending quarantine in place keeps the point its heal starts
+		// from (alert_inplace.go), besides the newest.
+		var keep []rewindPoint
+		if o.inPlace > 0 {
+			if k := o.healPoint(o.inPlace - 1); k >= 0 && k < len(o.rewinds)-maxRewinds {
+				keep = append(keep, o.rewinds[k])
+			}
+		}
+		keep = append(keep, o.rewinds[len(o.rewinds)-maxRewinds:]...)
+		o.rewinds = append(o.rewinds[:0], keep...)
 	}
 	o.nextRewind = (pos/rewindEvery + 1) * rewindEvery
 }

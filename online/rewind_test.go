@@ -17,6 +17,11 @@ import (
 // its snapshot before every step (the points are part of it).
 func TestRewindPoints(t *testing.T) {
 	defer func(n int) { rewindEvery = n }(rewindEvery)
+	// Every batch replays here: quarantine in place would skip the
+	// replays this test exercises (TestQuarantineInPlaceMatchesReplay
+	// holds that one to them).
+	defer func(b bool) { inPlaceEnabled = b }(inPlaceEnabled)
+	inPlaceEnabled = false
 	var rewound, replays, sameCores, alerts int
 	for i := range tinyCount(10) {
 		h, opts, cfg, rng := generatedCase(t, i, 41, 120, 180, 2+i%4)

@@ -66,6 +66,9 @@ type onlineSnapshot struct {
 	// (rewind.go; absent before rewind points).
 	Rewinds    []rewindPoint `json:",omitempty"`
 	NextRewind int           `json:",omitempty"`
+	// InPlace is the first member quarantined in place since the last
+	// replay, plus one (alert_inplace.go; 0: none).
+	InPlace int `json:",omitempty"`
 	// Retention's state (retain.go): the chunks' marks as varint deltas
 	// of their starts and of their bytes, the bytes released, the floor,
 	// and what it counted and left to set aside.
@@ -537,7 +540,7 @@ func (o *Online) snapshot() *onlineSnapshot {
 		Steps: o.steps, Checks: o.checks, Unchecked: o.unchecked,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned,
 		Evict: o.evicting, EvictState: o.ev, MaxPinned: o.maxPinned, Capped: o.capped,
-		Rewinds: o.snapshotRewinds(false), NextRewind: o.nextRewind,
+		Rewinds: o.snapshotRewinds(false), NextRewind: o.nextRewind, InPlace: o.inPlace,
 		BodyBytes: o.bodyBytes, Floor: o.floor, Gone: o.goneCount,
 		InexactRewind: o.inexactRewinds, SetAside: o.setAsideCount, Since: o.since, ClosedSince: o.closedSince, BelowFloor: o.belowFloor,
 	}
@@ -620,7 +623,7 @@ func RestoreOnlineAt(opts history.Options, bodies BodyFile, snap []byte, each fu
 	o.wild = countWild(o.ev.Taint)
 	o.maxPinned, o.capped = s.MaxPinned, s.Capped
 	o.conflicts, o.constraints, o.pruned = s.Conflicts, s.Constraints, s.Pruned
-	o.rewinds, o.nextRewind = s.Rewinds, s.NextRewind
+	o.rewinds, o.nextRewind, o.inPlace = s.Rewinds, s.NextRewind, s.InPlace
 	if o.nextRewind == 0 {
 		// Taken before rewind points: the next is due where a run from
 		// the start would take it.

@@ -820,20 +820,36 @@ func (r *runner) emit(a *online.Alert, proven time.Time) error {
 type latencyStats struct {
 	n        int
 	sum, max time.Duration
+	// samples keeps up to maxLatencySamples for the percentiles (the
+	// first ones: a summary, not a monitor).
+	samples []time.Duration
 }
+
+const maxLatencySamples = 1 << 20
 
 func (l *latencyStats) note(d time.Duration) {
 	l.n++
 	l.sum += d
 	l.max = max(l.max, d)
+	if len(l.samples) < maxLatencySamples {
+		l.samples = append(l.samples, d)
+	}
+}
+
+// quantile is the q-quantile of the samples kept (nearest rank).
+func (l *latencyStats) quantile(q float64) time.Duration {
+	s := slices.Clone(l.samples)
+	slices.Sort(s)
+	k := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[min(max(k, 0), len(s)-1)]
 }
 
 func (l *latencyStats) String() string {
 	if l.n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; alert latency mean %s, max %s (from the watermark passing the core's last transaction)",
-		(l.sum / time.Duration(l.n)).Round(time.Microsecond), l.max.Round(time.Microsecond))
+	return fmt.Sprintf("; alert latency mean %s, p50 %s, p99 %s, max %s (from the watermark passing the core's last transaction)",
+		(l.sum / time.Duration(l.n)).Round(time.Microsecond), l.quantile(0.5).Round(time.Microsecond), l.quantile(0.99).Round(time.Microsecond), l.max.Round(time.Microsecond))
 }
 
 // finish is end of input: every transaction closes, the last steps run,
