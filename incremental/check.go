@@ -210,53 +210,72 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 	e = nil // the cores are searched on fresh, smaller instances
 	t2 := time.Now()
 	defer func() { res.Stats.CoreTime = time.Since(t2) }()
-	max := cfg.MaxAnomalies
-	if max <= 0 {
-		max = 1
+	describeCore := describe
+	if p.opts.Level.BeginCommit() {
+		describeCore = describeSI // explain_si.go
 	}
-	loc := &localizer{p: p, cfg: cfg}
-	remaining := make([]bool, len(h.Txns))
+	if err := collectCores(ctx, res, p, len(h.Txns), cfg, &localizer{p: p, cfg: cfg}, describeCore); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// coreSearch is what collectCores needs of a localizer: a core of the
+// members' projection, whether anything is left once cores are removed,
+// and how many checks that took.
+type coreSearch interface {
+	find(ctx context.Context, members []bool) ([]int32, error)
+	fast(ctx context.Context, members []bool) solver.Status
+	checkCount() int
+}
+
+func (l *localizer) checkCount() int   { return l.checks }
+func (l *plLocalizer) checkCount() int { return l.checks }
+
+// collectCores finds up to cfg.MaxAnomalies (at least one) disjoint cores
+// of an invalid history, each explained by describeCore, removing each
+// core before looking for the next (the rest is checked as its
+// projection). Errors past the deadline end the search with what was
+// found (TimedOutAny); other errors are returned. One loop for every SAT
+// back end, so that the deadline and explanation rules cannot drift apart.
+func collectCores(ctx context.Context, res *Result, p *prepared, n int, cfg Config, loc coreSearch, describeCore func(context.Context, *prepared, []int32) Anomaly) error {
+	remaining := make([]bool, n)
 	for i := range remaining {
 		remaining[i] = true
 	}
-	for len(res.Anomalies) < max {
+	for len(res.Anomalies) < max(cfg.MaxAnomalies, 1) {
 		core, err := loc.find(ctx, remaining)
-		res.Stats.CoreChecks = loc.checks
+		res.Stats.CoreChecks = loc.checkCount()
 		if err != nil {
 			if ctx.Err() != nil {
 				res.Stats.TimedOutAny = true
-				return res, nil
+				return nil
 			}
-			return nil, err
+			return err
 		}
 		dctx := ctx
 		if cfg.explainPastDeadline {
 			dctx = context.WithoutCancel(ctx)
 		}
-		if p.opts.Level.BeginCommit() {
-			res.Anomalies = append(res.Anomalies, describeSI(dctx, p, core)) // explain_si.go
-		} else {
-			res.Anomalies = append(res.Anomalies, describe(dctx, p, core))
-		}
+		res.Anomalies = append(res.Anomalies, describeCore(dctx, p, core))
 		if ctx.Err() != nil {
 			// The core is proven; its explanation may have been cut short
 			// (timedOutAnomaly), and nothing more is searched.
 			res.Stats.TimedOutAny = true
-			return res, nil
+			return nil
 		}
 		for _, t := range core {
 			remaining[t] = false
 		}
-		// Anything left to find? The rest is checked as the projection.
 		rest := loc.fast(ctx, remaining)
 		if rest != solver.Unsat {
 			if rest == solver.Unknown {
 				res.Stats.TimedOutAny = true
 			}
-			break
+			return nil
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // stricterBudget bounds the conflicts stricterFirst spends: histories

@@ -255,40 +255,8 @@ func checkPL(ctx context.Context, h *history.History, opts history.Options, cfg 
 	e = nil
 	t2 := time.Now()
 	defer func() { res.Stats.CoreTime = time.Since(t2) }()
-	remaining := make([]bool, len(h.Txns))
-	for i := range remaining {
-		remaining[i] = true
-	}
-	loc := &plLocalizer{p: p, cfg: cfg}
-	for len(res.Anomalies) < max(cfg.MaxAnomalies, 1) {
-		core, err := loc.find(ctx, remaining)
-		res.Stats.CoreChecks = loc.checks
-		if err != nil {
-			if ctx.Err() != nil {
-				res.Stats.TimedOutAny = true
-				return res, nil
-			}
-			return nil, err
-		}
-		dctx := ctx
-		if cfg.explainPastDeadline {
-			dctx = context.WithoutCancel(ctx)
-		}
-		res.Anomalies = append(res.Anomalies, describePL(dctx, p, core))
-		if ctx.Err() != nil {
-			res.Stats.TimedOutAny = true
-			return res, nil
-		}
-		for _, t := range core {
-			remaining[t] = false
-		}
-		rest := loc.fast(ctx, remaining)
-		if rest != solver.Unsat {
-			if rest == solver.Unknown {
-				res.Stats.TimedOutAny = true
-			}
-			break
-		}
+	if err := collectCores(ctx, res, p, len(h.Txns), cfg, &plLocalizer{p: p, cfg: cfg}, describePL); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
