@@ -402,7 +402,16 @@ type localizer struct {
 var firstWindow = 1024 // a variable so tests can exercise windowing on tiny histories
 
 func (l *localizer) find(ctx context.Context, members []bool) ([]int32, error) {
-	p := l.p
+	return findInWindows(ctx, l.p, members, firstWindow, l.fast, l.guarded)
+}
+
+// findInWindows finds a core of H|members: windows of members in content
+// order (start first), growing fourfold, each decided by fast; the first
+// violating window, or all the members once a window would hold them all,
+// is shrunk by guarded. Shared by every SAT back end's localizer.
+func findInWindows(ctx context.Context, p *prepared, members []bool, first int,
+	fast func(context.Context, []bool) solver.Status,
+	guarded func(context.Context, []bool) ([]int32, error)) ([]int32, error) {
 	var order []int32
 	for i, in := range members {
 		if in {
@@ -421,9 +430,9 @@ func (l *localizer) find(ctx context.Context, members []bool) ([]int32, error) {
 		}
 		return order[a] < order[b]
 	})
-	for size := firstWindow; ; size *= 4 {
+	for size := first; ; size *= 4 {
 		if size >= len(order) {
-			return l.guarded(ctx, members)
+			return guarded(ctx, members)
 		}
 		for lo := 0; lo < len(order); lo += size / 2 {
 			hi := min(lo+size, len(order))
@@ -431,11 +440,11 @@ func (l *localizer) find(ctx context.Context, members []bool) ([]int32, error) {
 			for _, t := range order[lo:hi] {
 				window[t] = true
 			}
-			switch l.fast(ctx, window) {
+			switch fast(ctx, window) {
 			case solver.Unknown:
 				return nil, ctx.Err()
 			case solver.Unsat:
-				return l.guarded(ctx, window)
+				return guarded(ctx, window)
 			}
 			if hi == len(order) {
 				break

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -295,44 +294,7 @@ func (l *plLocalizer) fast(ctx context.Context, members []bool) solver.Status {
 }
 
 func (l *plLocalizer) find(ctx context.Context, members []bool) ([]int32, error) {
-	p := l.p
-	var order []int32
-	for i, in := range members {
-		if in {
-			order = append(order, int32(i))
-		}
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		ta, tb := &p.h.Txns[order[a]], &p.h.Txns[order[b]]
-		if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
-			return ta.Start < tb.Start
-		}
-		if c := contentCompare(ta, tb); c != 0 {
-			return c < 0
-		}
-		return order[a] < order[b]
-	})
-	for size := min(firstWindow, plFirstWindow); ; size *= 4 {
-		if size >= len(order) {
-			return l.guarded(ctx, members)
-		}
-		for lo := 0; lo < len(order); lo += size / 2 {
-			hi := min(lo+size, len(order))
-			window := make([]bool, len(p.h.Txns))
-			for _, t := range order[lo:hi] {
-				window[t] = true
-			}
-			switch l.fast(ctx, window) {
-			case solver.Unknown:
-				return nil, ctx.Err()
-			case solver.Unsat:
-				return l.guarded(ctx, window)
-			}
-			if hi == len(order) {
-				break
-			}
-		}
-	}
+	return findInWindows(ctx, l.p, members, min(firstWindow, plFirstWindow), l.fast, l.guarded)
 }
 
 // guarded finds a subset-minimal core of H|members: one selector per
