@@ -732,23 +732,7 @@ func (a *analysis) reads(h *history.History, opts history.Options, committed []i
 	initReg := map[int32]history.Value{}
 	initList := map[int32][]history.Value{}
 	binder := map[int32]int32{}
-	// own holds the transaction's writes so far: few per transaction, so
-	// a slice searched linearly beats a map made for each.
-	type ownWrite struct {
-		k    int32
-		reg  bool
-		val  history.Value
-		apps []history.Value
-	}
-	var own []ownWrite
-	find := func(k int32) *ownWrite {
-		for i := range own {
-			if own[i].k == k {
-				return &own[i]
-			}
-		}
-		return nil
-	}
+	var own ownWrites
 	var wix *writerIndex
 	// With stamps, readers go in start_ts order, so that the version a
 	// read sees only moves forward along its key's chain: a cursor per
@@ -765,14 +749,14 @@ func (a *analysis) reads(h *history.History, opts history.Options, committed []i
 			k := a.kx.of(ti, n)
 			switch op.Kind {
 			case history.Write:
-				if w := find(k); w != nil {
+				if w := own.find(k); w != nil {
 					w.reg, w.val = true, op.Value
 				} else {
 					own = append(own, ownWrite{k: k, reg: true, val: op.Value})
 				}
 				continue
 			case history.Append:
-				if w := find(k); w != nil {
+				if w := own.find(k); w != nil {
 					w.apps = append(w.apps, op.Value)
 				} else {
 					own = append(own, ownWrite{k: k, apps: []history.Value{op.Value}})
@@ -817,7 +801,7 @@ func (a *analysis) reads(h *history.History, opts history.Options, committed []i
 			}
 			ok, internal := true, false
 			var want string
-			mine := find(k)
+			mine := own.find(k)
 			if a.list[k] {
 				snap := a.apps[k][:a.cum[k][last+1]]
 				var tail []history.Value
@@ -905,4 +889,27 @@ func equalConcat(got, a, b, c []history.Value) bool {
 		return false
 	}
 	return slices.Equal(got[:len(a)], a) && slices.Equal(got[len(a):len(a)+len(b)], b) && slices.Equal(got[len(a)+len(b):], c)
+}
+
+// ownWrite is one key a transaction has written so far: its last register
+// value, or the values it appended.
+type ownWrite struct {
+	k    int32
+	reg  bool
+	val  history.Value
+	apps []history.Value
+}
+
+// ownWrites holds one transaction's writes so far, for the snapshot
+// analysis and the one-pass path alike: few per transaction, so a slice
+// searched linearly beats a map made for each.
+type ownWrites []ownWrite
+
+func (o ownWrites) find(k int32) *ownWrite {
+	for i := range o {
+		if o[i].k == k {
+			return &o[i]
+		}
+	}
+	return nil
 }

@@ -45,21 +45,7 @@ func (a *analysis) stream(h *history.History, opts history.Options) bool {
 	if unknownInit {
 		bound, initReg, initList = make([]bool, nk), make([]history.Value, nk), make([][]history.Value, nk)
 	}
-	type ownWrite struct {
-		k    int32
-		reg  bool
-		val  history.Value
-		apps []history.Value
-	}
-	var own []ownWrite
-	find := func(k int32) *ownWrite {
-		for i := range own {
-			if own[i].k == k {
-				return &own[i]
-			}
-		}
-		return nil
-	}
+	var own ownWrites
 	var buf []history.Value // own appends of one transaction, reused
 	begin := func(ti int32) bool {
 		own, buf = own[:0], buf[:0]
@@ -67,14 +53,14 @@ func (a *analysis) stream(h *history.History, opts history.Options) bool {
 			k := a.kx.of(ti, n)
 			switch op.Kind {
 			case history.Write:
-				if w := find(k); w != nil {
+				if w := own.find(k); w != nil {
 					w.reg, w.val = true, op.Value
 				} else {
 					own = append(own, ownWrite{k: k, reg: true, val: op.Value})
 				}
 				continue
 			case history.Append:
-				if w := find(k); w != nil {
+				if w := own.find(k); w != nil {
 					w.apps = append(w.apps, op.Value)
 				} else {
 					// A slice of buf per key: appends of one key are
@@ -86,7 +72,7 @@ func (a *analysis) stream(h *history.History, opts history.Options) bool {
 				}
 				continue
 			}
-			mine := find(k)
+			mine := own.find(k)
 			if a.list[k] {
 				if !op.IsList && op.Value != history.Null {
 					return false
