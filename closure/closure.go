@@ -326,6 +326,11 @@ func (c *Closure) mustLive(id ID) *node {
 	return n
 }
 
+// LastStart is the adjusted start of the last transaction appended
+// (math.MinInt64 before the first): under RealTime the next Append must
+// start no earlier.
+func (c *Closure) LastStart() int64 { return c.lastStart }
+
 // Append adds a transaction; under RealTime adjStart must be >= the
 // previous appended adjStart (release in start order). Returns its ID.
 func (c *Closure) Append(adjStart, adjEnd int64) ID {

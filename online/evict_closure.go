@@ -13,99 +13,298 @@ import (
 // pairs of members, "does a precede b in every completion?" (R4's version
 // order, the irrelevance rule's I2). A model that orders them the other
 // way answers no for free (prober.rank); a yes cost a probe, a solve
-// under the opposite edge. Many yeses are already implied by what the
-// step's instance has fixed: a path of fixed edges (base edges, kept
-// orders, level-0 edges) and real-time orders. closure/ (Vbox's compact
-// closure) answers those without the solver: built once per step from the
-// members' intervals and the fixed edges among them (closure.Build), kept
-// current with each order a probe proves (AddEdge, Italiano insertion),
-// and asked before a probe is spent. It only ever answers yes for an
-// order every completion has (its graph is a subgraph of every
-// completion's), so it changes no decision a probe would not have made;
-// it saves probes and the step's probe budget.
+// under the opposite edge. Many yeses are already implied by facts the
+// engine keeps: a path of kept orders and real-time orders. closure/
+// (Vbox's compact closure) answers those without the solver.
 //
-// Real time leaves only a transaction that commits (incremental I1): a
-// member whose commit is not decided true gets an unbounded interval
-// (it precedes nothing by time), so the closure never orders through it
-// by time.
+// The closure lives across steps (docs/SEMANTICS.md §5 "The compact
+// closure across steps"): a member is appended when it first appears in a
+// step (members are released in start order), each kept order is
+// inserted once, when keepFacts first keeps it (Italiano insertion), an
+// order a probe proves is inserted at once, and a member that leaves the
+// instance is evicted from the closure, which keeps every path through it
+// (R5's contraction, done by closure.Evict). Rebuilding it at every step
+// cost about what it saved (BENCHMARKS.md "The compact closure on and
+// off"); kept, a step pays only for what changed.
+//
+// It answers yes only for an order every completion has: its edges are
+// kept orders (facts of every completion, §5), orders a probe proved, and
+// real time between transactions whose commit is known (a transaction
+// whose outcome is unknown is not in the closure: real time leaves only a
+// transaction that commits, incremental I1, and its kept orders could
+// vanish with it if it does not). Anything that changes the instance
+// other than a step's own evictions (a quarantine, in place or by replay,
+// a rewind, a restore, a rebuild after a disagreement, a step cut short)
+// throws the closure away; the next step builds it again from the
+// members and the kept orders. sync detects those changes instead of
+// being told about them: since its last sync the only change a step's
+// instance may show is members released after it.
 
 // useClosure turns the closure on (tests and benchmarks turn it off to
 // measure it; the answers, and so the steps, are the same either way
 // except for the probes saved).
 var useClosure = true
 
-// closureStats counts, for the benchmarks, the orders the closure proved
-// and the probes forced spent.
+// closureStats counts, for the benchmarks, the orders the closure proved,
+// the probes forced spent, and the times the closure was built from
+// scratch (once, plus once per change sync could not follow).
 var closureStats struct{ Hits, Probes, Builds int }
 
-// stepClosure is one step's closure over the instance's transaction nodes.
-type stepClosure struct {
-	c  *closure.Closure
-	id []closure.ID // by solver node; -1: not a transaction node
+// liveClosure is the closure of the instance's fixed orders, kept across
+// steps; it is not in a snapshot (a restored engine builds it again).
+type liveClosure struct {
+	c *closure.Closure
+	// id maps every member, by released index, to its closure ID, or -1
+	// for a member the closure does not hold (no timestamps, an outcome
+	// that is not known committed, or released out of start order).
+	id map[int]closure.ID
+	// kept is st.Kept as of the last sync, every pair of it inserted.
+	kept [][2]int
+	// maxSeen is the largest released index synced: a member at or below
+	// it that id does not hold came back (a replay or a restore).
+	maxSeen int
+	// inPlace and rewound are o.inPlaceCount and o.rewound at the last
+	// sync: a quarantine in place removes members without an eviction, a
+	// replay from a rewind point puts back an earlier state.
+	inPlace, rewound int
+	// nodeID maps the current step's solver nodes to closure IDs (-1:
+	// none); built on the step's first question, nodeStep says for which
+	// step.
+	nodeID []closure.ID
+	// broken: an insertion closed a cycle; the closure is not used again.
+	broken bool
+	// ghosts are held members that became ghosts, oldest first, until
+	// afterEvict retires them; queued marks them.
+	ghosts []int
+	queued map[int]bool
 }
 
-// newStepClosure builds the closure of r's fixed edges and real-time
-// orders, or returns nil if it cannot (a cycle, which a satisfiable
-// instance does not have).
-func newStepClosure(r *reduced) *stepClosure {
-	p, e := r.p, r.e
-	s := e.Solver()
-	opts := p.Opts()
-	type member struct {
-		node solver.Node
-		iv   closure.Interval
+// syncClosure brings the live closure up to the instance at the start of
+// a step (after build): it appends the members released since the last
+// sync, or builds it afresh if the instance changed in any other way. It
+// returns nil when the closure is off or cannot be used.
+func (o *Online) syncClosure() *liveClosure {
+	st := &o.ev
+	if !useClosure || !o.opts.Level.RealTime() {
+		st.cl = nil
+		return nil
 	}
-	var ms []member
+	lc := st.cl
+	if lc != nil && (lc.broken || lc.inPlace != o.inPlaceCount || lc.rewound != o.rewound || !slices.Equal(lc.kept, st.Kept)) {
+		lc = nil
+	}
+	members := st.memberList()
+	// Members are listed in released order, so those released since the
+	// last sync are a suffix; the rest must be exactly the ones held.
+	since := len(members)
+	if lc != nil {
+		since, _ = slices.BinarySearch(members, lc.maxSeen+1)
+		if since != len(lc.id) {
+			lc = nil // a member left other than by eviction, or came back
+		}
+	}
+	fresh := lc == nil
+	if fresh {
+		closureStats.Builds++
+		lc = &liveClosure{c: closure.New(closure.Options{RealTime: true}), id: make(map[int]closure.ID, len(members)), maxSeen: -1, queued: map[int]bool{}}
+		since = 0
+	}
+	for _, i := range members[since:] {
+		lc.maxSeen = max(lc.maxSeen, i)
+		tx := o.log.at(i)
+		if !tx.HasTime || tx.Status != history.Committed {
+			lc.id[i] = -1
+			continue
+		}
+		iv := closure.IntervalOf(&o.opts, tx)
+		if iv.AdjStart < lc.c.LastStart() || iv.AdjStart == math.MaxInt64 {
+			lc.id[i] = -1 // out of start order: not held, never asked
+			continue
+		}
+		lc.id[i] = lc.c.Append(iv.AdjStart, iv.AdjEnd)
+		if st.GhostKeys[i] != nil {
+			// Only a fresh build meets ghosts here; afterEvict
+			// retires them when old, as those that become ghosts.
+			lc.queued[i] = true
+			lc.ghosts = append(lc.ghosts, i)
+		}
+	}
+	lc.inPlace, lc.rewound = o.inPlaceCount, o.rewound
+	if fresh {
+		lc.kept = lc.kept[:0]
+		if !lc.insert(st.Kept) {
+			st.cl = nil
+			return nil
+		}
+	}
+	st.cl = lc
+	return lc
+}
+
+// insert adds kept orders; false: one closed a cycle, which the facts of
+// a satisfiable instance cannot, so the closure is not used.
+func (lc *liveClosure) insert(pairs [][2]int) bool {
+	for _, k := range pairs {
+		a, okA := lc.id[k[0]]
+		b, okB := lc.id[k[1]]
+		if !okA || !okB || a < 0 || b < 0 || a == b {
+			continue
+		}
+		if _, cycle := lc.c.AddEdge(a, b); cycle != nil {
+			return false
+		}
+	}
+	lc.kept = append(lc.kept, pairs...)
+	return true
+}
+
+// afterEvict follows a step's evictions (after keepFacts): members of r
+// that left are evicted from the closure (their paths kept), orders kept
+// for the first time are inserted, and old ghosts are retired. Only
+// members of r can leave during a step; anything else that removes one
+// is caught by the next sync.
+func (o *Online) afterEvict(r *reduced) {
+	st := &o.ev
+	lc := st.cl
+	if lc == nil || lc.broken {
+		st.cl = nil
+		return
+	}
+	cutoff := int64(math.MaxInt64)
+	for t, i := range r.pos {
+		if i < 0 {
+			continue
+		}
+		id, ok := lc.id[i]
+		if !ok {
+			continue
+		}
+		switch {
+		case !st.Member.get(i):
+			if id >= 0 {
+				lc.c.Evict(id)
+			}
+			delete(lc.id, i)
+		case r.ghost[t]:
+			if id >= 0 && !lc.queued[i] {
+				lc.queued[i] = true
+				lc.ghosts = append(lc.ghosts, i)
+			}
+		default:
+			cutoff = min(cutoff, closure.IntervalOf(&o.opts, &r.h.Txns[t]).AdjStart)
+		}
+	}
+	// A ghost that ends before every window member starts precedes each
+	// of them, and every later one, in real time: the level answers
+	// every question about it with a window member, and in the closure
+	// it would only hold its chunk of 256 slots for as long as it stays
+	// the live version of a cold key (RSS grew with the stream). It is
+	// evicted from the closure (paths through it kept) and no longer
+	// held.
+	for len(lc.ghosts) > 0 {
+		i := lc.ghosts[0]
+		id, ok := lc.id[i]
+		if ok && id >= 0 {
+			if closure.IntervalOf(&o.opts, o.log.at(i)).AdjEnd >= cutoff {
+				break
+			}
+			lc.c.Evict(id)
+			lc.id[i] = -1
+		}
+		delete(lc.queued, i)
+		lc.ghosts = lc.ghosts[1:]
+	}
+	// Both lists are sorted: the pairs of st.Kept not in lc.kept are new.
+	var added [][2]int
+	old := lc.kept
+	for _, k := range st.Kept {
+		for len(old) > 0 && cmpPair(old[0], k) < 0 {
+			old = old[1:]
+		}
+		if len(old) > 0 && old[0] == k {
+			continue
+		}
+		added = append(added, k)
+	}
+	lc.kept = append(lc.kept[:0], st.Kept...)
+	for _, k := range added {
+		a, okA := lc.id[k[0]]
+		b, okB := lc.id[k[1]]
+		if !okA || !okB || a < 0 || b < 0 || a == b {
+			continue
+		}
+		if _, cycle := lc.c.AddEdge(a, b); cycle != nil {
+			st.cl = nil
+			return
+		}
+	}
+	lc.inPlace, lc.rewound = o.inPlaceCount, o.rewound
+}
+
+func cmpPair(x, y [2]int) int {
+	switch {
+	case x[0] != y[0]:
+		return x[0] - y[0]
+	default:
+		return x[1] - y[1]
+	}
+}
+
+// stepClosure is the live closure as one step's prober asks it, by
+// solver node.
+type stepClosure struct {
+	lc *liveClosure
+	id []closure.ID // by solver node; -1: not held
+}
+
+// forStep maps r's solver nodes to the live closure's IDs and inserts
+// the orders r has fixed among them at level 0 (this step's read choices
+// made units, say): keepFacts keeps every one of them at the step's end,
+// so the closure gets them now instead. It returns nil if one closes a
+// cycle.
+func (lc *liveClosure) forStep(r *reduced) *stepClosure {
+	s := r.e.Solver()
+	ids := incrementalReuseIDs(lc.nodeID, s.NumNodes())
 	for t := range r.h.Txns {
-		n := e.Node()[t]
+		n := r.e.Node()[t]
 		if n < 0 {
 			continue
 		}
-		tx := &r.h.Txns[t]
-		iv := closure.IntervalOf(opts, tx)
-		committed := tx.Status == history.Committed && !p.Txns()[t].Dropped()
-		if !committed {
-			if v, ok := fixedLit(s, e.Act()[t]); !ok || !v || tx.Status == history.Aborted {
-				iv.AdjEnd = math.MaxInt64
+		if i := r.pos[t]; i >= 0 {
+			if id, ok := lc.id[i]; ok {
+				ids[n] = id
 			}
 		}
-		ms = append(ms, member{n, iv})
 	}
-	slices.SortStableFunc(ms, func(a, b member) int {
-		switch {
-		case a.iv.AdjStart < b.iv.AdjStart:
-			return -1
-		case a.iv.AdjStart > b.iv.AdjStart:
-			return 1
-		}
-		return 0
-	})
-	sc := &stepClosure{id: make([]closure.ID, s.NumNodes())}
-	for i := range sc.id {
-		sc.id[i] = -1
-	}
-	ivs := make([]closure.Interval, len(ms))
-	for i, m := range ms {
-		ivs[i] = m.iv
-		sc.id[m.node] = closure.ID(i)
-	}
-	var edges []closure.Pair
+	lc.nodeID = ids
 	var buf []solver.Node
-	for _, m := range ms {
-		buf = s.FixedEdges(m.node, true, buf[:0])
+	for n, a := range ids {
+		if a < 0 {
+			continue
+		}
+		buf = s.FixedEdges(solver.Node(n), true, buf[:0])
 		for _, h := range buf {
-			if to := sc.id[h]; to >= 0 && to != sc.id[m.node] {
-				edges = append(edges, closure.Pair{From: sc.id[m.node], To: to})
+			if b := ids[h]; b >= 0 && b != a && !lc.c.Reaches(a, b) {
+				if _, cycle := lc.c.AddEdge(a, b); cycle != nil {
+					lc.broken = true
+					return nil
+				}
 			}
 		}
 	}
-	c, cycle := closure.Build(closure.Options{RealTime: opts.Level.RealTime()}, ivs, edges)
-	if c == nil || cycle != nil {
-		return nil
+	return &stepClosure{lc: lc, id: ids}
+}
+
+// incrementalReuseIDs returns n IDs set to -1, reusing ids' array.
+func incrementalReuseIDs(ids []closure.ID, n int) []closure.ID {
+	if cap(ids) < n {
+		ids = make([]closure.ID, n)
 	}
-	closureStats.Builds++
-	sc.c = c
-	return sc
+	ids = ids[:n]
+	for i := range ids {
+		ids[i] = -1
+	}
+	return ids
 }
 
 // reaches reports whether the closure orders from before to.
@@ -114,7 +313,7 @@ func (sc *stepClosure) reaches(from, to solver.Node) bool {
 		return false
 	}
 	a, b := sc.id[from], sc.id[to]
-	return a >= 0 && b >= 0 && a != b && sc.c.Reaches(a, b)
+	return a >= 0 && b >= 0 && a != b && sc.lc.c.Reaches(a, b)
 }
 
 // add inserts an order a probe proved. It reports false if the closure
@@ -128,6 +327,6 @@ func (sc *stepClosure) add(from, to solver.Node) bool {
 	if a < 0 || b < 0 || a == b {
 		return true
 	}
-	_, cycle := sc.c.AddEdge(a, b)
+	_, cycle := sc.lc.c.AddEdge(a, b)
 	return cycle == nil
 }

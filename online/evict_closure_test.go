@@ -37,10 +37,11 @@ func TestStepClosureSound(t *testing.T) {
 			}
 			r := o.build()
 			if len(r.h.Txns) > 0 && r.solve(ctx) == solver.Sat {
-				sc := newStepClosure(r)
-				if sc == nil {
+				lc := o.syncClosure()
+				if lc == nil {
 					t.Fatalf("%s: no closure of a satisfiable instance", preset)
 				}
+				sc := lc.forStep(r)
 				var nodes []solver.Node
 				for tx := range r.h.Txns {
 					if n := r.e.Node()[tx]; n >= 0 {

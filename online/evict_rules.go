@@ -135,6 +135,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 	}
 	s.keepFacts()
+	o.afterEvict(r)
 	s.countPinned()
 }
 
@@ -227,7 +228,7 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 	p, e := r.p, r.e
 	s := &evictStep{o: o, ctx: ctx, r: r, st: st, p: p, e: e}
 	s.pr = &prober{ctx: ctx, s: e.Solver(), model: true, budget: probeBudget}
-	s.pr.newClosure = func() *stepClosure { return newStepClosure(r) }
+	s.pr.live, s.pr.r = o.syncClosure(), r
 	s.pinned = map[int]bool{}
 	for _, a := range o.pending {
 		for _, id := range a.Core {
