@@ -21,8 +21,24 @@ import (
 // the closure orders (and a few it does not, which must then have a model
 // ordering them the other way or be orders the closure cannot see).
 func TestStepClosureSound(t *testing.T) {
-	for _, preset := range []string{"mixed", "blindw-rw"} {
-		h := probeHistory(t, preset, 1500, 200)
+	for _, preset := range []string{"mixed", "blindw-rw", "storm"} {
+		var h *history.History
+		if preset == "storm" {
+			// Injected anomalies: alerts quarantine members (in place or
+			// by replay), which the live closure must notice, dropping
+			// every order it had through them.
+			cfg, err := gen.Preset("mixed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Txns, cfg.Sessions, cfg.OpsPerTxn, cfg.Keys = 1500, 32, 8, 200
+			cfg.ListRatio, cfg.UnknownRatio, cfg.InjectRate = 0, 0.01, 0.02
+			if h, _, err = gen.Generate(cfg); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			h = probeHistory(t, preset, 1500, 200)
+		}
 		opts := history.DefaultOptions()
 		opts.Level = history.StrictSerializable
 		opts.InDoubt = 5_000_000
@@ -31,8 +47,9 @@ func TestStepClosureSound(t *testing.T) {
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(1, 2))
 		checked := 0
+		builds := closureStats.Builds
 		feedInStartOrder(o, opts, txns, func(i int) {
-			if (i+1)%100 != 0 {
+			if (i+1)%50 != 0 {
 				return
 			}
 			r := o.build()
@@ -42,6 +59,9 @@ func TestStepClosureSound(t *testing.T) {
 					t.Fatalf("%s: no closure of a satisfiable instance", preset)
 				}
 				sc := lc.forStep(r)
+				if sc == nil {
+					t.Fatalf("%s at %d: the instance's fixed orders close a cycle in the live closure", preset, i+1)
+				}
 				var nodes []solver.Node
 				for tx := range r.h.Txns {
 					if n := r.e.Node()[tx]; n >= 0 {
@@ -71,6 +91,15 @@ func TestStepClosureSound(t *testing.T) {
 		if checked == 0 {
 			t.Fatalf("%s: no order checked", preset)
 		}
+		if preset == "storm" {
+			if o.Stats().Alerts == 0 {
+				t.Fatalf("storm: no alert, so no quarantine was exercised")
+			}
+			if closureStats.Builds-builds < 2 {
+				t.Errorf("storm: the live closure was built %d times across %d alerts; a quarantine must rebuild it", closureStats.Builds-builds, o.Stats().Alerts)
+			}
+		}
+		t.Logf("%s: %d orders checked, %d builds, %d alerts", preset, checked, closureStats.Builds-builds, o.Stats().Alerts)
 	}
 }
 
