@@ -261,6 +261,7 @@ type Closure struct {
 	front     ID // RealTime: first bounded transaction not yet time-before the last start
 	lastStart int64
 	nlive     int
+	nchunks   int  // chunks not freed (Chunks)
 	unb       []ID // live unbounded transactions (I5)
 	entries   []ID // transactions that may hold an entry proxy (I7)
 	scratch   []ID
@@ -273,6 +274,12 @@ func New(opts Options) *Closure {
 
 // Len is the number of live transactions.
 func (c *Closure) Len() int { return c.nlive }
+
+// Chunks is the number of chunks of chunkSize slots held. Transactions
+// that stay live while those around them are evicted hold one chunk each,
+// so Chunks*chunkSize may far exceed Len; a caller that can rebuild its
+// closure from the live transactions alone may do so to compact it.
+func (c *Closure) Chunks() int { return c.nchunks }
 
 // Slots live in chunks of 256 so that evicted transactions cost nothing
 // once their whole chunk is gone, even while an older one stays pinned.
@@ -351,8 +358,10 @@ func (c *Closure) Append(adjStart, adjEnd int64) ID {
 		// The previous chunk can go if it emptied while being filled.
 		if k := len(c.chunks) - 1; k >= 0 && c.chunks[k] != nil && c.chunks[k].live == 0 {
 			c.chunks[k] = nil
+			c.nchunks--
 		}
 		c.chunks = append(c.chunks, &chunk{})
+		c.nchunks++
 		c.meta = append(c.meta, chunkMeta{minS: adjStart})
 	}
 	ch := c.chunks[len(c.chunks)-1]

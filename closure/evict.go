@@ -91,6 +91,7 @@ func (c *Closure) Evict(id ID) {
 	c.chunks[k].live--
 	if c.chunks[k].live == 0 && (k+1)<<chunkShift <= c.count {
 		c.chunks[k] = nil
+		c.nchunks--
 	}
 	drop := 0
 	for drop < len(c.chunks)-1 && c.chunks[drop] == nil {

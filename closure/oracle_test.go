@@ -647,3 +647,34 @@ func TestPinnedDoesNotHoldSlots(t *testing.T) {
 		t.Fatalf("Len %d, reachability wrong:\n%s", c.Len(), c)
 	}
 }
+
+// TestChunksCounted: Chunks equals the chunks actually held, through
+// random appends and evictions (some transactions pinned for long), so a
+// caller compacting on it sees what memory holds.
+func TestChunksCounted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	c := New(Options{RealTime: true})
+	var live []ID
+	start := int64(0)
+	for step := 0; step < 5000; step++ {
+		start += int64(rng.IntN(3))
+		live = append(live, c.Append(start, start+int64(1+rng.IntN(5))))
+		for len(live) > 0 && rng.IntN(3) > 0 {
+			k := rng.IntN(len(live))
+			if rng.IntN(50) == 0 {
+				continue // stays: holds its chunk
+			}
+			c.Evict(live[k])
+			live = append(live[:k], live[k+1:]...)
+		}
+		held := 0
+		for _, ch := range c.chunks {
+			if ch != nil {
+				held++
+			}
+		}
+		if c.Chunks() != held {
+			t.Fatalf("step %d: Chunks() = %d, %d held", step, c.Chunks(), held)
+		}
+	}
+}

@@ -103,6 +103,15 @@ func (o *Online) syncClosure() *liveClosure {
 			lc = nil // a member left other than by eviction, or came back
 		}
 	}
+	if lc != nil && lc.c.Chunks() > 4*(lc.c.Len()/256+1)+16 {
+		// Members that stay while those around them leave (pinned
+		// ones, ghosts not yet retired) each hold a chunk of 256
+		// slots: built afresh from the members alone, the closure is
+		// dense again. Only kept orders and real time go in, as at any
+		// build: the paths through evicted transactions are kept
+		// orders among the members already (R5).
+		lc = nil
+	}
 	fresh := lc == nil
 	if fresh {
 		closureStats.Builds++
