@@ -33,6 +33,9 @@ const (
 	fClosed uint8 = 1 << iota
 	fQuarantined
 	fUnchecked
+	// fSettled: closed, and every possible writer of its reads settled
+	// (retire.go, R1); its reads are out of the instance (R2).
+	fSettled
 )
 
 // Config tunes an engine.
@@ -43,6 +46,13 @@ type Config struct {
 	// the instance runs the exact check (the reference the tests compare
 	// the fast path with).
 	NoFast bool
+	// NoRetire keeps every released transaction (the reference the
+	// tests compare retirement with; R1-R5 in doc.go).
+	NoRetire bool
+
+	// retireMin overrides retireFloor (tests: a pass at every step
+	// that allows one).
+	retireMin int
 
 	_ struct{}
 }
@@ -86,6 +96,13 @@ type Engine struct {
 	// skipped counts the steps the fast path vouched for without a check,
 	// rebuilds its rebuilds from a witness.
 	skipped, rebuilds int
+
+	// sum is what retired transactions left behind (retire.go);
+	// nextRetire the number of transactions held at which the next pass
+	// runs.
+	sum                   *summary
+	noRetire              bool
+	retireMin, nextRetire int
 }
 
 // New starts an engine for opts.Level, one of the weak levels (Levels).
@@ -93,9 +110,15 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 	if !Levels(opts.Level) {
 		return nil, fmt.Errorf("weakonline: %s is not a weak level", opts.Level)
 	}
-	e := &Engine{opts: opts, stream: cfg.Stream, index: map[string]int{}, byName: map[string]int{}, lastStart: math.MinInt64, noFast: cfg.NoFast}
+	e := &Engine{opts: opts, stream: cfg.Stream, index: map[string]int{}, byName: map[string]int{}, lastStart: math.MinInt64, noFast: cfg.NoFast,
+		sum: newSummary(), noRetire: cfg.NoRetire, retireMin: retireFloor}
+	if cfg.retireMin > 0 {
+		e.retireMin = cfg.retireMin
+	}
+	e.nextRetire = e.retireMin
 	if !cfg.NoFast {
 		e.fast = newFast(opts)
+		e.fast.sum = e.sum
 	}
 	return e, nil
 }
@@ -110,6 +133,7 @@ func (e *Engine) rebuild(witness ...string) {
 		return
 	}
 	f := newFast(e.opts)
+	f.sum = e.sum
 	if witness != nil {
 		f.rank = make([]int32, len(e.txns))
 		for i := range f.rank {
@@ -132,7 +156,7 @@ func (e *Engine) rebuild(witness ...string) {
 		}
 	}
 	for i := range e.txns {
-		if e.flags[i]&(fUnchecked|fQuarantined|fClosed) == fClosed {
+		if e.flags[i]&(fUnchecked|fQuarantined|fClosed|fSettled) == fClosed {
 			f.close(i, e.txns)
 		}
 	}
@@ -239,6 +263,7 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 		// sources and holds every constraint of the instance: a witness.
 		e.dirty, e.undecided = false, false
 		e.skipped++
+		e.maybeRetire()
 		return nil, nil
 	}
 	h, in := e.instance()
@@ -265,6 +290,7 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 				e.fastLost, e.fast = why+"; again after a rebuild from the witness: "+e.fast.why, nil
 			}
 		}
+		e.maybeRetire()
 		return nil, nil
 	case incremental.Unknown:
 		// Too many read-from choices to enumerate: no alert (never a
@@ -418,12 +444,15 @@ func (e *Engine) instance() (*history.History, []bool) {
 			// Out of the instance; its writes stay known through the
 			// projection (it is not in in).
 		default:
-			closed := fl&fClosed != 0
+			// A settled transaction's reads are out (R2), as an open
+			// one's are; a read of a value the summary holds has a
+			// retired source nothing can rule out, and is out too.
+			closed := fl&(fClosed|fSettled) == fClosed
 			t.Ops = keepOps(t.Ops, func(op history.Op, internal bool) bool {
 				if op.Kind != history.Read || internal {
 					return true
 				}
-				return closed && !wildAll && !wildKeys[op.Key]
+				return closed && !wildAll && !wildKeys[op.Key] && !e.sum.has(op.Key, op.Value)
 			}, &wrote)
 		}
 		h.Txns[i] = t
@@ -469,7 +498,7 @@ func keepOps(ops []history.Op, keep func(op history.Op, internal bool) bool, wro
 // command's metrics and summaries read them): Window is the transactions
 // held, all of them in this engine.
 func (e *Engine) Stats() online.OnlineStats {
-	st := online.OnlineStats{Released: len(e.txns) - e.unchecked, Unchecked: e.unchecked, Alerts: len(e.alerts), Steps: e.steps, Checks: e.checks}
+	st := online.OnlineStats{Released: len(e.txns) - e.unchecked + e.sum.n, Unchecked: e.unchecked, Alerts: len(e.alerts), Steps: e.steps, Checks: e.checks}
 	for _, fl := range e.flags {
 		if fl&(fUnchecked|fQuarantined) == 0 {
 			st.Window++
@@ -514,9 +543,15 @@ type snapshot struct {
 	LastStart int64
 	FastLost  string `json:",omitempty"`
 	Skipped   int
+	// Retired (version 2) is the summary retired transactions left
+	// (R5); NextRetire when the next pass runs.
+	Retired    *summaryJSON `json:",omitempty"`
+	NextRetire int          `json:",omitempty"`
 }
 
-const snapshotVersion = 1
+// snapshotVersion 2 added the retirement summary; a version 1 snapshot
+// (nothing retired) restores with an empty one.
+const snapshotVersion = 2
 
 // ErrCorrupt marks a snapshot that does not decode.
 var ErrCorrupt = errors.New("weakonline: corrupt snapshot")
@@ -525,7 +560,7 @@ var ErrCorrupt = errors.New("weakonline: corrupt snapshot")
 func (e *Engine) Snapshot() ([]byte, error) {
 	return json.Marshal(&snapshot{Version: snapshotVersion, Level: e.opts.Level.String(), Txns: e.txns, Names: e.names, Flags: e.flags, Index: e.index,
 		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Undecided: e.undecided, Steps: e.steps, Checks: e.checks, Unchecked: e.unchecked,
-		Unknowns: e.unknowns, LastStart: e.lastStart, FastLost: e.fastLost, Skipped: e.skipped})
+		Unknowns: e.unknowns, LastStart: e.lastStart, FastLost: e.fastLost, Skipped: e.skipped, Retired: e.sum.encode(), NextRetire: e.nextRetire})
 }
 
 // Restore rebuilds an engine from a Snapshot, for opts (the same level).
@@ -534,7 +569,7 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if s.Version != snapshotVersion {
+	if s.Version != snapshotVersion && s.Version != 1 {
 		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, s.Version, snapshotVersion)
 	}
 	if s.Level != opts.Level.String() {
@@ -562,6 +597,12 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	e.alerts, e.dirty, e.deferred, e.undecided = s.Alerts, s.Dirty, s.Deferred, s.Undecided
 	e.steps, e.checks, e.unchecked, e.unknowns, e.lastStart = s.Steps, s.Checks, s.Unchecked, s.Unknowns, s.LastStart
 	e.fastLost, e.skipped = s.FastLost, s.Skipped
+	if e.sum, err = decodeSummary(s.Retired); err != nil {
+		return nil, err
+	}
+	if s.NextRetire > 0 {
+		e.nextRetire = s.NextRetire
+	}
 	e.rebuild()
 	return e, nil
 }

@@ -73,6 +73,10 @@ type fast struct {
 	// one before the reader in that order (F3).
 	rank []int32
 
+	// sum is the engine's retirement summary: a read of a value it
+	// holds is out of the instance (R2), and so out of the graph.
+	sum *summary
+
 	trouble bool
 	// why says what the first trouble was, for tests and metrics.
 	why string
@@ -318,8 +322,8 @@ func (f *fast) close(i int, txns []history.Txn) {
 	var reads []kv
 	var from []int32
 	for _, r := range f.reads[i] {
-		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) {
-			continue // dropped by the projection (§3)
+		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) || f.sum.has(r.k, r.v) {
+			continue // dropped by the projection (§3), or by retirement
 		}
 		src, ok := f.choose(i, r, txns)
 		if !ok {
