@@ -103,7 +103,7 @@ func (vs *valueSet) addInt(i int64) {
 	switch {
 	case j < len(vs.runs) && vs.runs[j][0] <= i && i <= vs.runs[j][1]:
 		return // already there
-	case j < len(vs.runs) && vs.runs[j][1] == i-1:
+	case j < len(vs.runs) && i != math.MinInt64 && vs.runs[j][1] == i-1:
 		vs.runs[j][1] = i
 		if j+1 < len(vs.runs) && vs.runs[j+1][0] == i+1 {
 			vs.runs[j][1] = vs.runs[j+1][1]
