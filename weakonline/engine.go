@@ -24,6 +24,19 @@ func CheckedAs(lv history.Level) string {
 	return lv.String() + " with real-time reads (no read from a transaction that began after the reader ended)"
 }
 
+// MemoryNote is what run says at start about the engine's memory at
+// opts: what retirement bounds and what it keeps (retire.go).
+func MemoryNote(opts history.Options) string {
+	if opts.Level == history.ReadCommitted && opts.InitialState != history.InitialUnknown {
+		return fmt.Sprintf("at %s settled transactions retire into a per-key value summary (docs/SEMANTICS.md §5 \"Retirement at read committed\"); aborted transactions, committed ones with an intermediate write, and readers that depend on an unknown outcome stay in memory", opts.Level)
+	}
+	why := "the level bounds no window without real time in its visibility"
+	if opts.Level == history.ReadCommitted {
+		why = "with --initial-state unknown every read of a key's initial value constrains the later ones"
+	}
+	return fmt.Sprintf("warning: at %s the window keeps every released transaction (about 3 KB each; issue 26: %s): memory grows with the stream", opts.Level, why)
+}
+
 // MaxAnomaliesPerStep bounds the cores one step looks for: each is
 // projected out and the search repeats (incremental's max-anomalies).
 const MaxAnomaliesPerStep = 64
