@@ -275,6 +275,11 @@ func (f *fast) release(i int, t *history.Txn) {
 			f.clock[i] = clk
 		}
 		for _, w := range finals {
+			if !f.so {
+				// Only the session-order levels ask for a session's
+				// last writer of a key (forced edges).
+				break
+			}
 			kw := f.writersOf[w.k]
 			if kw == nil {
 				kw = &keyWriters{}

@@ -225,15 +225,35 @@ func (e *Engine) retire() {
 		ok            bool
 		inter         bool // a write that is not its key's final one
 	}, n)
-	writers := map[kv][]int32{}
-	readers := map[kv][]int32{}
+	// readers of each (key, value), as chains through links (head: the
+	// last link's index + 1): one map entry per pair and no slice per
+	// pair.
+	type link struct{ t, next int32 }
+	var links []link
+	readers := make(map[kv]int32, 2*n)
+	push := func(m map[kv]int32, r kv, t int) {
+		links = append(links, link{int32(t), m[r] - 1})
+		m[r] = int32(len(links))
+	}
+	each := func(m map[kv]int32, r kv, fn func(t int32)) {
+		for l := m[r] - 1; l >= 0; l = links[l].next {
+			fn(links[l].t)
+		}
+	}
 	for i := range e.txns {
 		if !member(i) {
 			continue
 		}
 		t := &e.txns[i]
 		p := &parsed[i]
-		p.finals, p.reads, p.ok = parse(t)
+		if f := e.fast; f != nil && i < len(f.node) && f.node[i] {
+			// The fast path parsed it at release; its reads are the
+			// ones its graph keeps (a read dropped from the instance
+			// stays dropped: taint and the summary only grow).
+			p.finals, p.reads, p.ok = f.finals[i], f.reads[i], true
+		} else {
+			p.finals, p.reads, p.ok = parse(t)
+		}
 		if !p.ok {
 			continue
 		}
@@ -246,17 +266,9 @@ func (e *Engine) retire() {
 				}
 			}
 		}
-		if t.Status != history.Aborted {
-			// An aborted transaction's writes are sources of nothing
-			// (a read of one is G1a, not a choice), and its reads are
-			// not checked: it constrains no one's settledness.
-			for _, w := range p.finals {
-				writers[w] = append(writers[w], int32(i))
-			}
-		}
 		if e.flags[i]&fSettled == 0 {
 			for _, r := range p.reads {
-				readers[r] = append(readers[r], int32(i))
+				push(readers, r, i)
 			}
 		}
 	}
@@ -289,12 +301,12 @@ func (e *Engine) retire() {
 		u := work[len(work)-1]
 		work = work[:len(work)-1]
 		for _, w := range parsed[u].finals {
-			for _, r := range readers[w] {
+			each(readers, w, func(r int32) {
 				if !unsettled[r] && candidate(int(r), u) {
 					unsettled[r] = true
 					work = append(work, r)
 				}
-			}
+			})
 		}
 	}
 	// Reads the instance drops (a possible writer outside it, a
@@ -305,13 +317,14 @@ func (e *Engine) retire() {
 	// possible writer of that read, so it cannot enter the summary yet
 	// (R4).
 	firstEnd := map[kv]int64{}
-	for r, rs := range readers {
-		for _, i := range rs {
-			if unsettled[i] && e.txns[i].HasTime {
-				end := e.opts.EffectiveEnd(&e.txns[i])
-				if old, ok := firstEnd[r]; !ok || end < old {
-					firstEnd[r] = end
-				}
+	for i := range e.txns {
+		if !unsettled[i] || !e.txns[i].HasTime {
+			continue
+		}
+		end := e.opts.EffectiveEnd(&e.txns[i])
+		for _, r := range parsed[i].reads {
+			if old, ok := firstEnd[r]; !ok || end < old {
+				firstEnd[r] = end
 			}
 		}
 	}
