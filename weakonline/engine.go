@@ -28,7 +28,7 @@ func CheckedAs(lv history.Level) string {
 // opts: what retirement bounds and what it keeps (retire.go).
 func MemoryNote(opts history.Options) string {
 	if opts.Level == history.ReadCommitted && opts.InitialState != history.InitialUnknown {
-		return fmt.Sprintf("at %s settled transactions retire into a per-key value summary (docs/SEMANTICS.md §5 \"Retirement at read committed\"); aborted transactions, committed ones with an intermediate write, and readers that depend on an unknown outcome stay in memory", opts.Level)
+		return fmt.Sprintf("at %s settled transactions retire into a per-key value summary (docs/SEMANTICS.md §5 \"Retirement at read committed\"; aborted ones and ones with an intermediate write leave their bodies in it, encoded); open transactions and readers that depend on an unknown outcome stay", opts.Level)
 	}
 	why := "the level bounds no window without real time in its visibility"
 	if opts.Level == history.ReadCommitted {
@@ -114,6 +114,7 @@ type Engine struct {
 	// nextRetire the number of transactions held at which the next pass
 	// runs.
 	sum                   *summary
+	blob                  []int32 // per transaction: its body in sum (-1: none; a revived one)
 	noRetire              bool
 	retireMin, nextRetire int
 }
@@ -192,6 +193,7 @@ func (e *Engine) add(t history.Txn, fl uint8) {
 	e.txns = append(e.txns, t)
 	e.names = append(e.names, name)
 	e.flags = append(e.flags, fl)
+	e.blob = append(e.blob, -1)
 	e.byName[name] = i
 	e.dirty = true
 }
@@ -257,11 +259,21 @@ func (e *Engine) Alerts() []*online.Alert { return e.alerts }
 
 // AlertTxn returns a member of a's core by the name the core gives it.
 func (e *Engine) AlertTxn(a *online.Alert, name string) *history.Txn {
-	if i, ok := e.byName[name]; ok {
-		t := e.txns[i]
-		return &t
+	i, ok := e.byName[name]
+	if !ok {
+		return nil
 	}
-	return nil
+	if i < 0 {
+		// A retired body (R6): a core that names it revived it, so
+		// this is an older alert's member, shown from the summary.
+		var bd body
+		if json.Unmarshal(e.sum.bodies[-1-i], &bd) != nil {
+			return nil
+		}
+		return &bd.Txn
+	}
+	t := e.txns[i]
+	return &t
 }
 
 // Step checks the alert instance if anything changed since the last
@@ -279,7 +291,10 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 		e.maybeRetire()
 		return nil, nil
 	}
-	h, in := e.instance()
+	h, in, err := e.instance()
+	if err != nil {
+		return nil, err
+	}
 	e.checks++
 	res, err := incremental.CheckWeakOnline(ctx, h, e.opts, incremental.Config{MaxAnomalies: MaxAnomaliesPerStep}, in)
 	if err != nil {
@@ -320,6 +335,13 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			i, ok := e.byName[name]
 			if !ok {
 				return out, fmt.Errorf("weakonline: core member %q is not released", name)
+			}
+			if i < 0 {
+				// A retired body the instance held (R6): back in.
+				var err error
+				if i, err = e.revive(int32(-1 - i)); err != nil {
+					return out, err
+				}
 			}
 			idx = append(idx, i)
 			if e.flags[i]&fClosed == 0 {
@@ -418,7 +440,7 @@ func dropUnwritten(h *history.History, opts history.Options) *history.History {
 // external reads of open ones (and reads a wildcard unchecked write could
 // explain) dropped, unchecked writers as unknown-outcome writers; in
 // marks the members (released, not quarantined).
-func (e *Engine) instance() (*history.History, []bool) {
+func (e *Engine) instance() (*history.History, []bool, error) {
 	wildKeys := map[history.Key]bool{}
 	wildAll := false
 	for i := range e.txns {
@@ -470,7 +492,18 @@ func (e *Engine) instance() (*history.History, []bool) {
 		}
 		h.Txns[i] = t
 	}
-	return h, in
+	// Retired bodies a kept read may need (R6): settled members, their
+	// reads out, after everything held.
+	bodies, _, err := e.bodiesRead(wildAll, wildKeys)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range bodies {
+		t.Ops = keepOps(t.Ops, func(op history.Op, internal bool) bool { return op.Kind != history.Read || internal }, &wrote)
+		h.Txns = append(h.Txns, t)
+		in = append(in, true)
+	}
+	return h, in, nil
 }
 
 // keepOps returns ops filtered by keep (given whether a read follows the
@@ -560,6 +593,7 @@ type snapshot struct {
 	// (R5); NextRetire when the next pass runs.
 	Retired    *summaryJSON `json:",omitempty"`
 	NextRetire int          `json:",omitempty"`
+	Blob       []int32      `json:",omitempty"`
 }
 
 // snapshotVersion 2 added the retirement summary; a version 1 snapshot
@@ -573,7 +607,7 @@ var ErrCorrupt = errors.New("weakonline: corrupt snapshot")
 func (e *Engine) Snapshot() ([]byte, error) {
 	return json.Marshal(&snapshot{Version: snapshotVersion, Level: e.opts.Level.String(), Txns: e.txns, Names: e.names, Flags: e.flags, Index: e.index,
 		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Undecided: e.undecided, Steps: e.steps, Checks: e.checks, Unchecked: e.unchecked,
-		Unknowns: e.unknowns, LastStart: e.lastStart, FastLost: e.fastLost, Skipped: e.skipped, Retired: e.sum.encode(), NextRetire: e.nextRetire})
+		Unknowns: e.unknowns, LastStart: e.lastStart, FastLost: e.fastLost, Skipped: e.skipped, Retired: e.sum.encode(), NextRetire: e.nextRetire, Blob: e.blob})
 }
 
 // Restore rebuilds an engine from a Snapshot, for opts (the same level).
@@ -615,6 +649,34 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	}
 	if s.NextRetire > 0 {
 		e.nextRetire = s.NextRetire
+	}
+	e.blob = s.Blob
+	if e.blob == nil {
+		e.blob = make([]int32, len(e.txns))
+		for i := range e.blob {
+			e.blob[i] = -1
+		}
+	}
+	if len(e.blob) != len(e.txns) {
+		return nil, fmt.Errorf("%w: %d transactions, %d body marks", ErrCorrupt, len(e.txns), len(e.blob))
+	}
+	// The names of the retired bodies not revived stay taken (R6).
+	held := map[int32]bool{}
+	for _, b := range e.blob {
+		if int(b) >= len(e.sum.bodies) {
+			return nil, fmt.Errorf("%w: body %d of %d", ErrCorrupt, b, len(e.sum.bodies))
+		}
+		held[b] = true
+	}
+	for b := range e.sum.bodies {
+		if held[int32(b)] {
+			continue
+		}
+		var bd body
+		if err := json.Unmarshal(e.sum.bodies[b], &bd); err != nil {
+			return nil, fmt.Errorf("%w: body %d: %v", ErrCorrupt, b, err)
+		}
+		e.byName[bd.Name] = -1 - b
 	}
 	e.rebuild()
 	return e, nil

@@ -190,7 +190,10 @@ func (e *Engine) instanceAll() (*history.History, []bool) {
 	for i := range e.flags {
 		e.flags[i] = (e.flags[i] | fClosed) &^ fQuarantined
 	}
-	h, in := e.instance()
+	h, in, err := e.instance()
+	if err != nil {
+		panic(err)
+	}
 	copy(e.flags, saved)
 	return h, in
 }

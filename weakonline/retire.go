@@ -1,11 +1,13 @@
 package weakonline
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -40,6 +42,12 @@ const retireFloor = 1 << 14
 type summary struct {
 	keys map[history.Key]*valueSet
 	n    int // transactions retired
+	// dirty: the values in keys that no retired committed final write
+	// wrote, only aborted or intermediate ones (a read of one is G1a or
+	// G1b, with its writer in the core), and the bodies (indices into
+	// bodies) that wrote each.
+	dirty  map[kv][]int32
+	bodies [][]byte
 }
 
 type valueSet struct {
@@ -47,22 +55,74 @@ type valueSet struct {
 	other map[history.Value]struct{}
 }
 
-func newSummary() *summary { return &summary{keys: map[history.Key]*valueSet{}} }
-
-// intOf reads v as an integer if it is one in canonical text, so that a
-// run of integers stands for exactly the values that print as it.
-func intOf(v history.Value) (int64, bool) {
-	i, err := strconv.ParseInt(string(v), 10, 64)
-	if err != nil || history.IntValue(i) != v {
-		return 0, false
-	}
-	return i, true
+func newSummary() *summary {
+	return &summary{keys: map[history.Key]*valueSet{}, dirty: map[kv][]int32{}}
 }
 
+// body is a retired aborted transaction, or committed one with an
+// intermediate write, as the summary keeps it: encoded (a fraction of
+// its size held), decoded when a core may need it (R6).
+type body struct {
+	Name string
+	Txn  history.Txn
+}
+
+// has reports whether (k, v) has a retired source nothing rules out.
 func (s *summary) has(k history.Key, v history.Value) bool {
-	if s == nil {
+	if s == nil || !s.holds(k, v) {
 		return false
 	}
+	_, d := s.dirty[kv{k, v}]
+	return !d
+}
+
+// addDirty records that body b wrote (k, v) as an aborted or
+// intermediate write; nothing to record if a committed final write of
+// it is retired already (a read of it has a free source).
+func (s *summary) addDirty(k history.Key, v history.Value, b int32) {
+	if s.has(k, v) {
+		return
+	}
+	s.add(k, v)
+	r := kv{k, v}
+	if !slices.Contains(s.dirty[r], b) {
+		s.dirty[r] = append(s.dirty[r], b)
+	}
+}
+
+// addFinal records a retired committed final write of (k, v).
+func (s *summary) addFinal(k history.Key, v history.Value) {
+	s.add(k, v)
+	delete(s.dirty, kv{k, v})
+}
+
+// intOf reads v as an integer if it is one in canonical text (no sign
+// but a leading '-', no leading zero, not "-0"), so that a run of
+// integers stands for exactly the values that print as it. It is on
+// every read's path: no allocation.
+func intOf(v history.Value) (int64, bool) {
+	d := string(v)
+	if d == "" || d == "-" || d == "-0" || len(d) > 20 {
+		return 0, false
+	}
+	neg := d[0] == '-'
+	if neg {
+		d = d[1:]
+	}
+	if len(d) > 1 && d[0] == '0' {
+		return 0, false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return 0, false
+		}
+	}
+	i, err := strconv.ParseInt(string(v), 10, 64)
+	return i, err == nil
+}
+
+// holds reports whether some retired write wrote (k, v).
+func (s *summary) holds(k history.Key, v history.Value) bool {
 	vs := s.keys[k]
 	if vs == nil {
 		return false
@@ -119,8 +179,15 @@ func (vs *valueSet) addInt(i int64) {
 // summaryJSON is the summary in a snapshot: per key its runs and its
 // other values (R5: Snapshot/Restore round-trip it).
 type summaryJSON struct {
-	N    int
-	Keys map[history.Key]valueSetJSON `json:",omitempty"`
+	N      int
+	Keys   map[history.Key]valueSetJSON `json:",omitempty"`
+	Dirty  []dirtyJSON                  `json:",omitempty"`
+	Bodies [][]byte                     `json:",omitempty"`
+}
+
+type dirtyJSON struct {
+	K, V   history.Value
+	Bodies []int32
 }
 
 type valueSetJSON struct {
@@ -141,6 +208,16 @@ func (s *summary) encode() *summaryJSON {
 		slices.Sort(j.Other)
 		out.Keys[k] = j
 	}
+	for r, bs := range s.dirty {
+		out.Dirty = append(out.Dirty, dirtyJSON{r.k, r.v, bs})
+	}
+	slices.SortFunc(out.Dirty, func(a, b dirtyJSON) int {
+		if a.K != b.K {
+			return strings.Compare(string(a.K), string(b.K))
+		}
+		return strings.Compare(string(a.V), string(b.V))
+	})
+	out.Bodies = s.bodies
 	return out
 }
 
@@ -165,6 +242,15 @@ func decodeSummary(j *summaryJSON) (*summary, error) {
 			vs.other[v] = struct{}{}
 		}
 		s.keys[k] = vs
+	}
+	s.bodies = j.Bodies
+	for _, d := range j.Dirty {
+		for _, b := range d.Bodies {
+			if b < 0 || int(b) >= len(s.bodies) {
+				return nil, fmt.Errorf("%w: body %d of %d", ErrCorrupt, b, len(s.bodies))
+			}
+		}
+		s.dirty[kv{d.K, d.V}] = d.Bodies
 	}
 	return s, nil
 }
@@ -329,7 +415,9 @@ func (e *Engine) retire() {
 		}
 	}
 	keep := make([]bool, n)
+	retiredBody := make([]int32, n)
 	for i := range e.txns {
+		retiredBody[i] = -1
 		keep[i] = true
 		if !member(i) || unsettled[i] {
 			continue
@@ -337,12 +425,12 @@ func (e *Engine) retire() {
 		e.flags[i] |= fSettled
 		t := &e.txns[i]
 		p := &parsed[i]
-		if t.Status != history.Committed || !p.ok || p.inter {
-			continue // kept whole: a core may name it (G1a, G1b)
+		if !p.ok || t.Status == history.Unknown {
+			continue
 		}
 		wait := false
 		for _, w := range p.finals {
-			if end, ok := firstEnd[w]; ok && t.HasTime && end <= t.Start-2*e.opts.Skew {
+			if end, ok := firstEnd[w]; ok && t.HasTime && end <= t.Start-2*e.opts.Skew && t.Status == history.Committed {
 				wait = true
 			}
 		}
@@ -350,27 +438,50 @@ func (e *Engine) retire() {
 			continue
 		}
 		keep[i] = false
-		for _, w := range p.finals {
-			e.sum.add(w.k, w.v)
-		}
 		e.sum.n++
+		if t.Status == history.Committed {
+			for _, w := range p.finals {
+				e.sum.addFinal(w.k, w.v)
+			}
+			if !p.inter {
+				continue
+			}
+		}
+		// Aborted, or with an intermediate write: its body goes to the
+		// summary, for the G1a or G1b core a later read may need (R6).
+		b := e.blob[i]
+		if b < 0 {
+			enc, err := json.Marshal(body{e.names[i], *t})
+			if err != nil {
+				panic(fmt.Sprintf("weakonline: encoding a retired body: %v", err))
+			}
+			b = int32(len(e.sum.bodies))
+			e.sum.bodies = append(e.sum.bodies, enc)
+		}
+		retiredBody[i] = b
+		for _, op := range t.Ops {
+			if op.Kind != history.Read && (t.Status == history.Aborted || !slices.Contains(p.finals, kv{op.Key, op.Value})) {
+				e.sum.addDirty(op.Key, op.Value, b)
+			}
+		}
 	}
-	e.compact(keep)
+	e.compact(keep, retiredBody)
 }
 
 // compact drops the transactions not kept, renumbering the rest in their
 // order, and rebuilds the fast path on them.
-func (e *Engine) compact(keep []bool) {
+func (e *Engine) compact(keep []bool, bodies []int32) {
 	if !slices.Contains(keep, false) {
 		return
 	}
 	at := make([]int, len(e.txns))
+	oldNames := slices.Clone(e.names)
 	k := 0
 	for i := range e.txns {
 		at[i] = -1
 		if keep[i] {
 			at[i] = k
-			e.txns[k], e.names[k], e.flags[k] = e.txns[i], e.names[i], e.flags[i]
+			e.txns[k], e.names[k], e.flags[k], e.blob[k] = e.txns[i], e.names[i], e.flags[i], e.blob[i]
 			k++
 		}
 	}
@@ -379,6 +490,7 @@ func (e *Engine) compact(keep []bool) {
 	e.txns = slices.Clone(e.txns[:k])
 	e.names = slices.Clone(e.names[:k])
 	e.flags = slices.Clone(e.flags[:k])
+	e.blob = slices.Clone(e.blob[:k])
 	for id, i := range e.index {
 		if at[i] < 0 {
 			delete(e.index, id)
@@ -386,9 +498,17 @@ func (e *Engine) compact(keep []bool) {
 			e.index[id] = at[i]
 		}
 	}
-	clear(e.byName)
-	for i, name := range e.names {
-		e.byName[name] = i
+	// A retired name is free again, unless its body is kept: then it
+	// names the body (a negative index), as the keeping engine would.
+	for i, name := range oldNames {
+		switch {
+		case at[i] >= 0:
+			e.byName[name] = at[i]
+		case bodies[i] >= 0:
+			e.byName[name] = -1 - int(bodies[i])
+		default:
+			delete(e.byName, name)
+		}
 	}
 	e.rebuild()
 	if e.fast != nil && e.fast.trouble {
@@ -396,4 +516,65 @@ func (e *Engine) compact(keep []bool) {
 		// witness guided (F3): the next step checks.
 		e.dirty = true
 	}
+}
+
+// revive brings retired body b back into the engine (a core names it,
+// R6), settled and closed as it left, and returns its index.
+func (e *Engine) revive(b int32) (int, error) {
+	var bd body
+	if err := json.Unmarshal(e.sum.bodies[b], &bd); err != nil {
+		return 0, fmt.Errorf("%w: body %d: %v", ErrCorrupt, b, err)
+	}
+	i := len(e.txns)
+	e.txns = append(e.txns, bd.Txn)
+	e.names = append(e.names, bd.Name)
+	e.flags = append(e.flags, fClosed|fSettled)
+	e.blob = append(e.blob, b)
+	e.byName[bd.Name] = i
+	if e.fast != nil {
+		e.fast.release(i, &e.txns[i])
+	}
+	return i, nil
+}
+
+// bodiesRead are the retired bodies an instance must hold: those that
+// wrote, as an aborted or intermediate write, a value a closed
+// unsettled member reads (kept, not dropped), so that the check sees the
+// G1a or G1b a keeping engine would (R6), decoded, with their names.
+func (e *Engine) bodiesRead(wildAll bool, wildKeys map[history.Key]bool) ([]history.Txn, []int32, error) {
+	if len(e.sum.dirty) == 0 {
+		return nil, nil, nil
+	}
+	var out []history.Txn
+	var ids []int32
+	seen := map[int32]bool{}
+	for _, b := range e.blob {
+		if b >= 0 {
+			seen[b] = true // revived: in e.txns already
+		}
+	}
+	for i := range e.txns {
+		if e.flags[i]&(fUnchecked|fQuarantined|fSettled|fClosed) != fClosed {
+			continue
+		}
+		for _, op := range e.txns[i].Ops {
+			if op.Kind != history.Read || wildAll || wildKeys[op.Key] {
+				continue
+			}
+			for _, b := range e.sum.dirty[kv{op.Key, op.Value}] {
+				if seen[b] {
+					continue
+				}
+				seen[b] = true
+				var bd body
+				if err := json.Unmarshal(e.sum.bodies[b], &bd); err != nil {
+					return nil, nil, fmt.Errorf("%w: body %d: %v", ErrCorrupt, b, err)
+				}
+				bd.Txn.ID = bd.Name
+				out = append(out, bd.Txn)
+				ids = append(ids, b)
+			}
+		}
+	}
+	return out, ids, nil
 }

@@ -281,3 +281,15 @@ func TestValueSetAgainstMap(t *testing.T) {
 		check(d)
 	}
 }
+
+// TestIntOfCanonical: intOf takes exactly the values IntValue prints.
+func TestIntOfCanonical(t *testing.T) {
+	for _, v := range []history.Value{"0", "-0", "00", "01", "-01", "1", "-1", "+1", "", "-", "1a", " 1", "9223372036854775807", "-9223372036854775808", "9223372036854775808", "-9223372036854775809", "\"1\"", "null", "1.0"} {
+		i, ok := intOf(v)
+		x, err := strconv.ParseInt(string(v), 10, 64)
+		want := err == nil && history.IntValue(x) == v
+		if ok != want || (ok && i != x) {
+			t.Errorf("intOf(%q) = %d, %v; want %v", v, i, ok, want)
+		}
+	}
+}
