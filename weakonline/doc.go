@@ -72,6 +72,12 @@
 //	   ended 2Δ before it began (the summary keeps no times); readers
 //	   released later begin after it.
 //	R5 Snapshot/Restore round-trip the summary and the settled flags.
+//	R6 A settled aborted transaction, or committed one with an
+//	   intermediate write, retires with its body encoded in the summary
+//	   and its aborted or intermediate values marked dirty; a kept read
+//	   of a dirty value brings the body into the instance (settled), and
+//	   a core naming it back into the engine, so a late G1a or G1b has the
+//	   keeping engine's core and id. Its name stays taken.
 //
 //	F1 The fast path (fast.go) keeps the graph of the alert instance under
 //	   one choice of sources, with at least every constraint of the
@@ -101,10 +107,10 @@
 // Memory: at read committed a retirement pass costs the transactions
 // held (hash maps of their reads and writes) and runs when they have
 // doubled, so O(1) per transaction amortized; what stays is the open and
-// unsettled transactions, the settled ones that must stay whole (aborted,
-// with an intermediate write, waiting under R4) and the summary, one
-// entry per key and per run of consecutive integer values (plus one per
-// other value). At read atomic and causal every released transaction is
+// unsettled transactions, the settled ones waiting under R4, and the
+// summary: one entry per key and per run of consecutive integer values
+// (plus one per other value), and the encoded bodies of retired aborted
+// and intermediate writers (growing with their number only). At read atomic and causal every released transaction is
 // kept, with its node, its edges and at causal its clock of one int32 per
 // session (docs/SEMANTICS.md §5 "The window at the weak levels": those
 // levels bound no window without real time in their visibility, or a
