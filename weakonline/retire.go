@@ -25,9 +25,11 @@ import (
 // engine, its (key, value) pairs go to the value summary, unless some
 // unsettled reader of one of its values ended before it began (it is no
 // possible writer of that read, and the summary keeps no times: it waits).
-// Settled transactions that stay (aborted ones, committed ones with an
-// intermediate write, the waiting ones) are kept whole for the cores
-// that name them, with their reads out of the instance.
+// A settled aborted transaction, or committed one with an intermediate
+// write, retires with its body encoded (R6): a later read of such a
+// value is G1a or G1b, and the core names the writer. Settled
+// transactions that stay (the waiting ones) have their reads out of the
+// instance.
 
 // retireFloor is the number of transactions held below which no pass
 // runs: a pass costs the transactions held, so passes at doublings cost
