@@ -53,6 +53,32 @@
 //	   and Snapshot/Restore round-trip everything that decides a later
 //	   step.
 //
+//	R1 Retirement (retire.go) runs at read committed under an empty
+//	   initial state only, after a step that found the instance
+//	   satisfiable with no core waiting, when the transactions held have
+//	   doubled since the last pass.
+//	R2 A settled transaction (closed, committed or aborted, internally
+//	   consistent, every candidate of its reads settled: the greatest
+//	   such set) stays settled, and no edge of any later instance enters
+//	   it from an unsettled one; its reads leave the instance and the
+//	   fast path, constraining nothing more.
+//	R3 A settled committed transaction with no intermediate write is
+//	   retired: its (key, value) pairs enter the summary, and a later
+//	   read of one leaves the instance (a source nothing rules out). A
+//	   retired transaction is in no minimal core, so alerts and their
+//	   ids are the keeping engine's (Config.NoRetire, which the tests
+//	   compare with).
+//	R4 A writer waits while an unsettled reader of one of its values
+//	   ended 2Δ before it began (the summary keeps no times); readers
+//	   released later begin after it.
+//	R5 Snapshot/Restore round-trip the summary and the settled flags.
+//	R6 A settled aborted transaction, or committed one with an
+//	   intermediate write, retires with its body encoded in the summary
+//	   and its aborted or intermediate values marked dirty; a kept read
+//	   of a dirty value brings the body into the instance (settled), and
+//	   a core naming it back into the engine, so a late G1a or G1b has the
+//	   keeping engine's core and id. Its name stays taken.
+//
 //	F1 The fast path (fast.go) keeps the graph of the alert instance under
 //	   one choice of sources, with at least every constraint of the
 //	   instance (session, read-from, forced; causal pasts exact for the
@@ -76,9 +102,17 @@
 // the order), and at causal O(k) per read for k sessions that wrote its
 // key, plus the clock updates when an ancestor closes. A step it cannot
 // vouch for costs the offline weak check on the whole instance (O(n^1.5)
-// at read atomic, O(n·k) at causal, linear at read committed). Memory
-// grows with the stream: every released transaction is kept, with its
-// node, its edges and at causal its clock of one int32 per session; no
-// level bounds it without real time in its visibility (docs/SEMANTICS.md
-// §5 "The window at the weak levels").
+// at read atomic, O(n·k) at causal, linear at read committed).
+//
+// Memory: at read committed a retirement pass costs the transactions
+// held (hash maps of their reads and writes) and runs when they have
+// doubled, so O(1) per transaction amortized; what stays is the open and
+// unsettled transactions, the settled ones waiting under R4, and the
+// summary: one entry per key and per run of consecutive integer values
+// (plus one per other value), and the encoded bodies of retired aborted
+// and intermediate writers (growing with their number only). At read atomic and causal every released transaction is
+// kept, with its node, its edges and at causal its clock of one int32 per
+// session (docs/SEMANTICS.md §5 "The window at the weak levels": those
+// levels bound no window without real time in their visibility, or a
+// summary of the retired part's commit-order constraints, not done).
 package weakonline

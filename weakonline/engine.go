@@ -24,6 +24,19 @@ func CheckedAs(lv history.Level) string {
 	return lv.String() + " with real-time reads (no read from a transaction that began after the reader ended)"
 }
 
+// MemoryNote is what run says at start about the engine's memory at
+// opts: what retirement bounds and what it keeps (retire.go).
+func MemoryNote(opts history.Options) string {
+	if opts.Level == history.ReadCommitted && opts.InitialState != history.InitialUnknown {
+		return fmt.Sprintf("at %s settled transactions retire into a per-key value summary (docs/SEMANTICS.md §5 \"Retirement at read committed\"; aborted ones and ones with an intermediate write leave their bodies in it, encoded); open transactions and readers that depend on an unknown outcome stay", opts.Level)
+	}
+	why := "the level bounds no window without real time in its visibility"
+	if opts.Level == history.ReadCommitted {
+		why = "with --initial-state unknown every read of a key's initial value constrains the later ones"
+	}
+	return fmt.Sprintf("warning: at %s the window keeps every released transaction (about 3 KB each; issue 26: %s): memory grows with the stream", opts.Level, why)
+}
+
 // MaxAnomaliesPerStep bounds the cores one step looks for: each is
 // projected out and the search repeats (incremental's max-anomalies).
 const MaxAnomaliesPerStep = 64
@@ -33,6 +46,9 @@ const (
 	fClosed uint8 = 1 << iota
 	fQuarantined
 	fUnchecked
+	// fSettled: closed, and every possible writer of its reads settled
+	// (retire.go, R1); its reads are out of the instance (R2).
+	fSettled
 )
 
 // Config tunes an engine.
@@ -43,6 +59,13 @@ type Config struct {
 	// the instance runs the exact check (the reference the tests compare
 	// the fast path with).
 	NoFast bool
+	// NoRetire keeps every released transaction (the reference the
+	// tests compare retirement with; R1-R5 in doc.go).
+	NoRetire bool
+
+	// retireMin overrides retireFloor (tests: a pass at every step
+	// that allows one).
+	retireMin int
 
 	_ struct{}
 }
@@ -86,6 +109,14 @@ type Engine struct {
 	// skipped counts the steps the fast path vouched for without a check,
 	// rebuilds its rebuilds from a witness.
 	skipped, rebuilds int
+
+	// sum is what retired transactions left behind (retire.go);
+	// nextRetire the number of transactions held at which the next pass
+	// runs.
+	sum                   *summary
+	blob                  []int32 // per transaction: its body in sum (-1: none; a revived one)
+	noRetire              bool
+	retireMin, nextRetire int
 }
 
 // New starts an engine for opts.Level, one of the weak levels (Levels).
@@ -93,9 +124,15 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 	if !Levels(opts.Level) {
 		return nil, fmt.Errorf("weakonline: %s is not a weak level", opts.Level)
 	}
-	e := &Engine{opts: opts, stream: cfg.Stream, index: map[string]int{}, byName: map[string]int{}, lastStart: math.MinInt64, noFast: cfg.NoFast}
+	e := &Engine{opts: opts, stream: cfg.Stream, index: map[string]int{}, byName: map[string]int{}, lastStart: math.MinInt64, noFast: cfg.NoFast,
+		sum: newSummary(), noRetire: cfg.NoRetire, retireMin: retireFloor}
+	if cfg.retireMin > 0 {
+		e.retireMin = cfg.retireMin
+	}
+	e.nextRetire = e.retireMin
 	if !cfg.NoFast {
 		e.fast = newFast(opts)
+		e.fast.sum = e.sum
 	}
 	return e, nil
 }
@@ -110,6 +147,7 @@ func (e *Engine) rebuild(witness ...string) {
 		return
 	}
 	f := newFast(e.opts)
+	f.sum = e.sum
 	if witness != nil {
 		f.rank = make([]int32, len(e.txns))
 		for i := range f.rank {
@@ -132,7 +170,7 @@ func (e *Engine) rebuild(witness ...string) {
 		}
 	}
 	for i := range e.txns {
-		if e.flags[i]&(fUnchecked|fQuarantined|fClosed) == fClosed {
+		if e.flags[i]&(fUnchecked|fQuarantined|fClosed|fSettled) == fClosed {
 			f.close(i, e.txns)
 		}
 	}
@@ -155,6 +193,7 @@ func (e *Engine) add(t history.Txn, fl uint8) {
 	e.txns = append(e.txns, t)
 	e.names = append(e.names, name)
 	e.flags = append(e.flags, fl)
+	e.blob = append(e.blob, -1)
 	e.byName[name] = i
 	e.dirty = true
 }
@@ -220,11 +259,21 @@ func (e *Engine) Alerts() []*online.Alert { return e.alerts }
 
 // AlertTxn returns a member of a's core by the name the core gives it.
 func (e *Engine) AlertTxn(a *online.Alert, name string) *history.Txn {
-	if i, ok := e.byName[name]; ok {
-		t := e.txns[i]
-		return &t
+	i, ok := e.byName[name]
+	if !ok {
+		return nil
 	}
-	return nil
+	if i < 0 {
+		// A retired body (R6): a core that names it revived it, so
+		// this is an older alert's member, shown from the summary.
+		var bd body
+		if json.Unmarshal(e.sum.bodies[-1-i], &bd) != nil {
+			return nil
+		}
+		return &bd.Txn
+	}
+	t := e.txns[i]
+	return &t
 }
 
 // Step checks the alert instance if anything changed since the last
@@ -239,9 +288,13 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 		// sources and holds every constraint of the instance: a witness.
 		e.dirty, e.undecided = false, false
 		e.skipped++
+		e.maybeRetire()
 		return nil, nil
 	}
-	h, in := e.instance()
+	h, in, err := e.instance()
+	if err != nil {
+		return nil, err
+	}
 	e.checks++
 	res, err := incremental.CheckWeakOnline(ctx, h, e.opts, incremental.Config{MaxAnomalies: MaxAnomaliesPerStep}, in)
 	if err != nil {
@@ -265,6 +318,7 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 				e.fastLost, e.fast = why+"; again after a rebuild from the witness: "+e.fast.why, nil
 			}
 		}
+		e.maybeRetire()
 		return nil, nil
 	case incremental.Unknown:
 		// Too many read-from choices to enumerate: no alert (never a
@@ -281,6 +335,13 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			i, ok := e.byName[name]
 			if !ok {
 				return out, fmt.Errorf("weakonline: core member %q is not released", name)
+			}
+			if i < 0 {
+				// A retired body the instance held (R6): back in.
+				var err error
+				if i, err = e.revive(int32(-1 - i)); err != nil {
+					return out, err
+				}
 			}
 			idx = append(idx, i)
 			if e.flags[i]&fClosed == 0 {
@@ -379,7 +440,7 @@ func dropUnwritten(h *history.History, opts history.Options) *history.History {
 // external reads of open ones (and reads a wildcard unchecked write could
 // explain) dropped, unchecked writers as unknown-outcome writers; in
 // marks the members (released, not quarantined).
-func (e *Engine) instance() (*history.History, []bool) {
+func (e *Engine) instance() (*history.History, []bool, error) {
 	wildKeys := map[history.Key]bool{}
 	wildAll := false
 	for i := range e.txns {
@@ -418,17 +479,31 @@ func (e *Engine) instance() (*history.History, []bool) {
 			// Out of the instance; its writes stay known through the
 			// projection (it is not in in).
 		default:
-			closed := fl&fClosed != 0
+			// A settled transaction's reads are out (R2), as an open
+			// one's are; a read of a value the summary holds has a
+			// retired source nothing can rule out, and is out too.
+			closed := fl&(fClosed|fSettled) == fClosed
 			t.Ops = keepOps(t.Ops, func(op history.Op, internal bool) bool {
 				if op.Kind != history.Read || internal {
 					return true
 				}
-				return closed && !wildAll && !wildKeys[op.Key]
+				return closed && !wildAll && !wildKeys[op.Key] && !e.sum.has(op.Key, op.Value)
 			}, &wrote)
 		}
 		h.Txns[i] = t
 	}
-	return h, in
+	// Retired bodies a kept read may need (R6): settled members, their
+	// reads out, after everything held.
+	bodies, _, err := e.bodiesRead(wildAll, wildKeys)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range bodies {
+		t.Ops = keepOps(t.Ops, func(op history.Op, internal bool) bool { return op.Kind != history.Read || internal }, &wrote)
+		h.Txns = append(h.Txns, t)
+		in = append(in, true)
+	}
+	return h, in, nil
 }
 
 // keepOps returns ops filtered by keep (given whether a read follows the
@@ -469,7 +544,7 @@ func keepOps(ops []history.Op, keep func(op history.Op, internal bool) bool, wro
 // command's metrics and summaries read them): Window is the transactions
 // held, all of them in this engine.
 func (e *Engine) Stats() online.OnlineStats {
-	st := online.OnlineStats{Released: len(e.txns) - e.unchecked, Unchecked: e.unchecked, Alerts: len(e.alerts), Steps: e.steps, Checks: e.checks}
+	st := online.OnlineStats{Released: len(e.txns) - e.unchecked + e.sum.n, Unchecked: e.unchecked, Alerts: len(e.alerts), Steps: e.steps, Checks: e.checks}
 	for _, fl := range e.flags {
 		if fl&(fUnchecked|fQuarantined) == 0 {
 			st.Window++
@@ -514,9 +589,16 @@ type snapshot struct {
 	LastStart int64
 	FastLost  string `json:",omitempty"`
 	Skipped   int
+	// Retired (version 2) is the summary retired transactions left
+	// (R5); NextRetire when the next pass runs.
+	Retired    *summaryJSON `json:",omitempty"`
+	NextRetire int          `json:",omitempty"`
+	Blob       []int32      `json:",omitempty"`
 }
 
-const snapshotVersion = 1
+// snapshotVersion 2 added the retirement summary; a version 1 snapshot
+// (nothing retired) restores with an empty one.
+const snapshotVersion = 2
 
 // ErrCorrupt marks a snapshot that does not decode.
 var ErrCorrupt = errors.New("weakonline: corrupt snapshot")
@@ -525,7 +607,7 @@ var ErrCorrupt = errors.New("weakonline: corrupt snapshot")
 func (e *Engine) Snapshot() ([]byte, error) {
 	return json.Marshal(&snapshot{Version: snapshotVersion, Level: e.opts.Level.String(), Txns: e.txns, Names: e.names, Flags: e.flags, Index: e.index,
 		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Undecided: e.undecided, Steps: e.steps, Checks: e.checks, Unchecked: e.unchecked,
-		Unknowns: e.unknowns, LastStart: e.lastStart, FastLost: e.fastLost, Skipped: e.skipped})
+		Unknowns: e.unknowns, LastStart: e.lastStart, FastLost: e.fastLost, Skipped: e.skipped, Retired: e.sum.encode(), NextRetire: e.nextRetire, Blob: e.blob})
 }
 
 // Restore rebuilds an engine from a Snapshot, for opts (the same level).
@@ -534,7 +616,7 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if s.Version != snapshotVersion {
+	if s.Version != snapshotVersion && s.Version != 1 {
 		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, s.Version, snapshotVersion)
 	}
 	if s.Level != opts.Level.String() {
@@ -562,6 +644,40 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	e.alerts, e.dirty, e.deferred, e.undecided = s.Alerts, s.Dirty, s.Deferred, s.Undecided
 	e.steps, e.checks, e.unchecked, e.unknowns, e.lastStart = s.Steps, s.Checks, s.Unchecked, s.Unknowns, s.LastStart
 	e.fastLost, e.skipped = s.FastLost, s.Skipped
+	if e.sum, err = decodeSummary(s.Retired); err != nil {
+		return nil, err
+	}
+	if s.NextRetire > 0 {
+		e.nextRetire = s.NextRetire
+	}
+	e.blob = s.Blob
+	if e.blob == nil {
+		e.blob = make([]int32, len(e.txns))
+		for i := range e.blob {
+			e.blob[i] = -1
+		}
+	}
+	if len(e.blob) != len(e.txns) {
+		return nil, fmt.Errorf("%w: %d transactions, %d body marks", ErrCorrupt, len(e.txns), len(e.blob))
+	}
+	// The names of the retired bodies not revived stay taken (R6).
+	held := map[int32]bool{}
+	for _, b := range e.blob {
+		if int(b) >= len(e.sum.bodies) {
+			return nil, fmt.Errorf("%w: body %d of %d", ErrCorrupt, b, len(e.sum.bodies))
+		}
+		held[b] = true
+	}
+	for b := range e.sum.bodies {
+		if held[int32(b)] {
+			continue
+		}
+		var bd body
+		if err := json.Unmarshal(e.sum.bodies[b], &bd); err != nil {
+			return nil, fmt.Errorf("%w: body %d: %v", ErrCorrupt, b, err)
+		}
+		e.byName[bd.Name] = -1 - b
+	}
 	e.rebuild()
 	return e, nil
 }

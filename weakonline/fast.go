@@ -73,6 +73,10 @@ type fast struct {
 	// one before the reader in that order (F3).
 	rank []int32
 
+	// sum is the engine's retirement summary: a read of a value it
+	// holds is out of the instance (R2), and so out of the graph.
+	sum *summary
+
 	trouble bool
 	// why says what the first trouble was, for tests and metrics.
 	why string
@@ -271,6 +275,11 @@ func (f *fast) release(i int, t *history.Txn) {
 			f.clock[i] = clk
 		}
 		for _, w := range finals {
+			if !f.so {
+				// Only the session-order levels ask for a session's
+				// last writer of a key (forced edges).
+				break
+			}
 			kw := f.writersOf[w.k]
 			if kw == nil {
 				kw = &keyWriters{}
@@ -318,8 +327,8 @@ func (f *fast) close(i int, txns []history.Txn) {
 	var reads []kv
 	var from []int32
 	for _, r := range f.reads[i] {
-		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) {
-			continue // dropped by the projection (§3)
+		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) || f.sum.has(r.k, r.v) {
+			continue // dropped by the projection (§3), or by retirement
 		}
 		src, ok := f.choose(i, r, txns)
 		if !ok {

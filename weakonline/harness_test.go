@@ -25,6 +25,10 @@ type feed struct {
 	batch   int
 	restart int
 	noFast  bool
+	// noRetire keeps every transaction; otherwise a retirement pass
+	// runs at every step that allows one (the most passes, the most
+	// chances to retire too early).
+	noRetire bool
 }
 
 type firing struct {
@@ -50,7 +54,8 @@ func runFeed(t *testing.T, h *history.History, opts history.Options, f feed) ([]
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := New(opts, Config{Stream: "test", NoFast: f.noFast})
+	ecfg := Config{Stream: "test", NoFast: f.noFast, NoRetire: f.noRetire, retireMin: 1}
+	eng, err := New(opts, ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +88,7 @@ func runFeed(t *testing.T, h *history.History, opts history.Options, f feed) ([]
 			}
 			wsnap := d.Window().Snapshot()
 			st := *d.State()
-			if eng, err = Restore(opts, Config{Stream: "test", NoFast: f.noFast}, esnap); err != nil {
+			if eng, err = Restore(opts, ecfg, esnap); err != nil {
 				t.Fatal(err)
 			}
 			if win, err = window.Restore(wcfg, wsnap); err != nil {
@@ -185,7 +190,10 @@ func (e *Engine) instanceAll() (*history.History, []bool) {
 	for i := range e.flags {
 		e.flags[i] = (e.flags[i] | fClosed) &^ fQuarantined
 	}
-	h, in := e.instance()
+	h, in, err := e.instance()
+	if err != nil {
+		panic(err)
+	}
 	copy(e.flags, saved)
 	return h, in
 }

@@ -73,7 +73,7 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 		t.Run(lv.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(lv), 26))
 			n := count(1500)
-			agreeOracle, invalid, fastOn, lostN, skips := 0, 0, 0, 0, 0
+			agreeOracle, invalid, fastOn, lostN, skips, retired := 0, 0, 0, 0, 0, 0
 			for i := range n {
 				h := releaseOrder(oracle.RandomTiny(rng, cfg))
 				opts := history.DefaultOptions()
@@ -95,9 +95,12 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 				}
 				f := randomFeed(rng, h, []int64{1, 3, 10, 40})
 				fired, e := runFeed(t, h, opts, f)
+				retired += e.sum.n
 				f.noFast = true
+				sameAlerts(t, fmt.Sprintf("history %d, retiring without the fast path", i), fired, must(runFeed(t, h, opts, f)))
+				f.noRetire = true
+				full, fe := runFeed(t, h, opts, f)
 				if os.Getenv("WEAKONLINE_DEBUG") == strconv.Itoa(i) {
-					full := must(runFeed(t, h, opts, f))
 					t.Logf("history %d (tick %d batch %d order %v)\n%s", i, f.tick, f.batch, f.order, dump(h))
 					for _, x := range fired {
 						t.Logf("fast: %s at %d %v %v", x.alert.Type, x.at, x.alert.Core, x.alert.Text)
@@ -106,7 +109,7 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 						t.Logf("full: %s at %d %v %v", x.alert.Type, x.at, x.alert.Core, x.alert.Text)
 					}
 				}
-				sameAlerts(t, fmt.Sprintf("history %d", i), fired, must(runFeed(t, h, opts, f)))
+				sameAlerts(t, fmt.Sprintf("history %d", i), fired, full)
 				if on, lost, skipped := e.FastPath(); on {
 					fastOn++
 					skips += skipped
@@ -119,9 +122,12 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 				if want == incremental.Invalid {
 					invalid++
 				}
-				checkCores(t, h, opts, fired, e)
+				checkCores(t, h, opts, full, fe)
 			}
-			t.Logf("%s: %d histories, %d invalid, %d also against the oracle; fast path on at the end in %d (%d steps without a check), given up in %d", lv, n, invalid, agreeOracle, fastOn, skips, lostN)
+			t.Logf("%s: %d histories, %d invalid, %d also against the oracle; fast path on at the end in %d (%d steps without a check), given up in %d; %d transactions retired", lv, n, invalid, agreeOracle, fastOn, skips, lostN, retired)
+			if lv == history.ReadCommitted && retired == 0 {
+				t.Fatalf("%s: nothing retired: the comparison tests no retirement", lv)
+			}
 			if skips == 0 {
 				t.Fatalf("%s: the fast path never vouched for a step: the comparison tests nothing", lv)
 			}
@@ -185,7 +191,7 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 		t.Run(lv.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(lv), 261))
 			n := count(12)
-			invalid, fastUsed := 0, 0
+			invalid, fastUsed, retired := 0, 0, 0
 			for i := range n {
 				h, err := generated(rng, i, validAt[i%len(validAt)], injects[(i/len(validAt))%len(injects)])
 				if err != nil {
@@ -205,8 +211,12 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 				}
 				f := randomFeed(rng, h, []int64{1_000_000, 5_000_000, 50_000_000})
 				fired, e := runFeed(t, h, opts, f)
+				retired += e.sum.n
 				f.noFast = true
-				sameAlerts(t, fmt.Sprintf("stream %d", i), fired, must(runFeed(t, h, opts, f)))
+				sameAlerts(t, fmt.Sprintf("stream %d, retiring without the fast path", i), fired, must(runFeed(t, h, opts, f)))
+				f.noRetire = true
+				full, fe := runFeed(t, h, opts, f)
+				sameAlerts(t, fmt.Sprintf("stream %d", i), fired, full)
 				if on, lost, skipped := e.FastPath(); !on || skipped == 0 {
 					t.Logf("stream %d: fast path on=%v (lost: %s), %d steps without a check", i, on, lost, skipped)
 				} else {
@@ -218,7 +228,7 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 				if len(fired) > 0 {
 					invalid++
 				}
-				checkCores(t, h, opts, fired, e)
+				checkCores(t, h, opts, full, fe)
 				if i%3 == 0 {
 					// Unique values from a store that reads only what
 					// committed before: every core is a violation of the
@@ -237,6 +247,10 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 			if fastUsed == 0 {
 				t.Fatalf("%s: the fast path vouched for no step of any stream", lv)
 			}
+			if lv == history.ReadCommitted && retired == 0 {
+				t.Fatalf("%s: nothing retired in any stream: the comparison tests no retirement", lv)
+			}
+			t.Logf("%s: %d streams, %d alerted, %d transactions retired", lv, n, invalid, retired)
 		})
 	}
 }

@@ -78,9 +78,9 @@ func TestRegressionHistories(t *testing.T) {
 				order[i] = i
 			}
 			f := feed{tick: rc.tick, order: order, batch: rc.batch, restart: -1}
-			fast, e := runFeed(t, h, opts, f)
-			f.noFast = true
-			full, _ := runFeed(t, h, opts, f)
+			fast, _ := runFeed(t, h, opts, f)
+			f.noFast, f.noRetire = true, true
+			full, e := runFeed(t, h, opts, f)
 			sameAlerts(t, rc.name, fast, full)
 			if len(fast) != rc.alerts {
 				for _, a := range fast {

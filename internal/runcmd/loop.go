@@ -413,8 +413,8 @@ func (r *runner) run(ctx context.Context) (int, error) {
 	if lv := r.cfg.opts.Level; weakonline.Levels(lv) {
 		fmt.Fprintf(r.stderr, "streamcheck run: checking %s (docs/SEMANTICS.md §5 \"The window at the weak levels\"): an alert with needs_realtime=true proves a read from a transaction that had not begun, not a proven %s violation\n", checkedAs(lv), lv)
 		// Said at start, not buried in a doc: a user tailing a database for
-		// weeks at these levels must know the window is not bounded yet.
-		fmt.Fprintf(r.stderr, "streamcheck run: warning: at %s the window keeps every released transaction (about 3 KB each; issue 26): memory grows with the stream\n", lv)
+		// weeks at these levels must know what the window keeps.
+		fmt.Fprintf(r.stderr, "streamcheck run: %s\n", weakonline.MemoryNote(r.cfg.opts))
 	} else if !lv.RealTime() {
 		fmt.Fprintf(r.stderr, "streamcheck run: checking %s (the database promises %s; real time is assumed, Vbox Theorem 3.5): an alert with needs_realtime=true is a real-time violation, not a proven %s violation\n", incremental.OnlineLevel, lv, lv)
 	}

@@ -1,0 +1,582 @@
+package weakonline
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// Retirement at read committed (doc.go R1-R5; docs/SEMANTICS.md §5
+// "Retirement at read committed").
+//
+// A pass runs after a step that found the instance satisfiable (the fast
+// path vouched, or the exact check said valid), once the transactions
+// held have doubled since the last pass. It computes the settled
+// transactions: closed members every possible writer of whose reads is
+// settled too (a greatest fixpoint: unsettledness flows from the open,
+// the unknown and the internally inconsistent along read candidacy). A
+// settled committed transaction whose writes are all final leaves the
+// engine, its (key, value) pairs go to the value summary, unless some
+// unsettled reader of one of its values ended before it began (it is no
+// possible writer of that read, and the summary keeps no times: it waits).
+// A settled aborted transaction, or committed one with an intermediate
+// write, retires with its body encoded (R6): a later read of such a
+// value is G1a or G1b, and the core names the writer. Settled
+// transactions that stay (the waiting ones) have their reads out of the
+// instance.
+
+// retireFloor is the number of transactions held below which no pass
+// runs: a pass costs the transactions held, so passes at doublings cost
+// O(1) per transaction.
+const retireFloor = 1 << 14
+
+// summary is what retired transactions leave behind at read committed:
+// for each key, the values their committed final writes wrote. A later
+// read of such a value has a source no constraint can rule out (R2), so
+// it leaves the instance. Integer values (the usual counters) are kept
+// as runs, so that a key written 1, 2, 3, ... costs one run.
+type summary struct {
+	keys map[history.Key]*valueSet
+	n    int // transactions retired
+	// dirty: the values in keys that no retired committed final write
+	// wrote, only aborted or intermediate ones (a read of one is G1a or
+	// G1b, with its writer in the core), and the bodies (indices into
+	// bodies) that wrote each.
+	dirty  map[kv][]int32
+	bodies [][]byte
+}
+
+type valueSet struct {
+	runs  [][2]int64 // disjoint, sorted, not adjacent
+	other map[history.Value]struct{}
+}
+
+func newSummary() *summary {
+	return &summary{keys: map[history.Key]*valueSet{}, dirty: map[kv][]int32{}}
+}
+
+// body is a retired aborted transaction, or committed one with an
+// intermediate write, as the summary keeps it: encoded (a fraction of
+// its size held), decoded when a core may need it (R6).
+type body struct {
+	Name string
+	Txn  history.Txn
+}
+
+// has reports whether (k, v) has a retired source nothing rules out.
+func (s *summary) has(k history.Key, v history.Value) bool {
+	if s == nil || !s.holds(k, v) {
+		return false
+	}
+	_, d := s.dirty[kv{k, v}]
+	return !d
+}
+
+// addDirty records that body b wrote (k, v) as an aborted or
+// intermediate write; nothing to record if a committed final write of
+// it is retired already (a read of it has a free source).
+func (s *summary) addDirty(k history.Key, v history.Value, b int32) {
+	if s.has(k, v) {
+		return
+	}
+	s.add(k, v)
+	r := kv{k, v}
+	if !slices.Contains(s.dirty[r], b) {
+		s.dirty[r] = append(s.dirty[r], b)
+	}
+}
+
+// addFinal records a retired committed final write of (k, v).
+func (s *summary) addFinal(k history.Key, v history.Value) {
+	s.add(k, v)
+	delete(s.dirty, kv{k, v})
+}
+
+// intOf reads v as an integer if it is one in canonical text (no sign
+// but a leading '-', no leading zero, not "-0"), so that a run of
+// integers stands for exactly the values that print as it. It is on
+// every read's path: no allocation.
+func intOf(v history.Value) (int64, bool) {
+	d := string(v)
+	if d == "" || d == "-" || d == "-0" || len(d) > 20 {
+		return 0, false
+	}
+	neg := d[0] == '-'
+	if neg {
+		d = d[1:]
+	}
+	if len(d) > 1 && d[0] == '0' {
+		return 0, false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return 0, false
+		}
+	}
+	i, err := strconv.ParseInt(string(v), 10, 64)
+	return i, err == nil
+}
+
+// holds reports whether some retired write wrote (k, v).
+func (s *summary) holds(k history.Key, v history.Value) bool {
+	vs := s.keys[k]
+	if vs == nil {
+		return false
+	}
+	if i, ok := intOf(v); ok {
+		j := sort.Search(len(vs.runs), func(m int) bool { return vs.runs[m][1] >= i })
+		return j < len(vs.runs) && vs.runs[j][0] <= i
+	}
+	_, ok := vs.other[v]
+	return ok
+}
+
+func (s *summary) add(k history.Key, v history.Value) {
+	vs := s.keys[k]
+	if vs == nil {
+		vs = &valueSet{}
+		s.keys[k] = vs
+	}
+	i, ok := intOf(v)
+	if !ok {
+		if vs.other == nil {
+			vs.other = map[history.Value]struct{}{}
+		}
+		vs.other[v] = struct{}{}
+		return
+	}
+	vs.addInt(i)
+}
+
+// addInt inserts i, merging it with the runs it touches. Counters mostly
+// grow, so the common case extends the last run.
+func (vs *valueSet) addInt(i int64) {
+	// j: the first run that ends at or after i-1, the one i may fall
+	// into or extend (or the place to insert a run of its own).
+	j := sort.Search(len(vs.runs), func(m int) bool {
+		return i == math.MinInt64 || vs.runs[m][1] >= i-1
+	})
+	switch {
+	case j < len(vs.runs) && vs.runs[j][0] <= i && i <= vs.runs[j][1]:
+		return // already there
+	case j < len(vs.runs) && i != math.MinInt64 && vs.runs[j][1] == i-1:
+		vs.runs[j][1] = i
+		if j+1 < len(vs.runs) && vs.runs[j+1][0] == i+1 {
+			vs.runs[j][1] = vs.runs[j+1][1]
+			vs.runs = slices.Delete(vs.runs, j+1, j+2)
+		}
+	case j < len(vs.runs) && i != math.MaxInt64 && vs.runs[j][0] == i+1:
+		vs.runs[j][0] = i
+	default:
+		vs.runs = slices.Insert(vs.runs, j, [2]int64{i, i})
+	}
+}
+
+// summaryJSON is the summary in a snapshot: per key its runs and its
+// other values (R5: Snapshot/Restore round-trip it).
+type summaryJSON struct {
+	N      int
+	Keys   map[history.Key]valueSetJSON `json:",omitempty"`
+	Dirty  []dirtyJSON                  `json:",omitempty"`
+	Bodies [][]byte                     `json:",omitempty"`
+}
+
+type dirtyJSON struct {
+	K, V   history.Value
+	Bodies []int32
+}
+
+type valueSetJSON struct {
+	Runs  [][2]int64      `json:",omitempty"`
+	Other []history.Value `json:",omitempty"`
+}
+
+func (s *summary) encode() *summaryJSON {
+	if s == nil {
+		return nil
+	}
+	out := &summaryJSON{N: s.n, Keys: make(map[history.Key]valueSetJSON, len(s.keys))}
+	for k, vs := range s.keys {
+		j := valueSetJSON{Runs: vs.runs}
+		for v := range vs.other {
+			j.Other = append(j.Other, v)
+		}
+		slices.Sort(j.Other)
+		out.Keys[k] = j
+	}
+	for r, bs := range s.dirty {
+		out.Dirty = append(out.Dirty, dirtyJSON{r.k, r.v, bs})
+	}
+	slices.SortFunc(out.Dirty, func(a, b dirtyJSON) int {
+		if a.K != b.K {
+			return strings.Compare(string(a.K), string(b.K))
+		}
+		return strings.Compare(string(a.V), string(b.V))
+	})
+	out.Bodies = s.bodies
+	return out
+}
+
+func decodeSummary(j *summaryJSON) (*summary, error) {
+	s := newSummary()
+	if j == nil {
+		return s, nil
+	}
+	s.n = j.N
+	for k, vj := range j.Keys {
+		vs := &valueSet{}
+		for _, r := range vj.Runs {
+			if r[0] > r[1] {
+				return nil, fmt.Errorf("%w: key %s: run [%d, %d]", ErrCorrupt, k, r[0], r[1])
+			}
+			vs.addRun(r[0], r[1])
+		}
+		for _, v := range vj.Other {
+			if vs.other == nil {
+				vs.other = map[history.Value]struct{}{}
+			}
+			vs.other[v] = struct{}{}
+		}
+		s.keys[k] = vs
+	}
+	s.bodies = j.Bodies
+	for _, d := range j.Dirty {
+		for _, b := range d.Bodies {
+			if b < 0 || int(b) >= len(s.bodies) {
+				return nil, fmt.Errorf("%w: body %d of %d", ErrCorrupt, b, len(s.bodies))
+			}
+		}
+		s.dirty[kv{d.K, d.V}] = d.Bodies
+	}
+	return s, nil
+}
+
+// addRun inserts [lo, hi] whole, merging what it overlaps or touches
+// (a snapshot's runs are disjoint and sorted; merging rather than
+// trusting that costs nothing).
+func (vs *valueSet) addRun(lo, hi int64) {
+	var out [][2]int64
+	placed := false
+	for _, r := range vs.runs {
+		switch {
+		case r[1] < lo && r[1]+1 != lo:
+			out = append(out, r)
+		case r[0] > hi && r[0]-1 != hi:
+			if !placed {
+				out = append(out, [2]int64{lo, hi})
+				placed = true
+			}
+			out = append(out, r)
+		default:
+			lo, hi = min(lo, r[0]), max(hi, r[1])
+		}
+	}
+	if !placed {
+		out = append(out, [2]int64{lo, hi})
+	}
+	vs.runs = out
+}
+
+// retirable reports whether the engine retires at its level and initial
+// state: read committed only (R1), and not under an unknown initial
+// state, where a read of the initial value of a key constrains every
+// later read of that key's initial value (one value per key), a fact
+// between a settled and a later transaction that the summary does not
+// keep.
+func (e *Engine) retirable() bool {
+	return !e.noRetire && e.opts.Level == history.ReadCommitted && e.opts.InitialState != history.InitialUnknown
+}
+
+// maybeRetire runs a pass when the transactions held have doubled since
+// the last one. Called only after a step that found the instance
+// satisfiable, with no core waiting (R3).
+func (e *Engine) maybeRetire() {
+	if !e.retirable() || e.deferred || e.undecided || len(e.txns) < e.nextRetire {
+		return
+	}
+	e.retire()
+	e.nextRetire = max(e.retireMin, 2*len(e.txns))
+}
+
+// retire is one pass (R1-R4).
+func (e *Engine) retire() {
+	n := len(e.txns)
+	member := func(i int) bool { return e.flags[i]&(fUnchecked|fQuarantined) == 0 }
+	parsed := make([]struct {
+		finals, reads []kv
+		ok            bool
+		inter         bool // a write that is not its key's final one
+	}, n)
+	// readers of each (key, value), as chains through links (head: the
+	// last link's index + 1): one map entry per pair and no slice per
+	// pair.
+	type link struct{ t, next int32 }
+	var links []link
+	readers := make(map[kv]int32, 2*n)
+	push := func(m map[kv]int32, r kv, t int) {
+		links = append(links, link{int32(t), m[r] - 1})
+		m[r] = int32(len(links))
+	}
+	each := func(m map[kv]int32, r kv, fn func(t int32)) {
+		for l := m[r] - 1; l >= 0; l = links[l].next {
+			fn(links[l].t)
+		}
+	}
+	for i := range e.txns {
+		if !member(i) {
+			continue
+		}
+		t := &e.txns[i]
+		p := &parsed[i]
+		if f := e.fast; f != nil && i < len(f.node) && f.node[i] {
+			// The fast path parsed it at release; its reads are the
+			// ones its graph keeps (a read dropped from the instance
+			// stays dropped: taint and the summary only grow).
+			p.finals, p.reads, p.ok = f.finals[i], f.reads[i], true
+		} else {
+			p.finals, p.reads, p.ok = parse(t)
+		}
+		if !p.ok {
+			continue
+		}
+		for _, op := range t.Ops {
+			if op.Kind != history.Read {
+				for _, f := range p.finals {
+					if f.k == op.Key && f.v != op.Value {
+						p.inter = true
+					}
+				}
+			}
+		}
+		if e.flags[i]&fSettled == 0 {
+			for _, r := range p.reads {
+				push(readers, r, i)
+			}
+		}
+	}
+	// candidate: w may be the source of i's read (§5's real-time read
+	// rule; check_weak's candidate set, with intermediate writes of
+	// committed transactions counted as well, which only unsettles more).
+	candidate := func(i int, w int32) bool {
+		if int(w) == i {
+			return false
+		}
+		rt, wt := &e.txns[i], &e.txns[w]
+		return !(rt.HasTime && wt.HasTime && e.opts.Precedes(rt, wt))
+	}
+	unsettled := make([]bool, n)
+	var work []int32
+	for i := range e.txns {
+		if !member(i) || e.flags[i]&fSettled != 0 {
+			continue
+		}
+		t := &e.txns[i]
+		if t.Status == history.Aborted {
+			continue // never a source, its reads unchecked: settled
+		}
+		if e.flags[i]&fClosed == 0 || t.Status == history.Unknown || !parsed[i].ok {
+			unsettled[i] = true
+			work = append(work, int32(i))
+		}
+	}
+	for len(work) > 0 {
+		u := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, w := range parsed[u].finals {
+			each(readers, w, func(r int32) {
+				if !unsettled[r] && candidate(int(r), u) {
+					unsettled[r] = true
+					work = append(work, r)
+				}
+			})
+		}
+	}
+	// Reads the instance drops (a possible writer outside it, a
+	// wildcard dead letter of their key) are not special-cased: counting
+	// their candidates only unsettles more.
+	// firstEnd[(k, v)]: the earliest effective end of an unsettled
+	// reader of (k, v) with times; a writer that began 2Δ after it is no
+	// possible writer of that read, so it cannot enter the summary yet
+	// (R4).
+	firstEnd := map[kv]int64{}
+	for i := range e.txns {
+		if !unsettled[i] || !e.txns[i].HasTime {
+			continue
+		}
+		end := e.opts.EffectiveEnd(&e.txns[i])
+		for _, r := range parsed[i].reads {
+			if old, ok := firstEnd[r]; !ok || end < old {
+				firstEnd[r] = end
+			}
+		}
+	}
+	keep := make([]bool, n)
+	retiredBody := make([]int32, n)
+	for i := range e.txns {
+		retiredBody[i] = -1
+		keep[i] = true
+		if !member(i) || unsettled[i] {
+			continue
+		}
+		e.flags[i] |= fSettled
+		t := &e.txns[i]
+		p := &parsed[i]
+		if !p.ok || t.Status == history.Unknown {
+			continue
+		}
+		wait := false
+		for _, w := range p.finals {
+			if end, ok := firstEnd[w]; ok && t.HasTime && end <= t.Start-2*e.opts.Skew && t.Status == history.Committed {
+				wait = true
+			}
+		}
+		if wait {
+			continue
+		}
+		keep[i] = false
+		e.sum.n++
+		if t.Status == history.Committed {
+			for _, w := range p.finals {
+				e.sum.addFinal(w.k, w.v)
+			}
+			if !p.inter {
+				continue
+			}
+		}
+		// Aborted, or with an intermediate write: its body goes to the
+		// summary, for the G1a or G1b core a later read may need (R6).
+		b := e.blob[i]
+		if b < 0 {
+			enc, err := json.Marshal(body{e.names[i], *t})
+			if err != nil {
+				panic(fmt.Sprintf("weakonline: encoding a retired body: %v", err))
+			}
+			b = int32(len(e.sum.bodies))
+			e.sum.bodies = append(e.sum.bodies, enc)
+		}
+		retiredBody[i] = b
+		for _, op := range t.Ops {
+			if op.Kind != history.Read && (t.Status == history.Aborted || !slices.Contains(p.finals, kv{op.Key, op.Value})) {
+				e.sum.addDirty(op.Key, op.Value, b)
+			}
+		}
+	}
+	e.compact(keep, retiredBody)
+}
+
+// compact drops the transactions not kept, renumbering the rest in their
+// order, and rebuilds the fast path on them.
+func (e *Engine) compact(keep []bool, bodies []int32) {
+	if !slices.Contains(keep, false) {
+		return
+	}
+	at := make([]int, len(e.txns))
+	oldNames := slices.Clone(e.names)
+	k := 0
+	for i := range e.txns {
+		at[i] = -1
+		if keep[i] {
+			at[i] = k
+			e.txns[k], e.names[k], e.flags[k], e.blob[k] = e.txns[i], e.names[i], e.flags[i], e.blob[i]
+			k++
+		}
+	}
+	clear(e.txns[k:])
+	// Fresh backing arrays, so that the retired bodies are garbage.
+	e.txns = slices.Clone(e.txns[:k])
+	e.names = slices.Clone(e.names[:k])
+	e.flags = slices.Clone(e.flags[:k])
+	e.blob = slices.Clone(e.blob[:k])
+	for id, i := range e.index {
+		if at[i] < 0 {
+			delete(e.index, id)
+		} else {
+			e.index[id] = at[i]
+		}
+	}
+	// A retired name is free again, unless its body is kept: then it
+	// names the body (a negative index), as the keeping engine would.
+	for i, name := range oldNames {
+		switch {
+		case at[i] >= 0:
+			e.byName[name] = at[i]
+		case bodies[i] >= 0:
+			e.byName[name] = -1 - int(bodies[i])
+		default:
+			delete(e.byName, name)
+		}
+	}
+	e.rebuild()
+	if e.fast != nil && e.fast.trouble {
+		// The rebuilt fast path chose otherwise than the one the last
+		// witness guided (F3): the next step checks.
+		e.dirty = true
+	}
+}
+
+// revive brings retired body b back into the engine (a core names it,
+// R6), settled and closed as it left, and returns its index.
+func (e *Engine) revive(b int32) (int, error) {
+	var bd body
+	if err := json.Unmarshal(e.sum.bodies[b], &bd); err != nil {
+		return 0, fmt.Errorf("%w: body %d: %v", ErrCorrupt, b, err)
+	}
+	i := len(e.txns)
+	e.txns = append(e.txns, bd.Txn)
+	e.names = append(e.names, bd.Name)
+	e.flags = append(e.flags, fClosed|fSettled)
+	e.blob = append(e.blob, b)
+	e.byName[bd.Name] = i
+	if e.fast != nil {
+		e.fast.release(i, &e.txns[i])
+	}
+	return i, nil
+}
+
+// bodiesRead are the retired bodies an instance must hold: those that
+// wrote, as an aborted or intermediate write, a value a closed
+// unsettled member reads (kept, not dropped), so that the check sees the
+// G1a or G1b a keeping engine would (R6), decoded, with their names.
+func (e *Engine) bodiesRead(wildAll bool, wildKeys map[history.Key]bool) ([]history.Txn, []int32, error) {
+	if len(e.sum.dirty) == 0 {
+		return nil, nil, nil
+	}
+	var out []history.Txn
+	var ids []int32
+	seen := map[int32]bool{}
+	for _, b := range e.blob {
+		if b >= 0 {
+			seen[b] = true // revived: in e.txns already
+		}
+	}
+	for i := range e.txns {
+		if e.flags[i]&(fUnchecked|fQuarantined|fSettled|fClosed) != fClosed {
+			continue
+		}
+		for _, op := range e.txns[i].Ops {
+			if op.Kind != history.Read || wildAll || wildKeys[op.Key] {
+				continue
+			}
+			for _, b := range e.sum.dirty[kv{op.Key, op.Value}] {
+				if seen[b] {
+					continue
+				}
+				seen[b] = true
+				var bd body
+				if err := json.Unmarshal(e.sum.bodies[b], &bd); err != nil {
+					return nil, nil, fmt.Errorf("%w: body %d: %v", ErrCorrupt, b, err)
+				}
+				bd.Txn.ID = bd.Name
+				out = append(out, bd.Txn)
+				ids = append(ids, b)
+			}
+		}
+	}
+	return out, ids, nil
+}

@@ -1,0 +1,295 @@
+package weakonline
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/online"
+)
+
+// The histories that break a naive retirement at read committed
+// (docs/SEMANTICS.md §5 "Retirement at read committed", RT1-RT4), driven
+// through the engine's calls directly so that the order of releases,
+// closes and steps is the one that exposes each. Each is run retiring
+// (a pass at every step that allows one) and keeping everything: the
+// alerts must be the same, and the expected ones.
+type rtCall struct {
+	release string   // a transaction in compact text
+	close   []string // ids to close
+	step    bool
+}
+
+var retireRegressions = []struct {
+	name  string
+	calls []rtCall
+	// want: the class of each alert, in order, and one member its core
+	// must hold.
+	want []struct{ class, member string }
+}{
+	{
+		// RT1: T1 is closed and its read is explained, but its source T2
+		// is open. Retiring T1 then would drop T2's later read of x=1 as
+		// explained by a retired writer, and the G1c T1 -> T2 -> T1 would
+		// be missed: a transaction settles only when every possible
+		// writer of its reads has settled.
+		name: "RT1 a closed reader of an open writer",
+		calls: []rtCall{
+			{release: "T2[0,100] r x 1, w y 1 (session b)"},
+			{release: "T1[10,20] w x 1, r y 1 (session a)"},
+			{close: []string{"T1"}, step: true},
+			{release: "T3[30,40] w z 1 (session c)"},
+			{close: []string{"T3"}, step: true},
+			{close: []string{"T2"}, step: true},
+		},
+		want: []struct{ class, member string }{{history.G1c, "T1"}},
+	},
+	{
+		// RT2: X began after R ended, so X is no possible writer of R's
+		// read of x=1 (the real-time read rule). While R is open, X is
+		// settled (it reads nothing); entering x=1 into the summary,
+		// which keeps no times, would make R's read explained when it
+		// closes. X waits while an unsettled reader of one of its values
+		// ended 2Δ before it began.
+		name: "RT2 a retired writer that began after an open reader ended",
+		calls: []rtCall{
+			{release: "R[0,10] r x 1 (session a)"},
+			{release: "X[20,30] w x 1 (session b)"},
+			{close: []string{"X"}, step: true},
+			{release: "Y[40,50] w z 1 (session c)"},
+			{close: []string{"Y"}, step: true},
+			{close: []string{"R"}, step: true},
+		},
+		want: []struct{ class, member string }{{history.GarbageRead, "R"}},
+	},
+	{
+		// RT3: an aborted writer is settled but never summarized: a late
+		// read of its value is G1a with the writer in the core, whose id
+		// is the one the keeping engine gives.
+		name: "RT3 an aborted writer read late",
+		calls: []rtCall{
+			{release: "A[0,10] w x 1 (aborted, session a)"},
+			{close: []string{"A"}, step: true},
+			{release: "B[20,30] w x 2 (session b)"},
+			{close: []string{"B"}, step: true},
+			{release: "C[40,50] r x 2, w y 1 (session b)"},
+			{close: []string{"C"}, step: true},
+			{release: "R[60,70] r x 1 (session c)"},
+			{close: []string{"R"}, step: true},
+		},
+		want: []struct{ class, member string }{{history.G1a, "A"}},
+	},
+	{
+		// RT4: an intermediate write of a committed transaction: the
+		// writer stays whole, and a late read of it is G1b.
+		name: "RT4 an intermediate write read late",
+		calls: []rtCall{
+			{release: "I[0,10] w x 1, w x 2 (session a)"},
+			{close: []string{"I"}, step: true},
+			{release: "C[20,30] r x 2, w y 1 (session b)"},
+			{close: []string{"C"}, step: true},
+			{release: "R[40,50] r x 1 (session c)"},
+			{close: []string{"R"}, step: true},
+		},
+		want: []struct{ class, member string }{{history.G1b, "I"}},
+	},
+}
+
+func TestRetireRegressions(t *testing.T) {
+	ctx := context.Background()
+	opts := history.DefaultOptions()
+	opts.Level = history.ReadCommitted
+	for _, rc := range retireRegressions {
+		t.Run(rc.name, func(t *testing.T) {
+			var ids [2][]string
+			for k, cfg := range []Config{{retireMin: 1}, {NoRetire: true}} {
+				for _, noFast := range []bool{false, true} {
+					cfg.NoFast = noFast
+					e, err := New(opts, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []string
+					check := func(as []*online.Alert) {
+						for _, a := range as {
+							got = append(got, a.ID)
+							w := rc.want[min(len(got), len(rc.want))-1]
+							if len(got) > len(rc.want) || a.Type != w.class || !slices.Contains(a.Core, w.member) {
+								t.Fatalf("retire=%v fast=%v: alert %s %v, want %v", !cfg.NoRetire, !noFast, a.Type, a.Core, rc.want)
+							}
+						}
+					}
+					for _, c := range rc.calls {
+						if c.release != "" {
+							h, err := history.ParseCompact(c.release)
+							if err != nil {
+								t.Fatal(err)
+							}
+							h.Txns[0].Pos = history.Pos{}
+							e.Release(h.Txns[0])
+						}
+						e.Close(c.close...)
+						if c.step {
+							as, err := e.Step(ctx)
+							if err != nil {
+								t.Fatal(err)
+							}
+							check(as)
+						}
+					}
+					e.CloseAll()
+					as, err := e.Step(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					check(as)
+					if len(got) != len(rc.want) {
+						t.Fatalf("retire=%v fast=%v: %d alerts, want %d", !cfg.NoRetire, !noFast, len(got), len(rc.want))
+					}
+					if !noFast {
+						ids[k] = got
+					}
+				}
+			}
+			if !slices.Equal(ids[0], ids[1]) {
+				t.Fatalf("alert ids retiring %v, keeping %v", ids[0], ids[1])
+			}
+		})
+	}
+}
+
+// TestRetireSummaryRoundTrip: a retiring engine's summary survives a
+// snapshot (R5), and after the restore a late read of a retired value is
+// explained while a value nobody wrote is not.
+func TestRetireSummaryRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	opts := history.DefaultOptions()
+	opts.Level = history.ReadCommitted
+	e, err := New(opts, Config{retireMin: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		tx := history.Txn{ID: "W" + strconv.Itoa(i), Session: "s", HasSession: true, HasTime: true, Start: int64(10 * i), End: int64(10*i + 5), Status: history.Committed,
+			Ops: []history.Op{{Kind: history.Write, Key: "x", Value: history.IntValue(int64(i + 1))}, {Kind: history.Write, Key: "s", Value: history.StringValue("v" + strconv.Itoa(i))}}}
+		e.Release(tx)
+		e.Close(tx.ID)
+		if as, err := e.Step(ctx); err != nil || len(as) > 0 {
+			t.Fatalf("step %d: %v %v", i, as, err)
+		}
+	}
+	if e.sum.n == 0 || len(e.txns) >= 50 {
+		t.Fatalf("retired %d, holding %d: nothing retired", e.sum.n, len(e.txns))
+	}
+	if runs := e.sum.keys["x"].runs; len(runs) != 1 {
+		t.Fatalf("x's values 1..%d as runs %v, want one run", e.sum.n, runs)
+	}
+	snap, err := e.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Restore(opts, Config{retireMin: 1}, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(r.sum.encode(), e.sum.encode()) || r.Stats() != e.Stats() {
+		t.Fatalf("restored summary %+v, stats %+v; want %+v, %+v", r.sum.encode(), r.Stats(), e.sum.encode(), e.Stats())
+	}
+	late := history.Txn{ID: "R", Session: "r", HasSession: true, HasTime: true, Start: 1000, End: 1010, Status: history.Committed,
+		Ops: []history.Op{{Kind: history.Read, Key: "x", Value: "1"}, {Kind: history.Read, Key: "s", Value: history.StringValue("v0")}}}
+	r.Release(late)
+	r.Close("R")
+	if as, err := r.Step(ctx); err != nil || len(as) > 0 {
+		t.Fatalf("a read of a retired value: %v %v", as, err)
+	}
+	bad := late
+	bad.ID, bad.Start, bad.End = "G", 1020, 1030
+	bad.Ops = []history.Op{{Kind: history.Read, Key: "x", Value: "0"}}
+	r.Release(bad)
+	r.Close("G")
+	if as, err := r.Step(ctx); err != nil || len(as) != 1 || as[0].Type != history.GarbageRead {
+		t.Fatalf("a read of a value nobody wrote: %v %v", as, err)
+	}
+}
+
+// TestValueSetAgainstMap: the run-compressed value set holds exactly
+// the values added (a map is the naive model), its runs stay sorted,
+// disjoint and apart, and it survives encoding.
+func TestValueSetAgainstMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 7))
+	for round := range 300 {
+		s := newSummary()
+		model := map[history.Value]bool{}
+		span := int64(1 + rng.IntN(60))
+		for range rng.IntN(200) {
+			var v history.Value
+			switch rng.IntN(8) {
+			case 0:
+				v = history.StringValue("s" + strconv.Itoa(rng.IntN(10)))
+			case 1:
+				v = history.IntValue([]int64{math.MinInt64, math.MaxInt64, math.MinInt64 + 1, math.MaxInt64 - 1}[rng.IntN(4)])
+			case 2:
+				v = history.Value("0" + strconv.Itoa(rng.IntN(5))) // not canonical: not an integer here
+			default:
+				v = history.IntValue(rng.Int64N(span) - span/2)
+			}
+			s.add("k", v)
+			model[v] = true
+		}
+		check := func(s *summary) {
+			for v := range model {
+				if !s.has("k", v) {
+					t.Fatalf("round %d: %s added, not held", round, v)
+				}
+			}
+			for x := -span; x <= span; x++ {
+				v := history.IntValue(x)
+				if s.has("k", v) != model[v] {
+					t.Fatalf("round %d: %s held=%v, added=%v (runs %v)", round, v, s.has("k", v), model[v], s.keys["k"].runs)
+				}
+			}
+			if s.has("k", "03") != model["03"] || s.has("j", "1") {
+				t.Fatalf("round %d: a value never added is held", round)
+			}
+			if vs := s.keys["k"]; vs != nil {
+				for i := 1; i < len(vs.runs); i++ {
+					if vs.runs[i-1][1] >= vs.runs[i][0]-1 {
+						t.Fatalf("round %d: runs %v overlap or touch", round, vs.runs)
+					}
+				}
+			}
+		}
+		check(s)
+		b, err := json.Marshal(s.encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var j summaryJSON
+		if err := json.Unmarshal(b, &j); err != nil {
+			t.Fatal(err)
+		}
+		d, err := decodeSummary(&j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(d)
+	}
+}
+
+// TestIntOfCanonical: intOf takes exactly the values IntValue prints.
+func TestIntOfCanonical(t *testing.T) {
+	for _, v := range []history.Value{"0", "-0", "00", "01", "-01", "1", "-1", "+1", "", "-", "1a", " 1", "9223372036854775807", "-9223372036854775808", "9223372036854775808", "-9223372036854775809", "\"1\"", "null", "1.0"} {
+		i, ok := intOf(v)
+		x, err := strconv.ParseInt(string(v), 10, 64)
+		want := err == nil && history.IntValue(x) == v
+		if ok != want || (ok && i != x) {
+			t.Errorf("intOf(%q) = %d, %v; want %v", v, i, ok, want)
+		}
+	}
+}
