@@ -68,6 +68,16 @@
 // analyzeFinal. Determinism: no map iteration and no time source on any
 // search path; Options.Seed only perturbs initial activities.
 //
+// Seed 0 adds no jitter: variables no conflict has bumped are decided in
+// index (creation) order. On checker instances that matters more than it
+// looks: a cycle's literals belong to a region of the graph, and a caller
+// that creates a region's variables together gets them decided at
+// neighbouring levels, so a conflict backjumps over that region only. With
+// the jitter they sit at random levels and each backjump undoes a fixed
+// fraction of the instance (generated 20K serializable history without
+// timestamps: 2.43M decisions for 765 conflicts with jitter, 672K for 312
+// without), which makes the cost per conflict grow with the instance.
+//
 // # Theory
 //
 // Edges come in three kinds: base (always present), single (present iff p)
