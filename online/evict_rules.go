@@ -372,6 +372,34 @@ func (s *evictStep) closedFor(t int32) bool {
 	return i < 0 || s.o.closed.get(i) || s.o.closedBySession(i)
 }
 
+// commitOpen: u is an unknown member whose commit is not decided this
+// step (one probe per member and step, noCommit).
+func (s *evictStep) commitOpen(u int32) bool {
+	if u < 0 || s.r.h.Txns[u].Status != history.Unknown || s.r.pos[u] < 0 || s.p.Txns()[u].Dropped() {
+		return false
+	}
+	if !s.openCommit[u] {
+		if _, ok := fixedLit(s.e.Solver(), s.e.Act()[u]); ok {
+			return false
+		}
+		s.noCommit(u, true)
+	}
+	return s.openCommit[u]
+}
+
+// fixedEdge: an edge on p (and q) is decided at level 0.
+func (s *evictStep) fixedEdge(p, q solver.Lit, two bool) bool {
+	vp, okP := fixedLit(s.e.Solver(), incremental.Lit(p))
+	if okP && !vp {
+		return true
+	}
+	if !two {
+		return okP
+	}
+	vq, okQ := fixedLit(s.e.Solver(), incremental.Lit(q))
+	return okQ && !vq || okP && okQ
+}
+
 // noCommit: member w is an unknown transaction that does not commit in
 // any completion (its commit literal is false at level 0, or a probe
 // proves it when probe is set). A writer that does not commit is in no
@@ -625,6 +653,14 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 	}
 	all := true
 	e.Solver().IncidentEdges(n, func(other solver.Node, _ bool, a, b solver.Lit, two bool) {
+		if all && s.commitOpen(e.NodeTxn()[other]) && !s.fixedEdge(a, b, two) {
+			// An edge with an unknown whose commit a probe left open
+			// this step holds in the completions that commit it only:
+			// no probe is spent on it (the step's budget went on them).
+			all = false
+			tracePin(&r.h.Txns[t], func() string { return "R2: an edge with an unknown in doubt" })
+			return
+		}
 		if all && !pr.edgeDecided(a, b, two) {
 			all = false
 			if u := e.NodeTxn()[other]; u >= 0 {
@@ -643,6 +679,12 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 			return false, false
 		}
 		for ci, l := range e.Rfs(rv) {
+			if w := e.Cands(rv)[ci]; w >= 0 && s.commitOpen(w) {
+				if _, fixed := fixedLit(e.Solver(), l); !fixed {
+					s.pin(t, PinReadSource) // as for edges: no probe
+					return false, false
+				}
+			}
 			if _, ok := pr.decide(l); !ok {
 				tracePin(&r.h.Txns[t], func() string { return fmt.Sprintf("R2: a read's source (candidate %d of %v)", ci, e.Cands(rv)) })
 				s.pin(t, PinReadSource)
