@@ -281,6 +281,7 @@ func (o *Online) taintedBy(r int, tk string) bool {
 func (o *Online) build() *reduced {
 	st := &o.ev
 	members := st.memberList()
+	o.markInDoubt(members) // evict_unknown.go
 	if st.touched == nil {
 		st.touched = map[history.Key]bool{}
 	}
@@ -460,7 +461,7 @@ func (o *Online) windowOps(i int, ops []history.Op) []history.Op {
 		if op.Kind != history.Read {
 			return false
 		}
-		if !o.closed.get(i) || slices.Contains(replaced, op.Key) {
+		if !o.closed.get(i) && !o.closedBySession(i) || slices.Contains(replaced, op.Key) {
 			return true
 		}
 		if !op.IsList && o.tainted(i, op.Key, op.Value) {
@@ -1295,6 +1296,7 @@ func (o *Online) replay(ctx context.Context, from int) error {
 		o.checks++
 		status := r.solve(ctx)
 		o.conflicts += r.e.Solver().Stats().Conflicts
+		r, status, held := o.solveHeld(ctx, r, status)
 		if status != solver.Sat {
 			for i := hi; i < n; i++ {
 				if !o.quar.get(i) {
@@ -1306,7 +1308,9 @@ func (o *Online) replay(ctx context.Context, from int) error {
 			}
 			return nil
 		}
-		o.evict(ctx, r)
+		if !held {
+			o.evict(ctx, r)
+		}
 		o.drop(r)
 		o.takeRewind(hi)
 	}

@@ -82,6 +82,9 @@ type evictStep struct {
 	tried []bool
 	// why is, by position, the rule that last kept the member (pin).
 	why []PinReason
+	// openCommit: unknown members whose commit a probe left undecided
+	// this step (noCommit asks no more).
+	openCommit map[int32]bool
 }
 
 // replacement is a read of another member that t's eviction replaces by
@@ -153,6 +156,14 @@ func (s *evictStep) evictOne(t int32) {
 		s.stuck[t] = true
 		s.pin(t, PinList)
 		tracePin(tx, func() string { return "a list key" })
+		return
+	}
+	if i := r.pos[t]; i >= 0 && s.o.doubt.anchor[i] {
+		// It stands for the order "this unknown precedes every later
+		// transaction" (evict_unknown.go).
+		s.stuck[t] = true
+		s.pin(t, PinOpenNeighbour)
+		tracePin(tx, func() string { return "R3: the session anchor of an unknown in doubt" })
 		return
 	}
 	if !s.r3Neighbours(t) {
@@ -312,7 +323,7 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 	openAccessors := emptied(&sx.openAccessors, len(accessors))
 	for k, as := range accessors {
 		for _, u := range as {
-			if !s.closedAt(u) && r.h.Txns[u].Status != history.Aborted {
+			if !s.closedFor(u) && r.h.Txns[u].Status != history.Aborted {
 				openAccessors[k] = append(openAccessors[k], u)
 			}
 		}
@@ -352,6 +363,69 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 func (s *evictStep) closedAt(t int32) bool {
 	i := s.r.pos[t]
 	return i < 0 || s.o.closed.get(i)
+}
+
+// closedFor is closedAt for R3: an unknown member in doubt that its
+// session closes (evict_unknown.go) counts as closed, its reads being in
+// the instance.
+func (s *evictStep) closedFor(t int32) bool {
+	i := s.r.pos[t]
+	return i < 0 || s.o.closed.get(i) || s.o.closedBySession(i)
+}
+
+// commitOpen: u is an unknown member whose commit is not decided this
+// step (one probe per member and step, noCommit).
+func (s *evictStep) commitOpen(u int32) bool {
+	if u < 0 || s.r.h.Txns[u].Status != history.Unknown || s.r.pos[u] < 0 || s.p.Txns()[u].Dropped() {
+		return false
+	}
+	if !s.openCommit[u] {
+		if _, ok := fixedLit(s.e.Solver(), s.e.Act()[u]); ok {
+			return false
+		}
+		s.noCommit(u, true)
+	}
+	return s.openCommit[u]
+}
+
+// fixedEdge: an edge on p (and q) is decided at level 0.
+func (s *evictStep) fixedEdge(p, q solver.Lit, two bool) bool {
+	vp, okP := fixedLit(s.e.Solver(), incremental.Lit(p))
+	if okP && !vp {
+		return true
+	}
+	if !two {
+		return okP
+	}
+	vq, okQ := fixedLit(s.e.Solver(), incremental.Lit(q))
+	return okQ && !vq || okP && okQ
+}
+
+// noCommit: member w is an unknown transaction that does not commit in
+// any completion (its commit literal is false at level 0, or a probe
+// proves it when probe is set). A writer that does not commit is in no
+// version order and has no outgoing edge: its pairs constrain nothing.
+func (s *evictStep) noCommit(w int32, probe bool) bool {
+	if s.r.h.Txns[w].Status != history.Unknown || s.r.pos[w] < 0 || s.p.Txns()[w].Dropped() {
+		return false
+	}
+	if v, ok := fixedLit(s.e.Solver(), s.e.Act()[w]); ok {
+		return !v
+	}
+	if !probe || s.openCommit[w] {
+		return false
+	}
+	c, ok := s.commitOf(w)
+	if !ok {
+		// Asked once a step: an unknown in doubt pairs with every later
+		// writer of its keys, and a probe per pair spent the step's
+		// budget on one undecided commit.
+		if s.openCommit == nil {
+			s.openCommit = map[int32]bool{}
+		}
+		s.openCommit[w] = true
+	}
+	return ok && !c
 }
 
 // keptSetMin is the length of keptOut[a] from which hasKept indexes it.
@@ -541,14 +615,14 @@ func (s *evictStep) r3Neighbours(t int32) bool {
 	ok := true
 	if n := e.Node()[t]; n >= 0 {
 		e.Solver().IncidentEdges(n, func(other solver.Node, _ bool, _, _ solver.Lit, _ bool) {
-			if u := e.NodeTxn()[other]; u >= 0 && !s.closedAt(u) {
+			if u := e.NodeTxn()[other]; u >= 0 && !s.closedFor(u) {
 				ok = false
 			}
 		})
 		for _, fw := range []bool{false, true} {
 			s.feClosed = e.Solver().FixedEdges(n, fw, s.feClosed[:0])
 			for _, m := range s.feClosed {
-				if u := e.NodeTxn()[m]; u >= 0 && !p.Before(u, t) && !p.Before(t, u) && !s.closedAt(u) {
+				if u := e.NodeTxn()[m]; u >= 0 && !p.Before(u, t) && !p.Before(t, u) && !s.closedFor(u) {
 					ok = false
 				}
 			}
@@ -580,6 +654,14 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 	}
 	all := true
 	e.Solver().IncidentEdges(n, func(other solver.Node, _ bool, a, b solver.Lit, two bool) {
+		if all && s.commitOpen(e.NodeTxn()[other]) && !s.fixedEdge(a, b, two) {
+			// An edge with an unknown whose commit a probe left open
+			// this step holds in the completions that commit it only:
+			// no probe is spent on it (the step's budget went on them).
+			all = false
+			tracePin(&r.h.Txns[t], func() string { return "R2: an edge with an unknown in doubt" })
+			return
+		}
 		if all && !pr.edgeDecided(a, b, two) {
 			all = false
 			if u := e.NodeTxn()[other]; u >= 0 {
@@ -598,6 +680,12 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 			return false, false
 		}
 		for ci, l := range e.Rfs(rv) {
+			if w := e.Cands(rv)[ci]; w >= 0 && s.commitOpen(w) {
+				if _, fixed := fixedLit(e.Solver(), l); !fixed {
+					s.pin(t, PinReadSource) // as for edges: no probe
+					return false, false
+				}
+			}
 			if _, ok := pr.decide(l); !ok {
 				tracePin(&r.h.Txns[t], func() string { return fmt.Sprintf("R2: a read's source (candidate %d of %v)", ci, e.Cands(rv)) })
 				s.pin(t, PinReadSource)
@@ -606,6 +694,13 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 		}
 	}
 	for _, pv := range s.pairsOf[t] {
+		other := pv.A()
+		if other == t {
+			other = pv.B()
+		}
+		if s.noCommit(other, true) {
+			continue // moot: the other writer never commits
+		}
 		if _, ok := pr.decide(pv.X()); !ok {
 			tracePin(&r.h.Txns[t], func() string { return "R2: a writer pair " + r.h.Txns[pv.A()].ID + " " + r.h.Txns[pv.B()].ID })
 			s.pin(t, PinWriterPair)
@@ -646,7 +741,7 @@ func (s *evictStep) livePos(k int32) int32 {
 // again (r4Earlier's cache).
 func (s *evictStep) holdsBack(w, t int32) bool {
 	r, p := s.r, s.p
-	return w != t && !s.removed[w] && !s.tried[w] && r.pos[w] >= 0 && !r.ghost[w] && r.h.Txns[w].Status != history.Aborted && !p.Txns()[w].Dropped() && p.Before(w, t)
+	return w != t && !s.removed[w] && !s.tried[w] && r.pos[w] >= 0 && !r.ghost[w] && r.h.Txns[w].Status != history.Aborted && !p.Txns()[w].Dropped() && p.Before(w, t) && !s.noCommit(w, false)
 }
 
 // r4Earlier is R4 without a probe: a member that writes one of t's keys
@@ -711,7 +806,7 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 		overtaken := false
 		var earlier, later []int32 // member writers of k decided before / after t
 		for _, w := range p.WritersOf()[k] {
-			if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.Txns()[w].Dropped() {
+			if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.Txns()[w].Dropped() || s.noCommit(w, true) {
 				continue
 			}
 			if i := r.pos[w]; w != prev && i >= 0 && r.ghost[w] && !slices.Contains(st.GhostKeys[i], p.Keys()[k]) {

@@ -104,6 +104,11 @@ type Online struct {
 	// transaction stays in it.
 	ev       evictState
 	evicting bool
+	// doubt is the step's unknowns closed by their session, held the
+	// steps that evicted nothing for a violation resting on their reads
+	// (evict_unknown.go).
+	doubt doubtState
+	held  int
 	// maxPinned is OnlineConfig.MaxPinned; capped counts the transactions
 	// it set aside.
 	maxPinned, capped int
@@ -269,11 +274,15 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			o.checks++
 			st := r.solve(ctx)
 			o.conflicts += r.e.Solver().Stats().Conflicts
+			var held bool
+			r, st, held = o.solveHeld(ctx, r, st) // evict_unknown.go
 			o.constraints += int64(len(r.e.Reads()) + len(r.e.PairsL()))
 			o.pruned += int64(r.e.Pruned())
 			switch st {
 			case solver.Sat:
-				o.evict(ctx, r)
+				if !held {
+					o.evict(ctx, r)
+				}
 				o.drop(r)
 				o.capPinned()
 				o.takeRewind(o.log.len())

@@ -167,6 +167,9 @@ func (s *ruleScript) describe(b *strings.Builder, pins map[string]string) {
 	if len(by) > 0 {
 		fmt.Fprintf(b, "pinned by: %s\n", strings.Join(by, ", "))
 	}
+	if o.ev.Disagreements > 0 {
+		fmt.Fprintf(b, "disagreements: %d\n", o.ev.Disagreements)
+	}
 	for _, id := range window {
 		if why, ok := pins[id]; ok {
 			fmt.Fprintf(b, "  %s stays: %s\n", id, why)

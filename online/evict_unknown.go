@@ -1,0 +1,147 @@
+package online
+
+import (
+	"context"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/solver"
+)
+
+// Unknown outcomes in doubt, closed by their session (docs/SEMANTICS.md
+// §5 "Unknown outcomes: closed by the session").
+//
+// An unknown transaction U stays time-open for the whole in-doubt
+// horizon (its end is End+D), and while it was open R3 kept every closed
+// transaction sharing a key with it: on read-modify-write streams with a
+// few percent of client timeouts that was nearly the whole window. At a
+// level with session order and real time, U precedes every later member
+// of its session whenever it commits (the session edge is guarded by
+// U's commit only), so once a later member K of U's session is committed
+// and time-closed, every transaction still to come follows K in real
+// time and so follows U in every completion in which U commits; in the
+// others U constrains nothing. Such a U is *closed by its session*:
+//
+//   - its reads enter the reduced instance (windowOps): the writers they
+//     may read from in a completion that commits U are all released;
+//   - R3 no longer counts it as an open neighbour (closedFor);
+//   - K, its anchor, stays in the instance while U is in doubt, so that
+//     U -> K -> (every later transaction) stays in the instance's order
+//     (R3: K's session predecessor is open);
+//   - U itself stays until it is time-closed (R1 is unchanged).
+//
+// Alerts are unchanged: the alert path (projectAlert) still drops the
+// reads of every transaction that is not time-closed, so a violation that
+// needs U's reads is held (solveHeld) until U closes, without eviction,
+// and is then alerted as before.
+
+// doubtState is the step's set of unknown members closed by their
+// session, derived from the window at every build (not in a snapshot).
+type doubtState struct {
+	// closedBy maps the released index of each unknown member closed by
+	// its session to its anchor's; anchor is the set of anchors.
+	closedBy map[int]int
+	anchor   map[int]bool
+	// off leaves their reads out of the instance: solveHeld's second
+	// build.
+	off bool
+}
+
+// markInDoubt computes the step's unknowns closed by their session among
+// the instance's members (released indexes, in release order).
+func (o *Online) markInDoubt(members []int) {
+	d := &o.doubt
+	clear(d.closedBy)
+	clear(d.anchor)
+	lv := o.opts.Level
+	if d.off || !lv.SessionOrder() || !lv.RealTime() {
+		return
+	}
+	any := false
+	for _, i := range members {
+		if o.inDoubtCandidate(i) {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return
+	}
+	// A session's window members in release order (start order).
+	sessions := map[string][]int{}
+	for _, i := range members {
+		if o.ev.GhostKeys[i] != nil || o.quar.get(i) {
+			continue
+		}
+		t := o.log.at(i)
+		if t.HasSession && t.HasTime {
+			sessions[t.Session] = append(sessions[t.Session], i)
+		}
+	}
+	if d.closedBy == nil {
+		d.closedBy, d.anchor = map[int]int{}, map[int]bool{}
+	}
+	for _, ms := range sessions {
+		for a, i := range ms {
+			if !o.inDoubtCandidate(i) {
+				continue
+			}
+			u := o.log.at(i)
+			// The first later member that commits and is time-closed:
+			// session order is start order (prepare's rankSessions), and
+			// a later member of the session follows U whether or not
+			// those between commit (the session's point chain).
+			for _, j := range ms[a+1:] {
+				k := o.log.at(j)
+				if k.Start > u.Start && k.Status == history.Committed && o.closed.get(j) {
+					d.closedBy[i] = j
+					d.anchor[j] = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// inDoubtCandidate: released member i is an unknown transaction that is
+// not time-closed, in the window with its body.
+func (o *Online) inDoubtCandidate(i int) bool {
+	if o.closed.get(i) || o.quar.get(i) || o.ev.GhostKeys[i] != nil {
+		return false
+	}
+	t := o.log.at(i)
+	return t.Status == history.Unknown && t.HasSession && t.HasTime
+}
+
+// closedBySession reports whether released member i is an unknown in
+// doubt closed by its session at this step.
+func (o *Online) closedBySession(i int) bool {
+	_, ok := o.doubt.closedBy[i]
+	return ok
+}
+
+// solveHeld is called on an unsatisfiable instance. If the instance holds
+// the reads of unknowns closed by their session, the violation may rest
+// on them, and the alert path (which drops the reads of every transaction
+// not time-closed) would not confirm it: the instance is built again
+// without them and solved. Satisfiable, the step is held: it returns the
+// new instance with held set, and the caller evicts nothing this step
+// (the violation is alerted once those unknowns time-close and their
+// reads count for the alert path too). Otherwise it returns the instance
+// to go on with and its status.
+func (o *Online) solveHeld(ctx context.Context, r *reduced, st solver.Status) (*reduced, solver.Status, bool) {
+	if st != solver.Unsat || len(o.doubt.closedBy) == 0 {
+		return r, st, false
+	}
+	o.drop(r)
+	o.doubt.off = true
+	r = o.build()
+	o.doubt.off = false
+	o.checks++
+	st = r.solve(ctx)
+	o.conflicts += r.e.Solver().Stats().Conflicts
+	if st == solver.Sat {
+		o.held++
+		return r, st, true
+	}
+	return r, st, false
+}
