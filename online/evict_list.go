@@ -180,8 +180,18 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok bo
 		return nil, false
 	}
 	for _, w := range p.WritersOf()[k] {
-		if w == t || w == g || s.removed[w] || r.h.Txns[w].Status == history.Aborted || p.Txns()[w].Dropped() {
+		if w == t || w == g || s.removed[w] || r.h.Txns[w].Status == history.Aborted {
 			continue
+		}
+		if p.Txns()[w].Dropped() {
+			// Prepare left w out: no read of this instance can read it,
+			// which is no decision for reads still to come. Only a
+			// time-closed w is judged not committed (it leaves as one).
+			if s.closedAt(w) {
+				continue
+			}
+			tracePin(tx, func() string { return "list: appender " + r.h.Txns[w].Compact() + " may still commit" })
+			return nil, false
 		}
 		if i := r.pos[w]; i >= 0 && (r.ghost[w] && !slices.Contains(st.GhostKeys[i], le.key) || !r.ghost[w] && slices.Contains(st.Folded[i], le.key)) {
 			// An appender whose appends joined the prefix earlier (in
@@ -239,6 +249,16 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok bo
 		switch {
 		case shows == len(lists):
 		case exact == len(lists):
+			// A kept order is no commit guard: the orders a read
+			// implies are kept only for a reader decided committed
+			// (nothing passes through one that does not commit).
+			if c, dec := s.commitOf(u); !dec {
+				tracePin(tx, func() string { return "list: the commit of reader " + r.h.Txns[u].ID + " is not decided" })
+				return nil, false
+			} else if !c {
+				repl = append(repl, replacement{reader: u, key: le.key, prev: -1})
+				continue
+			}
 			if u == t {
 				repl = append(repl, replacement{reader: u, key: le.key, prev: g})
 			} else {
