@@ -62,6 +62,15 @@
 // (recomputing them from a smaller window misses anomalies, M1 and M2 of
 // docs/SEMANTICS.md §5).
 //
+// List keys (evict_list.go, L1-L3): a time-closed appender's appends fold
+// into the key's committed prefix once their order against the prefix and
+// every other appender is decided and every read of the key is decided;
+// one transaction (the holder: a member, or a ghost once it leaves)
+// appends the whole prefix in the instance. Argument: every later read
+// follows the folded appenders in real time and must show the prefix, in
+// order, first (docs/SEMANTICS.md §5 "Lists: the committed prefix as a
+// ghost").
+//
 // The irrelevance rule (fixIrrelevant, evict.go) fixes writer orders and
 // read sources (the initial version against a first writer, duplicate
 // values) that no completion needs,

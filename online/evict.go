@@ -85,6 +85,14 @@ type evictState struct {
 	Decided map[int]bool
 	// InitVal fixes initial values decided under an unknown initial state.
 	InitVal map[history.Key]history.Value
+	// ListPrefix is, per list key, the committed prefix: the appends of
+	// the appenders that left the instance, in list order; LiveOf names
+	// the ghost that appends it in the instance (evict_list.go, L1-L3).
+	ListPrefix map[history.Key][]history.Value `json:",omitempty"`
+	// Folded are, per window member, the list keys whose prefix holds
+	// its appends: they leave its ops, and a key it holds (LiveOf) is
+	// appended whole instead.
+	Folded map[int][]history.Key `json:",omitempty"`
 	// Taint lists, per (key, value), the quarantined or unchecked writers:
 	// a read with one of them as a possible writer is dropped (§3).
 	Taint map[string][]int
@@ -109,6 +117,9 @@ type evictState struct {
 	initNew  []history.Key
 	touched  map[history.Key]bool
 	gks      [][]history.Key
+	// listOpsOf holds each list prefix's appends as last built (listOps),
+	// rebuilt when the prefix has grown.
+	listOpsOf map[history.Key][]history.Op
 	// scc is componentsUnder's scratch, scratch evict's.
 	// pinnedBy counts the pinned members by reason at the last step that
 	// evicted (evictStep.countPinned; derived, not in a snapshot).
@@ -181,7 +192,7 @@ func (st *evictState) admit(i int) {
 }
 
 func newEvictState() evictState {
-	return evictState{Decided: map[int]bool{}, GhostKeys: map[int][]history.Key{}, LiveOf: map[history.Key]int{}, Replaced: map[int][]history.Key{}, InitVal: map[history.Key]history.Value{}, Taint: map[string][]int{}}
+	return evictState{Decided: map[int]bool{}, GhostKeys: map[int][]history.Key{}, LiveOf: map[history.Key]int{}, Replaced: map[int][]history.Key{}, InitVal: map[history.Key]history.Value{}, Taint: map[string][]int{}, ListPrefix: map[history.Key][]history.Value{}, Folded: map[int][]history.Key{}}
 }
 
 func taintKey(k history.Key, v history.Value) string { return string(k) + "\x00" + string(v) }
@@ -338,7 +349,7 @@ func (o *Online) build() *reduced {
 		if gk := gks[mi]; gk != nil {
 			t.Ops = o.ghostOps(i, gk)
 		} else {
-			t.Ops = o.windowOps(i, t.Ops)
+			t.Ops = o.foldedOps(i, o.windowOps(i, t.Ops))
 		}
 		r.at[i] = int32(len(r.h.Txns))
 		r.h.Txns = append(r.h.Txns, t)
@@ -401,11 +412,34 @@ func (st *evictState) sortedInitKeys() []history.Key {
 	return st.initKeys
 }
 
-// ghostOps returns ghost i's writes of its live keys gk, its final write of
-// each: the ones built at an earlier step while gk is unchanged (evict only
-// shortens a ghost's keys or gives it new ones), so that a ghost costs a
-// scan of its body once and not at every step.
+// ghostOps returns ghost i's ops on its live keys gk: its final write of
+// each register key (registerGhostOps) and, for each list key whose
+// prefix it holds, the appends of the whole prefix (listOps).
 func (o *Online) ghostOps(i int, gk []history.Key) []history.Op {
+	st := &o.ev
+	if len(st.ListPrefix) == 0 || !slices.ContainsFunc(gk, func(k history.Key) bool { _, l := st.ListPrefix[k]; return l }) {
+		return o.registerGhostOps(i, gk)
+	}
+	var regs, lists []history.Key
+	for _, k := range gk {
+		if _, l := st.ListPrefix[k]; l {
+			lists = append(lists, k)
+		} else {
+			regs = append(regs, k)
+		}
+	}
+	ops := slices.Clone(o.registerGhostOps(i, regs))
+	for _, k := range lists {
+		ops = append(ops, o.listOps(k)...)
+	}
+	return ops
+}
+
+// registerGhostOps returns ghost i's writes of its live register keys gk,
+// its final write of each: the ones built at an earlier step while gk is
+// unchanged (evict only shortens a ghost's keys or gives it new ones), so
+// that a ghost costs a scan of its body once and not at every step.
+func (o *Online) registerGhostOps(i int, gk []history.Key) []history.Op {
 	st := &o.ev
 	if ops, ok := st.ghostOps[i]; ok && len(ops) == len(gk) {
 		same := true

@@ -152,11 +152,17 @@ func (s *evictStep) evictOne(t int32) {
 		st.Evicted++
 		return
 	}
+	folded := true
 	if s.listTxn[t] {
-		s.stuck[t] = true
-		s.pin(t, PinList)
-		tracePin(tx, func() string { return "a list key" })
-		return
+		if !s.listEvictable() {
+			s.stuck[t] = true
+			s.pin(t, PinList)
+			tracePin(tx, func() string { return "a list key" })
+			return
+		}
+		// Its appends may join their lists' prefixes even if it stays
+		// for another reason (foldLists).
+		folded = s.foldLists(t)
 	}
 	if i := r.pos[t]; i >= 0 && s.o.doubt.anchor[i] {
 		// It stands for the order "this unknown precedes every later
@@ -191,6 +197,12 @@ func (s *evictStep) evictOne(t int32) {
 			return
 		}
 	}
+	if committed && s.listTxn[t] && !folded {
+		// The list rule (evict_list.go): t leaves once its appends
+		// joined every list's prefix.
+		s.pin(t, PinList)
+		return
+	}
 	s.fixInitial(t)
 	for _, rp := range repl {
 		ri := r.pos[rp.reader]
@@ -205,28 +217,38 @@ func (s *evictStep) evictOne(t int32) {
 	i := r.pos[t]
 	for j, k := range live {
 		if g, has := st.LiveOf[k]; has && !keepPrev[j] {
-			gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
-			st.GhostKeys[g] = gk
-			if len(gk) == 0 {
-				if at, in := r.at[g]; in {
-					s.r5Remove(at, true)
-				} else {
-					st.Member.set(g, false)
-					delete(st.GhostKeys, g)
-					delete(st.Decided, g)
-					s.o.spillBody(g)
-				}
-			}
+			s.dropGhostKey(g, k)
 		}
 		st.LiveOf[k] = i
 		s.livePosOf[liveK[j]] = t + 1
 	}
+	// The list keys t holds the prefix of stay with it, a ghost (its
+	// appends joined their prefixes in foldLists).
+	live = append(live, st.heldLists(i)...)
 	st.Evicted++
 	if len(live) == 0 {
 		s.r5Remove(t, committed)
 		return
 	}
 	s.becomeGhost(t, live)
+}
+
+// dropGhostKey takes key k from ghost g, overwritten (a register) or its
+// prefix passed on (a list); a ghost left with no key leaves (R5).
+func (s *evictStep) dropGhostKey(g int, k history.Key) {
+	r, st := s.r, s.st
+	gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
+	st.GhostKeys[g] = gk
+	if len(gk) == 0 {
+		if at, in := r.at[g]; in {
+			s.r5Remove(at, true)
+		} else {
+			st.Member.set(g, false)
+			delete(st.GhostKeys, g)
+			delete(st.Decided, g)
+			s.o.spillBody(g)
+		}
+	}
 }
 
 // newEvictStep builds the step's indexes: who touches which key, and each
@@ -602,6 +624,7 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 		delete(st.GhostKeys, i)
 		r.ghost[t] = false
 		delete(st.Replaced, i)
+		delete(st.Folded, i)
 		// A decision is read only for members (build): kept for those
 		// gone, Decided grew with every unknown outcome ever released,
 		// and build walked all of it at every step.
@@ -963,6 +986,7 @@ func (s *evictStep) becomeGhost(t int32, live []history.Key) {
 		st.Decided[i] = true
 	}
 	delete(st.Replaced, i)
+	delete(st.Folded, i)
 	if n := e.Node()[t]; n >= 0 {
 		s.feGhost = e.Solver().FixedEdges(n, false, s.feGhost[:0])
 		for _, m := range s.feGhost {

@@ -211,6 +211,12 @@ func fixMaps(st *evictState) {
 	if st.Taint == nil {
 		st.Taint = map[string][]int{}
 	}
+	if st.ListPrefix == nil {
+		st.ListPrefix = map[history.Key][]history.Value{}
+	}
+	if st.Folded == nil {
+		st.Folded = map[int][]history.Key{}
+	}
 }
 
 // snapshotRewinds are the rewind points as a snapshot holds them: with

@@ -1,0 +1,364 @@
+package online
+
+import (
+	"slices"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+)
+
+// List keys in the reduced instance (docs/SEMANTICS.md §5, "Lists: the
+// committed prefix as a ghost", issue 22).
+//
+// A list key's appenders leave in list order. The appends of those that
+// left form the key's committed prefix (evictState.ListPrefix): every
+// open or future read of the key follows them in real time, so it must
+// show the whole prefix, in that order, at the start of its list. One
+// transaction holds the prefix in the instance, as the key's live
+// version: the last appender that left, a ghost (LiveOf, GhostKeys) whose
+// only op on the key, as build writes it (ghostOps), appends the whole
+// prefix. A read of the key in the instance then parses as that ghost
+// followed by window appenders, exactly as it parsed as the evicted
+// appenders, in order, followed by the same window appenders.
+//
+// Invariants, per list key k with a prefix P held by ghost g:
+//
+//   - L1 every appender of k that left the instance (evicted, committed)
+//     has its appends in P, and the appenders of P are ordered as P lists
+//     them in every completion, with g the last;
+//   - L2 every member appender of k follows g in every completion (it was
+//     decided after g when g's appends joined P, or it was released after
+//     g was time-closed);
+//   - L3 every read of k in the instance (a closed member's) shows P at
+//     the start of its list: a read that showed less, decided, was
+//     replaced by the orders it implied when the appender it missed
+//     joined P.
+//
+// Under an unknown initial state the initial list is a variable of the
+// instance that a closed read fixes; the prefix would have to carry it,
+// and does not yet: list keys stay pinned there (PinList), as before.
+
+// listEvictable reports whether list appenders and readers may leave at
+// all: not under an unknown initial state (see above).
+func (s *evictStep) listEvictable() bool {
+	return listRule && s.o.opts.InitialState != history.InitialUnknown
+}
+
+// listEntry is one list key that evicted t's appends join: the key, its
+// interned index, and t's appends to it in order.
+type listEntry struct {
+	key  history.Key
+	k    int32
+	apps []history.Value
+}
+
+// listAppends returns t's appends to each list key of the instance, in op
+// order per key, keys in first-append order.
+func (s *evictStep) listAppends(t int32) []listEntry {
+	var out []listEntry
+	for _, op := range s.r.h.Txns[t].Ops {
+		if op.Kind != history.Append {
+			continue
+		}
+		k, in := s.p.KeyIndex()[op.Key]
+		if !in || !s.p.ListKeys()[k] {
+			continue
+		}
+		j := slices.IndexFunc(out, func(e listEntry) bool { return e.k == k })
+		if j < 0 {
+			out = append(out, listEntry{key: op.Key, k: k})
+			j = len(out) - 1
+		}
+		out[j].apps = append(out[j].apps, op.Value)
+	}
+	return out
+}
+
+// externalLists returns u's list reads of key in the instance, each
+// without the elements u appended itself before it (its own appends end
+// the list it reads: incremental prepare checks that, and parses the
+// rest).
+func externalLists(ops []history.Op, key history.Key) [][]history.Value {
+	var out [][]history.Value
+	var own int
+	for _, op := range ops {
+		if op.Key != key {
+			continue
+		}
+		switch {
+		case op.Kind == history.Append:
+			own++
+		case op.Kind == history.Read:
+			l := op.List
+			if !op.IsList {
+				// A scalar read of a list key is a garbage read that no
+				// prefix explains: it never shows the prefix.
+				l = []history.Value{"scalar:" + op.Value}
+			}
+			if own <= len(l) {
+				l = l[:len(l)-own]
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// foldLists is the list rule for time-closed member t (evict_list.go's
+// header): each list key t appends to whose conditions hold gets t's
+// appends in its prefix, with t as its holder, even while t stays in the
+// instance for other reasons. A member's appends that joined a prefix
+// leave its ops (Folded); a holder's ops append the whole prefix (build).
+// Folding per key keeps one appender that stays for another key from
+// holding back every later appender of its lists, then every appender
+// of theirs: on mixed streams the pin spread over the list keys and the
+// window grew with the stream.
+//
+// It reports whether every list key t appends to is folded now.
+func (s *evictStep) foldLists(t int32) bool {
+	st, r := s.st, s.r
+	i := r.pos[t]
+	all := true
+	for _, le := range s.listAppends(t) {
+		if slices.Contains(st.Folded[i], le.key) {
+			continue
+		}
+		repl, ok := s.listPrefix(t, le)
+		if !ok {
+			all = false
+			continue
+		}
+		s.applyFold(t, le, repl)
+	}
+	return all
+}
+
+// listPrefix tells whether committed, time-closed t's appends le to list
+// key k may join k's committed prefix P, held by g:
+//
+//   - every open transaction that touches k follows t (R3 on k);
+//   - t follows g in every completion;
+//   - every other member appender of k that may commit (its commit
+//     decided) follows t in every completion;
+//   - every read of k in the instance is decided; another member's shows
+//     P followed by t's appends (it stays as it is) or exactly P (it is
+//     replaced by the orders g -> reader -> t it implied); t's own show
+//     exactly P (replaced: g -> t is a fact already).
+//
+// It returns the replacements, or ok false when a condition fails.
+func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok bool) {
+	r, p, e, pr, st := s.r, s.p, s.e, s.pr, s.st
+	tx := &r.h.Txns[t]
+	before := func(a, b int32) bool { // a precedes b in every completion
+		return p.Before(a, b) || pr.forced(e.Node()[a], e.Node()[b])
+	}
+	k := le.k
+	if c, dec := s.commitOf(t); !dec || !c {
+		return nil, false
+	}
+	for _, u := range s.openAccessors[k] {
+		if u != t && !p.Before(t, u) {
+			tracePin(tx, func() string { return "list: an open neighbour on " + string(le.key) })
+			return nil, false
+		}
+	}
+	g := int32(-1)
+	if gi, has := st.LiveOf[le.key]; has {
+		at, in := r.at[gi]
+		if !in {
+			// The holder was not built this step: it holds a key t
+			// touches, so build keeps it; a state where it does not is
+			// not one to reason from.
+			tracePin(tx, func() string { return "list: the prefix holder of " + string(le.key) + " is not in the instance" })
+			return nil, false
+		}
+		g = at
+	}
+	prefix := st.ListPrefix[le.key]
+	if g >= 0 && !before(g, t) {
+		tracePin(tx, func() string { return "list: not after the prefix of " + string(le.key) })
+		return nil, false
+	}
+	for _, w := range p.WritersOf()[k] {
+		if w == t || w == g || s.removed[w] || r.h.Txns[w].Status == history.Aborted {
+			continue
+		}
+		if p.Txns()[w].Dropped() {
+			// Prepare left w out: no read of this instance can read it,
+			// which is no decision for reads still to come. Only a
+			// time-closed w is judged not committed (it leaves as one).
+			if s.closedAt(w) {
+				continue
+			}
+			tracePin(tx, func() string { return "list: appender " + r.h.Txns[w].Compact() + " may still commit" })
+			return nil, false
+		}
+		if i := r.pos[w]; i >= 0 && (r.ghost[w] && !slices.Contains(st.GhostKeys[i], le.key) || !r.ghost[w] && slices.Contains(st.Folded[i], le.key)) {
+			// An appender whose appends joined the prefix earlier (in
+			// this step: its ops are still the step's): it precedes
+			// the holder (L1).
+			continue
+		}
+		if c, dec := s.commitOf(w); !dec {
+			tracePin(tx, func() string { return "list: the commit of appender " + r.h.Txns[w].Compact() + " is not decided" })
+			return nil, false
+		} else if !c {
+			continue // its appends are in no list
+		}
+		if p.Before(w, t) {
+			tracePin(tx, func() string { return "list: after appender " + r.h.Txns[w].Compact() })
+			return nil, false
+		}
+		if !before(t, w) {
+			tracePin(tx, func() string { return "list: not before appender " + r.h.Txns[w].Compact() })
+			return nil, false
+		}
+	}
+	next := slices.Concat(prefix, le.apps)
+	for _, u := range s.accessors[k] {
+		if s.removed[u] || r.ghost[u] || slices.Contains(st.Replaced[r.pos[u]], le.key) {
+			continue
+		}
+		lists := externalLists(r.h.Txns[u].Ops, le.key)
+		if len(lists) == 0 {
+			continue
+		}
+		for _, ri := range s.readsOf[u] {
+			rv := &e.Reads()[ri]
+			if p.Txns()[u].Reads()[rv.Read()].Key() != k {
+				continue
+			}
+			for _, l := range append([]incremental.Lit{rv.G()}, e.Rfs(rv)...) {
+				if _, dec := pr.decide(l); !dec {
+					tracePin(tx, func() string {
+						return "list: a read of " + string(le.key) + " by " + r.h.Txns[u].ID + " is not decided"
+					})
+					return nil, false
+				}
+			}
+		}
+		shows, exact := 0, 0
+		for _, l := range lists {
+			switch {
+			case u != t && hasPrefix(l, next):
+				shows++
+			case slices.Equal(l, prefix):
+				exact++
+			}
+		}
+		switch {
+		case shows == len(lists):
+		case exact == len(lists):
+			// A kept order is no commit guard: the orders a read
+			// implies are kept only for a reader decided committed
+			// (nothing passes through one that does not commit).
+			if c, dec := s.commitOf(u); !dec {
+				tracePin(tx, func() string { return "list: the commit of reader " + r.h.Txns[u].ID + " is not decided" })
+				return nil, false
+			} else if !c {
+				repl = append(repl, replacement{reader: u, key: le.key, prev: -1})
+				continue
+			}
+			if u == t {
+				repl = append(repl, replacement{reader: u, key: le.key, prev: g})
+			} else {
+				repl = append(repl, replacement{reader: u, key: le.key, prev: g, after: []int32{t}})
+			}
+		default:
+			// A read that shows neither: in a satisfiable instance L3
+			// and the decided orders rule it out; keep t rather than
+			// reason past it.
+			tracePin(tx, func() string {
+				return "list: a read of " + string(le.key) + " by " + r.h.Txns[u].ID + " shows neither the prefix nor it"
+			})
+			return nil, false
+		}
+	}
+	return repl, true
+}
+
+// applyFold makes t the holder of le's key: its appends join the prefix,
+// the reads repl are replaced by the orders they implied, and the former
+// holder loses the key (a ghost left with no key leaves, R5).
+func (s *evictStep) applyFold(t int32, le listEntry, repl []replacement) {
+	r, st := s.r, s.st
+	for _, rp := range repl {
+		ri := r.pos[rp.reader]
+		st.Replaced[ri] = append(st.Replaced[ri], rp.key)
+		if rp.prev >= 0 {
+			s.addKept(rp.prev, rp.reader)
+		}
+		for _, w := range rp.after {
+			s.addKept(rp.reader, w)
+		}
+	}
+	if g, has := st.LiveOf[le.key]; has && st.GhostKeys[g] != nil {
+		s.dropGhostKey(g, le.key)
+	}
+	i := r.pos[t]
+	st.Folded[i] = append(st.Folded[i], le.key)
+	st.LiveOf[le.key] = i
+	// A new slice: rewind points and earlier steps' instances may share
+	// the old one.
+	st.ListPrefix[le.key] = slices.Concat(st.ListPrefix[le.key], le.apps)
+	s.livePosOf[le.k] = t + 1
+}
+
+// heldLists returns the list keys member i holds the prefix of.
+func (st *evictState) heldLists(i int) []history.Key {
+	var out []history.Key
+	for _, k := range st.Folded[i] {
+		if g, ok := st.LiveOf[k]; ok && g == i {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// foldedOps returns member i's ops with its appends to folded list keys
+// left out and, for each key it holds, the appends of the whole prefix
+// (its reads of those keys were replaced when they were folded).
+func (o *Online) foldedOps(i int, ops []history.Op) []history.Op {
+	folded := o.ev.Folded[i]
+	if len(folded) == 0 {
+		return ops
+	}
+	out := make([]history.Op, 0, len(ops))
+	for _, op := range ops {
+		if op.Kind == history.Append && slices.Contains(folded, op.Key) {
+			continue
+		}
+		out = append(out, op)
+	}
+	for _, k := range o.ev.heldLists(i) {
+		out = append(out, o.listOps(k)...)
+	}
+	return out
+}
+
+func hasPrefix(l, prefix []history.Value) bool {
+	return len(l) >= len(prefix) && slices.Equal(l[:len(prefix)], prefix)
+}
+
+// listOps are the ops ghost i writes for list key k in the instance: one
+// append per element of k's prefix (L1), cached per key while the prefix
+// is unchanged.
+func (o *Online) listOps(k history.Key) []history.Op {
+	st := &o.ev
+	prefix := st.ListPrefix[k]
+	if ops, ok := st.listOpsOf[k]; ok && len(ops) == len(prefix) {
+		return ops
+	}
+	if st.listOpsOf == nil {
+		st.listOpsOf = map[history.Key][]history.Op{}
+	}
+	ops := make([]history.Op, len(prefix))
+	for j, v := range prefix {
+		ops[j] = history.Op{Kind: history.Append, Key: k, Value: v}
+	}
+	st.listOpsOf[k] = ops
+	return ops
+}
+
+// listRule turns the list rule on (tests turn it off to compare).
+var listRule = true
