@@ -111,6 +111,9 @@ type Online struct {
 	// directory, opened at the first eviction.
 	spill    spill
 	spillErr error
+	// widx indexes every released write in the body file, for
+	// localHistory (writeidx.go).
+	widx writeIndex
 	// dropped is the last step's prepared instance once nothing uses it,
 	// droppedTxns and droppedAt its history's transactions and position
 	// map: the next build takes them over (not in a snapshot: a build
@@ -198,6 +201,7 @@ func NewOnline(opts history.Options) *Online {
 func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(), nextRewind: rewindEvery}
 	o.spill.file = bodiesOrMem(cfg.Bodies)
+	o.widx.on = cfg.Evict
 	o.retention = cfg.Retention
 	o.stream = cfg.Stream
 	o.opts.Level = incremental.OnlineLevel
@@ -568,7 +572,7 @@ func (o *Online) localAlertHistory(r *reduced) (*history.History, []int, error) 
 // localAlertHistory), with the reads of open ones dropped.
 func (o *Online) localHistory(set []int) (*history.History, []int, error) {
 	n := o.log.len()
-	inS := make([]bool, n)
+	inS := make(map[int]bool, len(set))
 	for _, i := range set {
 		inS[i] = true
 	}
@@ -597,6 +601,24 @@ func (o *Online) localHistory(set []int) (*history.History, []int, error) {
 			return op.Kind != history.Read && keys[op.Key] && (op.Kind == history.Append || values[keyVal{op.Key, op.Value}])
 		})
 	}
+	// The candidates: S and, from the write index, every release that
+	// may write what S reads (a superset, filtered by writes below:
+	// writeidx.go W1); without the index, every release.
+	var cand []int
+	if o.widx.on {
+		qs := o.widx.queries(keys, func(yield func(history.Key, history.Value)) {
+			for kv := range values {
+				yield(kv.k, kv.v)
+			}
+		})
+		found, err := o.lookupWrites(qs)
+		if err != nil {
+			return nil, nil, err
+		}
+		cand = append(found, set...)
+		slices.Sort(cand)
+		cand = slices.Compact(cand)
+	}
 	// The bodies in memory first; the spilled ones are read in the
 	// file's order, not release order: records are appended as
 	// transactions are evicted, so release order jumped about the file
@@ -605,24 +627,40 @@ func (o *Online) localHistory(set []int) (*history.History, []int, error) {
 	// hundreds.
 	picked := map[int]history.Txn{}
 	var spilled []spilledAt
-	for i := range n {
+	visit := func(i int) error {
 		if o.gone(i) {
-			continue
+			return nil
 		}
 		if !o.spill.spilled(i) {
 			if t := o.log.at(i); inS[i] || writes(t) {
 				picked[i] = *t
 			}
-			continue
+			return nil
 		}
 		off, err := o.spill.offset(i)
 		if err != nil {
 			if errors.Is(err, errGone) {
 				err = o.goneError(i)
 			}
-			return nil, nil, err
+			return err
 		}
 		spilled = append(spilled, spilledAt{off, i})
+		return nil
+	}
+	if o.widx.on {
+		for _, i := range cand {
+			if i < n {
+				if err := visit(i); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	} else {
+		for i := range n {
+			if err := visit(i); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	slices.SortFunc(spilled, func(a, b spilledAt) int { return cmp.Compare(a.off, b.off) })
 	for _, sa := range spilled {

@@ -282,6 +282,9 @@ func (o *Online) copyForward(cut int64) error {
 			p.At = w + 1
 		}
 	}
+	if err := o.copyIndexForward(cut); err != nil {
+		return err
+	}
 	sp.cut = cut
 	if !sp.file.Durable() {
 		// No checkpoint names the old records: cut now.

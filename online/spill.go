@@ -443,6 +443,7 @@ func (o *Online) appendLog(t history.Txn) int {
 	if dropped >= 0 && o.spillErr == nil {
 		o.spillErr = o.spill.writeOut(dropped)
 	}
+	o.indexWrites(i, t.Ops)
 	return i
 }
 
