@@ -202,6 +202,7 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(), nextRewind: rewindEvery}
 	o.spill.file = bodiesOrMem(cfg.Bodies)
 	o.widx.on = cfg.Evict
+	o.log.keep = func(i int) bool { return o.quar.get(i) }
 	o.retention = cfg.Retention
 	o.stream = cfg.Stream
 	o.opts.Level = incremental.OnlineLevel
@@ -431,6 +432,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		if err != nil {
 			return out, err
 		}
+		o.spillQuarantined(quarAt)
 		for _, a := range batch {
 			if !o.allClosed(a) {
 				o.pending = append(o.pending, a)
@@ -894,13 +896,20 @@ func (o *Online) AddUnchecked(t history.Txn) {
 // quarantine takes a released transaction out of every instance; its
 // writes stay known, so that reads it could explain are dropped (§3).
 func (o *Online) quarantine(i int) error {
-	// A quarantined body stays in memory: the taint rule reads its writes.
-	if err := o.unstub(i); err != nil {
+	// The taint rule needs its writes (into Taint now) and its times (its
+	// stub, which the log keeps past its chunk's drop: txnLog.keep); its
+	// body may stay in the spill, or go there once it leaves the
+	// instance (spillQuarantined).
+	t, err := o.body(i)
+	if err != nil {
 		return err
+	}
+	if !o.log.inMemory(i) {
+		o.log.put(i, stubOf(&t))
 	}
 	o.quar.set(i, true)
 	o.ev.Member.set(i, false)
-	for _, op := range o.log.at(i).Ops {
+	for _, op := range t.Ops {
 		if op.Kind != history.Read {
 			k := taintKey(op.Key, op.Value)
 			o.ev.Taint[k] = append(o.ev.Taint[k], i)
@@ -938,6 +947,7 @@ func (o *Online) capPinned() {
 		if o.ev.Member.get(i) && o.ev.GhostKeys[i] == nil && o.closed.get(i) && !o.quar.get(i) && !inCore[i] {
 			_ = o.quarantine(i) // a member: in memory, it cannot fail
 			delete(o.ev.Replaced, i)
+			o.spillQuarantined([]int{i})
 			o.capped++
 			pinned--
 		}

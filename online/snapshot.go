@@ -466,6 +466,36 @@ func (o *Online) restoreDurable(ss *spillSnapshot, n int, version int) error {
 		l.put(i, t)
 		l.spilled[c]--
 	}
+	// Quarantined stubs outlive their chunk (txnLog.keep): read back,
+	// or empty for a body past retention, as the running engine left it
+	// (zeroStub).
+	for c := range chunks {
+		if l.chunks[c] != nil {
+			continue
+		}
+		for i := c << logChunkBits; i < min(n, (c+1)<<logChunkBits); i++ {
+			if !o.quar.get(i) || l.inMemory(i) {
+				continue
+			}
+			var t history.Txn
+			if !sp.isGone(i) {
+				off, err := sp.offset(i)
+				if err != nil {
+					return fmt.Errorf("quarantined body %d: %w", i, err)
+				}
+				b, err := read(i, off+1)
+				if err == nil {
+					if t, err = decodeStub(b); err != nil {
+						err = sp.corrupt(fmt.Sprintf("body %d", i), off, err.Error())
+					}
+				}
+				if err != nil {
+					return fmt.Errorf("body %d: %w", i, err)
+				}
+			}
+			l.put(i, t)
+		}
+	}
 	indexed, err := readDeltas(ss.Indexed)
 	if err != nil {
 		return fmt.Errorf("ID index: %w", err)
