@@ -23,7 +23,7 @@ import (
 // STREAMCHECK_STORM_N sets the number of histories (documented in
 // BENCHMARKS.md; 8 by default, 3 under -short).
 func TestQuarantineInPlaceMatchesReplay(t *testing.T) {
-	defer func(b bool, n int) { inPlaceEnabled, rewindEvery = b, n }(inPlaceEnabled, rewindEvery)
+	defer func(b bool, n, w int) { inPlaceEnabled, rewindEvery, widxEvery = b, n, w }(inPlaceEnabled, rewindEvery, widxEvery)
 	n := 8
 	if testing.Short() {
 		n = 3
@@ -39,6 +39,9 @@ func TestQuarantineInPlaceMatchesReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 		rewindEvery = 4 + rng.IntN(30)
+		// Runs of a few releases: every confirmation reads the write
+		// index's runs, not only its pending entries (writeidx.go).
+		widxEvery = 1 + rng.IntN(12)
 		ids := func(o *Online) []string {
 			var out []string
 			for _, a := range o.Alerts() {

@@ -85,7 +85,9 @@
 // # Alert steps (online.go)
 //
 // A violation of R_t is only a trigger. Step confirms it on the released
-// bodies (localAlertHistory, then every body: alertHistory), finds every
+// bodies (localAlertHistory, whose possible writers come from the write
+// index in the body file, writeidx.go W1-W3; then every body:
+// alertHistory), finds every
 // core of the step on one guarded encoding and shrinks each on its failed
 // set (batchCores, alert_batch.go), names each (alertID: its members'
 // content, class and stream; incremental alertid.go A1-A3), quarantines

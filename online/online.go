@@ -116,6 +116,9 @@ type Online struct {
 	// directory, opened at the first eviction.
 	spill    spill
 	spillErr error
+	// widx indexes every released write in the body file, for
+	// localHistory (writeidx.go).
+	widx writeIndex
 	// dropped is the last step's prepared instance once nothing uses it,
 	// droppedTxns and droppedAt its history's transactions and position
 	// map: the next build takes them over (not in a snapshot: a build
@@ -203,6 +206,8 @@ func NewOnline(opts history.Options) *Online {
 func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(), nextRewind: rewindEvery}
 	o.spill.file = bodiesOrMem(cfg.Bodies)
+	o.widx.on = cfg.Evict
+	o.log.keep = func(i int) bool { return o.quar.get(i) }
 	o.retention = cfg.Retention
 	o.stream = cfg.Stream
 	o.opts.Level = incremental.OnlineLevel
@@ -436,6 +441,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		if err != nil {
 			return out, err
 		}
+		o.spillQuarantined(quarAt)
 		for _, a := range batch {
 			if !o.allClosed(a) {
 				o.pending = append(o.pending, a)
@@ -577,7 +583,7 @@ func (o *Online) localAlertHistory(r *reduced) (*history.History, []int, error) 
 // localAlertHistory), with the reads of open ones dropped.
 func (o *Online) localHistory(set []int) (*history.History, []int, error) {
 	n := o.log.len()
-	inS := make([]bool, n)
+	inS := make(map[int]bool, len(set))
 	for _, i := range set {
 		inS[i] = true
 	}
@@ -606,6 +612,24 @@ func (o *Online) localHistory(set []int) (*history.History, []int, error) {
 			return op.Kind != history.Read && keys[op.Key] && (op.Kind == history.Append || values[keyVal{op.Key, op.Value}])
 		})
 	}
+	// The candidates: S and, from the write index, every release that
+	// may write what S reads (a superset, filtered by writes below:
+	// writeidx.go W1); without the index, every release.
+	var cand []int
+	if o.widx.on {
+		qs := o.widx.queries(keys, func(yield func(history.Key, history.Value)) {
+			for kv := range values {
+				yield(kv.k, kv.v)
+			}
+		})
+		found, err := o.lookupWrites(qs)
+		if err != nil {
+			return nil, nil, err
+		}
+		cand = append(found, set...)
+		slices.Sort(cand)
+		cand = slices.Compact(cand)
+	}
 	// The bodies in memory first; the spilled ones are read in the
 	// file's order, not release order: records are appended as
 	// transactions are evicted, so release order jumped about the file
@@ -614,24 +638,40 @@ func (o *Online) localHistory(set []int) (*history.History, []int, error) {
 	// hundreds.
 	picked := map[int]history.Txn{}
 	var spilled []spilledAt
-	for i := range n {
+	visit := func(i int) error {
 		if o.gone(i) {
-			continue
+			return nil
 		}
 		if !o.spill.spilled(i) {
 			if t := o.log.at(i); inS[i] || writes(t) {
 				picked[i] = *t
 			}
-			continue
+			return nil
 		}
 		off, err := o.spill.offset(i)
 		if err != nil {
 			if errors.Is(err, errGone) {
 				err = o.goneError(i)
 			}
-			return nil, nil, err
+			return err
 		}
 		spilled = append(spilled, spilledAt{off, i})
+		return nil
+	}
+	if o.widx.on {
+		for _, i := range cand {
+			if i < n {
+				if err := visit(i); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	} else {
+		for i := range n {
+			if err := visit(i); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	slices.SortFunc(spilled, func(a, b spilledAt) int { return cmp.Compare(a.off, b.off) })
 	for _, sa := range spilled {
@@ -865,13 +905,20 @@ func (o *Online) AddUnchecked(t history.Txn) {
 // quarantine takes a released transaction out of every instance; its
 // writes stay known, so that reads it could explain are dropped (§3).
 func (o *Online) quarantine(i int) error {
-	// A quarantined body stays in memory: the taint rule reads its writes.
-	if err := o.unstub(i); err != nil {
+	// The taint rule needs its writes (into Taint now) and its times (its
+	// stub, which the log keeps past its chunk's drop: txnLog.keep); its
+	// body may stay in the spill, or go there once it leaves the
+	// instance (spillQuarantined).
+	t, err := o.body(i)
+	if err != nil {
 		return err
+	}
+	if !o.log.inMemory(i) {
+		o.log.put(i, stubOf(&t))
 	}
 	o.quar.set(i, true)
 	o.ev.Member.set(i, false)
-	for _, op := range o.log.at(i).Ops {
+	for _, op := range t.Ops {
 		if op.Kind != history.Read {
 			k := taintKey(op.Key, op.Value)
 			o.ev.Taint[k] = append(o.ev.Taint[k], i)
@@ -909,6 +956,7 @@ func (o *Online) capPinned() {
 		if o.ev.Member.get(i) && o.ev.GhostKeys[i] == nil && o.closed.get(i) && !o.quar.get(i) && !inCore[i] {
 			_ = o.quarantine(i) // a member: in memory, it cannot fail
 			delete(o.ev.Replaced, i)
+			o.spillQuarantined([]int{i})
 			o.capped++
 			pinned--
 		}

@@ -207,6 +207,7 @@ func (o *Online) advance(target int) error {
 					sp.setAt(i, off)
 					continue
 				}
+				o.zeroStub(i)
 				o.goneCount++
 			}
 			sp.block[c] = goneOff
@@ -215,6 +216,7 @@ func (o *Online) advance(target int) error {
 	for i, off := range sp.loose {
 		if i >= o.floor && i < target && off > 0 && !keep[i] {
 			sp.markGone(i)
+			o.zeroStub(i)
 			o.goneCount++
 		}
 	}
@@ -282,12 +284,26 @@ func (o *Online) copyForward(cut int64) error {
 			p.At = w + 1
 		}
 	}
+	if err := o.copyIndexForward(cut); err != nil {
+		return err
+	}
 	sp.cut = cut
 	if !sp.file.Durable() {
 		// No checkpoint names the old records: cut now.
 		return o.Punch()()
 	}
 	return nil
+}
+
+// zeroStub empties the stub a dropped chunk kept of gone body i (a
+// quarantined one's, txnLog.keep), as the stubs of live chunks are: a
+// restart cannot read it back, and must find what the running engine
+// has (the taint rule then takes the writer as without times, which
+// drops more reads, never fewer).
+func (o *Online) zeroStub(i int) {
+	if o.log.inMemory(i) {
+		*o.log.at(i) = history.Txn{}
+	}
 }
 
 // markGone records that spilled body i is past retention. In a dropped

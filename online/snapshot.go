@@ -109,6 +109,8 @@ type spillSnapshot struct {
 	// CRCFrom is spill.crcFrom: records before it have no checksum
 	// (written by a binary before version 5).
 	CRCFrom int64 `json:",omitempty"`
+	// Index is the write index's runs (writeidx.go W3; absent: off).
+	Index *widxSnapshot `json:",omitempty"`
 }
 
 // Snapshot returns the whole engine state as deterministic bytes, so that a
@@ -238,6 +240,7 @@ func (o *Online) SnapshotDurable() (snap []byte, sync func() error, err error) {
 	ss.Indexed = appendDeltas(nil, indexed)
 	ss.ChunkAt, ss.Cut = appendDeltas(nil, sp.chunkAt), sp.cut
 	ss.CRCFrom = sp.crcFrom
+	ss.Index = o.widx.snapshot()
 	s.Spill = ss
 	s.Rewinds = o.snapshotRewinds(true)
 	if snap, err = json.Marshal(s); err != nil {
@@ -463,6 +466,36 @@ func (o *Online) restoreDurable(ss *spillSnapshot, n int, version int) error {
 		l.put(i, t)
 		l.spilled[c]--
 	}
+	// Quarantined stubs outlive their chunk (txnLog.keep): read back,
+	// or empty for a body past retention, as the running engine left it
+	// (zeroStub).
+	for c := range chunks {
+		if l.chunks[c] != nil {
+			continue
+		}
+		for i := c << logChunkBits; i < min(n, (c+1)<<logChunkBits); i++ {
+			if !o.quar.get(i) || l.inMemory(i) {
+				continue
+			}
+			var t history.Txn
+			if !sp.isGone(i) {
+				off, err := sp.offset(i)
+				if err != nil {
+					return fmt.Errorf("quarantined body %d: %w", i, err)
+				}
+				b, err := read(i, off+1)
+				if err == nil {
+					if t, err = decodeStub(b); err != nil {
+						err = sp.corrupt(fmt.Sprintf("body %d", i), off, err.Error())
+					}
+				}
+				if err != nil {
+					return fmt.Errorf("body %d: %w", i, err)
+				}
+			}
+			l.put(i, t)
+		}
+	}
 	indexed, err := readDeltas(ss.Indexed)
 	if err != nil {
 		return fmt.Errorf("ID index: %w", err)
@@ -519,10 +552,20 @@ func (o *Online) restoreSpilled(n int, b []byte) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("engine snapshot: released body %d: %w", i, err)
 	}
+	var ops []history.Op
+	if o.widx.on {
+		// The write index needs its writes, which the stub has not.
+		t, err := decodeTxn(b[1:])
+		if err != nil {
+			return false, fmt.Errorf("engine snapshot: released body %d: %w", i, err)
+		}
+		ops = t.Ops
+	}
 	if o.spillErr = o.spill.putRaw(i, b[1:]); o.spillErr != nil {
 		// add keeps it in memory, as a failed spill does.
 		return false, nil
 	}
+	o.widx.add(i, ops)
 	o.appendLog(stub)
 	// add's entry, which stub removes: the index holds no spilled
 	// transaction, nor, with a reused ID, the older use it replaced.
@@ -674,6 +717,9 @@ func RestoreOnlineAt(opts history.Options, bodies BodyFile, snap []byte, each fu
 		if err := o.readRewinds(s.Spill.End); err != nil {
 			return nil, fmt.Errorf("engine snapshot: %w", err)
 		}
+		if err := o.restoreIndex(s.Spill.Index, n); err != nil {
+			return nil, fmt.Errorf("engine snapshot: %w", err)
+		}
 		if marks != nil {
 			o.marks, o.bodyBytes = marks, s.BodyBytes
 		} else {
@@ -681,6 +727,8 @@ func RestoreOnlineAt(opts history.Options, bodies BodyFile, snap []byte, each fu
 		}
 		return o.restoreAlerts(&s)
 	}
+	// Every body is released again below, which indexes it (W3).
+	o.widx.on = o.evicting
 	add := func(t history.Txn) error {
 		i := o.log.len()
 		if i == n {

@@ -404,10 +404,11 @@ func stubOf(t *history.Txn) history.Txn {
 }
 
 // stub moves released transaction i's body to the spill once it has left
-// the instance for good: evicted, not a ghost, not quarantined (the taint
-// rule reads a quarantined body's writes).
+// the instance for good: evicted, or quarantined, not a ghost (a
+// quarantined one's stub stays in memory past its chunk's drop:
+// txnLog.keep).
 func (o *Online) stub(i int) error {
-	if !o.spill.opened || o.spill.spilled(i) || o.ev.Member.get(i) || o.quar.get(i) {
+	if !o.spill.opened || o.spill.spilled(i) || o.ev.Member.get(i) {
 		return nil
 	}
 	if off, ok := o.spill.durable[i]; ok {
@@ -443,6 +444,7 @@ func (o *Online) appendLog(t history.Txn) int {
 	if dropped >= 0 && o.spillErr == nil {
 		o.spillErr = o.spill.writeOut(dropped)
 	}
+	o.indexWrites(i, t.Ops)
 	return i
 }
 
@@ -515,6 +517,20 @@ func (o *Online) spillBody(i int) {
 		}
 	}
 	o.spillErr = o.stub(i)
+}
+
+// spillQuarantined moves the bodies of the quarantined transactions at
+// that left the instance to the spill: set aside by --max-pinned or
+// quarantined in a core, a body in memory was what the cap left of its
+// memory (about 4.5 KB each on mixed streams) and what a storm's memory
+// grew by. A quarantined ghost stays a member (alert_inplace.go), with
+// its body.
+func (o *Online) spillQuarantined(at []int) {
+	for _, i := range at {
+		if o.quar.get(i) && !o.ev.Member.get(i) {
+			o.spillBody(i)
+		}
+	}
 }
 
 // SpillError reports why evicted bodies stay in memory, if a spill

@@ -22,6 +22,10 @@ type txnLog struct {
 	spilled []int32
 	loose   map[int]*history.Txn
 	n       int
+	// keep says which stubs outlive their chunk's drop, held loose: a
+	// quarantined transaction's (the taint rule reads its times; its
+	// body is in the spill). nil: none.
+	keep func(i int) bool
 }
 
 func (l *txnLog) len() int { return l.n }
@@ -48,7 +52,7 @@ func (l *txnLog) append(t history.Txn) (i, dropped int) {
 	i, dropped = l.n, -1
 	if i&(logChunkSize-1) == 0 {
 		if c := len(l.chunks) - 1; c >= 0 && l.spilled[c] == logChunkSize {
-			l.chunks[c] = nil // no longer the last
+			l.dropChunk(c) // no longer the last
 			dropped = c
 		}
 		l.chunks = append(l.chunks, make([]history.Txn, logChunkSize))
@@ -82,15 +86,39 @@ func (l *txnLog) markSpilled(i int, stub history.Txn) int {
 	c := i >> logChunkBits
 	l.spilled[c]++
 	if l.chunks[c] == nil {
-		delete(l.loose, i)
+		if l.keep != nil && l.keep(i) {
+			if l.loose == nil {
+				l.loose = map[int]*history.Txn{}
+			}
+			l.loose[i] = &stub
+		} else {
+			delete(l.loose, i)
+		}
 		return -1
 	}
 	l.chunks[c][i&(logChunkSize-1)] = stub
 	if l.spilled[c] == logChunkSize && c != len(l.chunks)-1 {
-		l.chunks[c] = nil
+		l.dropChunk(c)
 		return c
 	}
 	return -1
+}
+
+// dropChunk drops chunk c, all of it spilled, holding loose the stubs
+// keep names.
+func (l *txnLog) dropChunk(c int) {
+	if l.keep != nil {
+		for k := range l.chunks[c] {
+			if i := c<<logChunkBits + k; l.keep(i) {
+				if l.loose == nil {
+					l.loose = map[int]*history.Txn{}
+				}
+				t := l.chunks[c][k] // a copy: the chunk's array goes
+				l.loose[i] = &t
+			}
+		}
+	}
+	l.chunks[c] = nil
 }
 
 // markUnspilled records that transaction i's body left the spill; put
