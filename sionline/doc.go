@@ -54,10 +54,15 @@
 //	   writers (AddUnchecked) are held the same way from the start, a
 //	   wildcard write dropping every read of its key (or of every key).
 //	S6 When the checked level is stronger than the promise, an alert
-//	   whose core does not violate the promise on its own (projected at
-//	   the promise, every read no other member can have written dropped)
-//	   says NeedsRealtime: it proves a real-time violation, not a broken
-//	   promise.
+//	   whose core does not violate the promise on the stream released when
+//	   it fired (the core projected there at the promise, every read no
+//	   other member can have written dropped) says NeedsRealtime: it
+//	   proves a real-time violation, not a broken promise. One without it
+//	   violates the promise on that prefix; a transaction still to come
+//	   that writes a value a member read could, the promise having no
+//	   real time, be that read's source (docs/SEMANTICS.md §5 "The window
+//	   at the snapshot levels", S6): the same caveat as a serializable
+//	   alert without needs_realtime.
 //	S7 Alert ids are incremental.AlertID of the core's content, class and
 //	   stream (§8); no IO, no clock, no goroutine; Snapshot/Restore
 //	   round-trip everything that decides a later step.
