@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/sionline"
 )
 
@@ -48,36 +47,17 @@ func TestOnlineMatchesCheckSI(t *testing.T) {
 			continue
 		}
 		for i := 0; i < count; i++ {
-			si := i % len(diffShapes)
-			sh := diffShapes[si]
+			sh := diffShapes[i%len(diffShapes)]
 			rng := rand.New(rand.NewPCG(uint64(i), uint64(28+int(lv))))
-			cfg, _ := gen.Preset("mixed")
-			cfg.Seed = uint64(100_000*int(lv) + i + 1)
-			cfg.Txns = 100 + rng.IntN(300)
-			cfg.Keys = 10 + rng.IntN(100)
-			cfg.Sessions = 8
-			cfg.Concurrency = 6
-			cfg.ListRatio, cfg.UnknownRatio, cfg.DupValueRatio, cfg.AbortRatio = 0, 0, 0, 0.02
-			sh.cfg(&cfg, rng)
+			var from []string
 			if i%2 == 1 {
-				for k := 0; k < 1+rng.IntN(3); k++ {
-					cfg.Inject = append(cfg.Inject, siInjections[rng.IntN(len(siInjections))])
-				}
+				from = siInjections
 			}
+			validAt := ""
 			if i%4 >= 2 {
-				cfg.ValidAt = d.Name
+				validAt = d.Name
 			}
-			h, inj, err := gen.Generate(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sh.long {
-				stretch(h, inj, rng)
-			}
-			init := history.InitialEmpty
-			if sh.unknownInit {
-				init = history.InitialUnknown
-			}
+			h, inj, init, cfg := shapeStream(t, sh, rng, uint64(100_000*int(lv)+i+1), from, validAt)
 			name := fmt.Sprintf("%s/%s/%d/%d-txns/inject=%v/valid-at=%t", d.Name, sh.name, i, len(h.Txns), cfg.Inject, cfg.ValidAt != "")
 			t.Run(name, func(t *testing.T) { onlineVsOfflineAt(t, rng, h, inj, init, lv, sionline.Checked(lv)) })
 		}

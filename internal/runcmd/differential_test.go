@@ -235,43 +235,60 @@ func TestOnlineMatchesCheckShapes(t *testing.T) {
 		}
 		for i := 0; i < count; i++ {
 			rng := rand.New(rand.NewPCG(uint64(i), uint64(97+si)))
-			cfg, _ := gen.Preset("mixed")
-			cfg.Seed = uint64(1000*si + i + 1)
-			cfg.Txns = 100 + rng.IntN(300)
-			cfg.Keys = 10 + rng.IntN(100)
-			cfg.Sessions = 8
-			cfg.Concurrency = 6
-			cfg.ListRatio, cfg.UnknownRatio, cfg.DupValueRatio, cfg.AbortRatio = 0, 0, 0, 0.02
-			sh.cfg(&cfg, rng)
+			var from []string
 			if i%2 == 1 {
-				for k := 0; k < 1+rng.IntN(3); k++ {
-					cfg.Inject = append(cfg.Inject, types[rng.IntN(len(types))])
-				}
+				from = types
 			}
-			h, inj, err := gen.Generate(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sh.long {
-				stretch(h, inj, rng)
-			}
-			init := history.InitialEmpty
-			if sh.unknownInit {
-				init = history.InitialUnknown
-			}
+			h, inj, init, cfg := shapeStream(t, sh, rng, uint64(1000*si+i+1), from, "")
 			name := fmt.Sprintf("%s/%d/%d-txns/inject=%v", sh.name, i, len(h.Txns), cfg.Inject)
 			t.Run(name, func(t *testing.T) { onlineVsOfflineInit(t, rng, h, inj, init) })
 		}
 	}
 }
 
-// diffShapes are the stream shapes of issue 22's table.
-var diffShapes = []struct {
+// shapeStream draws one stream of shape sh from rng and seed: 100-400
+// transactions, 1-3 anomalies of the types in inject (none when it is
+// empty), gen's ValidAt shapes of validAt.
+func shapeStream(t *testing.T, sh diffShape, rng *rand.Rand, seed uint64, inject []string, validAt string) (*history.History, []gen.Injected, history.InitialState, gen.Config) {
+	t.Helper()
+	cfg, _ := gen.Preset("mixed")
+	cfg.Seed = seed
+	cfg.Txns = 100 + rng.IntN(300)
+	cfg.Keys = 10 + rng.IntN(100)
+	cfg.Sessions = 8
+	cfg.Concurrency = 6
+	cfg.ListRatio, cfg.UnknownRatio, cfg.DupValueRatio, cfg.AbortRatio = 0, 0, 0, 0.02
+	sh.cfg(&cfg, rng)
+	if len(inject) > 0 {
+		for k := 0; k < 1+rng.IntN(3); k++ {
+			cfg.Inject = append(cfg.Inject, inject[rng.IntN(len(inject))])
+		}
+	}
+	cfg.ValidAt = validAt
+	h, inj, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh.long {
+		stretch(h, inj, rng)
+	}
+	init := history.InitialEmpty
+	if sh.unknownInit {
+		init = history.InitialUnknown
+	}
+	return h, inj, init, cfg
+}
+
+// diffShape is one stream shape of issue 22's table.
+type diffShape struct {
 	name        string
 	cfg         func(*gen.Config, *rand.Rand)
 	long        bool // a few transactions last 20-50 times the mean
 	unknownInit bool // both checkers run with an unknown initial state
-}{
+}
+
+// diffShapes are the stream shapes of issue 22's table.
+var diffShapes = []diffShape{
 	{name: "rmw", cfg: func(c *gen.Config, _ *rand.Rand) {}},
 	{name: "duplicates", cfg: func(c *gen.Config, r *rand.Rand) { c.DupValueRatio = 0.1 + 0.3*r.Float64() }},
 	{name: "unknowns", cfg: func(c *gen.Config, r *rand.Rand) { c.UnknownRatio = 0.01 + 0.04*r.Float64() }},
