@@ -69,6 +69,10 @@ type config struct {
 	status       time.Duration
 	seed         uint64
 	evict        bool
+	// level is run's --level (the promise); the store is strict
+	// serializable but for its injected lost updates, which every online
+	// level forbids.
+	level string
 	// brokerOnly, when set, is the loopback address on which the demo
 	// serves only its broker (serveBroker).
 	brokerOnly string
@@ -93,6 +97,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.status, "status", 10*time.Second, "status line interval on stderr (0: off)")
 	fs.Uint64Var(&cfg.seed, "seed", 0, "seed of the simulated store (0: random)")
 	fs.BoolVar(&cfg.evict, "evict", true, "the checker evicts time-closed, settled transactions, as run does by default; false re-checks the whole released history at every tick, which falls behind at high rates (run --evict=false)")
+	fs.StringVar(&cfg.level, "level", incremental.OnlineLevel.String(), "level the checker is given: "+strings.Join(history.OnlineLevelNames(), ", ")+" (see run)")
 	fs.StringVar(&cfg.brokerOnly, "broker-only", "", "serve only the in-process Kafka-protocol broker on this loopback `ADDR` (e.g. 127.0.0.1:9092; port 0 picks one), creating topics on first use, until interrupted or --duration: produce into it with kcat -P and check with run --source kafka")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: streamcheck demo [--duration D] [--rate N] [--http ADDR] [flags]
@@ -126,6 +131,9 @@ flags:`)
 		if err := brokerOnlyFlags(fs, cfg); err != nil {
 			return nil, err
 		}
+	}
+	if lv, err := history.ParseLevel(cfg.level); err != nil || !lv.Def().Online {
+		return nil, fmt.Errorf("--level %q: want one of %s", cfg.level, strings.Join(history.OnlineLevelNames(), ", "))
 	}
 	if cfg.duration < 0 {
 		return nil, fmt.Errorf("--duration %s: negative", cfg.duration)
@@ -215,7 +223,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 	// run serves the status page itself (--http, empty = off: its default
 	// address would collide with a real run on the same machine).
 	runArgs := []string{"--source", "kafka", "--brokers", addr, "--topic", Topic,
-		"--initial-state", "empty", "--level", incremental.OnlineLevel.String(),
+		"--initial-state", "empty", "--level", cfg.level,
 		"--skew", Skew.String(), "--lateness", lateness.String(), "--indoubt", InDoubt.String(),
 		"--tick", Tick.String(), "--status", cfg.status.String(), "--http", cfg.http}
 	runArgs = append(runArgs, "--evict="+strconv.FormatBool(cfg.evict))
@@ -236,7 +244,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (int, error
 		until = "for " + cfg.duration.String()
 	}
 	fmt.Fprintf(stderr, "streamcheck demo: simulated store, %d sessions, %g txn/s, %s, seed %d; broker %s, topic %s (%d partitions); checking %s (skew %s, lateness %s) %s\n",
-		Sessions, cfg.rate, anomalies, cfg.seed, addr, Topic, cfg.partitions, incremental.OnlineLevel, Skew, lateness, until)
+		Sessions, cfg.rate, anomalies, cfg.seed, addr, Topic, cfg.partitions, cfg.level, Skew, lateness, until)
 
 	w := ingest.NewKafkaWriter(&ingest.KafkaConfig{Brokers: []string{addr}}, Topic)
 	storeCtx, stopStore := context.WithCancel(ctx)

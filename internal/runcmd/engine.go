@@ -5,6 +5,7 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/online"
+	"github.com/streamcheck/streamcheck/sionline"
 	"github.com/streamcheck/streamcheck/weakonline"
 )
 
@@ -37,10 +38,34 @@ func (weakEngine) BodyFileSize() int64           { return 0 }
 func (weakEngine) SpillError() error             { return nil }
 func (weakEngine) SetRetention(online.Retention) {}
 
+// siEngine adapts sionline.Engine (the snapshot-isolation family) the
+// same way: its transactions are in its snapshot.
+type siEngine struct{ *sionline.Engine }
+
+func (siEngine) Punch() func() error           { return func() error { return nil } }
+func (siEngine) BodyFileSize() int64           { return 0 }
+func (siEngine) SpillError() error             { return nil }
+func (siEngine) SetRetention(online.Retention) {}
+
+// undecided reports whether e's last check could not decide (the weak and
+// snapshot engines; the serializable engine says so through its stats).
+func undecided(e runEngine) bool {
+	switch e := e.(type) {
+	case weakEngine:
+		return e.Undecided()
+	case siEngine:
+		return e.Undecided()
+	}
+	return false
+}
+
 // checkedAs names what run checks when lv is promised.
 func checkedAs(lv history.Level) string {
 	if weakonline.Levels(lv) {
 		return weakonline.CheckedAs(lv)
+	}
+	if sionline.Levels(lv) {
+		return sionline.CheckedAs(lv)
 	}
 	return incremental.OnlineLevel.String()
 }

@@ -7,31 +7,42 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/sionline"
 )
 
-// TestRunRefusesSnapshotLevels: run checks with real time and a
-// serializable engine, so a write skew that snapshot isolation allows
-// would be a false alarm; every level of the family (Online false) is
-// refused with exit 2 and a message that sends the user to check, before
-// anything is read.
-func TestRunRefusesSnapshotLevels(t *testing.T) {
+// TestRunSnapshotLevels: every level of the snapshot-isolation family is
+// checked online (issue 28), and run says at start what it checks: the
+// level itself where it orders by real time, strong snapshot isolation
+// with the promise named where it does not, and that the window keeps
+// every transaction.
+func TestRunSnapshotLevels(t *testing.T) {
 	n := 0
 	for _, d := range history.Levels() {
 		if !d.Level.BeginCommit() {
 			continue
 		}
 		n++
-		if d.Online {
-			t.Errorf("%s is marked online; run has no snapshot engine (issue 28)", d.Name)
+		if !d.Online {
+			t.Errorf("%s is not marked online; sionline checks it", d.Name)
 		}
+		in := `{"id":"t1","session":"s","start":1,"end":2,"status":"committed","ops":[["w","x",1]]}` + "\n" +
+			`{"id":"t2","session":"s","start":3,"end":4,"status":"committed","ops":[["r","x",1]]}` + "\n"
 		var out, errb bytes.Buffer
-		code := Main(context.Background(), []string{"--level", d.Name, "--http=", "--status", "0"}, strings.NewReader(""), &out, &errb)
-		if code != 2 {
-			t.Errorf("run --level %s: exit %d, want 2 (stderr %q)", d.Name, code, errb.String())
+		code := Main(context.Background(), []string{"--level", d.Name, "--http=", "--status", "0", "--initial-state", "empty"}, strings.NewReader(in), &out, &errb)
+		if code != ExitOK {
+			t.Errorf("run --level %s: exit %d, want 0 (stderr %q)", d.Name, code, errb.String())
 		}
-		want := d.Name + " is checked offline only (streamcheck check); run checks " + strings.Join(history.OnlineLevelNames(), ", ")
-		if !strings.Contains(errb.String(), want) {
-			t.Errorf("run --level %s: stderr %q, want %q", d.Name, errb.String(), want)
+		checked := sionline.Checked(d.Level)
+		if !d.Level.RealTime() && checked != history.StrongSnapshotIsolation {
+			t.Errorf("%s is checked as %s, want strong-snapshot-isolation", d.Name, checked)
+		}
+		for _, want := range []string{"level " + sionline.CheckedAs(d.Level), "window keeps every released transaction"} {
+			if !strings.Contains(errb.String(), want) {
+				t.Errorf("run --level %s: stderr %q, want %q", d.Name, errb.String(), want)
+			}
+		}
+		if (checked != d.Level) != strings.Contains(errb.String(), "needs_realtime=true") {
+			t.Errorf("run --level %s: the needs_realtime statement is wrong in %q", d.Name, errb.String())
 		}
 		if out.Len() != 0 {
 			t.Errorf("run --level %s wrote %q", d.Name, out.String())

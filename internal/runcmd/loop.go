@@ -25,6 +25,7 @@ import (
 	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/report"
 	"github.com/streamcheck/streamcheck/online"
+	"github.com/streamcheck/streamcheck/sionline"
 	"github.com/streamcheck/streamcheck/state"
 	"github.com/streamcheck/streamcheck/weakonline"
 	"github.com/streamcheck/streamcheck/window"
@@ -295,6 +296,12 @@ func (r *runner) start(ctx context.Context) error {
 				return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
 			}
 			r.engine = weakEngine{we}
+		} else if sionline.Levels(r.cfg.opts.Level) {
+			var se *sionline.Engine
+			if se, err = sionline.Restore(r.cfg.opts, sionline.Config{Stream: r.cfg.Alerts.Stream}, ckpt.Engine); err != nil {
+				return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
+			}
+			r.engine = siEngine{se}
 		} else {
 			r.engine, err = online.RestoreOnlineAt(r.cfg.opts, state.NewFileBodies(r.store.BodyFile()), ckpt.Engine, func(body func([]byte) error) error {
 				return r.store.EachReleased(func(b []byte) error {
@@ -336,6 +343,12 @@ func (r *runner) start(ctx context.Context) error {
 				return err
 			}
 			r.engine = weakEngine{we}
+		} else if sionline.Levels(r.cfg.opts.Level) {
+			se, err := sionline.New(r.cfg.opts, sionline.Config{Stream: r.cfg.Alerts.Stream})
+			if err != nil {
+				return err
+			}
+			r.engine = siEngine{se}
 		} else {
 			r.engine = online.NewOnlineConfig(r.cfg.opts, ecfg)
 		}
@@ -415,6 +428,11 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		// Said at start, not buried in a doc: a user tailing a database for
 		// weeks at these levels must know what the window keeps.
 		fmt.Fprintf(r.stderr, "streamcheck run: %s\n", weakonline.MemoryNote(r.cfg.opts))
+	} else if sionline.Levels(lv) {
+		if sionline.Checked(lv) != lv {
+			fmt.Fprintf(r.stderr, "streamcheck run: checking %s (docs/SEMANTICS.md §5 \"The window at the snapshot levels\"): an alert with needs_realtime=true is a real-time violation, not a proven %s violation\n", checkedAs(lv), lv)
+		}
+		fmt.Fprintf(r.stderr, "streamcheck run: warning: at %s the window keeps every released transaction and each step re-checks them all (issue 28: no eviction for begin and commit nodes yet): memory and step time grow with the stream\n", lv)
 	} else if !lv.RealTime() {
 		fmt.Fprintf(r.stderr, "streamcheck run: checking %s (the database promises %s; real time is assumed, Vbox Theorem 3.5): an alert with needs_realtime=true is a real-time violation, not a proven %s violation\n", incremental.OnlineLevel, lv, lv)
 	}
@@ -910,7 +928,7 @@ func (r *runner) outcome() cliutil.Outcome {
 	if r.readErr != nil {
 		o.InputErrors++
 	}
-	if we, ok := r.engine.(weakEngine); ok && we.Undecided() {
+	if undecided(r.engine) {
 		o.Partial = true
 	}
 	for reason, n := range r.win.Stats().DeadLetters {
@@ -1196,7 +1214,7 @@ func (r *runner) summary(why string) {
 	if n := es.PastRetention; n > 0 {
 		partial += fmt.Sprintf("; %d evicted bodies past retention", n)
 	}
-	if we, ok := r.engine.(weakEngine); ok && we.Undecided() {
+	if undecided(r.engine) {
 		partial += "; UNKNOWN: the last check could not decide (more read-from choices than it enumerates)"
 	}
 	ck := r.latency.String()

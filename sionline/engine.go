@@ -1,0 +1,527 @@
+package sionline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/online"
+)
+
+// Levels reports whether lv is a level this engine checks: the
+// snapshot-isolation family (begin and commit nodes).
+func Levels(lv history.Level) bool { return lv.BeginCommit() }
+
+// Checked is the level the engine checks when lv is promised (S1): lv
+// itself when it orders by real time (generalized and strong SI), else
+// the weakest real-time level of the family that implies it and whose
+// real time orders snapshots (strong SI, incremental.WitnessLevel). Only a
+// level with real time closes a read: without it a writer that begins
+// tomorrow may be what a read saw.
+func Checked(lv history.Level) history.Level {
+	if lv.RealTime() {
+		return lv
+	}
+	return incremental.WitnessLevel(lv)
+}
+
+// CheckedAs says what is checked when lv is promised, for verdict lines
+// and help texts.
+func CheckedAs(lv history.Level) string {
+	if c := Checked(lv); c != lv {
+		return fmt.Sprintf("%s (the database promises %s, which has no real time: real time is assumed)", c, lv)
+	}
+	return lv.String()
+}
+
+// MaxAnomaliesPerStep bounds the cores one step looks for: each is
+// projected out and the search repeats (incremental's max-anomalies).
+const MaxAnomaliesPerStep = 64
+
+// flag bits of a transaction the engine holds.
+const (
+	fClosed uint8 = 1 << iota
+	fQuarantined
+	fUnchecked
+)
+
+// Config tunes an engine.
+type Config struct {
+	// Stream names the stream in every alert id (online.OnlineConfig.Stream).
+	Stream string
+
+	_ struct{}
+}
+
+// Engine checks a stream at a level of the snapshot-isolation family. It
+// satisfies driver.Engine. It is not safe for concurrent use.
+type Engine struct {
+	// promised is the level the user named, opts the options checked
+	// (opts.Level = Checked(promised)).
+	promised history.Level
+	opts     history.Options
+	stream   string
+
+	// txs are the released transactions and the unchecked writers, in
+	// the order given (the names, flags and index are documented on tx).
+	txs []tx
+	// newest maps an ID to its newest transaction (Close names the
+	// newest, as online.Online's does), byName a name to its transaction.
+	newest map[string]int
+	byName map[string]int
+
+	alerts []*online.Alert
+	// dirty: something was given since the last check; deferred: the
+	// last check found a core with an open member (S4).
+	dirty, deferred bool
+	// undecided: the last check ended unknown, so the instance may hold
+	// an anomaly no alert names.
+	undecided bool
+
+	steps, checks, unchecked, unknowns int
+	lastStart                          int64
+	conflicts                          int64
+}
+
+// tx is one transaction the engine holds: its body, the name alert
+// histories give it (its ID, or ID@start when the ID was taken, so that a
+// reused ID stays apart), and its flags.
+type tx struct {
+	T    history.Txn
+	Name string
+	Fl   uint8
+}
+
+// New starts an engine for opts.Level, a level of the family (Levels).
+func New(opts history.Options, cfg Config) (*Engine, error) {
+	if !Levels(opts.Level) {
+		return nil, fmt.Errorf("sionline: %s is not a level of the snapshot-isolation family", opts.Level)
+	}
+	e := &Engine{promised: opts.Level, opts: opts, stream: cfg.Stream, newest: map[string]int{}, byName: map[string]int{}, lastStart: math.MinInt64}
+	e.opts.Level = Checked(opts.Level)
+	return e, nil
+}
+
+// SetStream sets the stream alert ids are scoped to, on a restored
+// engine (configuration, not state).
+func (e *Engine) SetStream(name string) { e.stream = name }
+
+// add appends t under a name no other transaction has.
+func (e *Engine) add(t history.Txn, fl uint8) int {
+	name := t.ID
+	for n := 0; ; n++ {
+		if _, taken := e.byName[name]; !taken {
+			break
+		}
+		name = t.ID + "@" + strconv.FormatInt(t.Start, 10) + primes(n)
+	}
+	i := len(e.txs)
+	e.txs = append(e.txs, tx{T: t, Name: name, Fl: fl})
+	e.byName[name] = i
+	e.dirty = true
+	return i
+}
+
+// primes is the suffix of the n-th clash of a name: none, then ', ”, ...
+func primes(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = '\''
+	}
+	return string(b)
+}
+
+// Release adds transactions the window released (in start order).
+func (e *Engine) Release(txns ...history.Txn) {
+	for _, t := range txns {
+		e.newest[t.ID] = e.add(t, 0)
+		if t.HasTime {
+			e.lastStart = max(e.lastStart, t.Start)
+		}
+	}
+}
+
+// Close marks released transactions time-closed: their reads count from
+// the next step on (S2).
+func (e *Engine) Close(ids ...string) {
+	for _, id := range ids {
+		if i, ok := e.newest[id]; ok && e.txs[i].Fl&fClosed == 0 {
+			e.txs[i].Fl |= fClosed
+			e.dirty = true
+		}
+	}
+}
+
+// CloseAll is end of input: every transaction time-closes.
+func (e *Engine) CloseAll() {
+	for i := range e.txs {
+		if e.txs[i].Fl&fClosed == 0 {
+			e.txs[i].Fl |= fClosed
+			e.dirty = true
+		}
+	}
+}
+
+// AddUnchecked records a dead-lettered transaction's writes (S5): never a
+// member, a possible writer of whatever it wrote, so a read it could
+// explain is dropped. Its ops may be online.WildWrite ops, and its times
+// may be absent.
+func (e *Engine) AddUnchecked(t history.Txn) {
+	t.ID = "unchecked:" + t.ID
+	e.add(t, fUnchecked|fClosed)
+	e.unchecked++
+}
+
+// Alerts returns every alert raised so far.
+func (e *Engine) Alerts() []*online.Alert { return e.alerts }
+
+// AlertTxn returns a member of a's core by the name the core gives it.
+func (e *Engine) AlertTxn(_ *online.Alert, name string) *history.Txn {
+	if i, ok := e.byName[name]; ok {
+		t := e.txs[i].T
+		return &t
+	}
+	return nil
+}
+
+// Step checks the alert instance if anything changed since the last
+// check and returns the alerts it raises.
+func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
+	e.steps++
+	if !e.dirty && !e.deferred {
+		return nil, nil
+	}
+	h := e.instance()
+	e.checks++
+	res, err := incremental.Check(ctx, h, e.opts, incremental.Explaining(incremental.Config{MaxAnomalies: MaxAnomaliesPerStep}))
+	if err != nil {
+		return nil, fmt.Errorf("sionline: step %d: %w", e.steps, err)
+	}
+	e.conflicts += res.Stats.Conflicts
+	e.dirty, e.deferred = false, false
+	e.undecided = res.Verdict == incremental.Unknown
+	switch res.Verdict {
+	case incremental.Valid:
+		return nil, nil
+	case incremental.Unknown:
+		// The search gave up (a context deadline): no alert, never a
+		// guess; the next change checks again, and the count says it.
+		e.unknowns++
+		e.dirty = true
+		return nil, nil
+	}
+	var out []*online.Alert
+	for _, an := range res.Anomalies {
+		idx := make([]int, 0, len(an.Core))
+		open := false
+		for _, name := range an.Core {
+			i, ok := e.byName[name]
+			if !ok {
+				return out, fmt.Errorf("sionline: core member %q is not released", name)
+			}
+			idx = append(idx, i)
+			open = open || e.txs[i].Fl&fClosed == 0
+		}
+		if open {
+			e.deferred = true // S4: raised once its members have closed
+			continue
+		}
+		a, err := e.alert(ctx, h, an, idx)
+		if err != nil {
+			return out, err
+		}
+		for _, i := range idx {
+			e.txs[i].Fl |= fQuarantined
+		}
+		e.alerts = append(e.alerts, a)
+		out = append(out, a)
+	}
+	if len(out) > 0 {
+		// Quarantine changed the instance: what the projection now keeps
+		// is checked at the next step.
+		e.dirty = true
+	}
+	return out, nil
+}
+
+// alert builds the alert for anomaly an, whose members are idx (all
+// closed), found in the instance h.
+func (e *Engine) alert(ctx context.Context, h *history.History, an incremental.Anomaly, idx []int) (*online.Alert, error) {
+	members := make([]history.Txn, len(idx))
+	for k, i := range idx {
+		members[k] = e.txs[i].T
+	}
+	a := &online.Alert{
+		ID:        incremental.AlertID(e.stream, an.Class, members),
+		Anomaly:   an,
+		Level:     e.opts.Level,
+		Promised:  e.promised,
+		Skew:      e.opts.Skew,
+		Watermark: e.lastStart,
+	}
+	if e.opts.Level == e.promised {
+		return a, nil
+	}
+	// S6: does the core violate the promised level without the real time
+	// the engine assumed? Its projection at that level (possible writers
+	// counted without real time), with every read no core member can have
+	// written dropped: without real time a transaction still to come may
+	// have written it.
+	opts := e.opts
+	opts.Level = e.promised
+	core := dropUnwritten(incremental.Project(h, opts, an.Core), opts)
+	r, err := incremental.Check(ctx, core, opts, incremental.Config{MaxAnomalies: 1})
+	if err != nil {
+		return nil, fmt.Errorf("sionline: re-checking a core without real time: %w", err)
+	}
+	if r.Verdict != incremental.Invalid {
+		a.NeedsRealtime = true
+		a.Text = append(append([]string{}, a.Text...), fmt.Sprintf(
+			"This core violates %s, which run checks, but not %s, which the database promises, on its own: it rests on real time (client intervals, Δ=%dns), which %s does not order (docs/SEMANTICS.md §5 \"The window at the snapshot levels\").",
+			e.opts.Level, e.promised, e.opts.Skew, e.promised))
+	}
+	return a, nil
+}
+
+// dropUnwritten drops from h (a core's projection) every external read
+// that no other member can have written: a register read of a value no
+// other member writes (or, with session order, only members after the
+// reader in its session write), a list read with an element no other
+// member appends; unless the initial state explains it (a null read of a
+// known initial state). Only reads whose sources are all at hand stay.
+func dropUnwritten(h *history.History, opts history.Options) *history.History {
+	type kv struct{ k, v history.Value }
+	writers := map[kv][]int{}
+	for j := range h.Txns {
+		for _, op := range h.Txns[j].Ops {
+			if op.Kind != history.Read {
+				writers[kv{op.Key, op.Value}] = append(writers[kv{op.Key, op.Value}], j)
+			}
+		}
+	}
+	so := opts.Level.SessionOrder()
+	written := func(i int, k, v history.Value) bool {
+		t := &h.Txns[i]
+		for _, j := range writers[kv{k, v}] {
+			w := &h.Txns[j]
+			if j == i || (so && w.HasSession && t.HasSession && w.Session == t.Session && (w.Start > t.Start || (w.Start == t.Start && j > i))) {
+				continue
+			}
+			return true
+		}
+		return false
+	}
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		own := map[history.Key]bool{}
+		ops := t.Ops[:0:0]
+		for _, op := range t.Ops {
+			keep := true
+			if op.Kind != history.Read {
+				own[op.Key] = true
+			} else if !own[op.Key] && opts.InitialState != history.InitialUnknown {
+				switch {
+				case op.IsList:
+					for _, v := range op.List {
+						keep = keep && written(i, op.Key, v)
+					}
+				case op.Value != history.Null:
+					keep = written(i, op.Key, op.Value)
+				}
+			}
+			if keep {
+				ops = append(ops, op)
+			}
+		}
+		t.Ops = ops
+	}
+	return h
+}
+
+// instance builds the alert instance (S2): every transaction given, named
+// apart; the external reads of open ones, and reads a wildcard unchecked
+// write could explain, dropped; unchecked writers as unknown-outcome
+// writers outside every session; projected on the members (released, not
+// quarantined), so that a read a quarantined or unchecked writer could
+// explain is dropped too (docs/SEMANTICS.md §3).
+func (e *Engine) instance() *history.History {
+	wildKeys := map[history.Key]bool{}
+	wildAll := false
+	for i := range e.txs {
+		if e.txs[i].Fl&fUnchecked == 0 {
+			continue
+		}
+		for _, op := range e.txs[i].T.Ops {
+			if op.Kind != history.Read && op.Value == online.Wild {
+				wildAll = wildAll || op.Key == online.Wild
+				wildKeys[op.Key] = true
+			}
+		}
+	}
+	h := &history.History{Txns: make([]history.Txn, len(e.txs))}
+	members := make([]string, 0, len(e.txs))
+	for i := range e.txs {
+		x := &e.txs[i]
+		t := x.T
+		t.ID = x.Name
+		switch {
+		case x.Fl&fUnchecked != 0:
+			// A possible writer of anything it wrote, at any time if its
+			// times could not be believed; never a member, out of every
+			// session (its place there is not known, and session order
+			// could rule it out as a writer).
+			t.Status = history.Unknown
+			t.HasSession, t.Session = false, ""
+			t.Ops = filterOps(t.Ops, func(op history.Op, _ bool) bool {
+				return op.Kind != history.Read && op.Value != online.Wild && op.Key != online.Wild
+			})
+		case x.Fl&fQuarantined != 0:
+			// Out of the members; its writes stay known to the projection.
+		default:
+			members = append(members, x.Name)
+			closed := x.Fl&fClosed != 0
+			t.Ops = filterOps(t.Ops, func(op history.Op, internal bool) bool {
+				return op.Kind != history.Read || internal || (closed && !wildAll && !wildKeys[op.Key])
+			})
+		}
+		h.Txns[i] = t
+	}
+	if len(members) == len(h.Txns) {
+		return h
+	}
+	return incremental.Project(h, e.opts, members)
+}
+
+// filterOps returns the ops keep accepts, given whether a read follows the
+// transaction's own write of its key; it shares ops when all are kept.
+func filterOps(ops []history.Op, keep func(op history.Op, internal bool) bool) []history.Op {
+	var out []history.Op
+	var own map[history.Key]bool
+	for k, op := range ops {
+		ok := keep(op, op.Kind == history.Read && own[op.Key])
+		if !ok && out == nil {
+			out = append(make([]history.Op, 0, len(ops)), ops[:k]...)
+		}
+		if ok && out != nil {
+			out = append(out, op)
+		}
+		if op.Kind != history.Read {
+			if own == nil {
+				own = map[history.Key]bool{}
+			}
+			own[op.Key] = true
+		}
+	}
+	if out == nil {
+		return ops
+	}
+	return out
+}
+
+// Stats describe the engine in the serializable engine's terms (the run
+// command's metrics and summaries read them): Window is the transactions
+// held, every released one in this engine.
+func (e *Engine) Stats() online.OnlineStats {
+	st := online.OnlineStats{Released: len(e.txs) - e.unchecked, Unchecked: e.unchecked, Alerts: len(e.alerts), Steps: e.steps, Checks: e.checks, Conflicts: e.conflicts}
+	for _, x := range e.txs {
+		if x.Fl&(fUnchecked|fQuarantined) == 0 {
+			st.Window++
+			if x.Fl&fClosed != 0 {
+				st.Pinned++
+			}
+		}
+	}
+	return st
+}
+
+// Undecided reports whether the last check ended unknown: the verdict on
+// what was checked is then partial, not valid.
+func (e *Engine) Undecided() bool { return e.undecided }
+
+// Unknowns counts the checks that ended unknown.
+func (e *Engine) Unknowns() int { return e.unknowns }
+
+// Promised is the level the database promises; Level the one checked.
+func (e *Engine) Promised() history.Level { return e.promised }
+
+// Level is the level checked (Checked of the promise).
+func (e *Engine) Level() history.Level { return e.opts.Level }
+
+// snapshot is the engine's state, JSON-encoded.
+type snapshot struct {
+	Version   int
+	Promised  string
+	Txs       []tx
+	Newest    map[string]int
+	Alerts    []*online.Alert
+	Dirty     bool
+	Deferred  bool
+	Undecided bool `json:",omitempty"`
+	Steps     int
+	Checks    int
+	Unchecked int
+	Unknowns  int
+	LastStart int64
+	Conflicts int64
+}
+
+const snapshotVersion = 1
+
+// ErrCorrupt marks a snapshot that does not decode.
+var ErrCorrupt = errors.New("sionline: corrupt snapshot")
+
+// Snapshot encodes the engine's state (S7).
+func (e *Engine) Snapshot() ([]byte, error) {
+	return json.Marshal(&snapshot{Version: snapshotVersion, Promised: e.promised.String(), Txs: e.txs, Newest: e.newest,
+		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Undecided: e.undecided, Steps: e.steps, Checks: e.checks,
+		Unchecked: e.unchecked, Unknowns: e.unknowns, LastStart: e.lastStart, Conflicts: e.conflicts})
+}
+
+// Restore rebuilds an engine from a Snapshot, for opts (the same level).
+func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
+	var s snapshot
+	if err := json.Unmarshal(snap, &s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if s.Version != snapshotVersion {
+		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, s.Version, snapshotVersion)
+	}
+	if s.Promised != opts.Level.String() {
+		return nil, fmt.Errorf("sionline: the snapshot checked %s, not %s (a changed level needs a new state directory)", s.Promised, opts.Level)
+	}
+	e, err := New(opts, cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.txs = s.Txs
+	for i := range e.txs {
+		if _, dup := e.byName[e.txs[i].Name]; dup {
+			return nil, fmt.Errorf("%w: name %q twice", ErrCorrupt, e.txs[i].Name)
+		}
+		e.byName[e.txs[i].Name] = i
+	}
+	if s.Newest != nil {
+		e.newest = s.Newest
+	}
+	for id, i := range e.newest {
+		if i < 0 || i >= len(e.txs) {
+			return nil, fmt.Errorf("%w: id %q at %d of %d", ErrCorrupt, id, i, len(e.txs))
+		}
+	}
+	e.alerts, e.dirty, e.deferred, e.undecided = s.Alerts, s.Dirty, s.Deferred, s.Undecided
+	e.steps, e.checks, e.unchecked, e.unknowns, e.lastStart, e.conflicts = s.Steps, s.Checks, s.Unchecked, s.Unknowns, s.LastStart, s.Conflicts
+	return e, nil
+}
+
+// SnapshotDurable is Snapshot in the shape the run command's checkpoint
+// takes from the serializable engine: this engine has no body file, so
+// there is nothing to sync.
+func (e *Engine) SnapshotDurable() ([]byte, func() error, error) {
+	b, err := e.Snapshot()
+	return b, func() error { return nil }, err
+}
