@@ -282,16 +282,7 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok bo
 // holder loses the key (a ghost left with no key leaves, R5).
 func (s *evictStep) applyFold(t int32, le listEntry, repl []replacement) {
 	r, st := s.r, s.st
-	for _, rp := range repl {
-		ri := r.pos[rp.reader]
-		st.Replaced[ri] = append(st.Replaced[ri], rp.key)
-		if rp.prev >= 0 {
-			s.addKept(rp.prev, rp.reader)
-		}
-		for _, w := range rp.after {
-			s.addKept(rp.reader, w)
-		}
-	}
+	s.replaceReads(repl)
 	if g, has := st.LiveOf[le.key]; has && st.GhostKeys[g] != nil {
 		s.dropGhostKey(g, le.key)
 	}

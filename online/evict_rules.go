@@ -100,6 +100,23 @@ type replacement struct {
 	after  []int32
 }
 
+// replaceReads replaces each read of repl by the orders it implied (its
+// source before the reader, the reader before every later writer), the
+// step shared by a writer's eviction and a list fold.
+func (s *evictStep) replaceReads(repl []replacement) {
+	r, st := s.r, s.st
+	for _, rp := range repl {
+		ri := r.pos[rp.reader]
+		st.Replaced[ri] = append(st.Replaced[ri], rp.key)
+		if rp.prev >= 0 {
+			s.addKept(rp.prev, rp.reader)
+		}
+		for _, w := range rp.after {
+			s.addKept(rp.reader, w)
+		}
+	}
+}
+
 // evict runs after a satisfiable step: it evicts every transaction the
 // rules allow, in release order, and updates the summaries.
 func (o *Online) evict(ctx context.Context, r *reduced) {
@@ -204,16 +221,7 @@ func (s *evictStep) evictOne(t int32) {
 		return
 	}
 	s.fixInitial(t)
-	for _, rp := range repl {
-		ri := r.pos[rp.reader]
-		st.Replaced[ri] = append(st.Replaced[ri], rp.key)
-		if rp.prev >= 0 {
-			s.addKept(rp.prev, rp.reader)
-		}
-		for _, w := range rp.after {
-			s.addKept(rp.reader, w)
-		}
-	}
+	s.replaceReads(repl)
 	i := r.pos[t]
 	for j, k := range live {
 		if g, has := st.LiveOf[k]; has && !keepPrev[j] {
