@@ -81,7 +81,9 @@ import (
 	"github.com/streamcheck/streamcheck/internal/cliutil"
 	"github.com/streamcheck/streamcheck/internal/config"
 	"github.com/streamcheck/streamcheck/online"
+	"github.com/streamcheck/streamcheck/sionline"
 	"github.com/streamcheck/streamcheck/state"
+	"github.com/streamcheck/streamcheck/weakonline"
 )
 
 // Exit codes, as check's (E1-E3).
@@ -194,11 +196,33 @@ func strFlag(dst func(c *config.Config) *string) func(*config.Config, string) er
 	return func(c *config.Config, v string) error { *dst(c) = v; return nil }
 }
 
+// levelHelp says what each group of levels run accepts is checked as
+// (the run's start line says it for the level given), so the help never
+// claims one checked level for all of them.
+func levelHelp() string {
+	var weak, si, ser []string
+	for _, name := range history.OnlineLevelNames() {
+		lv, _ := history.ParseLevel(name)
+		switch {
+		case weakonline.Levels(lv):
+			weak = append(weak, name)
+		case sionline.Levels(lv):
+			if sionline.Checked(lv) != lv {
+				si = append(si, name)
+			}
+		case lv != incremental.OnlineLevel:
+			ser = append(ser, name)
+		}
+	}
+	return fmt.Sprintf("itself with real-time reads (%s), %s (%s), %s (%s), itself otherwise",
+		strings.Join(weak, ", "), history.StrongSnapshotIsolation, strings.Join(si, ", "), incremental.OnlineLevel, strings.Join(ser, ", "))
+}
+
 func flagDefs() []flagDef {
 	d := config.Default()
 	return []flagDef{
 		{"source", fmt.Sprintf("kafka, a file to follow (like tail -f), or - for stdin (default %q)", d.Source), strFlag(func(c *config.Config) *string { return &c.Source }), false},
-		{"level", fmt.Sprintf("isolation level the database promises: %s; checked as %s (default %s)", strings.Join(history.OnlineLevelNames(), ", "), incremental.OnlineLevel, d.Check.Level), strFlag(func(c *config.Config) *string { return &c.Check.Level }), false},
+		{"level", fmt.Sprintf("isolation level the database promises: %s; checked as %s (default %s)", strings.Join(history.OnlineLevelNames(), ", "), levelHelp(), d.Check.Level), strFlag(func(c *config.Config) *string { return &c.Check.Level }), false},
 		{"skew", "clock-skew bound Δ (duration or integer ns; default 0)", durFlag(func(c *config.Config) *config.Duration { return &c.Check.Skew }), false},
 		{"lateness", fmt.Sprintf("allowed lateness: longest transaction + producer delay + 2Δ (default %s)", d.Check.Lateness), durFlag(func(c *config.Config) *config.Duration { return &c.Check.Lateness }), false},
 		{"indoubt", fmt.Sprintf("in-doubt horizon for unknown outcomes; none = +∞, which pins the window (default %s)", d.Check.InDoubt), durFlag(func(c *config.Config) *config.Duration { return &c.Check.InDoubt }), false},
