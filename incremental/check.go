@@ -524,8 +524,14 @@ func newCoreFinderWith(p *prepared, noPrune bool) *coreFinder {
 
 // assumptions select exactly the members.
 func (cf *coreFinder) assumptions(members []bool) []solver.Lit {
+	return cf.g.selectOnly(members)
+}
+
+// selectOnly returns the assumptions of a guarded encoding that select
+// exactly the members: each undecided selector true or false.
+func (g *encoder) selectOnly(members []bool) []solver.Lit {
 	var as []solver.Lit
-	for i, s := range cf.g.sel {
+	for i, s := range g.sel {
 		if s == litFalse || s == litTrue {
 			continue
 		}

@@ -312,23 +312,9 @@ func (l *plLocalizer) guarded(ctx context.Context, members []bool) ([]int32, err
 	if g.cancelled {
 		return nil, ctx.Err()
 	}
-	assume := func(in []bool) []solver.Lit {
-		var as []solver.Lit
-		for i, s := range g.sel {
-			if s == litFalse || s == litTrue {
-				continue
-			}
-			if in[i] {
-				as = append(as, solver.Lit(s))
-			} else {
-				as = append(as, solver.Lit(s.not()))
-			}
-		}
-		return as
-	}
 	check := func(in []bool) solver.Status {
 		l.checks++
-		st, _ := g.solvePL(ctx, assume(in)...)
+		st, _ := g.solvePL(ctx, g.selectOnly(in)...)
 		return st
 	}
 	all := make([]bool, len(hs.Txns))
