@@ -108,11 +108,11 @@ func sortBy(order []int, key []int64) {
 // the first verdict is check's on the whole stream, every alert's core is
 // invalid on its own there, and every anomaly-free stream evicts when the
 // witness's choices are taken at once. STREAMCHECK_SIONLINE_EVICT=N runs
-// N streams (default 24).
+// N streams (default 8).
 func TestEvictionMatchesCheck(t *testing.T) {
-	count := 24
+	count := 8
 	if testing.Short() {
-		count = 6
+		count = 3
 	}
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIONLINE_EVICT")); err == nil && n > 0 {
 		count = n
