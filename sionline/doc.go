@@ -67,14 +67,35 @@
 //	   stream (§8); no IO, no clock, no goroutine; Snapshot/Restore
 //	   round-trip everything that decides a later step.
 //
+// # The window (evict.go)
+//
+// At strong SI (checked for Adya SI and strong session SI too) a step
+// first checks the screen: the held members, one ghost transaction that
+// holds what evicted ones left (each key's last version, under an unknown
+// initial state the initial values their reads fixed), and the reads of
+// in-doubt members whose client interval has closed. The screen is never
+// weaker than A_t, so a valid screen proves the step valid, and the step
+// evicts the longest sealed prefix X (its reads in the screen, ended
+// before every member whose reads are not, and first in a completion of
+// the screen: the witness, reordered and checked by culprit) into the
+// archive, the witness replayed over X giving the new ghost. A screen
+// that is not valid brings the archive back (reset) and the full A_t
+// decides as S1-S7 say: alerts never come from the ghost.
+//
+//	W1 the screen with any future satisfiable implies A_t with it
+//	   satisfiable (docs/SEMANTICS.md §5 "Eviction at strong snapshot
+//	   isolation");
+//	W2 the archive holds every evicted body with its name, flags and
+//	   release number, and the closings that came after; a reset
+//	   restores e.txs exactly (release order);
+//	W3 the ghost precedes every member in real time.
+//
 // # Complexity and what is left
 //
-// Every step that changed the instance runs the offline check on all of
-// it: O(n) to prepare and encode n transactions, and a search that real
-// time settles in practice (the pre-check at strong SI). The engine keeps
-// every released transaction: nothing is evicted, so memory and the cost
-// of a step grow with the stream, and `run` says so at start. The
-// eviction rules for begin and commit nodes are argued in
-// docs/SEMANTICS.md §5 "The window at the snapshot levels" but not
-// implemented.
+// A step costs the screen (the window and the ghost) when it passes, and
+// the whole released stream when it does not (anomalies, deferred cores,
+// a witness choice a later read contradicted). GSI keeps everything (E3).
+// The archive is in memory (about the spill codec's size per evicted
+// body), so memory still grows with the stream; a body file would bound
+// it. `run` keeps its start warning.
 package sionline

@@ -86,6 +86,17 @@ type Engine struct {
 	steps, checks, unchecked, unknowns int
 	lastStart                          int64
 	conflicts                          int64
+
+	// The bounded window (evict.go): seq numbers releases (the order the
+	// full instance is rebuilt in); arch holds the evicted transactions'
+	// bodies and later closings; ghost is what they leave to the screen;
+	// pendingClose maps the ID of an archived transaction not yet
+	// time-closed to its seq. evicted, resets and probeFails count.
+	seq                         uint64
+	arch                        []byte
+	ghost                       *ghost
+	pendingClose                map[string]uint64
+	evicted, resets, probeFails int
 }
 
 // tx is one transaction the engine holds: its body, the name alert
@@ -95,6 +106,7 @@ type tx struct {
 	T    history.Txn
 	Name string
 	Fl   uint8
+	Seq  uint64
 }
 
 // New starts an engine for opts.Level, a level of the family (Levels).
@@ -102,7 +114,7 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 	if !Levels(opts.Level) {
 		return nil, fmt.Errorf("sionline: %s is not a level of the snapshot-isolation family", opts.Level)
 	}
-	e := &Engine{promised: opts.Level, opts: opts, stream: cfg.Stream, newest: map[string]int{}, byName: map[string]int{}, lastStart: math.MinInt64}
+	e := &Engine{promised: opts.Level, opts: opts, stream: cfg.Stream, newest: map[string]int{}, byName: map[string]int{}, lastStart: math.MinInt64, pendingClose: map[string]uint64{}}
 	e.opts.Level = Checked(opts.Level)
 	return e, nil
 }
@@ -121,7 +133,8 @@ func (e *Engine) add(t history.Txn, fl uint8) int {
 		name = t.ID + "@" + strconv.FormatInt(t.Start, 10) + primes(n)
 	}
 	i := len(e.txs)
-	e.txs = append(e.txs, tx{T: t, Name: name, Fl: fl})
+	e.seq++
+	e.txs = append(e.txs, tx{T: t, Name: name, Fl: fl, Seq: e.seq})
 	e.byName[name] = i
 	e.dirty = true
 	return i
@@ -153,12 +166,18 @@ func (e *Engine) Close(ids ...string) {
 		if i, ok := e.newest[id]; ok && e.txs[i].Fl&fClosed == 0 {
 			e.txs[i].Fl |= fClosed
 			e.dirty = true
+		} else if !ok && e.closeArchived(id) {
+			e.dirty = true
 		}
 	}
 }
 
 // CloseAll is end of input: every transaction time-closes.
 func (e *Engine) CloseAll() {
+	for _, id := range sortedIDs(e.pendingClose) {
+		e.closeArchived(id)
+		e.dirty = true
+	}
 	for i := range e.txs {
 		if e.txs[i].Fl&fClosed == 0 {
 			e.txs[i].Fl |= fClosed
@@ -196,7 +215,28 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 	if !e.dirty && !e.deferred {
 		return nil, nil
 	}
-	h := e.instance()
+	if e.evicting() && !e.deferred {
+		// The screen: the held members, the ghost, and the reads of
+		// in-doubt members whose client interval closed. Valid, it
+		// proves A_t valid (docs/SEMANTICS.md §5 "Eviction at strong
+		// snapshot isolation") and the step evicts; otherwise A_t
+		// itself decides, on every body (reset).
+		h := e.instance(true)
+		e.checks++
+		res, err := incremental.Check(ctx, h, e.opts, incremental.Config{MaxAnomalies: 1})
+		if err != nil {
+			return nil, fmt.Errorf("sionline: step %d: %w", e.steps, err)
+		}
+		e.conflicts += res.Stats.Conflicts
+		if res.Verdict == incremental.Valid {
+			e.dirty, e.undecided = false, false
+			return nil, e.evict(h, res.Witness)
+		}
+	}
+	if err := e.reset(); err != nil {
+		return nil, err
+	}
+	h := e.instance(false)
 	e.checks++
 	res, err := incremental.Check(ctx, h, e.opts, incremental.Explaining(incremental.Config{MaxAnomalies: MaxAnomaliesPerStep}))
 	if err != nil {
@@ -349,7 +389,7 @@ func dropUnwritten(h *history.History, opts history.Options) *history.History {
 // writers outside every session; projected on the members (released, not
 // quarantined), so that a read a quarantined or unchecked writer could
 // explain is dropped too (docs/SEMANTICS.md §3).
-func (e *Engine) instance() *history.History {
+func (e *Engine) instance(screen bool) *history.History {
 	wildKeys := map[history.Key]bool{}
 	wildAll := false
 	for i := range e.txs {
@@ -363,8 +403,13 @@ func (e *Engine) instance() *history.History {
 			}
 		}
 	}
-	h := &history.History{Txns: make([]history.Txn, len(e.txs))}
-	members := make([]string, 0, len(e.txs))
+	h := &history.History{Txns: make([]history.Txn, len(e.txs), len(e.txs)+1)}
+	members := make([]string, 0, len(e.txs)+1)
+	if screen && e.ghost != nil {
+		// After the members' slots (h.Txns[i] is e.txs[i] below).
+		h.Txns = append(h.Txns, e.ghost.txn(e.opts.InitialState))
+		members = append(members, ghostName)
+	}
 	for i := range e.txs {
 		x := &e.txs[i]
 		t := x.T
@@ -384,7 +429,7 @@ func (e *Engine) instance() *history.History {
 			// Out of the members; its writes stay known to the projection.
 		default:
 			members = append(members, x.Name)
-			closed := x.Fl&fClosed != 0
+			closed := x.Fl&fClosed != 0 || (screen && e.readsClosed(x))
 			t.Ops = filterOps(t.Ops, func(op history.Op, internal bool) bool {
 				return op.Kind != history.Read || internal || (closed && !wildAll && !wildKeys[op.Key])
 			})
@@ -427,7 +472,10 @@ func filterOps(ops []history.Op, keep func(op history.Op, internal bool) bool) [
 // command's metrics and summaries read them): Window is the transactions
 // held, every released one in this engine.
 func (e *Engine) Stats() online.OnlineStats {
-	st := online.OnlineStats{Released: len(e.txs) - e.unchecked, Unchecked: e.unchecked, Alerts: len(e.alerts), Steps: e.steps, Checks: e.checks, Conflicts: e.conflicts}
+	st := online.OnlineStats{Released: int(e.seq) - e.unchecked, Unchecked: e.unchecked, Alerts: len(e.alerts), Steps: e.steps, Checks: e.checks, Conflicts: e.conflicts, Evicted: e.evicted}
+	if e.ghost != nil {
+		st.Ghosts = 1
+	}
 	for _, x := range e.txs {
 		if x.Fl&(fUnchecked|fQuarantined) == 0 {
 			st.Window++
@@ -468,9 +516,17 @@ type snapshot struct {
 	Unknowns  int
 	LastStart int64
 	Conflicts int64
+	// The bounded window (evict.go).
+	Seq          uint64
+	Arch         []byte            `json:",omitempty"`
+	Ghost        *ghost            `json:",omitempty"`
+	PendingClose map[string]uint64 `json:",omitempty"`
+	Evicted      int               `json:",omitempty"`
+	Resets       int               `json:",omitempty"`
+	ProbeFails   int               `json:",omitempty"`
 }
 
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 // ErrCorrupt marks a snapshot that does not decode.
 var ErrCorrupt = errors.New("sionline: corrupt snapshot")
@@ -479,7 +535,8 @@ var ErrCorrupt = errors.New("sionline: corrupt snapshot")
 func (e *Engine) Snapshot() ([]byte, error) {
 	return json.Marshal(&snapshot{Version: snapshotVersion, Promised: e.promised.String(), Txs: e.txs, Newest: e.newest,
 		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Undecided: e.undecided, Steps: e.steps, Checks: e.checks,
-		Unchecked: e.unchecked, Unknowns: e.unknowns, LastStart: e.lastStart, Conflicts: e.conflicts})
+		Unchecked: e.unchecked, Unknowns: e.unknowns, LastStart: e.lastStart, Conflicts: e.conflicts,
+		Seq: e.seq, Arch: e.arch, Ghost: e.ghost, PendingClose: e.pendingClose, Evicted: e.evicted, Resets: e.resets, ProbeFails: e.probeFails})
 }
 
 // Restore rebuilds an engine from a Snapshot, for opts (the same level).
@@ -515,6 +572,22 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	}
 	e.alerts, e.dirty, e.deferred, e.undecided = s.Alerts, s.Dirty, s.Deferred, s.Undecided
 	e.steps, e.checks, e.unchecked, e.unknowns, e.lastStart, e.conflicts = s.Steps, s.Checks, s.Unchecked, s.Unknowns, s.LastStart, s.Conflicts
+	e.seq, e.arch, e.ghost, e.evicted, e.resets, e.probeFails = s.Seq, s.Arch, s.Ghost, s.Evicted, s.Resets, s.ProbeFails
+	if s.PendingClose != nil {
+		e.pendingClose = s.PendingClose
+	}
+	if e.ghost != nil {
+		// JSON leaves empty maps nil; the ghost's are written to.
+		if e.ghost.Reg == nil {
+			e.ghost.Reg = map[history.Key]history.Value{}
+		}
+		if e.ghost.List == nil {
+			e.ghost.List = map[history.Key][]history.Value{}
+		}
+		if e.ghost.Pin == nil {
+			e.ghost.Pin = map[history.Key]history.Op{}
+		}
+	}
 	return e, nil
 }
 

@@ -1,6 +1,8 @@
 package sionline
 
 import (
+	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -146,5 +148,58 @@ func TestLaterWriterMayBeTheSource(t *testing.T) {
 				t.Errorf("tick %d: the released prefix satisfies SI, yet the alert claims it violates", tc.tick)
 			}
 		}
+	}
+}
+
+// pad returns committed writers of key "pad", one every 10 time units from
+// from to to, that move the watermark so that earlier members close and
+// may be evicted.
+func pad(from, to int64) []history.Txn {
+	var out []history.Txn
+	for s := from; s < to; s += 10 {
+		out = append(out, txn("p"+strconv.FormatInt(s, 10), "p", s, s+1, w("pad", strconv.FormatInt(s, 10))))
+	}
+	return out
+}
+
+// SS5 (a pin, docs/SEMANTICS.md §5 "Eviction at strong snapshot
+// isolation"): under an unknown initial state r1 reads x5 and, long after
+// r1 was evicted, r2 reads x6: one initial value cannot be both. An
+// eviction that forgets what r1's read fixed misses the alert.
+func TestEvictionPinsInitialValues(t *testing.T) {
+	h := &history.History{Txns: append(append([]history.Txn{txn("r1", "a", 0, 1, r("x", "5"))}, pad(10, 200)...),
+		txn("r2", "b", 300, 301, r("x", "6")))}
+	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialUnknown}
+	if ok, _, _ := oracle.Check(h, opts); ok {
+		t.Fatal("the history should be invalid")
+	}
+	fired, eng := live(t, h, opts, rand.New(rand.NewPCG(5, 5)), 1, 1, -1)
+	if len(fired) == 0 {
+		t.Fatal("no alert: the evicted read's initial value was forgotten")
+	}
+	if eng.Stats().Evicted == 0 {
+		t.Fatal("nothing was evicted: the history does not exercise the ghost")
+	}
+}
+
+// SS6 (an in-doubt reader): u's outcome is unknown; v reads u's write, so
+// u committed, and then u's read of x1, which nobody wrote, is an
+// anomaly, known once u has time-closed. An eviction of u while its reads
+// are out of the instance (A_t drops an in-doubt reader's reads) would
+// miss it; the screen has them from the end of u's client interval.
+func TestEvictionKeepsInDoubtReads(t *testing.T) {
+	u := txn("u", "a", 0, 2, r("x", "1"), w("y", "1"))
+	u.Status = history.Unknown
+	h := &history.History{Txns: append([]history.Txn{u, txn("v", "b", 5, 6, r("y", "1"))}, pad(10, 300)...)}
+	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty, InDoubt: 100}
+	if ok, _, _ := oracle.Check(h, opts); ok {
+		t.Fatal("the history should be invalid")
+	}
+	fired, eng := live(t, h, opts, rand.New(rand.NewPCG(6, 6)), 1, 1, -1)
+	if len(fired) == 0 {
+		t.Fatal("no alert: the in-doubt reader's read was lost")
+	}
+	if eng.Stats().Evicted == 0 {
+		t.Fatal("nothing was evicted: the history does not exercise the window")
 	}
 }

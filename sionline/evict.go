@@ -1,0 +1,849 @@
+package sionline
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/online"
+)
+
+// The bounded window at strong snapshot isolation (docs/SEMANTICS.md §5
+// "Eviction at strong snapshot isolation: a sealed prefix and one ghost").
+//
+// A step whose screen (the held members, the ghost, and the reads of
+// unknown-outcome members whose client interval has closed) is valid
+// evicts a sealed prefix X of the members: every member outside X, and
+// every transaction still to come, begins after every member of X ended
+// (E1: both nodes of X are settled). X leaves for the archive, and the
+// ghost, one committed writer that precedes every member in real time,
+// takes over from it: per key, the value of the last version X (with the
+// ghost before it) leaves (E2: the set of live versions collapsed to one
+// by the liveness rules, or X is shortened until it does), and under an
+// unknown initial state the initial value X's reads fixed. A probe, a
+// read-only transaction after all of I = {ghost} ∪ X that reads those
+// values, must be satisfiable with I: some completion of I leaves exactly
+// them (E4: what the future can see of I, with nothing else carried).
+
+// maxShrink bounds how often one step shortens X (each try is a linear
+// pass).
+const maxShrink = 6
+
+// ghostName names the ghost in the screen; it is never a member's name
+// (add gives names of released IDs, "unchecked:" ones, or ID@start).
+const ghostName = "sionline:ghost"
+
+// ghost is what the evicted transactions leave (docs/SEMANTICS.md §5,
+// E2 and E4): per register key the value its last version holds; per list
+// key the elements appended after the initial list, in list order; and
+// under an unknown initial state the initial value or list of a key,
+// when an evicted read fixed it (a list's pin may hold appends a covering
+// read saw: only the whole list is ever seen again). Time is the ghost's start and end: at or before every
+// evicted member's start, so it precedes every member in real time.
+type ghost struct {
+	Reg  map[history.Key]history.Value
+	List map[history.Key][]history.Value
+	Pin  map[history.Key]history.Op
+	Time int64
+}
+
+// txn is the ghost as a transaction of the screen: the pins read first
+// (the reads of the initial state), then the appends and the last
+// versions written. Keys in sorted order: the screen's encoding does not
+// depend on map order.
+func (g *ghost) txn(init history.InitialState) history.Txn {
+	t := history.Txn{ID: ghostName, Start: g.Time, End: g.Time, HasTime: true, Status: history.Committed}
+	for _, k := range sortedKeys(g.Pin) {
+		t.Ops = append(t.Ops, g.Pin[k])
+	}
+	for _, k := range sortedKeys(g.List) {
+		for _, v := range g.List[k] {
+			t.Ops = append(t.Ops, history.Op{Kind: history.Append, Key: k, Value: v})
+		}
+	}
+	for _, k := range sortedKeys(g.Reg) {
+		t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: k, Value: g.Reg[k]})
+	}
+	return t
+}
+
+func sortedKeys[V any](m map[history.Key]V) []history.Key {
+	ks := make([]history.Key, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func (g *ghost) clone() *ghost {
+	c := &ghost{Reg: make(map[history.Key]history.Value, len(g.Reg)), List: make(map[history.Key][]history.Value, len(g.List)),
+		Pin: make(map[history.Key]history.Op, len(g.Pin)), Time: g.Time}
+	for k, v := range g.Reg {
+		c.Reg[k] = v
+	}
+	for k, v := range g.List {
+		c.List[k] = v
+	}
+	for k, v := range g.Pin {
+		c.Pin[k] = v
+	}
+	return c
+}
+
+// evicting says whether this engine evicts: at a level whose real time
+// orders a finished commit before a later begin (strong SI, checked for
+// Adya SI and strong session SI too). Under GSI every version ever
+// committed stays visible to a future read-only snapshot (E3), so nothing
+// is evicted there.
+func (e *Engine) evicting() bool { return e.opts.Level.SnapshotRealTime() }
+
+// readsClosed says whether member x's reads are in the screen: it is
+// time-closed, or its outcome is unknown and its client interval has
+// closed (every transaction still to come starts after lastStart). The
+// second puts an in-doubt reader's reads in the screen before `check`
+// would count them (its commit may come as late as e + D, and a writer
+// released until then may be its source): a stronger screen, never a
+// weaker one.
+func (e *Engine) readsClosed(x *tx) bool {
+	if x.Fl&fClosed != 0 {
+		return true
+	}
+	t := &x.T
+	return t.Status == history.Unknown && t.HasTime && e.lastStart != math.MinInt64 && t.End <= e.lastStart-2*e.opts.Skew
+}
+
+// view is one member of X as the screen saw it: its projected ops (reads
+// the projection dropped are no constraint), per key its external read
+// (the first op on the key, when a read) and its last write or appends.
+type view struct {
+	t      *history.Txn
+	status history.Status
+	start  int64
+	end    int64
+	sess   string
+	hasSes bool
+	// kEnd: for an unknown outcome, the end of the earliest committed
+	// later member of its session in X (its commit precedes that one's
+	// begin, and so whatever that one precedes), or MaxInt64.
+	kEnd    int64
+	reads   map[history.Key]history.Op
+	writes  map[history.Key]history.Value
+	appends map[history.Key][]history.Value
+}
+
+// before says that a's commit precedes b's begin in every completion in
+// which a commits: real time, or through a committed later member of a's
+// session that is b or precedes b in real time.
+func (e *Engine) before(a, b *view) bool {
+	if a == b {
+		return false
+	}
+	if e.opts.Precedes(a.t, b.t) {
+		return true
+	}
+	if a.kEnd == math.MaxInt64 {
+		return false
+	}
+	if b.status == history.Committed && b.hasSes && a.hasSes && b.sess == a.sess && b.start > a.start {
+		return true
+	}
+	return a.kEnd <= b.start-2*e.opts.Skew
+}
+
+// evict runs after a valid screen h whose completion is witness (begin
+// and commit events in an order every constraint of h allows): it finds
+// the longest sealed prefix X, in start order, whose members have their
+// reads in the screen and whose events all precede every other member's
+// in the witness, shortened before any key whose last version the
+// liveness rules leave open (while the window is small enough to wait),
+// and moves X to the archive with the ghost the witness gives
+// (docs/SEMANTICS.md §5 "Eviction at strong snapshot isolation").
+func (e *Engine) evict(h *history.History, witness []string) error {
+	var mem []int
+	for i := range e.txs {
+		if e.txs[i].Fl&(fUnchecked|fQuarantined) == 0 {
+			mem = append(mem, i)
+		}
+	}
+	if len(mem) == 0 || len(witness) == 0 {
+		return nil
+	}
+	// open[p]: the earliest start of a member of mem[p:] whose reads are
+	// not in the screen yet; ok[p]: mem[:p] may go as far as time goes.
+	open := make([]int64, len(mem)+1)
+	open[len(mem)] = math.MaxInt64
+	for p := len(mem) - 1; p >= 0; p-- {
+		open[p] = open[p+1]
+		if x := &e.txs[mem[p]]; !e.readsClosed(x) {
+			open[p] = min(open[p], x.T.Start)
+		}
+	}
+	ok := make([]bool, len(mem)+1)
+	limit, end := 0, int64(math.MinInt64)
+	for p := 1; p <= len(mem); p++ {
+		x := &e.txs[mem[p-1]]
+		if !x.T.HasTime || !e.readsClosed(x) {
+			break
+		}
+		end = max(end, x.T.End)
+		if (open[p] == math.MaxInt64 || end <= open[p]-2*e.opts.Skew) && (p == len(mem) || e.txs[mem[p]].T.Start > x.T.Start) {
+			ok[p], limit = true, p
+		}
+	}
+	if limit == 0 {
+		return nil
+	}
+	byName := make(map[string]*history.Txn, len(h.Txns))
+	for i := range h.Txns {
+		byName[h.Txns[i].ID] = &h.Txns[i]
+	}
+	index := make(map[string]int, len(mem))
+	for n, i := range mem {
+		index[e.txs[i].Name] = n
+	}
+	for try := 0; try < maxShrink && limit > 0; try++ {
+		if c := culprit(h, witness, index, limit, byName); c >= 0 {
+			for limit = c; limit > 0 && !ok[limit]; limit-- {
+			}
+			continue
+		}
+		g := e.replay(mem[:limit], byName, witness)
+		if len(mem) <= WaitWindow {
+			// Precision, not exactness: wait for keys whose last
+			// version the liveness rules leave open, and for keys where
+			// they disagree with the witness (a rule too bold: counted).
+			d, firstOpen, err := e.summarize(mem[:limit], byName)
+			if err != nil {
+				return err
+			}
+			if firstOpen >= 0 {
+				for limit = firstOpen; limit > 0 && !ok[limit]; limit-- {
+				}
+				continue
+			}
+			if !agrees(d, g) {
+				e.probeFails++
+				return nil
+			}
+		}
+		e.archive(mem[:limit], g)
+		return nil
+	}
+	return nil
+}
+
+// culprit says whether the witness, with the events of X = the first
+// limit members moved before every other event (each part in its own
+// order), is still a completion of the screen, and if not which member
+// of X to cut before (the earliest, by position in start order). Only
+// two things can break (docs/SEMANTICS.md §5): a read of X that saw a
+// version written outside X (its source would move after it), and a read
+// outside X that began before a commit of X on its key (that commit
+// would move before it and could change what it saw). Real time and
+// session order cannot: X is closed downwards in start order. Writers of
+// a key overlap no more than before.
+func culprit(h *history.History, witness []string, index map[string]int, limit int, byName map[string]*history.Txn) int {
+	inX := func(name string) bool {
+		if name == ghostName {
+			return true
+		}
+		n, ok := index[name]
+		return ok && n < limit
+	}
+	lastWriter := map[history.Key]string{}
+	yBegun := map[history.Key]bool{}
+	c := -1
+	blame := func(name string) {
+		if n := index[name]; c < 0 || n < c {
+			c = n
+		}
+	}
+	for _, ev := range witness {
+		sp := strings.IndexByte(ev, ' ')
+		name := ev[sp+1:]
+		t := byName[name]
+		if t == nil {
+			continue
+		}
+		x := inX(name)
+		if ev[:sp] == "begin" {
+			seen := map[history.Key]bool{}
+			for _, op := range t.Ops {
+				if op.Kind == history.Read && !seen[op.Key] {
+					if x {
+						if w, ok := lastWriter[op.Key]; ok && !inX(w) && name != ghostName {
+							blame(name)
+						}
+					} else {
+						yBegun[op.Key] = true
+					}
+				}
+				seen[op.Key] = true
+			}
+			continue
+		}
+		for _, op := range t.Ops {
+			if op.Kind == history.Read {
+				continue
+			}
+			lastWriter[op.Key] = name
+			if x && yBegun[op.Key] && name != ghostName {
+				blame(name)
+			}
+		}
+	}
+	return c
+}
+
+// WaitWindow is how many members the window may hold while an eviction
+// waits for a key's last version to be decided (by a later read or
+// writer) rather than take the witness's choice. Past it the witness's
+// choice is kept: exact still (the screen is stronger than A_t), but a
+// later read that contradicts it makes the screen fail and the step
+// rebuild from the archive (a reset).
+var WaitWindow = 4096
+
+// replay runs the witness over I = {ghost} ∪ X: the last register
+// version and the appends per key, and, under an unknown initial state,
+// the initial value each read of I saw before any write of its key (the
+// pins). The result is the ghost after X.
+func (e *Engine) replay(xs []int, byName map[string]*history.Txn, witness []string) *ghost {
+	in := make(map[string]*history.Txn, len(xs)+1)
+	g := &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}, Pin: map[history.Key]history.Op{}, Time: math.MaxInt64}
+	if e.ghost != nil {
+		gt := e.ghost.txn(e.opts.InitialState)
+		in[ghostName] = &gt
+		g.Time = e.ghost.Time
+	}
+	for _, i := range xs {
+		t := byName[e.txs[i].Name]
+		in[t.ID] = t
+		g.Time = min(g.Time, t.Start)
+	}
+	unknownInit := e.opts.InitialState == history.InitialUnknown
+	for _, ev := range witness {
+		sp := strings.IndexByte(ev, ' ')
+		t := in[ev[sp+1:]]
+		if t == nil {
+			continue
+		}
+		if ev[:sp] == "begin" {
+			if !unknownInit {
+				continue
+			}
+			seen := map[history.Key]bool{}
+			for _, op := range t.Ops {
+				if op.Kind == history.Read && !seen[op.Key] {
+					_, w := g.Reg[op.Key]
+					_, p := g.Pin[op.Key]
+					if !w && !p {
+						if op.IsList {
+							l := g.List[op.Key]
+							if len(op.List) >= len(l) {
+								op.List = slices.Clone(op.List[:len(op.List)-len(l)])
+							}
+						}
+						g.Pin[op.Key] = op
+					}
+				}
+				seen[op.Key] = true
+			}
+			continue
+		}
+		for _, op := range t.Ops {
+			switch op.Kind {
+			case history.Write:
+				g.Reg[op.Key] = op.Value
+				delete(g.Pin, op.Key)
+			case history.Append:
+				g.List[op.Key] = append(g.List[op.Key], op.Value)
+			}
+		}
+	}
+	return g
+}
+
+// agrees says whether the liveness rules' ghost d gives every key the
+// last version the witness's ghost g gives it (the whole list for a
+// list; a pin only where d has one).
+func agrees(d, g *ghost) bool {
+	whole := func(x *ghost, k history.Key) []history.Value {
+		var l []history.Value
+		if p, ok := x.Pin[k]; ok {
+			l = append(l, p.List...)
+		}
+		return append(l, x.List[k]...)
+	}
+	for k, v := range d.Reg {
+		if g.Reg[k] != v {
+			return false
+		}
+	}
+	for k := range d.List {
+		if !slices.Equal(whole(d, k), whole(g, k)) {
+			return false
+		}
+	}
+	for k, p := range d.Pin {
+		if q, ok := g.Pin[k]; ok && !p.IsList && q.Value != p.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// summarize computes the ghost that {current ghost} ∪ X leaves, X being
+// the members xs, or the position in xs of the earliest member writing a
+// key whose last version is not decided (firstOpen >= 0).
+func (e *Engine) summarize(xs []int, byName map[string]*history.Txn) (*ghost, int, error) {
+	vs := make([]view, len(xs))
+	for j, i := range xs {
+		x := &e.txs[i]
+		t := byName[x.Name]
+		if t == nil {
+			return nil, 0, fmt.Errorf("sionline: member %q is not in the screen", x.Name)
+		}
+		v := view{t: t, status: t.Status, start: t.Start, end: t.End, sess: t.Session, hasSes: t.HasSession, kEnd: math.MaxInt64,
+			reads: map[history.Key]history.Op{}, writes: map[history.Key]history.Value{}, appends: map[history.Key][]history.Value{}}
+		seen := map[history.Key]bool{}
+		for _, op := range t.Ops {
+			switch op.Kind {
+			case history.Read:
+				if !seen[op.Key] {
+					v.reads[op.Key] = op
+				}
+			case history.Write:
+				v.writes[op.Key] = op.Value
+			case history.Append:
+				v.appends[op.Key] = append(v.appends[op.Key], op.Value)
+			}
+			seen[op.Key] = true
+		}
+		vs[j] = v
+	}
+	// Session successors of unknown outcomes.
+	bySess := map[string][]int{}
+	for j := range vs {
+		if vs[j].hasSes {
+			bySess[vs[j].sess] = append(bySess[vs[j].sess], j)
+		}
+	}
+	for j := range vs {
+		if vs[j].status != history.Unknown || !vs[j].hasSes {
+			continue
+		}
+		for _, k := range bySess[vs[j].sess] {
+			if vs[k].status == history.Committed && vs[k].start > vs[j].start {
+				vs[j].kEnd = min(vs[j].kEnd, vs[k].end)
+			}
+		}
+	}
+	type keyUse struct{ writers, appenders, readers []int }
+	keys := map[history.Key]*keyUse{}
+	use := func(k history.Key) *keyUse {
+		u := keys[k]
+		if u == nil {
+			u = &keyUse{}
+			keys[k] = u
+		}
+		return u
+	}
+	for j := range vs {
+		if vs[j].status == history.Aborted {
+			continue // no node: writes nothing, its reads order nothing
+		}
+		for k := range vs[j].writes {
+			use(k).writers = append(use(k).writers, j)
+		}
+		for k := range vs[j].appends {
+			use(k).appenders = append(use(k).appenders, j)
+		}
+		for k := range vs[j].reads {
+			use(k).readers = append(use(k).readers, j)
+		}
+	}
+	g := &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}, Pin: map[history.Key]history.Op{}, Time: math.MaxInt64}
+	if e.ghost != nil {
+		g = e.ghost.clone()
+	}
+	for _, j := range vs {
+		g.Time = min(g.Time, j.start)
+	}
+	firstOpen := -1
+	open := func(js []int) {
+		for _, j := range js {
+			if firstOpen < 0 || j < firstOpen {
+				firstOpen = j
+			}
+		}
+	}
+	unknownInit := e.opts.InitialState == history.InitialUnknown
+	for _, k := range sortedKeys(keys) {
+		u := keys[k]
+		switch {
+		case len(u.appenders) > 0:
+			pin, l, ok := e.lastList(vs, u.appenders, u.readers, k, g)
+			if !ok {
+				open(u.appenders)
+				continue
+			}
+			g.List[k] = l
+			if pin != nil {
+				g.Pin[k] = *pin
+			} else {
+				delete(g.Pin, k)
+			}
+		case len(u.writers) > 0:
+			v, ok := e.lastRegister(vs, u.writers, u.readers, k, g)
+			if !ok {
+				open(u.writers)
+				continue
+			}
+			g.Reg[k] = v
+			delete(g.Pin, k)
+		case unknownInit:
+			// Read, never written by X: if no evicted writer wrote it
+			// either, X's reads read the initial value, which the
+			// ghost must fix (a read by a committed member first).
+			if _, w := g.Reg[k]; w {
+				continue
+			}
+			if _, w := g.Pin[k]; w {
+				continue
+			}
+			best := -1
+			for _, j := range u.readers {
+				if best < 0 || (vs[j].status == history.Committed && vs[best].status != history.Committed) {
+					best = j
+				}
+			}
+			pin := vs[best].reads[k]
+			if l, w := g.List[k]; w {
+				// The read saw the initial list, then the ghost's
+				// appends: the pin is what comes before them.
+				if !pin.IsList || len(pin.List) < len(l) || !slices.Equal(pin.List[len(pin.List)-len(l):], l) {
+					open(u.readers)
+					continue
+				}
+				pin.List = slices.Clone(pin.List[:len(pin.List)-len(l)])
+			}
+			g.Pin[k] = pin
+		}
+	}
+	return g, firstOpen, nil
+}
+
+// lastRegister decides the value of k's last version after {ghost} ∪ X:
+// the one candidate (the ghost's version, or a writer's last write) that
+// no liveness rule proves overwritten, when it is committed.
+func (e *Engine) lastRegister(vs []view, writers, readers []int, k history.Key, g *ghost) (history.Value, bool) {
+	gv, hasGhost := g.Reg[k]
+	committed := func(j int) bool { return vs[j].status == history.Committed }
+	// The ghost's version is overwritten by any committed writer (all of
+	// X follows it), or seen overwritten by a committed reader of another
+	// value.
+	ghostLive := hasGhost
+	for _, j := range writers {
+		ghostLive = ghostLive && !committed(j)
+	}
+	for _, j := range readers {
+		if committed(j) && (!hasGhost || vs[j].reads[k].Value != gv) {
+			ghostLive = false
+		}
+	}
+	// A read's sole possible source among the candidates (D3 needs it).
+	sources := map[history.Value][]int{}
+	for _, j := range writers {
+		sources[vs[j].writes[k]] = append(sources[vs[j].writes[k]], j)
+	}
+	initCanBe := func(v history.Value) bool {
+		if hasGhost {
+			return false // the ghost's version follows the initial one
+		}
+		return e.opts.InitialState == history.InitialUnknown || v == history.Null
+	}
+	live := -1
+	nLive := 0
+	if ghostLive {
+		nLive++
+	}
+	for _, w := range writers {
+		v := vs[w].writes[k]
+		dead := false
+		for _, t := range writers {
+			if t != w && committed(t) && e.before(&vs[w], &vs[t]) {
+				dead = true // D1: a committed writer that follows it
+				break
+			}
+		}
+		for _, t := range readers {
+			if dead {
+				break
+			}
+			if t == w || !committed(t) {
+				continue
+			}
+			r := vs[t].reads[k]
+			if e.before(&vs[w], &vs[t]) && r.Value != v {
+				dead = true // D2: a committed reader after it saw another value
+			}
+			// D3: a committed writer whose read of k has w as its only
+			// possible source writes a later version.
+			if _, wr := vs[t].writes[k]; wr && !dead {
+				src := sources[r.Value]
+				if len(src) == 1 && src[0] == w && !(hasGhost && gv == r.Value) && !initCanBe(r.Value) {
+					dead = true
+				}
+			}
+		}
+		if !dead {
+			nLive++
+			live = w
+		}
+	}
+	switch {
+	case nLive != 1:
+		return "", false
+	case ghostLive:
+		return gv, true
+	case committed(live):
+		return vs[live].writes[k], true
+	}
+	return "", false
+}
+
+// lastList decides k's list after {ghost} ∪ X, as the ghost holds it
+// (pin, appends): a committed member that appends nothing to k and read
+// k after every appender of X saw it whole (under an unknown initial
+// state that list becomes the pin, else the appends); or the committed
+// appenders follow one another, and their appends go after the ghost's,
+// when the list before them is known or no read of I saw it.
+func (e *Engine) lastList(vs []view, appenders, readers []int, k history.Key, g *ghost) (pin *history.Op, appends []history.Value, ok bool) {
+	unknownInit := e.opts.InitialState == history.InitialUnknown
+	for _, r := range readers {
+		if vs[r].status != history.Committed || len(vs[r].appends[k]) > 0 || !vs[r].reads[k].IsList {
+			continue
+		}
+		all := true
+		for _, a := range appenders {
+			all = all && e.before(&vs[a], &vs[r])
+		}
+		if all {
+			l := vs[r].reads[k].List
+			if unknownInit {
+				op := vs[r].reads[k]
+				return &op, nil, true
+			}
+			return nil, l, true
+		}
+	}
+	var p *history.Op
+	if op, pinned := g.Pin[k]; pinned {
+		p = &op
+	} else if unknownInit && len(readers) > 0 {
+		return nil, nil, false // a read saw an initial list the ghost does not fix
+	}
+	chain := slices.Clone(appenders)
+	slices.SortFunc(chain, func(a, b int) int {
+		switch {
+		case vs[a].start < vs[b].start:
+			return -1
+		case vs[a].start > vs[b].start:
+			return 1
+		}
+		return a - b
+	})
+	out := slices.Clone(g.List[k])
+	for n, a := range chain {
+		if vs[a].status != history.Committed || (n > 0 && !e.before(&vs[chain[n-1]], &vs[a])) {
+			return nil, nil, false
+		}
+		out = append(out, vs[a].appends[k]...)
+	}
+	return p, out, true
+}
+
+// archive moves the members xs (positions in e.txs, in order) to the
+// archive and makes g the ghost.
+func (e *Engine) archive(xs []int, g *ghost) {
+	gone := make(map[int]bool, len(xs))
+	for _, i := range xs {
+		x := &e.txs[i]
+		e.arch = appendRecord(e.arch, x)
+		gone[i] = true
+		if x.Fl&fClosed == 0 {
+			e.pendingClose[x.T.ID] = x.Seq
+		}
+	}
+	kept := e.txs[:0]
+	for i := range e.txs {
+		if !gone[i] {
+			kept = append(kept, e.txs[i])
+		}
+	}
+	clear(e.txs[len(kept):])
+	e.txs = kept
+	e.evicted += len(xs)
+	e.ghost = g
+	e.reindex()
+}
+
+// reindex rebuilds byName and newest after e.txs changed. newest keeps,
+// per ID, the newest holder: an ID whose newest transaction left keeps
+// only its pending closing (pendingClose).
+func (e *Engine) reindex() {
+	clear(e.byName)
+	clear(e.newest)
+	for i := range e.txs {
+		x := &e.txs[i]
+		e.byName[x.Name] = i
+		if x.Fl&fUnchecked == 0 {
+			if _, p := e.pendingClose[x.T.ID]; p && e.pendingSeq(x.T.ID) > x.Seq {
+				continue
+			}
+			e.newest[x.T.ID] = i
+		}
+	}
+}
+
+func (e *Engine) pendingSeq(id string) uint64 { return e.pendingClose[id] }
+
+// Archive records: 'T' a transaction (seq, flags, name, body in the
+// spill codec), 'C' the later closing of an archived one (seq).
+const (
+	recTxn   = 'T'
+	recClose = 'C'
+)
+
+func appendRecord(b []byte, x *tx) []byte {
+	b = append(b, recTxn)
+	b = binary.AppendUvarint(b, x.Seq)
+	b = append(b, x.Fl)
+	b = binary.AppendUvarint(b, uint64(len(x.Name)))
+	b = append(b, x.Name...)
+	body := online.AppendTxnRecord(nil, &x.T)
+	b = binary.AppendUvarint(b, uint64(len(body)))
+	return append(b, body...)
+}
+
+var errArchive = errors.New("sionline: corrupt archive")
+
+// unarchive decodes the archive: the transactions in it, closings
+// applied.
+func unarchive(b []byte) ([]tx, error) {
+	var out []tx
+	at := map[uint64]int{}
+	uv := func() (uint64, bool) {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		return v, true
+	}
+	for len(b) > 0 {
+		kind := b[0]
+		b = b[1:]
+		seq, ok := uv()
+		if !ok {
+			return nil, errArchive
+		}
+		switch kind {
+		case recClose:
+			i, ok := at[seq]
+			if !ok {
+				return nil, errArchive
+			}
+			out[i].Fl |= fClosed
+		case recTxn:
+			if len(b) < 1 {
+				return nil, errArchive
+			}
+			fl := b[0]
+			b = b[1:]
+			n, ok := uv()
+			if !ok || n > uint64(len(b)) {
+				return nil, errArchive
+			}
+			name := string(b[:n])
+			b = b[n:]
+			if n, ok = uv(); !ok || n > uint64(len(b)) {
+				return nil, errArchive
+			}
+			t, err := online.DecodeTxnRecord(b[:n])
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", errArchive, err)
+			}
+			b = b[n:]
+			at[seq] = len(out)
+			out = append(out, tx{T: t, Name: name, Fl: fl, Seq: seq})
+		default:
+			return nil, errArchive
+		}
+	}
+	return out, nil
+}
+
+// closeArchived records the closing of an archived transaction.
+func (e *Engine) closeArchived(id string) bool {
+	seq, ok := e.pendingClose[id]
+	if !ok {
+		return false
+	}
+	e.arch = append(e.arch, recClose)
+	e.arch = binary.AppendUvarint(e.arch, seq)
+	delete(e.pendingClose, id)
+	return true
+}
+
+// reset puts every archived transaction back and drops the ghost: the
+// full instance A_t is what decides a step whose screen is not valid
+// (docs/SEMANTICS.md §5), and quarantine works on bodies.
+func (e *Engine) reset() error {
+	if e.ghost == nil && len(e.arch) == 0 {
+		return nil
+	}
+	back, err := unarchive(e.arch)
+	if err != nil {
+		return err
+	}
+	all := append(back, e.txs...)
+	slices.SortStableFunc(all, func(a, b tx) int {
+		switch {
+		case a.Seq < b.Seq:
+			return -1
+		case a.Seq > b.Seq:
+			return 1
+		}
+		return 0
+	})
+	// Names: an ID reused while its first holder was archived may have
+	// taken the same name; the later one is renamed as add would have.
+	seen := make(map[string]bool, len(all))
+	for i := range all {
+		for n := 0; seen[all[i].Name]; n++ {
+			all[i].Name = all[i].T.ID + "#" + fmt.Sprint(all[i].Seq) + primes(n)
+		}
+		seen[all[i].Name] = true
+	}
+	e.txs, e.arch, e.ghost = all, nil, nil
+	clear(e.pendingClose)
+	e.resets++
+	e.reindex()
+	e.dirty = true
+	return nil
+}
+
+func sortedIDs(m map[string]uint64) []string {
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}

@@ -1,0 +1,180 @@
+package sionline
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/driver"
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/internal/gen"
+	"github.com/streamcheck/streamcheck/online"
+	"github.com/streamcheck/streamcheck/window"
+)
+
+// live streams h through a window whose lateness covers the longest
+// transaction (so that the engine evicts as `run` would), accepting in
+// start order with a random delay of up to half the lateness, draining
+// every batch events, snapshotting and restoring the engine at restart
+// (>= 0). It returns the alerts and the engine.
+func live(t *testing.T, h *history.History, opts history.Options, rng *rand.Rand, tick int64, batch, restart int) ([]*online.Alert, *Engine) {
+	t.Helper()
+	ctx := context.Background()
+	var longest int64
+	for _, x := range h.Txns {
+		longest = max(longest, x.End-x.Start)
+	}
+	delay := longest/2 + 1
+	wcfg := window.Config{Partitions: 1, Lateness: longest + delay + 2*opts.Skew + 1, Skew: opts.Skew, InDoubt: opts.InDoubt}
+	win, err := window.New(wcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := New(opts, Config{Stream: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dcfg := driver.Config{Tick: tick, Skew: opts.Skew, Lateness: wcfg.Lateness}
+	d := driver.New(dcfg, win, eng, driver.NewState(1))
+	// Arrival order: start plus a random delay below the lateness's
+	// slack, so nothing is late.
+	order := make([]int, len(h.Txns))
+	key := make([]int64, len(h.Txns))
+	for i := range order {
+		order[i] = i
+		key[i] = h.Txns[i].Start + rng.Int64N(delay)
+	}
+	sortBy(order, key)
+	var fired []*online.Alert
+	drain := func() {
+		for d.HasReady() {
+			rd, err := d.Ready(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fired = append(fired, rd.Alerts...)
+		}
+	}
+	for n, i := range order {
+		if rej := d.Accept(0, int64(n), h.Txns[i], 0); rej != nil {
+			t.Fatalf("%s set aside: %+v", h.Txns[i].ID, rej)
+		}
+		if n%batch == batch-1 {
+			drain()
+		}
+		if n == restart {
+			drain()
+			snap, err := eng.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := *d.State()
+			if eng, err = Restore(opts, Config{Stream: "s"}, snap); err != nil {
+				t.Fatal(err)
+			}
+			if win, err = window.Restore(wcfg, d.Window().Snapshot()); err != nil {
+				t.Fatal(err)
+			}
+			d = driver.New(dcfg, win, eng, st)
+		}
+	}
+	d.EndInput()
+	drain()
+	rd, err := d.Final(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(fired, rd.Alerts...), eng
+}
+
+func sortBy(order []int, key []int64) {
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && key[order[j]] < key[order[j-1]]; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+}
+
+// TestEvictionMatchesCheck streams generated read-modify-write streams
+// (duplicates, unknown outcomes, list keys, aborts, either initial
+// state, with and without injected lost updates, read skews and G1)
+// through an evicting engine at strong SI, with the witness's choices
+// taken at once (WaitWindow 0: the most evictions, and the resets they
+// cause) and with the default wait, snapshotting and restoring midway:
+// the first verdict is check's on the whole stream, every alert's core is
+// invalid on its own there, and every anomaly-free stream evicts when the
+// witness's choices are taken at once. STREAMCHECK_SIONLINE_EVICT=N runs
+// N streams (default 8).
+func TestEvictionMatchesCheck(t *testing.T) {
+	count := 8
+	if testing.Short() {
+		count = 3
+	}
+	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIONLINE_EVICT")); err == nil && n > 0 {
+		count = n
+	}
+	defer func(w int) { WaitWindow = w }(WaitWindow)
+	inject := []string{history.LostUpdate, history.ReadSkew, history.G1a, history.G1b, history.G1c, history.WriteSkew}
+	evicted := 0
+	for i := 0; i < count; i++ {
+		rng := rand.New(rand.NewPCG(uint64(i), 2828))
+		cfg, _ := gen.Preset("mixed")
+		cfg.Seed = uint64(i + 1)
+		cfg.Txns = 150 + rng.IntN(250)
+		cfg.Keys = 20 + rng.IntN(60)
+		cfg.Sessions = 8
+		cfg.Concurrency = 5
+		cfg.ListRatio = []float64{0, 0.1, 0.3}[i%3]
+		cfg.UnknownRatio = []float64{0, 0.02, 0.1}[(i/3)%3]
+		cfg.DupValueRatio = []float64{0, 0.2}[i%2]
+		cfg.AbortRatio = 0.02
+		if i%2 == 1 {
+			cfg.Inject = []string{inject[rng.IntN(len(inject))]}
+		}
+		h, _, err := gen.Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 5_000_000, InitialState: history.InitialEmpty}
+		if i%4 >= 2 {
+			opts.InitialState = history.InitialUnknown
+		}
+		WaitWindow = []int{0, 4096}[(i/2)%2]
+		name := fmt.Sprintf("%d/lists=%.1f/unknown=%.2f/init=%s/inject=%v/wait=%d", i, cfg.ListRatio, cfg.UnknownRatio, opts.InitialState, cfg.Inject, WaitWindow)
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			want, err := incremental.Check(ctx, h, opts, incremental.Config{MaxAnomalies: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			restart := -1
+			if rng.IntN(2) == 0 {
+				restart = len(h.Txns) / 2
+			}
+			fired, eng := live(t, h, opts, rng, 100_000+rng.Int64N(2_000_000), 1+rng.IntN(8), restart)
+			if (len(fired) > 0) != (want.Verdict == incremental.Invalid) {
+				t.Fatalf("%d alerts, check says %s", len(fired), want.Verdict)
+			}
+			for _, a := range fired {
+				r, err := incremental.Check(ctx, incremental.Project(h, opts, a.Core), opts, incremental.Config{MaxAnomalies: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Verdict != incremental.Invalid {
+					t.Fatalf("alert core %v is %s on its own", a.Core, r.Verdict)
+				}
+			}
+			st := eng.Stats()
+			if WaitWindow == 0 && st.Evicted == 0 && len(fired) == 0 {
+				t.Errorf("nothing evicted from %d transactions", len(h.Txns))
+			}
+			evicted += st.Evicted
+			t.Logf("evicted %d, window %d at the end, resets %d", st.Evicted, st.Window, eng.resets)
+		})
+	}
+	t.Logf("%d streams, %d evictions", count, evicted)
+}
