@@ -46,7 +46,8 @@ type vboxState struct {
 	readers *readerIndex
 	// scratch
 	byPos []int32
-	cover []int32
+	rows  []uint64
+	cover []uint64
 	// settled counts the lemmas vboxSettle added, settleRounds its
 	// rounds.
 	settled, settleRounds int
@@ -95,9 +96,6 @@ func (e *encoder) vboxIndex() *closure.Static {
 	v.known = nil
 	return v.reach
 }
-
-// vboxCoverCap bounds the nearer writers kept per writer in vboxKey.
-const vboxCoverCap = 8
 
 // vboxRounds bounds the fixpoint: on a generated 20K history the rounds
 // decided 18,567, 3,694, 657, 141, 26, 6, 4 and 0 pairs.
@@ -171,13 +169,56 @@ func (e *encoder) vboxDecide(open [][3]int32, first bool) [][3]int32 {
 			}
 		}
 		e.wsScratch = ws
-		for i, a := range ws {
-			for _, b := range ws[i+1:] {
-				try(key, a, b)
+		byPos, rows, w := e.vboxReachSets(ws)
+		for i, a := range byPos {
+			row := rows[i*w : (i+1)*w]
+			for j := i + 1; j < len(byPos); j++ {
+				if row[j/64]&(1<<(j%64)) == 0 {
+					try(key, a, byPos[j])
+				}
 			}
 		}
 	}
 	return next
+}
+
+// vboxReachSets sorts the writers ws of a key by the index's topological
+// position and returns, for the i-th of them, a row of w words whose bit j
+// (j > i) is set iff the index proves that it reaches the j-th. Rows are
+// filled from the last writer back: once i reaches j, the row of j is
+// ORed in (i reaches all that j reaches, a proven path through j), so the
+// index is asked only about the writers no earlier answer covers. On a
+// key whose writers the known edges order into a chain that is one query
+// per writer instead of one per pair (the pair loops made the 100K
+// history's encoding quadratic: 12M pairs asked). The rows stay valid
+// until the next call.
+func (e *encoder) vboxReachSets(ws []int32) (byPos []int32, rows []uint64, w int) {
+	v := e.vbox
+	x := v.reach
+	byPos = append(v.byPos[:0], ws...)
+	slices.SortFunc(byPos, func(a, b int32) int {
+		return cmp.Compare(x.Pos(int32(e.node[a])), x.Pos(int32(e.node[b])))
+	})
+	v.byPos = byPos
+	n := len(byPos)
+	w = (n + 63) / 64
+	rows = slices.Grow(v.rows[:0], n*w)[:n*w]
+	clear(rows)
+	v.rows = rows
+	for i := n - 1; i >= 0; i-- {
+		row := rows[i*w : (i+1)*w]
+		na := int32(e.node[byPos[i]])
+		for j := i + 1; j < n; j++ {
+			if row[j/64]&(1<<(j%64)) != 0 || !x.Reaches(na, int32(e.node[byPos[j]])) {
+				continue
+			}
+			row[j/64] |= 1 << (j % 64)
+			for k, word := range rows[j*w : (j+1)*w] {
+				row[k] |= word
+			}
+		}
+	}
+	return byPos, rows, w
 }
 
 // vboxBefore reports a proven known path from a's node to b's node.
@@ -200,23 +241,25 @@ func (e *encoder) vboxBefore(a, b int32) bool {
 // is overwritten by b, so they precede b); their rw edges go to the
 // minimal decided writers after a only: a reader r of a with r -> m and m
 // reaching b through known edges reaches b in every model. D1 still holds:
-// a writer of a's value needs no edge and so covers nothing.
+// a writer of a's value needs no edge and so covers nothing. The rows of
+// vboxReachSets are closed under proven paths, so "m reaches b" is one
+// bit, and every minimal writer is found (no cap on the nearer writers).
 func (e *encoder) vboxKey(key int32, ws []int32, readersOf *readerIndex) {
 	v := e.vbox
-	x := v.reach
-	byPos := append(v.byPos[:0], ws...)
-	slices.SortFunc(byPos, func(a, b int32) int {
-		return cmp.Compare(x.Pos(int32(e.node[a])), x.Pos(int32(e.node[b])))
-	})
-	v.byPos = byPos
+	byPos, rows, w := e.vboxReachSets(ws)
+	cover := slices.Grow(v.cover[:0], w)[:w]
+	v.cover = cover
 	for i, a := range byPos {
 		if e.stopped() {
 			return
 		}
 		readers := readersOf.get(key, a)
-		cover := v.cover[:0]
-		for _, b := range byPos[i+1:] {
-			if !x.Reaches(int32(e.node[a]), int32(e.node[b])) {
+		row := rows[i*w : (i+1)*w]
+		clear(cover)
+		for j := i + 1; j < len(byPos); j++ {
+			b := byPos[j]
+			bit := uint64(1) << (j % 64)
+			if row[j/64]&bit == 0 {
 				e.orderPair(key, a, b, readersOf)
 				continue
 			}
@@ -228,23 +271,12 @@ func (e *encoder) vboxKey(key int32, ws []int32, readersOf *readerIndex) {
 				e.dups().d1++
 				continue
 			}
-			covered := false
-			// Past vboxCoverCap nearer writers the search for an excuse
-			// would be cubic in the writers of the key (sparse known
-			// graphs, like register workloads, have many minimal ones):
-			// the edge is drawn instead, which is always allowed.
-			for _, m := range cover[:min(len(cover), vboxCoverCap)] {
-				if x.Reaches(int32(e.node[m]), int32(e.node[b])) {
-					covered = true
-					break
-				}
-			}
-			if covered {
+			if cover[j/64]&bit != 0 {
 				v.covered += len(readers)
 				continue
 			}
-			if len(cover) < vboxCoverCap {
-				cover = append(cover, b)
+			for k, word := range rows[j*w : (j+1)*w] {
+				cover[k] |= word
 			}
 			via := e.p.orderVia(a, b)
 			for _, rd := range readers {
@@ -253,7 +285,6 @@ func (e *encoder) vboxKey(key int32, ws []int32, readersOf *readerIndex) {
 				}
 			}
 		}
-		v.cover = cover
 	}
 }
 
