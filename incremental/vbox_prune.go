@@ -405,21 +405,6 @@ func (e *encoder) vboxLayout(txns []int32) {
 	copy(txns, out)
 }
 
-// vboxPruneLimit is the solver's PruneLimit for an encoding: -1 (no
-// bounded search for a path back when an edge is added) in V1's scope,
-// where vboxSettle prunes the same edges against the finished instance,
-// else 0 (the solver's default). At edge-add time the search sees only
-// the edges drawn so far, and on a generated 50K history without
-// timestamps it spent a quarter of the encoding; with vboxSettle after
-// it, turning it off left the 20K history's conflicts at 17 (18 with it).
-// A pruning lemma is implied, so this changes no verdict.
-func vboxPruneLimit(p *prepared, cfg encodeConfig) int {
-	if vboxSeed(p, cfg) == 0 {
-		return -1
-	}
-	return 0
-}
-
 // vboxSeed is the solver seed for an encoding: 0 (no activity jitter, so
 // untouched variables are decided in creation order) in V1's scope, the
 // fast path at a level without real time (vboxOn and !RealTime), else 1.
