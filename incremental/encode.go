@@ -559,6 +559,7 @@ func (e *encoder) encode() {
 	e.prune = newPruner(e)
 	e.encodeReads()
 	e.encodeVersionOrder()
+	e.vboxSettle()
 	e.encodeInitialValues()
 }
 

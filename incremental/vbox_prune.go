@@ -46,7 +46,11 @@ type vboxState struct {
 	readers *readerIndex
 	// scratch
 	byPos []int32
-	cover []int32
+	rows  []uint64
+	cover []uint64
+	// settled counts the lemmas vboxSettle added, settleRounds its
+	// rounds.
+	settled, settleRounds int
 }
 
 // vboxOn: fast path, pruning on, a complete history.
@@ -85,7 +89,7 @@ func (e *encoder) vboxIndex() *closure.Static {
 		n := v.forced
 		open = e.vboxDecide(open, round == 0)
 		v.rounds++
-		if v.forced == n || len(open) == 0 {
+		if !vboxAnotherRound(v.forced-n, e.s.NumNodes()) || len(open) == 0 {
 			break
 		}
 	}
@@ -93,8 +97,15 @@ func (e *encoder) vboxIndex() *closure.Static {
 	return v.reach
 }
 
-// vboxCoverCap bounds the nearer writers kept per writer in vboxKey.
-const vboxCoverCap = 8
+// vboxAnotherRound says whether a round of the pruning loop that gained
+// gained decisions (pairs, or permanent edges) on an instance of nodes
+// nodes is worth another: each round rebuilds the index, O(edges x band),
+// and the tail of the fixpoint gains a few each (a generated 20K history:
+// 18,549, 3,694, 657, 141, 26, 6 pairs; V1c's rounds 18,120, 1,444, 60,
+// 3, 2 permanent edges). Stopping early leaves the rest to the search.
+func vboxAnotherRound(gained, nodes int) bool {
+	return gained > 0 && gained*200 >= nodes
+}
 
 // vboxRounds bounds the fixpoint: on a generated 20K history the rounds
 // decided 18,567, 3,694, 657, 141, 26, 6, 4 and 0 pairs.
@@ -168,13 +179,56 @@ func (e *encoder) vboxDecide(open [][3]int32, first bool) [][3]int32 {
 			}
 		}
 		e.wsScratch = ws
-		for i, a := range ws {
-			for _, b := range ws[i+1:] {
-				try(key, a, b)
+		byPos, rows, w := e.vboxReachSets(ws)
+		for i, a := range byPos {
+			row := rows[i*w : (i+1)*w]
+			for j := i + 1; j < len(byPos); j++ {
+				if row[j/64]&(1<<(j%64)) == 0 {
+					try(key, a, byPos[j])
+				}
 			}
 		}
 	}
 	return next
+}
+
+// vboxReachSets sorts the writers ws of a key by the index's topological
+// position and returns, for the i-th of them, a row of w words whose bit j
+// (j > i) is set iff the index proves that it reaches the j-th. Rows are
+// filled from the last writer back: once i reaches j, the row of j is
+// ORed in (i reaches all that j reaches, a proven path through j), so the
+// index is asked only about the writers no earlier answer covers. On a
+// key whose writers the known edges order into a chain that is one query
+// per writer instead of one per pair (the pair loops made the 100K
+// history's encoding quadratic: 12M pairs asked). The rows stay valid
+// until the next call.
+func (e *encoder) vboxReachSets(ws []int32) (byPos []int32, rows []uint64, w int) {
+	v := e.vbox
+	x := v.reach
+	byPos = append(v.byPos[:0], ws...)
+	slices.SortFunc(byPos, func(a, b int32) int {
+		return cmp.Compare(x.Pos(int32(e.node[a])), x.Pos(int32(e.node[b])))
+	})
+	v.byPos = byPos
+	n := len(byPos)
+	w = (n + 63) / 64
+	rows = slices.Grow(v.rows[:0], n*w)[:n*w]
+	clear(rows)
+	v.rows = rows
+	for i := n - 1; i >= 0; i-- {
+		row := rows[i*w : (i+1)*w]
+		na := int32(e.node[byPos[i]])
+		for j := i + 1; j < n; j++ {
+			if row[j/64]&(1<<(j%64)) != 0 || !x.Reaches(na, int32(e.node[byPos[j]])) {
+				continue
+			}
+			row[j/64] |= 1 << (j % 64)
+			for k, word := range rows[j*w : (j+1)*w] {
+				row[k] |= word
+			}
+		}
+	}
+	return byPos, rows, w
 }
 
 // vboxBefore reports a proven known path from a's node to b's node.
@@ -197,23 +251,25 @@ func (e *encoder) vboxBefore(a, b int32) bool {
 // is overwritten by b, so they precede b); their rw edges go to the
 // minimal decided writers after a only: a reader r of a with r -> m and m
 // reaching b through known edges reaches b in every model. D1 still holds:
-// a writer of a's value needs no edge and so covers nothing.
+// a writer of a's value needs no edge and so covers nothing. The rows of
+// vboxReachSets are closed under proven paths, so "m reaches b" is one
+// bit, and every minimal writer is found (no cap on the nearer writers).
 func (e *encoder) vboxKey(key int32, ws []int32, readersOf *readerIndex) {
 	v := e.vbox
-	x := v.reach
-	byPos := append(v.byPos[:0], ws...)
-	slices.SortFunc(byPos, func(a, b int32) int {
-		return cmp.Compare(x.Pos(int32(e.node[a])), x.Pos(int32(e.node[b])))
-	})
-	v.byPos = byPos
+	byPos, rows, w := e.vboxReachSets(ws)
+	cover := slices.Grow(v.cover[:0], w)[:w]
+	v.cover = cover
 	for i, a := range byPos {
 		if e.stopped() {
 			return
 		}
 		readers := readersOf.get(key, a)
-		cover := v.cover[:0]
-		for _, b := range byPos[i+1:] {
-			if !x.Reaches(int32(e.node[a]), int32(e.node[b])) {
+		row := rows[i*w : (i+1)*w]
+		clear(cover)
+		for j := i + 1; j < len(byPos); j++ {
+			b := byPos[j]
+			bit := uint64(1) << (j % 64)
+			if row[j/64]&bit == 0 {
 				e.orderPair(key, a, b, readersOf)
 				continue
 			}
@@ -225,23 +281,12 @@ func (e *encoder) vboxKey(key int32, ws []int32, readersOf *readerIndex) {
 				e.dups().d1++
 				continue
 			}
-			covered := false
-			// Past vboxCoverCap nearer writers the search for an excuse
-			// would be cubic in the writers of the key (sparse known
-			// graphs, like register workloads, have many minimal ones):
-			// the edge is drawn instead, which is always allowed.
-			for _, m := range cover[:min(len(cover), vboxCoverCap)] {
-				if x.Reaches(int32(e.node[m]), int32(e.node[b])) {
-					covered = true
-					break
-				}
-			}
-			if covered {
+			if cover[j/64]&bit != 0 {
 				v.covered += len(readers)
 				continue
 			}
-			if len(cover) < vboxCoverCap {
-				cover = append(cover, b)
+			for k, word := range rows[j*w : (j+1)*w] {
+				cover[k] |= word
 			}
 			via := e.p.orderVia(a, b)
 			for _, rd := range readers {
@@ -250,7 +295,6 @@ func (e *encoder) vboxKey(key int32, ws []int32, readersOf *readerIndex) {
 				}
 			}
 		}
-		v.cover = cover
 	}
 }
 
@@ -385,3 +429,98 @@ func vboxSeed(p *prepared, cfg encodeConfig) uint64 {
 	}
 	return 1
 }
+
+// vboxSettle is Vbox's pruning loop run once more over the finished
+// instance (docs/SEMANTICS.md §3, "V1c: settling over the finished
+// instance"). The index vboxKey used was built before the rw edges of the
+// pairs it decided were drawn, and before the solver fixed anything at
+// level 0; those edges close paths the index could not see, and a choice
+// whose edge runs against such a path was left to the search, where each
+// such wrong guess cost a conflict whose learned clause is a unit (a
+// backjump to level 0 and every decision redone). Here the index is
+// rebuilt over every edge present in every model (solver.FixedEdges:
+// base edges and edges whose literals are fixed at level 0), and every
+// edge still attached to literals that runs from a node to one that
+// provably reaches it gets the lemma "not all of its literals" (it would
+// close a cycle of permanent edges: VeriStrong's 1-width pruning, with
+// the index instead of a bounded search). Lemmas fix literals, which
+// makes more edges permanent; the loop repeats until a round adds none.
+// Lemmas are implied by the instance, so the set of models is unchanged.
+func (e *encoder) vboxSettle() {
+	v := e.vbox
+	if v == nil || v.reach == nil || e.unsat {
+		return
+	}
+	n := e.s.NumNodes()
+	var known [][2]int32
+	var heads []solver.Node
+	type lemma struct {
+		p, q solver.Lit
+		two  bool
+	}
+	var lemmas []lemma
+	prev := -1
+	for round := 0; round < vboxRounds && !e.stopped(); round++ {
+		known = known[:0]
+		for u := 0; u < n; u++ {
+			heads = e.s.FixedEdges(solver.Node(u), true, heads[:0])
+			for _, h := range heads {
+				known = append(known, [2]int32{int32(u), int32(h)})
+			}
+		}
+		if prev >= 0 && !vboxAnotherRound(len(known)-prev, n) {
+			// Few lemmas made an edge permanent: the index would be
+			// nearly the same, and its binary lemmas (which fix nothing)
+			// would be added again.
+			return
+		}
+		prev = len(known)
+		x := closure.NewStatic(n, known)
+		if x == nil {
+			return // a cycle of permanent edges: the solver proves it
+		}
+		lemmas = lemmas[:0]
+		for u := 0; u < n; u++ {
+			e.s.IncidentEdges(solver.Node(u), func(w solver.Node, out bool, p, q solver.Lit, two bool) {
+				if !out || !x.Reaches(int32(w), int32(u)) {
+					return
+				}
+				if val, ok := e.s.Fixed(p); ok && !val {
+					return
+				}
+				if two {
+					if val, ok := e.s.Fixed(q); ok && !val {
+						return
+					}
+				}
+				lemmas = append(lemmas, lemma{p, q, two})
+			})
+		}
+		for _, l := range lemmas {
+			if l.two && vboxSettleNaive == naiveOneLiteral {
+				e.clause(lit(l.q).not())
+				continue
+			}
+			if l.two {
+				e.clause(lit(l.p).not(), lit(l.q).not())
+			} else {
+				e.clause(lit(l.p).not())
+			}
+		}
+		v.settled += len(lemmas)
+		v.settleRounds++
+		if len(lemmas) == 0 || e.unsat {
+			return
+		}
+	}
+}
+
+// vboxSettleNaive selects, for the regression tests only, the naive
+// version of vboxSettle that the brute-force sweep must catch
+// (docs/SEMANTICS.md §3, V1c): naiveOneLiteral fixes only the second
+// literal of a conjunction edge (an rw edge whose read-from literal is
+// open is cut by deciding the writers' order alone, as if the read were
+// forced). Zero in every build.
+var vboxSettleNaive int
+
+const naiveOneLiteral = 1

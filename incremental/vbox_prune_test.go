@@ -93,14 +93,15 @@ func randomVboxText(rng *rand.Rand) string {
 // verdict, every witness replays, every first core is a core. It fails if
 // the sweep does not exercise V1's three outcomes (pairs decided by a
 // known path, pairs decided through a forced reader, rw edges left to a
-// nearer writer) or lacks valid or invalid histories.
+// nearer writer, lemmas of V1c's settling) or lacks valid or invalid
+// histories.
 func TestVboxPruneAgainstBruteForce(t *testing.T) {
 	for ci, lv := range []history.Level{history.Serializable, history.StrongSessionSerializable} {
 		t.Run(lv.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(ci), 2729))
 			opts := history.DefaultOptions()
 			opts.Level = lv
-			var valid, invalid, decided, forced, covered int
+			var valid, invalid, decided, forced, covered, settled int
 			for i := 0; i < 2*tinyCount(400); i++ {
 				text := randomVboxText(rng)
 				h, err := history.ParseCompact(text)
@@ -138,11 +139,12 @@ func TestVboxPruneAgainstBruteForce(t *testing.T) {
 					decided += e.vbox.decided
 					forced += e.vbox.forced
 					covered += e.vbox.covered
+					settled += e.vbox.settled
 				}
 			}
-			t.Logf("%d valid, %d invalid; V1 decided %d pairs by known paths, %d through forced readers, left %d rw edges to nearer writers", valid, invalid, decided, forced, covered)
-			if valid < 20 || invalid < 20 || decided == 0 || forced == 0 || covered == 0 {
-				t.Fatalf("the sweep does not exercise V1: %d valid, %d invalid, decided %d, forced %d, covered %d", valid, invalid, decided, forced, covered)
+			t.Logf("%d valid, %d invalid; V1 decided %d pairs by known paths, %d through forced readers, left %d rw edges to nearer writers; V1c added %d lemmas", valid, invalid, decided, forced, covered, settled)
+			if valid < 20 || invalid < 20 || decided == 0 || forced == 0 || covered == 0 || settled == 0 {
+				t.Fatalf("the sweep does not exercise V1: %d valid, %d invalid, decided %d, forced %d, covered %d, V1c lemmas %d", valid, invalid, decided, forced, covered, settled)
 			}
 		})
 	}
