@@ -44,6 +44,9 @@ type doubtState struct {
 	// off leaves their reads out of the instance: solveHeld's second
 	// build.
 	off bool
+	// voided counts the unknowns markUnobservable fixed not committed
+	// (evict_unknown_void.go).
+	voided int
 }
 
 // markInDoubt computes the step's unknowns closed by their session among
@@ -100,6 +103,7 @@ func (o *Online) markInDoubt(members []int) {
 			}
 		}
 	}
+	o.markUnobservable(members) // evict_unknown_void.go
 }
 
 // inDoubtCandidate: released member i is an unknown transaction that is
