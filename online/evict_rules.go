@@ -612,8 +612,8 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 	// start(b)-2Δ, is ordered with the other end by real time.
 	if committed && p.Opts().Level.RealTime() {
 		for _, a := range preds {
-			to.startingIn(earliestStartAfter(p, t), earliestStartAfter(p, a), func(b int32) {
-				if b != t && !removed[b] && p.RealTimeBefore(t, b) {
+			to.startingIn(earliestStartAfter(p, t), s.succBound(a), func(b int32) {
+				if b != t && !removed[b] && p.RealTimeBefore(t, b) && !s.anchorBefore(a, b) {
 					s.addKept(a, b)
 				}
 			})
