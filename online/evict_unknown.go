@@ -44,9 +44,6 @@ type doubtState struct {
 	// off leaves their reads out of the instance: solveHeld's second
 	// build.
 	off bool
-	// voided counts the unknowns markUnobservable fixed not committed
-	// (evict_unknown_void.go).
-	voided int
 }
 
 // markInDoubt computes the step's unknowns closed by their session among

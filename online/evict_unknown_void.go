@@ -110,7 +110,6 @@ func (o *Online) markUnobservable(members []int) {
 		}
 		if !observable {
 			st.Decided[u] = false
-			d.voided++
 		}
 	}
 }
