@@ -16,7 +16,8 @@ import (
 // evict applies them in this order to every time-closed member, in start
 // order, and repeats the pass while a pass evicts:
 //
-//	r1Candidates   R1: time-closed, not pinned by a pending alert
+//	r1Candidates   R1: time-closed (or an unknown decided not to commit),
+//	               not pinned by a pending alert
 //	r3Neighbours   R3: every neighbour time-closed
 //	r4Earlier      R4 without a probe: no earlier writer of a key still here
 //	r2Decided      R2: every constraint on t decided (probes)
@@ -164,7 +165,7 @@ func (s *evictStep) evictOne(t int32) {
 	r, p, st := s.r, s.p, s.st
 	tx := &r.h.Txns[t]
 	s.tried[t] = true
-	if p.Txns()[t].Dropped() || tx.Status == history.Aborted {
+	if p.Txns()[t].Dropped() || tx.Status == history.Aborted || s.o.voided(r.pos[t]) {
 		s.r5Remove(t, false)
 		st.Evicted++
 		return
@@ -504,14 +505,15 @@ func (s *evictStep) commitOf(t int32) (bool, bool) {
 	return s.pr.decide(s.e.Act()[t])
 }
 
-// r1Candidates is R1: the time-closed members that are neither ghosts nor
+// r1Candidates is R1: the time-closed members (and the unknowns decided
+// not to commit, evict_unknown_void.go) that are neither ghosts nor
 // pinned by a pending alert, in start order.
 func (s *evictStep) r1Candidates() []int32 {
 	r := s.r
 	order := make([]int32, 0, len(r.h.Txns))
 	for t := range r.h.Txns {
 		i := r.pos[t]
-		if i < 0 || r.ghost[t] || !s.o.closed.get(i) || s.pinned[i] {
+		if i < 0 || r.ghost[t] || !s.o.closed.get(i) && !s.o.voided(i) || s.pinned[i] {
 			continue
 		}
 		order = append(order, int32(t))
@@ -610,8 +612,8 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 	// start(b)-2Δ, is ordered with the other end by real time.
 	if committed && p.Opts().Level.RealTime() {
 		for _, a := range preds {
-			to.startingIn(earliestStartAfter(p, t), earliestStartAfter(p, a), func(b int32) {
-				if b != t && !removed[b] && p.RealTimeBefore(t, b) {
+			to.startingIn(earliestStartAfter(p, t), s.succBound(a), func(b int32) {
+				if b != t && !removed[b] && p.RealTimeBefore(t, b) && !s.anchorBefore(a, b) {
 					s.addKept(a, b)
 				}
 			})
@@ -685,6 +687,9 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 	}
 	all := true
 	e.Solver().IncidentEdges(n, func(other solver.Node, _ bool, a, b solver.Lit, two bool) {
+		if u := e.NodeTxn()[other]; u >= 0 && s.noCommit(u, false) {
+			return // moot: the other end commits in no completion (I1)
+		}
 		if all && s.commitOpen(e.NodeTxn()[other]) && !s.fixedEdge(a, b, two) {
 			// An edge with an unknown whose commit a probe left open
 			// this step holds in the completions that commit it only:

@@ -100,6 +100,7 @@ func (o *Online) markInDoubt(members []int) {
 			}
 		}
 	}
+	o.markUnobservable(members) // evict_unknown_void.go
 }
 
 // inDoubtCandidate: released member i is an unknown transaction that is
@@ -144,4 +145,42 @@ func (o *Online) solveHeld(ctx context.Context, r *reduced, st solver.Status) (*
 		return r, st, true
 	}
 	return r, st, false
+}
+
+// anchorOf is the position of the anchor of position a, an unknown
+// member closed by its session at this step, or -1.
+func (s *evictStep) anchorOf(a int32) int32 {
+	if i := s.r.pos[a]; i >= 0 {
+		if k, ok := s.o.doubt.closedBy[i]; ok {
+			if at, in := s.r.at[k]; in {
+				return at
+			}
+		}
+	}
+	return -1
+}
+
+// succBound bounds the starts r5Remove visits for the real-time
+// successors b of an evicted t that pred a needs kept orders to (a -> t
+// -> b, b not after a in real time). For an unknown a in doubt that is
+// the rest of the window (its end is e + D): each eviction behind it
+// kept an order from it to every later member, which was most of a
+// step's CPU at the default horizon and grew with the stream. When a is
+// closed by its session, every b that follows a's anchor K in real time
+// needs none: a -> K -> b is in the instance in every completion that
+// commits a (the session edge; K stays while a is in doubt), and in the
+// others a has no outgoing edge (anchorBefore).
+func (s *evictStep) succBound(a int32) int64 {
+	hi := earliestStartAfter(s.p, a)
+	if k := s.anchorOf(a); k >= 0 {
+		hi = min(hi, earliestStartAfter(s.p, k))
+	}
+	return hi
+}
+
+// anchorBefore: a is an unknown closed by its session whose anchor
+// precedes b in real time, so a -> b needs no kept order (succBound).
+func (s *evictStep) anchorBefore(a, b int32) bool {
+	k := s.anchorOf(a)
+	return k >= 0 && s.p.RealTimeBefore(k, b)
 }
