@@ -1,0 +1,53 @@
+package online
+
+import (
+	"slices"
+
+	"github.com/streamcheck/streamcheck/incremental"
+)
+
+// keepAfter is R5 for the orders a -> t -> b whose second step is real
+// time: t leaves, a stays, and every remaining b that t precedes in real
+// time but a does not gets the kept order a -> b (docs/SEMANTICS.md §5
+// "Real-time successors through one kept order").
+//
+// The b to visit start between effEnd(t)+2Δ and effEnd(a)+2Δ. For an
+// unknown a that span is the in-doubt horizon, so in a burst (every
+// transaction inside one tick) each removal visited the rest of the
+// burst and kept an order to each: the step was quadratic and st.Kept
+// grew by a burst per unknown. But once a -> c is kept for a c that
+// commits for sure (its commit is the constant true), every b that c
+// precedes in real time is reached from a through c by the encoding's
+// time chain, in every assignment: a kept order to b adds nothing. The
+// visit, in start order, stops at the first b that starts after
+// effEnd(c)+2Δ for the earliest-ending such c, and skips the b before it
+// that c precedes. The instance's reachability is the same as with an
+// order kept to every b.
+func (s *evictStep) keepAfter(a, t int32) {
+	p, to, removed, e := s.p, s.to, s.removed, s.e
+	lo, hi := earliestStartAfter(p, t), earliestStartAfter(p, a)
+	via := int32(-1) // a committed c with a -> c kept, the earliest to end
+	i, _ := slices.BinarySearch(to.starts, lo)
+	for ; i < len(to.starts) && to.starts[i] <= hi; i++ {
+		b := to.byStart[i]
+		if via >= 0 {
+			// b starts after effEnd(via)+2Δ, and so does every later
+			// one: via precedes them all (its end is not before its
+			// start, so the converse order cannot hold as well).
+			if to.starts[i] > earliestStartAfter(p, via) {
+				return
+			}
+			if p.RealTimeBefore(via, b) {
+				continue
+			}
+		}
+		if b == t || removed[b] || !p.RealTimeBefore(t, b) {
+			continue
+		}
+		s.addKept(a, b)
+		if e.Act()[b] == incremental.LitTrue && e.Node()[b] >= 0 && s.hasKept(a, b) &&
+			(via < 0 || earliestStartAfter(p, b) < earliestStartAfter(p, via)) {
+			via = b
+		}
+	}
+}
