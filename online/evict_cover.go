@@ -24,6 +24,14 @@ import (
 // that c precedes. The instance's reachability is the same as with an
 // order kept to every b.
 func (s *evictStep) keepAfter(a, t int32) {
+	if keepAfterMode == keepAfterEvery {
+		s.to.startingIn(earliestStartAfter(s.p, t), earliestStartAfter(s.p, a), func(b int32) {
+			if b != t && !s.removed[b] && s.p.RealTimeBefore(t, b) {
+				s.addKept(a, b)
+			}
+		})
+		return
+	}
 	p, to, removed, e := s.p, s.to, s.removed, s.e
 	lo, hi := earliestStartAfter(p, t), earliestStartAfter(p, a)
 	via := int32(-1) // a committed c with a -> c kept, the earliest to end
@@ -45,9 +53,21 @@ func (s *evictStep) keepAfter(a, t int32) {
 			continue
 		}
 		s.addKept(a, b)
+		if keepAfterMode == keepAfterFirst && s.hasKept(a, b) {
+			return
+		}
 		if e.Act()[b] == incremental.LitTrue && e.Node()[b] >= 0 && s.hasKept(a, b) &&
 			(via < 0 || earliestStartAfter(p, b) < earliestStartAfter(p, via)) {
 			via = b
 		}
 	}
 }
+
+// keepAfterMode is keepAfter's rule; tests compare the others with it.
+var keepAfterMode = keepAfterCover
+
+const (
+	keepAfterCover  = iota // stop at the first committed c kept (the rule)
+	keepAfterEvery         // keep an order to every b (the rule before it)
+	keepAfterFirst         // the naive cover: stop at the first b kept (wrong)
+)
