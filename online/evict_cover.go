@@ -67,7 +67,7 @@ func (s *evictStep) keepAfter(a, t int32) {
 var keepAfterMode = keepAfterCover
 
 const (
-	keepAfterCover  = iota // stop at the first committed c kept (the rule)
-	keepAfterEvery         // keep an order to every b (the rule before it)
-	keepAfterFirst         // the naive cover: stop at the first b kept (wrong)
+	keepAfterCover = iota // stop at the first committed c kept (the rule)
+	keepAfterEvery        // keep an order to every b (the rule before it)
+	keepAfterFirst        // the naive cover: stop at the first b kept (wrong)
 )
