@@ -1,6 +1,8 @@
 package online
 
 import (
+	"cmp"
+	"math"
 	"slices"
 
 	"github.com/streamcheck/streamcheck/incremental"
@@ -71,3 +73,46 @@ const (
 	keepAfterEvery        // keep an order to every b (the rule before it)
 	keepAfterFirst        // the naive cover: stop at the first b kept (wrong)
 )
+
+// keptCover says which ghosts build must keep in the instance although no
+// member touches them: a ghost g that some kept order a -> c reaches
+// through c's real time (c precedes g, a does not). keepAfter keeps no
+// order a -> g for such a g, and a ghost outside a step's instance is
+// invisible to R5: were c to leave in that step, the order a -> g would
+// be lost (stream 362 of TestKeepAfterSameReachability's long sweep). It
+// errs on the side of keeping (any c, committed or not; ties kept).
+func (o *Online) keptCover() func(i int) bool {
+	st := &o.ev
+	type entry struct{ ec, ea int64 }
+	var es []entry
+	for _, k := range st.Kept {
+		ta, tc := o.log.at(k[0]), o.log.at(k[1])
+		if !tc.HasTime {
+			continue
+		}
+		ea := int64(math.MaxInt64)
+		if ta.HasTime {
+			ea = o.opts.EffectiveEnd(ta)
+		}
+		if ec := o.opts.EffectiveEnd(tc); ea > ec {
+			es = append(es, entry{ec, ea})
+		}
+	}
+	if len(es) == 0 {
+		return func(int) bool { return false }
+	}
+	slices.SortFunc(es, func(x, y entry) int { return cmp.Compare(x.ec, y.ec) })
+	for j := 1; j < len(es); j++ {
+		es[j].ea = max(es[j].ea, es[j-1].ea) // the latest a among c ending by here
+	}
+	skew2 := 2 * o.opts.Skew
+	return func(i int) bool {
+		g := o.log.at(i)
+		if !g.HasTime {
+			return false
+		}
+		// The entries whose c may precede g: effEnd(c)+2Δ <= start(g).
+		n, _ := slices.BinarySearchFunc(es, satAdd(g.Start, -skew2)+1, func(x entry, t int64) int { return cmp.Compare(x.ec, t) })
+		return n > 0 && satAdd(es[n-1].ea, skew2) >= g.Start
+	}
+}

@@ -91,8 +91,10 @@ func runCover(t *testing.T, mode int, txns []history.Txn, opts history.Options, 
 // memberReach is the transitive closure, over the members, of the orders
 // the next step's encoding draws unconditionally or from a transaction
 // that commits for sure: the kept orders, and real time and session order
-// out of a committed member (an unknown's are guarded by its commit,
-// incremental I1).
+// out of a member committed or decided committed (st.Decided makes its
+// commit a constant); an undecided unknown's are guarded by its commit
+// (incremental I1). Stream 362 of the long sweep kept an unknown's
+// session successor by session order once its commit was decided.
 func memberReach(o *Online) map[[2]int]bool {
 	st := &o.ev
 	ms := st.memberList()
@@ -102,7 +104,7 @@ func memberReach(o *Online) map[[2]int]bool {
 	}
 	for _, c := range ms {
 		tc := o.log.at(c)
-		if tc.Status != history.Committed {
+		if d, ok := st.Decided[c]; tc.Status != history.Committed && (!ok || !d) {
 			continue
 		}
 		for _, u := range ms {
