@@ -62,3 +62,51 @@ func BenchmarkBurst(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBurstRun steps a burst as `run` does at the end of standard
+// input: the first step has every transaction released and all but the
+// unknown outcomes closed (an unknown closes at the in-doubt horizon, a
+// later tick), the second closes the rest. It reports each step's CPU
+// seconds and the window the first one leaves, which the one-step
+// benchmark does not show: what the first step pins, the second encodes
+// again.
+//
+//	go test ./online -run '^$' -bench BurstRun -benchtime 1x
+func BenchmarkBurstRun(b *testing.B) {
+	for _, n := range []int{10000, 30000, 100000} {
+		b.Run(fmt.Sprintf("txns=%d", n), func(b *testing.B) {
+			h := burstHistory(b, n)
+			opts := burstOptions()
+			var cpu1, cpu2 int64
+			var window int
+			for b.Loop() {
+				o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+				o.Release(h.Txns...)
+				for _, t := range h.Txns {
+					if t.Status != history.Unknown {
+						o.Close(t.ID)
+					}
+				}
+				c0 := cpuNanos()
+				if _, err := o.Step(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				c1 := cpuNanos()
+				window = o.Stats().Window
+				o.CloseAll()
+				alerts, err := o.Step(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(alerts) != 0 {
+					b.Fatalf("alert %s on a generated history without anomalies", alerts[0].Class)
+				}
+				cpu1 += c1 - c0
+				cpu2 += cpuNanos() - c1
+			}
+			b.ReportMetric(float64(cpu1)/1e9/float64(b.N), "step1-cpu-s")
+			b.ReportMetric(float64(cpu2)/1e9/float64(b.N), "step2-cpu-s")
+			b.ReportMetric(float64(window), "window-after-1")
+		})
+	}
+}

@@ -339,8 +339,9 @@ func (o *Online) build() *reduced {
 		r.pos = append(r.pos, -1)
 		r.ghost = append(r.ghost, false)
 	}
+	covered := o.keptCover() // evict_cover.go
 	for mi, i := range members {
-		if gk := gks[mi]; gk != nil && !keptAt[i] && !slices.ContainsFunc(gk, func(k history.Key) bool { return touched[k] }) {
+		if gk := gks[mi]; gk != nil && !keptAt[i] && !slices.ContainsFunc(gk, func(k history.Key) bool { return touched[k] }) && !covered(i) {
 			// A ghost no member touches: copying its transaction
 			// first cost a sixth of build with 20K keys' ghosts.
 			continue

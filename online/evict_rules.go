@@ -612,11 +612,7 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 	// start(b)-2Δ, is ordered with the other end by real time.
 	if committed && p.Opts().Level.RealTime() {
 		for _, a := range preds {
-			to.startingIn(earliestStartAfter(p, t), s.succBound(a), func(b int32) {
-				if b != t && !removed[b] && p.RealTimeBefore(t, b) && !s.anchorBefore(a, b) {
-					s.addKept(a, b)
-				}
-			})
+			s.keepAfter(a, t) // evict_cover.go; bounded by succBound (evict_unknown.go)
 		}
 		for _, b := range succs {
 			to.endingIn(latestEndBefore(p, b), latestEndBefore(p, t), func(a int32) {

@@ -1,0 +1,121 @@
+package online
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/streamcheck/streamcheck/incremental"
+)
+
+// keepAfter is R5 for the orders a -> t -> b whose second step is real
+// time: t leaves, a stays, and every remaining b that t precedes in real
+// time but a does not gets the kept order a -> b (docs/SEMANTICS.md §5
+// "Real-time successors through one kept order").
+//
+// The b to visit start between effEnd(t)+2Δ and effEnd(a)+2Δ. For an
+// unknown a that span is the in-doubt horizon, so in a burst (every
+// transaction inside one tick) each removal visited the rest of the
+// burst and kept an order to each: the step was quadratic and st.Kept
+// grew by a burst per unknown. But once a -> c is kept for a c that
+// commits for sure (its commit is the constant true), every b that c
+// precedes in real time is reached from a through c by the encoding's
+// time chain, in every assignment: a kept order to b adds nothing. The
+// visit, in start order, stops at the first b that starts after
+// effEnd(c)+2Δ for the earliest-ending such c, and skips the b before it
+// that c precedes. The instance's reachability is the same as with an
+// order kept to every b.
+func (s *evictStep) keepAfter(a, t int32) {
+	if keepAfterMode == keepAfterEvery {
+		s.to.startingIn(earliestStartAfter(s.p, t), s.succBound(a), func(b int32) {
+			if b != t && !s.removed[b] && s.p.RealTimeBefore(t, b) && !s.anchorBefore(a, b) {
+				s.addKept(a, b)
+			}
+		})
+		return
+	}
+	p, to, removed, e := s.p, s.to, s.removed, s.e
+	// succBound and anchorBefore (evict_unknown.go) leave out the b that
+	// an unknown a's session anchor already precedes in real time: those
+	// orders hold through the anchor, as the ones below hold through c.
+	lo, hi := earliestStartAfter(p, t), s.succBound(a)
+	via := int32(-1) // a committed c with a -> c kept, the earliest to end
+	i, _ := slices.BinarySearch(to.starts, lo)
+	for ; i < len(to.starts) && to.starts[i] <= hi; i++ {
+		b := to.byStart[i]
+		if via >= 0 {
+			// b starts after effEnd(via)+2Δ, and so does every later
+			// one: via precedes them all (its end is not before its
+			// start, so the converse order cannot hold as well).
+			if to.starts[i] > earliestStartAfter(p, via) {
+				return
+			}
+			if p.RealTimeBefore(via, b) {
+				continue
+			}
+		}
+		if b == t || removed[b] || !p.RealTimeBefore(t, b) || s.anchorBefore(a, b) {
+			continue
+		}
+		s.addKept(a, b)
+		if keepAfterMode == keepAfterFirst && s.hasKept(a, b) {
+			return
+		}
+		if e.Act()[b] == incremental.LitTrue && e.Node()[b] >= 0 && s.hasKept(a, b) &&
+			(via < 0 || earliestStartAfter(p, b) < earliestStartAfter(p, via)) {
+			via = b
+		}
+	}
+}
+
+// keepAfterMode is keepAfter's rule; tests compare the others with it.
+var keepAfterMode = keepAfterCover
+
+const (
+	keepAfterCover = iota // stop at the first committed c kept (the rule)
+	keepAfterEvery        // keep an order to every b (the rule before it)
+	keepAfterFirst        // the naive cover: stop at the first b kept (wrong)
+)
+
+// keptCover says which ghosts build must keep in the instance although no
+// member touches them: a ghost g that some kept order a -> c reaches
+// through c's real time (c precedes g, a does not). keepAfter keeps no
+// order a -> g for such a g, and a ghost outside a step's instance is
+// invisible to R5: were c to leave in that step, the order a -> g would
+// be lost (stream 362 of TestKeepAfterSameReachability's long sweep). It
+// errs on the side of keeping (any c, committed or not; ties kept).
+func (o *Online) keptCover() func(i int) bool {
+	st := &o.ev
+	type entry struct{ ec, ea int64 }
+	var es []entry
+	for _, k := range st.Kept {
+		ta, tc := o.log.at(k[0]), o.log.at(k[1])
+		if !tc.HasTime {
+			continue
+		}
+		ea := int64(math.MaxInt64)
+		if ta.HasTime {
+			ea = o.opts.EffectiveEnd(ta)
+		}
+		if ec := o.opts.EffectiveEnd(tc); ea > ec {
+			es = append(es, entry{ec, ea})
+		}
+	}
+	if len(es) == 0 {
+		return func(int) bool { return false }
+	}
+	slices.SortFunc(es, func(x, y entry) int { return cmp.Compare(x.ec, y.ec) })
+	for j := 1; j < len(es); j++ {
+		es[j].ea = max(es[j].ea, es[j-1].ea) // the latest a among c ending by here
+	}
+	skew2 := 2 * o.opts.Skew
+	return func(i int) bool {
+		g := o.log.at(i)
+		if !g.HasTime {
+			return false
+		}
+		// The entries whose c may precede g: effEnd(c)+2Δ <= start(g).
+		n, _ := slices.BinarySearchFunc(es, satAdd(g.Start, -skew2)+1, func(x entry, t int64) int { return cmp.Compare(x.ec, t) })
+		return n > 0 && satAdd(es[n-1].ea, skew2) >= g.Start
+	}
+}
