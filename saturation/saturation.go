@@ -325,12 +325,6 @@ func intoInitial(t1, reader, key int32) []Edge {
 	}
 }
 
-// writes reports whether t writes key (Writes are sorted).
-func writes(h *History, t, key int32) bool {
-	_, ok := slices.BinarySearch(h.Writes[t], key)
-	return ok
-}
-
 // saturateRA adds the edges Read Atomic forces: for each reader t3, each
 // predecessor t1 (an earlier transaction of t3's session or a transaction
 // t3 read from) and each key x that t1 writes and t3 reads from t2 != t1,
@@ -364,6 +358,10 @@ func saturateRA(h *History, g *graph) []Edge {
 		}
 	}
 	var preds []int32
+	// wrote[x] == t1+1 while t1's writes are marked: one pass over t1's
+	// writes instead of a search of them per read.
+	wrote := stamp
+	clear(wrote)
 	for t3 := range int32(h.N()) {
 		rs := h.Reads[t3]
 		if len(rs) == 0 {
@@ -381,8 +379,11 @@ func saturateRA(h *History, g *graph) []Edge {
 			if t1 == t3 {
 				continue
 			}
+			for _, x := range h.Writes[t1] {
+				wrote[x] = t1 + 1
+			}
 			for _, r := range rs {
-				if r.From == t1 || !writes(h, t1, r.Key) {
+				if r.From == t1 || wrote[r.Key] != t1+1 {
 					continue
 				}
 				if r.From == Initial {
