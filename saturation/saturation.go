@@ -325,12 +325,6 @@ func intoInitial(t1, reader, key int32) []Edge {
 	}
 }
 
-// writes reports whether t writes key (Writes are sorted).
-func writes(h *History, t, key int32) bool {
-	_, ok := slices.BinarySearch(h.Writes[t], key)
-	return ok
-}
-
 // saturateRA adds the edges Read Atomic forces: for each reader t3, each
 // predecessor t1 (an earlier transaction of t3's session or a transaction
 // t3 read from) and each key x that t1 writes and t3 reads from t2 != t1,
@@ -364,6 +358,10 @@ func saturateRA(h *History, g *graph) []Edge {
 		}
 	}
 	var preds []int32
+	// wrote[x] == t1+1 while t1's writes are marked: one pass over t1's
+	// writes instead of a search of them per read.
+	wrote := stamp
+	clear(wrote)
 	for t3 := range int32(h.N()) {
 		rs := h.Reads[t3]
 		if len(rs) == 0 {
@@ -381,8 +379,11 @@ func saturateRA(h *History, g *graph) []Edge {
 			if t1 == t3 {
 				continue
 			}
+			for _, x := range h.Writes[t1] {
+				wrote[x] = t1 + 1
+			}
 			for _, r := range rs {
-				if r.From == t1 || !writes(h, t1, r.Key) {
+				if r.From == t1 || wrote[r.Key] != t1+1 {
 					continue
 				}
 				if r.From == Initial {
@@ -421,45 +422,96 @@ func saturateCausal(h *History, g *graph, order []int32) ([]Edge, error) {
 		}
 		r[h.Session[t]] = h.Pos[t] + 1
 	}
-	// Per key, its writers grouped by session in session order.
-	type group struct {
-		session int32
-		pos     []int32
+	// Per key, its writers grouped by session in session order, all in
+	// one array (a key's groups, then their positions, contiguous): a
+	// read visits every group of its key, and separate slices per group
+	// cost a cache miss each.
+	type group struct{ session, lo, hi int32 } // pos[lo:hi]
+	nw := make([]int32, h.Keys+1)              // writes per key, then offsets
+	ng := make([]int32, h.Keys+1)              // groups per key, then offsets
+	lastS := make([]int32, h.Keys)
+	for i := range lastS {
+		lastS[i] = -1
 	}
-	byKey := make([][]group, h.Keys)
 	for s, txns := range h.Sessions {
 		for _, t := range txns {
 			for _, x := range h.Writes[t] {
-				gs := byKey[x]
-				if len(gs) == 0 || gs[len(gs)-1].session != int32(s) {
-					gs = append(gs, group{session: int32(s)})
+				nw[x+1]++
+				if lastS[x] != int32(s) {
+					lastS[x] = int32(s)
+					ng[x+1]++
 				}
-				gs[len(gs)-1].pos = append(gs[len(gs)-1].pos, h.Pos[t])
-				byKey[x] = gs
+			}
+		}
+	}
+	for x := range h.Keys {
+		nw[x+1] += nw[x]
+		ng[x+1] += ng[x]
+	}
+	groups := make([]group, ng[h.Keys])
+	allPos := make([]int32, nw[h.Keys])
+	gFill := slices.Clone(ng[:h.Keys])
+	for i := range lastS {
+		lastS[i] = -1
+	}
+	for s, txns := range h.Sessions {
+		for _, t := range txns {
+			for _, x := range h.Writes[t] {
+				if lastS[x] != int32(s) {
+					lastS[x] = int32(s)
+					at := nw[x]
+					if gFill[x] > ng[x] {
+						at = groups[gFill[x]-1].hi
+					}
+					groups[gFill[x]] = group{session: int32(s), lo: at, hi: at}
+					gFill[x]++
+				}
+				gr := &groups[gFill[x]-1]
+				allPos[gr.hi] = h.Pos[t]
+				gr.hi++
 			}
 		}
 	}
 	for t3 := range int32(n) {
 		r := row(t3)
 		for _, rd := range h.Reads[t3] {
-			for _, gr := range byKey[rd.Key] {
+			var w []int32 // t2's clock (nil: the initial state)
+			if rd.From != Initial && rd.From != t3 {
+				w = row(rd.From)
+			}
+			for _, gr := range groups[ng[rd.Key]:ng[rd.Key+1]] {
 				limit := r[gr.session]
 				if gr.session == h.Session[t3] {
 					limit = h.Pos[t3] // strictly before t3
 				}
+				if w != nil && limit <= w[gr.session] {
+					// Every writer of the session in t3's past is in
+					// t2's past too (t3 read from t2, so its prefix of
+					// the session is at least t2's): the edge below
+					// would be skipped. Most sessions end here, without
+					// the search.
+					continue
+				}
 				// The session's last writer of the key in t3's past.
-				i, _ := slices.BinarySearch(gr.pos, limit)
+				pos := allPos[gr.lo:gr.hi]
+				i, _ := slices.BinarySearch(pos, limit)
 				if i == 0 {
 					continue
 				}
-				t1 := h.Sessions[gr.session][gr.pos[i-1]]
+				if w != nil && w[gr.session] > pos[i-1] {
+					// In t2's past (t2 itself included): the test
+					// below, made before the session's array is read
+					// (a cache miss a read and session otherwise).
+					continue
+				}
+				t1 := h.Sessions[gr.session][pos[i-1]]
 				if t1 == rd.From || t1 == t3 {
 					continue
 				}
 				if rd.From == Initial {
 					return intoInitial(t1, t3, rd.Key), nil
 				}
-				if row(rd.From)[gr.session] > gr.pos[i-1] {
+				if row(rd.From)[gr.session] > pos[i-1] {
 					// t1 is already in t2's causal past: a path of so
 					// and wr edges orders it, and the edge would only
 					// repeat that (up to k edges a read otherwise: at a

@@ -112,7 +112,8 @@
 // (plus one per other value), and the encoded bodies of retired aborted
 // and intermediate writers (growing with their number only). At read atomic and causal every released transaction is
 // kept, with its node, its edges and at causal its clock of one int32 per
-// session (docs/SEMANTICS.md §5 "The window at the weak levels": those
-// levels bound no window without real time in their visibility, or a
-// summary of the retired part's commit-order constraints, not done).
+// session (docs/SEMANTICS.md §5 "Retirement at read atomic and causal":
+// a read arbitrarily late can make any committed writer a member of every
+// core of a violation, so its content must stay somewhere; off the heap
+// is not done).
 package weakonline

@@ -105,7 +105,11 @@ type taintW struct {
 type keyWriters struct {
 	sessions []int32
 	lists    [][]posTxn
-	last     int // the index of the session added to last (a cache)
+	// lastPos[j] is the position of lists[j]'s last entry: contiguous
+	// with sessions, so that a read whose source's past holds it skips
+	// the session without touching the list.
+	lastPos []int32
+	last    int // the index of the session added to last (a cache)
 }
 
 func (kw *keyWriters) add(s, pos, t int32) {
@@ -116,14 +120,24 @@ func (kw *keyWriters) add(s, pos, t int32) {
 			j = len(kw.sessions)
 			kw.sessions = append(kw.sessions, s)
 			kw.lists = append(kw.lists, nil)
+			kw.lastPos = append(kw.lastPos, -1)
 		}
 		kw.last = j
 	}
 	kw.lists[j] = append(kw.lists[j], posTxn{pos, t})
+	kw.lastPos[j] = max(kw.lastPos[j], pos)
 }
 
 // lastAt is the last writer at a position <= p in ws (-1: none).
 func lastAt(ws []posTxn, p int32) int32 {
+	if w := lastEntry(ws, p); w != nil {
+		return w.t
+	}
+	return -1
+}
+
+// lastEntry is the last entry of ws at a position <= p (nil: none).
+func lastEntry(ws []posTxn, p int32) *posTxn {
 	lo, hi := 0, len(ws)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -134,9 +148,9 @@ func lastAt(ws []posTxn, p int32) int32 {
 		}
 	}
 	if lo == 0 {
-		return -1
+		return nil
 	}
-	return ws[lo-1].t
+	return &ws[lo-1]
 }
 
 func newFast(opts history.Options) *fast {
@@ -472,18 +486,6 @@ func (f *fast) propagate(n int32) {
 	}
 }
 
-// inPast reports whether t1 is already in t2's causal past (a path of
-// session and read-from edges leads from t1 to t2, so the forced edge
-// t1 -> t2 adds nothing).
-func (f *fast) inPast(t1, t2 int32) bool {
-	if t2 < 0 {
-		return false
-	}
-	s := f.sessOf[t1]
-	c := f.clock[t2]
-	return s >= 0 && int(s) < len(c) && c[s] >= f.pos[t1]
-}
-
 // sameClock compares two clocks, a missing entry (a session that began
 // later) being -1.
 func sameClock(a, b []int32) bool {
@@ -515,6 +517,10 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 		if kw == nil {
 			continue
 		}
+		var c2 []int32 // t2's past (nil: the initial state)
+		if t2 >= 0 {
+			c2 = f.clock[t2]
+		}
 		for j, s := range kw.sessions {
 			if int(s) >= len(clk) {
 				continue
@@ -530,11 +536,17 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 					o = min(o, f.pos[n]-1)
 				}
 			}
-			if p < 0 || (old != nil && p <= o) {
+			if p < 0 || (old != nil && p <= o) || (int(s) < len(c2) && (c2[s] >= p || c2[s] >= kw.lastPos[j])) {
+				// Nothing new, or every writer of the session in n's
+				// past is in t2's too (inPast below, without the
+				// search): most sessions of a read end here.
 				continue
 			}
-			if t1 := lastAt(kw.lists[j], p); t1 >= 0 && t1 != n && !f.inPast(t1, t2) {
-				f.forced(t1, t2)
+			// The session's last writer in n's past; in t2's past
+			// already (inPast, read off its position: t1's own
+			// arrays are a cache miss each) it needs no edge.
+			if w := lastEntry(kw.lists[j], p); w != nil && w.t != n && !(int(s) < len(c2) && c2[s] >= w.pos) {
+				f.forced(w.t, t2)
 			}
 		}
 	}

@@ -288,9 +288,11 @@ func (vs *valueSet) addRun(lo, hi int64) {
 // state, where a read of the initial value of a key constrains every
 // later read of that key's initial value (one value per key), a fact
 // between a settled and a later transaction that the summary does not
-// keep.
+// keep. At read atomic and causal a read arbitrarily late can make any
+// committed writer a member of every core of a violation (docs/SEMANTICS.md
+// §5 "Retirement at read atomic and causal"): nothing retires there.
 func (e *Engine) retirable() bool {
-	return !e.noRetire && e.opts.Level == history.ReadCommitted && e.opts.InitialState != history.InitialUnknown
+	return !e.noRetire && (e.opts.Level == history.ReadCommitted || e.naiveRetire) && e.opts.InitialState != history.InitialUnknown
 }
 
 // maybeRetire runs a pass when the transactions held have doubled since
