@@ -37,6 +37,26 @@ import (
 // listTailRule turns tail ghosts on (tests turn it off to compare).
 var listTailRule = true
 
+// tailOnly reports whether ghost i holds nothing but tail keys: build
+// writes its ops from Tail alone, so its body leaves memory for the
+// body file, as an evicted one's, and only its stub stays (stub,
+// txnLog.keep). Kept in memory, one tail ghost kept its whole chunk of
+// the log there (4,096 transactions): on gen's list streams there was
+// one every 2,000 transactions, and the memory grew with the stream.
+func (st *evictState) tailOnly(i int) bool {
+	tail := st.Tail[i]
+	gk := st.GhostKeys[i]
+	if tail == nil || len(gk) == 0 {
+		return false
+	}
+	for _, k := range gk {
+		if !tailHas(tail, k) {
+			return false
+		}
+	}
+	return true
+}
+
 // tailHas reports whether tail ops append to k.
 func tailHas(tail []history.Op, k history.Key) bool {
 	return slices.ContainsFunc(tail, func(op history.Op) bool { return op.Key == k })

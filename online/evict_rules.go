@@ -156,8 +156,8 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 	}
 	for t, gone := range s.removed {
-		if i := r.pos[t]; gone && i >= 0 {
-			o.spillBody(i)
+		if i := r.pos[t]; gone && i >= 0 || i >= 0 && r.ghost[t] && st.tailOnly(i) {
+			o.spillBody(i) // a tail ghost's too (evict_list_tail.go)
 		}
 	}
 	s.keepFacts()
