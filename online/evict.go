@@ -93,6 +93,10 @@ type evictState struct {
 	// its appends: they leave its ops, and a key it holds (LiveOf) is
 	// appended whole instead.
 	Folded map[int][]history.Key `json:",omitempty"`
+	// Tail are, per ghost, its appends to the list keys of its
+	// GhostKeys whose prefix they have not joined (a tail ghost,
+	// evict_list_tail.go): its only ops on those keys in the instance.
+	Tail map[int][]history.Op `json:",omitempty"`
 	// Taint lists, per (key, value), the quarantined or unchecked writers:
 	// a read with one of them as a possible writer is dropped (§3).
 	Taint map[string][]int
@@ -323,7 +327,8 @@ func (o *Online) build() *reduced {
 	}
 	o.droppedTxns, o.droppedAt = nil, nil
 	initKeys := st.sortedInitKeys()
-	if slices.ContainsFunc(initKeys, func(k history.Key) bool { return touched[k] }) {
+	initLists := st.initialLists(touched) // evict_list.go
+	if len(initLists) > 0 || slices.ContainsFunc(initKeys, func(k history.Key) bool { return touched[k] }) {
 		// One transaction holds every fixed initial value: it precedes
 		// everything in real time, as each would alone, and one node
 		// instead of one per key keeps the real-time order of the
@@ -335,6 +340,7 @@ func (o *Online) build() *reduced {
 				init.Ops = append(init.Ops, history.Op{Kind: history.Write, Key: k, Value: st.InitVal[k]})
 			}
 		}
+		init.Ops = append(init.Ops, initLists...)
 		r.h.Txns = append(r.h.Txns, init)
 		r.pos = append(r.pos, -1)
 		r.ghost = append(r.ghost, false)
@@ -417,6 +423,18 @@ func (st *evictState) sortedInitKeys() []history.Key {
 // each register key (registerGhostOps) and, for each list key whose
 // prefix it holds, the appends of the whole prefix (listOps).
 func (o *Online) ghostOps(i int, gk []history.Key) []history.Op {
+	st := &o.ev
+	if tail := st.Tail[i]; tail != nil {
+		// A tail ghost's own appends (evict_list_tail.go).
+		rest := slices.DeleteFunc(slices.Clone(gk), func(k history.Key) bool { return tailHas(tail, k) })
+		return append(slices.Clone(o.heldGhostOps(i, rest)), tail...)
+	}
+	return o.heldGhostOps(i, gk)
+}
+
+// heldGhostOps is ghostOps for the keys ghost i holds the live version
+// or the whole prefix of.
+func (o *Online) heldGhostOps(i int, gk []history.Key) []history.Op {
 	st := &o.ev
 	if len(st.ListPrefix) == 0 || !slices.ContainsFunc(gk, func(k history.Key) bool { _, l := st.ListPrefix[k]; return l }) {
 		return o.registerGhostOps(i, gk)

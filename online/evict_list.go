@@ -2,6 +2,7 @@ package online
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
@@ -114,23 +115,32 @@ func externalLists(ops []history.Op, key history.Key) [][]history.Value {
 // of theirs: on mixed streams the pin spread over the list keys and the
 // window grew with the stream.
 //
-// It reports whether every list key t appends to is folded now.
-func (s *evictStep) foldLists(t int32) bool {
+// It reports whether every list key t appends to is folded now and, if
+// not, the keys that failed only on the order of t against another
+// appender (tail, "Lists: the unordered tail as ghosts"): t may keep
+// those appends as a ghost; tailOK is false when another condition
+// failed for some key.
+func (s *evictStep) foldLists(t int32) (all, tailOK bool, tail []listEntry) {
 	st, r := s.st, s.r
 	i := r.pos[t]
-	all := true
+	all, tailOK = true, true
 	for _, le := range s.listAppends(t) {
 		if slices.Contains(st.Folded[i], le.key) {
 			continue
 		}
-		repl, ok := s.listPrefix(t, le)
+		repl, ok, order := s.listPrefix(t, le)
 		if !ok {
 			all = false
+			if order {
+				tail = append(tail, le)
+			} else {
+				tailOK = false
+			}
 			continue
 		}
 		s.applyFold(t, le, repl)
 	}
-	return all
+	return all, tailOK, tail
 }
 
 // listPrefix tells whether committed, time-closed t's appends le to list
@@ -145,8 +155,11 @@ func (s *evictStep) foldLists(t int32) bool {
 //     replaced by the orders g -> reader -> t it implied); t's own show
 //     exactly P (replaced: g -> t is a fact already).
 //
-// It returns the replacements, or ok false when a condition fails.
-func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok bool) {
+// It returns the replacements, or ok false when a condition fails; order
+// says that the one that failed is the order of t against another
+// appender (the loop over the key's appenders), the only failure that
+// leaves t a tail ghost of the key.
+func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, order bool) {
 	r, p, e, pr, st := s.r, s.p, s.e, s.pr, s.st
 	tx := &r.h.Txns[t]
 	before := func(a, b int32) bool { // a precedes b in every completion
@@ -154,33 +167,40 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok bo
 	}
 	k := le.k
 	if c, dec := s.commitOf(t); !dec || !c {
-		return nil, false
+		return nil, false, false
 	}
 	for _, u := range s.openAccessors[k] {
 		if u != t && !p.Before(t, u) {
 			tracePin(tx, func() string { return "list: an open neighbour on " + string(le.key) })
-			return nil, false
+			return nil, false, false
 		}
 	}
 	g := int32(-1)
-	if gi, has := st.LiveOf[le.key]; has {
+	if at, ok := s.heldBy[le.key]; ok {
+		// Folded this step by a transaction that has left since (its
+		// prefix passed to the initial node): this step's instance
+		// still has it, and t must follow it as it would the holder.
+		g = at
+	} else if gi, has := st.LiveOf[le.key]; has {
 		at, in := r.at[gi]
 		if !in {
 			// The holder was not built this step: it holds a key t
 			// touches, so build keeps it; a state where it does not is
 			// not one to reason from.
 			tracePin(tx, func() string { return "list: the prefix holder of " + string(le.key) + " is not in the instance" })
-			return nil, false
+			return nil, false, false
 		}
 		g = at
 	}
 	prefix := st.ListPrefix[le.key]
 	if g >= 0 && !before(g, t) {
 		tracePin(tx, func() string { return "list: not after the prefix of " + string(le.key) })
-		return nil, false
+		return nil, false, false
 	}
 	for _, w := range p.WritersOf()[k] {
-		if w == t || w == g || s.removed[w] || r.h.Txns[w].Status == history.Aborted {
+		if w == t || w == g || r.pos[w] < 0 || s.removed[w] || r.h.Txns[w].Status == history.Aborted {
+			// The holder (a ghost, or the initial node, pos -1, when
+			// the prefix passed to it) precedes t (L1, L4).
 			continue
 		}
 		if p.Txns()[w].Dropped() {
@@ -191,7 +211,7 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok bo
 				continue
 			}
 			tracePin(tx, func() string { return "list: appender " + r.h.Txns[w].Compact() + " may still commit" })
-			return nil, false
+			return nil, false, true
 		}
 		if i := r.pos[w]; i >= 0 && (r.ghost[w] && !slices.Contains(st.GhostKeys[i], le.key) || !r.ghost[w] && slices.Contains(st.Folded[i], le.key)) {
 			// An appender whose appends joined the prefix earlier (in
@@ -201,17 +221,17 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok bo
 		}
 		if c, dec := s.commitOf(w); !dec {
 			tracePin(tx, func() string { return "list: the commit of appender " + r.h.Txns[w].Compact() + " is not decided" })
-			return nil, false
+			return nil, false, true
 		} else if !c {
 			continue // its appends are in no list
 		}
 		if p.Before(w, t) {
 			tracePin(tx, func() string { return "list: after appender " + r.h.Txns[w].Compact() })
-			return nil, false
+			return nil, false, true
 		}
 		if !before(t, w) {
 			tracePin(tx, func() string { return "list: not before appender " + r.h.Txns[w].Compact() })
-			return nil, false
+			return nil, false, true
 		}
 	}
 	next := slices.Concat(prefix, le.apps)
@@ -233,7 +253,7 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok bo
 					tracePin(tx, func() string {
 						return "list: a read of " + string(le.key) + " by " + r.h.Txns[u].ID + " is not decided"
 					})
-					return nil, false
+					return nil, false, false
 				}
 			}
 		}
@@ -254,7 +274,7 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok bo
 			// (nothing passes through one that does not commit).
 			if c, dec := s.commitOf(u); !dec {
 				tracePin(tx, func() string { return "list: the commit of reader " + r.h.Txns[u].ID + " is not decided" })
-				return nil, false
+				return nil, false, false
 			} else if !c {
 				repl = append(repl, replacement{reader: u, key: le.key, prev: -1})
 				continue
@@ -271,10 +291,10 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok bo
 			tracePin(tx, func() string {
 				return "list: a read of " + string(le.key) + " by " + r.h.Txns[u].ID + " shows neither the prefix nor it"
 			})
-			return nil, false
+			return nil, false, false
 		}
 	}
-	return repl, true
+	return repl, true, false
 }
 
 // applyFold makes t the holder of le's key: its appends join the prefix,
@@ -290,9 +310,57 @@ func (s *evictStep) applyFold(t int32, le listEntry, repl []replacement) {
 	st.Folded[i] = append(st.Folded[i], le.key)
 	st.LiveOf[le.key] = i
 	// A new slice: rewind points and earlier steps' instances may share
-	// the old one.
-	st.ListPrefix[le.key] = slices.Concat(st.ListPrefix[le.key], le.apps)
+	// the old one. Its values are copies: a decoder's strings may share
+	// the buffer of a whole batch of events, which a prefix kept for a
+	// key nobody touches again would hold for ever.
+	next := slices.Clone(st.ListPrefix[le.key])
+	for _, v := range le.apps {
+		next = append(next, history.Value(strings.Clone(string(v))))
+	}
+	st.ListPrefix[le.key] = next
 	s.livePosOf[le.k] = t + 1
+	if s.heldBy == nil {
+		s.heldBy = map[history.Key]int32{}
+	}
+	s.heldBy[le.key] = t
+}
+
+// listsToInitial passes the prefixes that member i holds to the initial
+// node as i leaves the window (docs/SEMANTICS.md §5, "Lists: the prefix
+// passes to the initial node"): build then writes each as appends of the
+// initial node, which precedes every transaction, and i leaves as if it
+// held none of them, removed with R5 or a ghost of its register keys
+// only. Before, i stayed a ghost for each key it held, for ever on a key
+// nobody appends to again (a retired key): one ghost per key, and the
+// body of each kept its whole chunk of the log in memory.
+func (s *evictStep) listsToInitial(i int) {
+	st := s.st
+	for _, k := range st.heldLists(i) {
+		delete(st.LiveOf, k)
+		if ki, in := s.p.KeyIndex()[k]; in {
+			s.livePosOf[ki] = 0
+		}
+	}
+}
+
+// initialLists returns the initial node's appends in build: the prefix
+// of each list key that a member touches and no transaction holds
+// (listsToInitial), keys in order.
+func (st *evictState) initialLists(touched map[history.Key]bool) []history.Op {
+	var keys []history.Key
+	for k := range touched {
+		if _, held := st.LiveOf[k]; !held && len(st.ListPrefix[k]) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var ops []history.Op
+	for _, k := range keys {
+		for _, v := range st.ListPrefix[k] {
+			ops = append(ops, history.Op{Kind: history.Append, Key: k, Value: v})
+		}
+	}
+	return ops
 }
 
 // heldLists returns the list keys member i holds the prefix of.

@@ -74,6 +74,11 @@ type evictStep struct {
 	keptSet map[int32]map[int32]struct{}
 	// livePosOf caches livePos (plus one; 0: not looked up).
 	livePosOf []int32
+	// heldBy is, per list key folded this step, the position of the
+	// last transaction that folded into its prefix (evict_list.go): it
+	// may have left, its prefix passed to the initial node, and a later
+	// fold in the same step must still follow it.
+	heldBy map[history.Key]int32
 	// lastEarlier is the writer r4Earlier found last for t, plus one.
 	lastEarlier []int32
 	stuck       []bool
@@ -137,6 +142,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	st := s.st
 	for pass := 0; pass < maxEvictPasses; pass++ {
 		evicted := st.Evicted
+		s.foldTails() // evict_list_tail.go
 		if pass > 0 {
 			order = slices.DeleteFunc(order, func(t int32) bool { return s.removed[t] || s.stuck[t] || r.ghost[t] })
 		}
@@ -151,8 +157,8 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 	}
 	for t, gone := range s.removed {
-		if i := r.pos[t]; gone && i >= 0 {
-			o.spillBody(i)
+		if i := r.pos[t]; gone && i >= 0 || i >= 0 && r.ghost[t] && st.tailOnly(i) {
+			o.spillBody(i) // a tail ghost's too (evict_list_tail.go)
 		}
 	}
 	s.keepFacts()
@@ -170,7 +176,8 @@ func (s *evictStep) evictOne(t int32) {
 		st.Evicted++
 		return
 	}
-	folded := true
+	folded, tailOK := true, true
+	var tail []listEntry
 	if s.listTxn[t] {
 		if !s.listEvictable() {
 			s.stuck[t] = true
@@ -180,7 +187,7 @@ func (s *evictStep) evictOne(t int32) {
 		}
 		// Its appends may join their lists' prefixes even if it stays
 		// for another reason (foldLists).
-		folded = s.foldLists(t)
+		folded, tailOK, tail = s.foldLists(t)
 	}
 	if i := r.pos[t]; i >= 0 && s.o.doubt.anchor[i] {
 		// It stands for the order "this unknown precedes every later
@@ -215,9 +222,10 @@ func (s *evictStep) evictOne(t int32) {
 			return
 		}
 	}
-	if committed && s.listTxn[t] && !folded {
+	if committed && s.listTxn[t] && !folded && !(tailOK && listTailRule) {
 		// The list rule (evict_list.go): t leaves once its appends
-		// joined every list's prefix.
+		// joined every list's prefix, or the lists it could not join
+		// only for want of an order with another appender (a tail).
 		s.pin(t, PinList)
 		return
 	}
@@ -231,9 +239,12 @@ func (s *evictStep) evictOne(t int32) {
 		st.LiveOf[k] = i
 		s.livePosOf[liveK[j]] = t + 1
 	}
-	// The list keys t holds the prefix of stay with it, a ghost (its
-	// appends joined their prefixes in foldLists).
-	live = append(live, st.heldLists(i)...)
+	// The list keys t holds the prefix of pass to the initial node
+	// (evict_list.go, listsToInitial): t leaves as if it appended none.
+	s.listsToInitial(i)
+	if committed {
+		live = append(live, s.keepTail(i, tail)...)
+	}
 	st.Evicted++
 	if len(live) == 0 {
 		s.r5Remove(t, committed)
@@ -248,6 +259,7 @@ func (s *evictStep) dropGhostKey(g int, k history.Key) {
 	r, st := s.r, s.st
 	gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
 	st.GhostKeys[g] = gk
+	st.dropTailKey(g, k) // evict_list_tail.go
 	if len(gk) == 0 {
 		if at, in := r.at[g]; in {
 			s.r5Remove(at, true)
@@ -631,6 +643,7 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 		r.ghost[t] = false
 		delete(st.Replaced, i)
 		delete(st.Folded, i)
+		delete(st.Tail, i)
 		// A decision is read only for members (build): kept for those
 		// gone, Decided grew with every unknown outcome ever released,
 		// and build walked all of it at every step.

@@ -207,7 +207,9 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(), nextRewind: rewindEvery}
 	o.spill.file = bodiesOrMem(cfg.Bodies)
 	o.widx.on = cfg.Evict
-	o.log.keep = func(i int) bool { return o.quar.get(i) }
+	// A tail ghost's body is spilled while it stays a member
+	// (evict_list_tail.go): its stub stays too.
+	o.log.keep = func(i int) bool { return o.quar.get(i) || o.ev.Member.get(i) }
 	o.retention = cfg.Retention
 	o.stream = cfg.Stream
 	o.opts.Level = incremental.OnlineLevel

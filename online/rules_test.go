@@ -151,6 +151,24 @@ func (s *ruleScript) describe(b *strings.Builder, pins map[string]string) {
 		slices.Sort(kv)
 		line("initial", kv)
 	}
+	// List prefixes, with their holder: a member, or the initial node
+	// (evict_list.go, listsToInitial).
+	var prefixes []string
+	for k, p := range o.ev.ListPrefix {
+		holder := "initial"
+		if g, ok := o.ev.LiveOf[k]; ok {
+			holder = s.ids[g]
+		}
+		vs := make([]string, len(p))
+		for j, v := range p {
+			vs[j] = unq(v)
+		}
+		prefixes = append(prefixes, unq(k)+"=["+strings.Join(vs, " ")+"] held by "+holder)
+	}
+	if len(prefixes) > 0 {
+		slices.Sort(prefixes)
+		line("prefix", prefixes)
+	}
 	var kept []string
 	for _, k := range o.ev.Kept {
 		kept = append(kept, o.log.at(k[0]).ID+"<"+o.log.at(k[1]).ID)

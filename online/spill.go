@@ -408,7 +408,7 @@ func stubOf(t *history.Txn) history.Txn {
 // quarantined one's stub stays in memory past its chunk's drop:
 // txnLog.keep).
 func (o *Online) stub(i int) error {
-	if !o.spill.opened || o.spill.spilled(i) || o.ev.Member.get(i) {
+	if !o.spill.opened || o.spill.spilled(i) || o.ev.Member.get(i) && !o.ev.tailOnly(i) {
 		return nil
 	}
 	if off, ok := o.spill.durable[i]; ok {
