@@ -150,10 +150,19 @@ func TestAgainstCheck(t *testing.T) {
 		t.Run(lv.String(), func(t *testing.T) {
 			cfg := oracle.DefaultTinyConfig()
 			cfg.Timestamps, cfg.Sessions = true, true
-			var invalid, inconsistent, byFacts, carried int
+			var invalid, inconsistent, byFacts, carried, skipped int
 			for i := 0; i < n; i++ {
 				rng := rand.New(rand.NewPCG(uint64(i), 2901))
 				h := oracle.RandomTinyStamps(rng, cfg, oracle.CommitStart, 0.5)
+				if sessionTies(h) {
+					// Session order on equal starts is input order in
+					// check; a stream has no input order the window keeps
+					// (release goes by start), so the black-box engines
+					// are not held to check there either (sionline's
+					// tiny histories have none).
+					skipped++
+					continue
+				}
 				opts := history.DefaultOptions()
 				opts.Level = lv
 				if rng.IntN(4) == 0 {
@@ -206,12 +215,31 @@ func TestAgainstCheck(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%d streams: %d invalid, %d inconsistent with their facts, %d valid by the facts' witness in check, %d of those carried to the end by the stamps online", n, invalid, inconsistent, byFacts, carried)
+			t.Logf("%d histories (%d with session ties skipped): %d invalid, %d inconsistent with their facts, %d valid by the facts' witness in check, %d of those carried to the end by the stamps online", n, skipped, invalid, inconsistent, byFacts, carried)
 			if invalid == 0 || inconsistent == 0 || byFacts == 0 {
 				t.Errorf("the mix misses a case: %d invalid, %d inconsistent, %d by facts", invalid, inconsistent, byFacts)
 			}
 		})
 	}
+}
+
+// sessionTies reports whether two transactions of one session start at
+// one instant.
+func sessionTies(h *history.History) bool {
+	seen := map[string]map[int64]bool{}
+	for _, t := range h.Txns {
+		if !t.HasSession {
+			continue
+		}
+		if seen[t.Session] == nil {
+			seen[t.Session] = map[int64]bool{}
+		}
+		if seen[t.Session][t.Start] {
+			return true
+		}
+		seen[t.Session][t.Start] = true
+	}
+	return false
 }
 
 func dumpFacts(h *history.History) string {
