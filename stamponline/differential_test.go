@@ -36,15 +36,22 @@ type feed struct {
 	order []int
 	batch int
 	tick  int64
+	// lateness is the window's (-1: the stream's whole span, so that no
+	// arrival order makes an event late). In arrival order a small one
+	// makes the driver step while events still arrive.
+	lateness int64
+	// naive switches off rules of the fast path (regress_test.go).
+	naive naiveRule
 }
 
 func randomFeed(rng *rand.Rand, n int) feed {
-	f := feed{order: make([]int, n), batch: 1 + rng.IntN(4), tick: 1 + rng.Int64N(6)}
+	f := feed{order: make([]int, n), batch: 1 + rng.IntN(4), tick: 1 + rng.Int64N(6), lateness: rng.Int64N(4)}
 	for i := range f.order {
 		f.order[i] = i
 	}
 	if rng.IntN(2) == 0 {
 		rng.Shuffle(n, func(i, j int) { f.order[i], f.order[j] = f.order[j], f.order[i] })
+		f.lateness = -1
 	}
 	return f
 }
@@ -58,7 +65,11 @@ func runStream(t testing.TB, h *history.History, opts history.Options, f feed) (
 	for _, x := range h.Txns {
 		lo, hi = min(lo, x.Start), max(hi, x.End)
 	}
-	wcfg := window.Config{Partitions: 1, Lateness: hi - lo + 1, Skew: opts.Skew, InDoubt: opts.InDoubt}
+	late := f.lateness
+	if late < 0 {
+		late = hi - lo + 1
+	}
+	wcfg := window.Config{Partitions: 1, Lateness: late, Skew: opts.Skew, InDoubt: opts.InDoubt}
 	win, err := window.New(wcfg)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +78,7 @@ func runStream(t testing.TB, h *history.History, opts history.Options, f feed) (
 	if err != nil {
 		t.Fatal(err)
 	}
+	eng.naive = f.naive
 	d := driver.New(driver.Config{Tick: f.tick, Skew: opts.Skew, Lateness: wcfg.Lateness}, win, eng, driver.NewState(1))
 	var fired []*online.Alert
 	drain := func() {

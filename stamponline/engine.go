@@ -100,6 +100,8 @@ type Engine struct {
 	final     map[string]*history.Txn // the inconsistency alert's members
 
 	released, steps, unchecked, replayed int
+
+	naive naiveRule // tests only
 }
 
 type noteKey struct {
