@@ -388,6 +388,10 @@ func (e *Engine) Stats() online.OnlineStats {
 	return s
 }
 
+// Inner is the black-box engine once the stream fell back to it (nil
+// before).
+func (e *Engine) Inner() Inner { return e.inner }
+
 // FastPath says how far the stamps carried the stream: the items the
 // replay placed and, once they stopped vouching, why ("" while they do).
 func (e *Engine) FastPath() (replayed int, fellBack string) { return e.replayed, e.failed }
