@@ -74,12 +74,18 @@ type Engine struct {
 	log      callLog
 
 	// notes holds the facts of accepted transactions until their release
-	// (NoteFacts), by ID and start.
+	// (NoteFacts): in acceptance order (fifo, from head), which is
+	// release order on a stream that arrives in start order, and by ID
+	// and start for what is released out of that order (moved there
+	// when the head does not match).
+	fifo  []note
+	head  int
 	notes map[noteKey]history.Facts
 
 	// The fast path (fast.go).
 	queue    items
-	keys     map[history.Key]*keyState
+	kx       *stampcheck.KeyIndex
+	keys     []keyState // by kx's id
 	sessions map[string]sessionLast
 	open     map[string]int64 // released committed, not yet closed: commit_ts
 	own      []own
@@ -109,6 +115,11 @@ type noteKey struct {
 	start int64
 }
 
+type note struct {
+	k noteKey
+	f history.Facts
+}
+
 // New starts an engine for opts.Level (Levels).
 func New(opts history.Options, cfg Config) (*Engine, error) {
 	if !Levels(opts.Level) {
@@ -118,7 +129,7 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("stamponline: no black-box engine to fall back to")
 	}
 	e := &Engine{promised: opts.Level, opts: opts, cfg: cfg, si: sionline.Levels(opts.Level),
-		notes: map[noteKey]history.Facts{}, keys: map[history.Key]*keyState{},
+		notes: map[noteKey]history.Facts{}, kx: stampcheck.NewKeyIndex(),
 		sessions: map[string]sessionLast{}, open: map[string]int64{}}
 	e.opts.Level = Checked(opts.Level)
 	e.queue.e = e
@@ -139,12 +150,43 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 }
 
 // NoteFacts gives the engine the facts of a transaction the driver
-// accepted (driver.Driver.Accept returned nil); they are taken at its
-// release. `run` calls it with what the decoder read (ingest's
+// accepted (driver.Driver.Accept returned nil), zero ones included; they
+// are taken at its release. `run` calls it with what the decoder read (ingest's
 // NativeDecoder.Facts).
 func (e *Engine) NoteFacts(t *history.Txn, f history.Facts) {
-	if f.Has != 0 {
-		e.notes[noteKey{t.ID, t.Start}] = f
+	e.fifo = append(e.fifo, note{noteKey{t.ID, t.Start}, f})
+}
+
+// factsOf takes the noted facts of t (zero when none were noted).
+func (e *Engine) factsOf(t *history.Txn) history.Facts {
+	k := noteKey{t.ID, t.Start}
+	if f, ok := e.notes[k]; ok {
+		delete(e.notes, k)
+		return f
+	}
+	for e.head < len(e.fifo) {
+		n := &e.fifo[e.head]
+		e.head++
+		if n.k == k {
+			f := n.f
+			*n = note{}
+			e.compact()
+			return f
+		}
+		// Released later (or never: set aside after all) than its
+		// acceptance order says.
+		e.notes[n.k] = n.f
+		*n = note{}
+	}
+	e.compact()
+	return history.Facts{}
+}
+
+// compact drops the taken notes once they are half the fifo.
+func (e *Engine) compact() {
+	if e.head > 1024 && 2*e.head > len(e.fifo) {
+		e.fifo = e.fifo[:copy(e.fifo, e.fifo[e.head:])]
+		e.head = 0
 	}
 }
 
@@ -152,9 +194,7 @@ func (e *Engine) NoteFacts(t *history.Txn, f history.Facts) {
 func (e *Engine) Release(txns ...history.Txn) {
 	for i := range txns {
 		t := &txns[i]
-		k := noteKey{t.ID, t.Start}
-		f := e.notes[k]
-		delete(e.notes, k)
+		f := e.factsOf(t)
 		e.log.release(t, &f)
 		e.released++
 		e.seq++
@@ -260,7 +300,7 @@ func (e *Engine) fallBack(ctx context.Context) ([]*online.Alert, error) {
 		return nil, err
 	}
 	e.inner = in
-	e.queue.q, e.keys, e.sessions, e.open, e.own = nil, nil, nil, nil, nil
+	e.queue.q, e.kx, e.keys, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil
 	var out []*online.Alert
 	err = e.log.each(func(c *call) error {
 		switch c.kind {

@@ -403,12 +403,13 @@ func (e *Engine) readOK(k *keyState, op *history.Op, o *own) bool {
 	}
 }
 
-// key returns the state of key x, creating it.
+// key returns the state of key x, creating it. Keys are numbered by
+// stampcheck.KeyIndex (a pointer table over the decoder's interned
+// keys), their states kept in one slice: no map in the replay.
 func (e *Engine) key(x history.Key) *keyState {
-	k, ok := e.keys[x]
-	if !ok {
-		k = &keyState{val: history.Null, initVal: history.Null}
-		e.keys[x] = k
+	id := int(e.kx.Get(x))
+	if id == len(e.keys) {
+		e.keys = append(e.keys, keyState{val: history.Null, initVal: history.Null})
 	}
-	return k
+	return &e.keys[id]
 }
