@@ -217,7 +217,7 @@ func (e *Engine) serial(p *pend) string {
 	}
 	for n := range t.Ops {
 		op := &t.Ops[n]
-		k := e.key(op.Key)
+		_, k := e.key(op.Key)
 		if !k.use(op) {
 			return "key " + string(op.Key) + " is used as a list and as a register"
 		}
@@ -237,7 +237,7 @@ func (e *Engine) serial(p *pend) string {
 // own is a transaction's own writes of one key so far (snapshot levels:
 // they are applied at its commit, but its later reads see them).
 type own struct {
-	k    *keyState
+	id   int32 // the key's id (not a *keyState: e.keys may grow and move)
 	reg  bool
 	val  history.Value
 	apps []history.Value
@@ -250,13 +250,13 @@ func (e *Engine) begin(p *pend) string {
 	mine := e.own[:0]
 	for n := range t.Ops {
 		op := &t.Ops[n]
-		k := e.key(op.Key)
+		id, k := e.key(op.Key)
 		if !k.use(op) {
 			return "key " + string(op.Key) + " is used as a list and as a register"
 		}
 		w := -1
 		for i := range mine {
-			if mine[i].k == k {
+			if mine[i].id == id {
 				w = i
 				break
 			}
@@ -264,13 +264,13 @@ func (e *Engine) begin(p *pend) string {
 		switch op.Kind {
 		case history.Write:
 			if w < 0 {
-				mine = append(mine, own{k: k})
+				mine = append(mine, own{id: id})
 				w = len(mine) - 1
 			}
 			mine[w].reg, mine[w].val = true, op.Value
 		case history.Append:
 			if w < 0 {
-				mine = append(mine, own{k: k})
+				mine = append(mine, own{id: id})
 				w = len(mine) - 1
 			}
 			mine[w].apps = append(mine[w].apps, op.Value)
@@ -304,7 +304,7 @@ func (e *Engine) commit(p *pend) string {
 		if op.Kind == history.Read {
 			continue
 		}
-		k := e.key(op.Key)
+		_, k := e.key(op.Key)
 		if k.written && k.lastBy != p.seq && k.lastCTS >= p.sts && e.naive&naiveFCW == 0 {
 			// The key's latest writer committed inside p's snapshot
 			// interval; stamps increase along a key's writers, so the
@@ -403,13 +403,15 @@ func (e *Engine) readOK(k *keyState, op *history.Op, o *own) bool {
 	}
 }
 
-// key returns the state of key x, creating it. Keys are numbered by
-// stampcheck.KeyIndex (a pointer table over the decoder's interned
-// keys), their states kept in one slice: no map in the replay.
-func (e *Engine) key(x history.Key) *keyState {
-	id := int(e.kx.Get(x))
-	if id == len(e.keys) {
+// key returns the id and state of key x, creating it. Keys are numbered
+// by stampcheck.KeyIndex (a pointer table over the decoder's interned
+// keys), their states kept in one slice: no map in the replay. The
+// pointer is good until the next call (a new key may move the slice):
+// what outlives one op keeps the id.
+func (e *Engine) key(x history.Key) (int32, *keyState) {
+	id := e.kx.Get(x)
+	if int(id) == len(e.keys) {
 		e.keys = append(e.keys, keyState{val: history.Null, initVal: history.Null})
 	}
-	return &e.keys[id]
+	return id, &e.keys[id]
 }
