@@ -27,7 +27,7 @@ func numberKeys(h *history.History) *keyed {
 		total += len(h.Txns[i].Ops)
 	}
 	k := &keyed{off: make([]int32, len(h.Txns)+1), kid: make([]int32, total)}
-	x := newKeyIndex()
+	x := NewKeyIndex()
 	p := 0
 	for i := range h.Txns {
 		k.off[i] = int32(p)
@@ -48,16 +48,17 @@ func numberKeys(h *history.History) *keyed {
 	return k
 }
 
-// keyIndex numbers keys densely. Decoders intern keys (one string per
+// KeyIndex numbers keys densely. Decoders intern keys (one string per
 // key, shared by every op that names it), so most lookups hit the table
 // keyed by the string's data pointer and length: an open-addressing
 // table with a multiplicative hash of the pointer, a few instructions
 // and one cache line, where a Go map hashes both words with aeshash. A
-// miss falls back to the key's text. A pointer identifies the bytes while
-// the history holds them (strings are immutable, the history keeps them
-// alive and Go's heap does not move), so equal pointers and lengths mean
-// equal keys; equal keys with different pointers meet in the text map.
-type keyIndex struct {
+// miss falls back to the key's text. Each slot holds its string, so the
+// bytes a pointer names stay alive as long as the index (and Go's heap
+// does not move them): equal pointers and lengths mean equal keys, also
+// online, where the transactions that brought a key are long gone
+// (stamponline); equal keys with different pointers meet in the text map.
+type KeyIndex struct {
 	slots []ptrSlot
 	used  int
 	shift uint
@@ -65,16 +66,19 @@ type keyIndex struct {
 }
 
 type ptrSlot struct {
-	p  uintptr // 0: empty
-	n  int     // the key's length (substrings share a pointer)
+	k  history.Key // "": empty
 	id int32
 }
 
-func newKeyIndex() *keyIndex {
-	return &keyIndex{slots: make([]ptrSlot, 1<<8), shift: 64 - 8, byStr: map[history.Key]int32{}}
+// NewKeyIndex returns an empty index.
+func NewKeyIndex() *KeyIndex {
+	return &KeyIndex{slots: make([]ptrSlot, 1<<8), shift: 64 - 8, byStr: map[history.Key]int32{}}
 }
 
-func (x *keyIndex) get(k history.Key) int32 {
+// Get returns k's id: 0, 1, 2, ... in order of first sight.
+func (x *KeyIndex) Get(k history.Key) int32 { return x.get(k) }
+
+func (x *KeyIndex) get(k history.Key) int32 {
 	p := uintptr(unsafe.Pointer(unsafe.StringData(string(k))))
 	if p == 0 {
 		return x.text(k) // the empty key has no data pointer
@@ -82,12 +86,12 @@ func (x *keyIndex) get(k history.Key) int32 {
 	mask := len(x.slots) - 1
 	for s := int((uint64(p) * 0x9E3779B97F4A7C15) >> x.shift); ; s = (s + 1) & mask {
 		e := &x.slots[s]
-		if e.p == p && e.n == len(k) {
+		if len(e.k) == len(k) && uintptr(unsafe.Pointer(unsafe.StringData(string(e.k)))) == p {
 			return e.id
 		}
-		if e.p == 0 {
+		if e.k == "" {
 			id := x.text(k)
-			*e = ptrSlot{p: p, n: len(k), id: id}
+			*e = ptrSlot{k: k, id: id}
 			if x.used++; 2*x.used > len(x.slots) {
 				x.grow()
 			}
@@ -96,7 +100,7 @@ func (x *keyIndex) get(k history.Key) int32 {
 	}
 }
 
-func (x *keyIndex) text(k history.Key) int32 {
+func (x *KeyIndex) text(k history.Key) int32 {
 	i, ok := x.byStr[k]
 	if !ok {
 		i = int32(len(x.byStr))
@@ -105,21 +109,22 @@ func (x *keyIndex) text(k history.Key) int32 {
 	return i
 }
 
-func (x *keyIndex) grow() {
+func (x *KeyIndex) grow() {
 	old := x.slots
 	x.slots = make([]ptrSlot, 2*len(old))
 	x.shift--
 	mask := len(x.slots) - 1
 	for _, e := range old {
-		if e.p == 0 {
+		if e.k == "" {
 			continue
 		}
-		s := int((uint64(e.p) * 0x9E3779B97F4A7C15) >> x.shift)
-		for x.slots[s].p != 0 {
+		s := int((uint64(uintptr(unsafe.Pointer(unsafe.StringData(string(e.k))))) * 0x9E3779B97F4A7C15) >> x.shift)
+		for x.slots[s].k != "" {
 			s = (s + 1) & mask
 		}
 		x.slots[s] = e
 	}
 }
 
-func (x *keyIndex) len() int { return len(x.byStr) }
+// Len is the number of keys numbered.
+func (x *KeyIndex) Len() int { return len(x.byStr) }

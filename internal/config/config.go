@@ -130,6 +130,9 @@ type Check struct {
 	// the oldest are set aside unchecked and the check is inexact
 	// (online.OnlineConfig.MaxPinned). 0 is no cap.
 	MaxPinned int `yaml:"max_pinned"`
+	// Stamps uses the events' commit_ts and start_ts (stamponline,
+	// docs/SEMANTICS.md §10 "Online with facts").
+	Stamps bool `yaml:"stamps"`
 }
 
 // State is the checkpoint store.

@@ -82,6 +82,7 @@ import (
 	"github.com/streamcheck/streamcheck/internal/config"
 	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/sionline"
+	"github.com/streamcheck/streamcheck/stamponline"
 	"github.com/streamcheck/streamcheck/state"
 	"github.com/streamcheck/streamcheck/weakonline"
 )
@@ -244,6 +245,11 @@ func flagDefs() []flagDef {
 			c.Check.MaxPinned = n
 			return err
 		}, false},
+		{"stamps", "use the events' commit_ts and start_ts (the database's own order) at the serializable and snapshot levels: their witness replayed as events arrive, the black-box engine from the first event it does not cover (docs/SEMANTICS.md §10 \"Online with facts\"; stdin and files: Kafka messages carry no facts to it yet, so a Kafka stream falls back at its first committed event; no state directory yet; default false)", func(c *config.Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			c.Check.Stamps = b
+			return err
+		}, true},
 		{"alerts", "write alert lines to this file (default stdout)", strFlag(func(c *config.Config) *string { return &c.Alerts.File }), false},
 		{"stream", "name of the stream in every alert id; empty = ids name anomalies by content alone, the same from a file, stdin or Kafka (default empty)", strFlag(func(c *config.Config) *string { return &c.Alerts.Stream }), false},
 		{"alertmanager", "also push alerts to this Alertmanager (http://host:9093)", strFlag(func(c *config.Config) *string { return &c.Alerts.Alertmanager.URL }), false},
@@ -356,6 +362,12 @@ func parse(args []string, stderr io.Writer) (*runConfig, error) {
 	}
 	if rc.opts.InitialState, err = history.ParseInitialState(cfg.Check.InitialState); err != nil {
 		return nil, fmt.Errorf("check.initial_state: %w", err)
+	}
+	if cfg.Check.Stamps && !stamponline.Levels(rc.opts.Level) {
+		return nil, fmt.Errorf("check.stamps: the stamps are used online at the serializable and snapshot levels, not at %s", rc.opts.Level)
+	}
+	if cfg.Check.Stamps && cfg.State.Dir != "" {
+		return nil, errors.New("check.stamps: the engine with stamps has no checkpoint yet: run it without a state directory")
 	}
 	if cfg.State.Dir != "" && cfg.Source == "-" {
 		return nil, errors.New("state.dir: stdin cannot be resumed (use a file or kafka source)")

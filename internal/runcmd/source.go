@@ -25,6 +25,7 @@ type message struct {
 	line         int // file line, 0 for Kafka
 	value        []byte
 	txn          history.Txn
+	facts        history.Facts // the database's facts, line sources only (run --stamps)
 	err          error
 	oversized    bool
 	// size is an oversized line's length (value holds only its first
@@ -149,6 +150,7 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 		}
 		m := message{offset: start, next: offset, line: line, value: bytes.Clone(text)}
 		m.txn, m.err = dec.Decode(text, history.Pos{Source: name, Line: line, Offset: start})
+		m.facts = dec.Facts()
 		return send(m)
 	}
 	add := func(chunk []byte) {

@@ -1,0 +1,417 @@
+package stamponline
+
+import (
+	"cmp"
+	"container/heap"
+	"slices"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// The fast path (docs/SEMANTICS.md §10 "Online with facts"): the stamps'
+// own witness, replayed as the stream goes. At the serializable levels
+// the witness is the committed transactions in commit_ts order; at the
+// snapshot levels it is the begins at start_ts and the commits at
+// commit_ts, a begin first on an equal stamp. An item is replayed once
+// no transaction still to come can sort before it (the frontier, F1 in
+// doc.go); the replay keeps per key only what the next item needs. It
+// never alerts: any check that fails makes the engine hand the stream to
+// the black-box engine (fallBack), so a failure here costs time, never a
+// verdict.
+
+// naiveRule switches off rules of the fast path, for the regression
+// tests only (regress_test.go): each history there is one the engine
+// gets wrong without the rule.
+type naiveRule uint8
+
+const (
+	naiveFrontier naiveRule = 1 << iota // replay whatever has arrived
+	naiveArrival                        // no check of a stamp below the frontier at arrival
+	naiveRealTime                       // no real-time check against the latest start placed
+	naiveFCW                            // no first-committer-wins check
+)
+
+// key kinds, from the ops that use a key.
+const (
+	kindNone uint8 = iota
+	kindReg
+	kindList
+)
+
+// keyState is what the replay keeps of one key: its committed state
+// after every item replayed so far.
+type keyState struct {
+	val     history.Value   // register value of the latest committed write (Null: none)
+	init    []history.Value // unknown initial state, lists: the bound initial list
+	apps    []history.Value // lists: the committed appends
+	initVal history.Value   // unknown initial state, registers: the bound initial value
+	lastCTS int64           // commit_ts of the latest committed writer (first committer wins)
+	lastBy  int64           // its release sequence number
+	written bool            // a committed transaction has written or appended
+	bound   bool            // the unknown initial value is bound by a read
+	kind    uint8
+}
+
+// item is one event of the witness: a commit (the serializable levels'
+// only kind) or a begin.
+type item struct {
+	stamp  int64
+	commit bool
+	p      *pend
+}
+
+// pend is a released transaction the replay has not finished with.
+type pend struct {
+	t        history.Txn
+	cts, sts int64
+	seq      int64
+}
+
+// less is the witness order: stamp, then a begin before a commit (it does
+// not see a commit with its own stamp); commits by start, end (the
+// serializable levels' tie order, stampcheck.CheckSerial) or end, start
+// (the snapshot levels', stampcheck's stampEvents), then release order.
+func (e *Engine) less(a, b item) bool {
+	if c := cmp.Compare(a.stamp, b.stamp); c != 0 {
+		return c < 0
+	}
+	if a.commit != b.commit {
+		return !a.commit
+	}
+	ta, tb := &a.p.t, &b.p.t
+	var c int
+	if e.si {
+		c = cmp.Or(cmp.Compare(ta.End, tb.End), cmp.Compare(ta.Start, tb.Start))
+	} else {
+		c = cmp.Or(cmp.Compare(ta.Start, tb.Start), cmp.Compare(ta.End, tb.End))
+	}
+	if c != 0 {
+		return c < 0
+	}
+	return a.p.seq < b.p.seq
+}
+
+// items is the replay's queue, a min-heap in witness order.
+type items struct {
+	e *Engine
+	q []item
+}
+
+func (h *items) Len() int           { return len(h.q) }
+func (h *items) Less(i, j int) bool { return h.e.less(h.q[i], h.q[j]) }
+func (h *items) Swap(i, j int)      { h.q[i], h.q[j] = h.q[j], h.q[i] }
+func (h *items) Push(x any)         { h.q = append(h.q, x.(item)) }
+func (h *items) Pop() any {
+	x := h.q[len(h.q)-1]
+	h.q[len(h.q)-1] = item{}
+	h.q = h.q[:len(h.q)-1]
+	return x
+}
+
+// sessionLast is the latest committed member of a session the fast path
+// has seen (release order is start order).
+type sessionLast struct {
+	start, cts int64
+}
+
+// admit takes a released transaction into the fast path: it checks what
+// can be checked at arrival (F2: the frontier and session order) and
+// queues its items. It returns why the fast path cannot go on, or "".
+func (e *Engine) admit(t *history.Txn, f *history.Facts, seq int64) string {
+	if t.Status != history.Committed {
+		// Aborted and unknown transactions take no part in the witness
+		// (the completion in which no unknown one committed is tried); a
+		// read that needs one fails the replay.
+		return ""
+	}
+	need := history.HasCommitTS
+	if e.si {
+		need |= history.HasStartTS
+	}
+	if f.Has&need != need {
+		return "committed txn " + t.ID + " has no commit_ts" + map[bool]string{true: " and start_ts", false: ""}[e.si]
+	}
+	p := &pend{t: *t, cts: f.CommitTS, sts: f.StartTS, seq: seq}
+	first := p.cts // the item of p that must not sort before the frontier
+	if e.si {
+		first = p.sts
+	}
+	if e.haveF && (first < e.frontier || e.si && first == e.frontier) && e.naive&naiveArrival == 0 {
+		return "txn " + t.ID + "'s stamps put it before a transaction that finished before it began"
+	}
+	if e.opts.Level.SessionOrder() && t.HasSession {
+		if last, ok := e.sessions[t.Session]; ok {
+			if last.start == t.Start {
+				return "two transactions of session " + t.Session + " start at one instant (session order by input position)"
+			}
+			if !e.si && p.cts < last.cts || e.si && p.sts <= last.cts {
+				return "txn " + t.ID + "'s stamps put it before an earlier transaction of its session"
+			}
+		}
+		e.sessions[t.Session] = sessionLast{start: t.Start, cts: p.cts}
+	}
+	if e.si {
+		heap.Push(&e.queue, item{stamp: p.sts, p: p})
+	}
+	heap.Push(&e.queue, item{stamp: p.cts, commit: true, p: p})
+	e.open[t.ID] = p.cts
+	return ""
+}
+
+// closed moves the frontier: a time-closed committed transaction
+// precedes in real time every transaction still to come (F1).
+func (e *Engine) closed(cts int64) {
+	if !e.haveF || cts > e.frontier {
+		e.frontier, e.haveF = cts, true
+	}
+}
+
+// advance replays every queued item at or below the frontier (all of
+// them at the end of the input). It returns why the replay failed, or "".
+func (e *Engine) advance() string {
+	for e.queue.Len() > 0 {
+		it := e.queue.q[0]
+		if !e.ended && (!e.haveF || it.stamp > e.frontier) && e.naive&naiveFrontier == 0 {
+			return ""
+		}
+		heap.Pop(&e.queue)
+		var why string
+		switch {
+		case !e.si:
+			why = e.serial(it.p)
+		case it.commit:
+			why = e.commit(it.p)
+		default:
+			why = e.begin(it.p)
+		}
+		if why != "" {
+			return why
+		}
+		e.replayed++
+	}
+	return ""
+}
+
+// precedesSome is the real-time check against the transactions already
+// placed after t: t must not have ended (widened by Δ twice) at or before
+// the latest start among them. It is Options.Precedes without its one
+// concurrent corner (two zero-length transactions at one instant), so it
+// may fail where the level would not: that costs a fallback, never a
+// wrong pass.
+func (e *Engine) precedesSome(t *history.Txn) bool {
+	return e.opts.Level.RealTime() && e.placed && t.End <= e.maxStart-2*e.opts.Skew && e.naive&naiveRealTime == 0
+}
+
+func (e *Engine) place(t *history.Txn) {
+	if !e.placed || t.Start > e.maxStart {
+		e.maxStart, e.placed = t.Start, true
+	}
+}
+
+// serial replays p at its place in the commit order: its reads against
+// the state so far (its own writes applied as it goes: it runs alone).
+func (e *Engine) serial(p *pend) string {
+	t := &p.t
+	if e.precedesSome(t) {
+		return "commit_ts puts txn " + t.ID + " after a transaction that began after it ended"
+	}
+	for n := range t.Ops {
+		op := &t.Ops[n]
+		_, k := e.key(op.Key)
+		if !k.use(op) {
+			return "key " + string(op.Key) + " is used as a list and as a register"
+		}
+		switch op.Kind {
+		case history.Read:
+			if !e.readOK(k, op, nil) {
+				return "txn " + t.ID + " reads " + op.String() + ", not what the commit_ts order gives"
+			}
+		default:
+			k.apply(op, p)
+		}
+	}
+	e.place(t)
+	return ""
+}
+
+// own is a transaction's own writes of one key so far (snapshot levels:
+// they are applied at its commit, but its later reads see them).
+type own struct {
+	id   int32 // the key's id (not a *keyState: e.keys may grow and move)
+	reg  bool
+	val  history.Value
+	apps []history.Value
+}
+
+// begin replays p's reads against its snapshot: every commit with a
+// smaller stamp has been applied, none other, and its own writes on top.
+func (e *Engine) begin(p *pend) string {
+	t := &p.t
+	mine := e.own[:0]
+	for n := range t.Ops {
+		op := &t.Ops[n]
+		id, k := e.key(op.Key)
+		if !k.use(op) {
+			return "key " + string(op.Key) + " is used as a list and as a register"
+		}
+		w := -1
+		for i := range mine {
+			if mine[i].id == id {
+				w = i
+				break
+			}
+		}
+		switch op.Kind {
+		case history.Write:
+			if w < 0 {
+				mine = append(mine, own{id: id})
+				w = len(mine) - 1
+			}
+			mine[w].reg, mine[w].val = true, op.Value
+		case history.Append:
+			if w < 0 {
+				mine = append(mine, own{id: id})
+				w = len(mine) - 1
+			}
+			mine[w].apps = append(mine[w].apps, op.Value)
+		default:
+			var o *own
+			if w >= 0 {
+				o = &mine[w]
+			}
+			if !e.readOK(k, op, o) {
+				return "txn " + t.ID + " reads " + op.String() + ", not what its snapshot at start_ts holds"
+			}
+		}
+	}
+	for i := range mine {
+		mine[i] = own{apps: mine[i].apps[:0]}
+	}
+	e.own = mine
+	e.place(t)
+	return ""
+}
+
+// commit checks first committer wins and the level's real time at p's
+// commit, then applies its writes.
+func (e *Engine) commit(p *pend) string {
+	t := &p.t
+	if e.precedesSome(t) {
+		return "commit_ts of txn " + t.ID + " is not below the start_ts of a transaction that began after it ended"
+	}
+	for n := range t.Ops {
+		op := &t.Ops[n]
+		if op.Kind == history.Read {
+			continue
+		}
+		_, k := e.key(op.Key)
+		if k.written && k.lastBy != p.seq && k.lastCTS >= p.sts && e.naive&naiveFCW == 0 {
+			// The key's latest writer committed inside p's snapshot
+			// interval; stamps increase along a key's writers, so the
+			// latest is the only one to ask.
+			return "txns " + t.ID + " and an earlier writer of key " + string(op.Key) + " overlap (first committer wins)"
+		}
+		k.apply(op, p)
+	}
+	return ""
+}
+
+// use records the key's kind from op; false on a clash (an input error
+// check reports; here it ends the fast path). A register read of Null is
+// kind-neutral (it is also the empty list); when a key turns out to be a
+// list after such a read bound its unknown initial value, the binding
+// becomes the empty list.
+func (k *keyState) use(op *history.Op) bool {
+	var want uint8
+	switch {
+	case op.Kind == history.Append || op.Kind == history.Read && op.IsList:
+		want = kindList
+	case op.Kind == history.Write || op.Value != history.Null:
+		want = kindReg
+	default:
+		return true
+	}
+	switch k.kind {
+	case want:
+		return true
+	case kindNone:
+		if want == kindList && k.bound {
+			if k.initVal != history.Null {
+				return false
+			}
+			k.init = nil
+		}
+		k.kind = want
+		return true
+	}
+	return false
+}
+
+// apply applies a committed write or append.
+func (k *keyState) apply(op *history.Op, p *pend) {
+	if op.Kind == history.Write {
+		k.val = op.Value
+	} else {
+		k.apps = append(k.apps, op.Value)
+	}
+	k.written, k.lastCTS, k.lastBy = true, p.cts, p.seq
+}
+
+// readOK reports whether read op returns what the state gives, with o
+// the reader's own writes of the key (nil: none); under an unknown
+// initial state the first read of an unwritten key binds its value.
+func (e *Engine) readOK(k *keyState, op *history.Op, o *own) bool {
+	unknownInit := e.opts.InitialState == history.InitialUnknown
+	if k.kind == kindList {
+		if !op.IsList && op.Value != history.Null {
+			return false
+		}
+		var tail []history.Value
+		if o != nil {
+			tail = o.apps
+		}
+		got := op.List
+		n := len(k.apps) + len(tail)
+		switch {
+		case !unknownInit:
+			return len(got) == n && slices.Equal(got[:len(k.apps)], k.apps) && slices.Equal(got[len(k.apps):], tail)
+		case k.bound:
+			m := len(k.init)
+			return len(got) == m+n && slices.Equal(got[:m], k.init) && slices.Equal(got[m:m+len(k.apps)], k.apps) && slices.Equal(got[m+len(k.apps):], tail)
+		default:
+			if len(got) < n {
+				return false
+			}
+			m := len(got) - n
+			if !slices.Equal(got[m:m+len(k.apps)], k.apps) || !slices.Equal(got[m+len(k.apps):], tail) {
+				return false
+			}
+			k.init, k.bound = slices.Clone(got[:m]), true
+			return true
+		}
+	}
+	switch {
+	case o != nil && o.reg:
+		return op.Value == o.val
+	case k.written || !unknownInit:
+		return op.Value == k.val
+	case k.bound:
+		return op.Value == k.initVal
+	default:
+		k.initVal, k.bound = op.Value, true
+		return true
+	}
+}
+
+// key returns the id and state of key x, creating it. Keys are numbered
+// by stampcheck.KeyIndex (a pointer table over the decoder's interned
+// keys), their states kept in one slice: no map in the replay. The
+// pointer is good until the next call (a new key may move the slice):
+// what outlives one op keeps the id.
+func (e *Engine) key(x history.Key) (int32, *keyState) {
+	id := e.kx.Get(x)
+	if int(id) == len(e.keys) {
+		e.keys = append(e.keys, keyState{val: history.Null, initVal: history.Null})
+	}
+	return id, &e.keys[id]
+}

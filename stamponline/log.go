@@ -1,0 +1,189 @@
+package stamponline
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/online"
+)
+
+// The call log: every call the driver made, in order, so that the
+// black-box engine can be given the same calls when the stamps stop
+// vouching (fallBack), and the whole history with its facts can be
+// rebuilt for the inconsistency set at the end of the input. Records go
+// to an online.BodyFile (on disk in `run`), so the engine's memory holds
+// the window and the per-key state, not the stream.
+//
+// Record: one kind byte, a uvarint payload length, the payload. A
+// release's payload is its facts (facts bits, commit_ts, start_ts, xid,
+// snapshot text) then the body in online.AppendBody's encoding.
+const (
+	recRelease byte = 1 + iota
+	recClose
+	recCloseAll
+	recUnchecked
+	recStep
+)
+
+// flushAt is the buffered size at which the log is written out.
+const flushAt = 1 << 16
+
+type callLog struct {
+	file online.BodyFile
+	buf  []byte // not yet written
+	size int64  // bytes written to file
+	rec  []byte // scratch payload
+	err  error
+}
+
+func (l *callLog) start() error {
+	if err := l.file.Start(); err != nil {
+		return fmt.Errorf("stamponline: %s: %w", l.file.Name(), err)
+	}
+	return nil
+}
+
+func (l *callLog) put(kind byte, payload []byte) {
+	l.buf = append(l.buf, kind)
+	l.buf = binary.AppendUvarint(l.buf, uint64(len(payload)))
+	l.buf = append(l.buf, payload...)
+	if len(l.buf) >= flushAt {
+		l.flush()
+	}
+}
+
+func (l *callLog) flush() {
+	if l.err != nil || len(l.buf) == 0 {
+		return
+	}
+	n, err := l.file.Write(l.buf)
+	l.size += int64(n)
+	if err != nil {
+		l.err = fmt.Errorf("stamponline: write %s: %w", l.file.Name(), err)
+	}
+	l.buf = l.buf[:0]
+}
+
+func (l *callLog) release(t *history.Txn, f *history.Facts) {
+	b := append(l.rec[:0], byte(f.Has))
+	b = binary.AppendVarint(b, f.CommitTS)
+	b = binary.AppendVarint(b, f.StartTS)
+	b = binary.AppendUvarint(b, f.Xid)
+	snap := ""
+	if f.Snap != nil {
+		snap = f.Snap.String()
+	}
+	b = binary.AppendUvarint(b, uint64(len(snap)))
+	b = append(b, snap...)
+	b = online.AppendBody(b, t)
+	l.rec = b
+	l.put(recRelease, b)
+}
+
+func (l *callLog) txn(kind byte, t *history.Txn) {
+	l.rec = online.AppendBody(l.rec[:0], t)
+	l.put(kind, l.rec)
+}
+
+// call is one logged call, read back.
+type call struct {
+	kind  byte
+	txn   history.Txn
+	facts history.Facts
+	id    string
+}
+
+// each reads the log back in order.
+func (l *callLog) each(fn func(c *call) error) error {
+	l.flush()
+	if l.err != nil {
+		return l.err
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(l.file, 0, l.size), 1<<20)
+	var payload []byte
+	for {
+		kind, err := r.ReadByte()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return l.corrupt(err)
+		}
+		n, err := binary.ReadUvarint(r)
+		if err != nil {
+			return l.corrupt(err)
+		}
+		if uint64(cap(payload)) < n {
+			payload = make([]byte, n)
+		}
+		payload = payload[:n]
+		if _, err := io.ReadFull(r, payload); err != nil {
+			return l.corrupt(err)
+		}
+		c := call{kind: kind}
+		switch kind {
+		case recClose:
+			c.id = string(payload)
+		case recRelease:
+			if c.facts, payload, err = readFacts(payload); err != nil {
+				return l.corrupt(err)
+			}
+			fallthrough
+		case recUnchecked:
+			if c.txn, err = online.DecodeBody(payload); err != nil {
+				return l.corrupt(err)
+			}
+		case recCloseAll, recStep:
+		default:
+			return l.corrupt(fmt.Errorf("record kind %d", kind))
+		}
+		if err := fn(&c); err != nil {
+			return err
+		}
+	}
+}
+
+func (l *callLog) corrupt(err error) error {
+	return fmt.Errorf("stamponline: %s: the call log is unreadable: %w", l.file.Name(), err)
+}
+
+var errShort = errors.New("short facts record")
+
+func readFacts(b []byte) (history.Facts, []byte, error) {
+	var f history.Facts
+	if len(b) == 0 {
+		return f, nil, errShort
+	}
+	f.Has, b = history.FactBits(b[0]), b[1:]
+	var n int
+	if f.CommitTS, n = binary.Varint(b); n <= 0 {
+		return f, nil, errShort
+	}
+	b = b[n:]
+	if f.StartTS, n = binary.Varint(b); n <= 0 {
+		return f, nil, errShort
+	}
+	b = b[n:]
+	if f.Xid, n = binary.Uvarint(b); n <= 0 {
+		return f, nil, errShort
+	}
+	b = b[n:]
+	ln, n := binary.Uvarint(b)
+	if n <= 0 || uint64(len(b)-n) < ln {
+		return f, nil, errShort
+	}
+	snap := string(b[n : n+int(ln)])
+	b = b[n+int(ln):]
+	if f.Has&history.HasSnapshot != 0 {
+		s, err := history.ParseSnapshot(snap)
+		if err != nil {
+			return f, nil, err
+		}
+		f.Snap = s
+	}
+	return f, b, nil
+}
