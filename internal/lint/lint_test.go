@@ -16,7 +16,7 @@ import (
 // algorithmPackages are the pure state machines: events in, verdicts,
 // alerts and state to persist out. The commands (internal/...), ingest/,
 // state/ and alerts/ own the disk, the network and the clock.
-var algorithmPackages = []string{"driver", "online", "window", "solver", "closure", "incremental", "saturation", "stampcheck", "weakonline"}
+var algorithmPackages = []string{"driver", "online", "window", "solver", "closure", "incremental", "saturation", "stampcheck", "weakonline", "sionline", "stamponline"}
 
 // forbidden are the imports that reach the operating system: files,
 // sockets, processes, system calls.
