@@ -245,7 +245,7 @@ func flagDefs() []flagDef {
 			c.Check.MaxPinned = n
 			return err
 		}, false},
-		{"stamps", "use the events' commit_ts and start_ts (the database's own order) at the serializable and snapshot levels: their witness replayed as events arrive, the black-box engine from the first event it does not cover (docs/SEMANTICS.md §10 \"Online with facts\"; stdin and files: Kafka messages carry no facts to it yet, so a Kafka stream falls back at its first committed event; no state directory yet; default false)", func(c *config.Config, v string) error {
+		{"stamps", "use the events' commit_ts and start_ts (the database's own order) at the levels they determine (the serializability and snapshot isolation families): their witness replayed as events arrive, the black-box engine from the first event it does not cover (docs/SEMANTICS.md §10 \"Online with facts\"; stdin and files: Kafka messages carry no facts to it yet, so a Kafka stream falls back at its first committed event; no state directory yet; default false)", func(c *config.Config, v string) error {
 			b, err := strconv.ParseBool(v)
 			c.Check.Stamps = b
 			return err
@@ -364,7 +364,7 @@ func parse(args []string, stderr io.Writer) (*runConfig, error) {
 		return nil, fmt.Errorf("check.initial_state: %w", err)
 	}
 	if cfg.Check.Stamps && !stamponline.Levels(rc.opts.Level) {
-		return nil, fmt.Errorf("check.stamps: the stamps are used online at the serializable and snapshot levels, not at %s", rc.opts.Level)
+		return nil, fmt.Errorf("check.stamps: the stamps are used online at the levels they determine (the serializability and snapshot isolation families), not at %s", rc.opts.Level)
 	}
 	if cfg.Check.Stamps && cfg.State.Dir != "" {
 		return nil, errors.New("check.stamps: the engine with stamps has no checkpoint yet: run it without a state directory")
