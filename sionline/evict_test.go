@@ -1,14 +1,15 @@
 package sionline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
-	"github.com/streamcheck/streamcheck/driver"
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/internal/gen"
@@ -23,23 +24,12 @@ import (
 // (>= 0). It returns the alerts and the engine.
 func live(t *testing.T, h *history.History, opts history.Options, rng *rand.Rand, tick int64, batch, restart int) ([]*online.Alert, *Engine) {
 	t.Helper()
-	ctx := context.Background()
 	var longest int64
 	for _, x := range h.Txns {
 		longest = max(longest, x.End-x.Start)
 	}
 	delay := longest/2 + 1
 	wcfg := window.Config{Partitions: 1, Lateness: longest + delay + 2*opts.Skew + 1, Skew: opts.Skew, InDoubt: opts.InDoubt}
-	win, err := window.New(wcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := New(opts, Config{Stream: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dcfg := driver.Config{Tick: tick, Skew: opts.Skew, Lateness: wcfg.Lateness}
-	d := driver.New(dcfg, win, eng, driver.NewState(1))
 	// Arrival order: start plus a random delay below the lateness's
 	// slack, so nothing is late.
 	order := make([]int, len(h.Txns))
@@ -48,55 +38,8 @@ func live(t *testing.T, h *history.History, opts history.Options, rng *rand.Rand
 		order[i] = i
 		key[i] = h.Txns[i].Start + rng.Int64N(delay)
 	}
-	sortBy(order, key)
-	var fired []*online.Alert
-	drain := func() {
-		for d.HasReady() {
-			rd, err := d.Ready(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fired = append(fired, rd.Alerts...)
-		}
-	}
-	for n, i := range order {
-		if rej := d.Accept(0, int64(n), h.Txns[i], 0); rej != nil {
-			t.Fatalf("%s set aside: %+v", h.Txns[i].ID, rej)
-		}
-		if n%batch == batch-1 {
-			drain()
-		}
-		if n == restart {
-			drain()
-			snap, err := eng.Snapshot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			st := *d.State()
-			if eng, err = Restore(opts, Config{Stream: "s"}, snap); err != nil {
-				t.Fatal(err)
-			}
-			if win, err = window.Restore(wcfg, d.Window().Snapshot()); err != nil {
-				t.Fatal(err)
-			}
-			d = driver.New(dcfg, win, eng, st)
-		}
-	}
-	d.EndInput()
-	drain()
-	rd, err := d.Final(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(fired, rd.Alerts...), eng
-}
-
-func sortBy(order []int, key []int64) {
-	for i := 1; i < len(order); i++ {
-		for j := i; j > 0 && key[order[j]] < key[order[j-1]]; j-- {
-			order[j], order[j-1] = order[j-1], order[j]
-		}
-	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(key[x], key[y]) })
+	return feed(t, h, opts, wcfg, arrival{order: order, batch: batch, tick: tick, restart: restart})
 }
 
 // TestEvictionMatchesCheck streams generated read-modify-write streams

@@ -30,12 +30,19 @@ type arrival struct {
 // does, and returns the alerts in the order they fired.
 func stream(t *testing.T, h *history.History, opts history.Options, a arrival) ([]*online.Alert, *Engine) {
 	t.Helper()
-	ctx := context.Background()
 	lo, hi := h.Txns[0].Start, h.Txns[0].End
 	for _, x := range h.Txns {
 		lo, hi = min(lo, x.Start), max(hi, x.End)
 	}
 	wcfg := window.Config{Partitions: 1, Lateness: hi - lo + 1, Skew: opts.Skew, InDoubt: opts.InDoubt}
+	return feed(t, h, opts, wcfg, a)
+}
+
+// feed runs h through a window of wcfg, the driver and an engine, in
+// a's arrival, and returns the alerts in the order they fired.
+func feed(t *testing.T, h *history.History, opts history.Options, wcfg window.Config, a arrival) ([]*online.Alert, *Engine) {
+	t.Helper()
+	ctx := context.Background()
 	win, err := window.New(wcfg)
 	if err != nil {
 		t.Fatal(err)
