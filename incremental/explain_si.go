@@ -70,6 +70,10 @@ func describeSI(ctx context.Context, p *prepared, core []int32) Anomaly {
 	}
 	a.Cycle = siSteps(e, cycle)
 	a.Class = classify(a.Cycle, nil)
+	var renamed string
+	if !lv.RealTime() && !lv.SessionOrder() {
+		a.Class, renamed = confirmClass(ctx, hc, p.opts, a.Class)
+	}
 	switch {
 	case lv.RealTime():
 		a.Class += history.RealtimeSuffix
@@ -85,6 +89,9 @@ func describeSI(ctx context.Context, p *prepared, core []int32) Anomaly {
 	}
 	if len(a.Cycle) > 0 {
 		a.Text = append(a.Text, "That closes the cycle "+cycleString(a.Cycle)+": no order of begins and commits gives every transaction one snapshot and lets no two writers of a key overlap.")
+		if renamed != "" {
+			a.Text = append(a.Text, renamed)
+		}
 	} else {
 		a.Type, a.Class = "cycle", "cycle"
 		a.Text = append(a.Text, "No order of begins and commits explains these transactions: the search tried every choice of read-from source, version order and commit, and each closes a cycle; the case analysis is too deep to print.")
