@@ -562,6 +562,28 @@ func TestPeerFilesAndDirs(t *testing.T) {
 	if _, _, err := ingest.ReadFile(t.TempDir()); err == nil || !strings.Contains(err.Error(), "has none") {
 		t.Fatalf("empty directory: %v", err)
 	}
+	// Empty J* logs (as Plume publishes viper/tap-a..d) are Viper's, an
+	// error naming them; beside a Cobra log they stay Cobra's (Cobra reads
+	// every *.log, and an empty one is a client with no transactions).
+	empty := t.TempDir()
+	for _, n := range []string{"J24.log", "J25.log"} {
+		if err := os.WriteFile(filepath.Join(empty, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, f, err := ingest.ReadFile(empty); f != ingest.FormatViper || err == nil || !strings.Contains(err.Error(), "every Viper log here is empty (J24.log, J25.log)") {
+		t.Fatalf("empty Viper logs: %s, %v", f, err)
+	}
+	cobra, err := os.ReadFile("testdata/peers/cobra/cock-G2/T0.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(empty, "T0.log"), cobra, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h, f, err := ingest.ReadFile(empty); err != nil || f != ingest.FormatCobra || len(h.Txns) == 0 {
+		t.Fatalf("empty J*.log beside a Cobra log: %s, %v", f, err)
+	}
 }
 
 // TestAWDITGeneratorOutput: histories written by AWDIT's own generator
