@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,7 +57,36 @@ func plumeVerdict(t *testing.T, h *history.History, l history.Level) (incrementa
 	if res.Verdict == incremental.Invalid && len(res.Anomalies) == 0 {
 		t.Fatalf("invalid at %s with no anomaly", l)
 	}
+	for _, a := range res.Anomalies {
+		plumeCore(t, h, l, a.Core)
+	}
 	return res.Verdict, true
+}
+
+// plumeCore: the core alone violates l, and without any one of its
+// transactions it does not (a core is subset-minimal).
+func plumeCore(t *testing.T, h *history.History, l history.Level, core []string) {
+	t.Helper()
+	opts := history.Options{Level: l, InDoubt: history.NoInDoubt}
+	check := func(ids []string) incremental.Verdict {
+		in := make([]bool, len(h.Txns))
+		for i := range h.Txns {
+			in[i] = slices.Contains(ids, h.Txns[i].ID)
+		}
+		res, err := incremental.Check(context.Background(), incremental.Prepare(h, opts).Project(in), opts, incremental.Config{})
+		if err != nil {
+			t.Fatalf("core %v at %s: %v", ids, l, err)
+		}
+		return res.Verdict
+	}
+	if v := check(core); v != incremental.Invalid {
+		t.Errorf("core %v alone at %s: %s", core, l, v)
+	}
+	for i := range core {
+		if v := check(slices.Delete(slices.Clone(core), i, i+1)); v != incremental.Valid {
+			t.Errorf("core %v without %s at %s: %s, so it is not minimal", core, core[i], l, v)
+		}
+	}
 }
 
 // TestPlumeTestCases: Plume's fourteen test cases (TAP-a..n, one per
