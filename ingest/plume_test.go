@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/ingest"
+	"github.com/streamcheck/streamcheck/internal/oracle"
 )
 
 // plumeLevels are the levels TestPlumeTestCases judges every case at.
@@ -57,36 +57,15 @@ func plumeVerdict(t *testing.T, h *history.History, l history.Level) (incrementa
 	if res.Verdict == incremental.Invalid && len(res.Anomalies) == 0 {
 		t.Fatalf("invalid at %s with no anomaly", l)
 	}
+	// Each core, re-checked by the brute-force oracle (independent of
+	// the checker): it violates l alone, and without any one of its
+	// transactions it does not.
 	for _, a := range res.Anomalies {
-		plumeCore(t, h, l, a.Core)
+		if err := oracle.CheckCore(h, history.Options{Level: l, InDoubt: history.NoInDoubt}, a.Core); err != nil {
+			t.Errorf("at %s, core %v: %v", l, a.Core, err)
+		}
 	}
 	return res.Verdict, true
-}
-
-// plumeCore: the core alone violates l, and without any one of its
-// transactions it does not (a core is subset-minimal).
-func plumeCore(t *testing.T, h *history.History, l history.Level, core []string) {
-	t.Helper()
-	opts := history.Options{Level: l, InDoubt: history.NoInDoubt}
-	check := func(ids []string) incremental.Verdict {
-		in := make([]bool, len(h.Txns))
-		for i := range h.Txns {
-			in[i] = slices.Contains(ids, h.Txns[i].ID)
-		}
-		res, err := incremental.Check(context.Background(), incremental.Prepare(h, opts).Project(in), opts, incremental.Config{})
-		if err != nil {
-			t.Fatalf("core %v at %s: %v", ids, l, err)
-		}
-		return res.Verdict
-	}
-	if v := check(core); v != incremental.Invalid {
-		t.Errorf("core %v alone at %s: %s", core, l, v)
-	}
-	for i := range core {
-		if v := check(slices.Delete(slices.Clone(core), i, i+1)); v != incremental.Valid {
-			t.Errorf("core %v without %s at %s: %s, so it is not minimal", core, core[i], l, v)
-		}
-	}
 }
 
 // TestPlumeTestCases: Plume's fourteen test cases (TAP-a..n, one per
