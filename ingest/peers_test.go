@@ -100,23 +100,34 @@ func TestConvertKeepsVerdicts(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := [2]incremental.Verdict{verdict(t, h, history.Serializable), verdict(t, h, history.StrongSessionSerializable)}
-		for _, to := range []string{"native", "elle-edn", "dbcop", "text"} {
-			b, err := encode(h, to)
-			if errors.Is(err, errCannotSay(err)) {
-				continue
-			}
-			if err != nil {
-				t.Fatalf("%s -> %s: %v", p, to, err)
-			}
-			back, _, err := ingest.ReadHistory(bytes.NewReader(b), p+"."+to)
-			if err != nil {
-				t.Fatalf("%s -> %s -> read: %v", p, to, err)
-			}
+		eachConversion(t, p, h, func(to string, back *history.History) {
 			got := [2]incremental.Verdict{verdict(t, back, history.Serializable), verdict(t, back, history.StrongSessionSerializable)}
 			if got != want {
 				t.Errorf("%s -> %s: verdicts %v, want %v", p, to, got, want)
 			}
+		})
+	}
+}
+
+// eachConversion writes h (read from name) to every target that can say
+// it and hands each target's name and what reads back to do.
+func eachConversion(t *testing.T, name string, h *history.History, do func(to string, back *history.History)) {
+	t.Helper()
+	for _, to := range []string{"native", "elle-edn", "dbcop", "text"} {
+		b, err := encode(h, to)
+		if errors.Is(err, errCannotSay(err)) {
+			continue
 		}
+		if err != nil {
+			t.Errorf("%s -> %s: %v", name, to, err)
+			continue
+		}
+		back, _, err := ingest.ReadHistory(bytes.NewReader(b), name+"."+to)
+		if err != nil {
+			t.Errorf("%s -> %s -> read: %v", name, to, err)
+			continue
+		}
+		do(to, back)
 	}
 }
 

@@ -1,7 +1,6 @@
 package ingest_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -263,24 +262,11 @@ func plumeCase(t *testing.T, root string, c byte) {
 // plumeConvert writes h to every format that can say it and reads it
 // back: the verdicts must not change.
 func plumeConvert(t *testing.T, key string, h *history.History, want map[history.Level]incremental.Verdict) {
-	for _, to := range []string{"native", "elle-edn", "dbcop", "text"} {
-		b, err := encode(h, to)
-		if errors.Is(err, errCannotSay(err)) {
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s -> %s: %v", key, to, err)
-			continue
-		}
-		back, _, err := ingest.ReadHistory(bytes.NewReader(b), key+"."+to)
-		if err != nil {
-			t.Errorf("%s -> %s -> read: %v", key, to, err)
-			continue
-		}
+	eachConversion(t, key, h, func(to string, back *history.History) {
 		for l, w := range want {
 			if v, ok := plumeVerdict(t, back, l); ok && v != w {
 				t.Errorf("%s -> %s at %s: %s, want %s", key, to, l, v, w)
 			}
 		}
-	}
+	})
 }
