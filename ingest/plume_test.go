@@ -119,8 +119,9 @@ type plumeOdd struct {
 
 var plumeOdds = map[string]plumeOdd{
 	// The artifact has no cobra/tap-a or cobra/tap-b (a thin-air read and
-	// an aborted read: Cobra logs only committed transactions, and a read
-	// names its writer's transaction and write id, so neither can be said).
+	// an aborted read). The aborted read cannot be said in Cobra's format,
+	// which logs only committed transactions; the thin-air read could (a
+	// read naming a write id nobody logged), but is not published.
 	"cobra/tap-a": {"not published", "absent"},
 	"cobra/tap-b": {"not published", "absent"},
 	// Every J*.log of viper/tap-a..d is 0 bytes (git blob e69de29, the
