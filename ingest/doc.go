@@ -152,6 +152,13 @@
 //     each, in natural name order. A log with Cobra's optional timestamps
 //     (TIME_ORDER_ON) is rejected at its first record; so are abort
 //     records, garbage-collection reads and a transaction with no commit.
+//     A read that names its own transaction is read as written (Cobra's
+//     verifier asserts against it; here it is the database's anomaly, a
+//     future or internal read, for the checker to report). Because
+//     Cobra's verifier rejects such reads, logs written for it carry no
+//     read of a transaction's own write, and Plume's Cobra form of its
+//     internal-read case leaves the read out (docs/SEMANTICS.md §9,
+//     "Plume's test cases").
 //  2. dbcop and text: every key holds 0 before its first write (dbcop's
 //     generator writes values from 1). A read of 0 is the initial state
 //     (null); a committed transaction that writes only 0s is that initial
@@ -170,7 +177,9 @@
 //     first object's "value" key), one transaction a line; "nil" reads
 //     are null; writes with succ false are set aside; Viper's range,
 //     insert and delete operations and an initial-state transaction
-//     (isInitial) are errors: the model cannot say them.
+//     (isInitial) are errors: the model cannot say them. A directory
+//     whose J* files are all empty (and that has no other *.log) is
+//     Viper's too, and an error saying its logs are empty.
 //  6. None of them has timestamps or unknown outcomes: the real-time levels
 //     cannot be checked on them, and writing a history with unknown
 //     outcomes to dbcop or text is refused.

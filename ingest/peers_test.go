@@ -100,23 +100,34 @@ func TestConvertKeepsVerdicts(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := [2]incremental.Verdict{verdict(t, h, history.Serializable), verdict(t, h, history.StrongSessionSerializable)}
-		for _, to := range []string{"native", "elle-edn", "dbcop", "text"} {
-			b, err := encode(h, to)
-			if errors.Is(err, errCannotSay(err)) {
-				continue
-			}
-			if err != nil {
-				t.Fatalf("%s -> %s: %v", p, to, err)
-			}
-			back, _, err := ingest.ReadHistory(bytes.NewReader(b), p+"."+to)
-			if err != nil {
-				t.Fatalf("%s -> %s -> read: %v", p, to, err)
-			}
+		eachConversion(t, p, h, func(to string, back *history.History) {
 			got := [2]incremental.Verdict{verdict(t, back, history.Serializable), verdict(t, back, history.StrongSessionSerializable)}
 			if got != want {
 				t.Errorf("%s -> %s: verdicts %v, want %v", p, to, got, want)
 			}
+		})
+	}
+}
+
+// eachConversion writes h (read from name) to every target that can say
+// it and hands each target's name and what reads back to do.
+func eachConversion(t *testing.T, name string, h *history.History, do func(to string, back *history.History)) {
+	t.Helper()
+	for _, to := range []string{"native", "elle-edn", "dbcop", "text"} {
+		b, err := encode(h, to)
+		if errors.Is(err, errCannotSay(err)) {
+			continue
 		}
+		if err != nil {
+			t.Errorf("%s -> %s: %v", name, to, err)
+			continue
+		}
+		back, _, err := ingest.ReadHistory(bytes.NewReader(b), name+"."+to)
+		if err != nil {
+			t.Errorf("%s -> %s -> read: %v", name, to, err)
+			continue
+		}
+		do(to, back)
 	}
 }
 
@@ -561,6 +572,28 @@ func TestPeerFilesAndDirs(t *testing.T) {
 	}
 	if _, _, err := ingest.ReadFile(t.TempDir()); err == nil || !strings.Contains(err.Error(), "has none") {
 		t.Fatalf("empty directory: %v", err)
+	}
+	// Empty J* logs (as Plume publishes viper/tap-a..d) are Viper's, an
+	// error naming them; beside a Cobra log they stay Cobra's (Cobra reads
+	// every *.log, and an empty one is a client with no transactions).
+	empty := t.TempDir()
+	for _, n := range []string{"J24.log", "J25.log"} {
+		if err := os.WriteFile(filepath.Join(empty, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, f, err := ingest.ReadFile(empty); f != ingest.FormatViper || err == nil || !strings.Contains(err.Error(), "every Viper log here is empty (J24.log, J25.log)") {
+		t.Fatalf("empty Viper logs: %s, %v", f, err)
+	}
+	cobra, err := os.ReadFile("testdata/peers/cobra/cock-G2/T0.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(empty, "T0.log"), cobra, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h, f, err := ingest.ReadFile(empty); err != nil || f != ingest.FormatCobra || len(h.Txns) == 0 {
+		t.Fatalf("empty J*.log beside a Cobra log: %s, %v", f, err)
 	}
 }
 

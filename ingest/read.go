@@ -278,7 +278,7 @@ func detectPeer(head []byte) (Format, bool) {
 
 // readDir reads a directory: dbcop's when it holds history.bincode (as
 // dbcop, PolySI and AWDIT lay them out), Viper's when it holds J* files
-// the first of which starts with '{', else Cobra's client logs.
+// that look like Viper's (isViperDir), else Cobra's client logs.
 func readDir(dir string) (*history.History, Format, Stats, error) {
 	var st Stats
 	bin := filepath.Join(dir, "history.bincode")
@@ -292,7 +292,7 @@ func readDir(dir string) (*history.History, Format, Stats, error) {
 	}
 	format := FormatCobra
 	var h *history.History
-	if names := viperNames(entries); len(names) > 0 && firstByte(filepath.Join(dir, names[0])) == '{' {
+	if names := viperNames(entries); isViperDir(dir, entries, names) {
 		format = FormatViper
 		h, err = readViperDir(dir, names, &st)
 	} else {

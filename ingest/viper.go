@@ -47,7 +47,36 @@ func readViperDir(dir string, names []string, st *Stats) (*history.History, erro
 			return nil, err
 		}
 	}
+	if st.Records == 0 {
+		// Every log is empty or blank. Said here, with the files named,
+		// because a caller's "no transactions" would not say that the
+		// logs themselves hold nothing (Plume publishes four such
+		// directories: docs/SEMANTICS.md §9, "Plume's test cases").
+		return nil, &history.Error{Pos: history.Pos{Source: dir}, Err: fmt.Errorf("every Viper log here is empty (%s): no transaction to read", strings.Join(names, ", "))}
+	}
 	return h, nil
+}
+
+// isViperDir tells a directory of Viper logs (names J*) from Cobra's
+// (T*.log) by content: Viper's when the first J* file that holds anything
+// starts with '{'. When every J* file is empty the content cannot tell, so
+// the names decide: Viper's when no other file is a ".log" (Cobra reads
+// every *.log, so a directory with a T*.log stays Cobra's).
+func isViperDir(dir string, entries []os.DirEntry, names []string) bool {
+	if len(names) == 0 {
+		return false
+	}
+	for _, n := range names {
+		if c := firstByte(filepath.Join(dir, n)); c != 0 {
+			return c == '{'
+		}
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".log") && !strings.HasPrefix(e.Name(), "J") {
+			return false
+		}
+	}
+	return true
 }
 
 // readViper reads one Viper log given as a file: one session named by its
