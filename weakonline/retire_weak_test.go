@@ -1,12 +1,12 @@
 package weakonline
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/online"
 )
 
 // The histories of docs/SEMANTICS.md §5 "Retirement at read atomic and
@@ -79,51 +79,35 @@ var weakRetireCases = []weakRetireCase{
 	},
 }
 
-// runWeakRetire feeds c through an engine with cfg and returns the
-// alerts' ids, checking each against c.
-func runWeakRetire(t *testing.T, c weakRetireCase, cfg Config) []string {
-	t.Helper()
-	ctx := context.Background()
-	opts := history.DefaultOptions()
-	opts.Level = c.level
-	e, err := New(opts, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+// weakRetireTxns is c's stream: head, the fillers, tail.
+func weakRetireTxns(c weakRetireCase) []string {
 	var txns []string
 	txns = append(txns, c.head...)
 	for i := range c.fillers {
 		txns = append(txns, fmt.Sprintf("F%d[%d,%d] w f%d 1 (session c)", i, 100+20*i, 110+20*i, i))
 	}
-	txns = append(txns, c.tail...)
+	return append(txns, c.tail...)
+}
+
+// runWeakRetire feeds c through an engine with cfg and returns the
+// alerts' ids, checking each against c.
+func runWeakRetire(t *testing.T, c weakRetireCase, cfg Config) []string {
+	t.Helper()
 	var ids []string
-	for _, s := range txns {
-		h, err := history.ParseCompact(s)
-		if err != nil {
-			t.Fatal(err)
+	feedWeakRetire(t, c, cfg, func(a *online.Alert) {
+		if c.class == "" || a.Type != c.class {
+			t.Fatalf("alert %s %v, want %q", a.Type, a.Core, c.class)
 		}
-		h.Txns[0].Pos = history.Pos{}
-		e.Release(h.Txns[0])
-		e.Close(h.Txns[0].ID)
-		as, err := e.Step(ctx)
-		if err != nil {
-			t.Fatal(err)
+		for _, m := range c.members {
+			if !slices.Contains(a.Core, m) {
+				t.Fatalf("core %v lacks %s", a.Core, m)
+			}
 		}
-		for _, a := range as {
-			if c.class == "" || a.Type != c.class {
-				t.Fatalf("alert %s %v, want %q", a.Type, a.Core, c.class)
-			}
-			for _, m := range c.members {
-				if !slices.Contains(a.Core, m) {
-					t.Fatalf("core %v lacks %s", a.Core, m)
-				}
-			}
-			if a.NeedsRealtime {
-				t.Fatalf("core %v needs real time: the violation is the level's own", a.Core)
-			}
-			ids = append(ids, a.ID)
+		if a.NeedsRealtime {
+			t.Fatalf("core %v needs real time: the violation is the level's own", a.Core)
 		}
-	}
+		ids = append(ids, a.ID)
+	})
 	return ids
 }
 
