@@ -14,7 +14,10 @@ import (
 // violation a late reader makes. Read committed's retirement (a settled
 // committed writer's values into the summary, its body gone) misses each;
 // the engine, which retires nothing at these levels, raises each with the
-// old writer in the core and the keeping engine's id.
+// old writer in the core and the keeping engine's id. RT-stale (§5
+// "Retirement under the real-time read rule") is valid: a writer
+// overwritten by one that is time-closed before the reader begins may
+// still be read, so the real-time read rule retires nothing either.
 type weakRetireCase struct {
 	name  string
 	level history.Level
@@ -62,6 +65,31 @@ var weakRetireCases = []weakRetireCase{
 		fillers: 40,
 		class:   history.CausalityViolation,
 		members: []string{"T1", "U", "V", "R"},
+	},
+	{
+		// RT-stale: U overwrote x and ended long before R began (U is
+		// time-closed before R starts), yet R may read T1's x=1: R's
+		// past does not hold U. Valid at both levels; a writer forgotten
+		// once a newer one is time-closed would make this a garbage
+		// read (§5 "Retirement under the real-time read rule").
+		name:  "RT-stale a stale read after a time-closed overwrite, read atomic",
+		level: history.ReadAtomic,
+		head: []string{
+			"T1[0,10] w x 1 (session a)",
+			"U[20,30] w x 2 (session b)",
+		},
+		tail:    []string{"R[2000,2010] r x 1 (session d)"},
+		fillers: 40,
+	},
+	{
+		name:  "RT-stale at causal",
+		level: history.Causal,
+		head: []string{
+			"T1[0,10] w x 1 (session a)",
+			"U[20,30] w x 2 (session b)",
+		},
+		tail:    []string{"R[2000,2010] r x 1 (session d)"},
+		fillers: 40,
 	},
 	{
 		// CA1 at read atomic: valid (no direct predecessor of R wrote x).
