@@ -35,7 +35,10 @@ func MemoryNote(opts history.Options) string {
 	if opts.Level == history.ReadCommitted {
 		why = "with --initial-state unknown every read of a key's initial value constrains the later ones"
 	}
-	return fmt.Sprintf("warning: at %s the window keeps every released transaction (about 3 KB each; issue 26: %s): memory grows with the stream", opts.Level, why)
+	if opts.Level == history.ReadCommitted {
+		return fmt.Sprintf("warning: at %s the window keeps every released transaction (about 3 KB each; issue 26: %s): memory grows with the stream", opts.Level, why)
+	}
+	return fmt.Sprintf("warning: at %s the window keeps every released transaction (issue 26: %s; the real-time read rule does not let one go, §5 \"Retirement under the real-time read rule\"): closed ones' bodies go to a temporary body file, their place in the fast path's graph stays in memory, which grows with the stream", opts.Level, why)
 }
 
 // MaxAnomaliesPerStep bounds the cores one step looks for: each is
