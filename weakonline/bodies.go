@@ -131,6 +131,27 @@ func (e *Engine) txn(i int) (history.Txn, error) {
 	return t, nil
 }
 
+// unspill brings every spilled body back to the heap: when the fast
+// path is given up every step's exact check reads them all, so holding
+// them in the file would cost a read of the whole file per step.
+func (e *Engine) unspill() error {
+	s := e.store
+	if s == nil {
+		return nil
+	}
+	for i, off := range s.off {
+		if off < 0 {
+			continue
+		}
+		ops, err := s.ops(off, s.n[i])
+		if err != nil {
+			return err
+		}
+		e.txns[i].Ops, s.off[i], s.n[i] = ops, -1, 0
+	}
+	return nil
+}
+
 // Spilled says how many transactions have their ops in the body file,
 // and its size (buffered bytes included).
 func (e *Engine) Spilled() (txns int, bytes int64) {

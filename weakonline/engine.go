@@ -364,6 +364,11 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			e.rebuilds++
 			if e.fast != nil && e.fast.trouble {
 				e.fastLost, e.fast = why+"; again after a rebuild from the witness: "+e.fast.why, nil
+				// Every step checks from now on, reading every body:
+				// they come back to the heap (B1).
+				if err := e.unspill(); err != nil {
+					return nil, err
+				}
 			}
 		}
 		e.maybeRetire()
