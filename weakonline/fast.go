@@ -440,8 +440,9 @@ func (f *fast) clockOf(n int32) []int32 {
 }
 
 // clockInto computes n's clock into clk (len(f.sessLast) long): propagate
-// computes a successor's clock into scratch first and keeps it only if it
-// changed, so the common unchanged case allocates nothing.
+// computes a successor's clock into scratch, and when it changed keeps it
+// and takes the replaced one as the next scratch, so recomputing pasts
+// allocates nothing once the sessions are known.
 func (f *fast) clockInto(n int32, clk []int32) []int32 {
 	for k := range clk {
 		clk[k] = -1
