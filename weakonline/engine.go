@@ -183,7 +183,10 @@ func (e *Engine) rebuild(witness ...string) {
 			f.rank[i] = -1
 		}
 		for k, name := range witness {
-			if i, ok := e.byName[name]; ok {
+			// A retired body the instance held (R6) is named in the
+			// witness but is no transaction of the engine (a negative
+			// index): it is not in the fast path and needs no rank.
+			if i, ok := e.byName[name]; ok && i >= 0 {
 				f.rank[i] = int32(k)
 			}
 		}

@@ -293,3 +293,33 @@ func TestIntOfCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestWitnessNamesRetiredBody: an exact check's witness holds every
+// transaction of the instance, retired bodies a kept read needed
+// included (R6); they are no transaction of the engine (byName holds a
+// negative index), so a rebuild from the witness gives them no rank.
+// Found by WEAKONLINE_STREAMS=1000 TestRestartSameAlerts at read
+// committed, where the rebuild indexed rank with -1 and panicked.
+func TestWitnessNamesRetiredBody(t *testing.T) {
+	ctx := context.Background()
+	opts := history.DefaultOptions()
+	opts.Level = history.ReadCommitted
+	e, err := New(opts, Config{retireMin: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := history.Txn{ID: "A", Session: "s", HasSession: true, HasTime: true, Start: 0, End: 5, Status: history.Aborted,
+		Ops: []history.Op{{Kind: history.Write, Key: "x", Value: "1"}}}
+	e.Release(a)
+	e.Close("A")
+	if as, err := e.Step(ctx); err != nil || len(as) > 0 {
+		t.Fatalf("step: %v %v", as, err)
+	}
+	if i, ok := e.byName["A"]; !ok || i >= 0 {
+		t.Fatalf("A at %d (%v): not a retired body, the test tests nothing", i, ok)
+	}
+	e.rebuild("A")
+	if e.fast == nil || e.fast.trouble {
+		t.Fatalf("rebuilt fast path %v", e.fast)
+	}
+}
