@@ -110,10 +110,21 @@
 // unsettled transactions, the settled ones waiting under R4, and the
 // summary: one entry per key and per run of consecutive integer values
 // (plus one per other value), and the encoded bodies of retired aborted
-// and intermediate writers (growing with their number only). At read atomic and causal every released transaction is
-// kept, with its node, its edges and at causal its clock of one int32 per
-// session (docs/SEMANTICS.md §5 "Retirement at read atomic and causal":
-// a read arbitrarily late can make any committed writer a member of every
-// core of a violation, so its content must stay somewhere; off the heap
-// is not done).
+// and intermediate writers (growing with their number only). At read
+// atomic and causal every released transaction is kept, with its node,
+// its edges and at causal its clock of one int32 per session
+// (docs/SEMANTICS.md §5 "Retirement at read atomic and causal": a read
+// arbitrarily late can make any committed writer a member of every core
+// of a violation, so its content must stay somewhere; §5 "Retirement
+// under the real-time read rule": the rule run adds does not change
+// that). With Config.Bodies a closed member's ops go to that body file
+// (bodies.go, B1 below), so what grows on the heap is the graph, not the
+// bodies.
+//
+//	B1 At read atomic and causal (nothing retires there) with the fast
+//	   path on, a closed member's ops leave the heap for Config.Bodies
+//	   once the fast path has parsed them; every reader of ops (the
+//	   instance, an alert, a rebuild, a snapshot) reads them back
+//	   whole (Engine.txn), so no alert, core or id changes. A failed
+//	   write loses nothing and stops the spilling (SpillError).
 package weakonline

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -34,7 +35,10 @@ func MemoryNote(opts history.Options) string {
 	if opts.Level == history.ReadCommitted {
 		why = "with --initial-state unknown every read of a key's initial value constrains the later ones"
 	}
-	return fmt.Sprintf("warning: at %s the window keeps every released transaction (about 3 KB each; issue 26: %s): memory grows with the stream", opts.Level, why)
+	if opts.Level == history.ReadCommitted {
+		return fmt.Sprintf("warning: at %s the window keeps every released transaction (about 3 KB each; issue 26: %s): memory grows with the stream", opts.Level, why)
+	}
+	return fmt.Sprintf("warning: at %s the window keeps every released transaction (issue 26: %s; the real-time read rule does not let one go, §5 \"Retirement under the real-time read rule\"): closed ones' bodies go to a temporary body file, their place in the fast path's graph stays in memory, which grows with the stream", opts.Level, why)
 }
 
 // MaxAnomaliesPerStep bounds the cores one step looks for: each is
@@ -63,6 +67,13 @@ type Config struct {
 	// tests compare retirement with; R1-R5 in doc.go).
 	NoRetire bool
 
+	// Bodies, when set, is where the ops of closed transactions go at
+	// read atomic and causal (bodies.go); nil keeps them on the heap.
+	Bodies online.BodyFile
+
+	// bodyFlush overrides flushBodiesAt (tests: 1 writes every body
+	// out at once, so that reading back goes through the file).
+	bodyFlush int
 	// retireMin overrides retireFloor (tests: a pass at every step
 	// that allows one).
 	retireMin int
@@ -121,6 +132,14 @@ type Engine struct {
 	blob                  []int32 // per transaction: its body in sum (-1: none; a revived one)
 	noRetire, naiveRetire bool
 	retireMin, nextRetire int
+
+	// store holds the spilled bodies (bodies.go); nil without
+	// Config.Bodies.
+	store *bodyStore
+	// readErr is the first body that could not be read back while
+	// rebuilding the fast path (which then is in trouble); Step
+	// returns it.
+	readErr error
 }
 
 // New starts an engine for opts.Level, one of the weak levels (Levels).
@@ -134,6 +153,12 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 		e.retireMin = cfg.retireMin
 	}
 	e.nextRetire = e.retireMin
+	if cfg.Bodies != nil {
+		e.store = &bodyStore{file: cfg.Bodies, flushAt: flushBodiesAt}
+		if cfg.bodyFlush > 0 {
+			e.store.flushAt = cfg.bodyFlush
+		}
+	}
 	if !cfg.NoFast {
 		e.fast = newFast(opts)
 		e.fast.sum = e.sum
@@ -158,19 +183,30 @@ func (e *Engine) rebuild(witness ...string) {
 			f.rank[i] = -1
 		}
 		for k, name := range witness {
-			if i, ok := e.byName[name]; ok {
+			// A retired body the instance held (R6) is named in the
+			// witness but is no transaction of the engine (a negative
+			// index): it is not in the fast path and needs no rank.
+			if i, ok := e.byName[name]; ok && i >= 0 {
 				f.rank[i] = int32(k)
 			}
 		}
 	}
+	whole := func(i int) *history.Txn {
+		t, err := e.txn(i)
+		if err != nil {
+			e.readErr = err
+			f.fail("a body unreadable from the body file")
+		}
+		return &t
+	}
 	for i := range e.txns {
 		if e.flags[i]&(fUnchecked|fQuarantined) != 0 {
-			f.addTaint(i, &e.txns[i], e.flags[i]&fUnchecked != 0)
+			f.addTaint(i, whole(i), e.flags[i]&fUnchecked != 0)
 		}
 	}
 	for i := range e.txns {
 		if e.flags[i]&(fUnchecked|fQuarantined) == 0 {
-			f.release(i, &e.txns[i])
+			f.release(i, whole(i))
 		}
 	}
 	for i := range e.txns {
@@ -198,6 +234,9 @@ func (e *Engine) add(t history.Txn, fl uint8) {
 	e.names = append(e.names, name)
 	e.flags = append(e.flags, fl)
 	e.blob = append(e.blob, -1)
+	if s := e.store; s != nil {
+		s.off, s.n = append(s.off, -1), append(s.n, 0)
+	}
 	e.byName[name] = i
 	e.dirty = true
 }
@@ -225,6 +264,7 @@ func (e *Engine) Close(ids ...string) {
 			e.dirty = true
 			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
 				e.fast.close(i, e.txns)
+				e.spill(i)
 			}
 		}
 	}
@@ -238,6 +278,7 @@ func (e *Engine) CloseAll() {
 			e.dirty = true
 			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
 				e.fast.close(i, e.txns)
+				e.spill(i)
 			}
 		}
 	}
@@ -276,7 +317,10 @@ func (e *Engine) AlertTxn(a *online.Alert, name string) *history.Txn {
 		}
 		return &bd.Txn
 	}
-	t := e.txns[i]
+	t, err := e.txn(i)
+	if err != nil {
+		return nil
+	}
 	return &t
 }
 
@@ -284,6 +328,9 @@ func (e *Engine) AlertTxn(a *online.Alert, name string) *history.Txn {
 // check and returns the alerts it raises.
 func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 	e.steps++
+	if e.readErr != nil {
+		return nil, e.readErr
+	}
 	if !e.dirty && !e.deferred {
 		return nil, nil
 	}
@@ -320,6 +367,11 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			e.rebuilds++
 			if e.fast != nil && e.fast.trouble {
 				e.fastLost, e.fast = why+"; again after a rebuild from the witness: "+e.fast.why, nil
+				// Every step checks from now on, reading every body:
+				// they come back to the heap (B1).
+				if err := e.unspill(); err != nil {
+					return nil, err
+				}
 			}
 		}
 		e.maybeRetire()
@@ -380,7 +432,10 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 func (e *Engine) alert(ctx context.Context, h *history.History, an incremental.Anomaly, idx []int) (*online.Alert, error) {
 	members := make([]history.Txn, len(idx))
 	for k, i := range idx {
-		members[k] = e.txns[i]
+		var err error
+		if members[k], err = e.txn(i); err != nil {
+			return nil, err
+		}
 	}
 	a := &online.Alert{
 		ID:        incremental.AlertID(e.stream, an.Class, members),
@@ -464,7 +519,10 @@ func (e *Engine) instance() (*history.History, []bool, error) {
 	in := make([]bool, len(e.txns))
 	var wrote map[history.Key]bool
 	for i := range e.txns {
-		t := e.txns[i]
+		t, err := e.txn(i)
+		if err != nil {
+			return nil, nil, err
+		}
 		t.ID = e.names[i]
 		fl := e.flags[i]
 		in[i] = fl&(fUnchecked|fQuarantined) == 0
@@ -609,7 +667,19 @@ var ErrCorrupt = errors.New("weakonline: corrupt snapshot")
 
 // Snapshot encodes the engine's state (W7).
 func (e *Engine) Snapshot() ([]byte, error) {
-	return json.Marshal(&snapshot{Version: snapshotVersion, Level: e.opts.Level.String(), Txns: e.txns, Names: e.names, Flags: e.flags, Index: e.index,
+	// A snapshot stands alone (the body file is not durable): spilled
+	// bodies are read back into it.
+	txns := e.txns
+	if e.store != nil && slices.ContainsFunc(e.store.off, func(o int64) bool { return o >= 0 }) {
+		txns = make([]history.Txn, len(e.txns))
+		for i := range e.txns {
+			var err error
+			if txns[i], err = e.txn(i); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return json.Marshal(&snapshot{Version: snapshotVersion, Level: e.opts.Level.String(), Txns: txns, Names: e.names, Flags: e.flags, Index: e.index,
 		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Undecided: e.undecided, Steps: e.steps, Checks: e.checks, Unchecked: e.unchecked,
 		Unknowns: e.unknowns, LastStart: e.lastStart, FastLost: e.fastLost, Skipped: e.skipped, Retired: e.sum.encode(), NextRetire: e.nextRetire, Blob: e.blob})
 }
@@ -682,7 +752,15 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 		}
 		e.byName[bd.Name] = -1 - b
 	}
+	if e.store != nil {
+		e.store.off, e.store.n = slices.Repeat([]int64{-1}, len(e.txns)), make([]int32, len(e.txns))
+	}
 	e.rebuild()
+	for i := range e.txns {
+		if e.flags[i]&fClosed != 0 {
+			e.spill(i)
+		}
+	}
 	return e, nil
 }
 

@@ -436,7 +436,14 @@ func writes(finals []kv, k history.Key) bool {
 // clocks now: the session predecessor's, and, once n is closed, its
 // chosen sources'.
 func (f *fast) clockOf(n int32) []int32 {
-	clk := make([]int32, len(f.sessLast))
+	return f.clockInto(n, make([]int32, len(f.sessLast)))
+}
+
+// clockInto computes n's clock into clk (len(f.sessLast) long): propagate
+// computes a successor's clock into scratch, and when it changed keeps it
+// and takes the replaced one as the next scratch, so recomputing pasts
+// allocates nothing once the sessions are known.
+func (f *fast) clockInto(n int32, clk []int32) []int32 {
 	for k := range clk {
 		clk[k] = -1
 	}
@@ -470,11 +477,15 @@ func (f *fast) propagate(n int32) {
 		f.forcedCausal(n, old)
 	}
 	work := slices.Clone(f.succ[n])
+	var scratch []int32
 	for len(work) > 0 {
 		d := work[len(work)-1]
 		work = work[:len(work)-1]
 		prev := f.clock[d]
-		clk := f.clockOf(d)
+		if len(scratch) != len(f.sessLast) {
+			scratch = make([]int32, len(f.sessLast))
+		}
+		clk := f.clockInto(d, scratch)
 		if sameClock(clk, prev) {
 			continue
 		}
@@ -482,6 +493,9 @@ func (f *fast) propagate(n int32) {
 		if f.closed[d] {
 			f.forcedCausal(d, prev)
 		}
+		// A clock belongs to its node alone (release copies the
+		// predecessor's): the replaced one is the next scratch.
+		scratch = prev
 		work = append(work, f.succ[d]...)
 	}
 }

@@ -73,7 +73,7 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 		t.Run(lv.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(lv), 26))
 			n := count(1500)
-			agreeOracle, invalid, fastOn, lostN, skips, retired := 0, 0, 0, 0, 0, 0
+			agreeOracle, invalid, fastOn, lostN, skips, retired, spilled := 0, 0, 0, 0, 0, 0, 0
 			for i := range n {
 				h := releaseOrder(oracle.RandomTiny(rng, cfg))
 				opts := history.DefaultOptions()
@@ -96,6 +96,8 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 				f := randomFeed(rng, h, []int64{1, 3, 10, 40})
 				fired, e := runFeed(t, h, opts, f)
 				retired += e.sum.n
+				sp, _ := e.Spilled()
+				spilled += sp
 				f.noFast = true
 				sameAlerts(t, fmt.Sprintf("history %d, retiring without the fast path", i), fired, must(runFeed(t, h, opts, f)))
 				f.noRetire = true
@@ -128,6 +130,10 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 			if lv == history.ReadCommitted && retired == 0 {
 				t.Fatalf("%s: nothing retired: the comparison tests no retirement", lv)
 			}
+			if lv != history.ReadCommitted && spilled == 0 {
+				t.Fatalf("%s: no body left the heap: the comparison tests no body file", lv)
+			}
+			t.Logf("%s: %d bodies in the body file at the ends of the runs", lv, spilled)
 			if skips == 0 {
 				t.Fatalf("%s: the fast path never vouched for a step: the comparison tests nothing", lv)
 			}
@@ -191,7 +197,7 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 		t.Run(lv.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(lv), 261))
 			n := count(12)
-			invalid, fastUsed, retired := 0, 0, 0
+			invalid, fastUsed, retired, spilled := 0, 0, 0, 0
 			for i := range n {
 				h, err := generated(rng, i, validAt[i%len(validAt)], injects[(i/len(validAt))%len(injects)])
 				if err != nil {
@@ -212,6 +218,8 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 				f := randomFeed(rng, h, []int64{1_000_000, 5_000_000, 50_000_000})
 				fired, e := runFeed(t, h, opts, f)
 				retired += e.sum.n
+				sp, _ := e.Spilled()
+				spilled += sp
 				f.noFast = true
 				sameAlerts(t, fmt.Sprintf("stream %d, retiring without the fast path", i), fired, must(runFeed(t, h, opts, f)))
 				f.noRetire = true
@@ -249,6 +257,9 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 			}
 			if lv == history.ReadCommitted && retired == 0 {
 				t.Fatalf("%s: nothing retired in any stream: the comparison tests no retirement", lv)
+			}
+			if lv != history.ReadCommitted && spilled == 0 {
+				t.Fatalf("%s: no body left the heap in any stream: the comparison tests no body file", lv)
 			}
 			t.Logf("%s: %d streams, %d alerted, %d transactions retired", lv, n, invalid, retired)
 		})

@@ -495,6 +495,11 @@ func (e *Engine) compact(keep []bool, bodies []int32) {
 	e.names = slices.Clone(e.names[:k])
 	e.flags = slices.Clone(e.flags[:k])
 	e.blob = slices.Clone(e.blob[:k])
+	if st := e.store; st != nil {
+		// Nothing is spilled where retirement runs (spills); the marks
+		// follow the transactions.
+		st.off, st.n = st.off[:k], st.n[:k]
+	}
 	for id, i := range e.index {
 		if at[i] < 0 {
 			delete(e.index, id)
@@ -534,6 +539,9 @@ func (e *Engine) revive(b int32) (int, error) {
 	e.names = append(e.names, bd.Name)
 	e.flags = append(e.flags, fClosed|fSettled)
 	e.blob = append(e.blob, b)
+	if st := e.store; st != nil {
+		st.off, st.n = append(st.off, -1), append(st.n, 0)
+	}
 	e.byName[bd.Name] = i
 	if e.fast != nil {
 		e.fast.release(i, &e.txns[i])

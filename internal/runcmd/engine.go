@@ -33,13 +33,14 @@ type runEngine interface {
 var _ runEngine = (*online.Online)(nil)
 
 // weakEngine adapts weakonline.Engine: it keeps its transactions in its
-// snapshot, so there is no body file to size, punch or fail, and no
-// retention to apply.
+// snapshot (closed bodies at read atomic and causal in a temporary body
+// file, read back into it), so there is no durable body file to size or
+// punch, and no retention to apply; a failed write of its body file is
+// its SpillError.
 type weakEngine struct{ *weakonline.Engine }
 
 func (weakEngine) Punch() func() error           { return func() error { return nil } }
 func (weakEngine) BodyFileSize() int64           { return 0 }
-func (weakEngine) SpillError() error             { return nil }
 func (weakEngine) SetRetention(online.Retention) {}
 
 // siEngine adapts sionline.Engine (the snapshot-isolation family) the

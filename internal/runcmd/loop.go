@@ -292,7 +292,7 @@ func (r *runner) start(ctx context.Context) error {
 		bodies := 0
 		if weakonline.Levels(r.cfg.opts.Level) {
 			var we *weakonline.Engine
-			if we, err = weakonline.Restore(r.cfg.opts, weakonline.Config{Stream: r.cfg.Alerts.Stream}, ckpt.Engine); err != nil {
+			if we, err = weakonline.Restore(r.cfg.opts, weakonline.Config{Stream: r.cfg.Alerts.Stream, Bodies: state.NewFileBodies("")}, ckpt.Engine); err != nil {
 				return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
 			}
 			r.engine = weakEngine{we}
@@ -338,7 +338,10 @@ func (r *runner) start(ctx context.Context) error {
 			ecfg.Bodies = state.NewFileBodies(r.store.BodyFile())
 		}
 		if weakonline.Levels(r.cfg.opts.Level) {
-			we, err := weakonline.New(r.cfg.opts, weakonline.Config{Stream: r.cfg.Alerts.Stream})
+			// Closed bodies at read atomic and causal go to an
+			// unlinked temporary file (the engine's snapshot carries
+			// them, so no checkpoint counts on the file).
+			we, err := weakonline.New(r.cfg.opts, weakonline.Config{Stream: r.cfg.Alerts.Stream, Bodies: state.NewFileBodies("")})
 			if err != nil {
 				return err
 			}
