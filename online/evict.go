@@ -60,6 +60,13 @@ var pinTrace func(*history.Txn, string)
 // fixed.
 var irrelevanceTrace func(pairs, reads, oriented, fixed int)
 
+// probeTrace, when set (diagnostics), is told of every probe and whether
+// it decided.
+var probeTrace func(kind string, decided bool)
+
+// forcedTrace (diagnostics) is told of each forced probe.
+var forcedTrace func(pr *prober, from, to solver.Node, proven bool)
+
 // tracePin tells pinTrace why t stays; why is built only when it listens.
 func tracePin(t *history.Txn, why func() string) {
 	if pinTrace != nil {
@@ -100,6 +107,9 @@ type evictState struct {
 	// Taint lists, per (key, value), the quarantined or unchecked writers:
 	// a read with one of them as a possible writer is dropped (§3).
 	Taint map[string][]int
+	// Backoff are the window members whose R2 probe came back undecided
+	// and that are not probed again yet (evict_backoff.go).
+	Backoff map[int]probeBackoff `json:",omitempty"`
 
 	Evicted, Ghosts, Disagreements int
 
@@ -577,6 +587,9 @@ type prober struct {
 	// budget bounds the probes of one step; an undecided answer for want
 	// of budget only delays an eviction to a later step.
 	budget int
+	// noProbe: the member asked about is backed off (evict_backoff.go):
+	// only level-0 facts, the model's order and the closure answer.
+	noProbe bool
 	// proven are the orders forced has proven.
 	proven map[[2]solver.Node]bool
 	// live is the compact closure kept across steps (evict_closure.go),
@@ -611,7 +624,7 @@ func (pr *prober) ensureModel() bool {
 }
 
 func (pr *prober) spend() bool {
-	if pr.budget <= 0 {
+	if pr.budget <= 0 || pr.noProbe {
 		return false
 	}
 	pr.budget--
@@ -630,6 +643,9 @@ func (pr *prober) decide(l incremental.Lit) (bool, bool) {
 	if v, ok := fixedLit(pr.s, l); ok {
 		return v, true
 	}
+	if pr.noProbe {
+		return false, false
+	}
 	if !pr.ensureModel() {
 		return false, false
 	}
@@ -642,7 +658,11 @@ func (pr *prober) decide(l incremental.Lit) (bool, bool) {
 		return false, false
 	}
 	pr.rank = nil
-	switch pr.s.Solve(pr.ctx, other) {
+	st := pr.s.Solve(pr.ctx, other)
+	if probeTrace != nil {
+		probeTrace("decide", st == solver.Unsat)
+	}
+	switch st {
 	case solver.Unsat:
 		pr.model = false
 		pr.s.AddClause(other.Not())
@@ -691,10 +711,18 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	if pr.proven[[2]solver.Node{from, to}] {
 		return true
 	}
-	if cl := pr.closure(); cl != nil && cl.reaches(from, to) {
+	cl := pr.closure()
+	if cl != nil && cl.reaches(from, to) {
 		// A path of fixed edges and real-time orders: every completion
 		// has it, no probe needed.
 		closureStats.Hits++
+		return true
+	}
+	if cl != nil && cl.reachesAround(pr.s, from, to) {
+		// The same through one fixed edge at an end the closure does not
+		// hold (an unknown outcome in doubt): see reachesAround.
+		closureStats.Around++
+		pr.prove(from, to)
 		return true
 	}
 	if !pr.spend() {
@@ -704,15 +732,25 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	sel := pr.s.NewSelector()
 	pr.s.AddEdge(sel, to, from)
 	st := pr.s.Solve(pr.ctx, sel)
+	if probeTrace != nil {
+		probeTrace("forced", st == solver.Unsat)
+	}
+	if forcedTrace != nil {
+		forcedTrace(pr, from, to, st == solver.Unsat)
+	}
 	pr.s.AddClause(sel.Not())
 	pr.model = false
 	if st != solver.Unsat {
 		return false
 	}
-	// Every model has a path from -> to: the order is a fact, kept as a
-	// base edge (the end of evict keeps it across steps), and asked again
-	// (R4 asks it of a writer and again of the one after it) it costs no
-	// probe.
+	pr.prove(from, to)
+	return true
+}
+
+// prove records an order every model has: the order is a fact, kept as a
+// base edge (the end of evict keeps it across steps), and asked again (R4
+// asks it of a writer and again of the one after it) it costs no probe.
+func (pr *prober) prove(from, to solver.Node) {
 	if pr.proven == nil {
 		pr.proven = map[[2]solver.Node]bool{}
 	}
@@ -725,7 +763,6 @@ func (pr *prober) forced(from, to solver.Node) bool {
 		pr.live.broken = true
 		pr.cl, pr.live = nil, nil
 	}
-	return true
 }
 
 func touchesList(p *incremental.Prepared, t *history.Txn) bool {

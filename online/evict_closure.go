@@ -48,7 +48,7 @@ var useClosure = true
 // closureStats counts, for the benchmarks, the orders the closure proved,
 // the probes forced spent, and the times the closure was built from
 // scratch (once, plus once per change sync could not follow).
-var closureStats struct{ Hits, Probes, Builds int }
+var closureStats struct{ Hits, Around, Probes, Builds int }
 
 // liveClosure is the closure of the instance's fixed orders, kept across
 // steps; it is not in a snapshot (a restored engine builds it again).
@@ -338,4 +338,59 @@ func (sc *stepClosure) add(from, to solver.Node) bool {
 	}
 	_, cycle := sc.lc.c.AddEdge(a, b)
 	return cycle == nil
+}
+
+// aroundMax bounds the fixed edges reachesAround looks at on each side.
+const aroundMax = 64
+
+// reachesAround answers "does from precede to in every model?" when an end
+// is not held by the closure (an unknown outcome, appended to no closure:
+// §5 "The compact closure across steps"), through one edge at that end
+// fixed in this step's solver: from -> a (a base edge, or one whose
+// literals are true at level 0) and a reaches to in the closure, or the
+// same at to's side, or both. Each piece is in every model of the step's
+// instance (FixedEdges' edges by definition, the closure's by the
+// argument of that section), so the answer is the one a probe gives
+// (docs/SEMANTICS.md §5 "Probes answered around an unknown"); it only
+// spares the probe, whose budget went on these orders: every later writer
+// of a key that an unknown in doubt wrote asks its order with the unknown,
+// for as long as the in-doubt horizon keeps it in the window.
+func (sc *stepClosure) reachesAround(s *solver.Solver, from, to solver.Node) bool {
+	held := func(n solver.Node) bool { return int(n) < len(sc.id) && sc.id[n] >= 0 }
+	if held(from) && held(to) {
+		return false // reaches answered already
+	}
+	var as, bs []solver.Node
+	if held(from) {
+		as = append(as, from)
+	} else {
+		for _, a := range s.FixedEdges(from, true, nil) {
+			if a == to {
+				return true
+			}
+			if held(a) && len(as) < aroundMax {
+				as = append(as, a)
+			}
+		}
+	}
+	if held(to) {
+		bs = append(bs, to)
+	} else {
+		for _, b := range s.FixedEdges(to, false, nil) {
+			if b == from {
+				return true
+			}
+			if held(b) && len(bs) < aroundMax {
+				bs = append(bs, b)
+			}
+		}
+	}
+	for _, a := range as {
+		for _, b := range bs {
+			if a == b || sc.reaches(a, b) {
+				return true
+			}
+		}
+	}
+	return false
 }

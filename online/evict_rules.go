@@ -91,6 +91,12 @@ type evictStep struct {
 	// openCommit: unknown members whose commit a probe left undecided
 	// this step (noCommit asks no more).
 	openCommit map[int32]bool
+	// backoffSeen caches backoffOver per position for the step (1: over,
+	// -1: still backed off).
+	backoffSeen map[int32]int8
+	// r2Other is the other transaction of the constraint r2Decided last
+	// found undecided (-1: none, or t's own commit).
+	r2Other int32
 }
 
 // replacement is a read of another member that t's eviction replaces by
@@ -162,6 +168,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 	}
 	s.keepFacts()
+	st.dropBackoffs()
 	o.afterEvict(r)
 	s.countPinned()
 }
@@ -208,7 +215,7 @@ func (s *evictStep) evictOne(t int32) {
 		tracePin(tx, func() string { return "R4: an earlier writer is still here: " + r.h.Txns[w].ID })
 		return // R4, without a probe: a writer it follows is still here
 	}
-	committed, ok := s.r2Decided(t)
+	committed, ok := s.r2Probed(t) // evict_backoff.go
 	if !ok {
 		return
 	}
@@ -459,7 +466,7 @@ func (s *evictStep) noCommit(w int32, probe bool) bool {
 		return false
 	}
 	c, ok := s.commitOf(w)
-	if !ok {
+	if !ok && !s.pr.noProbe {
 		// Asked once a step: an unknown in doubt pairs with every later
 		// writer of its keys, and a probe per pair spent the step's
 		// budget on one undecided commit.
@@ -685,11 +692,16 @@ func (s *evictStep) r3Neighbours(t int32) bool {
 	return ok
 }
 
+// edgeUndecidedTrace, when set (diagnostics), is told of each edge a probe
+// left undecided with budget to spare.
+var edgeUndecidedTrace func(s *evictStep, t, u int32, a, b solver.Lit, two bool)
+
 // r2Decided is R2 for t: every edge at t, every read choice of t's reads,
 // every writer pair with t and t's commit are decided (probing). It
 // returns whether t commits.
 func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 	r, e, pr := s.r, s.e, s.pr
+	s.r2Other = -1
 	n := e.Node()[t]
 	if n < 0 {
 		return false, true
@@ -709,6 +721,10 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 		}
 		if all && !pr.edgeDecided(a, b, two) {
 			all = false
+			s.r2Other = e.NodeTxn()[other]
+			if edgeUndecidedTrace != nil && pr.budget > 0 {
+				edgeUndecidedTrace(s, t, e.NodeTxn()[other], a, b, two)
+			}
 			if u := e.NodeTxn()[other]; u >= 0 {
 				tracePin(&r.h.Txns[t], func() string { return "R2: an edge with " + r.h.Txns[u].Compact() })
 			}
@@ -732,6 +748,7 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 				}
 			}
 			if _, ok := pr.decide(l); !ok {
+				s.r2Other = e.Cands(rv)[ci]
 				tracePin(&r.h.Txns[t], func() string { return fmt.Sprintf("R2: a read's source (candidate %d of %v)", ci, e.Cands(rv)) })
 				s.pin(t, PinReadSource)
 				return false, false
@@ -747,6 +764,7 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 			continue // moot: the other writer never commits
 		}
 		if _, ok := pr.decide(pv.X()); !ok {
+			s.r2Other = other
 			tracePin(&r.h.Txns[t], func() string { return "R2: a writer pair " + r.h.Txns[pv.A()].ID + " " + r.h.Txns[pv.B()].ID })
 			s.pin(t, PinWriterPair)
 			return false, false
