@@ -60,12 +60,9 @@ var pinTrace func(*history.Txn, string)
 // fixed.
 var irrelevanceTrace func(pairs, reads, oriented, fixed int)
 
-// probeTrace, when set (diagnostics), is told of every probe and whether
-// it decided.
+// probeTrace, when set (TestProbeBudgetTrace), is told of every probe
+// and whether it decided: where a step's probe budget goes.
 var probeTrace func(kind string, decided bool)
-
-// forcedTrace (diagnostics) is told of each forced probe.
-var forcedTrace func(pr *prober, from, to solver.Node, proven bool)
 
 // tracePin tells pinTrace why t stays; why is built only when it listens.
 func tracePin(t *history.Txn, why func() string) {
@@ -734,9 +731,6 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	st := pr.s.Solve(pr.ctx, sel)
 	if probeTrace != nil {
 		probeTrace("forced", st == solver.Unsat)
-	}
-	if forcedTrace != nil {
-		forcedTrace(pr, from, to, st == solver.Unsat)
 	}
 	pr.s.AddClause(sel.Not())
 	pr.model = false

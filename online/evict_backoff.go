@@ -2,8 +2,8 @@ package online
 
 import "slices"
 
-// The probe back-off (docs/SEMANTICS.md §5, "The probe back-off: an
-// undecided member is not re-probed until its keys move (issue 22)").
+// The probe back-off (docs/SEMANTICS.md §5, "The probe back-off (issue
+// 22)").
 //
 // R2 probes every constraint at a member; a constraint between closed
 // members that no completion decides today (two blind writers of a key
@@ -50,9 +50,6 @@ const (
 	backoffMax   = 4096
 )
 
-// backoffTrace (diagnostics) is told of each R2 judged with probes.
-var backoffTrace func(kind string, ok bool, spent int)
-
 // backoffOff disables the back-off (tests: the engine without it).
 var backoffOff bool
 
@@ -77,18 +74,7 @@ func (s *evictStep) r2Probed(t int32) (committed bool, ok bool) {
 		}
 		return committed, ok
 	}
-	before := s.pr.budget
 	committed, ok = s.r2Decided(t)
-	if backoffTrace != nil {
-		kind := "new"
-		if held {
-			kind = "key"
-			if s.o.log.len() >= b.At+b.Wait {
-				kind = "time"
-			}
-		}
-		backoffTrace(kind, ok, before-s.pr.budget)
-	}
 	switch {
 	case ok:
 		delete(st.Backoff, i)

@@ -351,7 +351,7 @@ const aroundMax = 64
 // same at to's side, or both. Each piece is in every model of the step's
 // instance (FixedEdges' edges by definition, the closure's by the
 // argument of that section), so the answer is the one a probe gives
-// (docs/SEMANTICS.md §5 "Probes answered around an unknown"); it only
+// (docs/SEMANTICS.md §5 "Orders around an unknown in doubt"); it only
 // spares the probe, whose budget went on these orders: every later writer
 // of a key that an unknown in doubt wrote asks its order with the unknown,
 // for as long as the in-doubt horizon keeps it in the window.

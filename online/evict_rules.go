@@ -692,10 +692,6 @@ func (s *evictStep) r3Neighbours(t int32) bool {
 	return ok
 }
 
-// edgeUndecidedTrace, when set (diagnostics), is told of each edge a probe
-// left undecided with budget to spare.
-var edgeUndecidedTrace func(s *evictStep, t, u int32, a, b solver.Lit, two bool)
-
 // r2Decided is R2 for t: every edge at t, every read choice of t's reads,
 // every writer pair with t and t's commit are decided (probing). It
 // returns whether t commits.
@@ -722,9 +718,6 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 		if all && !pr.edgeDecided(a, b, two) {
 			all = false
 			s.r2Other = e.NodeTxn()[other]
-			if edgeUndecidedTrace != nil && pr.budget > 0 {
-				edgeUndecidedTrace(s, t, e.NodeTxn()[other], a, b, two)
-			}
 			if u := e.NodeTxn()[other]; u >= 0 {
 				tracePin(&r.h.Txns[t], func() string { return "R2: an edge with " + r.h.Txns[u].Compact() })
 			}
@@ -804,8 +797,22 @@ func (s *evictStep) livePos(k int32) int32 {
 // again (r4Earlier's cache).
 func (s *evictStep) holdsBack(w, t int32) bool {
 	r, p := s.r, s.p
-	return w != t && !s.removed[w] && !s.tried[w] && r.pos[w] >= 0 && !r.ghost[w] && r.h.Txns[w].Status != history.Aborted && !p.Txns()[w].Dropped() && p.Before(w, t) && !s.noCommit(w, false)
+	return w != t && !s.removed[w] && !s.tried[w] && r.pos[w] >= 0 && !r.ghost[w] && r.h.Txns[w].Status != history.Aborted && !p.Txns()[w].Dropped() && p.Before(w, t) && !s.noCommit(w, false) && !s.untriable(w)
 }
+
+// untriable: member w is no R1 candidate of this step, so no pass tries
+// it, and waiting for it would hold t for the whole step: an unknown in
+// doubt that its session closes (evict_unknown.go) precedes every later
+// writer of its session until its in-doubt horizon. t may overtake it as
+// it overtakes a writer tried that stayed (docs/SEMANTICS.md §5
+// "Overtaking an unknown in doubt").
+func (s *evictStep) untriable(w int32) bool {
+	i := s.r.pos[w]
+	return !untriableOff && !s.o.closed.get(i) && !s.o.voided(i) && s.o.closedBySession(i)
+}
+
+// untriableOff restores the wait for an unknown in doubt (tests).
+var untriableOff bool
 
 // r4Earlier is R4 without a probe: a member that writes one of t's keys
 // and precedes t by session or real time is still in the instance, so t
