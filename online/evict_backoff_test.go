@@ -49,16 +49,7 @@ func TestReachesAroundSound(t *testing.T) {
 			if (i+1)%50 != 0 {
 				return
 			}
-			r := o.build()
-			if len(r.h.Txns) > 0 && r.solve(ctx) == solver.Sat {
-				lc := o.syncClosure()
-				if lc == nil {
-					t.Fatal("no closure of a satisfiable instance")
-				}
-				sc := lc.forStep(r)
-				if sc == nil {
-					t.Fatal("the instance's fixed orders close a cycle in the live closure")
-				}
+			if r, sc := stepClosureOf(t, o, ctx); sc != nil {
 				var unheld, nodes []solver.Node
 				for tx := range r.h.Txns {
 					n := r.e.Node()[tx]
@@ -79,11 +70,7 @@ func TestReachesAroundSound(t *testing.T) {
 					if a == b || !sc.reachesAround(s, a, b) {
 						continue
 					}
-					sel := s.NewSelector()
-					s.AddEdge(sel, b, a)
-					st := s.Solve(ctx, sel)
-					s.AddClause(sel.Not())
-					if st != solver.Unsat {
+					if st := solveOpposite(ctx, s, a, b); st != solver.Unsat {
 						t.Fatalf("seed %d at %d: reachesAround orders node %d before %d, but a completion has the other order (%v)", seed, i+1, a, b, st)
 					}
 					checked++

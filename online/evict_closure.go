@@ -356,34 +356,13 @@ const aroundMax = 64
 // of a key that an unknown in doubt wrote asks its order with the unknown,
 // for as long as the in-doubt horizon keeps it in the window.
 func (sc *stepClosure) reachesAround(s *solver.Solver, from, to solver.Node) bool {
-	held := func(n solver.Node) bool { return int(n) < len(sc.id) && sc.id[n] >= 0 }
-	if held(from) && held(to) {
-		return false // reaches answered already
+	as, direct := sc.aroundSide(s, from, to, true)
+	if direct {
+		return true
 	}
-	var as, bs []solver.Node
-	if held(from) {
-		as = append(as, from)
-	} else {
-		for _, a := range s.FixedEdges(from, true, nil) {
-			if a == to {
-				return true
-			}
-			if held(a) && len(as) < aroundMax {
-				as = append(as, a)
-			}
-		}
-	}
-	if held(to) {
-		bs = append(bs, to)
-	} else {
-		for _, b := range s.FixedEdges(to, false, nil) {
-			if b == from {
-				return true
-			}
-			if held(b) && len(bs) < aroundMax {
-				bs = append(bs, b)
-			}
-		}
+	bs, direct := sc.aroundSide(s, to, from, false)
+	if direct || as == nil || bs == nil || len(as) == 1 && len(bs) == 1 && as[0] == from && bs[0] == to {
+		return direct // both held: reaches answered already
 	}
 	for _, a := range as {
 		for _, b := range bs {
@@ -393,4 +372,24 @@ func (sc *stepClosure) reachesAround(s *solver.Solver, from, to solver.Node) boo
 		}
 	}
 	return false
+}
+
+// aroundSide is reachesAround's view of one end n: n itself if the
+// closure holds it, else the held members joined to n by an edge fixed in
+// s (leaving n if forward, entering it otherwise), at most aroundMax;
+// direct reports that such an edge joins n to other itself.
+func (sc *stepClosure) aroundSide(s *solver.Solver, n, other solver.Node, forward bool) (held []solver.Node, direct bool) {
+	holds := func(x solver.Node) bool { return int(x) < len(sc.id) && sc.id[x] >= 0 }
+	if holds(n) {
+		return []solver.Node{n}, false
+	}
+	for _, x := range s.FixedEdges(n, forward, nil) {
+		if x == other {
+			return nil, true
+		}
+		if holds(x) && len(held) < aroundMax {
+			held = append(held, x)
+		}
+	}
+	return held, false
 }
