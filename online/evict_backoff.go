@@ -50,16 +50,14 @@ const (
 	backoffMax   = 4096
 )
 
-// backoffOff disables the back-off (tests: the engine without it).
-var backoffOff bool
+// backedOffNow marks, in evictStep.backoffSeen, a member backed off at
+// this step (still backed off for the rest of it).
+const backedOffNow = -2
 
 // r2Probed is R2 under the back-off: a member backed off is judged on
 // what is decided at level 0 (no probe); otherwise R2 probes, and an
 // answer left undecided with budget to spare backs the member off.
 func (s *evictStep) r2Probed(t int32) (committed bool, ok bool) {
-	if backoffOff {
-		return s.r2Decided(t)
-	}
 	st := s.st
 	i := s.r.pos[t]
 	b, held := st.Backoff[i]
@@ -69,7 +67,10 @@ func (s *evictStep) r2Probed(t int32) (committed bool, ok bool) {
 		s.pr.noProbe = false
 		if ok {
 			delete(st.Backoff, i)
-		} else {
+		} else if s.backoffSeen[t] != backedOffNow {
+			// Backed off at an earlier step; one backed off at an
+			// earlier pass of this step keeps the rule its probe
+			// failed.
 			s.pin(t, PinBackoff)
 		}
 		return committed, ok
@@ -91,6 +92,10 @@ func (s *evictStep) r2Probed(t int32) (committed bool, ok bool) {
 			other = s.r.pos[s.r2Other]
 		}
 		st.Backoff[i] = probeBackoff{At: s.o.log.len(), Wait: w, Other: other}
+		if s.backoffSeen == nil {
+			s.backoffSeen = map[int32]int8{}
+		}
+		s.backoffSeen[t] = backedOffNow
 	}
 	return committed, ok
 }
@@ -103,7 +108,7 @@ func (s *evictStep) r2Probed(t int32) (committed bool, ok bool) {
 // step: the released set does not change within it.
 func (s *evictStep) backoffOver(t int32, b probeBackoff) bool {
 	if v := s.backoffSeen[t]; v != 0 {
-		return v > 0
+		return v > 0 // asked at an earlier pass, or backed off now
 	}
 	over := s.o.log.len() >= b.At+b.Wait
 	var u int32 = -1

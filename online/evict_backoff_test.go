@@ -2,6 +2,7 @@ package online
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -136,6 +137,32 @@ func TestBackoffSurvivesRestore(t *testing.T) {
 	})
 	if backedOff == 0 {
 		t.Fatal("no member was backed off: the stream does not exercise the back-off")
+	}
+	// A version 5 snapshot (before the back-off) is still read: its engine
+	// has no back-offs and goes on.
+	snap, err := a.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(snap, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["Version"] = snapshotVersionNoBackoff
+	delete(m["EvictState"].(map[string]any), "Backoff")
+	if snap, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	old, err := RestoreOnline(opts, snap)
+	if err != nil {
+		t.Fatalf("version 5 snapshot: %v", err)
+	}
+	if len(old.ev.Backoff) != 0 {
+		t.Fatalf("version 5 snapshot restored with %d back-offs", len(old.ev.Backoff))
+	}
+	old.CloseAll()
+	if _, err := old.Step(ctx); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("%d steps, %d member-steps backed off", step, backedOff)
 }

@@ -92,7 +92,7 @@ type evictStep struct {
 	// this step (noCommit asks no more).
 	openCommit map[int32]bool
 	// backoffSeen caches backoffOver per position for the step (1: over,
-	// -1: still backed off).
+	// -1: still backed off, backedOffNow: backed off at this step).
 	backoffSeen map[int32]int8
 	// r2Other is the other transaction of the constraint r2Decided last
 	// found undecided (-1: none, or t's own commit).
@@ -808,11 +808,8 @@ func (s *evictStep) holdsBack(w, t int32) bool {
 // "Overtaking an unknown in doubt").
 func (s *evictStep) untriable(w int32) bool {
 	i := s.r.pos[w]
-	return !untriableOff && !s.o.closed.get(i) && !s.o.voided(i) && s.o.closedBySession(i)
+	return !s.o.closed.get(i) && !s.o.voided(i) && s.o.closedBySession(i)
 }
-
-// untriableOff restores the wait for an unknown in doubt (tests).
-var untriableOff bool
 
 // r4Earlier is R4 without a probe: a member that writes one of t's keys
 // and precedes t by session or real time is still in the instance, so t
