@@ -16,8 +16,7 @@ import (
 
 // TestProbeBudgetTrace feeds a recorded stream through the evicting
 // engine as run would at strict serializability (initial state empty,
-// in-doubt 1 m, a step every 256 releases) and logs, every 2,048
-// transactions, the window by pin reason, the CPU seconds, and where the
+// in-doubt 1 m, a step every 256 releases) and logs, every 8 steps, the window by pin reason, the CPU seconds, and where the
 // step's probes went (by the rule that asked, decided or not), and the
 // reasons the members stay (pinTrace, grouped). It measures; it asserts
 // only that the instance never disagrees with the bodies. The issue 22
@@ -26,7 +25,9 @@ import (
 //	streamcheck gen --workload mixed --list-ratio 0 --unknown-ratio 0.02 --txns 50000 --seed 1 -o u2.jsonl
 //	STREAMCHECK_PROBE_TRACE=u2.jsonl go test ./online -run TestProbeBudgetTrace -v
 //
-// STREAMCHECK_PROBE_TRACE_N caps the transactions read.
+// STREAMCHECK_PROBE_TRACE_N caps the transactions read,
+// STREAMCHECK_PROBE_TRACE_STEP sets the releases per step (256; run's
+// tick of 100 ms is about 800 releases on those streams).
 func TestProbeBudgetTrace(t *testing.T) {
 	f := os.Getenv("STREAMCHECK_PROBE_TRACE")
 	if f == "" {
@@ -52,6 +53,9 @@ func TestProbeBudgetTrace(t *testing.T) {
 		for {
 			f, more := fr.Next()
 			fn := f.Function[strings.LastIndex(f.Function, ".")+1:]
+			if fn == "commitOf" || fn == "edgeDecided" {
+				kind += " (" + fn + ")"
+			}
 			if !strings.HasPrefix(fn, "func") && fn != "edgeDecided" && fn != "commitOf" && fn != "noCommit" && fn != "commitOpen" && fn != "IncidentEdges" || !more {
 				kind += " from " + fn
 				break
@@ -68,16 +72,20 @@ func TestProbeBudgetTrace(t *testing.T) {
 	why := map[string]string{}
 	pinTrace = func(tx *history.Txn, reason string) { why[tx.ID] = reason }
 	defer func() { probeTrace, pinTrace = nil, nil }()
+	every := 256
+	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_PROBE_TRACE_STEP")); err == nil && n > 0 {
+		every = n
+	}
 	c0 := cpuNanos()
 	feedInStartOrder(o, opts, byStart(h), func(i int) {
-		if (i+1)%256 != 0 {
+		if (i+1)%every != 0 {
 			return
 		}
 		clear(why)
 		if _, err := o.Step(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if (i+1)%2048 != 0 {
+		if (i+1)/every%8 != 0 {
 			return
 		}
 		st := o.Stats()
@@ -99,7 +107,11 @@ func TestProbeBudgetTrace(t *testing.T) {
 		for _, w := range why {
 			// The rule and its first words: "R4: an earlier writer".
 			f := strings.Fields(w)
-			reasons[strings.Join(f[:min(len(f), 4)], " ")]++
+			r := strings.Join(f[:min(len(f), 4)], " ")
+			if strings.Contains(w, "(unknown") {
+				r += " (an unknown outcome)" // the other end of an edge
+			}
+			reasons[r]++
 		}
 		t.Logf("  why members stayed at the last step: %v", reasons)
 		if st.Disagreements != 0 {
