@@ -1185,9 +1185,12 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 				_, onB := chosen[b.Var()]
 				on = on || onB
 			}
-			if to := e.NodeTxn()[other]; !on && from >= 0 && to >= 0 && p.Before(to, from) {
+			if to := e.NodeTxn()[other]; !on && from >= 0 && to >= 0 && (p.Before(to, from) || o.anchoredBefore(r, to, from)) {
 				// Against the level's own order: in no completion. An
 				// edge on a fixed literal stays: fixing it would add it.
+				// Into an unknown in doubt whose session anchor precedes
+				// from: on a cycle in every completion that commits it,
+				// and on none in the others.
 				return
 			}
 			adj[u] = append(adj[u], int32(other))
@@ -1198,7 +1201,10 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 		if u < 0 {
 			continue
 		}
-		if i < 0 || r.ghost[t] || o.closed.get(i) {
+		if i < 0 || r.ghost[t] || o.closed.get(i) || o.closedBySession(i) {
+			// An unknown in doubt closed by its session counts as
+			// closed: its reads are in the instance, and what is still
+			// to come follows its anchor in real time (anchoredBefore).
 			adj[u] = append(adj[u], future)
 			continue
 		}
@@ -1209,7 +1215,7 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 			}
 			if k, has := p.KeyIndex()[op.Key]; has {
 				for _, w := range p.WritersOf()[k] {
-					if w != int32(t) && e.Node()[w] >= 0 && !p.Before(w, int32(t)) {
+					if w != int32(t) && e.Node()[w] >= 0 && !p.Before(w, int32(t)) && !o.anchoredBefore(r, w, int32(t)) {
 						adj[u] = append(adj[u], int32(e.Node()[w]))
 					}
 				}
@@ -1414,4 +1420,21 @@ func (o *Online) drop(r *reduced) {
 func (o *Online) closedBefore(i int, start int64) bool {
 	end := o.opts.EffectiveEnd(o.log.at(i))
 	return end != math.MaxInt64 && end <= math.MaxInt64-2*o.opts.Skew && end+2*o.opts.Skew < start
+}
+
+// anchoredBefore: w is an unknown in doubt closed by its session whose
+// anchor precedes t in real time, so w precedes t in every completion
+// that commits w (docs/SEMANTICS.md §5 "The irrelevance rule around an
+// unknown in doubt").
+func (o *Online) anchoredBefore(r *reduced, w, t int32) bool {
+	i := r.pos[w]
+	if i < 0 {
+		return false
+	}
+	k, ok := o.doubt.closedBy[i]
+	if !ok {
+		return false
+	}
+	a, in := r.at[k]
+	return in && r.p.Before(a, t)
 }
