@@ -60,6 +60,10 @@ var pinTrace func(*history.Txn, string)
 // fixed.
 var irrelevanceTrace func(pairs, reads, oriented, fixed int)
 
+// probeTrace, when set (TestProbeBudgetTrace), is told of every probe
+// and whether it decided: where a step's probe budget goes.
+var probeTrace func(kind string, decided bool)
+
 // tracePin tells pinTrace why t stays; why is built only when it listens.
 func tracePin(t *history.Txn, why func() string) {
 	if pinTrace != nil {
@@ -100,6 +104,9 @@ type evictState struct {
 	// Taint lists, per (key, value), the quarantined or unchecked writers:
 	// a read with one of them as a possible writer is dropped (§3).
 	Taint map[string][]int
+	// Backoff are the window members whose R2 probe came back undecided
+	// and that are not probed again yet (evict_backoff.go).
+	Backoff map[int]probeBackoff `json:",omitempty"`
 
 	Evicted, Ghosts, Disagreements int
 
@@ -577,6 +584,9 @@ type prober struct {
 	// budget bounds the probes of one step; an undecided answer for want
 	// of budget only delays an eviction to a later step.
 	budget int
+	// noProbe: the member asked about is backed off (evict_backoff.go):
+	// only level-0 facts, the model's order and the closure answer.
+	noProbe bool
 	// proven are the orders forced has proven.
 	proven map[[2]solver.Node]bool
 	// live is the compact closure kept across steps (evict_closure.go),
@@ -611,7 +621,7 @@ func (pr *prober) ensureModel() bool {
 }
 
 func (pr *prober) spend() bool {
-	if pr.budget <= 0 {
+	if pr.budget <= 0 || pr.noProbe {
 		return false
 	}
 	pr.budget--
@@ -630,6 +640,9 @@ func (pr *prober) decide(l incremental.Lit) (bool, bool) {
 	if v, ok := fixedLit(pr.s, l); ok {
 		return v, true
 	}
+	if pr.noProbe {
+		return false, false
+	}
 	if !pr.ensureModel() {
 		return false, false
 	}
@@ -642,7 +655,11 @@ func (pr *prober) decide(l incremental.Lit) (bool, bool) {
 		return false, false
 	}
 	pr.rank = nil
-	switch pr.s.Solve(pr.ctx, other) {
+	st := pr.s.Solve(pr.ctx, other)
+	if probeTrace != nil {
+		probeTrace("decide", st == solver.Unsat)
+	}
+	switch st {
 	case solver.Unsat:
 		pr.model = false
 		pr.s.AddClause(other.Not())
@@ -691,10 +708,18 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	if pr.proven[[2]solver.Node{from, to}] {
 		return true
 	}
-	if cl := pr.closure(); cl != nil && cl.reaches(from, to) {
+	cl := pr.closure()
+	if cl != nil && cl.reaches(from, to) {
 		// A path of fixed edges and real-time orders: every completion
 		// has it, no probe needed.
 		closureStats.Hits++
+		return true
+	}
+	if cl != nil && cl.reachesAround(pr.s, from, to) {
+		// The same through one fixed edge at an end the closure does not
+		// hold (an unknown outcome in doubt): see reachesAround.
+		closureStats.Around++
+		pr.prove(from, to)
 		return true
 	}
 	if !pr.spend() {
@@ -704,15 +729,22 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	sel := pr.s.NewSelector()
 	pr.s.AddEdge(sel, to, from)
 	st := pr.s.Solve(pr.ctx, sel)
+	if probeTrace != nil {
+		probeTrace("forced", st == solver.Unsat)
+	}
 	pr.s.AddClause(sel.Not())
 	pr.model = false
 	if st != solver.Unsat {
 		return false
 	}
-	// Every model has a path from -> to: the order is a fact, kept as a
-	// base edge (the end of evict keeps it across steps), and asked again
-	// (R4 asks it of a writer and again of the one after it) it costs no
-	// probe.
+	pr.prove(from, to)
+	return true
+}
+
+// prove records an order every model has: the order is a fact, kept as a
+// base edge (the end of evict keeps it across steps), and asked again (R4
+// asks it of a writer and again of the one after it) it costs no probe.
+func (pr *prober) prove(from, to solver.Node) {
 	if pr.proven == nil {
 		pr.proven = map[[2]solver.Node]bool{}
 	}
@@ -725,7 +757,6 @@ func (pr *prober) forced(from, to solver.Node) bool {
 		pr.live.broken = true
 		pr.cl, pr.live = nil, nil
 	}
-	return true
 }
 
 func touchesList(p *incremental.Prepared, t *history.Txn) bool {
@@ -1154,9 +1185,12 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 				_, onB := chosen[b.Var()]
 				on = on || onB
 			}
-			if to := e.NodeTxn()[other]; !on && from >= 0 && to >= 0 && p.Before(to, from) {
+			if to := e.NodeTxn()[other]; !on && from >= 0 && to >= 0 && (p.Before(to, from) || o.anchoredBefore(r, to, from)) {
 				// Against the level's own order: in no completion. An
 				// edge on a fixed literal stays: fixing it would add it.
+				// Into an unknown in doubt whose session anchor precedes
+				// from: on a cycle in every completion that commits it,
+				// and on none in the others.
 				return
 			}
 			adj[u] = append(adj[u], int32(other))
@@ -1167,7 +1201,10 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 		if u < 0 {
 			continue
 		}
-		if i < 0 || r.ghost[t] || o.closed.get(i) {
+		if i < 0 || r.ghost[t] || o.closed.get(i) || o.closedBySession(i) {
+			// An unknown in doubt closed by its session counts as
+			// closed: its reads are in the instance, and what is still
+			// to come follows its anchor in real time (anchoredBefore).
 			adj[u] = append(adj[u], future)
 			continue
 		}
@@ -1178,7 +1215,7 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 			}
 			if k, has := p.KeyIndex()[op.Key]; has {
 				for _, w := range p.WritersOf()[k] {
-					if w != int32(t) && e.Node()[w] >= 0 && !p.Before(w, int32(t)) {
+					if w != int32(t) && e.Node()[w] >= 0 && !p.Before(w, int32(t)) && !o.anchoredBefore(r, w, int32(t)) {
 						adj[u] = append(adj[u], int32(e.Node()[w]))
 					}
 				}
@@ -1383,4 +1420,21 @@ func (o *Online) drop(r *reduced) {
 func (o *Online) closedBefore(i int, start int64) bool {
 	end := o.opts.EffectiveEnd(o.log.at(i))
 	return end != math.MaxInt64 && end <= math.MaxInt64-2*o.opts.Skew && end+2*o.opts.Skew < start
+}
+
+// anchoredBefore: w is an unknown in doubt closed by its session whose
+// anchor precedes t in real time, so w precedes t in every completion
+// that commits w (docs/SEMANTICS.md §5 "The irrelevance rule around an
+// unknown in doubt").
+func (o *Online) anchoredBefore(r *reduced, w, t int32) bool {
+	i := r.pos[w]
+	if i < 0 {
+		return false
+	}
+	k, ok := o.doubt.closedBy[i]
+	if !ok {
+		return false
+	}
+	a, in := r.at[k]
+	return in && r.p.Before(a, t)
 }

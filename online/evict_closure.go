@@ -48,7 +48,7 @@ var useClosure = true
 // closureStats counts, for the benchmarks, the orders the closure proved,
 // the probes forced spent, and the times the closure was built from
 // scratch (once, plus once per change sync could not follow).
-var closureStats struct{ Hits, Probes, Builds int }
+var closureStats struct{ Hits, Around, Probes, Builds int }
 
 // liveClosure is the closure of the instance's fixed orders, kept across
 // steps; it is not in a snapshot (a restored engine builds it again).
@@ -338,4 +338,58 @@ func (sc *stepClosure) add(from, to solver.Node) bool {
 	}
 	_, cycle := sc.lc.c.AddEdge(a, b)
 	return cycle == nil
+}
+
+// aroundMax bounds the fixed edges reachesAround looks at on each side.
+const aroundMax = 64
+
+// reachesAround answers "does from precede to in every model?" when an end
+// is not held by the closure (an unknown outcome, appended to no closure:
+// §5 "The compact closure across steps"), through one edge at that end
+// fixed in this step's solver: from -> a (a base edge, or one whose
+// literals are true at level 0) and a reaches to in the closure, or the
+// same at to's side, or both. Each piece is in every model of the step's
+// instance (FixedEdges' edges by definition, the closure's by the
+// argument of that section), so the answer is the one a probe gives
+// (docs/SEMANTICS.md §5 "Orders around an unknown in doubt"); it only
+// spares the probe, whose budget went on these orders: every later writer
+// of a key that an unknown in doubt wrote asks its order with the unknown,
+// for as long as the in-doubt horizon keeps it in the window.
+func (sc *stepClosure) reachesAround(s *solver.Solver, from, to solver.Node) bool {
+	as, direct := sc.aroundSide(s, from, to, true)
+	if direct {
+		return true
+	}
+	bs, direct := sc.aroundSide(s, to, from, false)
+	if direct || as == nil || bs == nil || len(as) == 1 && len(bs) == 1 && as[0] == from && bs[0] == to {
+		return direct // both held: reaches answered already
+	}
+	for _, a := range as {
+		for _, b := range bs {
+			if a == b || sc.reaches(a, b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// aroundSide is reachesAround's view of one end n: n itself if the
+// closure holds it, else the held members joined to n by an edge fixed in
+// s (leaving n if forward, entering it otherwise), at most aroundMax;
+// direct reports that such an edge joins n to other itself.
+func (sc *stepClosure) aroundSide(s *solver.Solver, n, other solver.Node, forward bool) (held []solver.Node, direct bool) {
+	holds := func(x solver.Node) bool { return int(x) < len(sc.id) && sc.id[x] >= 0 }
+	if holds(n) {
+		return []solver.Node{n}, false
+	}
+	for _, x := range s.FixedEdges(n, forward, nil) {
+		if x == other {
+			return nil, true
+		}
+		if holds(x) && len(held) < aroundMax {
+			held = append(held, x)
+		}
+	}
+	return held, false
 }

@@ -91,6 +91,12 @@ type evictStep struct {
 	// openCommit: unknown members whose commit a probe left undecided
 	// this step (noCommit asks no more).
 	openCommit map[int32]bool
+	// backoffSeen caches backoffOver per position for the step (1: over,
+	// -1: still backed off, backedOffNow: backed off at this step).
+	backoffSeen map[int32]int8
+	// r2Other is the other transaction of the constraint r2Decided last
+	// found undecided (-1: none, or t's own commit).
+	r2Other int32
 }
 
 // replacement is a read of another member that t's eviction replaces by
@@ -162,6 +168,7 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 		}
 	}
 	s.keepFacts()
+	st.dropBackoffs()
 	o.afterEvict(r)
 	s.countPinned()
 }
@@ -208,7 +215,7 @@ func (s *evictStep) evictOne(t int32) {
 		tracePin(tx, func() string { return "R4: an earlier writer is still here: " + r.h.Txns[w].ID })
 		return // R4, without a probe: a writer it follows is still here
 	}
-	committed, ok := s.r2Decided(t)
+	committed, ok := s.r2Probed(t) // evict_backoff.go
 	if !ok {
 		return
 	}
@@ -459,7 +466,7 @@ func (s *evictStep) noCommit(w int32, probe bool) bool {
 		return false
 	}
 	c, ok := s.commitOf(w)
-	if !ok {
+	if !ok && !s.pr.noProbe {
 		// Asked once a step: an unknown in doubt pairs with every later
 		// writer of its keys, and a probe per pair spent the step's
 		// budget on one undecided commit.
@@ -690,6 +697,7 @@ func (s *evictStep) r3Neighbours(t int32) bool {
 // returns whether t commits.
 func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 	r, e, pr := s.r, s.e, s.pr
+	s.r2Other = -1
 	n := e.Node()[t]
 	if n < 0 {
 		return false, true
@@ -709,6 +717,7 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 		}
 		if all && !pr.edgeDecided(a, b, two) {
 			all = false
+			s.r2Other = e.NodeTxn()[other]
 			if u := e.NodeTxn()[other]; u >= 0 {
 				tracePin(&r.h.Txns[t], func() string { return "R2: an edge with " + r.h.Txns[u].Compact() })
 			}
@@ -732,6 +741,7 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 				}
 			}
 			if _, ok := pr.decide(l); !ok {
+				s.r2Other = e.Cands(rv)[ci]
 				tracePin(&r.h.Txns[t], func() string { return fmt.Sprintf("R2: a read's source (candidate %d of %v)", ci, e.Cands(rv)) })
 				s.pin(t, PinReadSource)
 				return false, false
@@ -747,6 +757,7 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 			continue // moot: the other writer never commits
 		}
 		if _, ok := pr.decide(pv.X()); !ok {
+			s.r2Other = other
 			tracePin(&r.h.Txns[t], func() string { return "R2: a writer pair " + r.h.Txns[pv.A()].ID + " " + r.h.Txns[pv.B()].ID })
 			s.pin(t, PinWriterPair)
 			return false, false
@@ -786,7 +797,18 @@ func (s *evictStep) livePos(k int32) int32 {
 // again (r4Earlier's cache).
 func (s *evictStep) holdsBack(w, t int32) bool {
 	r, p := s.r, s.p
-	return w != t && !s.removed[w] && !s.tried[w] && r.pos[w] >= 0 && !r.ghost[w] && r.h.Txns[w].Status != history.Aborted && !p.Txns()[w].Dropped() && p.Before(w, t) && !s.noCommit(w, false)
+	return w != t && !s.removed[w] && !s.tried[w] && r.pos[w] >= 0 && !r.ghost[w] && r.h.Txns[w].Status != history.Aborted && !p.Txns()[w].Dropped() && p.Before(w, t) && !s.noCommit(w, false) && !s.untriable(w)
+}
+
+// untriable: member w is no R1 candidate of this step, so no pass tries
+// it, and waiting for it would hold t for the whole step: an unknown in
+// doubt that its session closes (evict_unknown.go) precedes every later
+// writer of its session until its in-doubt horizon. t may overtake it as
+// it overtakes a writer tried that stayed (docs/SEMANTICS.md §5
+// "Overtaking an unknown in doubt").
+func (s *evictStep) untriable(w int32) bool {
+	i := s.r.pos[w]
+	return !s.o.closed.get(i) && !s.o.voided(i) && s.o.closedBySession(i)
 }
 
 // r4Earlier is R4 without a probe: a member that writes one of t's keys

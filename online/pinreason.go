@@ -33,6 +33,9 @@ const (
 	// PinProbeBudget: a constraint was left undecided because the step's
 	// probes ran out (it may be decided at a later step).
 	PinProbeBudget
+	// PinBackoff: an R2 probe came back undecided at an earlier step and
+	// nothing that could decide it has arrived since (evict_backoff.go).
+	PinBackoff
 	numPinReasons
 )
 
@@ -48,6 +51,7 @@ var pinReasonNames = [numPinReasons]string{
 	PinCommit:        "r2-commit",
 	PinVersionOrder:  "r4-version-order",
 	PinProbeBudget:   "probe-budget",
+	PinBackoff:       "probe-backoff",
 }
 
 // String is the reason's name in the status line and metrics.

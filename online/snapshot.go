@@ -15,7 +15,13 @@ import (
 // snapshotVersion changes whenever the snapshot's meaning changes; a
 // snapshot of another version is refused rather than misread, because a
 // misread engine state would silently change verdicts.
-const snapshotVersion = 5
+const snapshotVersion = 6
+
+// snapshotVersionNoBackoff is version 6 before the probe back-off
+// (evict_backoff.go): its instance has no back-offs, so the restored
+// engine probes every member at its next step, which only keeps members
+// longer than the engine that wrote it would have.
+const snapshotVersionNoBackoff = 5
 
 // snapshotVersionNoCRC is version 5 before the body file's records had
 // checksums: its body file is read without them (spill.crcFrom is its
@@ -329,7 +335,7 @@ func readDeltas(b []byte) ([]int64, error) {
 func (o *Online) restoreDurable(ss *spillSnapshot, n int, version int) error {
 	sp := &o.spill
 	sp.crcFrom = ss.CRCFrom
-	if version < snapshotVersion {
+	if version <= snapshotVersionNoCRC {
 		// Its records have no checksums; what this engine appends has.
 		sp.crcFrom = ss.End
 	}
@@ -645,7 +651,7 @@ func RestoreOnlineAt(opts history.Options, bodies BodyFile, snap []byte, each fu
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("engine snapshot: %w", err)
 	}
-	if s.Version != snapshotVersion && s.Version != snapshotVersionNoCRC && s.Version != snapshotVersionNoRetention && s.Version != snapshotVersionFlagsAsBools {
+	if s.Version != snapshotVersion && s.Version != snapshotVersionNoBackoff && s.Version != snapshotVersionNoCRC && s.Version != snapshotVersionNoRetention && s.Version != snapshotVersionFlagsAsBools {
 		return nil, fmt.Errorf("engine snapshot: version %d, this build reads version %d", s.Version, snapshotVersion)
 	}
 	want := NewOnline(opts)
