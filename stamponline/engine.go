@@ -164,11 +164,12 @@ func (e *Engine) NoteFacts(t *history.Txn, f history.Facts) {
 // NoteLate gives the engine the facts of a transaction the window set
 // aside as late (window.Late), which the driver gives as an unchecked
 // writer (AddUnchecked) if it writes: a late event was decoded whole and
-// its times are kept, so its stamps can place it in the witness (§10
-// "Late events in the witness online"). Only committed writers are kept
-// (the only ones the driver gives and the fast path places), and a second
-// note for one ID and start voids the first, so that no facts are paired
-// with the wrong body.
+// its times are kept, so its stamps can place it in the witness (F4;
+// docs/SEMANTICS.md §10 "Late writers in the witness online"). Only
+// committed writers are kept (the only ones the fast path places; the
+// driver gives every writer it sets aside, so each note is taken), and a
+// second note for one ID and start voids the first, so that no facts are
+// paired with the wrong body.
 func (e *Engine) NoteLate(t *history.Txn, f history.Facts) {
 	if t.Status != history.Committed || !t.Writes() {
 		return
