@@ -78,11 +78,7 @@ func TestLateWriter(t *testing.T) {
 			opts := history.DefaultOptions()
 			opts.Level = c.level
 			f := feed{order: []int{0, 1, 2, 3}, batch: 1, tick: 5, late: true}
-			bb := f
-			bb.blackBox = true
-			want, _ := isoIDs(must(runStream(t, h, opts, bb)))
-			fired, eng := runStream(t, h, opts, f)
-			got, inc := isoIDs(fired)
+			got, want, inc, eng := sideBySide(t, h, opts, f)
 			_, why := eng.FastPath()
 			if eng.Stats().Unchecked != 1 {
 				t.Fatalf("%d unchecked writers, the history is written for U to arrive late", eng.Stats().Unchecked)
@@ -97,7 +93,19 @@ func TestLateWriter(t *testing.T) {
 	}
 }
 
-func must(fired []*online.Alert, _ *Engine) []*online.Alert { return fired }
+// sideBySide runs h on feed f through the engine and through the
+// level's black-box engine alone: the isolation alert ids of each, and
+// whether the engine alerted an inconsistency.
+func sideBySide(t *testing.T, h *history.History, opts history.Options, f feed) (got, want []string, inc bool, eng *Engine) {
+	t.Helper()
+	bb := f
+	bb.blackBox = true
+	bbFired, _ := runStream(t, h, opts, bb)
+	want, _ = isoIDs(bbFired)
+	fired, eng := runStream(t, h, opts, f)
+	got, inc = isoIDs(fired)
+	return got, want, inc, eng
+}
 
 // TestLateAgainstBlackBox holds the engine to the level's black-box
 // engine on streams where events arrive late (docs/SEMANTICS.md §10
@@ -128,11 +136,7 @@ func TestLateAgainstBlackBox(t *testing.T) {
 				}
 				for k := 0; k < 3; k++ {
 					f := feed{order: rng.Perm(len(h.Txns)), batch: 1 + rng.IntN(4), tick: 1 + rng.Int64N(6), lateness: rng.Int64N(4), late: true}
-					bb := f
-					bb.blackBox = true
-					want, _ := isoIDs(must(runStream(t, h, opts, bb)))
-					fired, eng := runStream(t, h, opts, f)
-					got, inc := isoIDs(fired)
+					got, want, inc, eng := sideBySide(t, h, opts, f)
 					_, why := eng.FastPath()
 					late := eng.Stats().Unchecked > 0
 					streams++
