@@ -213,6 +213,9 @@ type KafkaMessage struct {
 	Value []byte
 	// Txn is the decoded event when Err is nil and Oversized is false.
 	Txn history.Txn
+	// Facts are the database's facts the event carried (commit_ts,
+	// start_ts, xid, snapshot; NativeDecoder.Facts), zero when none.
+	Facts history.Facts
 	// Err is the decode error (undecodable or invalid event).
 	Err error
 	// Oversized: the value exceeds MaxEventBytes and was not decoded.
@@ -414,6 +417,7 @@ func (s *KafkaSource) read(ctx context.Context, p int, r *kafka.Reader) {
 		} else {
 			s.decMu.Lock()
 			km.Txn, km.Err = s.dec.Decode(m.Value, history.Pos{Source: source, Offset: m.Offset})
+			km.Facts = s.dec.Facts()
 			s.decMu.Unlock()
 		}
 		if !s.merge.put(ctx, p, km) {

@@ -522,6 +522,38 @@ func (d *NativeDecoder) decodeOp(field string, i int) (history.Op, *decodeError)
 	return op, nil
 }
 
+// smallInts holds the canonical text of the integers below its length:
+// counters and small keys dominate generated and real histories, and an
+// index into this table costs less than the intern map's hash and probe
+// (the map's lookups were a fifth of `run --stamps` in a profile,
+// BENCHMARKS.md "stamps3"). The strings are shared, as interned ones are.
+var smallInts = func() []history.Value {
+	t := make([]history.Value, 1024)
+	for i := range t {
+		t[i] = history.Value(strconv.Itoa(i))
+	}
+	return t
+}()
+
+// smallInt returns the shared text of lit when it is a canonical
+// non-negative integer below len(smallInts) (no sign, no leading zero).
+func smallInt(lit []byte) (history.Value, bool) {
+	if len(lit) == 0 || len(lit) > 4 || len(lit) > 1 && lit[0] == '0' {
+		return "", false
+	}
+	n := 0
+	for _, c := range lit {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n >= len(smallInts) {
+		return "", false
+	}
+	return smallInts[n], true
+}
+
 // shortValue is the longest value text interned: small integers and short
 // strings repeat from event to event, long values rarely do.
 const shortValue = 16
@@ -541,6 +573,11 @@ func (d *NativeDecoder) value() (history.Value, scalarKind) {
 		s.i = at
 	case '0' <= c && c <= '9':
 		lit, kind := s.number()
+		if s.err == nil && kind == numInt {
+			if v, ok := smallInt(lit); ok {
+				return v, kInt
+			}
+		}
 		if s.err == nil && kind == numInt && len(lit) <= shortValue {
 			if _, err := parseInt(lit); err == nil {
 				return d.internKey(lit), kInt

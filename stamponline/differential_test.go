@@ -43,6 +43,12 @@ type feed struct {
 	lateness int64
 	// naive switches off rules of the fast path (regress_test.go).
 	naive naiveRule
+	// late lets the window set events aside as late (their stamps noted
+	// as run notes them) instead of failing the test.
+	late bool
+	// blackBox steps the level's black-box engine alone, as `run`
+	// without --stamps (runStream then returns no *Engine).
+	blackBox bool
 }
 
 func randomFeed(rng *rand.Rand, h *history.History) feed {
@@ -79,12 +85,20 @@ func runStream(t testing.TB, h *history.History, opts history.Options, f feed) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := New(opts, Config{Stream: "s", Inner: innerFor(opts)})
-	if err != nil {
-		t.Fatal(err)
+	var eng *Engine
+	var stepped driver.Engine
+	if f.blackBox {
+		if stepped, err = innerFor(opts)(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		if eng, err = New(opts, Config{Stream: "s", Inner: innerFor(opts)}); err != nil {
+			t.Fatal(err)
+		}
+		eng.naive = f.naive
+		stepped = eng
 	}
-	eng.naive = f.naive
-	d := driver.New(driver.Config{Tick: f.tick, Skew: opts.Skew, Lateness: wcfg.Lateness}, win, eng, driver.NewState(1))
+	d := driver.New(driver.Config{Tick: f.tick, Skew: opts.Skew, Lateness: wcfg.Lateness}, win, stepped, driver.NewState(1))
 	var fired []*online.Alert
 	drain := func() {
 		for d.HasReady() {
@@ -96,10 +110,15 @@ func runStream(t testing.TB, h *history.History, opts history.Options, f feed) (
 		}
 	}
 	for n, i := range f.order {
-		if rej := d.Accept(0, int64(n), h.Txns[i], 0); rej != nil {
+		switch rej := d.Accept(0, int64(n), h.Txns[i], 0); {
+		case rej != nil && (!f.late || rej.Window == nil || rej.Window.Reason != window.Late):
 			t.Fatalf("%s set aside: %+v", h.Txns[i].ID, rej)
+		case eng == nil:
+		case rej != nil:
+			eng.NoteLate(&rej.Window.Txn, h.FactsOf(i))
+		default:
+			eng.NoteFacts(&h.Txns[i], h.FactsOf(i))
 		}
-		eng.NoteFacts(&h.Txns[i], h.FactsOf(i))
 		if n%f.batch == f.batch-1 {
 			drain()
 		}

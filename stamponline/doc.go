@@ -18,7 +18,7 @@
 // level and consistent with its facts, and nothing is alerted. The first
 // time it does not hold (a read the witness does not give, an order of
 // the level the stamps invert, a committed transaction without stamps, a
-// dead-lettered writer), the stream is handed to the level's black-box
+// dead-lettered writer other than a late one with stamps), the stream is handed to the level's black-box
 // engine with every call the driver has made, and from then on that
 // engine decides, exactly as it would have without stamps.
 //
@@ -45,6 +45,16 @@
 //	   session order), some stricter than the level (a session whose
 //	   members start at one instant, the zero-length corner of real time);
 //	   a stricter check only costs a fallback.
+//	F4 A late writer (a committed transaction the window set aside as
+//	   late, whose stamps were decoded with it) is placed in the replay
+//	   when the driver gives it as an unchecked writer, under F2's
+//	   frontier check, and among the kept members of its session by its
+//	   start; it is never closed, so it never moves the frontier. While
+//	   the replay holds, its order is a completion in which each late
+//	   writer committed with its own content, so the black-box engine,
+//	   which alerts only what holds whatever a dead letter contained,
+//	   alerts nothing (docs/SEMANTICS.md §10 "Late writers in the witness
+//	   online").
 //	E3 The fallback is the black-box engine given the same calls: the
 //	   call log (an online.BodyFile, on disk in `run`) holds every
 //	   Release, Close, CloseAll, AddUnchecked and Step in order, and is
@@ -67,7 +77,8 @@
 // not yet replayed), plus one log record (online.AppendBody's encoding)
 // written in 64 KiB blocks. Memory: the released transactions above the
 // frontier, one state per key (its latest value, or a list key's list),
-// one entry per session. After a fallback: the black-box engine's.
+// per session up to 2*keepMembers committed members (F4), and the facts
+// of late writers until the driver gives them. After a fallback: the black-box engine's.
 //
 // # What is left
 //

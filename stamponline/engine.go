@@ -81,12 +81,16 @@ type Engine struct {
 	fifo  []note
 	head  int
 	notes map[noteKey]history.Facts
+	// late holds the facts of committed writers the window set aside as
+	// late (NoteLate) until the driver gives them (AddUnchecked), which
+	// it does for every writer it sets aside.
+	late map[noteKey]history.Facts
 
 	// The fast path (fast.go).
 	queue    items
 	kx       *stampcheck.KeyIndex
 	keys     []keyState // by kx's id
-	sessions map[string]sessionLast
+	sessions map[string]*session
 	open     map[string]int64 // released committed, not yet closed: commit_ts
 	own      []own
 	frontier int64 // the greatest commit_ts of a closed committed transaction
@@ -129,8 +133,8 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("stamponline: no black-box engine to fall back to")
 	}
 	e := &Engine{promised: opts.Level, opts: opts, cfg: cfg, si: sionline.Levels(opts.Level),
-		notes: map[noteKey]history.Facts{}, kx: stampcheck.NewKeyIndex(),
-		sessions: map[string]sessionLast{}, open: map[string]int64{}}
+		notes: map[noteKey]history.Facts{}, late: map[noteKey]history.Facts{}, kx: stampcheck.NewKeyIndex(),
+		sessions: map[string]*session{}, open: map[string]int64{}}
 	e.opts.Level = Checked(opts.Level)
 	e.queue.e = e
 	e.log.file = cfg.Log
@@ -155,6 +159,26 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 // NativeDecoder.Facts).
 func (e *Engine) NoteFacts(t *history.Txn, f history.Facts) {
 	e.fifo = append(e.fifo, note{noteKey{t.ID, t.Start}, f})
+}
+
+// NoteLate gives the engine the facts of a transaction the window set
+// aside as late (window.Late), which the driver gives as an unchecked
+// writer (AddUnchecked) if it writes: a late event was decoded whole and
+// its times are kept, so its stamps can place it in the witness (F4;
+// docs/SEMANTICS.md §10 "Late writers in the witness online"). Only
+// committed writers are kept (the only ones the fast path places; the
+// driver gives every writer it sets aside, so each note is taken), and a
+// second note for one ID and start voids the first, so that no facts are
+// paired with the wrong body.
+func (e *Engine) NoteLate(t *history.Txn, f history.Facts) {
+	if t.Status != history.Committed || !t.Writes() {
+		return
+	}
+	k := noteKey{t.ID, t.Start}
+	if _, dup := e.late[k]; dup {
+		f = history.Facts{}
+	}
+	e.late[k] = f
 }
 
 // factsOf takes the noted facts of t (zero when none were noted).
@@ -203,7 +227,7 @@ func (e *Engine) Release(txns ...history.Txn) {
 			continue
 		}
 		if e.failed == "" {
-			e.failed = e.admit(t, &f, e.seq)
+			e.failed = e.admit(t, &f, e.seq, false)
 		}
 	}
 }
@@ -235,19 +259,31 @@ func (e *Engine) CloseAll() {
 	}
 }
 
-// AddUnchecked takes a dead-lettered writer. The stamps cannot place it,
-// and a read it might explain is no proof of anything: the stream falls
-// back to the black-box engine, which holds it as its rules say.
+// AddUnchecked takes a dead-lettered writer. A late one whose stamps
+// were noted (NoteLate) is placed in the witness like a released one,
+// with the stricter checks its lateness calls for (admit); any other has
+// no stamps the fast path can trust, and a read it might explain is no
+// proof of anything: the stream falls back to the black-box engine, which
+// holds it as its rules say.
 func (e *Engine) AddUnchecked(t history.Txn) {
 	e.log.txn(recUnchecked, &t)
 	e.unchecked++
+	k := noteKey{t.ID, t.Start}
+	f, noted := e.late[k]
+	delete(e.late, k)
 	if e.inner != nil {
 		e.inner.AddUnchecked(t)
 		return
 	}
-	if e.failed == "" {
-		e.failed = "a dead-lettered writer (" + t.ID + ") has no stamps"
+	if e.failed != "" {
+		return
 	}
+	if !noted || !t.HasTime {
+		e.failed = "a dead-lettered writer (" + t.ID + ") has no stamps"
+		return
+	}
+	e.seq++
+	e.failed = e.admit(&t, &f, e.seq, true)
 }
 
 // Step replays what the frontier allows; once the stamps stop vouching
@@ -301,6 +337,7 @@ func (e *Engine) fallBack(ctx context.Context) ([]*online.Alert, error) {
 	}
 	e.inner = in
 	e.queue.q, e.kx, e.keys, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil
+	clear(e.late)
 	var out []*online.Alert
 	err = e.log.each(func(c *call) error {
 		switch c.kind {

@@ -108,16 +108,73 @@ func (h *items) Pop() any {
 	return x
 }
 
-// sessionLast is the latest committed member of a session the fast path
-// has seen (release order is start order).
-type sessionLast struct {
-	start, cts int64
+// member is a committed member of a session the fast path has seen.
+type member struct {
+	start, cts, sts int64
+}
+
+// session holds the latest committed members of a session in start order
+// (release order is start order, but for a late member and what is
+// released after it): up to 2*keepMembers, trimmed to keepMembers, cut
+// saying that earlier ones were dropped.
+type session struct {
+	m   []member
+	cut bool
+}
+
+// keepMembers is how many members of a session the fast path keeps to
+// place a late one among: a member that starts before all of them, once
+// some were dropped, falls back. At a tick of 100 ms and clients that
+// finish a transaction every few milliseconds, a few dozen cover the
+// members a tick releases.
+const keepMembers = 64
+
+// placeInSession checks session order for a committed member t with
+// stamps p against the members seen (each earlier one's commit before
+// t's commit, at the snapshot levels before t's snapshot, and t's before
+// each later one's) and records it. Stamps that keep session order are
+// monotone along the start order, so only t's neighbours are asked.
+func (e *Engine) placeInSession(t *history.Txn, p *pend) string {
+	s := e.sessions[t.Session]
+	if s == nil {
+		s = &session{}
+		e.sessions[t.Session] = s
+	}
+	i := len(s.m)
+	for i > 0 && s.m[i-1].start >= t.Start {
+		i--
+	}
+	switch {
+	case i < len(s.m) && s.m[i].start == t.Start:
+		return "two transactions of session " + t.Session + " start at one instant (session order by input position)"
+	case i == 0 && s.cut:
+		return "txn " + t.ID + " starts before the members kept of its session"
+	case i > 0 && (!e.si && p.cts < s.m[i-1].cts || e.si && p.sts <= s.m[i-1].cts):
+		return "txn " + t.ID + "'s stamps put it before an earlier transaction of its session"
+	case i < len(s.m) && (!e.si && s.m[i].cts < p.cts || e.si && s.m[i].sts <= p.cts):
+		return "txn " + t.ID + "'s stamps put it after a later transaction of its session"
+	}
+	s.m = slices.Insert(s.m, i, member{start: t.Start, cts: p.cts, sts: p.sts})
+	if len(s.m) == 2*keepMembers {
+		s.m = s.m[:copy(s.m, s.m[keepMembers:])]
+		s.cut = true
+	}
+	return ""
 }
 
 // admit takes a released transaction into the fast path: it checks what
 // can be checked at arrival (F2: the frontier and session order) and
 // queues its items. It returns why the fast path cannot go on, or "".
-func (e *Engine) admit(t *history.Txn, f *history.Facts, seq int64) string {
+//
+// A late one (a committed writer the window set aside as late, F4 in
+// doc.go) may start before transactions already released: the frontier
+// check holds it as any other (an item below the frontier was replayed
+// already; a commit_ts equal to the frontier is a tie, which the stamps
+// leave unordered, and the replay's checks hold whichever order it
+// takes), and it takes its place among the members of its session by its
+// start (placeInSession). It is never closed (the window never
+// released it), so it does not move the frontier.
+func (e *Engine) admit(t *history.Txn, f *history.Facts, seq int64, late bool) string {
 	if t.Status != history.Committed {
 		// Aborted and unknown transactions take no part in the witness
 		// (the completion in which no unknown one committed is tried); a
@@ -137,24 +194,23 @@ func (e *Engine) admit(t *history.Txn, f *history.Facts, seq int64) string {
 		first = p.sts
 	}
 	if e.haveF && (first < e.frontier || e.si && first == e.frontier) && e.naive&naiveArrival == 0 {
+		if late {
+			return "late txn " + t.ID + "'s stamps put it before items already replayed"
+		}
 		return "txn " + t.ID + "'s stamps put it before a transaction that finished before it began"
 	}
 	if e.opts.Level.SessionOrder() && t.HasSession {
-		if last, ok := e.sessions[t.Session]; ok {
-			if last.start == t.Start {
-				return "two transactions of session " + t.Session + " start at one instant (session order by input position)"
-			}
-			if !e.si && p.cts < last.cts || e.si && p.sts <= last.cts {
-				return "txn " + t.ID + "'s stamps put it before an earlier transaction of its session"
-			}
+		if why := e.placeInSession(t, p); why != "" {
+			return why
 		}
-		e.sessions[t.Session] = sessionLast{start: t.Start, cts: p.cts}
 	}
 	if e.si {
 		heap.Push(&e.queue, item{stamp: p.sts, p: p})
 	}
 	heap.Push(&e.queue, item{stamp: p.cts, commit: true, p: p})
-	e.open[t.ID] = p.cts
+	if !late {
+		e.open[t.ID] = p.cts
+	}
 	return ""
 }
 

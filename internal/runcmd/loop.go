@@ -661,6 +661,10 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 	default:
 		// The driver queued its writes as an unchecked writer.
 		dl := rej.Window
+		if se, ok := r.engine.(stampEngine); ok && dl.Reason == window.Late {
+			// A late event was decoded whole: its stamps can place it.
+			se.NoteLate(&dl.Txn, m.facts)
+		}
 		r.al.m.Reject(rejectReason(dl.Reason))
 		r.deadLetter(m, dl.Reason.String(), dl.Detail, &dl.Txn)
 	}

@@ -245,7 +245,7 @@ func flagDefs() []flagDef {
 			c.Check.MaxPinned = n
 			return err
 		}, false},
-		{"stamps", "use the events' commit_ts and start_ts (the database's own order) at the levels they determine (the serializability and snapshot isolation families): their witness replayed as events arrive, the black-box engine from the first event it does not cover (docs/SEMANTICS.md §10 \"Online with facts\"; stdin and files: Kafka messages carry no facts to it yet, so a Kafka stream falls back at its first committed event; no state directory yet; default false)", func(c *config.Config, v string) error {
+		{"stamps", "use the events' commit_ts and start_ts (the database's own order) at the levels they determine (the serializability and snapshot isolation families): their witness replayed as events arrive, the black-box engine from the first event it does not cover (docs/SEMANTICS.md §10 \"Online with facts\"; from stdin, files and Kafka messages in the native format; no state directory yet; default false)", func(c *config.Config, v string) error {
 			b, err := strconv.ParseBool(v)
 			c.Check.Stamps = b
 			return err

@@ -25,7 +25,7 @@ type message struct {
 	line         int // file line, 0 for Kafka
 	value        []byte
 	txn          history.Txn
-	facts        history.Facts // the database's facts, line sources only (run --stamps)
+	facts        history.Facts // the database's facts (run --stamps)
 	err          error
 	oversized    bool
 	// size is an oversized line's length (value holds only its first
@@ -282,7 +282,7 @@ func newKafkaSource(ctx context.Context, cfg ingest.KafkaConfig, start []int64) 
 		defer close(s.done)
 		defer close(s.out)
 		for km := range s.src.Messages() {
-			s.out <- message{part: km.Partition, offset: km.Offset, next: km.Offset + 1, value: km.Value, txn: km.Txn, err: km.Err, oversized: km.Oversized}
+			s.out <- message{part: km.Partition, offset: km.Offset, next: km.Offset + 1, value: km.Value, txn: km.Txn, facts: km.Facts, err: km.Err, oversized: km.Oversized}
 		}
 	}()
 	return s
