@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
@@ -39,6 +40,39 @@ func CheckedAs(lv history.Level) string {
 		return fmt.Sprintf("%s (the database promises %s, which has no real time: real time is assumed)", c, lv)
 	}
 	return lv.String()
+}
+
+// Bounded says whether the window at promised level lv is bounded: the
+// checked level's real time orders a finished commit before every later
+// begin (strong SI, checked for Adya SI and strong session SI too), so a
+// sealed prefix can leave for the archive on disk. Not at GSI (E3).
+func Bounded(lv history.Level) bool { return Checked(lv).SnapshotRealTime() }
+
+// MemoryNote is what run says at start about the engine's memory at
+// promised level lv: exactly which levels of the family evict, what
+// stays in memory, and why GSI cannot evict (docs/SEMANTICS.md §5 "The
+// window at the snapshot levels", "Eviction at strong snapshot
+// isolation", "Re-admitting a suffix of the archive").
+func MemoryNote(lv history.Level) string {
+	var bounded, kept []string
+	for _, name := range history.OnlineLevelNames() {
+		if l, err := history.ParseLevel(name); err == nil && Levels(l) {
+			if Bounded(l) {
+				bounded = append(bounded, name)
+			} else {
+				kept = append(kept, name)
+			}
+		}
+	}
+	levels := fmt.Sprintf("evicting levels of the family: %s; keeping everything: %s", strings.Join(bounded, ", "), strings.Join(kept, ", "))
+	if !Bounded(lv) {
+		return fmt.Sprintf("warning: at %s the window keeps every released transaction and each step re-checks them all: a read-only snapshot still to come may see any version ever committed, so no transaction can leave (docs/SEMANTICS.md §5 \"The window at the snapshot levels\", E3); memory and step time grow with the stream (%s)", lv, levels)
+	}
+	why := ""
+	if Checked(lv) != lv {
+		why = fmt.Sprintf(" (%s itself bounds nothing: without real time a writer still to come may be the source of any read; the bound comes from checking %s)", lv, Checked(lv))
+	}
+	return fmt.Sprintf("at %s%s a sealed prefix of closed transactions leaves for the body file on disk; memory holds the transactions not yet evicted, one ghost with each written key's last version (it grows with the number of keys, not of transactions) and O(log n) archive segments; a step whose screen fails brings back archive segments, up to half the archive, and one that needs more (an anomaly) loads the whole archive into memory for that step (%s)", lv, why, levels)
 }
 
 // MaxAnomaliesPerStep bounds the cores one step looks for: each is
