@@ -1,6 +1,8 @@
 package sionline
 
 import (
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -15,12 +17,16 @@ import (
 // isolation, as `run --level strong-snapshot-isolation --lateness 10ms
 // --tick 10ms --initial-state empty` does. For profiles
 // (-cpuprofile); BENCHMARKS.md times the binary.
+// STREAMCHECK_SIBENCH_TXNS=N streams N transactions instead.
 func BenchmarkRMW(b *testing.B) {
 	cfg, err := gen.Preset("mixed")
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg.Txns, cfg.UnknownRatio, cfg.ListRatio, cfg.Seed = 5000, 0.02, 0.1, 28
+	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_TXNS")); err == nil && n > 0 {
+		cfg.Txns = n
+	}
 	h, _, err := gen.Generate(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -39,5 +45,6 @@ func BenchmarkRMW(b *testing.B) {
 		b.ReportMetric(float64(eng.resets), "resets")
 		b.ReportMetric(float64(eng.readmits), "readmits")
 		b.ReportMetric(float64(st.Window), "window")
+		b.ReportMetric(float64(st.Evicted), "evicted")
 	}
 }

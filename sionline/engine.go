@@ -495,7 +495,21 @@ func (e *Engine) instance(screen bool) *history.History {
 	members := make([]string, 0, len(e.txs)+1)
 	if screen && e.ghost != nil {
 		// After the members' slots (h.Txns[i] is e.txs[i] below).
-		h.Txns = append(h.Txns, e.ghost.txn(e.opts.InitialState))
+		// Only the keys a transaction of the screen touches (every key
+		// when a wildcard write stands for all of them): the ghost's op
+		// on any other key is alone on it, and a completion of the
+		// screen without it takes it back first (docs/SEMANTICS.md §5
+		// "The ghost in the screen: only the keys the window touches").
+		var on map[history.Key]bool
+		if !wildAll {
+			on = map[history.Key]bool{}
+			for i := range e.txs {
+				for _, op := range e.txs[i].T.Ops {
+					on[op.Key] = true
+				}
+			}
+		}
+		h.Txns = append(h.Txns, e.ghost.txn(on))
 		members = append(members, ghostName)
 	}
 	for i := range e.txs {

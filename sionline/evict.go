@@ -52,19 +52,30 @@ type ghost struct {
 // txn is the ghost as a transaction of the screen: the pins read first
 // (the reads of the initial state), then the appends and the last
 // versions written. Keys in sorted order: the screen's encoding does not
-// depend on map order.
-func (g *ghost) txn(init history.InitialState) history.Txn {
+// depend on map order. With on non-nil, only the keys on holds: the
+// screen leaves out the ghost's ops on keys no transaction of it
+// touches (docs/SEMANTICS.md §5 "The ghost in the screen: only the keys
+// the window touches").
+func (g *ghost) txn(on map[history.Key]bool) history.Txn {
 	t := history.Txn{ID: ghostName, Start: g.Time, End: g.Time, HasTime: true, Status: history.Committed}
+	keep := func(k history.Key) bool { return on == nil || on[k] }
 	for _, k := range sortedKeys(g.Pin) {
-		t.Ops = append(t.Ops, g.Pin[k])
+		if keep(k) {
+			t.Ops = append(t.Ops, g.Pin[k])
+		}
 	}
 	for _, k := range sortedKeys(g.List) {
+		if !keep(k) {
+			continue
+		}
 		for _, v := range g.List[k] {
 			t.Ops = append(t.Ops, history.Op{Kind: history.Append, Key: k, Value: v})
 		}
 	}
 	for _, k := range sortedKeys(g.Reg) {
-		t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: k, Value: g.Reg[k]})
+		if keep(k) {
+			t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: k, Value: g.Reg[k]})
+		}
 	}
 	return t
 }
@@ -313,7 +324,7 @@ func (e *Engine) replay(xs []int, byName map[string]*history.Txn, witness []stri
 	in := make(map[string]*history.Txn, len(xs)+1)
 	g := &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}, Pin: map[history.Key]history.Op{}, Time: math.MaxInt64}
 	if e.ghost != nil {
-		gt := e.ghost.txn(e.opts.InitialState)
+		gt := e.ghost.txn(nil)
 		in[ghostName] = &gt
 		g.Time = e.ghost.Time
 	}
