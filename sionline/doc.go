@@ -87,15 +87,19 @@
 //	   isolation");
 //	W2 the archive holds every evicted body with its name, flags and
 //	   release number, and the closings that came after; a reset
-//	   restores e.txs exactly (release order);
+//	   restores e.txs exactly (release order), and re-admitting
+//	   segments j.. restores them with segment j's ghost;
 //	W3 the ghost precedes every member in real time.
 //
 // # Complexity and what is left
 //
-// A step costs the screen (the window and the ghost) when it passes, and
-// the whole released stream when it does not (anomalies, deferred cores,
-// a witness choice a later read contradicted). GSI keeps everything (E3).
-// The archive is in memory (about the spill codec's size per evicted
-// body), so memory still grows with the stream; a body file would bound
-// it. `run` keeps its start warning.
+// A step costs the screen (the window and the ghost) when it passes; when
+// it does not, the newest archive segments come back one at a time
+// (archive.go, docs/SEMANTICS.md §5 "Re-admitting a suffix of the
+// archive": the screen with segment j's ghost and segments j.. is one
+// the eviction argument covers), up to half the archive, and then the
+// whole released stream (anomalies, deferred cores). The archive is in
+// the body file (on disk in `run`); memory holds the window, the ghost
+// (each written key's last version: it grows with the keys) and O(log n)
+// segments. GSI keeps everything (E3); MemoryNote says so at start.
 package sionline

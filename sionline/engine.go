@@ -1,12 +1,15 @@
 package sionline
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
@@ -39,6 +42,39 @@ func CheckedAs(lv history.Level) string {
 	return lv.String()
 }
 
+// Bounded says whether the window at promised level lv is bounded: the
+// checked level's real time orders a finished commit before every later
+// begin (strong SI, checked for Adya SI and strong session SI too), so a
+// sealed prefix can leave for the archive on disk. Not at GSI (E3).
+func Bounded(lv history.Level) bool { return Checked(lv).SnapshotRealTime() }
+
+// MemoryNote is what run says at start about the engine's memory at
+// promised level lv: exactly which levels of the family evict, what
+// stays in memory, and why GSI cannot evict (docs/SEMANTICS.md §5 "The
+// window at the snapshot levels", "Eviction at strong snapshot
+// isolation", "Re-admitting a suffix of the archive").
+func MemoryNote(lv history.Level) string {
+	var bounded, kept []string
+	for _, name := range history.OnlineLevelNames() {
+		if l, err := history.ParseLevel(name); err == nil && Levels(l) {
+			if Bounded(l) {
+				bounded = append(bounded, name)
+			} else {
+				kept = append(kept, name)
+			}
+		}
+	}
+	levels := fmt.Sprintf("evicting levels of the family: %s; keeping everything: %s", strings.Join(bounded, ", "), strings.Join(kept, ", "))
+	if !Bounded(lv) {
+		return fmt.Sprintf("warning: at %s the window keeps every released transaction and each step re-checks them all: a read-only snapshot still to come may see any version ever committed, so no transaction can leave (docs/SEMANTICS.md §5 \"The window at the snapshot levels\", E3); memory and step time grow with the stream (%s)", lv, levels)
+	}
+	why := ""
+	if Checked(lv) != lv {
+		why = fmt.Sprintf(" (%s itself bounds nothing: without real time a writer still to come may be the source of any read; the bound comes from checking %s)", lv, Checked(lv))
+	}
+	return fmt.Sprintf("at %s%s a sealed prefix of closed transactions leaves for the body file on disk; memory holds the transactions not yet evicted, one ghost with each written key's last version (it grows with the number of keys, not of transactions) and O(log n) archive segments; a step whose screen fails brings back archive segments, up to half the archive, and one that needs more (an anomaly) loads the whole archive into memory for that step (%s)", lv, why, levels)
+}
+
 // MaxAnomaliesPerStep bounds the cores one step looks for: each is
 // projected out and the search repeats (incremental's max-anomalies).
 const MaxAnomaliesPerStep = 64
@@ -54,6 +90,10 @@ const (
 type Config struct {
 	// Stream names the stream in every alert id (online.OnlineConfig.Stream).
 	Stream string
+	// Bodies is the file evicted bodies go to (the archive, archive.go):
+	// on disk in `run` (the state directory's body file, or an unlinked
+	// temporary one), in memory when nil.
+	Bodies online.BodyFile
 
 	_ struct{}
 }
@@ -89,14 +129,16 @@ type Engine struct {
 
 	// The bounded window (evict.go): seq numbers releases (the order the
 	// full instance is rebuilt in); arch holds the evicted transactions'
-	// bodies and later closings; ghost is what they leave to the screen;
-	// pendingClose maps the ID of an archived transaction not yet
-	// time-closed to its seq. evicted, resets and probeFails count.
-	seq                         uint64
-	arch                        []byte
-	ghost                       *ghost
-	pendingClose                map[string]uint64
-	evicted, resets, probeFails int
+	// bodies and later closings (archive.go: in a body file); ghost is
+	// what they leave to the screen; pendingClose maps the ID of an
+	// archived transaction not yet time-closed to its seq. evicted,
+	// resets (the whole archive back), readmits (a suffix back, the
+	// screen then valid) and probeFails count.
+	seq                                   uint64
+	arch                                  archive
+	ghost                                 *ghost
+	pendingClose                          map[string]uint64
+	evicted, resets, readmits, probeFails int
 }
 
 // tx is one transaction the engine holds: its body, the name alert
@@ -116,6 +158,10 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{promised: opts.Level, opts: opts, stream: cfg.Stream, newest: map[string]int{}, byName: map[string]int{}, lastStart: math.MinInt64, pendingClose: map[string]uint64{}}
 	e.opts.Level = Checked(opts.Level)
+	e.arch.file = cfg.Bodies
+	if e.arch.file == nil {
+		e.arch.file = online.NewMemBodyFile(false)
+	}
 	return e, nil
 }
 
@@ -232,6 +278,9 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			e.dirty, e.undecided = false, false
 			return nil, e.evict(h, res.Witness)
 		}
+		if ok, err := e.readmitSuffix(ctx, res.Verdict); ok || err != nil {
+			return nil, err
+		}
 	}
 	if err := e.reset(); err != nil {
 		return nil, err
@@ -287,6 +336,45 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 		e.dirty = true
 	}
 	return out, nil
+}
+
+// readmitSuffix is what a step whose screen was not valid (verdict)
+// tries before the whole archive comes back: the archive's segments, the
+// newest first, re-admitted with the ghost before them, the screen
+// checked again after each (docs/SEMANTICS.md §5 "Re-admitting a suffix
+// of the archive"). A valid one decides the step (and evicts again);
+// ok is false when none was, having brought back at most half the
+// archive, so that a step that needs all of it (an anomaly, whose alert
+// only the full A_t may raise) costs at most about twice a full check.
+func (e *Engine) readmitSuffix(ctx context.Context, verdict incremental.Verdict) (ok bool, err error) {
+	if verdict == incremental.Unknown {
+		return false, nil // out of time: the full check says so
+	}
+	total, back := e.arch.txns(), 0
+	for j := len(e.arch.segs) - 1; j >= 1; j-- {
+		if back += e.arch.segs[j].Txns; 2*back > total {
+			return false, nil
+		}
+		if err := e.readmit(j); err != nil {
+			return false, err
+		}
+		h := e.instance(true)
+		e.checks++
+		res, err := incremental.Check(ctx, h, e.opts, incremental.Config{MaxAnomalies: 1})
+		if err != nil {
+			return false, fmt.Errorf("sionline: step %d: %w", e.steps, err)
+		}
+		e.conflicts += res.Stats.Conflicts
+		switch res.Verdict {
+		case incremental.Valid:
+			e.dirty, e.undecided = false, false
+			e.readmits++
+			return true, e.evict(h, res.Witness)
+		case incremental.Unknown:
+			return false, nil
+		}
+	}
+	return false, nil
 }
 
 // alert builds the alert for anomaly an, whose members are idx (all
@@ -407,7 +495,21 @@ func (e *Engine) instance(screen bool) *history.History {
 	members := make([]string, 0, len(e.txs)+1)
 	if screen && e.ghost != nil {
 		// After the members' slots (h.Txns[i] is e.txs[i] below).
-		h.Txns = append(h.Txns, e.ghost.txn(e.opts.InitialState))
+		// Only the keys a transaction of the screen touches (every key
+		// when a wildcard write stands for all of them): the ghost's op
+		// on any other key is alone on it, and a completion of the
+		// screen without it takes it back first (docs/SEMANTICS.md §5
+		// "The ghost in the screen: only the keys the window touches").
+		var on map[history.Key]bool
+		if !wildAll {
+			on = map[history.Key]bool{}
+			for i := range e.txs {
+				for _, op := range e.txs[i].T.Ops {
+					on[op.Key] = true
+				}
+			}
+		}
+		h.Txns = append(h.Txns, e.ghost.txn(on))
 		members = append(members, ghostName)
 	}
 	for i := range e.txs {
@@ -517,26 +619,46 @@ type snapshot struct {
 	LastStart int64
 	Conflicts int64
 	// The bounded window (evict.go).
-	Seq          uint64
-	Arch         []byte            `json:",omitempty"`
+	Seq uint64
+	// Arch is a version 2 snapshot's archive (its records, in memory).
+	Arch []byte `json:",omitempty"`
+	// The archive (archive.go): its segments, and either the file's
+	// bytes from ArchFrom on (ArchBytes: Snapshot, the file not
+	// durable) or the durable file's length (ArchEnd: SnapshotDurable).
+	Segs         []segment         `json:",omitempty"`
+	ArchFrom     int64             `json:",omitempty"`
+	ArchBytes    []byte            `json:",omitempty"`
+	ArchEnd      int64             `json:",omitempty"`
 	Ghost        *ghost            `json:",omitempty"`
 	PendingClose map[string]uint64 `json:",omitempty"`
 	Evicted      int               `json:",omitempty"`
 	Resets       int               `json:",omitempty"`
+	Readmits     int               `json:",omitempty"`
 	ProbeFails   int               `json:",omitempty"`
 }
 
-const snapshotVersion = 2
+const snapshotVersion = 3
 
 // ErrCorrupt marks a snapshot that does not decode.
 var ErrCorrupt = errors.New("sionline: corrupt snapshot")
 
-// Snapshot encodes the engine's state (S7).
+// Snapshot encodes the engine's state (S7), the archive's bytes
+// included.
 func (e *Engine) Snapshot() ([]byte, error) {
-	return json.Marshal(&snapshot{Version: snapshotVersion, Promised: e.promised.String(), Txs: e.txs, Newest: e.newest,
+	s := e.snapshot()
+	var err error
+	if s.ArchFrom, s.ArchBytes, err = e.arch.bytes(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(s)
+}
+
+func (e *Engine) snapshot() *snapshot {
+	return &snapshot{Version: snapshotVersion, Promised: e.promised.String(), Txs: e.txs, Newest: e.newest,
 		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Undecided: e.undecided, Steps: e.steps, Checks: e.checks,
 		Unchecked: e.unchecked, Unknowns: e.unknowns, LastStart: e.lastStart, Conflicts: e.conflicts,
-		Seq: e.seq, Arch: e.arch, Ghost: e.ghost, PendingClose: e.pendingClose, Evicted: e.evicted, Resets: e.resets, ProbeFails: e.probeFails})
+		Seq: e.seq, Segs: e.arch.segs, Ghost: e.ghost, PendingClose: e.pendingClose, Evicted: e.evicted, Resets: e.resets,
+		Readmits: e.readmits, ProbeFails: e.probeFails}
 }
 
 // Restore rebuilds an engine from a Snapshot, for opts (the same level).
@@ -572,29 +694,100 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	}
 	e.alerts, e.dirty, e.deferred, e.undecided = s.Alerts, s.Dirty, s.Deferred, s.Undecided
 	e.steps, e.checks, e.unchecked, e.unknowns, e.lastStart, e.conflicts = s.Steps, s.Checks, s.Unchecked, s.Unknowns, s.LastStart, s.Conflicts
-	e.seq, e.arch, e.ghost, e.evicted, e.resets, e.probeFails = s.Seq, s.Arch, s.Ghost, s.Evicted, s.Resets, s.ProbeFails
+	e.seq, e.ghost, e.evicted, e.resets, e.readmits, e.probeFails = s.Seq, s.Ghost, s.Evicted, s.Resets, s.Readmits, s.ProbeFails
 	if s.PendingClose != nil {
 		e.pendingClose = s.PendingClose
 	}
 	if e.ghost != nil {
 		// JSON leaves empty maps nil; the ghost's are written to.
-		if e.ghost.Reg == nil {
-			e.ghost.Reg = map[history.Key]history.Value{}
-		}
-		if e.ghost.List == nil {
-			e.ghost.List = map[history.Key][]history.Value{}
-		}
-		if e.ghost.Pin == nil {
-			e.ghost.Pin = map[history.Key]history.Op{}
-		}
+		e.ghost.fill()
+	}
+	if err := e.arch.restore(&s); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
 
-// SnapshotDurable is Snapshot in the shape the run command's checkpoint
-// takes from the serializable engine: this engine has no body file, so
-// there is nothing to sync.
-func (e *Engine) SnapshotDurable() ([]byte, func() error, error) {
-	b, err := e.Snapshot()
-	return b, func() error { return nil }, err
+// restore opens the archive as snapshot s left it: a durable file cut
+// back to its length then, or a file started afresh with the bytes s
+// carries (a version 2 snapshot's records become one segment).
+func (a *archive) restore(s *snapshot) error {
+	if s.Arch != nil {
+		n, err := countTxns(s.Arch)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		s.ArchBytes, s.ArchFrom = s.Arch, 0
+		s.Segs = []segment{{Ranges: []int64{0, int64(len(s.Arch))}, Txns: n}}
+	}
+	if len(s.Segs) == 0 {
+		return nil
+	}
+	for _, g := range s.Segs {
+		if len(g.Ranges)%2 != 0 || g.Txns < 0 || g.GhostLen < 0 {
+			return fmt.Errorf("%w: archive segment %+v", ErrCorrupt, g)
+		}
+	}
+	a.segs = s.Segs
+	if s.ArchBytes == nil {
+		if err := a.file.Resume(s.ArchEnd); err != nil {
+			return fmt.Errorf("sionline: archive %s: %w", a.file.Name(), err)
+		}
+		a.opened, a.size = true, s.ArchEnd
+		return nil
+	}
+	if err := a.open(); err != nil {
+		return err
+	}
+	for i := range a.segs {
+		g := &a.segs[i]
+		for r := range g.Ranges {
+			g.Ranges[r] -= s.ArchFrom
+		}
+		if g.GhostLen > 0 {
+			g.GhostAt -= s.ArchFrom
+		}
+	}
+	a.buf = append(a.buf, s.ArchBytes...)
+	a.flush()
+	return a.err
 }
+
+// countTxns counts the transaction records of an archive's bytes.
+func countTxns(b []byte) (int, error) {
+	out, _, err := decodeRecords(bufio.NewReader(bytes.NewReader(b)), nil, map[uint64]int{}, nil)
+	return len(out), err
+}
+
+// SnapshotDurable is Snapshot in the shape the run command's checkpoint
+// takes from the serializable engine: with a durable body file the
+// snapshot names the archive's length in it, and sync makes the file
+// durable up to there (call it before storing the snapshot); otherwise
+// the snapshot carries the archive's bytes.
+func (e *Engine) SnapshotDurable() ([]byte, func() error, error) {
+	if !e.arch.file.Durable() {
+		b, err := e.Snapshot()
+		return b, func() error { return nil }, err
+	}
+	s := e.snapshot()
+	e.arch.flush()
+	if e.arch.err != nil {
+		return nil, nil, e.arch.err
+	}
+	s.ArchEnd = e.arch.size
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !e.arch.opened {
+		return b, func() error { return nil }, nil
+	}
+	return b, e.arch.file.Sync, nil
+}
+
+// BodyFileSize is the archive's size in its file (the run command's
+// metrics).
+func (e *Engine) BodyFileSize() int64 { return e.arch.end() }
+
+// ArchiveError is the error the archive's file gave, if any.
+func (e *Engine) ArchiveError() error { return e.arch.err }

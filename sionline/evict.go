@@ -1,15 +1,13 @@
 package sionline
 
 import (
-	"encoding/binary"
-	"errors"
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/online"
 )
 
 // The bounded window at strong snapshot isolation (docs/SEMANTICS.md §5
@@ -54,19 +52,30 @@ type ghost struct {
 // txn is the ghost as a transaction of the screen: the pins read first
 // (the reads of the initial state), then the appends and the last
 // versions written. Keys in sorted order: the screen's encoding does not
-// depend on map order.
-func (g *ghost) txn(init history.InitialState) history.Txn {
+// depend on map order. With on non-nil, only the keys on holds: the
+// screen leaves out the ghost's ops on keys no transaction of it
+// touches (docs/SEMANTICS.md §5 "The ghost in the screen: only the keys
+// the window touches").
+func (g *ghost) txn(on map[history.Key]bool) history.Txn {
 	t := history.Txn{ID: ghostName, Start: g.Time, End: g.Time, HasTime: true, Status: history.Committed}
+	keep := func(k history.Key) bool { return on == nil || on[k] }
 	for _, k := range sortedKeys(g.Pin) {
-		t.Ops = append(t.Ops, g.Pin[k])
+		if keep(k) {
+			t.Ops = append(t.Ops, g.Pin[k])
+		}
 	}
 	for _, k := range sortedKeys(g.List) {
+		if !keep(k) {
+			continue
+		}
 		for _, v := range g.List[k] {
 			t.Ops = append(t.Ops, history.Op{Kind: history.Append, Key: k, Value: v})
 		}
 	}
 	for _, k := range sortedKeys(g.Reg) {
-		t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: k, Value: g.Reg[k]})
+		if keep(k) {
+			t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: k, Value: g.Reg[k]})
+		}
 	}
 	return t
 }
@@ -231,8 +240,7 @@ func (e *Engine) evict(h *history.History, witness []string) error {
 				return nil
 			}
 		}
-		e.archive(mem[:limit], g)
-		return nil
+		return e.archive(mem[:limit], g)
 	}
 	return nil
 }
@@ -316,7 +324,7 @@ func (e *Engine) replay(xs []int, byName map[string]*history.Txn, witness []stri
 	in := make(map[string]*history.Txn, len(xs)+1)
 	g := &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}, Pin: map[history.Key]history.Op{}, Time: math.MaxInt64}
 	if e.ghost != nil {
-		gt := e.ghost.txn(e.opts.InitialState)
+		gt := e.ghost.txn(nil)
 		in[ghostName] = &gt
 		g.Time = e.ghost.Time
 	}
@@ -670,15 +678,19 @@ func (e *Engine) lastList(vs []view, appenders, readers []int, k history.Key, g 
 
 // archive moves the members xs (positions in e.txs, in order) to the
 // archive and makes g the ghost.
-func (e *Engine) archive(xs []int, g *ghost) {
+func (e *Engine) archive(xs []int, g *ghost) error {
 	gone := make(map[int]bool, len(xs))
-	for _, i := range xs {
+	out := make([]*tx, len(xs))
+	for n, i := range xs {
 		x := &e.txs[i]
-		e.arch = appendRecord(e.arch, x)
+		out[n] = x
 		gone[i] = true
 		if x.Fl&fClosed == 0 {
 			e.pendingClose[x.T.ID] = x.Seq
 		}
+	}
+	if err := e.arch.evict(out, e.ghost); err != nil {
+		return err
 	}
 	kept := e.txs[:0]
 	for i := range e.txs {
@@ -691,6 +703,7 @@ func (e *Engine) archive(xs []int, g *ghost) {
 	e.evicted += len(xs)
 	e.ghost = g
 	e.reindex()
+	return nil
 }
 
 // reindex rebuilds byName and newest after e.txs changed. newest keeps,
@@ -713,115 +726,52 @@ func (e *Engine) reindex() {
 
 func (e *Engine) pendingSeq(id string) uint64 { return e.pendingClose[id] }
 
-// Archive records: 'T' a transaction (seq, flags, name, body in the
-// spill codec), 'C' the later closing of an archived one (seq).
-const (
-	recTxn   = 'T'
-	recClose = 'C'
-)
-
-func appendRecord(b []byte, x *tx) []byte {
-	b = append(b, recTxn)
-	b = binary.AppendUvarint(b, x.Seq)
-	b = append(b, x.Fl)
-	b = binary.AppendUvarint(b, uint64(len(x.Name)))
-	b = append(b, x.Name...)
-	body := online.AppendTxnRecord(nil, &x.T)
-	b = binary.AppendUvarint(b, uint64(len(body)))
-	return append(b, body...)
-}
-
-var errArchive = errors.New("sionline: corrupt archive")
-
-// unarchive decodes the archive: the transactions in it, closings
-// applied.
-func unarchive(b []byte) ([]tx, error) {
-	var out []tx
-	at := map[uint64]int{}
-	uv := func() (uint64, bool) {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			return 0, false
-		}
-		b = b[n:]
-		return v, true
-	}
-	for len(b) > 0 {
-		kind := b[0]
-		b = b[1:]
-		seq, ok := uv()
-		if !ok {
-			return nil, errArchive
-		}
-		switch kind {
-		case recClose:
-			i, ok := at[seq]
-			if !ok {
-				return nil, errArchive
-			}
-			out[i].Fl |= fClosed
-		case recTxn:
-			if len(b) < 1 {
-				return nil, errArchive
-			}
-			fl := b[0]
-			b = b[1:]
-			n, ok := uv()
-			if !ok || n > uint64(len(b)) {
-				return nil, errArchive
-			}
-			name := string(b[:n])
-			b = b[n:]
-			if n, ok = uv(); !ok || n > uint64(len(b)) {
-				return nil, errArchive
-			}
-			t, err := online.DecodeTxnRecord(b[:n])
-			if err != nil {
-				return nil, fmt.Errorf("%w: %v", errArchive, err)
-			}
-			b = b[n:]
-			at[seq] = len(out)
-			out = append(out, tx{T: t, Name: name, Fl: fl, Seq: seq})
-		default:
-			return nil, errArchive
-		}
-	}
-	return out, nil
-}
-
 // closeArchived records the closing of an archived transaction.
 func (e *Engine) closeArchived(id string) bool {
 	seq, ok := e.pendingClose[id]
 	if !ok {
 		return false
 	}
-	e.arch = append(e.arch, recClose)
-	e.arch = binary.AppendUvarint(e.arch, seq)
+	e.arch.closed(seq)
 	delete(e.pendingClose, id)
 	return true
 }
 
-// reset puts every archived transaction back and drops the ghost: the
-// full instance A_t is what decides a step whose screen is not valid
-// (docs/SEMANTICS.md §5), and quarantine works on bodies.
-func (e *Engine) reset() error {
-	if e.ghost == nil && len(e.arch) == 0 {
-		return nil
-	}
-	back, err := unarchive(e.arch)
+// readmit brings the archive's segments from j on back into the window
+// and makes the ghost before segment j the ghost (j = 0: every archived
+// transaction back, no ghost, a full reset): docs/SEMANTICS.md §5
+// "Re-admitting a suffix of the archive". The screen that follows is
+// one the eviction argument covers, so a valid one proves A_t valid as
+// the screen before the evictions it undid would have.
+func (e *Engine) readmit(j int) error {
+	back, g, others, err := e.arch.readmit(j)
 	if err != nil {
 		return err
 	}
-	all := append(back, e.txs...)
-	slices.SortStableFunc(all, func(a, b tx) int {
-		switch {
-		case a.Seq < b.Seq:
-			return -1
-		case a.Seq > b.Seq:
-			return 1
+	if j == 0 && len(others) > 0 {
+		return fmt.Errorf("%w: a closing of seq %d, which was never archived", errArchive, others[0])
+	}
+	for _, seq := range others {
+		// A closing of a transaction that stays archived (an earlier
+		// segment): recorded again, in the segment now last.
+		e.arch.closed(seq)
+	}
+	if j == 0 && !e.arch.file.Durable() && e.arch.err == nil {
+		// Nothing archived is left and no checkpoint names the file's
+		// bytes: start it again rather than let resets grow it.
+		e.arch.opened = false
+	}
+	in := make(map[uint64]bool, len(back))
+	for i := range back {
+		in[back[i].Seq] = true
+	}
+	for id, seq := range e.pendingClose {
+		if in[seq] {
+			delete(e.pendingClose, id)
 		}
-		return 0
-	})
+	}
+	all := append(back, e.txs...)
+	slices.SortStableFunc(all, func(a, b tx) int { return cmp.Compare(a.Seq, b.Seq) })
 	// Names: an ID reused while its first holder was archived may have
 	// taken the same name; the later one is renamed as add would have.
 	seen := make(map[string]bool, len(all))
@@ -831,12 +781,23 @@ func (e *Engine) reset() error {
 		}
 		seen[all[i].Name] = true
 	}
-	e.txs, e.arch, e.ghost = all, nil, nil
-	clear(e.pendingClose)
-	e.resets++
+	e.txs, e.ghost = all, g
+	if j == 0 {
+		e.resets++
+	}
 	e.reindex()
 	e.dirty = true
 	return nil
+}
+
+// reset puts every archived transaction back and drops the ghost: the
+// full instance A_t is what decides a step whose screen is not valid
+// (docs/SEMANTICS.md §5), and quarantine works on bodies.
+func (e *Engine) reset() error {
+	if e.ghost == nil && len(e.arch.segs) == 0 {
+		return nil
+	}
+	return e.readmit(0)
 }
 
 func sortedIDs(m map[string]uint64) []string {

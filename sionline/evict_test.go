@@ -60,9 +60,9 @@ func TestEvictionMatchesCheck(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIONLINE_EVICT")); err == nil && n > 0 {
 		count = n
 	}
-	defer func(w int) { WaitWindow = w }(WaitWindow)
+	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
 	inject := []string{history.LostUpdate, history.ReadSkew, history.G1a, history.G1b, history.G1c, history.WriteSkew}
-	evicted := 0
+	evicted, readmits := 0, 0
 	for i := 0; i < count; i++ {
 		rng := rand.New(rand.NewPCG(uint64(i), 2828))
 		cfg, _ := gen.Preset("mixed")
@@ -87,7 +87,10 @@ func TestEvictionMatchesCheck(t *testing.T) {
 			opts.InitialState = history.InitialUnknown
 		}
 		WaitWindow = []int{0, 4096}[(i/2)%2]
-		name := fmt.Sprintf("%d/lists=%.1f/unknown=%.2f/init=%s/inject=%v/wait=%d", i, cfg.ListRatio, cfg.UnknownRatio, opts.InitialState, cfg.Inject, WaitWindow)
+		// Segments of a few transactions: a failed screen re-admits a
+		// suffix of the archive before it brings back the whole.
+		segTxns = []int{2, 8, 256}[(i/4)%3]
+		name := fmt.Sprintf("%d/lists=%.1f/unknown=%.2f/init=%s/inject=%v/wait=%d/seg=%d", i, cfg.ListRatio, cfg.UnknownRatio, opts.InitialState, cfg.Inject, WaitWindow, segTxns)
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			want, err := incremental.Check(ctx, h, opts, incremental.Config{MaxAnomalies: 1})
@@ -116,8 +119,12 @@ func TestEvictionMatchesCheck(t *testing.T) {
 				t.Errorf("nothing evicted from %d transactions", len(h.Txns))
 			}
 			evicted += st.Evicted
-			t.Logf("evicted %d, window %d at the end, resets %d", st.Evicted, st.Window, eng.resets)
+			readmits += eng.readmits
+			t.Logf("evicted %d, window %d at the end, resets %d, suffixes re-admitted %d", st.Evicted, st.Window, eng.resets, eng.readmits)
 		})
 	}
-	t.Logf("%d streams, %d evictions", count, evicted)
+	t.Logf("%d streams, %d evictions, %d suffixes re-admitted", count, evicted, readmits)
+	if count >= 8 && readmits == 0 {
+		t.Errorf("no stream re-admitted a suffix of its archive: the rule is not exercised")
+	}
 }

@@ -28,7 +28,7 @@ type arrival struct {
 
 // stream runs h through a window, the driver and an engine as `run`
 // does, and returns the alerts in the order they fired.
-func stream(t *testing.T, h *history.History, opts history.Options, a arrival) ([]*online.Alert, *Engine) {
+func stream(t testing.TB, h *history.History, opts history.Options, a arrival) ([]*online.Alert, *Engine) {
 	t.Helper()
 	lo, hi := h.Txns[0].Start, h.Txns[0].End
 	for _, x := range h.Txns {
@@ -40,7 +40,7 @@ func stream(t *testing.T, h *history.History, opts history.Options, a arrival) (
 
 // feed runs h through a window of wcfg, the driver and an engine, in
 // a's arrival, and returns the alerts in the order they fired.
-func feed(t *testing.T, h *history.History, opts history.Options, wcfg window.Config, a arrival) ([]*online.Alert, *Engine) {
+func feed(t testing.TB, h *history.History, opts history.Options, wcfg window.Config, a arrival) ([]*online.Alert, *Engine) {
 	t.Helper()
 	ctx := context.Background()
 	win, err := window.New(wcfg)

@@ -43,13 +43,13 @@ func (weakEngine) Punch() func() error           { return func() error { return 
 func (weakEngine) BodyFileSize() int64           { return 0 }
 func (weakEngine) SetRetention(online.Retention) {}
 
-// siEngine adapts sionline.Engine (the snapshot-isolation family) the
-// same way: its transactions are in its snapshot.
+// siEngine adapts sionline.Engine (the snapshot-isolation family): its
+// evicted bodies are in the body file (its archive, never punched: a
+// reset may need any of them), the window in its snapshot.
 type siEngine struct{ *sionline.Engine }
 
 func (siEngine) Punch() func() error           { return func() error { return nil } }
-func (siEngine) BodyFileSize() int64           { return 0 }
-func (siEngine) SpillError() error             { return nil }
+func (e siEngine) SpillError() error           { return e.ArchiveError() }
 func (siEngine) SetRetention(online.Retention) {}
 
 // stampEngine adapts stamponline.Engine (run --stamps): its call log is

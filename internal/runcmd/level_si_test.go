@@ -13,8 +13,8 @@ import (
 // TestRunSnapshotLevels: every level of the snapshot-isolation family is
 // checked online (issue 28), and run says at start what it checks: the
 // level itself where it orders by real time, strong snapshot isolation
-// with the promise named where it does not, and that the window keeps
-// every transaction.
+// with the promise named where it does not, and which levels' windows
+// evict (all but generalized SI's, which keeps every transaction).
 func TestRunSnapshotLevels(t *testing.T) {
 	n := 0
 	for _, d := range history.Levels() {
@@ -36,13 +36,16 @@ func TestRunSnapshotLevels(t *testing.T) {
 		if !d.Level.RealTime() && checked != history.StrongSnapshotIsolation {
 			t.Errorf("%s is checked as %s, want strong-snapshot-isolation", d.Name, checked)
 		}
-		for _, want := range []string{"level " + sionline.CheckedAs(d.Level), "window keeps every released transaction"} {
+		for _, want := range []string{"level " + sionline.CheckedAs(d.Level), sionline.MemoryNote(d.Level)} {
 			if !strings.Contains(errb.String(), want) {
 				t.Errorf("run --level %s: stderr %q, want %q", d.Name, errb.String(), want)
 			}
 		}
 		if (checked != d.Level) != strings.Contains(errb.String(), "needs_realtime=true") {
 			t.Errorf("run --level %s: the needs_realtime statement is wrong in %q", d.Name, errb.String())
+		}
+		if sionline.Bounded(d.Level) == strings.Contains(errb.String(), "window keeps every released transaction") {
+			t.Errorf("run --level %s: the memory statement contradicts Bounded=%v in %q", d.Name, sionline.Bounded(d.Level), errb.String())
 		}
 		if out.Len() != 0 {
 			t.Errorf("run --level %s wrote %q", d.Name, out.String())

@@ -298,7 +298,7 @@ func (r *runner) start(ctx context.Context) error {
 			r.engine = weakEngine{we}
 		} else if sionline.Levels(r.cfg.opts.Level) {
 			var se *sionline.Engine
-			if se, err = sionline.Restore(r.cfg.opts, sionline.Config{Stream: r.cfg.Alerts.Stream}, ckpt.Engine); err != nil {
+			if se, err = sionline.Restore(r.cfg.opts, sionline.Config{Stream: r.cfg.Alerts.Stream, Bodies: state.NewFileBodies(r.store.BodyFile())}, ckpt.Engine); err != nil {
 				return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
 			}
 			r.engine = siEngine{se}
@@ -347,7 +347,7 @@ func (r *runner) start(ctx context.Context) error {
 			}
 			r.engine = weakEngine{we}
 		} else if sionline.Levels(r.cfg.opts.Level) {
-			se, err := sionline.New(r.cfg.opts, sionline.Config{Stream: r.cfg.Alerts.Stream})
+			se, err := sionline.New(r.cfg.opts, sionline.Config{Stream: r.cfg.Alerts.Stream, Bodies: ecfg.Bodies})
 			if err != nil {
 				return err
 			}
@@ -440,7 +440,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		if sionline.Checked(lv) != lv {
 			fmt.Fprintf(r.stderr, "streamcheck run: checking %s (docs/SEMANTICS.md §5 \"The window at the snapshot levels\"): an alert with needs_realtime=true is a real-time violation, not a proven %s violation\n", checkedAs(lv), lv)
 		}
-		fmt.Fprintf(r.stderr, "streamcheck run: warning: at %s the window keeps every released transaction and each step re-checks them all (issue 28: no eviction for begin and commit nodes yet): memory and step time grow with the stream\n", lv)
+		fmt.Fprintf(r.stderr, "streamcheck run: %s\n", sionline.MemoryNote(lv))
 	} else if !lv.RealTime() {
 		fmt.Fprintf(r.stderr, "streamcheck run: checking %s (the database promises %s; real time is assumed, Vbox Theorem 3.5): an alert with needs_realtime=true is a real-time violation, not a proven %s violation\n", incremental.OnlineLevel, lv, lv)
 	}

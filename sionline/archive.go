@@ -1,0 +1,316 @@
+package sionline
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/online"
+)
+
+// The archive: the bodies of evicted members, in a body file
+// (online.BodyFile: on disk in `run`), so that the engine's memory holds
+// the window, the ghost and a few offsets, not the stream
+// (docs/SEMANTICS.md §5 "Re-admitting a suffix of the archive").
+//
+// The file is a log of records: 'T' an evicted transaction (seq, flags,
+// name, body in the spill codec), 'C' the later closing of an archived
+// one (seq), 'G' a ghost (seq 0, then its JSON, length first). The archive is a list of segments,
+// oldest first; a segment is the records of some consecutive evictions,
+// as byte ranges of the file, with the ghost that preceded its first
+// eviction. Re-admitting the segments from j on, with segment j's ghost
+// as the ghost, is a screen the eviction argument covers (the same
+// induction, started at j), so a failed screen need not bring back the
+// whole archive.
+const (
+	recTxn   = 'T'
+	recClose = 'C'
+	recGhost = 'G'
+)
+
+// segTxns is how many evicted transactions a segment takes before the
+// next eviction opens a new one (and writes its ghost to the file): the
+// finest re-admission, and one ghost written per segTxns bodies. A
+// variable so that tests make segments of a few transactions.
+var segTxns = 256
+
+// writeAt is the buffered size at which records are written out.
+const writeAt = 1 << 16
+
+// segment is part of the archive: byte ranges of the file ([from, to)
+// pairs, in order), the ghost before it (GhostAt, GhostLen; length 0: no
+// ghost, the archive's start) and how many transactions it holds.
+type segment struct {
+	Ranges   []int64
+	GhostAt  int64 `json:",omitempty"`
+	GhostLen int64 `json:",omitempty"`
+	Txns     int
+}
+
+// archive is the engine's body file and the segments in it. size is what
+// was written to the file, buf what was appended after it.
+type archive struct {
+	file   online.BodyFile
+	opened bool
+	size   int64
+	buf    []byte
+	segs   []segment
+	err    error
+}
+
+func (a *archive) end() int64 { return a.size + int64(len(a.buf)) }
+
+// txns is the number of transactions archived.
+func (a *archive) txns() int {
+	n := 0
+	for _, s := range a.segs {
+		n += s.Txns
+	}
+	return n
+}
+
+// open starts the file on first use.
+func (a *archive) open() error {
+	if a.opened || a.err != nil {
+		return a.err
+	}
+	if err := a.file.Start(); err != nil {
+		a.err = fmt.Errorf("sionline: archive %s: %w", a.file.Name(), err)
+		return a.err
+	}
+	a.opened, a.size, a.buf = true, 0, a.buf[:0]
+	return nil
+}
+
+// put appends one record to the last segment.
+func (a *archive) put(rec []byte) {
+	s := &a.segs[len(a.segs)-1]
+	at := a.end()
+	if n := len(s.Ranges); n > 0 && s.Ranges[n-1] == at {
+		s.Ranges[n-1] = at + int64(len(rec))
+	} else {
+		s.Ranges = append(s.Ranges, at, at+int64(len(rec)))
+	}
+	a.buf = append(a.buf, rec...)
+	if len(a.buf) >= writeAt {
+		a.flush()
+	}
+}
+
+func (a *archive) flush() {
+	if a.err != nil || len(a.buf) == 0 {
+		return
+	}
+	n, err := a.file.Write(a.buf)
+	a.size += int64(n)
+	if err != nil {
+		a.err = fmt.Errorf("sionline: archive %s: write: %w", a.file.Name(), err)
+	}
+	a.buf = a.buf[:0]
+}
+
+// evict archives xs, the ghost before them being g (nil: none): into the
+// last segment while it holds fewer than segTxns, else into a new one
+// whose ghost is written first.
+func (a *archive) evict(xs []*tx, g *ghost) error {
+	if err := a.open(); err != nil {
+		return err
+	}
+	if n := len(a.segs); n == 0 || a.segs[n-1].Txns >= segTxns {
+		a.segs = append(a.segs, segment{})
+		a.thin()
+		if g != nil {
+			b, err := json.Marshal(g)
+			if err != nil {
+				return err
+			}
+			rec := append([]byte{recGhost, 0}, binary.AppendUvarint(nil, uint64(len(b)))...)
+			s := &a.segs[len(a.segs)-1]
+			s.GhostAt, s.GhostLen = a.end()+int64(len(rec)), int64(len(b))
+			a.put(append(rec, b...))
+		}
+	}
+	var rec []byte
+	for _, x := range xs {
+		rec = append(rec[:0], recTxn)
+		rec = binary.AppendUvarint(rec, x.Seq)
+		rec = append(rec, x.Fl)
+		rec = binary.AppendUvarint(rec, uint64(len(x.Name)))
+		rec = append(rec, x.Name...)
+		body := online.AppendTxnRecord(nil, &x.T)
+		rec = binary.AppendUvarint(rec, uint64(len(body)))
+		a.put(append(rec, body...))
+	}
+	a.segs[len(a.segs)-1].Txns += len(xs)
+	return a.err
+}
+
+// thin merges segments so that at most two of each size class
+// (bits.Len(Txns/segTxns)) follow one another: O(log n) segments for n
+// archived, the newest the smallest. Merging drops the later one's ghost;
+// which boundaries survive is precision (how much a re-admission
+// brings back), never exactness.
+func (a *archive) thin() {
+	class := func(s *segment) int { return bits.Len(uint(s.Txns / segTxns)) }
+	for i := len(a.segs) - 2; i >= 2; i-- {
+		s := a.segs
+		if class(&s[i]) == class(&s[i-1]) && class(&s[i-1]) == class(&s[i-2]) {
+			r := s[i-1].Ranges
+			if n := len(s[i-2].Ranges); n > 0 && len(r) > 0 && s[i-2].Ranges[n-1] == r[0] {
+				s[i-2].Ranges[n-1], r = r[1], r[2:]
+			}
+			s[i-2].Ranges = append(s[i-2].Ranges, r...)
+			s[i-2].Txns += s[i-1].Txns
+			a.segs = append(s[:i-1], s[i:]...)
+			i = len(a.segs) - 1
+		}
+	}
+}
+
+// closed records the closing of an archived transaction.
+func (a *archive) closed(seq uint64) {
+	a.put(binary.AppendUvarint([]byte{recClose}, seq))
+}
+
+var errArchive = errors.New("sionline: corrupt archive")
+
+// readmit takes segments j.. out of the archive: their transactions, with
+// the closings recorded after them applied, in archive order; the ghost
+// before segment j; and the seqs of closings that name transactions of
+// earlier segments (the caller records them again: they stay archived).
+func (a *archive) readmit(j int) (out []tx, g *ghost, others []uint64, err error) {
+	if a.err != nil {
+		return nil, nil, nil, a.err
+	}
+	a.flush()
+	if a.err != nil {
+		return nil, nil, nil, a.err
+	}
+	s := a.segs[j]
+	if s.GhostLen > 0 {
+		b := make([]byte, s.GhostLen)
+		if _, err := a.file.ReadAt(b, s.GhostAt); err != nil {
+			return nil, nil, nil, fmt.Errorf("%w: %s: ghost: %v", errArchive, a.file.Name(), err)
+		}
+		g = &ghost{}
+		if err := json.Unmarshal(b, g); err != nil {
+			return nil, nil, nil, fmt.Errorf("%w: %s: ghost: %v", errArchive, a.file.Name(), err)
+		}
+		g.fill()
+	}
+	at := map[uint64]int{}
+	for _, s := range a.segs[j:] {
+		for r := 0; r+1 < len(s.Ranges); r += 2 {
+			rd := bufio.NewReader(io.NewSectionReader(a.file, s.Ranges[r], s.Ranges[r+1]-s.Ranges[r]))
+			if out, others, err = decodeRecords(rd, out, at, others); err != nil {
+				return nil, nil, nil, fmt.Errorf("%s: %w", a.file.Name(), err)
+			}
+		}
+	}
+	a.segs = a.segs[:j]
+	return out, g, others, nil
+}
+
+// decodeRecords appends the transactions of the records rd holds to out
+// (at maps a seq to its place there), applying their closings; a closing
+// of a transaction not in out is appended to others.
+func decodeRecords(rd *bufio.Reader, out []tx, at map[uint64]int, others []uint64) ([]tx, []uint64, error) {
+	var scratch []byte
+	bytesOf := func() ([]byte, error) {
+		n, err := binary.ReadUvarint(rd)
+		if err != nil || n > 1<<30 {
+			return nil, errArchive
+		}
+		if uint64(cap(scratch)) < n {
+			scratch = make([]byte, n)
+		}
+		scratch = scratch[:n]
+		if _, err := io.ReadFull(rd, scratch); err != nil {
+			return nil, errArchive
+		}
+		return scratch, nil
+	}
+	for {
+		kind, err := rd.ReadByte()
+		if err == io.EOF {
+			return out, others, nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", errArchive, err)
+		}
+		seq, err := binary.ReadUvarint(rd)
+		if err != nil {
+			return nil, nil, errArchive
+		}
+		switch kind {
+		case recClose:
+			if i, ok := at[seq]; ok {
+				out[i].Fl |= fClosed
+			} else {
+				others = append(others, seq)
+			}
+		case recGhost:
+			if _, err := bytesOf(); err != nil {
+				return nil, nil, err
+			}
+		case recTxn:
+			fl, err := rd.ReadByte()
+			if err != nil {
+				return nil, nil, errArchive
+			}
+			name, err := bytesOf()
+			if err != nil {
+				return nil, nil, err
+			}
+			x := tx{Name: string(name), Fl: fl, Seq: seq}
+			body, err := bytesOf()
+			if err != nil {
+				return nil, nil, err
+			}
+			if x.T, err = online.DecodeTxnRecord(body); err != nil {
+				return nil, nil, fmt.Errorf("%w: %v", errArchive, err)
+			}
+			at[seq] = len(out)
+			out = append(out, x)
+		default:
+			return nil, nil, errArchive
+		}
+	}
+}
+
+// bytes is every record and ghost of the archive, for a snapshot that
+// carries them (the file is not durable): the file from the first byte a
+// segment names.
+func (a *archive) bytes() (from int64, b []byte, err error) {
+	if len(a.segs) == 0 {
+		return 0, nil, a.err
+	}
+	a.flush()
+	if a.err != nil {
+		return 0, nil, a.err
+	}
+	from = a.segs[0].Ranges[0]
+	b = make([]byte, a.size-from)
+	if _, err := a.file.ReadAt(b, from); err != nil && !(errors.Is(err, io.EOF) && len(b) == 0) {
+		return 0, nil, fmt.Errorf("sionline: archive %s: %w", a.file.Name(), err)
+	}
+	return from, b, nil
+}
+
+// fill gives a decoded ghost the maps JSON leaves nil.
+func (g *ghost) fill() {
+	if g.Reg == nil {
+		g.Reg = map[history.Key]history.Value{}
+	}
+	if g.List == nil {
+		g.List = map[history.Key][]history.Value{}
+	}
+	if g.Pin == nil {
+		g.Pin = map[history.Key]history.Op{}
+	}
+}

@@ -1,0 +1,50 @@
+package sionline
+
+import (
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/gen"
+	"github.com/streamcheck/streamcheck/window"
+)
+
+// BenchmarkRMW streams issue 28's read-modify-write stream (the mixed
+// preset, 2% unknown outcomes, 10% list keys; `streamcheck gen --txns
+// 5000 --workload mixed --unknown-ratio 0.02 --list-ratio 0.1 --seed 28`)
+// through a window of 10ms lateness and a 10ms tick at strong snapshot
+// isolation, as `run --level strong-snapshot-isolation --lateness 10ms
+// --tick 10ms --initial-state empty` does. For profiles
+// (-cpuprofile); BENCHMARKS.md times the binary.
+// STREAMCHECK_SIBENCH_TXNS=N streams N transactions instead.
+func BenchmarkRMW(b *testing.B) {
+	cfg, err := gen.Preset("mixed")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Txns, cfg.UnknownRatio, cfg.ListRatio, cfg.Seed = 5000, 0.02, 0.1, 28
+	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_TXNS")); err == nil && n > 0 {
+		cfg.Txns = n
+	}
+	h, _, err := gen.Generate(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 60e9, InitialState: history.InitialEmpty}
+	wcfg := window.Config{Partitions: 1, Lateness: 10e6, InDoubt: opts.InDoubt}
+	order := make([]int, len(h.Txns))
+	for i := range order {
+		order[i] = i
+	}
+	b.ResetTimer()
+	for range b.N {
+		_, eng := feed(b, h, opts, wcfg, arrival{order: order, batch: 1, tick: 10e6, restart: -1})
+		st := eng.Stats()
+		b.ReportMetric(float64(st.Checks), "checks")
+		b.ReportMetric(float64(eng.resets), "resets")
+		b.ReportMetric(float64(eng.readmits), "readmits")
+		b.ReportMetric(float64(st.Window), "window")
+		b.ReportMetric(float64(st.Evicted), "evicted")
+	}
+}
