@@ -85,6 +85,10 @@ type Stats struct {
 	// ByStricter is set when the verdict Valid came from the strict
 	// level's witness (see stricterFirst).
 	ByStricter bool
+	// ByTime is set when that witness was built from client time without
+	// an instance (timeWitness, docs/SEMANTICS.md §3 "T1: a witness from
+	// client time").
+	ByTime bool
 }
 
 // Anomaly is one proven violation: a core whose projection violates the
@@ -153,6 +157,17 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 	res := &Result{Options: opts}
 	res.Stats.Txns = len(h.Txns)
 	t0 := time.Now()
+	if order := timeFirst(ctx, h, opts, cfg); order != nil {
+		res.Stats.EncodeTime = time.Since(t0)
+		res.Stats.ByStricter = WitnessLevel(opts.Level) != opts.Level
+		res.Stats.ByTime = true
+		res.Verdict = Valid
+		res.Witness = make([]string, len(order))
+		for i, t := range order {
+			res.Witness[i] = h.Txns[t].ID
+		}
+		return res, nil
+	}
 	e, strictSt := stricterFirst(ctx, h, opts, cfg)
 	if e != nil {
 		res.Stats.EncodeTime = e.encodeTime
@@ -311,6 +326,24 @@ func stricterFirst(ctx context.Context, h *history.History, opts history.Options
 		return nil, st
 	}
 	return e, solver.Sat
+}
+
+// timeFirst is the strict pre-check without an instance: when every
+// transaction has client time and the level's witness level orders by
+// it, a witness built by executing the history in real-time order
+// (timeWitness) settles a valid history in one pass. Off with NoPrune and
+// noStricter, so that the differential tests still hold the search to the
+// oracle; nil when it builds none.
+func timeFirst(ctx context.Context, h *history.History, opts history.Options, cfg Config) []int32 {
+	if cfg.NoPrune || cfg.noStricter || opts.Level.BeginCommit() || !WitnessLevel(opts.Level).RealTime() {
+		return nil
+	}
+	for i := range h.Txns {
+		if !h.Txns[i].HasTime {
+			return nil
+		}
+	}
+	return timeWitness(ctx, h, strictOf(opts))
 }
 
 func strictOf(opts history.Options) history.Options {
