@@ -3,9 +3,9 @@ package incremental
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -47,21 +47,32 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		return nil
 	}
 	n := len(h.Txns)
-	// Operations of committed transactions get global slots: opBase[t] +
-	// i. Keys are numbered as met.
+	// The participants are the committed transactions and the unknown
+	// ones that write and are in doubt forever (real time orders nothing
+	// after them): an unknown one runs, taken as committed, only if a
+	// read needs its version. Their operations get global slots: opBase[t]
+	// + i. Keys are numbered as met.
+	in := make([]bool, n)
 	opBase := make([]int32, n+1)
 	committed := 0
 	ops := 0
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
 		opBase[ti] = int32(ops)
-		if t.Status != history.Committed {
+		switch {
+		case t.Status == history.Committed:
+			committed++
+		case t.Status == history.Unknown && t.Writes():
+			if opts.EffectiveEnd(t) != math.MaxInt64 {
+				return nil
+			}
+		default:
 			continue
 		}
 		if !t.HasTime {
 			return nil
 		}
-		committed++
+		in[ti] = true
 		ops += len(t.Ops)
 	}
 	opBase[n] = int32(ops)
@@ -71,7 +82,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	writes := 0
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
-		if t.Status != history.Committed {
+		if !in[ti] {
 			continue
 		}
 		base := opBase[ti]
@@ -107,10 +118,20 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		}
 		return true
 	}
+	// firstOnKey says whether op oi is t's first operation on its key.
+	firstOnKey := func(ti int32, oi int) bool {
+		base := opBase[ti]
+		for j := 0; j < oi; j++ {
+			if opKey[base+int32(j)] == opKey[base+int32(oi)] {
+				return false
+			}
+		}
+		return true
+	}
 	vi := newValueIndex(writes, &keys, func(t, i int32) *history.Op { return &h.Txns[t].Ops[i] })
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
-		if t.Status != history.Committed {
+		if !in[ti] {
 			continue
 		}
 		for oi := range t.Ops {
@@ -119,12 +140,13 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 			}
 		}
 	}
-	// A version is a value of a key, named by the slot of the final write
-	// of its first committed writer (in transaction order), or -1-k for
-	// key k's initial version; with repeated values a version has several
-	// writers, and a read of it may follow any of them.
+	// A version is one final write, named by its slot, or -1-k for key
+	// k's initial version. A read is expected to see one version: its
+	// value's writer, or with repeated values the writer that starts
+	// last before the reader ends (the nearest in time; any other guess
+	// only costs a failed attempt, since a read passes on its value).
 	var one [1]int32
-	version := func(k int32, v history.Value) int32 {
+	version := func(k int32, v history.Value, reader int32) int32 {
 		if v == history.Null {
 			return -1 - k
 		}
@@ -132,7 +154,28 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		if len(ws) == 0 {
 			return noVersion
 		}
+		// Rank: a writer that ended before the reader did, latest end
+		// first; then one that started before, latest start first.
+		re := h.Txns[reader].End
+		rank := func(u int32) (int, int64) {
+			switch t := &h.Txns[u]; {
+			case u == reader:
+				return 0, 0
+			case t.End < re:
+				return 2, t.End
+			case t.Start < re:
+				return 1, t.Start
+			}
+			return 0, 0
+		}
 		w := ws[0]
+		for _, u := range ws[1:] {
+			ru, tu := rank(u)
+			rw, tw := rank(w)
+			if ru > rw || ru == rw && tu > tw {
+				w = u
+			}
+		}
 		for j := len(h.Txns[w].Ops) - 1; j >= 0; j-- {
 			if wo := &h.Txns[w].Ops[j]; wo.Kind == history.Write && opKey[opBase[w]+int32(j)] == k {
 				return opBase[w] + int32(j)
@@ -156,11 +199,11 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	for i := range firstEnd {
 		firstEnd[i] = math.MinInt64
 	}
-	writersLeft := make([]int32, ops)
 	initLeft := make([]int32, len(keys))
+	never := make([]bool, n) // unknown, and no order lets it commit
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
-		if t.Status != history.Committed {
+		if !in[ti] {
 			continue
 		}
 		base := opBase[ti]
@@ -171,8 +214,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 			ver[s] = noVersion
 			if op.Kind == history.Write {
 				if finalWrite(int32(ti), oi) {
-					ver[s] = version(k, op.Value)
-					writersLeft[ver[s]]++
+					ver[s] = version(k, op.Value, int32(ti))
 				}
 				continue
 			}
@@ -192,13 +234,20 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 				// whatever the order; if it does not, the transaction
 				// cannot commit and the search names it.
 				if t.Ops[own].Value != op.Value {
-					return nil
+					if t.Status == history.Committed {
+						return nil
+					}
+					never[ti] = true
 				}
 				continue
 			}
-			v := version(k, op.Value)
+			v := version(k, op.Value, int32(ti))
 			if v == noVersion {
-				return nil // no committed writer: the search names it
+				if t.Status == history.Committed {
+					return nil // no writer: the search names it
+				}
+				never[ti] = true
+				continue
 			}
 			ver[s] = v
 			if earlier {
@@ -217,26 +266,62 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	if ctx.Err() != nil {
 		return nil
 	}
-
-	// Real time: byEnd holds the committed transactions by end; t is due
-	// by time once the first need[t] of them have run, need[t] being the
-	// number that end at or before t's start less twice the skew (an
-	// over-approximation of Precedes, which only delays t).
-	byEnd := make([]int32, 0, committed)
+	// An unknown participant stays only if a version it writes has
+	// readers; then it must run like a committed one (its readers wait
+	// for it). The others leave, and their reads stop counting.
+	total := committed
 	for ti := range h.Txns {
-		if h.Txns[ti].Status == history.Committed {
+		t := &h.Txns[ti]
+		if !in[ti] || t.Status == history.Committed {
+			continue
+		}
+		needed := false
+		for oi, op := range t.Ops {
+			if v := ver[opBase[ti]+int32(oi)]; op.Kind == history.Write && v >= 0 && left[v] > 0 {
+				needed = true
+			}
+		}
+		if needed && never[ti] {
+			return nil
+		}
+		if needed {
+			total++
+			continue
+		}
+		in[ti] = false
+		for oi, op := range t.Ops {
+			s := opBase[ti] + int32(oi)
+			if op.Kind != history.Read || ver[s] == noVersion || !firstOnKey(int32(ti), oi) {
+				continue
+			}
+			if v := ver[s]; v < 0 {
+				initLeft[-1-v]--
+			} else {
+				left[v]--
+			}
+		}
+	}
+
+	// Real time: byEnd holds the participants by end (an unknown one's
+	// is +inf); t is due by time once the first need[t] of them have run,
+	// need[t] being the number that end at or before t's start less twice
+	// the skew (an over-approximation of Precedes, which only delays t).
+	end := func(t int32) int64 { return opts.EffectiveEnd(&h.Txns[t]) }
+	byEnd := make([]int32, 0, total)
+	for ti := range h.Txns {
+		if in[ti] {
 			byEnd = append(byEnd, int32(ti))
 		}
 	}
 	byStart := slices.Clone(byEnd)
-	slices.SortFunc(byEnd, func(a, b int32) int { return cmp.Compare(h.Txns[a].End, h.Txns[b].End) })
+	slices.SortFunc(byEnd, func(a, b int32) int { return cmp.Compare(end(a), end(b)) })
 	slices.SortFunc(byStart, func(a, b int32) int { return cmp.Compare(h.Txns[a].Start, h.Txns[b].Start) })
 	need := make([]int32, n)
 	{
 		j := 0
 		for _, t := range byStart {
 			lim := h.Txns[t].Start - 2*opts.Skew
-			for j < len(byEnd) && h.Txns[byEnd[j]].End <= lim {
+			for j < len(byEnd) && end(byEnd[j]) <= lim {
 				j++
 			}
 			need[t] = int32(j)
@@ -267,7 +352,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 			})
 			last := int32(-1)
 			for _, t := range members {
-				if h.Txns[t].Status != history.Committed {
+				if !in[t] {
 					continue
 				}
 				prev[t] = last
@@ -279,40 +364,105 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		}
 	}
 
-	// The schedule.
+	// readers[rOff[v]:rOff[v+1]] are the participants that read version
+	// v (initial versions after the slots: ops+k).
+	vix := func(v int32) int32 {
+		if v < 0 {
+			return int32(ops) + (-1 - v)
+		}
+		return v
+	}
+	rOff := make([]int32, ops+len(keys)+2)
+	for ti := range h.Txns {
+		if !in[ti] {
+			continue
+		}
+		for oi, op := range h.Txns[ti].Ops {
+			if s := opBase[ti] + int32(oi); op.Kind == history.Read && ver[s] != noVersion && firstOnKey(int32(ti), oi) {
+				rOff[vix(ver[s])+2]++
+			}
+		}
+	}
+	for i := 2; i < len(rOff); i++ {
+		rOff[i] += rOff[i-1]
+	}
+	readers := make([]int32, rOff[len(rOff)-1])
+	for ti := range h.Txns {
+		if !in[ti] {
+			continue
+		}
+		for oi, op := range h.Txns[ti].Ops {
+			if s := opBase[ti] + int32(oi); op.Kind == history.Read && ver[s] != noVersion && firstOnKey(int32(ti), oi) {
+				x := vix(ver[s]) + 1
+				readers[rOff[x]] = int32(ti)
+				rOff[x]++
+			}
+		}
+	}
+	// writersOf[wOff[k]:wOff[k+1]] are key k's writers by start; wNext[k]
+	// skips the ones that ran.
+	wOff := make([]int32, len(keys)+2)
+	for _, ti := range byStart {
+		for oi, op := range h.Txns[ti].Ops {
+			if s := opBase[ti] + int32(oi); op.Kind == history.Write && ver[s] != noVersion {
+				wOff[opKey[s]+2]++
+			}
+		}
+	}
+	for i := 2; i < len(wOff); i++ {
+		wOff[i] += wOff[i-1]
+	}
+	writersOf := make([]int32, wOff[len(wOff)-1])
+	for _, ti := range byStart {
+		for oi, op := range h.Txns[ti].Ops {
+			if s := opBase[ti] + int32(oi); op.Kind == history.Write && ver[s] != noVersion {
+				writersOf[wOff[opKey[s]+1]] = ti
+				wOff[opKey[s]+1]++
+			}
+		}
+	}
+	wNext := slices.Clone(wOff[:len(keys)])
+	txnOf := func(slot int32) int32 {
+		return int32(sort.Search(n, func(i int) bool { return opBase[i+1] > slot }))
+	}
+	value := func(v int32) history.Value {
+		if v < 0 {
+			return history.Null
+		}
+		w := txnOf(v)
+		return h.Txns[w].Ops[v-opBase[w]].Value
+	}
+
+	// The schedule: a sweep over ends. At t's end t must have run; if it
+	// cannot run yet, what it waits for runs first, recursively (the
+	// writer of a version it reads, the readers of a version it would
+	// overwrite, its session predecessor), each only if due by time.
 	cur := make([]int32, len(keys)) // the version each key holds
 	for k := range cur {
 		cur[k] = -1 - int32(k)
 	}
-	// holds says whether t overwriting key k's current version must
-	// wait: readers of it have not run and no other writer of it is left
-	// to give them the version again.
-	holds := func(ti int32, k int32) bool {
-		v := cur[k]
-		c := int32(0)
-		if v < 0 {
-			c = initLeft[-1-v]
-		} else if writersLeft[v] == 0 {
-			c = left[v]
-		}
-		if c == 0 {
-			return false
-		}
-		// t itself may be one of them: its external read of k saw cur[k]
-		// (checked before).
-		base := opBase[ti]
-		for j := range h.Txns[ti].Ops {
-			if s := base + int32(j); opKey[s] == k && h.Txns[ti].Ops[j].Kind == history.Read && ver[s] == v {
-				c--
-				break
+	ran := make([]bool, n)
+	visiting := make([]bool, n)
+	order := make([]int32, 0, total)
+	done := 0 // the prefix of byEnd that has run
+	run := func(ti int32) {
+		ran[ti] = true
+		order = append(order, ti)
+		for oi, op := range h.Txns[ti].Ops {
+			if s := opBase[ti] + int32(oi); op.Kind == history.Write && ver[s] != noVersion {
+				cur[opKey[s]] = ver[s]
 			}
 		}
-		return c > 0
 	}
-	valWait := make([][]int32, len(keys))  // wait for the key's version to change
-	safeWait := make([][]int32, len(keys)) // wait for its version's readers
-	ran := make([]bool, n)
-	dueWriters := make([][]int32, len(keys)) // due writers of each key, some ran
+	readsMatch := func(u int32) bool {
+		for oi, op := range h.Txns[u].Ops {
+			s := opBase[u] + int32(oi)
+			if v := ver[s]; op.Kind == history.Read && v != noVersion && cur[opKey[s]] != v && value(cur[opKey[s]]) != op.Value {
+				return false
+			}
+		}
+		return true
+	}
 	writeVersion := func(u, k int32) int32 {
 		for j := len(h.Txns[u].Ops) - 1; j >= 0; j-- {
 			if s := opBase[u] + int32(j); h.Txns[u].Ops[j].Kind == history.Write && opKey[s] == k {
@@ -321,161 +471,100 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		}
 		return noVersion
 	}
-	timeDue := make([]bool, n)
-	order := make([]int32, 0, committed)
-	var work []int32
-	wake := func(list *[]int32) {
-		work = append(work, *list...)
-		*list = (*list)[:0]
+	firstOf := func(v int32) int64 {
+		if v < 0 {
+			return math.MinInt64
+		}
+		return firstEnd[v]
 	}
-	// readsMatch says whether u's reads see the current versions.
-	readsMatch := func(u int32) bool {
-		for oi, op := range h.Txns[u].Ops {
-			s := opBase[u] + int32(oi)
-			if v := ver[s]; op.Kind == history.Read && v != noVersion && cur[opKey[s]] != v {
-				return false
-			}
+	const maxDepth = 64
+	var try func(ti int32, depth int) bool
+	try = func(ti int32, depth int) bool {
+		if ran[ti] {
+			return true
 		}
-		return true
-	}
-	// yields says whether t, about to write version v of key k, lets
-	// another due writer of k go first: one whose version is read earlier
-	// (or never). A choice of order only: it never makes a read pass.
-	yields := func(ti, k, v int32) bool {
-		ws := dueWriters[k][:0]
-		defer func() { dueWriters[k] = ws }()
-		yield := false
-		for _, u := range dueWriters[k] {
-			if ran[u] {
-				continue
-			}
-			ws = append(ws, u)
-			if u == ti || yield {
-				continue
-			}
-			if uv := writeVersion(u, k); uv >= 0 && (v < 0 || firstEnd[uv] < firstEnd[v]) && readsMatch(u) {
-				yield = true
-			}
-		}
-		return yield
-	}
-	// runs says whether t can run now, and if not parks it.
-	runs := func(ti int32) bool {
-		t := &h.Txns[ti]
-		base := opBase[ti]
-		for oi := range t.Ops {
-			s := base + int32(oi)
-			if v := ver[s]; t.Ops[oi].Kind == history.Read && v != noVersion && cur[opKey[s]] != v {
-				valWait[opKey[s]] = append(valWait[opKey[s]], ti)
-				return false
-			}
-		}
-		for oi := range t.Ops {
-			s := base + int32(oi)
-			if t.Ops[oi].Kind == history.Write && ver[s] != noVersion && (holds(ti, opKey[s]) || yields(ti, opKey[s], ver[s])) {
-				safeWait[opKey[s]] = append(safeWait[opKey[s]], ti)
-				return false
-			}
-		}
-		return true
-	}
-	run := func(ti int32) {
-		t := &h.Txns[ti]
-		base := opBase[ti]
-		ran[ti] = true
-		order = append(order, ti)
-		for oi := range t.Ops {
-			s := base + int32(oi)
-			k, v := opKey[s], ver[s]
-			if t.Ops[oi].Kind != history.Read || v == noVersion {
-				continue
-			}
-			counted := true // once per version: the first read of it
-			for j := 0; j < oi; j++ {
-				if opKey[base+int32(j)] == k {
-					counted = false
-					break
-				}
-			}
-			if !counted {
-				continue
-			}
-			c := &initLeft[k]
-			if v >= 0 {
-				c = &left[v]
-			}
-			// A waiting writer may be the last reader itself (holds).
-			if *c--; *c <= 1 && cur[k] == v {
-				wake(&safeWait[k])
-			}
-		}
-		for oi := range t.Ops {
-			s := base + int32(oi)
-			if t.Ops[oi].Kind == history.Write && ver[s] != noVersion {
-				k := opKey[s]
-				cur[k] = ver[s]
-				writersLeft[ver[s]]--
-				wake(&valWait[k])
-				wake(&safeWait[k])
-			}
-		}
-		if nx := next[ti]; nx >= 0 && timeDue[nx] {
-			work = append(work, nx)
-		}
-	}
-	due := func(ti int32) bool { return timeDue[ti] && (prev[ti] < 0 || ran[prev[ti]]) }
-	done, sp := 0, 0 // prefix of byEnd that has run; next of byStart
-	for steps := 0; ; steps++ {
-		if steps&4095 == 0 && ctx.Err() != nil {
-			return nil
+		if depth > maxDepth || visiting[ti] {
+			return false
 		}
 		for done < len(byEnd) && ran[byEnd[done]] {
 			done++
 		}
-		for sp < len(byStart) && need[byStart[sp]] <= int32(done) {
-			t := byStart[sp]
-			timeDue[t] = true
-			for oi, op := range h.Txns[t].Ops {
-				if s := opBase[t] + int32(oi); op.Kind == history.Write && ver[s] != noVersion {
-					dueWriters[opKey[s]] = append(dueWriters[opKey[s]], t)
+		if need[ti] > int32(done) {
+			return false // not due by real time
+		}
+		visiting[ti] = true
+		defer func() { visiting[ti] = false }()
+		if p := prev[ti]; p >= 0 && !try(p, depth+1) {
+			return false
+		}
+		t := &h.Txns[ti]
+		base := opBase[ti]
+		for attempt := 0; attempt < 8; attempt++ {
+			ok := true
+			for oi, op := range t.Ops {
+				s := base + int32(oi)
+				v, k := ver[s], opKey[s]
+				if op.Kind != history.Read || v == noVersion || cur[k] == v || value(cur[k]) == op.Value {
+					continue
+				}
+				ok = false
+				if v < 0 || !try(txnOf(v), depth+1) {
+					return false
 				}
 			}
-			if due(t) {
-				work = append(work, t)
+			for oi, op := range t.Ops {
+				s := base + int32(oi)
+				if op.Kind != history.Write || ver[s] == noVersion {
+					continue
+				}
+				k := opKey[s]
+				// Another due writer of k whose version is read earlier
+				// (or never) goes first; a choice of order only.
+				for j := wNext[k]; j < wOff[k+1]; j++ {
+					u := writersOf[j]
+					if ran[u] {
+						if j == wNext[k] {
+							wNext[k]++
+						}
+						continue
+					}
+					if h.Txns[u].Start >= t.End {
+						break
+					}
+					if u == ti || visiting[u] || need[u] > int32(done) {
+						continue
+					}
+					if uv := writeVersion(u, k); uv != noVersion && firstOf(uv) < firstOf(ver[s]) && readsMatch(u) {
+						try(u, depth+1)
+					}
+				}
+				x := vix(cur[k])
+				for _, r := range readers[rOff[x]:rOff[x+1]] {
+					if r != ti && !ran[r] {
+						ok = false
+						if !try(r, depth+1) {
+							return false
+						}
+					}
+				}
 			}
-			sp++
+			if ok && readsMatch(ti) {
+				run(ti)
+				return true
+			}
 		}
-		if len(work) == 0 {
-			break
-		}
-		ti := work[len(work)-1]
-		work = work[:len(work)-1]
-		if ran[ti] || !due(ti) || !runs(ti) {
-			continue
-		}
-		run(ti)
+		return false
 	}
-	if len(order) != committed {
-		if twDebug != nil {
-			twDebug(fmt.Sprintf("ran %d of %d; done %d sp %d", len(order), committed, done, sp))
-			twDebug(fmt.Sprintf("byStart[sp] %s need %d; byEnd[done] %s ran %v", h.Txns[byStart[sp]].ID, need[byStart[sp]], h.Txns[byEnd[done]].ID, ran[byEnd[done]]))
-			for _, t := range byStart[:sp] {
-				if !ran[t] {
-					twDebug(fmt.Sprintf("unran %s timeDue %v prev %d need %d", h.Txns[t].ID, timeDue[t], prev[t], need[t]))
-				}
-			}
-			for k := range valWait {
-				for _, t := range valWait[k] {
-					twDebug(fmt.Sprintf("valwait %s on %s cur %d", h.Txns[t].ID, keys[k], cur[k]))
-				}
-				for _, t := range safeWait[k] {
-					twDebug(fmt.Sprintf("safewait %s on %s cur %d left %d", h.Txns[t].ID, keys[k], cur[k], left[max(cur[k], 0)]))
-				}
-			}
+	for i, t := range byEnd {
+		if i&4095 == 0 && ctx.Err() != nil {
+			return nil
 		}
+		if !try(t, 0) {
+			return nil
+		}
+	}
+	if len(order) != total {
 		return nil
 	}
 	return order
 }
-
-var twDebug func(string)
