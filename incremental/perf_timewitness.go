@@ -42,6 +42,9 @@ import (
 // read nor reads one (an intermediate write, an internal read).
 const noVersion = int32(-1 << 31)
 
+// giveUp is version's answer when its scans ran out of budget.
+const giveUp = noVersion + 1
+
 func timeWitness(ctx context.Context, h *history.History, opts history.Options) []int32 {
 	if opts.InitialState != history.InitialEmpty || opts.Level.BeginCommit() {
 		return nil
@@ -128,35 +131,66 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		}
 		return true
 	}
-	vi := newValueIndex(writes, &keys, func(t, i int32) *history.Op { return &h.Txns[t].Ops[i] })
-	for ti := range h.Txns {
-		t := &h.Txns[ti]
-		if !in[ti] {
-			continue
+	// finalSlot is the slot of u's final write of k.
+	finalSlot := func(u, k int32) int32 {
+		for j := len(h.Txns[u].Ops) - 1; j >= 0; j-- {
+			if h.Txns[u].Ops[j].Kind == history.Write && opKey[opBase[u]+int32(j)] == k {
+				return opBase[u] + int32(j)
+			}
 		}
-		for oi := range t.Ops {
-			if t.Ops[oi].Kind == history.Write && finalWrite(int32(ti), oi) {
-				vi.add(keyVal{key: opKey[opBase[ti]+int32(oi)], val: t.Ops[oi].Value}, int32(ti), int32(oi))
+		return noVersion
+	}
+	// writersOf[wOff[k]:wOff[k+1]] are key k's writers (participants, by
+	// start); wNext[k] skips the ones that ran.
+	pByStart := make([]int32, 0, committed)
+	for ti := range h.Txns {
+		if in[ti] {
+			pByStart = append(pByStart, int32(ti))
+		}
+	}
+	slices.SortFunc(pByStart, func(a, b int32) int { return cmp.Compare(h.Txns[a].Start, h.Txns[b].Start) })
+	wOff := make([]int32, len(keys)+2)
+	for _, ti := range pByStart {
+		for oi, op := range h.Txns[ti].Ops {
+			if op.Kind == history.Write && finalWrite(ti, oi) {
+				wOff[opKey[opBase[ti]+int32(oi)]+2]++
+			}
+		}
+	}
+	for i := 2; i < len(wOff); i++ {
+		wOff[i] += wOff[i-1]
+	}
+	writersOf := make([]int32, wOff[len(wOff)-1])
+	wSlot := make([]int32, len(writersOf)) // the final write's slot
+	for _, ti := range pByStart {
+		for oi, op := range h.Txns[ti].Ops {
+			if op.Kind == history.Write && finalWrite(ti, oi) {
+				k := opKey[opBase[ti]+int32(oi)]
+				writersOf[wOff[k+1]] = ti
+				wSlot[wOff[k+1]] = opBase[ti] + int32(oi)
+				wOff[k+1]++
 			}
 		}
 	}
 	// A version is one final write, named by its slot, or -1-k for key
-	// k's initial version. A read is expected to see one version: its
-	// value's writer, or with repeated values the writer that starts
-	// last before the reader ends (the nearest in time; any other guess
-	// only costs a failed attempt, since a read passes on its value).
-	var one [1]int32
+	// k's initial version. A read is expected to see one version: a
+	// writer of its value, with repeated values the nearest in time (one
+	// that ended before the reader did, latest end first; then one that
+	// started before, latest start first). Any other guess only costs a
+	// failed attempt: a read passes on its value. The writers are looked
+	// for among the key's latest starts before the reader's end first;
+	// the whole key is scanned only if none of those matches, within a
+	// budget of one scan per operation on average (a history that spends
+	// it is left to the search).
+	budget := 2*ops + 1024
+	const window = 32
 	version := func(k int32, v history.Value, reader int32) int32 {
 		if v == history.Null {
 			return -1 - k
 		}
-		ws := vi.get(keyVal{key: k, val: v}, &one)
-		if len(ws) == 0 {
-			return noVersion
-		}
-		// Rank: a writer that ended before the reader did, latest end
-		// first; then one that started before, latest start first.
 		re := h.Txns[reader].End
+		ws := writersOf[wOff[k]:wOff[k+1]]
+		hi := sort.Search(len(ws), func(i int) bool { return h.Txns[ws[i]].Start >= re })
 		rank := func(u int32) (int, int64) {
 			switch t := &h.Txns[u]; {
 			case u == reader:
@@ -168,20 +202,38 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 			}
 			return 0, 0
 		}
-		w := ws[0]
-		for _, u := range ws[1:] {
-			ru, tu := rank(u)
-			rw, tw := rank(w)
-			if ru > rw || ru == rw && tu > tw {
-				w = u
+		// The latest starts first, stopping at a writer that ended
+		// before the reader did.
+		best, bestSlot := int32(-1), noVersion
+		consider := func(i int) bool {
+			u := ws[i]
+			if h.Txns[u].Ops[wSlot[wOff[k]+int32(i)]-opBase[u]].Value != v {
+				return false
+			}
+			if best >= 0 {
+				ru, tu := rank(u)
+				rb, tb := rank(best)
+				if ru < rb || ru == rb && tu <= tb {
+					return false
+				}
+			}
+			best, bestSlot = u, wSlot[wOff[k]+int32(i)]
+			return u != reader && h.Txns[u].End < re
+		}
+		for i := hi - 1; i >= 0 && i >= hi-window; i-- {
+			if consider(i) {
+				return bestSlot
 			}
 		}
-		for j := len(h.Txns[w].Ops) - 1; j >= 0; j-- {
-			if wo := &h.Txns[w].Ops[j]; wo.Kind == history.Write && opKey[opBase[w]+int32(j)] == k {
-				return opBase[w] + int32(j)
+		if best < 0 {
+			if budget -= len(ws); budget < 0 {
+				return giveUp
+			}
+			for i := range ws {
+				consider(i)
 			}
 		}
-		return noVersion
+		return bestSlot
 	}
 	// ver[slot] is the version an operation writes (a final write) or
 	// must see (an external read: one before the transaction's own write
@@ -214,7 +266,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 			ver[s] = noVersion
 			if op.Kind == history.Write {
 				if finalWrite(int32(ti), oi) {
-					ver[s] = version(k, op.Value, int32(ti))
+					ver[s] = finalSlot(int32(ti), k)
 				}
 				continue
 			}
@@ -242,6 +294,9 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 				continue
 			}
 			v := version(k, op.Value, int32(ti))
+			if v == giveUp {
+				return nil
+			}
 			if v == noVersion {
 				if t.Status == history.Committed {
 					return nil // no writer: the search names it
@@ -399,28 +454,6 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 			}
 		}
 	}
-	// writersOf[wOff[k]:wOff[k+1]] are key k's writers by start; wNext[k]
-	// skips the ones that ran.
-	wOff := make([]int32, len(keys)+2)
-	for _, ti := range byStart {
-		for oi, op := range h.Txns[ti].Ops {
-			if s := opBase[ti] + int32(oi); op.Kind == history.Write && ver[s] != noVersion {
-				wOff[opKey[s]+2]++
-			}
-		}
-	}
-	for i := 2; i < len(wOff); i++ {
-		wOff[i] += wOff[i-1]
-	}
-	writersOf := make([]int32, wOff[len(wOff)-1])
-	for _, ti := range byStart {
-		for oi, op := range h.Txns[ti].Ops {
-			if s := opBase[ti] + int32(oi); op.Kind == history.Write && ver[s] != noVersion {
-				writersOf[wOff[opKey[s]+1]] = ti
-				wOff[opKey[s]+1]++
-			}
-		}
-	}
 	wNext := slices.Clone(wOff[:len(keys)])
 	txnOf := func(slot int32) int32 {
 		return int32(sort.Search(n, func(i int) bool { return opBase[i+1] > slot }))
@@ -531,10 +564,10 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 					if h.Txns[u].Start >= t.End {
 						break
 					}
-					if u == ti || visiting[u] || need[u] > int32(done) {
+					if u == ti || !in[u] || visiting[u] || need[u] > int32(done) {
 						continue
 					}
-					if uv := writeVersion(u, k); uv != noVersion && firstOf(uv) < firstOf(ver[s]) && readsMatch(u) {
+					if uv := writeVersion(u, k); uv != noVersion && firstOf(uv) < firstOf(ver[s]) {
 						try(u, depth+1)
 					}
 				}
