@@ -162,12 +162,18 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	}
 	writersOf := make([]int32, wOff[len(wOff)-1])
 	wSlot := make([]int32, len(writersOf)) // the final write's slot
+	// The writers' starts and values beside them: the lookups below touch
+	// these and not the transactions.
+	wStart := make([]int64, len(writersOf))
+	wVal := make([]history.Value, len(writersOf))
 	for _, ti := range pByStart {
 		for oi, op := range h.Txns[ti].Ops {
 			if op.Kind == history.Write && finalWrite(ti, oi) {
 				k := opKey[opBase[ti]+int32(oi)]
 				writersOf[wOff[k+1]] = ti
 				wSlot[wOff[k+1]] = opBase[ti] + int32(oi)
+				wStart[wOff[k+1]] = h.Txns[ti].Start
+				wVal[wOff[k+1]] = op.Value
 				wOff[k+1]++
 			}
 		}
@@ -190,7 +196,8 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		}
 		re := h.Txns[reader].End
 		ws := writersOf[wOff[k]:wOff[k+1]]
-		hi := sort.Search(len(ws), func(i int) bool { return h.Txns[ws[i]].Start >= re })
+		starts, vals := wStart[wOff[k]:wOff[k+1]], wVal[wOff[k]:wOff[k+1]]
+		hi := sort.Search(len(ws), func(i int) bool { return starts[i] >= re })
 		rank := func(u int32) (int, int64) {
 			switch t := &h.Txns[u]; {
 			case u == reader:
@@ -207,7 +214,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		best, bestSlot := int32(-1), noVersion
 		consider := func(i int) bool {
 			u := ws[i]
-			if h.Txns[u].Ops[wSlot[wOff[k]+int32(i)]-opBase[u]].Value != v {
+			if vals[i] != v {
 				return false
 			}
 			if best >= 0 {

@@ -58,9 +58,9 @@ func TestTimeWitnessAgainstBruteForce(t *testing.T) {
 				if !want {
 					t.Fatalf("history %d: a time witness for a history the oracle finds invalid\n%+v", i, h.Txns)
 				}
-				res, err := Check(context.Background(), h, opts, Config{TimeWitness: true})
+				res, err := Check(context.Background(), h, opts, Config{})
 				if err != nil || res.Verdict != Valid || !res.Stats.ByTime {
-					t.Fatalf("history %d: Check with TimeWitness: %v %+v", i, err, res)
+					t.Fatalf("history %d: Check: %v %+v", i, err, res)
 				}
 			}
 			t.Logf("%d histories valid by the oracle, %d settled by the time witness", valid, built)
