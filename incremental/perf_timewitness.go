@@ -131,6 +131,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		}
 		return true
 	}
+	end := func(t int32) int64 { return opts.EffectiveEnd(&h.Txns[t]) }
 	// finalSlot is the slot of u's final write of k.
 	finalSlot := func(u, k int32) int32 {
 		for j := len(h.Txns[u].Ops) - 1; j >= 0; j-- {
@@ -198,6 +199,12 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		ws := writersOf[wOff[k]:wOff[k+1]]
 		starts, vals := wStart[wOff[k]:wOff[k+1]], wVal[wOff[k]:wOff[k+1]]
 		hi := sort.Search(len(ws), func(i int) bool { return starts[i] >= re })
+		// A writer of v is dead for this read if a writer of another
+		// value starts after it ends and ends before the reader starts
+		// (it overwrote v in real time); of the live ones, one that ended
+		// before the reader did, latest end first, then one that started
+		// before, latest start first.
+		rs := h.Txns[reader].Start - 2*opts.Skew
 		rank := func(u int32) (int, int64) {
 			switch t := &h.Txns[u]; {
 			case u == reader:
@@ -209,38 +216,37 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 			}
 			return 0, 0
 		}
-		// The latest starts first, stopping at a writer that ended
-		// before the reader did.
-		best, bestSlot := int32(-1), noVersion
-		consider := func(i int) bool {
-			u := ws[i]
-			if vals[i] != v {
-				return false
-			}
-			if best >= 0 {
-				ru, tu := rank(u)
-				rb, tb := rank(best)
-				if ru < rb || ru == rb && tu <= tb {
-					return false
+		pick := func(lo, hi int) int32 {
+			overwrite := int64(math.MinInt64)
+			for i := lo; i < hi; i++ {
+				if vals[i] != v && end(ws[i]) <= rs {
+					overwrite = max(overwrite, starts[i])
 				}
 			}
-			best, bestSlot = u, wSlot[wOff[k]+int32(i)]
-			return u != reader && h.Txns[u].End < re
-		}
-		for i := hi - 1; i >= 0 && i >= hi-window; i-- {
-			if consider(i) {
-				return bestSlot
+			best, bestSlot := int32(-1), noVersion
+			for i := lo; i < hi; i++ {
+				u := ws[i]
+				if vals[i] != v || end(u) < overwrite && u != reader {
+					continue
+				}
+				if best >= 0 {
+					ru, tu := rank(u)
+					rb, tb := rank(best)
+					if ru < rb || ru == rb && tu <= tb {
+						continue
+					}
+				}
+				best, bestSlot = u, wSlot[wOff[k]+int32(i)]
 			}
+			return bestSlot
 		}
-		if best < 0 {
-			if budget -= len(ws); budget < 0 {
-				return giveUp
-			}
-			for i := range ws {
-				consider(i)
-			}
+		if v := pick(max(hi-window, 0), hi); v != noVersion {
+			return v
 		}
-		return bestSlot
+		if budget -= len(ws); budget < 0 {
+			return giveUp
+		}
+		return pick(0, len(ws))
 	}
 	// ver[slot] is the version an operation writes (a final write) or
 	// must see (an external read: one before the transaction's own write
@@ -258,6 +264,9 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	for i := range firstEnd {
 		firstEnd[i] = math.MinInt64
 	}
+	// lastStart is the latest start of a version's readers: a writer
+	// that ends before it cannot come after that version.
+	lastStart := make([]int64, ops)
 	initLeft := make([]int32, len(keys))
 	never := make([]bool, n) // unknown, and no order lets it commit
 	for ti := range h.Txns {
@@ -321,6 +330,9 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 				if left[v] == 0 || t.End < firstEnd[v] {
 					firstEnd[v] = t.End
 				}
+				if left[v] == 0 || t.Start > lastStart[v] {
+					lastStart[v] = t.Start
+				}
 				left[v]++
 			}
 		}
@@ -368,7 +380,6 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	// is +inf); t is due by time once the first need[t] of them have run,
 	// need[t] being the number that end at or before t's start less twice
 	// the skew (an over-approximation of Precedes, which only delays t).
-	end := func(t int32) int64 { return opts.EffectiveEnd(&h.Txns[t]) }
 	byEnd := make([]int32, 0, total)
 	for ti := range h.Txns {
 		if in[ti] {
@@ -574,7 +585,9 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 					if u == ti || !in[u] || visiting[u] || need[u] > int32(done) {
 						continue
 					}
-					if uv := writeVersion(u, k); uv != noVersion && firstOf(uv) < firstOf(ver[s]) {
+					// Not to one whose version a transaction after t in
+					// real time reads.
+					if uv := writeVersion(u, k); uv != noVersion && firstOf(uv) < firstOf(ver[s]) && (left[uv] == 0 || lastStart[uv]-2*opts.Skew < t.End) {
 						try(u, depth+1)
 					}
 				}
