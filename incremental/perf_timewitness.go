@@ -10,34 +10,6 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 )
 
-// timeWitness tries to build a witness of the strict level (real time and
-// session order) without an instance, by executing the committed
-// transactions serially in an order that real time mostly dictates
-// (docs/SEMANTICS.md §3, "T1: a witness from client time"). It returns the
-// order (transaction positions) or nil when it cannot build one: nil says
-// nothing about the history, and the caller goes on to the search.
-//
-// The schedule: a committed transaction is due once every committed
-// transaction that ends before it starts (by the level's Precedes, with
-// its skew) and its committed session predecessor have run. A due
-// transaction runs when each of its reads returns the version the state
-// holds (its own writes first) and, for each key it writes, every
-// committed reader of the version it would overwrite has run; otherwise it
-// waits on that key until the key's version changes or its last reader
-// runs. So every read is reproduced by construction, and the order extends
-// real time and session order: it is a witness by the level's definition,
-// and a replay checks it again in the tests.
-//
-// Registers with values unique among the committed final writes of a key,
-// and the empty initial state, only: a list, a repeated value, an
-// explicitly written null or an unknown initial state return nil (the
-// search decides). Unknown and aborted transactions are left out of the
-// order (taken as aborted); a read of a version only they wrote never
-// becomes runnable, and the attempt fails.
-//
-// Cost: O(n log n) for the sorts and one pass over the operations with a
-// hash lookup per read and write; memory a few words per operation, none
-// of the solver's.
 // noVersion marks an operation that neither writes a version others can
 // read nor reads one (an intermediate write, an internal read).
 const noVersion = int32(-1 << 31)
@@ -45,6 +17,34 @@ const noVersion = int32(-1 << 31)
 // giveUp is version's answer when its scans ran out of budget.
 const giveUp = noVersion + 1
 
+// timeWitness tries to build a witness of the strict level (real time and
+// session order) without an instance, by executing the participants
+// serially in an order that real time mostly dictates (docs/SEMANTICS.md
+// §3, "T1: a witness from client time"). It returns the order
+// (transaction positions) or nil when it cannot build one: nil says
+// nothing about the history, and the caller goes on to the search.
+//
+// The participants are the committed transactions and the unknown ones
+// that write a version some read expects; the others are left out (taken
+// as aborted). A participant is due once every participant that ends at
+// or before its start less 2Δ, and its session predecessor, have run. The
+// schedule sweeps the participants by end: at t's end t runs, after what
+// it waits for (the writer of a version it reads, the readers of the
+// version it overwrites, its session predecessor, a due writer of one of
+// its keys whose version is read earlier), each run the same way,
+// recursively, only if due. t runs only if each of its reads returns the
+// value the state holds (its own writes first). So every read is
+// reproduced by construction and the order extends real time and session
+// order; every choice only decides whether the sweep gets through.
+//
+// Registers and the empty initial state only: a list, an explicitly
+// written null, an unknown initial state or an unknown writer with a
+// finite in-doubt horizon return nil (the search decides).
+//
+// Cost: O(n log n) for the sorts, one pass over the operations with a
+// binary search and a scan of at most 32 writers of the key per read
+// (a whole key's writers within a budget of about two per operation in
+// all); memory a few words per operation, none of the solver's.
 func timeWitness(ctx context.Context, h *history.History, opts history.Options) []int32 {
 	if opts.InitialState != history.InitialEmpty || opts.Level.BeginCommit() {
 		return nil
