@@ -528,13 +528,17 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		}
 		return firstEnd[v]
 	}
+	// Recursion is bounded in depth, and the calls in all by a budget
+	// linear in the history: failed yields are retried, and without a
+	// budget an adversarial history could make the retries exponential.
 	const maxDepth = 64
+	calls, maxCalls := 0, 64*total+1<<20
 	var try func(ti int32, depth int) bool
 	try = func(ti int32, depth int) bool {
 		if ran[ti] {
 			return true
 		}
-		if depth > maxDepth || visiting[ti] {
+		if calls++; depth > maxDepth || visiting[ti] || calls > maxCalls {
 			return false
 		}
 		for done < len(byEnd) && ran[byEnd[done]] {
@@ -616,7 +620,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 			return nil
 		}
 	}
-	if len(order) != total {
+	if len(order) != total || calls > maxCalls {
 		return nil
 	}
 	return order
