@@ -589,9 +589,17 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 					if u == ti || !in[u] || visiting[u] || need[u] > int32(done) {
 						continue
 					}
-					// Not to one whose version a transaction after t in
-					// real time reads.
-					if uv := writeVersion(u, k); uv != noVersion && firstOf(uv) < firstOf(ver[s]) && (left[uv] == 0 || lastStart[uv]-2*opts.Skew < t.End) {
+					// Always to one that a reader of t's version follows
+					// in real time; never to one whose version a
+					// transaction after t in real time reads.
+					uv := writeVersion(u, k)
+					if uv == noVersion {
+						continue
+					}
+					tv := ver[s]
+					first := left[tv] > 0 && lastStart[tv]-2*opts.Skew >= end(u)
+					later := left[uv] > 0 && lastStart[uv]-2*opts.Skew >= t.End
+					if first || firstOf(uv) < firstOf(tv) && !later {
 						try(u, depth+1)
 					}
 				}
