@@ -132,15 +132,6 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		return true
 	}
 	end := func(t int32) int64 { return opts.EffectiveEnd(&h.Txns[t]) }
-	// finalSlot is the slot of u's final write of k.
-	finalSlot := func(u, k int32) int32 {
-		for j := len(h.Txns[u].Ops) - 1; j >= 0; j-- {
-			if h.Txns[u].Ops[j].Kind == history.Write && opKey[opBase[u]+int32(j)] == k {
-				return opBase[u] + int32(j)
-			}
-		}
-		return noVersion
-	}
 	// writersOf[wOff[k]:wOff[k+1]] are key k's writers (participants, by
 	// start); wNext[k] skips the ones that ran.
 	pByStart := make([]int32, 0, committed)
@@ -161,8 +152,17 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	for i := 2; i < len(wOff); i++ {
 		wOff[i] += wOff[i-1]
 	}
+	// A version is a final write, named by its place in writersOf (so
+	// the per-version tables are as long as the writes, not the
+	// operations), or -1-k for key k's initial version. ver[slot] is the
+	// version an operation writes (a final write) or must see (an
+	// external read: one before the transaction's own write of the key),
+	// noVersion otherwise.
+	ver := make([]int32, ops)
+	for i := range ver {
+		ver[i] = noVersion
+	}
 	writersOf := make([]int32, wOff[len(wOff)-1])
-	wSlot := make([]int32, len(writersOf)) // the final write's slot
 	// The writers' starts and values beside them: the lookups below touch
 	// these and not the transactions.
 	wStart := make([]int64, len(writersOf))
@@ -172,7 +172,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 			if op.Kind == history.Write && finalWrite(ti, oi) {
 				k := opKey[opBase[ti]+int32(oi)]
 				writersOf[wOff[k+1]] = ti
-				wSlot[wOff[k+1]] = opBase[ti] + int32(oi)
+				ver[opBase[ti]+int32(oi)] = wOff[k+1]
 				wStart[wOff[k+1]] = h.Txns[ti].Start
 				wVal[wOff[k+1]] = op.Value
 				wOff[k+1]++
@@ -236,7 +236,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 						continue
 					}
 				}
-				best, bestSlot = u, wSlot[wOff[k]+int32(i)]
+				best, bestSlot = u, wOff[k]+int32(i)
 			}
 			return bestSlot
 		}
@@ -248,25 +248,20 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		}
 		return pick(0, len(ws))
 	}
-	// ver[slot] is the version an operation writes (a final write) or
-	// must see (an external read: one before the transaction's own write
-	// of the key), noVersion otherwise. left counts the committed readers
-	// of each version that have not run (each transaction once per
-	// version), writersLeft its committed writers that have not run
-	// (indexed like left: by the version's slot, or by key for the
-	// initial version, which has none).
-	ver := make([]int32, ops)
-	left := make([]int32, ops)
+	// left counts the readers of each version (each transaction once per
+	// version; initLeft for the initial versions).
+	nv := len(writersOf)
+	left := make([]int32, nv)
 	// firstEnd is the earliest end of a version's readers: of two
 	// writers of a key due at once, the one whose version is read first
 	// (or never) goes first.
-	firstEnd := make([]int64, ops)
+	firstEnd := make([]int64, nv)
 	for i := range firstEnd {
 		firstEnd[i] = math.MinInt64
 	}
 	// lastStart is the latest start of a version's readers: a writer
 	// that ends before it cannot come after that version.
-	lastStart := make([]int64, ops)
+	lastStart := make([]int64, nv)
 	initLeft := make([]int32, len(keys))
 	never := make([]bool, n) // unknown, and no order lets it commit
 	for ti := range h.Txns {
@@ -279,12 +274,8 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 			op := &t.Ops[oi]
 			s := base + int32(oi)
 			k := opKey[s]
-			ver[s] = noVersion
 			if op.Kind == history.Write {
-				if finalWrite(int32(ti), oi) {
-					ver[s] = finalSlot(int32(ti), k)
-				}
-				continue
+				continue // its version was set with writersOf
 			}
 			own, earlier := int32(-1), false
 			for j := oi - 1; j >= 0; j-- {
@@ -438,14 +429,14 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	}
 
 	// readers[rOff[v]:rOff[v+1]] are the participants that read version
-	// v (initial versions after the slots: ops+k).
+	// v (initial versions after the writes: nv+k).
 	vix := func(v int32) int32 {
 		if v < 0 {
-			return int32(ops) + (-1 - v)
+			return int32(nv) + (-1 - v)
 		}
 		return v
 	}
-	rOff := make([]int32, ops+len(keys)+2)
+	rOff := make([]int32, nv+len(keys)+2)
 	for ti := range h.Txns {
 		if !in[ti] {
 			continue
@@ -473,15 +464,11 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		}
 	}
 	wNext := slices.Clone(wOff[:len(keys)])
-	txnOf := func(slot int32) int32 {
-		return int32(sort.Search(n, func(i int) bool { return opBase[i+1] > slot }))
-	}
 	value := func(v int32) history.Value {
 		if v < 0 {
 			return history.Null
 		}
-		w := txnOf(v)
-		return h.Txns[w].Ops[v-opBase[w]].Value
+		return wVal[v]
 	}
 
 	// The schedule: a sweep over ends. At t's end t must have run; if it
@@ -563,7 +550,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 					continue
 				}
 				ok = false
-				if v < 0 || !try(txnOf(v), depth+1) {
+				if v < 0 || !try(writersOf[v], depth+1) {
 					return false
 				}
 			}
