@@ -79,15 +79,19 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		ops += len(t.Ops)
 	}
 	opBase[n] = int32(ops)
+	// participants ranges over the participants in input order.
+	participants := func(yield func(int32, *history.Txn) bool) {
+		for ti := range h.Txns {
+			if in[ti] && !yield(int32(ti), &h.Txns[ti]) {
+				return
+			}
+		}
+	}
 	keyIndex := make(map[history.Value]int32, 1024)
 	var keys []history.Value
 	opKey := make([]int32, ops)
 	writes := 0
-	for ti := range h.Txns {
-		t := &h.Txns[ti]
-		if !in[ti] {
-			continue
-		}
+	for ti, t := range participants {
 		base := opBase[ti]
 		for oi := range t.Ops {
 			op := &t.Ops[oi]
@@ -264,11 +268,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	lastStart := make([]int64, nv)
 	initLeft := make([]int32, len(keys))
 	never := make([]bool, n) // unknown, and no order lets it commit
-	for ti := range h.Txns {
-		t := &h.Txns[ti]
-		if !in[ti] {
-			continue
-		}
+	for ti, t := range participants {
 		base := opBase[ti]
 		for oi := range t.Ops {
 			op := &t.Ops[oi]
@@ -437,31 +437,27 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		return v
 	}
 	rOff := make([]int32, nv+len(keys)+2)
-	for ti := range h.Txns {
-		if !in[ti] {
-			continue
-		}
-		for oi, op := range h.Txns[ti].Ops {
-			if s := opBase[ti] + int32(oi); op.Kind == history.Read && ver[s] != noVersion && firstOnKey(int32(ti), oi) {
-				rOff[vix(ver[s])+2]++
+	// firstReads ranges over the reads that count a reader of a version.
+	firstReads := func(yield func(int32, int32) bool) {
+		for ti, t := range participants {
+			for oi, op := range t.Ops {
+				if s := opBase[ti] + int32(oi); op.Kind == history.Read && ver[s] != noVersion && firstOnKey(ti, oi) && !yield(ti, s) {
+					return
+				}
 			}
 		}
+	}
+	for _, s := range firstReads {
+		rOff[vix(ver[s])+2]++
 	}
 	for i := 2; i < len(rOff); i++ {
 		rOff[i] += rOff[i-1]
 	}
 	readers := make([]int32, rOff[len(rOff)-1])
-	for ti := range h.Txns {
-		if !in[ti] {
-			continue
-		}
-		for oi, op := range h.Txns[ti].Ops {
-			if s := opBase[ti] + int32(oi); op.Kind == history.Read && ver[s] != noVersion && firstOnKey(int32(ti), oi) {
-				x := vix(ver[s]) + 1
-				readers[rOff[x]] = int32(ti)
-				rOff[x]++
-			}
-		}
+	for ti, s := range firstReads {
+		x := vix(ver[s]) + 1
+		readers[rOff[x]] = ti
+		rOff[x]++
 	}
 	wNext := slices.Clone(wOff[:len(keys)])
 	value := func(v int32) history.Value {
