@@ -170,6 +170,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	// The writers' starts and values beside them: the lookups below touch
 	// these and not the transactions.
 	wStart := make([]int64, len(writersOf))
+	wEnd := make([]int64, len(writersOf))
 	wVal := make([]history.Value, len(writersOf))
 	for _, ti := range pByStart {
 		for oi, op := range h.Txns[ti].Ops {
@@ -178,6 +179,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 				writersOf[wOff[k+1]] = ti
 				ver[opBase[ti]+int32(oi)] = wOff[k+1]
 				wStart[wOff[k+1]] = h.Txns[ti].Start
+				wEnd[wOff[k+1]] = end(ti)
 				wVal[wOff[k+1]] = op.Value
 				wOff[k+1]++
 			}
@@ -209,40 +211,43 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		// before the reader did, latest end first, then one that started
 		// before, latest start first.
 		rs := h.Txns[reader].Start - 2*opts.Skew
-		rank := func(u int32) (int, int64) {
-			switch t := &h.Txns[u]; {
-			case u == reader:
+		ends := wEnd[wOff[k]:wOff[k+1]]
+		rank := func(i int) (int, int64) {
+			switch {
+			case ws[i] == reader:
 				return 0, 0
-			case t.End < re:
-				return 2, t.End
-			case t.Start < re:
-				return 1, t.Start
+			case ends[i] < re:
+				return 2, ends[i]
+			case starts[i] < re:
+				return 1, starts[i]
 			}
 			return 0, 0
 		}
 		pick := func(lo, hi int) int32 {
 			overwrite := int64(math.MinInt64)
 			for i := lo; i < hi; i++ {
-				if vals[i] != v && end(ws[i]) <= rs {
+				if vals[i] != v && ends[i] <= rs {
 					overwrite = max(overwrite, starts[i])
 				}
 			}
-			best, bestSlot := int32(-1), noVersion
+			best := -1
 			for i := lo; i < hi; i++ {
-				u := ws[i]
-				if vals[i] != v || end(u) < overwrite && u != reader {
+				if vals[i] != v || ends[i] < overwrite && ws[i] != reader {
 					continue
 				}
 				if best >= 0 {
-					ru, tu := rank(u)
+					ri, ti := rank(i)
 					rb, tb := rank(best)
-					if ru < rb || ru == rb && tu <= tb {
+					if ri < rb || ri == rb && ti <= tb {
 						continue
 					}
 				}
-				best, bestSlot = u, wOff[k]+int32(i)
+				best = i
 			}
-			return bestSlot
+			if best < 0 {
+				return noVersion
+			}
+			return wOff[k] + int32(best)
 		}
 		if v := pick(max(hi-window, 0), hi); v != noVersion {
 			return v
