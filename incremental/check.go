@@ -44,6 +44,11 @@ type Config struct {
 	// offline search").
 	NoPrune bool
 
+	// NoTimeWitness turns off the witness built from client time
+	// (timeWitness) that the serializable levels with timestamps try
+	// before any instance.
+	NoTimeWitness bool
+
 	// noStricter turns off stricterFirst, so that tests hold the level's
 	// own search to the oracle on histories the strict level settles.
 	noStricter bool
@@ -85,6 +90,10 @@ type Stats struct {
 	// ByStricter is set when the verdict Valid came from the strict
 	// level's witness (see stricterFirst).
 	ByStricter bool
+	// ByTime is set when that witness was built from client time without
+	// an instance (timeWitness, docs/SEMANTICS.md §3 "T1: a witness from
+	// client time").
+	ByTime bool
 }
 
 // Anomaly is one proven violation: a core whose projection violates the
@@ -153,6 +162,17 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 	res := &Result{Options: opts}
 	res.Stats.Txns = len(h.Txns)
 	t0 := time.Now()
+	if order := timeFirst(ctx, h, opts, cfg); order != nil {
+		res.Stats.EncodeTime = time.Since(t0)
+		res.Stats.ByStricter = WitnessLevel(opts.Level) != opts.Level
+		res.Stats.ByTime = true
+		res.Verdict = Valid
+		res.Witness = make([]string, len(order))
+		for i, t := range order {
+			res.Witness[i] = h.Txns[t].ID
+		}
+		return res, nil
+	}
 	e, strictSt := stricterFirst(ctx, h, opts, cfg)
 	if e != nil {
 		res.Stats.EncodeTime = e.encodeTime
@@ -312,6 +332,35 @@ func stricterFirst(ctx context.Context, h *history.History, opts history.Options
 	}
 	return e, solver.Sat
 }
+
+// timeFirst is the strict pre-check without an instance: when every
+// transaction has client time and the level's witness level orders by
+// it, a witness built by executing the history in real-time order
+// (timeWitness) settles a valid history in one pass. Off with
+// NoTimeWitness, NoPrune and noStricter, so that the differential tests
+// still hold the search to the oracle; nil when it builds none. On a long
+// history it first tries the first timeProbe transactions of the input
+// alone: an attempt that fails costs up to a third of a check at 100K
+// (BENCHMARKS.md, scale5), and one that fails on the probe is not made.
+// The probe is a heuristic gate only: either way the search decides.
+func timeFirst(ctx context.Context, h *history.History, opts history.Options, cfg Config) []int32 {
+	if cfg.NoTimeWitness || cfg.NoPrune || cfg.noStricter || opts.Level.BeginCommit() || !WitnessLevel(opts.Level).RealTime() {
+		return nil
+	}
+	for i := range h.Txns {
+		if !h.Txns[i].HasTime {
+			return nil
+		}
+	}
+	sopts := strictOf(opts)
+	if len(h.Txns) > 4*timeProbe && timeWitness(ctx, &history.History{Txns: h.Txns[:timeProbe]}, sopts) == nil {
+		return nil
+	}
+	return timeWitness(ctx, h, sopts)
+}
+
+// timeProbe is the length of timeFirst's probe.
+const timeProbe = 4096
 
 func strictOf(opts history.Options) history.Options {
 	opts.Level = WitnessLevel(opts.Level)
