@@ -641,14 +641,13 @@ func (pr *prober) decide(l incremental.Lit) (bool, bool) {
 	if !pr.spend() {
 		return false, false
 	}
-	pr.rank = nil
+	pr.fillRank() // the model outlives the probe (burst_probe.go)
 	switch pr.s.Solve(pr.ctx, other) {
 	case solver.Unsat:
-		pr.model = false
 		pr.s.AddClause(other.Not())
 		return m, true
 	case solver.Sat:
-		pr.model = true
+		pr.model, pr.rank = true, nil
 	default:
 		pr.model = false
 	}
@@ -675,15 +674,7 @@ func (pr *prober) edgeDecided(p, q solver.Lit, two bool) bool {
 // forced reports whether from precedes to in every completion: the edge
 // to -> from cannot be added.
 func (pr *prober) forced(from, to solver.Node) bool {
-	if pr.ensureModel() {
-		if pr.rank == nil {
-			pr.rankBuf = incremental.Reuse(pr.rankBuf, pr.s.NumNodes())
-			pr.rank = pr.rankBuf
-			pr.orderBuf = pr.s.AppendOrder(pr.orderBuf[:0])
-			for i, n := range pr.orderBuf {
-				pr.rank[n] = int32(i)
-			}
-		}
+	if pr.ensureModel() && pr.fillRank() {
 		if pr.rank[to] < pr.rank[from] {
 			return false // this model puts to first
 		}
@@ -705,7 +696,7 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	pr.s.AddEdge(sel, to, from)
 	st := pr.s.Solve(pr.ctx, sel)
 	pr.s.AddClause(sel.Not())
-	pr.model = false
+	// The model stays one (burst_probe.go).
 	if st != solver.Unsat {
 		return false
 	}
