@@ -1,6 +1,9 @@
 package online
 
-import "github.com/streamcheck/streamcheck/incremental"
+import (
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/solver"
+)
 
 // The prober's model outlives its probes (docs/SEMANTICS.md §5, "The
 // prober's model outlives its probes").
@@ -50,4 +53,28 @@ func (pr *prober) fillRank() bool {
 		pr.rank[node] = int32(i)
 	}
 	return true
+}
+
+// Test switches (burst_probe_test.go): verifyModel makes forced check
+// every "not forced" the model gives by a probe, counting in modelLies
+// the ones the probe refutes (the model was no model); keepStaleModel
+// keeps the model even past the irrelevance rule's clauses, which a
+// model need not satisfy (the broken rule the check must catch).
+var (
+	verifyModel, keepStaleModel bool
+	modelLies                   int
+)
+
+// checkNotForced is verifyModel's probe: some completion puts to before
+// from, as the model does, or the model lied.
+func (pr *prober) checkNotForced(from, to solver.Node) {
+	if !verifyModel {
+		return
+	}
+	sel := pr.s.NewSelector()
+	pr.s.AddEdge(sel, to, from)
+	if pr.s.Solve(pr.ctx, sel) == solver.Unsat {
+		modelLies++
+	}
+	pr.s.AddClause(sel.Not())
 }

@@ -676,7 +676,10 @@ func (pr *prober) edgeDecided(p, q solver.Lit, two bool) bool {
 func (pr *prober) forced(from, to solver.Node) bool {
 	if pr.ensureModel() && pr.fillRank() {
 		if pr.rank[to] < pr.rank[from] {
-			return false // this model puts to first
+			// This model puts to first. (checkNotForced: tests only,
+			// burst_probe.go.)
+			pr.checkNotForced(from, to)
+			return false
 		}
 	}
 	if pr.proven[[2]solver.Node{from, to}] {
@@ -1068,7 +1071,9 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 	for _, f := range fix {
 		e.Solver().AddClause(f.l)
 	}
-	pr.model, pr.rank = false, nil
+	if !keepStaleModel { // tests only (burst_probe.go)
+		pr.model, pr.rank = false, nil
+	}
 	return len(fix)
 }
 
