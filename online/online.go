@@ -126,10 +126,6 @@ type Online struct {
 	dropped     *incremental.Prepared
 	droppedTxns []history.Txn
 	droppedAt   map[int]int32
-	// quiet says that the last step's reduced instance was satisfiable
-	// at its first solve and nothing was given to the engine since
-	// (burst_quiet.go): a step now has nothing to check.
-	quiet bool
 }
 
 // OnlineConfig tunes an engine.
@@ -222,7 +218,6 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 
 // Release adds transactions the window released (in start order).
 func (o *Online) Release(txns ...history.Txn) {
-	o.quiet = o.quiet && len(txns) == 0
 	for _, t := range txns {
 		o.index[t.ID] = o.appendLog(t)
 		o.closed.push(false)
@@ -235,7 +230,6 @@ func (o *Online) Release(txns ...history.Txn) {
 func (o *Online) Close(ids ...string) {
 	for _, id := range ids {
 		if i, ok := o.index[id]; ok {
-			o.quiet = o.quiet && o.closed.get(i)
 			if o.retention.bounded() && !o.closed.get(i) {
 				o.closedSince = append(o.closedSince, i)
 			}
@@ -246,7 +240,6 @@ func (o *Online) Close(ids ...string) {
 
 // CloseAll is end of input: every transaction time-closes (§5).
 func (o *Online) CloseAll() {
-	o.quiet = o.quiet && o.closed.next(0, false) == o.closed.len()
 	o.closed.setAll(true)
 }
 
@@ -258,9 +251,6 @@ func (o *Online) Alerts() []*Alert { return o.alerts }
 func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 	o.steps++
 	var out []*Alert
-	if o.quietStep() { // burst_quiet.go
-		return out, nil
-	}
 	// O5 first: pending alerts whose members have all closed.
 	keep := o.pending[:0]
 	for _, a := range o.pending {
@@ -286,7 +276,6 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			r = o.build()
 			if len(r.h.Txns) == 0 {
 				o.since, o.closedSince = o.log.len(), o.closedSince[:0]
-				o.quiet = len(o.pending) == 0
 				return out, nil
 			}
 			o.checks++
@@ -305,9 +294,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				o.capPinned()
 				o.takeRewind(o.log.len())
 				o.since, o.closedSince = o.log.len(), o.closedSince[:0]
-				err := o.retire()
-				o.quiet = !held && err == nil && len(o.pending) == 0 && ctx.Err() == nil
-				return out, err
+				return out, o.retire()
 			case solver.Unknown:
 				return out, ctx.Err()
 			}
@@ -909,7 +896,6 @@ func (o *Online) AddUnchecked(t history.Txn) {
 	for _, dup := o.index[t.ID]; dup; _, dup = o.index[t.ID] {
 		t.ID += "'"
 	}
-	o.quiet = false
 	o.index[t.ID] = o.appendLog(t)
 	o.closed.push(true)
 	o.quar.push(false)

@@ -462,7 +462,4 @@ func (o *Online) setAside(ctx context.Context) (*Alert, error) {
 // SetRetention sets the retention bound of a restored engine (the bound
 // is configuration, not state: a restart may change it). A smaller bound
 // takes effect at the next step.
-func (o *Online) SetRetention(r Retention) {
-	o.retention = r
-	o.quiet = false // burst_quiet.go: the next step retires by the new bound
-}
+func (o *Online) SetRetention(r Retention) { o.retention = r }
