@@ -119,7 +119,7 @@ type encoder struct {
 	// unwalked counts the initial prefixes lastStart spared listParses
 	// (tests).
 	unwalked int
-	noPrune bool
+	noPrune  bool
 	// dropUnobserved: encodeConfig.dropUnobserved.
 	dropUnobserved bool
 	// sameValue turns on the duplicate-value rules D1 and D2
