@@ -116,7 +116,10 @@ type encoder struct {
 	s       *solver.Solver
 	guarded bool
 	record  bool // keep edgeRecs for explanations
-	noPrune bool
+	// unwalked counts the initial prefixes lastStart spared listParses
+	// (tests).
+	unwalked int
+	noPrune  bool
 	// dropUnobserved: encodeConfig.dropUnobserved.
 	dropUnobserved bool
 	// sameValue turns on the duplicate-value rules D1 and D2
@@ -1207,7 +1210,7 @@ func (e *encoder) listParses(rv *readVar, r *pread) (appenders []int32, parses [
 	starts := []int{0}
 	if unknownInit {
 		starts = starts[:0]
-		for j := 0; j <= len(r.lr.list); j++ {
+		for j := 0; j <= e.lastStart(rv, r, appenders); j++ {
 			starts = append(starts, j)
 		}
 	}
@@ -1219,4 +1222,61 @@ func (e *encoder) listParses(rv *readVar, r *pread) (appenders []int32, parses [
 		}
 	}
 	return appenders, parses, unknownInit
+}
+
+// noStartBound turns lastStart's bound off (tests: the encoding with it
+// must equal the one without).
+var noStartBound bool
+
+// lastStart bounds the initial prefixes listParses tries for a list read
+// under an unknown initial state (docs/SEMANTICS.md §3 "List parses: the
+// initial prefix ends before a preceding appender"): it returns the
+// longest prefix length j from which a parse can survive the pruner, or
+// -1 if none can. The pruner (perf_prune.go, parses) drops every parse
+// that leaves out a committed appender a preceding the reader by the
+// level's order; a parse from prefix j places its appenders at positions
+// j and beyond, where their appends match the list, so it holds a only if
+// a's appends occur in the list at some position p >= j. So j is at most
+// the last such p of every such a. Without it a read of a list of length
+// L walked L+1 prefixes, each to the end of the list, and built parses
+// the pruner then dropped: quadratic in L, on every list read of a burst
+// inside one tick (issue 20, item 7). Without the pruner nothing is
+// bounded: every parse stays in the instance.
+func (e *encoder) lastStart(rv *readVar, r *pread, appenders []int32) int {
+	list := r.lr.list
+	if e.prune == nil || noStartBound {
+		return len(list)
+	}
+	p := e.p
+	bound := len(list)
+	// at lists each value's positions in the list, last first, built at
+	// the first preceding appender: one pass over the list per read
+	// rather than one per appender.
+	var at map[history.Value][]int
+	for _, a := range appenders {
+		if p.h.Txns[a].Status != history.Committed || !p.before(a, rv.txn) {
+			continue
+		}
+		if at == nil {
+			at = make(map[history.Value][]int, len(list))
+			for q := len(list) - 1; q >= 0; q-- {
+				at[list[q]] = append(at[list[q]], q)
+			}
+		}
+		app := p.txns[a].appendsTo(r.key)
+		last := -1
+		if len(app) > 0 {
+			for _, q := range at[app[0]] {
+				if q+len(app) <= len(list) && equalValues(list[q:q+len(app)], app) {
+					last = q
+					break
+				}
+			}
+		}
+		if bound = min(bound, last); bound < 0 {
+			break
+		}
+	}
+	e.unwalked += len(list) - bound
+	return bound
 }

@@ -3,6 +3,7 @@ package online
 import (
 	"context"
 	"fmt"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -88,13 +89,18 @@ func BenchmarkBurstRun(b *testing.B) {
 					}
 				}
 				c0 := cpuNanos()
-				if _, err := o.Step(context.Background()); err != nil {
+				// Labelled, so that a profile tells the steps apart
+				// (go tool pprof -tagfocus step=1).
+				var err error
+				pprof.Do(context.Background(), pprof.Labels("step", "1"), func(ctx context.Context) { _, err = o.Step(ctx) })
+				if err != nil {
 					b.Fatal(err)
 				}
 				c1 := cpuNanos()
 				window = o.Stats().Window
 				o.CloseAll()
-				alerts, err := o.Step(context.Background())
+				var alerts []*Alert
+				pprof.Do(context.Background(), pprof.Labels("step", "2"), func(ctx context.Context) { alerts, err = o.Step(ctx) })
 				if err != nil {
 					b.Fatal(err)
 				}
