@@ -516,12 +516,18 @@ func confirmClass(ctx context.Context, hc *history.History, opts history.Options
 		}
 		why = "These transactions are valid at read-committed: the cycle's version orders were forced through anti-dependencies, so "
 	}
-	all := make([]bool, len(hc.Txns))
-	for i := range all {
-		all[i] = true
+	// The core violates the level checked, which implies serializable's
+	// failure too, so pl-2+'s own search runs without plLocalizer's
+	// serializable pre-check.
+	pl := newPLEncoder(ctx, prepare(hc, withLevel(opts, history.PL2Plus)), false)
+	if pl.cancelled {
+		return class, ""
 	}
-	pl := &plLocalizer{p: prepare(hc, withLevel(opts, history.PL2Plus))}
-	switch pl.fast(ctx, all) {
+	st, _ := pl.solvePL(ctx)
+	if pl.cancelled {
+		st = solver.Unknown
+	}
+	switch st {
 	case solver.Unsat:
 		if class == history.GSingle {
 			return class, ""
