@@ -71,7 +71,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -126,6 +128,20 @@ func mainWith(ctx context.Context, args []string, stdin io.Reader, txns <-chan h
 		func(ctx context.Context, cfg *runConfig, stdout, stderr io.Writer) (int, error) {
 			if txns != nil && cfg.Source != "-" {
 				return ExitError, fmt.Errorf("source %q: decoded transactions are read as source -", cfg.Source)
+			}
+			if cfg.cpuProfile != "" {
+				f, err := os.Create(cfg.cpuProfile)
+				if err != nil {
+					return ExitError, fmt.Errorf("--cpuprofile: %w", err)
+				}
+				if err := pprof.StartCPUProfile(f); err != nil {
+					f.Close()
+					return ExitError, fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer func() {
+					pprof.StopCPUProfile()
+					f.Close()
+				}()
 			}
 			r, err := newRunner(cfg, stdin, stdout, stderr)
 			if err != nil {
@@ -300,6 +316,8 @@ type runConfig struct {
 	*config.Config
 	opts history.Options
 	log  *slog.Logger
+	// cpuProfile names the file --cpuprofile writes; empty = none.
+	cpuProfile string
 }
 
 func parse(args []string, stderr io.Writer) (*runConfig, error) {
@@ -307,6 +325,11 @@ func parse(args []string, stderr io.Writer) (*runConfig, error) {
 	fs.SetOutput(stderr)
 	var file string
 	fs.StringVar(&file, "config", "", "YAML configuration file (config.example.yaml documents every option); flags override it")
+	// A profile of a whole run, as check's --cpuprofile: --pprof serves
+	// one over HTTP for a live daemon, but a run to the end of a file is
+	// over before a caller could ask for it.
+	var cpuProfile string
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof); for a live daemon use --pprof")
 	type setting struct {
 		def *flagDef
 		v   string
@@ -347,7 +370,7 @@ func parse(args []string, stderr io.Writer) (*runConfig, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	rc := &runConfig{Config: cfg, opts: history.DefaultOptions()}
+	rc := &runConfig{Config: cfg, opts: history.DefaultOptions(), cpuProfile: cpuProfile}
 	var err error
 	if rc.opts.Level, err = history.ParseLevel(cfg.Check.Level); err != nil {
 		return nil, fmt.Errorf("check.level: %w", err)

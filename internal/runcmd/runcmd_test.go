@@ -319,3 +319,30 @@ func runFollowUntil(t *testing.T, args []string, want string) string {
 	}
 	return logs.String()
 }
+
+// TestCPUProfileWritten: --cpuprofile leaves a profile pprof can read (its
+// gzip header) once the run ends, and a path it cannot create is an error
+// before anything is read.
+func TestCPUProfileWritten(t *testing.T) {
+	cfg, _ := gen.Preset("mixed")
+	cfg.Txns, cfg.Seed = 300, 3
+	h, _, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	var out, errb bytes.Buffer
+	args := []string{"--http=", "--lateness", "5ms", "--initial-state", "empty", "--tick", "1ms", "--cpuprofile", prof}
+	if code := Main(context.Background(), args, strings.NewReader(native(t, h)), &out, &errb); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("profile %q: %d bytes, err %v; want a gzip-compressed pprof profile", prof, len(b), err)
+	}
+	args[len(args)-1] = filepath.Join(t.TempDir(), "no", "such", "dir", "cpu.prof")
+	errb.Reset()
+	if code := Main(context.Background(), args, strings.NewReader(native(t, h)), &out, &errb); code != ExitError || !strings.Contains(errb.String(), "--cpuprofile") {
+		t.Fatalf("unwritable profile: exit %d, stderr %q; want exit %d naming --cpuprofile", code, errb.String(), ExitError)
+	}
+}
