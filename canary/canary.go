@@ -51,6 +51,13 @@ type Config struct {
 	// uniformly up to twice this (default 2 ms; negative: none): the
 	// window in which concurrent transactions read the same versions.
 	Think time.Duration
+	// DupValues is the fraction of register writes that pick a value
+	// from {1, 2, 3} instead of one unique in the run, so reads often
+	// cannot tell their writer (the checker's exactly-one choice). Zero
+	// means the default, 0.25; negative means none: every write unique,
+	// every read naming its writer, as checkers that need unique values
+	// (and the time witness, which stops at a repeated value) expect.
+	DupValues float64
 	// TxnTimeout bounds every transaction, COMMIT included (default 2 s);
 	// lock waits are bounded by half of it. A transaction that runs out
 	// of time is recorded as aborted or unknown, never left open.
@@ -177,6 +184,12 @@ func New(ctx context.Context, cfg Config, rec *record.Recorder) (*Canary, error)
 	if cfg.TxnTimeout == 0 {
 		cfg.TxnTimeout = 2 * time.Second
 	}
+	switch {
+	case cfg.DupValues == 0:
+		cfg.DupValues = 0.25
+	case cfg.DupValues < 0:
+		cfg.DupValues = 0
+	}
 	if len(cfg.Workloads) == 0 {
 		cfg.Workloads = AllWorkloads
 	}
@@ -189,6 +202,8 @@ func New(ctx context.Context, cfg Config, rec *record.Recorder) (*Canary, error)
 		return nil, fmt.Errorf("rate %g: want 0 (unlimited) or more", cfg.Rate)
 	case cfg.Duration < 0:
 		return nil, fmt.Errorf("duration %s: want 0 (until interrupted) or more", cfg.Duration)
+	case cfg.DupValues > 1:
+		return nil, fmt.Errorf("dup values %g: want a fraction up to 1", cfg.DupValues)
 	case cfg.TxnTimeout < 100*time.Millisecond:
 		return nil, fmt.Errorf("txn timeout %s: want at least 100ms", cfg.TxnTimeout)
 	}

@@ -285,3 +285,35 @@ func TestCancelCleansUp(t *testing.T) {
 		t.Fatalf("%d tables of %s left behind", n, c.Prefix())
 	}
 }
+
+// TestDupValuesNone: with DupValues < 0 every register write is unique in
+// the run (so every read names its writer); with the default a quarter of
+// the writes repeat 1, 2 or 3, and a run of some length repeats one.
+func TestDupValuesNone(t *testing.T) {
+	writes := func(dup float64) (n int, repeated bool) {
+		var sink record.SliceSink
+		c := newOrSkip(t, Config{DSN: dsns[Postgres], Isolation: sql.LevelSerializable, Duration: 500 * time.Millisecond,
+			Clients: 4, Keys: 4, Workloads: []string{Registers}, DupValues: dup}, record.New(&sink, record.Options{}))
+		if _, err := c.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[history.Value]bool{}
+		for _, tx := range sink.History().Txns {
+			for _, op := range tx.Ops {
+				if op.Kind != history.Write {
+					continue
+				}
+				n++
+				repeated = repeated || seen[op.Value]
+				seen[op.Value] = true
+			}
+		}
+		return n, repeated
+	}
+	if n, rep := writes(-1); n < 40 || rep {
+		t.Fatalf("DupValues -1: %d writes, a value repeated: %v; want >= 40 writes, none repeated", n, rep)
+	}
+	if n, rep := writes(0); n >= 40 && !rep {
+		t.Fatalf("default DupValues: %d writes and no value repeated; want repeats of 1, 2, 3", n)
+	}
+}

@@ -112,9 +112,10 @@ func (x *txn) think(rng *rand.Rand) {
 
 // registers: read-modify-write, blind writes, read-only (one statement
 // per key, so read committed shows read skew) and reads-then-write, over
-// rows that start absent; a quarter of the writes pick a value from
-// {1, 2, 3}, so reads often cannot tell their writer (the checker's
-// exactly-one choice), the rest a value unique in the run.
+// rows that start absent; a fraction of the writes (Config.DupValues, a
+// quarter by default) pick a value from {1, 2, 3}, so reads often cannot
+// tell their writer (the checker's exactly-one choice), the rest a value
+// unique in the run.
 type registers struct{}
 
 func (*registers) name() string { return Registers }
@@ -126,7 +127,7 @@ func (*registers) seed(*txn) error { return nil }
 func (*registers) run(x *txn, kc *keyChooser) result {
 	rng := kc.rng
 	value := func() int64 {
-		if rng.IntN(4) == 0 {
+		if rng.Float64() < x.cl.tg.cfg.DupValues {
 			return int64(1 + rng.IntN(3))
 		}
 		return x.cl.tg.next()

@@ -104,6 +104,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.Keys, "keys", 16, "rows per workload: few rows, much contention")
 	fs.Float64Var(&c.Zipf, "zipf", 1.1, "Zipf exponent of the hot keys (row 0 hottest; <= 1: uniform)")
 	fs.DurationVar(&c.Think, "think", 2*time.Millisecond, "pause between a transaction's reads and writes, uniform up to twice this (widens the window for anomalies)")
+	dup := fs.Float64("dup-values", 0.25, "fraction of register writes that repeat a value from {1, 2, 3}, so reads cannot always tell their writer (0: every write unique)")
 	fs.DurationVar(&c.TxnTimeout, "txn-timeout", 2*time.Second, "bound on every transaction, COMMIT included")
 	fs.StringVar(&c.Schema, "schema", "", "PostgreSQL schema or MySQL database for the canary's tables (created and dropped if missing; default: the DSN's)")
 	fs.StringVar(&c.Prefix, "prefix", "", "table and session prefix (default canary_<random>)")
@@ -146,6 +147,14 @@ flags:`)
 		return nil, err
 	}
 	var err error
+	switch {
+	case *dup < 0 || *dup > 1:
+		return nil, fmt.Errorf("--dup-values %g: want a fraction from 0 to 1", *dup)
+	case *dup == 0:
+		c.DupValues = -1 // none (the library's zero is its default)
+	default:
+		c.DupValues = *dup
+	}
 	if c.Isolation, err = canary.ParseIsolation(*isolation); err != nil {
 		return nil, fmt.Errorf("--isolation: %w", err)
 	}
