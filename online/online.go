@@ -85,8 +85,11 @@ type Online struct {
 	since                         int
 	closedSince                   []int
 
-	alerts  []*Alert
-	pending []*Alert // alerted with an open member; re-shrunk once all close
+	// alerts are the pending alerts and the newest others
+	// (alert_kept.go), alertCount every alert raised.
+	alerts     []*Alert
+	alertCount int
+	pending    []*Alert // alerted with an open member; re-shrunk once all close
 
 	steps, checks int
 	unchecked     int
@@ -210,6 +213,7 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	// A tail ghost's body is spilled while it stays a member
 	// (evict_list_tail.go): its stub stays too.
 	o.log.keep = func(i int) bool { return o.quar.get(i) || o.ev.Member.get(i) }
+	o.log.inMem = func(i int) bool { return !o.spill.spilled(i) } // txnlog.go: sparse chunks
 	o.retention = cfg.Retention
 	o.stream = cfg.Stream
 	o.opts.Level = incremental.OnlineLevel
@@ -234,6 +238,8 @@ func (o *Online) Close(ids ...string) {
 				o.closedSince = append(o.closedSince, i)
 			}
 			o.closed.set(i, true)
+			// A quarantined member's body waited for this (spill.go).
+			o.spillQuarantined([]int{i})
 		}
 	}
 }
@@ -243,7 +249,9 @@ func (o *Online) CloseAll() {
 	o.closed.setAll(true)
 }
 
-// Alerts returns every alert raised so far.
+// Alerts returns the alerts raised so far, oldest first: every pending
+// one and the newest keptAlerts others (alert_kept.go); Stats counts
+// them all.
 func (o *Online) Alerts() []*Alert { return o.alerts }
 
 // Step checks the released history and returns the alerts raised (and
@@ -423,7 +431,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				}
 				first = min(first, i)
 			}
-			o.alerts = append(o.alerts, a)
+			o.raise(a)
 			batch = append(batch, a)
 		}
 		var err error
@@ -450,6 +458,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			}
 			out = append(out, a)
 		}
+		o.trimAlerts()
 	}
 }
 
@@ -967,7 +976,7 @@ func (o *Online) capPinned() {
 
 // Stats describe the engine's state.
 func (o *Online) Stats() OnlineStats {
-	st := OnlineStats{Released: o.log.len() - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
+	st := OnlineStats{Released: o.log.len() - o.unchecked, Unchecked: o.unchecked, Alerts: o.alertCount, Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
 		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned, Capped: o.capped,
 		PastRetention: o.goneCount, SetAside: o.setAsideCount, InexactRewinds: o.inexactRewinds,
