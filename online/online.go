@@ -93,6 +93,12 @@ type Online struct {
 
 	steps, checks int
 	unchecked     int
+	// taintHeld are the writers whose writes are in ev.Taint (true: sticky,
+	// with a wildcard), derived from it; taintDropped counts the writers
+	// trimTaint dropped and retaken those retaint took back, for tests
+	// (storm_taint.go; none saved).
+	taintHeld             map[int]bool
+	taintDropped, retaken int
 	// wild counts the Wild writes in ev.Taint (derived, not saved: a
 	// restore recounts), so that runs without any skip their lookups.
 	wild int
@@ -212,7 +218,7 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o.widx.on = cfg.Evict
 	// A tail ghost's body is spilled while it stays a member
 	// (evict_list_tail.go): its stub stays too.
-	o.log.keep = func(i int) bool { return o.quar.get(i) || o.ev.Member.get(i) }
+	o.log.keep = func(i int) bool { return o.quar.get(i) && o.taintHolds(i) || o.ev.Member.get(i) }
 	o.log.inMem = func(i int) bool { return !o.spill.spilled(i) } // txnlog.go: sparse chunks
 	o.retention = cfg.Retention
 	o.stream = cfg.Stream
@@ -284,6 +290,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			r = o.build()
 			if len(r.h.Txns) == 0 {
 				o.since, o.closedSince = o.log.len(), o.closedSince[:0]
+				o.trimTaint() // storm_taint.go
 				return out, nil
 			}
 			o.checks++
@@ -300,6 +307,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				}
 				o.drop(r)
 				o.capPinned()
+				o.trimTaint() // storm_taint.go
 				o.takeRewind(o.log.len())
 				o.since, o.closedSince = o.log.len(), o.closedSince[:0]
 				return out, o.retire()
@@ -313,7 +321,8 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		var h *history.History
 		var pos []int
 		var res *incremental.Result
-		healed := false
+		var retaintErr error
+		healed, retry := false, false
 		for _, local := range []bool{true, false} {
 			var err error
 			switch {
@@ -364,6 +373,20 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				}
 				break
 			}
+			if local {
+				// The violation may rest on a taint entry the engine
+				// dropped: take back those of what the window reads and
+				// judge the instance again (storm_taint.go).
+				if retry, retaintErr = o.retaint(r); retaintErr != nil || retry {
+					break
+				}
+			}
+		}
+		if retaintErr != nil {
+			return out, retaintErr
+		}
+		if retry {
+			continue
 		}
 		if healed {
 			if err := o.heal(ctx); err != nil {
@@ -924,20 +947,9 @@ func (o *Online) quarantine(i int) error {
 	if err != nil {
 		return err
 	}
-	if !o.log.inMemory(i) {
-		o.log.put(i, stubOf(&t))
-	}
 	o.quar.set(i, true)
 	o.ev.Member.set(i, false)
-	for _, op := range t.Ops {
-		if op.Kind != history.Read {
-			k := taintKey(op.Key, op.Value)
-			o.ev.Taint[k] = append(o.ev.Taint[k], i)
-			if op.Value == Wild {
-				o.wild++
-			}
-		}
-	}
+	o.addTaintOf(i, &t) // storm_taint.go
 	return nil
 }
 

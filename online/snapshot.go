@@ -483,7 +483,7 @@ func (o *Online) restoreDurable(ss *spillSnapshot, n int, version int) error {
 			continue
 		}
 		for i := c << logChunkBits; i < min(n, (c+1)<<logChunkBits); i++ {
-			if !o.quar.get(i) || l.inMemory(i) {
+			if !o.quar.get(i) || !o.taintHolds(i) || l.inMemory(i) {
 				continue
 			}
 			var t history.Txn
@@ -674,6 +674,7 @@ func RestoreOnlineAt(opts history.Options, bodies BodyFile, snap []byte, each fu
 	o.alertCount = max(s.AlertCount, len(s.Alerts))
 	o.evicting, o.ev = s.Evict, s.EvictState
 	o.wild = countWild(o.ev.Taint)
+	o.taintedWriters() // storm_taint.go: before the log, whose stubs it keeps
 	o.maxPinned, o.capped = s.MaxPinned, s.Capped
 	o.conflicts, o.constraints, o.pruned = s.Conflicts, s.Constraints, s.Pruned
 	o.rewinds, o.nextRewind, o.inPlace = s.Rewinds, s.NextRewind, s.InPlace
