@@ -81,10 +81,15 @@ func (o *Online) trimTaint() {
 		return
 	}
 	var ws []int
-	for w, unchecked := range o.taintHeld {
-		if !unchecked {
+	for w, sticky := range o.taintHeld {
+		// A quarantined ghost (alert_inplace.go) is a writer of the
+		// instance: its entries stay, so its reads stay dropped.
+		if !sticky && !o.ev.Member.get(w) {
 			ws = append(ws, w)
 		}
+	}
+	if len(ws) <= taintKept {
+		return
 	}
 	slices.Sort(ws)
 	drop := make(map[int]bool, len(ws)-taintKept)
