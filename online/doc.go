@@ -100,6 +100,16 @@
 // disagreement between R_t and the bodies is counted and heals by
 // rebuilding.
 //
+// # Memory per transaction that left the window
+//
+// A body that left the instance is in the body file; the log drops a
+// chunk once it is all spilled or sparse (txnlog.go), the engine keeps
+// the pending and the newest alerts (alert_kept.go), and the taint index
+// holds the newest quarantined writers only, taking the others back from
+// the write index when the bodies disagree with the instance
+// (storm_taint.go); docs/SEMANTICS.md §5 "Sparse log chunks", "The
+// alerts an engine keeps", "The taint index as a cache".
+//
 // # Concurrency
 //
 // An Online is used by one goroutine at a time (the driver's caller).

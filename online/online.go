@@ -85,11 +85,20 @@ type Online struct {
 	since                         int
 	closedSince                   []int
 
-	alerts  []*Alert
-	pending []*Alert // alerted with an open member; re-shrunk once all close
+	// alerts are the pending alerts and the newest others
+	// (alert_kept.go), alertCount every alert raised.
+	alerts     []*Alert
+	alertCount int
+	pending    []*Alert // alerted with an open member; re-shrunk once all close
 
 	steps, checks int
 	unchecked     int
+	// taintHeld are the writers whose writes are in ev.Taint (true: sticky,
+	// with a wildcard), derived from it; taintDropped counts the writers
+	// trimTaint dropped and retaken those retaint took back, for tests
+	// (storm_taint.go; none saved).
+	taintHeld             map[int]bool
+	taintDropped, retaken int
 	// wild counts the Wild writes in ev.Taint (derived, not saved: a
 	// restore recounts), so that runs without any skip their lookups.
 	wild int
@@ -209,7 +218,8 @@ func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
 	o.widx.on = cfg.Evict
 	// A tail ghost's body is spilled while it stays a member
 	// (evict_list_tail.go): its stub stays too.
-	o.log.keep = func(i int) bool { return o.quar.get(i) || o.ev.Member.get(i) }
+	o.log.keep = func(i int) bool { return o.quar.get(i) && o.taintHolds(i) || o.ev.Member.get(i) }
+	o.log.inMem = func(i int) bool { return !o.spill.spilled(i) } // txnlog.go: sparse chunks
 	o.retention = cfg.Retention
 	o.stream = cfg.Stream
 	o.opts.Level = incremental.OnlineLevel
@@ -234,6 +244,8 @@ func (o *Online) Close(ids ...string) {
 				o.closedSince = append(o.closedSince, i)
 			}
 			o.closed.set(i, true)
+			// A quarantined member's body waited for this (spill.go).
+			o.spillQuarantined([]int{i})
 		}
 	}
 }
@@ -243,7 +255,9 @@ func (o *Online) CloseAll() {
 	o.closed.setAll(true)
 }
 
-// Alerts returns every alert raised so far.
+// Alerts returns the alerts raised so far, oldest first: every pending
+// one and the newest keptAlerts others (alert_kept.go); Stats counts
+// them all.
 func (o *Online) Alerts() []*Alert { return o.alerts }
 
 // Step checks the released history and returns the alerts raised (and
@@ -276,6 +290,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			r = o.build()
 			if len(r.h.Txns) == 0 {
 				o.since, o.closedSince = o.log.len(), o.closedSince[:0]
+				o.trimTaint() // storm_taint.go
 				return out, nil
 			}
 			o.checks++
@@ -292,6 +307,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				}
 				o.drop(r)
 				o.capPinned()
+				o.trimTaint() // storm_taint.go
 				o.takeRewind(o.log.len())
 				o.since, o.closedSince = o.log.len(), o.closedSince[:0]
 				return out, o.retire()
@@ -305,7 +321,8 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 		var h *history.History
 		var pos []int
 		var res *incremental.Result
-		healed := false
+		var retaintErr error
+		healed, retry := false, false
 		for _, local := range []bool{true, false} {
 			var err error
 			switch {
@@ -356,6 +373,20 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				}
 				break
 			}
+			if local {
+				// The violation may rest on a taint entry the engine
+				// dropped: take back those of what the window reads and
+				// judge the instance again (storm_taint.go).
+				if retry, retaintErr = o.retaint(r); retaintErr != nil || retry {
+					break
+				}
+			}
+		}
+		if retaintErr != nil {
+			return out, retaintErr
+		}
+		if retry {
+			continue
 		}
 		if healed {
 			if err := o.heal(ctx); err != nil {
@@ -423,7 +454,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				}
 				first = min(first, i)
 			}
-			o.alerts = append(o.alerts, a)
+			o.raise(a)
 			batch = append(batch, a)
 		}
 		var err error
@@ -450,6 +481,7 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 			}
 			out = append(out, a)
 		}
+		o.trimAlerts()
 	}
 }
 
@@ -915,20 +947,9 @@ func (o *Online) quarantine(i int) error {
 	if err != nil {
 		return err
 	}
-	if !o.log.inMemory(i) {
-		o.log.put(i, stubOf(&t))
-	}
 	o.quar.set(i, true)
 	o.ev.Member.set(i, false)
-	for _, op := range t.Ops {
-		if op.Kind != history.Read {
-			k := taintKey(op.Key, op.Value)
-			o.ev.Taint[k] = append(o.ev.Taint[k], i)
-			if op.Value == Wild {
-				o.wild++
-			}
-		}
-	}
+	o.addTaintOf(i, &t) // storm_taint.go
 	return nil
 }
 
@@ -967,7 +988,7 @@ func (o *Online) capPinned() {
 
 // Stats describe the engine's state.
 func (o *Online) Stats() OnlineStats {
-	st := OnlineStats{Released: o.log.len() - o.unchecked, Unchecked: o.unchecked, Alerts: len(o.alerts), Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
+	st := OnlineStats{Released: o.log.len() - o.unchecked, Unchecked: o.unchecked, Alerts: o.alertCount, Pending: len(o.pending), Steps: o.steps, Checks: o.checks,
 		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned, Capped: o.capped,
 		PastRetention: o.goneCount, SetAside: o.setAsideCount, InexactRewinds: o.inexactRewinds,

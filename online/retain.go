@@ -455,7 +455,7 @@ func (o *Online) setAside(ctx context.Context) (*Alert, error) {
 	a.Type, a.Class, a.ID = PastRetentionType, PastRetentionType, id
 	g := o.goneError(o.floor).(*BodyGoneError)
 	a.PastRetention = fmt.Sprintf("the engine found an anomaly among these %d transactions (released or time-closed at this step) that the bodies kept do not prove: its proof runs through bodies past retention (released before #%d, event time %d); they are set aside unchecked", len(set), g.Floor, g.Start)
-	o.alerts = append(o.alerts, a)
+	o.raise(a)
 	return a, o.replay(ctx, set[0])
 }
 

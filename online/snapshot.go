@@ -49,7 +49,10 @@ type onlineSnapshot struct {
 	Closed  runFlags
 	Quar    runFlags
 	Alerts  []*Alert
-	Pending []string // ids of pending alerts, in order
+	// AlertCount counts every alert raised; Alerts holds the ones the
+	// engine keeps (alert_kept.go). 0: every one (taken before).
+	AlertCount int      `json:",omitempty"`
+	Pending    []string // ids of pending alerts, in order
 	// PendingAt are the pending alerts as indexes into Alerts, in order:
 	// an id named one alert only once ids named anomalies (alertid.go);
 	// under the earlier ids, two alerts whose cores reused transaction
@@ -480,7 +483,7 @@ func (o *Online) restoreDurable(ss *spillSnapshot, n int, version int) error {
 			continue
 		}
 		for i := c << logChunkBits; i < min(n, (c+1)<<logChunkBits); i++ {
-			if !o.quar.get(i) || l.inMemory(i) {
+			if !o.quar.get(i) || !o.taintHolds(i) || l.inMemory(i) {
 				continue
 			}
 			var t history.Txn
@@ -577,7 +580,7 @@ func (o *Online) restoreSpilled(n int, b []byte) (bool, error) {
 	// transaction, nor, with a reused ID, the older use it replaced.
 	delete(o.index, stub.ID)
 	if c := o.log.markSpilled(i, stub); c >= 0 && o.spillErr == nil {
-		o.spillErr = o.spill.writeOut(c)
+		o.spillErr = o.writeOutChunk(c)
 	}
 	return true, nil
 }
@@ -585,7 +588,7 @@ func (o *Online) restoreSpilled(n int, b []byte) (bool, error) {
 func (o *Online) snapshot() *onlineSnapshot {
 	s := onlineSnapshot{
 		Version: snapshotVersion, Options: o.opts, Promised: o.promised,
-		Closed: o.closed, Quar: o.quar, Alerts: o.alerts,
+		Closed: o.closed, Quar: o.quar, Alerts: o.alerts, AlertCount: o.alertCount,
 		Steps: o.steps, Checks: o.checks, Unchecked: o.unchecked,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned,
 		Evict: o.evicting, EvictState: o.ev, MaxPinned: o.maxPinned, Capped: o.capped,
@@ -668,8 +671,10 @@ func RestoreOnlineAt(opts history.Options, bodies BodyFile, snap []byte, each fu
 	o := want
 	o.closed, o.quar = s.Closed, s.Quar
 	o.alerts, o.steps, o.checks, o.unchecked = s.Alerts, s.Steps, s.Checks, s.Unchecked
+	o.alertCount = max(s.AlertCount, len(s.Alerts))
 	o.evicting, o.ev = s.Evict, s.EvictState
 	o.wild = countWild(o.ev.Taint)
+	o.taintedWriters() // storm_taint.go: before the log, whose stubs it keeps
 	o.maxPinned, o.capped = s.MaxPinned, s.Capped
 	o.conflicts, o.constraints, o.pruned = s.Conflicts, s.Constraints, s.Pruned
 	o.rewinds, o.nextRewind, o.inPlace = s.Rewinds, s.NextRewind, s.InPlace
@@ -742,8 +747,10 @@ func RestoreOnlineAt(opts history.Options, bodies BodyFile, snap []byte, each fu
 		}
 		// A reused ID (window W5): the index keeps the newest.
 		o.index[t.ID] = o.appendLog(t)
-		if !o.ev.Member.get(i) {
-			// Evicted bodies go back to the spill, as if evicted here.
+		if !o.ev.Member.get(i) && (!o.quar.get(i) || o.closed.get(i)) {
+			// Evicted bodies go back to the spill, as if evicted here;
+			// a quarantined one that is open waits for Close
+			// (spillQuarantined).
 			o.spillBody(i)
 		}
 		return nil

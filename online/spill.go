@@ -430,9 +430,33 @@ func (o *Online) stub(i int) error {
 		delete(o.index, id)
 	}
 	if c := o.log.markSpilled(i, stubOf(o.log.at(i))); c >= 0 {
-		return o.spill.writeOut(c)
+		return o.writeOutChunk(c)
 	}
 	return nil
+}
+
+// writeOutChunk writes out the offsets of chunk c, which the log dropped
+// (spill.writeOut). A sparse chunk's bodies still in memory (held loose
+// by the log) keep an offset of their own, 0, so that spilled does not
+// take them for the block's (SEMANTICS §5 "Sparse log chunks").
+func (o *Online) writeOutChunk(c int) error {
+	sp := &o.spill
+	if c >= len(sp.at) || sp.at[c] == nil {
+		return nil
+	}
+	var held []int
+	for k, off := range sp.at[c] {
+		if i := c<<logChunkBits + k; off == 0 && i < o.log.len() {
+			held = append(held, i)
+		}
+	}
+	err := sp.writeOut(c)
+	if sp.at[c] == nil {
+		for _, i := range held {
+			sp.setAt(i, 0)
+		}
+	}
+	return err
 }
 
 // appendLog releases t into the log. A chunk the log drops on the way has
@@ -442,7 +466,7 @@ func (o *Online) appendLog(t history.Txn) int {
 	o.mark(o.log.len(), &t)
 	i, dropped := o.log.append(t)
 	if dropped >= 0 && o.spillErr == nil {
-		o.spillErr = o.spill.writeOut(dropped)
+		o.spillErr = o.writeOutChunk(dropped)
 	}
 	o.indexWrites(i, t.Ops)
 	return i
@@ -524,10 +548,13 @@ func (o *Online) spillBody(i int) {
 // quarantined in a core, a body in memory was what the cap left of its
 // memory (about 4.5 KB each on mixed streams) and what a storm's memory
 // grew by. A quarantined ghost stays a member (alert_inplace.go), with
-// its body.
+// its body. So does one that is not time-closed, until Close: a spilled
+// body leaves the ID index (stub), and Close finds transactions by it,
+// so an open member of an alert, spilled, never closed, and its alert
+// stayed pending for ever, never shrunk again (O5).
 func (o *Online) spillQuarantined(at []int) {
 	for _, i := range at {
-		if o.quar.get(i) && !o.ev.Member.get(i) {
+		if o.quar.get(i) && !o.ev.Member.get(i) && o.closed.get(i) {
 			o.spillBody(i)
 		}
 	}

@@ -15,6 +15,15 @@ const logChunkSize = 1 << logChunkBits
 // all spilled is dropped; a transaction of a dropped chunk that comes
 // back into memory (quarantined, or replayed after an alert) is held
 // loose until it is spilled again.
+//
+// A chunk is also dropped, once it is not the last, when at most looseMax
+// of its transactions are still in memory (docs/SEMANTICS.md §5 "Sparse
+// log chunks"): those are held loose. A ghost (an evicted writer that is
+// still a key's live version) keeps its body in memory for as long as no
+// later writer overwrites the key, so a key written rarely held the
+// whole chunk of its last writer, 4,096 transactions' worth of memory for
+// one body: on the anomaly storm of BENCHMARKS.md nearly every chunk of
+// the stream stayed, and memory grew with the stream.
 type txnLog struct {
 	chunks [][]history.Txn // nil: dropped
 	// spilled counts each chunk's spilled transactions; a chunk is dropped
@@ -26,6 +35,21 @@ type txnLog struct {
 	// quarantined transaction's (the taint rule reads its times; its
 	// body is in the spill). nil: none.
 	keep func(i int) bool
+	// inMem says which transactions still have their body in memory (not
+	// spilled): a chunk dropped while sparse holds them loose. nil: a
+	// chunk is dropped only when all of it is spilled.
+	inMem func(i int) bool
+}
+
+// looseMax is how many transactions of a chunk may still be in memory
+// when it is dropped (held loose: a map entry each, about 200 bytes with
+// the copy, against the chunk's array of 4,096 at about 120 bytes each).
+const looseMax = logChunkSize / 8
+
+// sparse reports whether chunk c, no longer the last and still held, has
+// at most looseMax transactions in memory: dropping it frees its array.
+func (l *txnLog) sparse(c int) bool {
+	return l.inMem != nil && c < len(l.chunks)-1 && l.chunks[c] != nil && logChunkSize-int(l.spilled[c]) <= looseMax
 }
 
 func (l *txnLog) len() int { return l.n }
@@ -47,16 +71,17 @@ func (l *txnLog) inMemory(i int) bool {
 }
 
 // append adds t as the next transaction; dropped is the chunk that this
-// dropped (all spilled, and no longer the last), or -1.
+// dropped (all spilled, or sparse, and no longer the last), or -1.
 func (l *txnLog) append(t history.Txn) (i, dropped int) {
 	i, dropped = l.n, -1
 	if i&(logChunkSize-1) == 0 {
-		if c := len(l.chunks) - 1; c >= 0 && l.spilled[c] == logChunkSize {
-			l.dropChunk(c) // no longer the last
-			dropped = c
-		}
 		l.chunks = append(l.chunks, make([]history.Txn, logChunkSize))
 		l.spilled = append(l.spilled, 0)
+		// The chunk before is no longer the last.
+		if c := len(l.chunks) - 2; c >= 0 && l.chunks[c] != nil && (l.spilled[c] == logChunkSize || l.sparse(c)) {
+			l.dropChunk(c)
+			dropped = c
+		}
 	}
 	l.chunks[i>>logChunkBits][i&(logChunkSize-1)] = t
 	l.n++
@@ -80,8 +105,8 @@ func (l *txnLog) put(i int, t history.Txn) {
 }
 
 // markSpilled records that transaction i's body went to the spill; its
-// stub is stub, and the chunk is dropped once all of it is spilled: then
-// it returns the chunk, else -1.
+// stub is stub, and the chunk is dropped once all of it is spilled, or
+// it is sparse: then it returns the chunk, else -1.
 func (l *txnLog) markSpilled(i int, stub history.Txn) int {
 	c := i >> logChunkBits
 	l.spilled[c]++
@@ -97,25 +122,24 @@ func (l *txnLog) markSpilled(i int, stub history.Txn) int {
 		return -1
 	}
 	l.chunks[c][i&(logChunkSize-1)] = stub
-	if l.spilled[c] == logChunkSize && c != len(l.chunks)-1 {
+	if l.spilled[c] == logChunkSize && c != len(l.chunks)-1 || l.sparse(c) {
 		l.dropChunk(c)
 		return c
 	}
 	return -1
 }
 
-// dropChunk drops chunk c, all of it spilled, holding loose the stubs
-// keep names.
+// dropChunk drops chunk c, holding loose the bodies still in memory
+// (inMem: a sparse chunk) and the stubs keep names.
 func (l *txnLog) dropChunk(c int) {
-	if l.keep != nil {
-		for k := range l.chunks[c] {
-			if i := c<<logChunkBits + k; l.keep(i) {
-				if l.loose == nil {
-					l.loose = map[int]*history.Txn{}
-				}
-				t := l.chunks[c][k] // a copy: the chunk's array goes
-				l.loose[i] = &t
+	for k := range l.chunks[c] {
+		i := c<<logChunkBits + k
+		if i < l.n && (l.inMem != nil && l.inMem(i) || l.keep != nil && l.keep(i)) {
+			if l.loose == nil {
+				l.loose = map[int]*history.Txn{}
 			}
+			t := l.chunks[c][k] // a copy: the chunk's array goes
+			l.loose[i] = &t
 		}
 	}
 	l.chunks[c] = nil
