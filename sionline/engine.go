@@ -282,8 +282,29 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			return nil, err
 		}
 	}
-	if err := e.reset(); err != nil {
-		return nil, err
+	if reset := e.ghost != nil || len(e.arch.segs) > 0; reset {
+		if err := e.reset(); err != nil {
+			return nil, err
+		}
+		if e.evicting() && !e.deferred {
+			// The screen again, on every body and no ghost: a witness
+			// choice the stream contradicted (the usual cause of a
+			// reset) leaves it valid, and it evicts at once, in chunks
+			// (docs/SEMANTICS.md §5 "One witness, several evictions"),
+			// instead of one more full check now and the screen of the
+			// whole stream at the next step.
+			h := e.instance(true)
+			e.checks++
+			res, err := incremental.Check(ctx, h, e.opts, incremental.Config{MaxAnomalies: 1})
+			if err != nil {
+				return nil, fmt.Errorf("sionline: step %d: %w", e.steps, err)
+			}
+			e.conflicts += res.Stats.Conflicts
+			if res.Verdict == incremental.Valid {
+				e.dirty, e.undecided = false, false
+				return nil, e.evict(h, res.Witness)
+			}
+		}
 	}
 	h := e.instance(false)
 	e.checks++
