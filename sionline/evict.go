@@ -376,13 +376,17 @@ func sealedPrefixes(witness []string, index map[string]int, n int, byName map[st
 	return sealed
 }
 
-// WaitWindow is how many members the window may hold while an eviction
-// waits for a key's last version to be decided (by a later read or
-// writer) rather than take the witness's choice. Past it the witness's
-// choice is kept: exact still (the screen is stronger than A_t), but a
-// later read that contradicts it makes the screen fail and the step
-// rebuild from the archive (a reset).
-var WaitWindow = 4096
+// WaitWindow is how many of the newest members an eviction waits for:
+// a key whose last version the liveness rules leave open holds X back
+// when one of its writers is among the newest WaitWindow members; an
+// older one's keys take the witness's choice. Exact still (the screen
+// is stronger than A_t), but a later read that contradicts a choice
+// makes the screen fail and the step re-admit the segments since it
+// (docs/SEMANTICS.md §5 "A witness choice the stream contradicts").
+// Small, because a step costs the window: 128 made issue 28's 5K and
+// 20K read-modify-write streams fastest of 128, 512 and 4096
+// (BENCHMARKS.md, sireset).
+var WaitWindow = 128
 
 // replay runs the witness over I = {ghost} ∪ X: the last register
 // version and the appends per key, and, under an unknown initial state,
