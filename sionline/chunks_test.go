@@ -359,3 +359,44 @@ func TestPunchFreesWhatAResetTookBack(t *testing.T) {
 	}
 	t.Logf("punched %d of %d bytes (%v along the way)", file.Punched(), len(file.Bytes()), punched)
 }
+
+// TestScreenVerdictOnly: a screen is checked for its verdict only
+// (screenCheck): the same verdict as the full check, with no core
+// searched for when it is invalid.
+func TestScreenVerdictOnly(t *testing.T) {
+	ctx := context.Background()
+	invalid := 0
+	for i := range 6 {
+		cfg, _ := gen.Preset("mixed")
+		cfg.Seed = uint64(i + 1)
+		cfg.Txns, cfg.Keys = 60, 12
+		if i%2 == 1 {
+			cfg.Inject = []string{history.LostUpdate}
+		}
+		h, _, err := gen.Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty}
+		full, err := incremental.Check(ctx, h, opts, incremental.Config{MaxAnomalies: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := incremental.Check(ctx, h, opts, screenCheck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Verdict != full.Verdict {
+			t.Fatalf("stream %d: screen check %s, full check %s", i, got.Verdict, full.Verdict)
+		}
+		if got.Verdict == incremental.Invalid {
+			invalid++
+			if len(got.Anomalies) > 0 {
+				t.Fatalf("stream %d: the screen check searched for %d cores", i, len(got.Anomalies))
+			}
+		}
+	}
+	if invalid == 0 {
+		t.Fatal("no invalid stream: the test does not exercise VerdictOnly")
+	}
+}

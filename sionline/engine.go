@@ -75,6 +75,11 @@ func MemoryNote(lv history.Level) string {
 	return fmt.Sprintf("at %s%s a sealed prefix of closed transactions leaves for the body file on disk; memory holds the transactions not yet evicted, one ghost with each written key's last version (it grows with the number of keys, not of transactions) and O(log n) archive segments; a step whose screen fails brings back archive segments, up to half the archive, and one that needs more (an anomaly) loads the whole archive into memory for that step (%s)", lv, why, levels)
 }
 
+// screenCheck is how a screen is checked: only its verdict counts (a
+// valid screen's witness evicts; an invalid one brings the archive back
+// and A_t decides, with its own cores), so no core is searched for.
+var screenCheck = incremental.Config{MaxAnomalies: 1, VerdictOnly: true}
+
 // MaxAnomaliesPerStep bounds the cores one step looks for: each is
 // projected out and the search repeats (incremental's max-anomalies).
 const MaxAnomaliesPerStep = 64
@@ -269,7 +274,7 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 		// itself decides, on every body (reset).
 		h := e.instance(true)
 		e.checks++
-		res, err := incremental.Check(ctx, h, e.opts, incremental.Config{MaxAnomalies: 1})
+		res, err := incremental.Check(ctx, h, e.opts, screenCheck)
 		if err != nil {
 			return nil, fmt.Errorf("sionline: step %d: %w", e.steps, err)
 		}
@@ -295,7 +300,7 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			// whole stream at the next step.
 			h := e.instance(true)
 			e.checks++
-			res, err := incremental.Check(ctx, h, e.opts, incremental.Config{MaxAnomalies: 1})
+			res, err := incremental.Check(ctx, h, e.opts, screenCheck)
 			if err != nil {
 				return nil, fmt.Errorf("sionline: step %d: %w", e.steps, err)
 			}
@@ -381,7 +386,7 @@ func (e *Engine) readmitSuffix(ctx context.Context, verdict incremental.Verdict)
 		}
 		h := e.instance(true)
 		e.checks++
-		res, err := incremental.Check(ctx, h, e.opts, incremental.Config{MaxAnomalies: 1})
+		res, err := incremental.Check(ctx, h, e.opts, screenCheck)
 		if err != nil {
 			return false, fmt.Errorf("sionline: step %d: %w", e.steps, err)
 		}
