@@ -61,6 +61,8 @@ type archive struct {
 	buf    []byte
 	segs   []segment
 	err    error
+	// punched: the file's bytes before it were given back (Punch).
+	punched int64
 }
 
 func (a *archive) end() int64 { return a.size + int64(len(a.buf)) }
@@ -312,5 +314,36 @@ func (g *ghost) fill() {
 	}
 	if g.Pin == nil {
 		g.Pin = map[history.Key]history.Op{}
+	}
+}
+
+// Punch is what the run command calls as it takes a checkpoint: a
+// function to run once that checkpoint is durable, which frees the body
+// file's bytes before the first byte any segment names. Those are
+// archive records no longer in it: what a reset brought back (all of it
+// after a full one) and re-evicted further on. The checkpoint just taken
+// names only segments from there on, and a restart resumes from it, so
+// nothing freed is read again (docs/SEMANTICS.md §5 "Trimming the
+// archive's body file"). Only a durable file: a temporary one starts
+// again at a full reset (readmit) and is gone with the engine.
+func (e *Engine) Punch() func() error {
+	a := &e.arch
+	if !a.opened || !a.file.Durable() || a.err != nil {
+		return func() error { return nil }
+	}
+	cut := a.end()
+	if len(a.segs) > 0 && len(a.segs[0].Ranges) > 0 {
+		cut = a.segs[0].Ranges[0]
+	}
+	if cut <= a.punched || cut > a.size {
+		return func() error { return nil }
+	}
+	a.punched = cut
+	f := a.file
+	return func() error {
+		if err := f.Punch(cut); err != nil {
+			return fmt.Errorf("sionline: freeing %d bytes of the archive %s: %w", cut, f.Name(), err)
+		}
+		return nil
 	}
 }

@@ -17,7 +17,8 @@ import (
 // isolation, as `run --level strong-snapshot-isolation --lateness 10ms
 // --tick 10ms --initial-state empty` does. For profiles
 // (-cpuprofile); BENCHMARKS.md times the binary.
-// STREAMCHECK_SIBENCH_TXNS=N streams N transactions instead.
+// STREAMCHECK_SIBENCH_TXNS=N streams N transactions instead,
+// STREAMCHECK_SIBENCH_WAIT=N sets WaitWindow to N.
 func BenchmarkRMW(b *testing.B) {
 	cfg, err := gen.Preset("mixed")
 	if err != nil {
@@ -26,6 +27,10 @@ func BenchmarkRMW(b *testing.B) {
 	cfg.Txns, cfg.UnknownRatio, cfg.ListRatio, cfg.Seed = 5000, 0.02, 0.1, 28
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_TXNS")); err == nil && n > 0 {
 		cfg.Txns = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_WAIT")); err == nil && n >= 0 {
+		defer func(w int) { WaitWindow = w }(WaitWindow)
+		WaitWindow = n
 	}
 	h, _, err := gen.Generate(cfg)
 	if err != nil {

@@ -77,10 +77,13 @@
 // weaker than A_t, so a valid screen proves the step valid, and the step
 // evicts the longest sealed prefix X (its reads in the screen, ended
 // before every member whose reads are not, and first in a completion of
-// the screen: the witness, reordered and checked by culprit) into the
-// archive, the witness replayed over X giving the new ghost. A screen
-// that is not valid brings the archive back (reset) and the full A_t
-// decides as S1-S7 say: alerts never come from the ghost.
+// the screen: the witness, reordered, every prefix judged at once by
+// sealedPrefixes) into the archive, in chunks, each with the ghost the
+// witness replayed over it gives (docs/SEMANTICS.md §5 "One witness,
+// several evictions"). A screen that is not valid brings back the
+// newest archive segments, then the whole archive (reset: the screen
+// on every body, then the full A_t, decides as S1-S7 say): alerts
+// never come from the ghost.
 //
 //	W1 the screen with any future satisfiable implies A_t with it
 //	   satisfiable (docs/SEMANTICS.md §5 "Eviction at strong snapshot
@@ -98,8 +101,12 @@
 // (archive.go, docs/SEMANTICS.md §5 "Re-admitting a suffix of the
 // archive": the screen with segment j's ghost and segments j.. is one
 // the eviction argument covers), up to half the archive, and then the
-// whole released stream (anomalies, deferred cores). The archive is in
-// the body file (on disk in `run`); memory holds the window, the ghost
-// (each written key's last version: it grows with the keys) and O(log n)
-// segments. GSI keeps everything (E3); MemoryNote says so at start.
+// whole released stream (anomalies, deferred cores, a contradicted
+// witness choice older than half the archive). A valid screen after a
+// reset evicts at once in chunks, so the archive never comes back as one
+// segment. The archive is in the body file (on disk in `run`; Punch frees
+// what a reset left dead in a durable one); memory holds the window, the
+// ghost (each written key's last version: it grows with the keys) and
+// O(log n) segments. GSI keeps everything (E3); MemoryNote says so at
+// start.
 package sionline

@@ -75,6 +75,11 @@ func MemoryNote(lv history.Level) string {
 	return fmt.Sprintf("at %s%s a sealed prefix of closed transactions leaves for the body file on disk; memory holds the transactions not yet evicted, one ghost with each written key's last version (it grows with the number of keys, not of transactions) and O(log n) archive segments; a step whose screen fails brings back archive segments, up to half the archive, and one that needs more (an anomaly) loads the whole archive into memory for that step (%s)", lv, why, levels)
 }
 
+// screenCheck is how a screen is checked: only its verdict counts (a
+// valid screen's witness evicts; an invalid one brings the archive back
+// and A_t decides, with its own cores), so no core is searched for.
+var screenCheck = incremental.Config{MaxAnomalies: 1, VerdictOnly: true}
+
 // MaxAnomaliesPerStep bounds the cores one step looks for: each is
 // projected out and the search repeats (incremental's max-anomalies).
 const MaxAnomaliesPerStep = 64
@@ -269,7 +274,7 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 		// itself decides, on every body (reset).
 		h := e.instance(true)
 		e.checks++
-		res, err := incremental.Check(ctx, h, e.opts, incremental.Config{MaxAnomalies: 1})
+		res, err := incremental.Check(ctx, h, e.opts, screenCheck)
 		if err != nil {
 			return nil, fmt.Errorf("sionline: step %d: %w", e.steps, err)
 		}
@@ -282,8 +287,29 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			return nil, err
 		}
 	}
-	if err := e.reset(); err != nil {
-		return nil, err
+	if reset := e.ghost != nil || len(e.arch.segs) > 0; reset {
+		if err := e.reset(); err != nil {
+			return nil, err
+		}
+		if e.evicting() && !e.deferred {
+			// The screen again, on every body and no ghost: a witness
+			// choice the stream contradicted (the usual cause of a
+			// reset) leaves it valid, and it evicts at once, in chunks
+			// (docs/SEMANTICS.md §5 "One witness, several evictions"),
+			// instead of one more full check now and the screen of the
+			// whole stream at the next step.
+			h := e.instance(true)
+			e.checks++
+			res, err := incremental.Check(ctx, h, e.opts, screenCheck)
+			if err != nil {
+				return nil, fmt.Errorf("sionline: step %d: %w", e.steps, err)
+			}
+			e.conflicts += res.Stats.Conflicts
+			if res.Verdict == incremental.Valid {
+				e.dirty, e.undecided = false, false
+				return nil, e.evict(h, res.Witness)
+			}
+		}
 	}
 	h := e.instance(false)
 	e.checks++
@@ -360,7 +386,7 @@ func (e *Engine) readmitSuffix(ctx context.Context, verdict incremental.Verdict)
 		}
 		h := e.instance(true)
 		e.checks++
-		res, err := incremental.Check(ctx, h, e.opts, incremental.Config{MaxAnomalies: 1})
+		res, err := incremental.Check(ctx, h, e.opts, screenCheck)
 		if err != nil {
 			return false, fmt.Errorf("sionline: step %d: %w", e.steps, err)
 		}

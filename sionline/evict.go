@@ -215,62 +215,123 @@ func (e *Engine) evict(h *history.History, witness []string) error {
 	for n, i := range mem {
 		index[e.txs[i].Name] = n
 	}
-	for try := 0; try < maxShrink && limit > 0; try++ {
-		if c := culprit(h, witness, index, limit, byName); c >= 0 {
-			for limit = c; limit > 0 && !ok[limit]; limit-- {
-			}
-			continue
+	sealed := sealedPrefixes(witness, index, limit, byName)
+	cut := func(p int) bool { return ok[p] && sealed[p] }
+	below := func(p int) int {
+		for ; p > 0 && !cut(p); p-- {
 		}
-		g := e.replay(mem[:limit], byName, witness)
-		if len(mem) <= WaitWindow {
-			// Precision, not exactness: wait for keys whose last
-			// version the liveness rules leave open, and for keys where
-			// they disagree with the witness (a rule too bold: counted).
-			d, firstOpen, err := e.summarize(mem[:limit], byName)
+		return p
+	}
+	limit = below(limit)
+	for try := 0; try < maxShrink && limit > 0; try++ {
+		g := e.replay(e.ghost, mem[:limit], byName, witness)
+		// Precision, not exactness: wait for keys whose last version
+		// the liveness rules leave open, and for keys where they
+		// disagree with the witness (a rule too bold: counted); but
+		// not for a member more than WaitWindow members back, whose
+		// undecided keys take the witness's choice (force).
+		force := max(0, len(mem)-WaitWindow)
+		if force < limit {
+			d, firstOpen, err := e.summarize(mem[:limit], byName, force)
 			if err != nil {
 				return err
 			}
 			if firstOpen >= 0 {
-				for limit = firstOpen; limit > 0 && !ok[limit]; limit-- {
-				}
+				limit = below(firstOpen)
 				continue
 			}
-			if !agrees(d, g) {
+			if force == 0 && !agrees(d, g) {
 				e.probeFails++
 				return nil
 			}
 		}
-		return e.archive(mem[:limit], g)
+		return e.archiveChunks(mem, chunkBounds(limit, cut), byName, witness)
 	}
 	return nil
 }
 
-// culprit says whether the witness, with the events of X = the first
-// limit members moved before every other event (each part in its own
-// order), is still a completion of the screen, and if not which member
-// of X to cut before (the earliest, by position in start order). Only
-// two things can break (docs/SEMANTICS.md §5): a read of X that saw a
-// version written outside X (its source would move after it), and a read
-// outside X that began before a commit of X on its key (that commit
-// would move before it and could change what it saw). Real time and
-// session order cannot: X is closed downwards in start order. Writers of
-// a key overlap no more than before.
-func culprit(h *history.History, witness []string, index map[string]int, limit int, byName map[string]*history.Txn) int {
-	inX := func(name string) bool {
+// chunkBounds cuts the sealed prefix of limit members into chunks, each
+// evicted as if by its own step (docs/SEMANTICS.md §5 "One witness,
+// several evictions"): the bounds, increasing, the last limit. Going
+// back from limit the chunks take segTxns, segTxns, 2·segTxns,
+// 2·segTxns, 4·segTxns, ... members (the sizes thin keeps), a bound moved
+// down to the nearest p where cut(p) holds (p may end a sealed prefix);
+// the newest chunks, whose witness choices a later read is likeliest to
+// contradict, are the smallest.
+func chunkBounds(limit int, cut func(p int) bool) []int {
+	bounds := []int{limit}
+	size := segTxns
+	for hi, n := limit, 1; ; n++ {
+		p := hi - size
+		for ; p >= segTxns && !cut(p); p-- {
+		}
+		if p < segTxns {
+			break
+		}
+		bounds = append(bounds, p)
+		hi = p
+		if n%2 == 0 {
+			size *= 2
+		}
+	}
+	slices.Reverse(bounds)
+	return bounds
+}
+
+// archiveChunks evicts mem[:bounds[len(bounds)-1]] chunk by chunk: chunk
+// c (mem[bounds[c-1]:bounds[c]]) with the ghost the witness replayed over
+// the ghost before it and the chunk gives, each chunk opening a segment
+// of its own once the last one is full (archive.evict), so that a
+// re-admission can start at any of them.
+func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*history.Txn, witness []string) error {
+	g, from := e.ghost, 0
+	chunks := make([][]int, len(bounds))
+	ghosts := make([]*ghost, len(bounds))
+	for c, b := range bounds {
+		chunks[c] = mem[from:b]
+		g = e.replay(g, mem[from:b], byName, witness)
+		ghosts[c] = g
+		from = b
+	}
+	return e.archive(chunks, ghosts)
+}
+
+// sealedPrefixes says, for every p from 0 to n, whether the witness,
+// with the events of X_p = {ghost} ∪ the first p members (index: a
+// member's position in start order) moved before every other event
+// (each part in its own order), is still a completion of the screen.
+// Only two things can break (docs/SEMANTICS.md §5 "Eviction at strong
+// snapshot isolation", (c)): a read of X_p that saw a version written
+// outside it (its source would move after it), and a read outside X_p
+// that began before a commit of X_p on its key (that commit would move
+// before it and could change what it saw). Real time and session order
+// cannot: X_p is closed downwards in start order. Writers of a key
+// overlap no more than before. Each break rules out an interval of p: a
+// read by member m that saw w's version, p in (m, w]; a commit by c on a
+// key that members up to r began reading before it, p in (c, r]. One
+// pass over the witness finds them all (per key the last writer and the
+// latest reader begun so far), so every prefix is judged at once
+// (docs/SEMANTICS.md §5 "One witness, several evictions").
+func sealedPrefixes(witness []string, index map[string]int, n int, byName map[string]*history.Txn) []bool {
+	pos := func(name string) int {
 		if name == ghostName {
-			return true
+			return -1 // in every X_p
 		}
-		n, ok := index[name]
-		return ok && n < limit
+		if k, ok := index[name]; ok {
+			return k
+		}
+		return math.MaxInt // not a member: in no X_p
 	}
-	lastWriter := map[history.Key]string{}
-	yBegun := map[history.Key]bool{}
-	c := -1
-	blame := func(name string) {
-		if n := index[name]; c < 0 || n < c {
-			c = n
+	bad := make([]int, n+2) // a difference array over p
+	mark := func(lo, hi int) {
+		lo, hi = lo+1, min(hi, n)
+		if lo <= hi {
+			bad[lo]++
+			bad[hi+1]--
 		}
 	}
+	lastWriter := map[history.Key]int{}
+	lastReader := map[history.Key]int{}
 	for _, ev := range witness {
 		sp := strings.IndexByte(ev, ' ')
 		name := ev[sp+1:]
@@ -278,17 +339,19 @@ func culprit(h *history.History, witness []string, index map[string]int, limit i
 		if t == nil {
 			continue
 		}
-		x := inX(name)
+		k := pos(name)
 		if ev[:sp] == "begin" {
+			if k < 0 {
+				continue // the ghost's pins: it begins before everything
+			}
 			seen := map[history.Key]bool{}
 			for _, op := range t.Ops {
 				if op.Kind == history.Read && !seen[op.Key] {
-					if x {
-						if w, ok := lastWriter[op.Key]; ok && !inX(w) && name != ghostName {
-							blame(name)
-						}
-					} else {
-						yBegun[op.Key] = true
+					if w, ok := lastWriter[op.Key]; ok && w > k {
+						mark(k, w)
+					}
+					if r, ok := lastReader[op.Key]; !ok || k > r {
+						lastReader[op.Key] = k
 					}
 				}
 				seen[op.Key] = true
@@ -299,34 +362,49 @@ func culprit(h *history.History, witness []string, index map[string]int, limit i
 			if op.Kind == history.Read {
 				continue
 			}
-			lastWriter[op.Key] = name
-			if x && yBegun[op.Key] && name != ghostName {
-				blame(name)
+			if r, ok := lastReader[op.Key]; ok && k >= 0 && r > k {
+				mark(k, r)
 			}
+			lastWriter[op.Key] = k
 		}
 	}
-	return c
+	sealed := make([]bool, n+1)
+	for p, d := 0, 0; p <= n; p++ {
+		d += bad[p]
+		sealed[p] = d == 0
+	}
+	return sealed
 }
 
-// WaitWindow is how many members the window may hold while an eviction
-// waits for a key's last version to be decided (by a later read or
-// writer) rather than take the witness's choice. Past it the witness's
-// choice is kept: exact still (the screen is stronger than A_t), but a
-// later read that contradicts it makes the screen fail and the step
-// rebuild from the archive (a reset).
-var WaitWindow = 4096
+// WaitWindow is how many of the newest members an eviction waits for:
+// a key whose last version the liveness rules leave open holds X back
+// when one of its writers is among the newest WaitWindow members; an
+// older one's keys take the witness's choice. Exact still (the screen
+// is stronger than A_t), but a later read that contradicts a choice
+// makes the screen fail and the step re-admit the segments since it
+// (docs/SEMANTICS.md §5 "A witness choice the stream contradicts").
+// Small, because a step costs the window: 128 made issue 28's 5K and
+// 20K read-modify-write streams fastest of 128, 512 and 4096
+// (BENCHMARKS.md, sireset).
+var WaitWindow = 128
 
 // replay runs the witness over I = {ghost} ∪ X: the last register
 // version and the appends per key, and, under an unknown initial state,
 // the initial value each read of I saw before any write of its key (the
 // pins). The result is the ghost after X.
-func (e *Engine) replay(xs []int, byName map[string]*history.Txn, witness []string) *ghost {
-	in := make(map[string]*history.Txn, len(xs)+1)
+func (e *Engine) replay(before *ghost, xs []int, byName map[string]*history.Txn, witness []string) *ghost {
+	in := make(map[string]*history.Txn, len(xs))
 	g := &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}, Pin: map[history.Key]history.Op{}, Time: math.MaxInt64}
-	if e.ghost != nil {
-		gt := e.ghost.txn(nil)
-		in[ghostName] = &gt
-		g.Time = e.ghost.Time
+	if before != nil {
+		// Its state, not its events: the ghost before a chunk other than
+		// the first, or after a reset, has no events in the witness
+		// (docs/SEMANTICS.md §5 "One witness, several evictions"); the
+		// screen's own ghost commits before every member (W3), so
+		// starting from its state is replaying its events first.
+		g = before.clone()
+		for k, l := range g.List {
+			g.List[k] = slices.Clone(l)
+		}
 	}
 	for _, i := range xs {
 		t := byName[e.txs[i].Name]
@@ -407,8 +485,10 @@ func agrees(d, g *ghost) bool {
 
 // summarize computes the ghost that {current ghost} ∪ X leaves, X being
 // the members xs, or the position in xs of the earliest member writing a
-// key whose last version is not decided (firstOpen >= 0).
-func (e *Engine) summarize(xs []int, byName map[string]*history.Txn) (*ghost, int, error) {
+// key whose last version is not decided (firstOpen >= 0), members
+// before position force not counted (their keys take the witness's
+// choice).
+func (e *Engine) summarize(xs []int, byName map[string]*history.Txn, force int) (*ghost, int, error) {
 	vs := make([]view, len(xs))
 	for j, i := range xs {
 		x := &e.txs[i]
@@ -485,7 +565,7 @@ func (e *Engine) summarize(xs []int, byName map[string]*history.Txn) (*ghost, in
 	firstOpen := -1
 	open := func(js []int) {
 		for _, j := range js {
-			if firstOpen < 0 || j < firstOpen {
+			if j >= force && (firstOpen < 0 || j < firstOpen) {
 				firstOpen = j
 			}
 		}
@@ -676,22 +756,33 @@ func (e *Engine) lastList(vs []view, appenders, readers []int, k history.Key, g 
 	return p, out, true
 }
 
-// archive moves the members xs (positions in e.txs, in order) to the
-// archive and makes g the ghost.
-func (e *Engine) archive(xs []int, g *ghost) error {
-	gone := make(map[int]bool, len(xs))
-	out := make([]*tx, len(xs))
-	for n, i := range xs {
-		x := &e.txs[i]
-		out[n] = x
-		gone[i] = true
-		if x.Fl&fClosed == 0 {
-			e.pendingClose[x.T.ID] = x.Seq
+// archive moves the chunks of members (positions in e.txs, in order,
+// one after the other) to the archive, chunk c evicted with ghosts[c-1]
+// (the current ghost for the first) before it, and makes the last ghost
+// the ghost.
+func (e *Engine) archive(chunks [][]int, ghosts []*ghost) error {
+	gone := map[int]bool{}
+	n := 0
+	for c, xs := range chunks {
+		out := make([]*tx, len(xs))
+		for k, i := range xs {
+			x := &e.txs[i]
+			out[k] = x
+			gone[i] = true
+			if x.Fl&fClosed == 0 {
+				e.pendingClose[x.T.ID] = x.Seq
+			}
 		}
+		before := e.ghost
+		if c > 0 {
+			before = ghosts[c-1]
+		}
+		if err := e.arch.evict(out, before); err != nil {
+			return err
+		}
+		n += len(xs)
 	}
-	if err := e.arch.evict(out, e.ghost); err != nil {
-		return err
-	}
+	g := ghosts[len(ghosts)-1]
 	kept := e.txs[:0]
 	for i := range e.txs {
 		if !gone[i] {
@@ -700,7 +791,7 @@ func (e *Engine) archive(xs []int, g *ghost) error {
 	}
 	clear(e.txs[len(kept):])
 	e.txs = kept
-	e.evicted += len(xs)
+	e.evicted += n
 	e.ghost = g
 	e.reindex()
 	return nil

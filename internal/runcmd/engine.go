@@ -44,11 +44,10 @@ func (weakEngine) BodyFileSize() int64           { return 0 }
 func (weakEngine) SetRetention(online.Retention) {}
 
 // siEngine adapts sionline.Engine (the snapshot-isolation family): its
-// evicted bodies are in the body file (its archive, never punched: a
-// reset may need any of them), the window in its snapshot.
+// evicted bodies are in the body file (its archive, punched up to the
+// first byte a segment still names), the window in its snapshot.
 type siEngine struct{ *sionline.Engine }
 
-func (siEngine) Punch() func() error           { return func() error { return nil } }
 func (e siEngine) SpillError() error           { return e.ArchiveError() }
 func (siEngine) SetRetention(online.Retention) {}
 
