@@ -932,10 +932,11 @@ func describeWeak(ctx context.Context, p *prepared, core []int32) Anomaly {
 		return a
 	}
 	lv := p.opts.Level
-	hasSO, forced, transitive := false, false, false
+	hasSO, forced, transitive, onlyVO := false, false, false, true
 	for i, e := range out.cycle {
 		s := weakStep(pc, e, out.paths[int32(i)])
 		a.Cycle = append(a.Cycle, s)
+		onlyVO = onlyVO && e.Kind == saturation.VO
 		switch e.Kind {
 		case saturation.SO:
 			hasSO = true
@@ -953,6 +954,8 @@ func describeWeak(ctx context.Context, p *prepared, core []int32) Anomaly {
 		a.Type = history.FracturedRead
 	case hasSO:
 		a.Type = history.G1c + history.ProcessSuffix
+	case onlyVO:
+		a.Type = history.G0 // version orders alone: lists' incompatible orders
 	default:
 		a.Type = history.G1c
 	}
@@ -998,11 +1001,43 @@ func weakStep(p *prepared, e saturation.Edge, past []saturation.Edge) Step {
 		}
 		s.Why = fmt.Sprintf("%s read %s of %s although %s, which wrote %s, precedes it (%s), so %s's %s comes first: %s ww-> %s",
 			id(e.Reader), src, key, s.From, key, strings.Join(via, ", "), s.From, key, s.From, s.To)
+	case saturation.VO:
+		s.Kind = kindWW.String()
+		list := ""
+		for _, r := range p.txns[e.Reader].reads {
+			if r.key == e.Key && r.isList() {
+				list = joinValues(r.lr.full)
+				break
+			}
+		}
+		s.Why = fmt.Sprintf("%s read %s as %s, a version that has %s's appends and not %s's after them, so %s ww-> %s",
+			id(e.Reader), key, list, s.From, s.To, s.From, s.To)
+		if e.To != saturation.Initial && len(p.txns[e.To].appendsTo(e.Key)) > 0 && listShows(p, e.Reader, e.Key, e.To) {
+			s.Why = fmt.Sprintf("%s read %s as %s, which shows %s's appends before %s's, so %s ww-> %s",
+				id(e.Reader), key, list, s.From, s.To, s.From, s.To)
+		}
 	case saturation.InitialFirst:
 		s.Kind = "initial"
 		s.Why = fmt.Sprintf("the initial version of every key comes before %s's, so initial-> %s", s.To, s.To)
 	}
 	return s
+}
+
+// listShows reports whether some list read of k by reader holds every
+// element t appends to k (as a run), for the wording of a VO step.
+func listShows(p *prepared, reader, k, t int32) bool {
+	app := p.txns[t].appendsTo(k)
+	for _, r := range p.txns[reader].reads {
+		if r.key != k || !r.isList() {
+			continue
+		}
+		for i := 0; i+len(app) <= len(r.lr.list); i++ {
+			if equalValues(r.lr.list[i:i+len(app)], app) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // strongerLevel is the SAT engine's level just above lv in the lattice
