@@ -132,6 +132,11 @@ type Engine struct {
 	blob                  []int32 // per transaction: its body in sum (-1: none; a revived one)
 	noRetire, naiveRetire bool
 	retireMin, nextRetire int
+	// lists is set once a list op was added: retirement stops for good
+	// (docs/SEMANTICS.md §5 "Lists online at the weak levels"). Restore
+	// sets it again from the transactions held, which include every one
+	// added since (none of them retired).
+	lists bool
 
 	// store holds the spilled bodies (bodies.go); nil without
 	// Config.Bodies.
@@ -239,6 +244,17 @@ func (e *Engine) add(t history.Txn, fl uint8) {
 	}
 	e.byName[name] = i
 	e.dirty = true
+	e.lists = e.lists || hasListOp(&t)
+}
+
+// hasListOp reports whether t appends to or reads a list.
+func hasListOp(t *history.Txn) bool {
+	for _, op := range t.Ops {
+		if op.Kind == history.Append || op.IsList {
+			return true
+		}
+	}
+	return false
 }
 
 // Release adds transactions the window released (in start order).
@@ -723,6 +739,9 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	}
 	if s.NextRetire > 0 {
 		e.nextRetire = s.NextRetire
+	}
+	for i := range e.txns {
+		e.lists = e.lists || hasListOp(&e.txns[i])
 	}
 	e.blob = s.Blob
 	if e.blob == nil {

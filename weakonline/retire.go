@@ -292,7 +292,7 @@ func (vs *valueSet) addRun(lo, hi int64) {
 // committed writer a member of every core of a violation (docs/SEMANTICS.md
 // §5 "Retirement at read atomic and causal"): nothing retires there.
 func (e *Engine) retirable() bool {
-	return !e.noRetire && (e.opts.Level == history.ReadCommitted || e.naiveRetire) && e.opts.InitialState != history.InitialUnknown
+	return !e.noRetire && !e.lists && (e.opts.Level == history.ReadCommitted || e.naiveRetire) && e.opts.InitialState != history.InitialUnknown
 }
 
 // maybeRetire runs a pass when the transactions held have doubled since
