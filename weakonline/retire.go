@@ -494,6 +494,7 @@ func (e *Engine) compact(keep []bool, bodies []int32) {
 	e.txns = slices.Clone(e.txns[:k])
 	e.names = slices.Clone(e.names[:k])
 	e.flags = slices.Clone(e.flags[:k])
+	e.recount()
 	e.blob = slices.Clone(e.blob[:k])
 	if st := e.store; st != nil {
 		// Nothing is spilled where retirement runs (spills); the marks
@@ -538,6 +539,7 @@ func (e *Engine) revive(b int32) (int, error) {
 	e.txns = append(e.txns, bd.Txn)
 	e.names = append(e.names, bd.Name)
 	e.flags = append(e.flags, fClosed|fSettled)
+	e.countFlags(fClosed|fSettled, 1)
 	e.blob = append(e.blob, b)
 	if st := e.store; st != nil {
 		st.off, st.n = append(st.off, -1), append(st.n, 0)
