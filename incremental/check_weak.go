@@ -955,7 +955,14 @@ func describeWeak(ctx context.Context, p *prepared, core []int32) Anomaly {
 	case hasSO:
 		a.Type = history.G1c + history.ProcessSuffix
 	case onlyVO:
-		a.Type = history.G0 // version orders alone: lists' incompatible orders
+		// Version orders alone: two reads of one key whose lists are
+		// not prefixes of each other are named as at the strong levels
+		// (describe.go); orders shown across keys are a G0.
+		if name, text := specialAnomaly(ctx, pc); name == history.IncompatibleOrder {
+			a.Type, a.Class, a.Text, a.Cycle = name, name, text, nil
+			return a
+		}
+		a.Type = history.G0
 	default:
 		a.Type = history.G1c
 	}

@@ -78,6 +78,9 @@ func TestWeakAgainstBruteForce(t *testing.T) {
 						if err := oracle.CheckCore(h, opts, a.Core); err != nil {
 							t.Fatalf("history %d: core %v (%s): %v\n%s", i, a.Core, a.Type, err, dump(h))
 						}
+						if a.Class != "cycle" && !slices.Contains(lv.Def().Forbids, a.Class) { // "cycle": the class-less fallback
+							t.Fatalf("history %d: class %s is not one %s forbids", i, a.Class, lv)
+						}
 						if a.Type == "" || len(a.Text) == 0 {
 							t.Fatalf("history %d: anomaly without a name or text: %+v", i, a)
 						}
