@@ -37,7 +37,7 @@ var causal = LevelInfo{
 	Reference: "Cerone, Bernardi & Gotsman, CONCUR 2015, §3 (CC: RA plus transitive visibility); " +
 		"Biswas & Enea, OOPSLA 2019, §2.2 (Causal axiom)",
 	Orders:  OrderSession,
-	Forbids: []string{G1a, G1b, Internal, GarbageRead, G0, G1c, G1c + ProcessSuffix, FracturedRead, CausalityViolation},
+	Forbids: []string{G1a, G1b, Internal, GarbageRead, DuplicateElements, IncompatibleOrder, G0, G1c, G1c + ProcessSuffix, FracturedRead, CausalityViolation},
 	Backend: BackendPolynomial,
 	Online:  true,
 }

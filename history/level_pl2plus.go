@@ -36,7 +36,7 @@ var pl2Plus = LevelInfo{
 		"read (G1a, G1b); no session order",
 	Reference: "Adya, Weak Consistency, MIT PhD thesis 1999, §4.1 (PL-2+, G-single); Elle's consistent-view",
 	Orders:    0,
-	Forbids:   []string{G1a, G1b, Internal, GarbageRead, G0, G1c, GSingle},
+	Forbids:   []string{G1a, G1b, Internal, GarbageRead, DuplicateElements, IncompatibleOrder, G0, G1c, GSingle},
 	Backend:   BackendSAT,
 	Online:    false,
 }

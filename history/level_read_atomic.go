@@ -37,7 +37,7 @@ var readAtomic = LevelInfo{
 		"Visibility, CONCUR 2015, §3 (RA); Biswas & Enea, On the Complexity of Checking Transactional " +
 		"Consistency, OOPSLA 2019, §2.2 (Read Atomic axiom)",
 	Orders:  OrderSession,
-	Forbids: []string{G1a, G1b, Internal, GarbageRead, G0, G1c, G1c + ProcessSuffix, FracturedRead},
+	Forbids: []string{G1a, G1b, Internal, GarbageRead, DuplicateElements, IncompatibleOrder, G0, G1c, G1c + ProcessSuffix, FracturedRead},
 	Backend: BackendPolynomial,
 	Online:  true,
 }

@@ -35,7 +35,7 @@ var readCommitted = LevelInfo{
 		"cycle (G0, G1c); no aborted or intermediate read (G1a, G1b); no session order",
 	Reference: "Adya, Weak Consistency, MIT PhD thesis 1999, §3.2.2 and §4.2.2 (PL-2); Elle's read-committed",
 	Orders:    0,
-	Forbids:   []string{G1a, G1b, Internal, GarbageRead, G0, G1c},
+	Forbids:   []string{G1a, G1b, Internal, GarbageRead, DuplicateElements, IncompatibleOrder, G0, G1c},
 	Backend:   BackendPolynomial,
 	Online:    true,
 }

@@ -43,9 +43,8 @@ import (
 // first and settles recorded and generated histories of a correct store.
 // Lists are not checked at pl-2+ yet (ErrPLLists).
 
-// ErrPLLists is returned for a history with list keys at pl-2+; it is an
-// ErrWeakLists, so callers that skip the weak levels on lists skip it too.
-var ErrPLLists = fmt.Errorf("%w (pl-2+)", ErrWeakLists)
+// ErrPLLists is returned for a history with list keys at pl-2+.
+var ErrPLLists = errors.New("incremental: list keys are not checked at pl-2+ yet (registers only)")
 
 // plMaxCyclesPerModel bounds the G-singles refuted per model: every one
 // found is refuted at once (64 per round left a 10K-transaction history

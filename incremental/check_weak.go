@@ -23,8 +23,10 @@ import (
 // could read from, the initial value of each key under
 // --initial-state unknown) is tried, up to weakMaxChoices; beyond that the
 // verdict is unknown, never a guess (docs/SEMANTICS.md §1 "The weaker
-// levels"). Lists are not checked at these levels yet: a list read is
-// answered with ErrWeakLists.
+// levels"). A list read's choices are its parses (listparse.go): each is
+// a version of the key, read from its last appender, and orders the
+// appenders it shows and every other appender after them
+// (docs/SEMANTICS.md §1 "Lists at the weak levels").
 
 // weakMaxChoices bounds the choices enumerated for one history.
 const weakMaxChoices = 1 << 16
@@ -33,8 +35,10 @@ const weakMaxChoices = 1 << 16
 // saturation run.
 const weakMaxWork = 1 << 26
 
-// ErrWeakLists is returned for a history with list keys at a weak level.
-var ErrWeakLists = fmt.Errorf("incremental: list keys are not checked at the weak levels yet (registers only)")
+// weakMaxParses bounds the parses of one list read; a read with more
+// makes the verdict unknown (a parse left out could be the one that
+// explains the history).
+const weakMaxParses = 256
 
 func weakModel(lv history.Level) saturation.Model {
 	switch lv {
@@ -46,14 +50,27 @@ func weakModel(lv history.Level) saturation.Model {
 	return saturation.ReadCommitted
 }
 
-// weakRead is an external register read with its candidate sources; it
-// is p.txns[t].reads[ri] for the same t and ri (the value read is there).
+// weakRead is an external read with its candidate sources; it is
+// p.txns[t].reads[ri] for the same t and ri (the value read is there).
 // There is one per read of the history, so it is kept small: 32 bytes,
-// srcs carved from a shared arena.
+// srcs carved from a shared arena. A list read's candidates are its
+// parses, kept aside (weakLists) since lists are rare.
 type weakRead struct {
 	srcs    []int32 // committed or unknown final writers, minus those after the reader
 	key     int32
 	initial bool // the initial state is a candidate
+	list    bool // a list read: its choices are weakLists' parses
+}
+
+// weakLists holds the parses of each list read, by (reader, read index).
+type weakLists map[[2]int32][]listParse
+
+// choices is the number of candidates of read ri of t.
+func (wl weakLists) choices(t int32, ri int, r *weakRead) int {
+	if r.list {
+		return len(wl[[2]int32{t, int32(ri)}])
+	}
+	return len(r.srcs) + b2i(r.initial)
 }
 
 // arena hands out slices carved from shared blocks: millions of slices of
@@ -104,11 +121,6 @@ func decideWeak(ctx context.Context, p *prepared) (weakOutcome, error) {
 // below decides, which does not recurse again.
 func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, error) {
 	h := p.h
-	for k, l := range p.isList {
-		if l {
-			return weakOutcome{}, fmt.Errorf("%w: key %s", ErrWeakLists, unq(p.keys[k]))
-		}
-	}
 	model := weakModel(p.opts.Level)
 	n := len(h.Txns)
 	badInternal := make([]bool, n)
@@ -137,6 +149,7 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 	var scratch []int32
 	reads := make([][]weakRead, n)
 	isSource := make([]bool, n)
+	lists := weakLists{}
 	var one [1]int32
 	for ti := range n {
 		t := int32(ti)
@@ -146,6 +159,34 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 		first := len(flat)
 		for ri := range p.txns[ti].reads {
 			r := &p.txns[ti].reads[ri]
+			if r.isList() {
+				starts := []int{0}
+				if p.opts.InitialState == history.InitialUnknown {
+					starts = starts[:0]
+					for j := 0; j <= len(r.lr.list); j++ {
+						starts = append(starts, j)
+					}
+				}
+				ps, cut := p.parseList(r.key, r.lr.list, starts, func(a int32) bool {
+					return a != t && !p.before(t, a) && candidate(a)
+				}, weakMaxParses)
+				if cut {
+					return weakOutcome{verdict: Unknown, reason: fmt.Sprintf(
+						"a read of list %s has more than %d parses", unq(p.keys[r.key]), weakMaxParses)}, nil
+				}
+				if len(ps) == 0 && h.Txns[ti].Status == history.Committed {
+					ws, _ := p.possibleWriters(t, r)
+					return weakOutcome{verdict: Invalid, members: append([]int32{t}, ws...), trivial: true}, nil
+				}
+				for _, ps := range ps {
+					for _, a := range ps.appenders {
+						isSource[a] = true
+					}
+				}
+				lists[[2]int32{t, int32(len(flat) - first)}] = ps
+				flat = append(flat, weakRead{key: r.key, list: true})
+				continue
+			}
 			wr := weakRead{key: r.key,
 				initial: r.val == history.Null || p.opts.InitialState == history.InitialUnknown}
 			scratch = scratch[:0]
@@ -195,8 +236,8 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 		combos = weakMaxChoices + 1
 	}
 	for ti := range n {
-		for ri, r := range reads[ti] {
-			if c := len(r.srcs) + b2i(r.initial); c > 1 {
+		for ri := range reads[ti] {
+			if c := lists.choices(int32(ti), ri, &reads[ti][ri]); c > 1 {
 				points = append(points, point{int32(ti), int32(ri)})
 				combos *= c
 				if combos > weakMaxChoices {
@@ -206,16 +247,13 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 		}
 	}
 	choice := make([]int, len(points))
-	chosen := func(t int32, ri int) (src int32, ok bool) {
-		r := &reads[t][ri]
-		switch len(r.srcs) + b2i(r.initial) {
+	// pick is the index of the candidate chosen for read ri of t.
+	pick := func(t int32, ri int) (c int, ok bool) {
+		switch lists.choices(t, ri, &reads[t][ri]) {
 		case 0:
 			return 0, false // an unknown transaction's read: it cannot have committed
 		case 1:
-			if r.initial {
-				return saturation.Initial, true
-			}
-			return r.srcs[0], true
+			return 0, true
 		}
 		i, _ := slices.BinarySearchFunc(points, point{t, int32(ri)}, func(a, b point) int {
 			if c := cmp.Compare(a.t, b.t); c != 0 {
@@ -223,11 +261,27 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 			}
 			return cmp.Compare(a.r, b.r)
 		})
-		c := choice[i]
-		if c < len(r.srcs) {
-			return r.srcs[c], true
+		return choice[i], true
+	}
+	// chosen is the source of that candidate (a list parse's last
+	// appender), and the parse for a list read.
+	chosen := func(t int32, ri int) (src int32, ps *listParse, ok bool) {
+		c, ok := pick(t, ri)
+		if !ok {
+			return 0, nil, false
 		}
-		return saturation.Initial, true
+		r := &reads[t][ri]
+		if r.list {
+			ps := &lists[[2]int32{t, int32(ri)}][c]
+			if n := len(ps.appenders); n > 0 {
+				return ps.appenders[n-1], ps, true
+			}
+			return saturation.Initial, ps, true
+		}
+		if c < len(r.srcs) {
+			return r.srcs[c], nil, true
+		}
+		return saturation.Initial, nil, true
 	}
 	if len(points) > 0 || len(unknowns) > 0 {
 		// Where sources are not determined, three steps, each exact:
@@ -239,16 +293,16 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 		//    docs/SEMANTICS.md §3), and it is the set to shrink.
 		// 3. Otherwise every choice, bounded; unknown beyond the bound.
 		for i, pt := range points {
-			choice[i] = likelySource(h, pt.t, &reads[pt.t][pt.r])
+			if !reads[pt.t][pt.r].list {
+				choice[i] = likelySource(h, pt.t, &reads[pt.t][pt.r])
+			}
 		}
 		for _, t := range unknowns {
 			taken[t] = false
 		}
 		for ti := range n {
-			for ri := range reads[ti] {
-				if src, ok := chosen(int32(ti), ri); ok && src >= 0 && h.Txns[src].Status == history.Unknown && taken[ti] {
-					taken[src] = true
-				}
+			if taken[ti] {
+				takeSources(h, int32(ti), len(reads[ti]), chosen, taken)
 			}
 		}
 		// Repair: while the cycle runs through a read with another
@@ -267,11 +321,7 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 				if h.Txns[ti].Status != history.Committed {
 					continue
 				}
-				for ri := range reads[ti] {
-					if src, ok := chosen(int32(ti), ri); ok && src >= 0 && h.Txns[src].Status == history.Unknown {
-						taken[src] = true
-					}
-				}
+				takeSources(h, int32(ti), len(reads[ti]), chosen, taken)
 			}
 			sh, idx, ok, initBad := buildWeak(p, reads, taken, chosen)
 			if !ok || initBad != nil {
@@ -295,7 +345,7 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 				switch e.Kind {
 				case saturation.WR:
 					key = [2]int32{e.To, e.Key}
-				case saturation.Forced:
+				case saturation.Forced, saturation.VO:
 					key = [2]int32{e.Reader, e.Key}
 				default:
 					continue
@@ -305,7 +355,7 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 					continue
 				}
 				pt := points[i]
-				choice[i] = (choice[i] + 1) % (len(reads[pt.t][pt.r].srcs) + b2i(reads[pt.t][pt.r].initial))
+				choice[i] = (choice[i] + 1) % lists.choices(pt.t, int(pt.r), &reads[pt.t][pt.r])
 				tried[key]++
 				moved = true
 				break
@@ -376,7 +426,7 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 					}
 				}
 			}
-			if !next(choice, points, func(pt point) int { r := &reads[pt.t][pt.r]; return len(r.srcs) + b2i(r.initial) }) {
+			if !next(choice, points, func(pt point) int { return lists.choices(pt.t, int(pt.r), &reads[pt.t][pt.r]) }) {
 				break
 			}
 		}
@@ -386,6 +436,26 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 	}
 	slices.Sort(out.members)
 	return out, nil
+}
+
+// takeSources takes as committed every unknown transaction that t's
+// chosen reads read from or (a list parse) show.
+func takeSources(h *history.History, t int32, nReads int, chosen func(int32, int) (int32, *listParse, bool), taken []bool) {
+	for ri := range nReads {
+		src, ps, ok := chosen(t, ri)
+		if !ok {
+			continue
+		}
+		if ps != nil {
+			for _, a := range ps.appenders {
+				if h.Txns[a].Status == history.Unknown {
+					taken[a] = true
+				}
+			}
+		} else if src >= 0 && h.Txns[src].Status == history.Unknown {
+			taken[src] = true
+		}
+	}
 }
 
 // likelySource picks the candidate a correct database most likely served:
@@ -513,7 +583,7 @@ func next[P any](choice []int, points []P, size func(P) int) bool {
 // read chose a transaction not taken (the choice is impossible, not a
 // violation); initBad lists readers that saw two initial values of one
 // key (under --initial-state unknown).
-func buildWeak(p *prepared, reads [][]weakRead, taken []bool, chosen func(int32, int) (int32, bool)) (sh *saturation.History, idx []int32, ok bool, initBad []int32) {
+func buildWeak(p *prepared, reads [][]weakRead, taken []bool, chosen func(int32, int) (int32, *listParse, bool)) (sh *saturation.History, idx []int32, ok bool, initBad []int32) {
 	h := p.h
 	local := make([]int32, len(h.Txns))
 	for i := range local {
@@ -527,7 +597,7 @@ func buildWeak(p *prepared, reads [][]weakRead, taken []bool, chosen func(int32,
 		if taken[ti] {
 			n++
 			nReads += len(reads[ti])
-			nWrites += len(p.txns[ti].finals)
+			nWrites += len(p.txns[ti].finals) + len(p.txns[ti].appends)
 		}
 	}
 	idx = make([]int32, 0, n)
@@ -558,6 +628,11 @@ func buildWeak(p *prepared, reads [][]weakRead, taken []bool, chosen func(int32,
 	}
 	initVal := map[int32]history.Value{}
 	initBy := map[int32]int32{}
+	type pendingList struct {
+		reader, key int32
+		ps          *listParse
+	}
+	var pendingLists []pendingList
 	for l, t := range idx {
 		if p.sessionOf[t] < 0 {
 			sh.Session[l], sh.Pos[l] = int32(len(sh.Sessions)), 0
@@ -568,21 +643,42 @@ func buildWeak(p *prepared, reads [][]weakRead, taken []bool, chosen func(int32,
 		for _, f := range p.txns[t].finals {
 			writesFlat = append(writesFlat, f.key)
 		}
+		// An appender writes its list keys (saturation wants the keys
+		// sorted; a key is a register or a list, never both).
+		for _, a := range p.txns[t].appends {
+			writesFlat = append(writesFlat, a.key)
+		}
 		sh.Writes[l] = writesFlat[wFirst:len(writesFlat):len(writesFlat)]
+		if len(p.txns[t].appends) > 0 && len(p.txns[t].finals) > 0 {
+			slices.Sort(sh.Writes[l])
+		}
 		rFirst := len(readsFlat)
 		for ri, r := range reads[t] {
-			src, ok := chosen(t, ri)
+			src, ps, ok := chosen(t, ri)
 			if !ok {
 				return nil, nil, false, nil
 			}
-			if src == saturation.Initial {
-				if p.opts.InitialState == history.InitialUnknown {
-					val := p.txns[t].reads[ri].val
-					if v, seen := initVal[r.key]; seen && v != val {
-						initBad = append(initBad, t, initBy[r.key])
+			if ps != nil {
+				for _, a := range ps.appenders {
+					if local[a] < 0 {
+						return nil, nil, false, nil
 					}
-					initVal[r.key], initBy[r.key] = val, t
 				}
+				pendingLists = append(pendingLists, pendingList{reader: t, key: r.key, ps: ps})
+			}
+			if p.opts.InitialState == history.InitialUnknown && (src == saturation.Initial || ps != nil) {
+				// A list parse starts with a prefix of the initial list,
+				// which must be the same for every read of the key.
+				val := p.txns[t].reads[ri].val
+				if ps != nil {
+					val = history.Value(joinValues(p.txns[t].reads[ri].lr.list[:ps.initLen]))
+				}
+				if v, seen := initVal[r.key]; seen && v != val {
+					initBad = append(initBad, t, initBy[r.key])
+				}
+				initVal[r.key], initBy[r.key] = val, t
+			}
+			if src == saturation.Initial {
 				readsFlat = append(readsFlat, saturation.Read{Key: r.key, From: saturation.Initial})
 				continue
 			}
@@ -592,6 +688,24 @@ func buildWeak(p *prepared, reads [][]weakRead, taken []bool, chosen func(int32,
 			readsFlat = append(readsFlat, saturation.Read{Key: r.key, From: local[src]})
 		}
 		sh.Reads[l] = readsFlat[rFirst:len(readsFlat):len(readsFlat)]
+	}
+	// The version order each list parse shows: its appenders in order,
+	// and its last before every other taken appender of the key (they
+	// installed later versions, the reader's own included).
+	for _, pl := range pendingLists {
+		app := pl.ps.appenders
+		for i := 0; i+1 < len(app); i++ {
+			sh.Orders = append(sh.Orders, saturation.Edge{From: local[app[i]], To: local[app[i+1]], Kind: saturation.VO, Key: pl.key, Reader: local[pl.reader]})
+		}
+		if len(app) == 0 {
+			continue // the initial version precedes every appender
+		}
+		last := app[len(app)-1]
+		for _, a := range p.writersOf[pl.key] {
+			if local[a] >= 0 && a != last && !slices.Contains(app, a) && len(p.txns[a].appendsTo(pl.key)) > 0 {
+				sh.Orders = append(sh.Orders, saturation.Edge{From: local[last], To: local[a], Kind: saturation.VO, Key: pl.key, Reader: local[pl.reader]})
+			}
+		}
 	}
 	return sh, idx, true, initBad
 }
@@ -818,10 +932,11 @@ func describeWeak(ctx context.Context, p *prepared, core []int32) Anomaly {
 		return a
 	}
 	lv := p.opts.Level
-	hasSO, forced, transitive := false, false, false
+	hasSO, forced, transitive, onlyVO := false, false, false, true
 	for i, e := range out.cycle {
 		s := weakStep(pc, e, out.paths[int32(i)])
 		a.Cycle = append(a.Cycle, s)
+		onlyVO = onlyVO && e.Kind == saturation.VO
 		switch e.Kind {
 		case saturation.SO:
 			hasSO = true
@@ -839,6 +954,15 @@ func describeWeak(ctx context.Context, p *prepared, core []int32) Anomaly {
 		a.Type = history.FracturedRead
 	case hasSO:
 		a.Type = history.G1c + history.ProcessSuffix
+	case onlyVO:
+		// Version orders alone: two reads of one key whose lists are
+		// not prefixes of each other are named as at the strong levels
+		// (describe.go); orders shown across keys are a G0.
+		if name, text := specialAnomaly(ctx, pc); name == history.IncompatibleOrder {
+			a.Type, a.Class, a.Text, a.Cycle = name, name, text, nil
+			return a
+		}
+		a.Type = history.G0
 	default:
 		a.Type = history.G1c
 	}
@@ -884,11 +1008,43 @@ func weakStep(p *prepared, e saturation.Edge, past []saturation.Edge) Step {
 		}
 		s.Why = fmt.Sprintf("%s read %s of %s although %s, which wrote %s, precedes it (%s), so %s's %s comes first: %s ww-> %s",
 			id(e.Reader), src, key, s.From, key, strings.Join(via, ", "), s.From, key, s.From, s.To)
+	case saturation.VO:
+		s.Kind = kindWW.String()
+		list := ""
+		for _, r := range p.txns[e.Reader].reads {
+			if r.key == e.Key && r.isList() {
+				list = joinValues(r.lr.full)
+				break
+			}
+		}
+		s.Why = fmt.Sprintf("%s read %s as %s, a version that has %s's appends and not %s's after them, so %s ww-> %s",
+			id(e.Reader), key, list, s.From, s.To, s.From, s.To)
+		if e.To != saturation.Initial && len(p.txns[e.To].appendsTo(e.Key)) > 0 && listShows(p, e.Reader, e.Key, e.To) {
+			s.Why = fmt.Sprintf("%s read %s as %s, which shows %s's appends before %s's, so %s ww-> %s",
+				id(e.Reader), key, list, s.From, s.To, s.From, s.To)
+		}
 	case saturation.InitialFirst:
 		s.Kind = "initial"
 		s.Why = fmt.Sprintf("the initial version of every key comes before %s's, so initial-> %s", s.To, s.To)
 	}
 	return s
+}
+
+// listShows reports whether some list read of k by reader holds every
+// element t appends to k (as a run), for the wording of a VO step.
+func listShows(p *prepared, reader, k, t int32) bool {
+	app := p.txns[t].appendsTo(k)
+	for _, r := range p.txns[reader].reads {
+		if r.key != k || !r.isList() {
+			continue
+		}
+		for i := 0; i+len(app) <= len(r.lr.list); i++ {
+			if equalValues(r.lr.list[i:i+len(app)], app) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // strongerLevel is the SAT engine's level just above lv in the lattice

@@ -1176,37 +1176,6 @@ func (e *encoder) listParses(rv *readVar, r *pread) (appenders []int32, parses [
 	}
 	unknownInit = p.opts.InitialState == history.InitialUnknown
 	const maxParses = 256
-	var seq []int32
-	// inSeq mirrors seq as a set: a parse through many appenders scanned
-	// seq at every step, quadratic in their number (issue 20, item 6).
-	inSeq := map[int32]bool{}
-	// The appenders that may continue a parse at pos are those appending
-	// r.lr.list[pos] (appendersOf), rather than every appender of the key:
-	// long lists made the walk quadratic.
-	var walk func(pos int)
-	walk = func(pos int) {
-		if len(parses) >= maxParses {
-			return
-		}
-		if pos == len(r.lr.list) {
-			parses = append(parses, listParse{appenders: append([]int32(nil), seq...)})
-			return
-		}
-		for _, a := range p.appendersOf[r.key][r.lr.list[pos]] {
-			if e.node[a] < 0 || a == rv.txn || inSeq[a] {
-				continue
-			}
-			app := p.txns[a].appendsTo(r.key)
-			if len(app) == 0 || pos+len(app) > len(r.lr.list) || !equalValues(r.lr.list[pos:pos+len(app)], app) {
-				continue
-			}
-			seq = append(seq, a)
-			inSeq[a] = true
-			walk(pos + len(app))
-			delete(inSeq, a)
-			seq = seq[:len(seq)-1]
-		}
-	}
 	starts := []int{0}
 	if unknownInit {
 		starts = starts[:0]
@@ -1214,13 +1183,7 @@ func (e *encoder) listParses(rv *readVar, r *pread) (appenders []int32, parses [
 			starts = append(starts, j)
 		}
 	}
-	for _, j := range starts {
-		before := len(parses)
-		walk(j)
-		for i := before; i < len(parses); i++ {
-			parses[i].initLen = j
-		}
-	}
+	parses, _ = p.parseList(r.key, r.lr.list, starts, func(a int32) bool { return e.node[a] >= 0 && a != rv.txn }, maxParses)
 	return appenders, parses, unknownInit
 }
 

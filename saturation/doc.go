@@ -29,6 +29,15 @@
 //     writer of x in the reader's past needs an edge (the session's earlier
 //     writers precede it in so ⊆ co).
 //
+// List keys (docs/SEMANTICS.md §1 "Lists at the weak levels") come with
+// History.Orders: the version order each list read shows (its appenders
+// in order, the last before every other appender of the key), edges of
+// kind VO. They order writers: ReadCommitted decides wr ∪ VO, ReadAtomic
+// and Causal so ∪ wr ∪ VO ∪ forced. They are never visibility: the
+// premises (a reader's past) stay so and wr. An appender writes its list
+// keys (Writes), so the axiom's forced edges reach appenders as they reach
+// register writers.
+//
 // The initial state is a virtual transaction before all others: a forced
 // edge into it (a reader saw the initial version of x although a writer of
 // x is in its past) is a violation on its own.
@@ -39,7 +48,7 @@
 //	   axiom (tested against internal/oracle, which enumerates orders and
 //	   sources from the definition).
 //	S2 A reported cycle is a cycle of the graph the model defines: every
-//	   edge is an so, wr or forced edge, and a forced edge names the reader
+//	   edge is an so, wr, VO or forced edge, and a forced edge names the reader
 //	   and key that force it, and for Causal the reader's past reaches the
 //	   writer (Path recovers the so/wr path).
 //	S3 On valid, Order is a topological order of so ∪ wr ∪ forced: a commit

@@ -54,6 +54,12 @@ type History struct {
 	// repeats.
 	Writes [][]int32
 	Keys   int
+	// Orders are version orders a list read shows (Kind VO, with the
+	// key and the reader): the appenders it shows, in order, and its
+	// last before every other appender of the key. They order writers
+	// (ww at ReadCommitted, co at ReadAtomic and Causal) and are not
+	// visibility: no axiom premise rests on them.
+	Orders []Edge
 }
 
 // N is the number of transactions.
@@ -74,10 +80,13 @@ const (
 	// InitialFirst closes a cycle through the initial state: it precedes
 	// every transaction.
 	InitialFirst
+	// VO: Reader's list read of Key shows From's version before To's
+	// (History.Orders).
+	VO
 )
 
 func (k EdgeKind) String() string {
-	return [...]string{"so", "wr", "forced", "initial"}[k]
+	return [...]string{"so", "wr", "forced", "initial", "vo"}[k]
 }
 
 // Edge is one edge of a cycle.
@@ -267,9 +276,13 @@ func (g *graph) shortestCycle(v int32, left []int32) []Edge {
 	panic("saturation: no cycle through a node on a cycle")
 }
 
-// baseEdges adds so (unless m is ReadCommitted) and wr edges. A read of
-// the initial state adds no edge: the initial state precedes everything.
+// baseEdges adds so (unless m is ReadCommitted), wr and the list reads'
+// version orders. A read of the initial state adds no edge: the initial
+// state precedes everything.
 func baseEdges(h *History, m Model, g *graph) {
+	for _, e := range h.Orders {
+		g.add(e)
+	}
 	if m != ReadCommitted {
 		for _, s := range h.Sessions {
 			for i := 1; i < len(s); i++ {

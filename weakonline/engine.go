@@ -132,6 +132,14 @@ type Engine struct {
 	blob                  []int32 // per transaction: its body in sum (-1: none; a revived one)
 	noRetire, naiveRetire bool
 	retireMin, nextRetire int
+	// lists is set once a list op was added: retirement stops for good
+	// (docs/SEMANTICS.md §5 "Lists online at the weak levels"). Restore
+	// sets it again from the transactions held, which include every one
+	// added since (none of them retired).
+	lists bool
+	// nWindow and nPinned are Stats' Window and Pinned, kept as flags
+	// change.
+	nWindow, nPinned int
 
 	// store holds the spilled bodies (bodies.go); nil without
 	// Config.Bodies.
@@ -233,12 +241,24 @@ func (e *Engine) add(t history.Txn, fl uint8) {
 	e.txns = append(e.txns, t)
 	e.names = append(e.names, name)
 	e.flags = append(e.flags, fl)
+	e.countFlags(fl, 1)
 	e.blob = append(e.blob, -1)
 	if s := e.store; s != nil {
 		s.off, s.n = append(s.off, -1), append(s.n, 0)
 	}
 	e.byName[name] = i
 	e.dirty = true
+	e.lists = e.lists || hasListOp(&t)
+}
+
+// hasListOp reports whether t appends to or reads a list.
+func hasListOp(t *history.Txn) bool {
+	for _, op := range t.Ops {
+		if op.Kind == history.Append || op.IsList {
+			return true
+		}
+	}
+	return false
 }
 
 // Release adds transactions the window released (in start order).
@@ -260,7 +280,7 @@ func (e *Engine) Release(txns ...history.Txn) {
 func (e *Engine) Close(ids ...string) {
 	for _, id := range ids {
 		if i, ok := e.index[id]; ok && e.flags[i]&fClosed == 0 {
-			e.flags[i] |= fClosed
+			e.setFlags(i, e.flags[i]|fClosed)
 			e.dirty = true
 			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
 				e.fast.close(i, e.txns)
@@ -274,7 +294,7 @@ func (e *Engine) Close(ids ...string) {
 func (e *Engine) CloseAll() {
 	for i := range e.flags {
 		if e.flags[i]&fClosed == 0 {
-			e.flags[i] |= fClosed
+			e.setFlags(i, e.flags[i]|fClosed)
 			e.dirty = true
 			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
 				e.fast.close(i, e.txns)
@@ -413,7 +433,7 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			return out, err
 		}
 		for _, i := range idx {
-			e.flags[i] |= fQuarantined
+			e.setFlags(i, e.flags[i]|fQuarantined)
 		}
 		e.alerts = append(e.alerts, a)
 		out = append(out, a)
@@ -605,17 +625,42 @@ func keepOps(ops []history.Op, keep func(op history.Op, internal bool) bool, wro
 // Stats describe the engine in the serializable engine's terms (the run
 // command's metrics and summaries read them): Window is the transactions
 // held, all of them in this engine.
+//
+// O(1): Window and Pinned are counters kept as flags change (setFlags,
+// countFlags; recount after a retirement pass compacts the transactions
+// and after Restore). The driver asks at every step, and a loop over
+// every transaction held was a step's cost on a long stream.
 func (e *Engine) Stats() online.OnlineStats {
-	st := online.OnlineStats{Released: len(e.txns) - e.unchecked + e.sum.n, Unchecked: e.unchecked, Alerts: len(e.alerts), Steps: e.steps, Checks: e.checks}
-	for _, fl := range e.flags {
-		if fl&(fUnchecked|fQuarantined) == 0 {
-			st.Window++
-			if fl&fClosed != 0 {
-				st.Pinned++
-			}
+	return online.OnlineStats{Released: len(e.txns) - e.unchecked + e.sum.n, Unchecked: e.unchecked, Alerts: len(e.alerts), Steps: e.steps, Checks: e.checks,
+		Window: e.nWindow, Pinned: e.nPinned}
+}
+
+// countFlags adds d to the counters a transaction with flags fl counts
+// in: Window for a member (neither unchecked nor quarantined), Pinned
+// for a closed member.
+func (e *Engine) countFlags(fl uint8, d int) {
+	if fl&(fUnchecked|fQuarantined) == 0 {
+		e.nWindow += d
+		if fl&fClosed != 0 {
+			e.nPinned += d
 		}
 	}
-	return st
+}
+
+// setFlags sets transaction i's flags, keeping the counters.
+func (e *Engine) setFlags(i int, fl uint8) {
+	e.countFlags(e.flags[i], -1)
+	e.flags[i] = fl
+	e.countFlags(fl, 1)
+}
+
+// recount sets the counters from the flags (after a compaction or a
+// restore: O(n) where the transactions were just walked anyway).
+func (e *Engine) recount() {
+	e.nWindow, e.nPinned = 0, 0
+	for _, fl := range e.flags {
+		e.countFlags(fl, 1)
+	}
 }
 
 // FastPath says whether the incremental fast path is on, and if it was
@@ -704,6 +749,7 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 		return nil, err
 	}
 	e.txns, e.names, e.flags = s.Txns, s.Names, s.Flags
+	e.recount()
 	if s.Index != nil {
 		e.index = s.Index
 	}
@@ -723,6 +769,9 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	}
 	if s.NextRetire > 0 {
 		e.nextRetire = s.NextRetire
+	}
+	for i := range e.txns {
+		e.lists = e.lists || hasListOp(&e.txns[i])
 	}
 	e.blob = s.Blob
 	if e.blob == nil {

@@ -80,6 +80,7 @@ func runFeed(t *testing.T, h *history.History, opts history.Options, f feed) ([]
 			for _, a := range rd.Alerts {
 				out = append(out, firing{a, n})
 			}
+			naiveStats(t, eng)
 		}
 	}
 	for n, i := range f.order {
@@ -205,4 +206,22 @@ func (e *Engine) instanceAll() (*history.History, []bool) {
 	}
 	copy(e.flags, saved)
 	return h, in
+}
+
+// naiveStats holds Stats' counters (kept as flags change) to a count
+// over every transaction's flags, the loop Stats ran before.
+func naiveStats(t *testing.T, e *Engine) {
+	t.Helper()
+	var window, pinned int
+	for _, fl := range e.flags {
+		if fl&(fUnchecked|fQuarantined) == 0 {
+			window++
+			if fl&fClosed != 0 {
+				pinned++
+			}
+		}
+	}
+	if st := e.Stats(); st.Window != window || st.Pinned != pinned {
+		t.Fatalf("Stats: window %d pinned %d, the flags say %d and %d", st.Window, st.Pinned, window, pinned)
+	}
 }

@@ -292,7 +292,7 @@ func (vs *valueSet) addRun(lo, hi int64) {
 // committed writer a member of every core of a violation (docs/SEMANTICS.md
 // §5 "Retirement at read atomic and causal"): nothing retires there.
 func (e *Engine) retirable() bool {
-	return !e.noRetire && (e.opts.Level == history.ReadCommitted || e.naiveRetire) && e.opts.InitialState != history.InitialUnknown
+	return !e.noRetire && !e.lists && (e.opts.Level == history.ReadCommitted || e.naiveRetire) && e.opts.InitialState != history.InitialUnknown
 }
 
 // maybeRetire runs a pass when the transactions held have doubled since
@@ -494,6 +494,7 @@ func (e *Engine) compact(keep []bool, bodies []int32) {
 	e.txns = slices.Clone(e.txns[:k])
 	e.names = slices.Clone(e.names[:k])
 	e.flags = slices.Clone(e.flags[:k])
+	e.recount()
 	e.blob = slices.Clone(e.blob[:k])
 	if st := e.store; st != nil {
 		// Nothing is spilled where retirement runs (spills); the marks
@@ -538,6 +539,7 @@ func (e *Engine) revive(b int32) (int, error) {
 	e.txns = append(e.txns, bd.Txn)
 	e.names = append(e.names, bd.Name)
 	e.flags = append(e.flags, fClosed|fSettled)
+	e.countFlags(fClosed|fSettled, 1)
 	e.blob = append(e.blob, b)
 	if st := e.store; st != nil {
 		st.off, st.n = append(st.off, -1), append(st.n, 0)

@@ -99,6 +99,25 @@ var retireRegressions = []struct {
 		},
 		want: []struct{ class, member string }{{history.G1b, "I"}},
 	},
+	{
+		// RT-list: RT1 with a list op in T2. The retirement pass takes
+		// no list op (its parse refuses them, so T2 is unsettled but
+		// lends its register writes to no reader's unsettling), so T1,
+		// whose read of y can only come from T2, would settle and
+		// retire, and the G1c be missed: retirement stops at the first
+		// list op (docs/SEMANTICS.md §5 "Lists online at the weak
+		// levels").
+		name: "RT-list a list op in the open writer",
+		calls: []rtCall{
+			{release: "T2[0,100] append q 1, r x 1, w y 1 (session b)"},
+			{release: "T1[10,20] w x 1, r y 1 (session a)"},
+			{close: []string{"T1"}, step: true},
+			{release: "T3[30,40] w z 1 (session c)"},
+			{close: []string{"T3"}, step: true},
+			{close: []string{"T2"}, step: true},
+		},
+		want: []struct{ class, member string }{{history.G1c, "T1"}},
+	},
 }
 
 func TestRetireRegressions(t *testing.T) {

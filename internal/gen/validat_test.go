@@ -37,8 +37,7 @@ func TestValidAtEveryLevel(t *testing.T) {
 			if n := setTxns(allowedShapes[at.Level]); n > 0 { // pl.go: sets with a long fork
 				txns = min(txns, 8-n)
 			}
-			// Odd seeds without lists: the weak levels are defined on
-			// registers only (oracle.ErrWeakLists).
+			// Odd seeds without lists.
 			cfg := Config{
 				Txns: txns, Sessions: 3, Keys: 3, OpsPerTxn: 3, Concurrency: 2,
 				ReadRatio: 0.5, BlindWriteRatio: 0.5, DupValueRatio: 0.3,
@@ -60,9 +59,6 @@ func TestValidAtEveryLevel(t *testing.T) {
 				// The stale read's gap must exceed 2Δ to be seen (StaleGap).
 				opts.Skew = 0
 				valid, _, err := oracle.Check(h, opts)
-				if errors.Is(err, oracle.ErrWeakLists) {
-					continue
-				}
 				if err != nil {
 					t.Fatalf("%s seed %d, oracle at %s: %v", at.Name, seed, m.Name, err)
 				}
@@ -93,7 +89,7 @@ func TestValidAtDifferentialCheck(t *testing.T) {
 		cfg.Txns = 3000
 		cfg.ValidAt = at.Name
 		if i >= len(history.Levels()) {
-			cfg.ListRatio = 0 // the weak levels check registers only
+			cfg.ListRatio = 0 // registers as well
 		}
 		h, inj, err := Generate(cfg)
 		if err != nil {
@@ -103,7 +99,7 @@ func TestValidAtDifferentialCheck(t *testing.T) {
 			opts := history.DefaultOptions()
 			opts.Level = m.Level
 			res, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 10})
-			if errors.Is(err, incremental.ErrWeakLists) {
+			if errors.Is(err, incremental.ErrPLLists) {
 				continue
 			}
 			if err != nil {

@@ -1,7 +1,6 @@
 package oracle
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -27,11 +26,9 @@ import (
 // Both quantify, as the serial-order oracle does, over the subsets of
 // unknown writing transactions taken as committed; a read after its own
 // transaction's write of the key must return that write (it has no
-// read-from). Register histories only: lists at these levels are not
-// defined here yet (ErrWeakLists), as the checker does not check them.
-
-// ErrWeakLists is returned for a history with list keys at a weak level.
-var ErrWeakLists = errors.New("oracle: list keys are not defined at the weak levels yet")
+// read-from). List keys (weak_lists.go, docs/SEMANTICS.md §1 "Lists at
+// the weak levels") add a version order per key, enumerated too: a list
+// read shows a prefix of it and reads from the last appender it shows.
 
 // isWeak reports whether the level is one this file defines.
 func isWeak(l history.Level) bool {
@@ -42,23 +39,35 @@ type wRead struct {
 	key  history.Key
 	val  history.Value
 	srcs []int // candidate indices into cand; -1 the initial state
+	// list is set for a read of a list key: the list as read without
+	// the reader's own appends so far (its source is fixed by the key's
+	// version order, weak_lists.go, not chosen from srcs).
+	list   []history.Value
+	isList bool
 }
 
 type wTxn struct {
 	idx    int
-	writes map[history.Key]history.Value // final write per key
-	reads  []wRead                       // external reads
-	bad    bool                          // an internal read disagrees
+	writes map[history.Key]history.Value // final write per register key
+	// apps are the transaction's appends per list key, in op order: its
+	// version of the key adds them all (only the final state of a
+	// transaction is visible to others).
+	apps  map[history.Key][]history.Value
+	reads []wRead // external reads
+	bad   bool    // an internal read disagrees
+}
+
+// writesKey reports whether the candidate writes (or appends to) x.
+func (c *wTxn) writesKey(x history.Key) bool {
+	if _, ok := c.writes[x]; ok {
+		return true
+	}
+	_, ok := c.apps[x]
+	return ok
 }
 
 func checkWeakLevel(h *history.History, opts history.Options) (bool, []string, error) {
-	if len(h.ListKeys()) > 0 {
-		for _, l := range h.ListKeys() {
-			if l {
-				return false, nil, ErrWeakLists
-			}
-		}
-	}
+	lists := h.ListKeys()
 	rank := sessionRanks(h)
 	var cand []wTxn
 	for i := range h.Txns {
@@ -74,13 +83,25 @@ func checkWeakLevel(h *history.History, opts history.Options) (bool, []string, e
 		c := &cand[ci]
 		t := &h.Txns[c.idx]
 		c.writes = map[history.Key]history.Value{}
+		c.apps = map[history.Key][]history.Value{}
 		own := map[history.Key]history.Value{}
 		for _, op := range t.Ops {
-			switch op.Kind {
-			case history.Write:
+			switch {
+			case op.Kind == history.Append:
+				c.apps[op.Key] = append(c.apps[op.Key], op.Value)
+			case op.Kind == history.Read && lists[op.Key]:
+				// The list as read ends with the reader's own appends
+				// so far; what comes before them is the version read.
+				read, mine := readsList(op), c.apps[op.Key]
+				if len(read) < len(mine) || !slices.Equal(read[len(read)-len(mine):], mine) {
+					c.bad = true
+					continue
+				}
+				c.reads = append(c.reads, wRead{key: op.Key, list: read[:len(read)-len(mine)], isList: true})
+			case op.Kind == history.Write:
 				own[op.Key] = op.Value
 				c.writes[op.Key] = op.Value
-			case history.Read:
+			case op.Kind == history.Read:
 				if v, ok := own[op.Key]; ok {
 					c.bad = c.bad || v != op.Value
 					continue
@@ -92,6 +113,9 @@ func checkWeakLevel(h *history.History, opts history.Options) (bool, []string, e
 	for ci := range cand {
 		for ri := range cand[ci].reads {
 			r := &cand[ci].reads[ri]
+			if r.isList {
+				continue // its source follows from the key's version order
+			}
 			if r.val == history.Null || opts.InitialState == history.InitialUnknown {
 				r.srcs = append(r.srcs, -1)
 			}
@@ -139,6 +163,9 @@ type weakWorld struct {
 	taken []bool
 	// rf[ci][ri] is the chosen source of read ri of cand ci.
 	rf [][]int
+	// vo[k] is the version order of list key k (weak_lists.go): the
+	// taken appenders, first to last.
+	vo map[history.Key][]int
 }
 
 // run tries every read-from choice.
@@ -152,7 +179,7 @@ func (w *weakWorld) run() ([]int, bool) {
 	for ci := range w.cand {
 		w.rf[ci] = make([]int, len(w.cand[ci].reads))
 	}
-	return w.chooseRF(0, 0)
+	return w.chooseLists(w.listKeys(), 0) // weak_lists.go, then chooseRF
 }
 
 func (w *weakWorld) chooseRF(ci, ri int) ([]int, bool) {
@@ -161,6 +188,9 @@ func (w *weakWorld) chooseRF(ci, ri int) ([]int, bool) {
 	}
 	if !w.taken[ci] || ri == len(w.cand[ci].reads) {
 		return w.chooseRF(ci+1, 0)
+	}
+	if w.cand[ci].reads[ri].isList {
+		return w.chooseRF(ci, ri+1) // fixed by chooseLists
 	}
 	for _, s := range w.cand[ci].reads[ri].srcs {
 		if s >= 0 && !w.taken[s] {
@@ -188,6 +218,9 @@ func (w *weakWorld) decide() ([]int, bool) {
 					continue
 				}
 				r := w.cand[ci].reads[ri]
+				if r.isList {
+					continue // one initial list per key: chooseLists
+				}
 				if v, ok := init[r.key]; ok && v != r.val {
 					return nil, false
 				}
@@ -218,19 +251,10 @@ func (w *weakWorld) adyaPL2() ([]int, bool) {
 			}
 		}
 	}
-	keySet := map[history.Key]bool{}
-	for ci, c := range w.cand {
-		if w.taken[ci] {
-			for k := range c.writes {
-				keySet[k] = true
-			}
-		}
-	}
-	var keys []history.Key
-	for k := range keySet {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	// A list key's version order is already chosen (w.vo): its ww
+	// edges are fixed; register keys' orders are enumerated.
+	wr = append(wr, w.voEdges()...)
+	keys := w.registerKeys()
 	var edges [][2]int
 	var rec func(ki int) ([]int, bool)
 	rec = func(ki int) ([]int, bool) {
@@ -300,6 +324,10 @@ func (w *weakWorld) axiomatic() ([]int, bool) {
 			nodes = append(nodes, ci)
 		}
 	}
+	// A list key's version order is co restricted to its appenders
+	// (docs/SEMANTICS.md §1 "Lists at the weak levels"): an order
+	// constraint, not visibility.
+	vo := w.voEdges()
 	var found []int
 	ok := permuteWeak(nodes, func(co []int) bool {
 		pos := make([]int, n)
@@ -314,12 +342,17 @@ func (w *weakWorld) axiomatic() ([]int, bool) {
 				}
 			}
 		}
+		for _, e := range vo {
+			if pos[e[0]] >= pos[e[1]] {
+				return false
+			}
+		}
 		// The axiom, read literally.
 		for _, t3 := range co {
 			for ri, t2 := range w.rf[t3] {
 				x := w.cand[t3].reads[ri].key
 				for _, t1 := range co {
-					if _, wx := w.cand[t1].writes[x]; !wx || t1 == t2 || vis[t1]&(1<<t3) == 0 {
+					if !w.cand[t1].writesKey(x) || t1 == t2 || vis[t1]&(1<<t3) == 0 {
 						continue
 					}
 					if t2 == -1 || pos[t1] >= pos[t2] {

@@ -53,19 +53,13 @@ func (w *weakWorld) adyaDSG() ([]int, bool) {
 			}
 		}
 	}
-	keySet := map[history.Key]bool{}
-	for ci, c := range w.cand {
-		if w.taken[ci] {
-			for k := range c.writes {
-				keySet[k] = true
-			}
-		}
+	// A list key's version order is already chosen (weak_lists.go):
+	// its ww and rw edges are drawn once, the register keys' orders
+	// are enumerated below.
+	for _, x := range w.listKeys() {
+		w.orderEdges(x, w.vo[x], &d, &rw)
 	}
-	var keys []history.Key
-	for k := range keySet {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := w.registerKeys()
 	var rec func(ki int, d, rw dsg) ([]int, bool)
 	rec = func(ki int, d, rw dsg) ([]int, bool) {
 		if !w.admits(n, &d, &rw) {
@@ -98,29 +92,7 @@ func (w *weakWorld) adyaDSG() ([]int, bool) {
 		var found []int
 		ok := permuteWeak(writers, func(p []int) bool {
 			d2, rw2 := d, rw
-			// ww: each version to the next (Adya's direct edges).
-			for i := 0; i+1 < len(p); i++ {
-				d2[p[i]] |= 1 << p[i+1]
-			}
-			// rw: a reader of a version (or of the initial one) to the
-			// installer of the next version, itself excluded.
-			for ci := range w.cand {
-				if !w.taken[ci] {
-					continue
-				}
-				for ri, s := range w.rf[ci] {
-					if w.cand[ci].reads[ri].key != x {
-						continue
-					}
-					nx := 0
-					if s >= 0 {
-						nx = slices.Index(p, s) + 1
-					}
-					if nx < len(p) && p[nx] != ci {
-						rw2[ci] |= 1 << p[nx]
-					}
-				}
-			}
+			w.orderEdges(x, p, &d2, &rw2)
 			var ok bool
 			found, ok = rec(ki+1, d2, rw2)
 			return ok
@@ -171,4 +143,32 @@ func closure(n int, g dsg) dsg {
 		}
 	}
 	return g
+}
+
+// orderEdges adds the ww and rw edges of key x under version order p
+// (its writers, first to last).
+func (w *weakWorld) orderEdges(x history.Key, p []int, d, rw *dsg) {
+	// ww: each version to the next (Adya's direct edges).
+	for i := 0; i+1 < len(p); i++ {
+		d[p[i]] |= 1 << p[i+1]
+	}
+	// rw: a reader of a version (or of the initial one) to the
+	// installer of the next version, itself excluded.
+	for ci := range w.cand {
+		if !w.taken[ci] {
+			continue
+		}
+		for ri, s := range w.rf[ci] {
+			if w.cand[ci].reads[ri].key != x {
+				continue
+			}
+			nx := 0
+			if s >= 0 {
+				nx = slices.Index(p, s) + 1
+			}
+			if nx < len(p) && p[nx] != ci {
+				rw[ci] |= 1 << p[nx]
+			}
+		}
+	}
 }
