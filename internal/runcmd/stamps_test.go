@@ -76,10 +76,37 @@ func TestCrashHarnessStamps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Txns, cfg.Seed, cfg.Inject = txns, 24, []string{"lost-update", "write-skew", "G1c"}
-	h, inj, err := gen.GenerateStamps(cfg)
+	// A clean stamped history, then one with injected anomalies after it
+	// (ids, sessions, times and stamps moved past the first's), so that
+	// the stream falls back about half way.
+	// No unknown outcomes in the first: a committed one has no commit_ts
+	// and its readers would end the fast path there.
+	cfg.Txns, cfg.Seed, cfg.UnknownRatio = txns/2, 24, 0
+	h, _, err := gen.GenerateStamps(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	cfg.Seed, cfg.Inject = 25, []string{"lost-update", "write-skew", "G1c"}
+	h2, inj, err := gen.GenerateStamps(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end, cts int64
+	for i := range h.Txns {
+		end, cts = max(end, h.Txns[i].End), max(cts, h.Facts[i].CommitTS, h.Facts[i].StartTS)
+	}
+	lo, clo := h2.Txns[0].Start, h2.Facts[0].StartTS
+	for i := range h2.Txns {
+		lo, clo = min(lo, h2.Txns[i].Start), min(clo, h2.Facts[i].StartTS)
+	}
+	for i := range h2.Txns {
+		tx, f := h2.Txns[i], h2.Facts[i]
+		tx.ID, tx.Session = "b"+tx.ID, "b"+tx.Session
+		tx.Start, tx.End = tx.Start-lo+end+1_000_000, tx.End-lo+end+1_000_000
+		if f.Has != 0 {
+			f.CommitTS, f.StartTS = f.CommitTS-clo+cts+1, f.StartTS-clo+cts+1
+		}
+		h.Txns, h.Facts = append(h.Txns, tx), append(h.Facts, f)
 	}
 	facts := map[string]*history.Facts{}
 	for i := range h.Txns {
