@@ -128,3 +128,13 @@ func (x *KeyIndex) grow() {
 
 // Len is the number of keys numbered.
 func (x *KeyIndex) Len() int { return len(x.byStr) }
+
+// Keys returns the keys numbered, indexed by id (a checkpoint stores
+// them in that order, and a new index numbers them alike).
+func (x *KeyIndex) Keys() []history.Key {
+	out := make([]history.Key, len(x.byStr))
+	for k, id := range x.byStr {
+		out[id] = k
+	}
+	return out
+}

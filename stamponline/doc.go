@@ -69,6 +69,14 @@
 //	   log holds, its set (subset-minimal, stampcheck S3) in one alert of
 //	   type and class Inconsistent. Never an isolation alert.
 //	E5 No IO, no clock, no goroutine (the log is the caller's file).
+//	C1 A checkpoint (SnapshotDurable, Restore; snapshot.go) holds
+//	   everything the engine keeps between ticks but the call log,
+//	   whose length it records: the log is synced before the snapshot
+//	   is stored and cut back to that length on restore, so a restart
+//	   gives the engine exactly the calls an uninterrupted run gives it
+//	   from there (docs/SEMANTICS.md §10 "A checkpoint of the stamps'
+//	   engine"). Once the stream fell back, the black-box engine's own
+//	   snapshot is inside.
 //
 // # Complexity
 //
@@ -85,7 +93,8 @@
 // A fallback is for the rest of the stream: transactions without stamps
 // do not fall back "for what they leave open" only. Generalized SI falls
 // back from the start (it orders commits only, so no frontier holds for
-// begins). PostgreSQL's xid and snapshot are not used online. There is
-// no checkpoint of this engine yet: `run --stamps` refuses a state
-// directory. The inconsistency class waits for the end of the input.
+// begins). PostgreSQL's xid and snapshot are not used online. The
+// inconsistency class waits for the end of the input. A checkpoint stores
+// the whole per-key state each time (its size grows with the keys, and
+// with a list key's committed appends).
 package stamponline

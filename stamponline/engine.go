@@ -132,15 +132,7 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 	if cfg.Inner == nil {
 		return nil, fmt.Errorf("stamponline: no black-box engine to fall back to")
 	}
-	e := &Engine{promised: opts.Level, opts: opts, cfg: cfg, si: sionline.Levels(opts.Level),
-		notes: map[noteKey]history.Facts{}, late: map[noteKey]history.Facts{}, kx: stampcheck.NewKeyIndex(),
-		sessions: map[string]*session{}, open: map[string]int64{}}
-	e.opts.Level = Checked(opts.Level)
-	e.queue.e = e
-	e.log.file = cfg.Log
-	if e.log.file == nil {
-		e.log.file = online.NewMemBodyFile(false)
-	}
+	e := newEngine(opts, cfg)
 	if err := e.log.start(); err != nil {
 		return nil, err
 	}
@@ -151,6 +143,21 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 		e.failed = "generalized snapshot isolation: the fast path needs real time on snapshots"
 	}
 	return e, nil
+}
+
+// newEngine is an engine with empty state whose log is not opened yet
+// (New starts it, Restore resumes it).
+func newEngine(opts history.Options, cfg Config) *Engine {
+	e := &Engine{promised: opts.Level, opts: opts, cfg: cfg, si: sionline.Levels(opts.Level),
+		notes: map[noteKey]history.Facts{}, late: map[noteKey]history.Facts{}, kx: stampcheck.NewKeyIndex(),
+		sessions: map[string]*session{}, open: map[string]int64{}}
+	e.opts.Level = Checked(opts.Level)
+	e.queue.e = e
+	e.log.file = cfg.Log
+	if e.log.file == nil {
+		e.log.file = online.NewMemBodyFile(false)
+	}
+	return e
 }
 
 // NoteFacts gives the engine the facts of a transaction the driver

@@ -47,6 +47,24 @@ func (l *callLog) start() error {
 	return nil
 }
 
+// resume opens a durable log as a checkpoint left it: end bytes, what
+// was written after them cut off (state.FileBodies.Resume).
+func (l *callLog) resume(end int64) error {
+	if err := l.file.Resume(end); err != nil {
+		return fmt.Errorf("stamponline: %s: %w", l.file.Name(), err)
+	}
+	l.size, l.buf = end, l.buf[:0]
+	return nil
+}
+
+// end writes out what is buffered and returns the log's length: what a
+// checkpoint counts on (the file must be synced before the checkpoint is
+// stored).
+func (l *callLog) end() (int64, error) {
+	l.flush()
+	return l.size, l.err
+}
+
 func (l *callLog) put(kind byte, payload []byte) {
 	l.buf = append(l.buf, kind)
 	l.buf = binary.AppendUvarint(l.buf, uint64(len(payload)))
@@ -69,7 +87,32 @@ func (l *callLog) flush() {
 }
 
 func (l *callLog) release(t *history.Txn, f *history.Facts) {
-	b := append(l.rec[:0], byte(f.Has))
+	l.rec = appendRelease(l.rec[:0], t, f)
+	l.put(recRelease, l.rec)
+}
+
+// appendRelease appends a release's payload: t's facts, then its body
+// (readRelease reads it back).
+func appendRelease(b []byte, t *history.Txn, f *history.Facts) []byte {
+	b = appendFacts(b, f)
+	return online.AppendBody(b, t)
+}
+
+// readRelease reads what appendRelease wrote.
+func readRelease(b []byte) (history.Txn, history.Facts, error) {
+	f, b, err := readFacts(b)
+	if err != nil {
+		return history.Txn{}, f, err
+	}
+	t, err := online.DecodeBody(b)
+	return t, f, err
+}
+
+// appendFacts appends f: its bits, commit_ts, start_ts, xid and the
+// snapshot's text (readFacts reads it back; the engine's snapshot keeps
+// the facts it holds in this encoding too, snapshot.go).
+func appendFacts(b []byte, f *history.Facts) []byte {
+	b = append(b, byte(f.Has))
 	b = binary.AppendVarint(b, f.CommitTS)
 	b = binary.AppendVarint(b, f.StartTS)
 	b = binary.AppendUvarint(b, f.Xid)
@@ -78,10 +121,7 @@ func (l *callLog) release(t *history.Txn, f *history.Facts) {
 		snap = f.Snap.String()
 	}
 	b = binary.AppendUvarint(b, uint64(len(snap)))
-	b = append(b, snap...)
-	b = online.AppendBody(b, t)
-	l.rec = b
-	l.put(recRelease, b)
+	return append(b, snap...)
 }
 
 func (l *callLog) txn(kind byte, t *history.Txn) {
@@ -129,10 +169,9 @@ func (l *callLog) each(fn func(c *call) error) error {
 		case recClose:
 			c.id = string(payload)
 		case recRelease:
-			if c.facts, payload, err = readFacts(payload); err != nil {
+			if c.txn, c.facts, err = readRelease(payload); err != nil {
 				return l.corrupt(err)
 			}
-			fallthrough
 		case recUnchecked:
 			if c.txn, err = online.DecodeBody(payload); err != nil {
 				return l.corrupt(err)

@@ -1014,3 +1014,12 @@ func (s *Store) Size() int64 {
 	}
 	return size
 }
+
+// stampLogName is the stamps' engine's call log in the directory
+// (FORMAT.md).
+const stampLogName = "streamcheck-stamps-log"
+
+// StampLogFile is the path of the call log of `run --stamps`
+// (stamponline): like the body file, synced before the Save whose
+// snapshot counts its length and cut back to it on restore (S6).
+func (s *Store) StampLogFile() string { return filepath.Join(s.dir, stampLogName) }

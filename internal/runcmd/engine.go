@@ -1,15 +1,11 @@
 package runcmd
 
 import (
-	"errors"
-
 	"github.com/streamcheck/streamcheck/driver"
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/sionline"
-	"github.com/streamcheck/streamcheck/stamponline"
-	"github.com/streamcheck/streamcheck/state"
 	"github.com/streamcheck/streamcheck/weakonline"
 )
 
@@ -50,27 +46,6 @@ type siEngine struct{ *sionline.Engine }
 
 func (e siEngine) SpillError() error           { return e.ArchiveError() }
 func (siEngine) SetRetention(online.Retention) {}
-
-// stampEngine adapts stamponline.Engine (run --stamps): its call log is
-// an unlinked temporary file, and it has no checkpoint yet (run refuses
-// --stamps with a state directory).
-type stampEngine struct{ *stamponline.Engine }
-
-func (stampEngine) Punch() func() error           { return func() error { return nil } }
-func (stampEngine) BodyFileSize() int64           { return 0 }
-func (stampEngine) SpillError() error             { return nil }
-func (stampEngine) SetRetention(online.Retention) {}
-func (stampEngine) SnapshotDurable() ([]byte, func() error, error) {
-	return nil, nil, errors.New("run --stamps: the engine with stamps has no checkpoint")
-}
-
-// stampsOver puts the stamps' engine in front of the level's engine
-// (built unstepped): it is what the stream falls back to.
-func stampsOver(inner runEngine, opts history.Options, stream string) (runEngine, error) {
-	e, err := stamponline.New(opts, stamponline.Config{Stream: stream, Log: state.NewFileBodies(""),
-		Inner: func() (stamponline.Inner, error) { return inner, nil }})
-	return stampEngine{e}, err
-}
 
 // undecided reports whether e's last check could not decide (the weak and
 // snapshot engines; the serializable engine says so through its stats).

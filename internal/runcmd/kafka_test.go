@@ -56,6 +56,9 @@ type stream struct {
 	merged   []history.Txn   // every event in send order (one partition)
 	lateness int64
 	opts     history.Options
+	// facts, when set, gives each event's database facts (commit_ts,
+	// start_ts), which produce then writes with it (run --stamps).
+	facts func(*history.Txn) *history.Facts
 }
 
 func makeStream(t testing.TB, seed uint64, txns, partitions int, inject ...string) *stream {
@@ -93,6 +96,12 @@ func makeStreamCfgThen(t testing.TB, cfg gen.Config, seed uint64, partitions int
 	if err != nil {
 		t.Fatal(err)
 	}
+	return spreadStream(h, inj, seed, partitions, edit)
+}
+
+// spreadStream spreads h over partitions in random arrival order within
+// the lateness it sets (edit applied first, if any).
+func spreadStream(h *history.History, inj []gen.Injected, seed uint64, partitions int, edit func(*history.History)) *stream {
 	if edit != nil {
 		edit(h)
 	}
@@ -134,6 +143,10 @@ func (s *stream) produce(t testing.TB, addr, topic string) int {
 	for p, txns := range s.parts {
 		for i := range txns {
 			ps = append(ps, p)
+			if s.facts != nil {
+				vals = append(vals, ingest.AppendNativeFacts(nil, &txns[i], s.facts(&txns[i])))
+				continue
+			}
 			vals = append(vals, ingest.AppendNative(nil, &txns[i]))
 		}
 	}

@@ -290,25 +290,25 @@ func (r *runner) start(ctx context.Context) error {
 		// bodies over from Pebble one at a time, the evicted ones going to
 		// a new body file, so a restart holds what the run held.
 		bodies := 0
-		if weakonline.Levels(r.cfg.opts.Level) {
-			var we *weakonline.Engine
-			if we, err = weakonline.Restore(r.cfg.opts, weakonline.Config{Stream: r.cfg.Alerts.Stream, Bodies: state.NewFileBodies("")}, ckpt.Engine); err != nil {
-				return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
+		restore := func(snap []byte) (runEngine, error) {
+			if weakonline.Levels(r.cfg.opts.Level) {
+				we, err := weakonline.Restore(r.cfg.opts, weakonline.Config{Stream: r.cfg.Alerts.Stream, Bodies: state.NewFileBodies("")}, snap)
+				return weakEngine{we}, err
+			} else if sionline.Levels(r.cfg.opts.Level) {
+				se, err := sionline.Restore(r.cfg.opts, sionline.Config{Stream: r.cfg.Alerts.Stream, Bodies: state.NewFileBodies(r.store.BodyFile())}, snap)
+				return siEngine{se}, err
 			}
-			r.engine = weakEngine{we}
-		} else if sionline.Levels(r.cfg.opts.Level) {
-			var se *sionline.Engine
-			if se, err = sionline.Restore(r.cfg.opts, sionline.Config{Stream: r.cfg.Alerts.Stream, Bodies: state.NewFileBodies(r.store.BodyFile())}, ckpt.Engine); err != nil {
-				return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
-			}
-			r.engine = siEngine{se}
-		} else {
-			r.engine, err = online.RestoreOnlineAt(r.cfg.opts, state.NewFileBodies(r.store.BodyFile()), ckpt.Engine, func(body func([]byte) error) error {
+			return online.RestoreOnlineAt(r.cfg.opts, state.NewFileBodies(r.store.BodyFile()), snap, func(body func([]byte) error) error {
 				return r.store.EachReleased(func(b []byte) error {
 					bodies++
 					return body(b)
 				})
 			})
+		}
+		if r.cfg.Check.Stamps {
+			r.engine, err = r.restoreStamps(ckpt.Engine, restore)
+		} else {
+			r.engine, err = restore(ckpt.Engine)
 		}
 		if err != nil {
 			return fmt.Errorf("state %s: %w", r.cfg.State.Dir, err)
@@ -328,35 +328,11 @@ func (r *runner) start(ctx context.Context) error {
 		if r.win, err = window.New(wcfg); err != nil {
 			return err
 		}
-		ecfg := online.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned, Retention: r.retention(),
-			Stream: r.cfg.Alerts.Stream}
-		// Evicted bodies go to the state directory's body file, or
-		// without one to an unlinked temporary file: on disk either way,
-		// so that the engine's memory is the window, not the stream.
-		ecfg.Bodies = state.NewFileBodies("")
-		if r.store != nil {
-			ecfg.Bodies = state.NewFileBodies(r.store.BodyFile())
-		}
-		if weakonline.Levels(r.cfg.opts.Level) {
-			// Closed bodies at read atomic and causal go to an
-			// unlinked temporary file (the engine's snapshot carries
-			// them, so no checkpoint counts on the file).
-			we, err := weakonline.New(r.cfg.opts, weakonline.Config{Stream: r.cfg.Alerts.Stream, Bodies: state.NewFileBodies("")})
-			if err != nil {
-				return err
-			}
-			r.engine = weakEngine{we}
-		} else if sionline.Levels(r.cfg.opts.Level) {
-			se, err := sionline.New(r.cfg.opts, sionline.Config{Stream: r.cfg.Alerts.Stream, Bodies: ecfg.Bodies})
-			if err != nil {
-				return err
-			}
-			r.engine = siEngine{se}
-		} else {
-			r.engine = online.NewOnlineConfig(r.cfg.opts, ecfg)
+		if r.engine, err = r.newEngine(); err != nil {
+			return err
 		}
 		if r.cfg.Check.Stamps {
-			if r.engine, err = stampsOver(r.engine, r.cfg.opts, r.cfg.Alerts.Stream); err != nil {
+			if r.engine, err = r.stampsOver(r.engine); err != nil {
 				return err
 			}
 		}
@@ -427,6 +403,36 @@ func (r *runner) start(ctx context.Context) error {
 		r.src = s
 	}
 	return nil
+}
+
+// newEngine builds the level's engine for a run from the start.
+func (r *runner) newEngine() (runEngine, error) {
+	ecfg := online.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned, Retention: r.retention(),
+		Stream: r.cfg.Alerts.Stream}
+	// Evicted bodies go to the state directory's body file, or
+	// without one to an unlinked temporary file: on disk either way,
+	// so that the engine's memory is the window, not the stream.
+	ecfg.Bodies = state.NewFileBodies("")
+	if r.store != nil {
+		ecfg.Bodies = state.NewFileBodies(r.store.BodyFile())
+	}
+	if weakonline.Levels(r.cfg.opts.Level) {
+		// Closed bodies at read atomic and causal go to an
+		// unlinked temporary file (the engine's snapshot carries
+		// them, so no checkpoint counts on the file).
+		we, err := weakonline.New(r.cfg.opts, weakonline.Config{Stream: r.cfg.Alerts.Stream, Bodies: state.NewFileBodies("")})
+		if err != nil {
+			return nil, err
+		}
+		return weakEngine{we}, nil
+	} else if sionline.Levels(r.cfg.opts.Level) {
+		se, err := sionline.New(r.cfg.opts, sionline.Config{Stream: r.cfg.Alerts.Stream, Bodies: ecfg.Bodies})
+		if err != nil {
+			return nil, err
+		}
+		return siEngine{se}, nil
+	}
+	return online.NewOnlineConfig(r.cfg.opts, ecfg), nil
 }
 
 func (r *runner) run(ctx context.Context) (int, error) {
