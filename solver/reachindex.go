@@ -2,8 +2,8 @@ package solver
 
 import "github.com/streamcheck/streamcheck/closure"
 
-// The pruning index (doc.go, T5; docs/SEMANTICS.md §3, "The solver's
-// pruning index over permanent edges (P1)").
+// The pruning index (doc.go, T5; docs/SEMANTICS.md §3, "P1: the
+// solver's pruning index over permanent edges").
 //
 // addEdge prunes an edge whose reverse direction is already a path of
 // permanent edges (base edges and edges present at level 0). The bounded

@@ -43,7 +43,7 @@ func (r *ref) permReach(s *Solver) [][]bool {
 // permanent edges (brute force), while base edges, level-0 facts and
 // nodes keep arriving after snapshots; and the index proves most of the
 // paths there are, so a test that relies on it does exercise it.
-// Reference: docs/SEMANTICS.md §3, "The solver's pruning index (P1)".
+// Reference: docs/SEMANTICS.md §3, "P1: the solver's pruning index over permanent edges".
 func TestPruneIndexSound(t *testing.T) {
 	g := &gen{rand.New(rand.NewPCG(41, 42))}
 	proved, paths := 0, 0
