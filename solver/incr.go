@@ -162,7 +162,7 @@ func (s *Solver) RemoveNode(n Node) {
 	}
 	// The pruning snapshot may name n; a new one waits for the permanent
 	// edges to double (reachindex.go).
-	t.dropReachIndex(false)
+	t.dropReachIndex()
 	// Bridge permanent paths.
 	var bridges [][2]Node
 	for _, ei := range t.in[n] {
@@ -353,7 +353,7 @@ func (t *theory) rebuild(s *Solver) {
 	t.dead = 0
 	// Edge ids and node ids change: the pruning snapshot no longer
 	// describes them (reachindex.go).
-	t.dropReachIndex(false)
+	t.dropReachIndex()
 	for _, ed := range old {
 		if ed.dead || t.removed[ed.from] || t.removed[ed.to] {
 			continue

@@ -23,44 +23,49 @@ import "github.com/streamcheck/streamcheck/closure"
 // and recycle node ids) drop the snapshot; nodes created after it are not
 // in it and get "not proven".
 //
-// Cost: a rebuild reads every present edge and costs O(n·W) words
-// (closure.NewStatic); it happens when the permanent edges have doubled
-// since the last one, so rebuilds cost at most twice the last one over an
-// encoding. Solve drops the snapshot (search never asks it; it is a few
-// hundred bytes per node), and the next rebuild again waits for a
-// doubling, so incremental callers that alternate small additions and
-// solves fall back to the bounded search as before.
+// When: a build reads every present edge and ORs a row of up to
+// closure's band per edge, about (edges + nodes)·reachIndexCost edge
+// visits' worth of work. The snapshot is (re)built at a backward edge
+// once the bounded searches since the last build have visited that many
+// edges and the permanent graph has changed since: the builds never cost
+// more than the searches they replace, so an instance whose searches are
+// cheap (the serializable fast path, where V1 decided most pairs before
+// they were drawn) builds nothing, and one where they are not (the
+// snapshot-isolation levels without timestamps) rebuilds as the misses
+// of a stale snapshot accumulate. Solve frees the snapshot (search never
+// asks it; it is a few hundred bytes per node).
 type reachIndex struct {
 	idx   *closure.Static
 	nodes int // nodes when idx was built: later ids are not in it
-	perm  int // permanent edge count at the last build (or drop)
-	// min is the least permanent edge count worth an index
-	// (reachIndexMin; tests lower it to reach the index on tiny
-	// instances).
-	min int
+	perm  int // permanent edge count at the last build
+	work  int // edge visits of bounded searches since the last build
+	// eager builds at every backward edge the permanent graph changed
+	// before (tests: it reaches the index on tiny instances).
+	eager bool
 }
 
-// reachIndexMin: below this many permanent edges the bounded search is
-// cheap and an index is not worth its build.
-const reachIndexMin = 4096
+// reachIndexCost is the work of a build per edge and node, in edge
+// visits of the bounded search: a row OR is a few words of sequential
+// memory, a visit a random access.
+const reachIndexCost = 8
 
 // permanent is the number of permanent edges at level 0: base edges and
 // every present literal edge (at level 0 all of them are level-0 facts).
-// It is a trigger for rebuilds, not an exact count: bridges and Compact's
-// rewrites may make it drift, which only moves a rebuild.
+// It sizes a build and tells whether the graph changed since the last
+// one; bridges and Compact's rewrites may make it drift, which only moves
+// a build.
 func (t *theory) permanent() int { return t.nBase + len(t.active) }
 
 // permanentReaches reports a path x ~> y over permanent edges proven by
-// the snapshot, rebuilding it first when the permanent graph has doubled.
-// The caller is at level 0. False means "not proven".
+// the snapshot, (re)building it first when the searches since the last
+// build have paid for one. The caller is at level 0. False means "not
+// proven".
 func (t *theory) permanentReaches(x, y Node) bool {
 	ri := &t.rix
-	min := ri.min
-	if min == 0 {
-		min = reachIndexMin
-	}
-	if perm := t.permanent(); perm >= min && perm >= 2*ri.perm {
-		t.buildReachIndex(perm)
+	if perm := t.permanent(); perm != ri.perm || ri.idx == nil {
+		if ri.eager || ri.work >= (perm+len(t.ord))*reachIndexCost {
+			t.buildReachIndex(perm)
+		}
 	}
 	if ri.idx == nil || int(x) >= ri.nodes || int(y) >= ri.nodes {
 		return false
@@ -86,15 +91,13 @@ func (t *theory) buildReachIndex(perm int) {
 	ri.idx = closure.NewStatic(len(t.ord), edges)
 	ri.nodes = len(t.ord)
 	ri.perm = perm
+	ri.work = 0
 }
 
-// dropReachIndex forgets the snapshot. With rebuild, the next query may
-// build a new one at once (node ids or edges changed under it); without,
-// the next build waits for the permanent edges to double.
-func (t *theory) dropReachIndex(rebuild bool) {
+// dropReachIndex forgets the snapshot; the next build waits for the
+// searches to pay for it again.
+func (t *theory) dropReachIndex() {
 	ri := &t.rix
 	ri.idx = nil
-	if rebuild {
-		ri.perm = 0
-	}
+	ri.work = 0
 }

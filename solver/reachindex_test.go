@@ -49,7 +49,7 @@ func TestPruneIndexSound(t *testing.T) {
 	proved, paths := 0, 0
 	for i := range 60 {
 		s := New(Options{Seed: uint64(i)})
-		s.th.rix.min = 1
+		s.th.rix.eager = true
 		r := &ref{}
 		for range 6 {
 			for range 1 + g.rng.IntN(6) {
@@ -147,7 +147,7 @@ func TestPruneIndexAgainstBruteForce(t *testing.T) {
 			}
 		}
 		s := New(Options{Seed: uint64(i), TheoryPropagationLimit: []int{-1, 0, 3}[i%3]})
-		s.th.rix.min = 1
+		s.th.rix.eager = true
 		for s.NumVars() < r.nVars {
 			s.NewVar()
 		}
@@ -190,7 +190,7 @@ func TestPruneIndexRemoveNode(t *testing.T) {
 			}
 		}
 		s := New(Options{Seed: uint64(i)})
-		s.th.rix.min = 1
+		s.th.rix.eager = true
 		r.load(s)
 		if !r.solve(nil) {
 			continue
@@ -238,7 +238,7 @@ func TestPruneIndexRemoveNode(t *testing.T) {
 // no cycle: p must stay satisfiable.
 func TestPruneIndexRecycledNode(t *testing.T) {
 	s := New(Options{})
-	s.th.rix.min = 1
+	s.th.rix.eager = true
 	a, x := s.NewNode(), s.NewNode()
 	if !s.AddBaseEdge(a, x) {
 		t.Fatal("base edge refused")
@@ -251,6 +251,9 @@ func TestPruneIndexRecycledNode(t *testing.T) {
 	if s.Stats().PruneIndexHits != 1 {
 		t.Fatalf("index hits %d, want 1", s.Stats().PruneIndexHits)
 	}
+	// From here on no search pays for a new build: a snapshot left in
+	// place would be the stale one.
+	s.th.rix.eager = false
 	s.RemoveNode(x)
 	s.Compact()
 	y := s.NewNode()

@@ -809,7 +809,7 @@ func (s *Solver) Solve(ctx context.Context, assumptions ...Lit) Status {
 	s.cancelUntil(0)
 	// Search never asks the pruning snapshot; its memory goes
 	// (reachindex.go).
-	s.th.dropReachIndex(false)
+	s.th.dropReachIndex()
 	for _, p := range assumptions {
 		if s.retired[p.Var()] {
 			panic("solver: assumption on a retired variable")

@@ -317,7 +317,10 @@ func (t *theory) reachesBounded(x, y Node, limit int) bool {
 	t.fgen++
 	t.stack = append(t.stack[:0], x)
 	t.fmark[x] = t.fgen
-	for n := 0; len(t.stack) > 0 && n < 16*limit; {
+	n := 0
+	// The work is what pays for the pruning index (reachindex.go).
+	defer func() { t.rix.work += n }()
+	for len(t.stack) > 0 && n < 16*limit {
 		z := t.stack[len(t.stack)-1]
 		t.stack = t.stack[:len(t.stack)-1]
 		if z == y {
