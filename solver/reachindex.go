@@ -92,6 +92,7 @@ func (t *theory) buildReachIndex(perm int) {
 	ri.nodes = len(t.ord)
 	ri.perm = perm
 	ri.work = 0
+	t.rixBuilds++
 }
 
 // dropReachIndex forgets the snapshot; the next build waits for the

@@ -266,3 +266,39 @@ func TestPruneIndexRecycledNode(t *testing.T) {
 		t.Fatalf("y -> a alone: %v, want SAT", st)
 	}
 }
+
+// TestPruneIndexPaysForItself: the snapshot is built where the bounded
+// searches are costly and not where they are cheap (a cost rule, checked
+// by counts, not by time). A base chain 0 -> 1 -> ... -> n-1 and literal
+// edges i+span -> i: each one closes a cycle with the chain, which the
+// bounded search proves by walking span edges. With span 1 the searches
+// never pay for a build; with span 200 they do, after which the index
+// proves the rest.
+func TestPruneIndexPaysForItself(t *testing.T) {
+	for _, tc := range []struct {
+		span      int
+		wantBuild bool
+	}{{1, false}, {200, true}} {
+		s := New(Options{})
+		const n = 3000
+		for range n {
+			s.NewNode()
+		}
+		for i := range n - 1 {
+			s.AddBaseEdge(Node(i), Node(i+1))
+		}
+		for i := 0; i+tc.span < n; i++ {
+			s.AddEdge(PosLit(s.NewVar()), Node(i+tc.span), Node(i))
+		}
+		st := s.Stats()
+		if st.PruneLemmas != int64(n-tc.span) {
+			t.Fatalf("span %d: %d lemmas, want %d", tc.span, st.PruneLemmas, n-tc.span)
+		}
+		if built := st.PruneIndexBuilds > 0; built != tc.wantBuild {
+			t.Fatalf("span %d: %d builds, want a build: %v", tc.span, st.PruneIndexBuilds, tc.wantBuild)
+		}
+		if tc.wantBuild && st.PruneIndexHits < int64(n-tc.span)/2 {
+			t.Fatalf("span %d: index proved %d of %d", tc.span, st.PruneIndexHits, n-tc.span)
+		}
+	}
+}

@@ -171,6 +171,7 @@ func (s *Solver) SetPhase(v Var, phase bool) {
 func (s *Solver) Stats() Stats {
 	st := s.stats
 	st.PruneIndexHits = s.th.rixHits
+	st.PruneIndexBuilds = s.th.rixBuilds
 	return st
 }
 

@@ -49,9 +49,11 @@ type theory struct {
 	nBase  int     // base edges linked (a rebuild trigger for rix)
 
 	// rix is the pruning index over a snapshot of the permanent edges
-	// (reachindex.go); rixHits counts the paths it proved.
-	rix     reachIndex
-	rixHits int64
+	// (reachindex.go); rixHits counts the paths it proved, rixBuilds
+	// the snapshots.
+	rix       reachIndex
+	rixHits   int64
+	rixBuilds int64
 
 	oracle      ReachOracle
 	oracleOrder []Node

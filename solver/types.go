@@ -133,6 +133,7 @@ type Stats struct {
 	EdgeInsertions     int64
 	PruneLemmas        int64 // edges pruned when added (doc.go, T5)
 	PruneIndexHits     int64 // of those, proven by the snapshot index
+	PruneIndexBuilds   int64 // snapshots built (reachindex.go)
 }
 
 // ReachOracle tells base reachability that the solver does not hold as
