@@ -115,7 +115,12 @@
 //	    (16*PruneLimit edge visits) finds a path back over present, hence
 //	    permanent, edges, its literals get a level-0 lemma (¬p, or
 //	    ¬p ∨ ¬q), kept as a learned clause so that it never blocks
-//	    Retire (VeriStrong §6.1.1 applied edge by edge).
+//	    Retire (VeriStrong §6.1.1 applied edge by edge). The bounded
+//	    search runs only after a snapshot index of the permanent edges
+//	    (closure.Static, rebuilt when they double; reachindex.go,
+//	    docs/SEMANTICS.md §3 "P1") failed to prove the path: a path of
+//	    the snapshot is a path now, since permanent edges never leave
+//	    at level 0.
 //
 // Conflicts found by the theory always involve the current level, except
 // those of the final check (below); handleConflict backtracks to the

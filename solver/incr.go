@@ -160,6 +160,9 @@ func (s *Solver) RemoveNode(n Node) {
 	for _, p := range s.trail {
 		s.reason[p.Var()] = crefUndef
 	}
+	// The pruning snapshot may name n; a new one waits for the permanent
+	// edges to double (reachindex.go).
+	t.dropReachIndex()
 	// Bridge permanent paths.
 	var bridges [][2]Node
 	for _, ei := range t.in[n] {
@@ -346,7 +349,11 @@ func (t *theory) rebuild(s *Solver) {
 	}
 	t.active = t.active[:0]
 	t.nCand = 0
+	t.nBase = 0
 	t.dead = 0
+	// Edge ids and node ids change: the pruning snapshot no longer
+	// describes them (reachindex.go).
+	t.dropReachIndex()
 	for _, ed := range old {
 		if ed.dead || t.removed[ed.from] || t.removed[ed.to] {
 			continue
@@ -403,6 +410,7 @@ func (t *theory) reindex(s *Solver) {
 		if ed.isBase() {
 			ed.present = true
 			t.link(e)
+			t.nBase++
 			continue
 		}
 		t.edgesOf[ed.a] = append(t.edgesOf[ed.a], e)

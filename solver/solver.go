@@ -168,7 +168,12 @@ func (s *Solver) SetPhase(v Var, phase bool) {
 }
 
 // Stats returns the counters accumulated so far.
-func (s *Solver) Stats() Stats { return s.stats }
+func (s *Solver) Stats() Stats {
+	st := s.stats
+	st.PruneIndexHits = s.th.rixHits
+	st.PruneIndexBuilds = s.th.rixBuilds
+	return st
+}
 
 func (s *Solver) decisionLevel() int { return len(s.trailLim) }
 
@@ -803,6 +808,9 @@ func (s *Solver) Solve(ctx context.Context, assumptions ...Lit) Status {
 		return Unsat
 	}
 	s.cancelUntil(0)
+	// Search never asks the pruning snapshot; its memory goes
+	// (reachindex.go).
+	s.th.dropReachIndex()
 	for _, p := range assumptions {
 		if s.retired[p.Var()] {
 			panic("solver: assumption on a retired variable")

@@ -46,6 +46,14 @@ type theory struct {
 	active []int32 // present literal edges in activation order (a stack)
 	head   int     // next trail index to feed to the theory
 	nCand  int     // live non-base edges; 0 skips theory propagation
+	nBase  int     // base edges linked (a rebuild trigger for rix)
+
+	// rix is the pruning index over a snapshot of the permanent edges
+	// (reachindex.go); rixHits counts the paths it proved, rixBuilds
+	// the snapshots.
+	rix       reachIndex
+	rixHits   int64
+	rixBuilds int64
 
 	oracle      ReachOracle
 	oracleOrder []Node
@@ -163,6 +171,7 @@ func (s *Solver) AddBaseEdge(from, to Node) bool {
 	}
 	t.edges[e].present = true
 	t.link(e)
+	t.nBase++
 	t.propagateFrom(s, e)
 	if s.propagate() != nil {
 		s.ok = false
@@ -258,7 +267,10 @@ func (s *Solver) addEdge(p, q Lit, from, to Node) {
 	if lim := s.opts.PruneLimit; lim >= 0 && (s.val[p] == 0 || (q != litUndef && s.val[q] == 0)) {
 		// An edge that closes a cycle with permanent edges is pruned at
 		// once (VeriStrong §6.1.1): its literals cannot all hold.
-		if t.reachesBounded(to, from, lim) {
+		// The snapshot index first (reachindex.go): it proves most such
+		// paths in O(1); a path it does not know is searched for.
+		if t.ord[to] <= t.ord[from] && (t.permanentReaches(to, from) || t.reachesBounded(to, from, lim)) {
+			s.stats.PruneLemmas++
 			if q == litUndef {
 				s.addLemma(p.Not())
 			} else {
@@ -307,7 +319,10 @@ func (t *theory) reachesBounded(x, y Node, limit int) bool {
 	t.fgen++
 	t.stack = append(t.stack[:0], x)
 	t.fmark[x] = t.fgen
-	for n := 0; len(t.stack) > 0 && n < 16*limit; {
+	n := 0
+	// The work is what pays for the pruning index (reachindex.go).
+	defer func() { t.rix.work += n }()
+	for len(t.stack) > 0 && n < 16*limit {
 		z := t.stack[len(t.stack)-1]
 		t.stack = t.stack[:len(t.stack)-1]
 		if z == y {

@@ -131,6 +131,9 @@ type Stats struct {
 	TheoryPropagations int64 // edge literals set false because of a path
 	TheoryExplanations int64 // lazily built reasons for those
 	EdgeInsertions     int64
+	PruneLemmas        int64 // edges pruned when added (doc.go, T5)
+	PruneIndexHits     int64 // of those, proven by the snapshot index
+	PruneIndexBuilds   int64 // snapshots built (reachindex.go)
 }
 
 // ReachOracle tells base reachability that the solver does not hold as
