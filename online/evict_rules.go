@@ -707,6 +707,9 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 		if u := e.NodeTxn()[other]; u >= 0 && s.noCommit(u, false) {
 			return // moot: the other end commits in no completion (I1)
 		}
+		if u := e.NodeTxn()[other]; u >= 0 && s.behindAnchor(u, t) {
+			return // implied or impossible: evict_unknown.go
+		}
 		if all && s.commitOpen(e.NodeTxn()[other]) && !s.fixedEdge(a, b, two) {
 			// An edge with an unknown whose commit a probe left open
 			// this step holds in the completions that commit it only:
@@ -755,6 +758,9 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 		}
 		if s.noCommit(other, true) {
 			continue // moot: the other writer never commits
+		}
+		if s.behindAnchor(other, t) {
+			continue // other first whenever it commits: evict_unknown.go
 		}
 		if _, ok := pr.decide(pv.X()); !ok {
 			s.r2Other = other
@@ -904,7 +910,7 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 				earlier = append(earlier, w)
 			case pr.forced(e.Node()[t], e.Node()[w]):
 				later = append(later, w)
-			case pr.forced(e.Node()[w], e.Node()[t]):
+			case pr.forced(e.Node()[w], e.Node()[t]) || s.behindAnchor(w, t):
 				earlier = append(earlier, w)
 			default:
 				ok = false

@@ -184,3 +184,27 @@ func (s *evictStep) anchorBefore(a, b int32) bool {
 	k := s.anchorOf(a)
 	return k >= 0 && s.p.RealTimeBefore(k, b)
 }
+
+// behindAnchor: u is an unknown in doubt closed by its session whose
+// anchor precedes t (session or real time), so an edge between u and t
+// is decided for R2 without a probe (docs/SEMANTICS.md §5 "Edges behind
+// an anchor"): in every completion that commits u, u -> K -> t, so an
+// edge u -> t holds or not alongside that path and t -> u holds in
+// none; in every other u has no edge (I1). Without it each such edge
+// pinned t for the unknown's whole horizon (r2-edge): its literal is
+// free in the completions that do not commit u, so no probe decides it.
+// The path outlives t: K stays while u is in doubt, and R5 keeps K's
+// orders to t's successors when t leaves.
+func (s *evictStep) behindAnchor(u, t int32) bool {
+	return !noEdgesBehindAnchor && s.o.behindAnchor(s.r, u, t)
+}
+
+// behindAnchor is evictStep.behindAnchor on an instance r (tests ask it
+// outside a step).
+func (o *Online) behindAnchor(r *reduced, u, t int32) bool {
+	return r.h.Txns[u].Status == history.Unknown && o.anchoredBefore(r, u, t)
+}
+
+// noEdgesBehindAnchor turns behindAnchor off, for the tests that
+// measure it and the mutation that shows they can fail.
+var noEdgesBehindAnchor bool
