@@ -906,11 +906,11 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 			switch {
 			case p.Before(t, w):
 				later = append(later, w)
-			case p.Before(w, t):
+			case p.Before(w, t) || s.behindAnchor(w, t): // evict_unknown.go
 				earlier = append(earlier, w)
 			case pr.forced(e.Node()[t], e.Node()[w]):
 				later = append(later, w)
-			case pr.forced(e.Node()[w], e.Node()[t]) || s.behindAnchor(w, t):
+			case pr.forced(e.Node()[w], e.Node()[t]):
 				earlier = append(earlier, w)
 			default:
 				ok = false
