@@ -939,13 +939,13 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 			after = append(after, later...)
 			for _, w := range earlier {
 				switch {
-				case prev >= 0 && s.behindAnchor(w, t) && s.commitOpen(w) && !p.Before(prev, w) && !s.behindAnchor(w, prev):
-					// Ordered with the live version only in the
-					// completions that commit it: no probe decides
-					// that (evict_unknown.go).
+				case prev >= 0 && s.behindAnchor(w, prev):
+					// Before the live version whenever it commits
+					// (evict_unknown.go): as decided before it.
+				case prev >= 0 && s.undecidedAgainst(w, prev): // evict_unknown.go
 					ok = false
 					tracePin(tx, func() string {
-						return "R4: an unknown behind its anchor not ordered with the live version " + r.h.Txns[w].Compact()
+						return "R4: an unknown overtaken writer, commit open, not ordered with the live version " + r.h.Txns[w].Compact()
 					})
 				case prev < 0 || before(prev, w):
 					after = append(after, w)

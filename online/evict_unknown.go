@@ -208,3 +208,21 @@ func (o *Online) behindAnchor(r *reduced, u, t int32) bool {
 // noEdgesBehindAnchor turns behindAnchor off, for the tests that
 // measure it and the mutation that shows they can fail.
 var noEdgesBehindAnchor bool
+
+// undecidedAgainst: w, an unknown member writer that t overtakes, has
+// a commit still open at level 0, and neither real time nor w's anchor
+// orders it before or after the live version prev. R4 then keeps t
+// without probing the order of w and prev: a probe has a model in which
+// w does not commit, and comes back undecided (docs/SEMANTICS.md §5
+// "Edges behind an anchor"); at 64K transactions of a read-modify-write
+// stream those probes were 1,401 of a step's 8 x 256 and all came back
+// undecided.
+func (s *evictStep) undecidedAgainst(w, prev int32) bool {
+	if s.r.h.Txns[w].Status != history.Unknown {
+		return false
+	}
+	if _, fixed := fixedLit(s.e.Solver(), s.e.Act()[w]); fixed {
+		return false
+	}
+	return !s.p.Before(prev, w) && !s.o.behindAnchor(s.r, w, prev)
+}
