@@ -53,6 +53,21 @@
 // the window accepts), the driver makes the same engine calls. Wall time
 // enters only through the caller's decision to call RaiseIdle.
 //
+// D4, the end of input. EndInput raises W to +∞ but the drain steps only
+// the ticks up to EndTick, the tick above the greatest start accepted:
+// the ticks RaiseIdle would step, so a run that idled and then ended
+// steps as one that ended at once. Every transaction is released by then
+// (its start is below EndTick), and what is left are closings: committed
+// transactions' a little later, an unknown outcome's up to its in-doubt
+// horizon later. Final gives them all, closes every transaction and
+// steps once (docs/SEMANTICS.md §5 "The end of input in one step"). No
+// arrival can come between those ticks, so stepping each of them only
+// re-judged the window once per tick of the horizon (600 steps for a one
+// minute horizon at 100 ms), a cost that followed the stream's unknowns;
+// one step judges the instance the last of them would have judged. The
+// first verdict is check's either way (online.Online O3); EndTick is in
+// State, so a checkpoint taken during the drain restores the schedule.
+//
 // # Complexity
 //
 // Accept is the window's Add plus O(log n) for a set-aside writer's

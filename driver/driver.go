@@ -56,6 +56,11 @@ type State struct {
 	// One entry per key ever written or used as a list: the engine keeps
 	// as much (a live version per written key).
 	Kinds map[history.Key]bool `json:",omitempty"`
+	// Ended says EndInput was called, and EndTick is the last tick the
+	// end of input steps at before Final: the tick above the greatest
+	// start accepted (D4). Absent in checkpoints taken before the end.
+	Ended   bool  `json:",omitempty"`
+	EndTick int64 `json:",omitempty"`
 }
 
 // Unchecked is a dead-lettered writer waiting for its tick: its writes
@@ -248,6 +253,11 @@ func (d *Driver) next() (int64, bool) {
 	if t == math.MaxInt64 || t > d.win.Watermark() {
 		return 0, false
 	}
+	if d.st.Ended && t > d.st.EndTick {
+		// Past the last start nothing arrives any more: what is left
+		// is closings, given all at once by Final (D4).
+		return 0, false
+	}
 	return t, true
 }
 
@@ -334,14 +344,27 @@ func (d *Driver) RaiseIdle() (int64, bool) {
 
 // EndInput closes the window (W = +∞): everything buffered is released
 // and every transaction closes. The caller drains HasReady/Ready, then
-// calls Final.
+// calls Final. The drain steps only the ticks up to the one above the
+// greatest start accepted, the ticks RaiseIdle would step (D4): the
+// closings beyond it, an unknown outcome's up to its in-doubt horizon
+// later, are Final's, in one step.
 func (d *Driver) EndInput() {
+	if !d.st.Ended {
+		d.st.Ended = true
+		d.st.EndTick = math.MinInt64
+		if ms := d.win.Stats().MaxStart; ms != math.MinInt64 {
+			d.st.EndTick = d.TickAbove(ms)
+		}
+	}
 	d.win.Close()
 	d.pull()
 }
 
 // Final is the last step of the end of input: what is left is given to
 // the engine, every transaction closes, and the engine steps once more.
+// Its cost is the window's, whatever the in-doubt horizon: stepping each
+// tick of the closings left (one per 100 ms of the horizon's span past
+// the last start) re-judged the whole window at each (D4).
 func (d *Driver) Final(ctx context.Context) (Ready, error) {
 	for _, u := range d.st.Unchecked {
 		d.eng.AddUnchecked(u.Txn)

@@ -707,6 +707,9 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 		if u := e.NodeTxn()[other]; u >= 0 && s.noCommit(u, false) {
 			return // moot: the other end commits in no completion (I1)
 		}
+		if u := e.NodeTxn()[other]; u >= 0 && s.behindAnchor(u, t) {
+			return // implied or impossible: evict_unknown.go
+		}
 		if all && s.commitOpen(e.NodeTxn()[other]) && !s.fixedEdge(a, b, two) {
 			// An edge with an unknown whose commit a probe left open
 			// this step holds in the completions that commit it only:
@@ -755,6 +758,9 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 		}
 		if s.noCommit(other, true) {
 			continue // moot: the other writer never commits
+		}
+		if s.behindAnchor(other, t) {
+			continue // other first whenever it commits: evict_unknown.go
 		}
 		if _, ok := pr.decide(pv.X()); !ok {
 			s.r2Other = other
@@ -900,7 +906,7 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 			switch {
 			case p.Before(t, w):
 				later = append(later, w)
-			case p.Before(w, t):
+			case p.Before(w, t) || s.behindAnchor(w, t): // evict_unknown.go
 				earlier = append(earlier, w)
 			case pr.forced(e.Node()[t], e.Node()[w]):
 				later = append(later, w)
@@ -933,6 +939,14 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 			after = append(after, later...)
 			for _, w := range earlier {
 				switch {
+				case prev >= 0 && s.behindAnchor(w, prev):
+					// Before the live version whenever it commits
+					// (evict_unknown.go): as decided before it.
+				case prev >= 0 && s.undecidedAgainst(w, prev): // evict_unknown.go
+					ok = false
+					tracePin(tx, func() string {
+						return "R4: an unknown overtaken writer, commit open, not ordered with the live version " + r.h.Txns[w].Compact()
+					})
 				case prev < 0 || before(prev, w):
 					after = append(after, w)
 				case before(w, prev):

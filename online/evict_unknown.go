@@ -184,3 +184,45 @@ func (s *evictStep) anchorBefore(a, b int32) bool {
 	k := s.anchorOf(a)
 	return k >= 0 && s.p.RealTimeBefore(k, b)
 }
+
+// behindAnchor: u is an unknown in doubt closed by its session whose
+// anchor precedes t (session or real time), so an edge between u and t
+// is decided for R2 without a probe (docs/SEMANTICS.md §5 "Edges behind
+// an anchor"): in every completion that commits u, u -> K -> t, so an
+// edge u -> t holds or not alongside that path and t -> u holds in
+// none; in every other u has no edge (I1). Without it each such edge
+// pinned t for the unknown's whole horizon (r2-edge): its literal is
+// free in the completions that do not commit u, so no probe decides it.
+// The path outlives t: K stays while u is in doubt, and R5 keeps K's
+// orders to t's successors when t leaves.
+func (s *evictStep) behindAnchor(u, t int32) bool {
+	return !noEdgesBehindAnchor && s.o.behindAnchor(s.r, u, t)
+}
+
+// behindAnchor is evictStep.behindAnchor on an instance r (tests ask it
+// outside a step).
+func (o *Online) behindAnchor(r *reduced, u, t int32) bool {
+	return r.h.Txns[u].Status == history.Unknown && o.anchoredBefore(r, u, t)
+}
+
+// noEdgesBehindAnchor turns behindAnchor off, for the tests that
+// measure it and the mutation that shows they can fail.
+var noEdgesBehindAnchor bool
+
+// undecidedAgainst: w, an unknown member writer that t overtakes, has
+// a commit still open at level 0, and neither real time nor w's anchor
+// orders it before or after the live version prev. R4 then keeps t
+// without probing the order of w and prev: a probe has a model in which
+// w does not commit, and comes back undecided (docs/SEMANTICS.md §5
+// "Edges behind an anchor"); at 64K transactions of a read-modify-write
+// stream those probes were 1,401 of a step's 8 x 256 and all came back
+// undecided.
+func (s *evictStep) undecidedAgainst(w, prev int32) bool {
+	if s.r.h.Txns[w].Status != history.Unknown {
+		return false
+	}
+	if _, fixed := fixedLit(s.e.Solver(), s.e.Act()[w]); fixed {
+		return false
+	}
+	return !s.p.Before(prev, w) && !s.o.behindAnchor(s.r, w, prev)
+}
