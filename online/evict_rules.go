@@ -1001,6 +1001,7 @@ func (s *evictStep) fixInitial(t int32) {
 	if s.o.opts.InitialState != history.InitialUnknown {
 		return
 	}
+	s.noteListInitials(t) // evict_list_init.go, IL1
 	p, e, pr, st := s.p, s.e, s.pr, s.st
 	for _, ri := range s.readsOf[t] {
 		rv := &e.Reads()[ri]
