@@ -262,7 +262,7 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 				continue
 			}
 			for _, l := range append([]incremental.Lit{rv.G()}, e.Rfs(rv)...) {
-				if _, dec := pr.decide(l); !dec {
+				if _, dec := s.decideOnce(l); !dec {
 					tracePin(tx, func() string {
 						return "list: a read of " + string(le.key) + " by " + r.h.Txns[u].ID + " is not decided"
 					})
