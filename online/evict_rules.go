@@ -659,13 +659,7 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 			s.keepAfter(a, t) // evict_cover.go; bounded by succBound (evict_unknown.go)
 		}
 		for _, b := range succs {
-			to.endingIn(latestEndBefore(p, b), latestEndBefore(p, t), func(a int32) {
-				if a != t && !removed[a] && p.RealTimeBefore(a, t) {
-					if c, _ := s.commitOf(a); c {
-						s.addKept(a, b)
-					}
-				}
-			})
+			s.keepBefore(b, t) // evict_cover.go
 		}
 	}
 	i := r.pos[t]
