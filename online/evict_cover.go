@@ -137,10 +137,10 @@ func (s *evictStep) keepBefore(b, t int32) {
 var keepAfterMode = keepAfterCover
 
 const (
-	keepAfterCover = iota // stop at the first committed c kept (the rule)
-	keepAfterEvery        // keep an order to every b (the rule before it)
-	keepAfterFirst        // the naive cover: stop at the first b kept (wrong)
-	keepBeforeFirst       // the naive cover in keepBefore only (wrong)
+	keepAfterCover  = iota // stop at the first committed c kept (the rule)
+	keepAfterEvery         // keep an order to every b (the rule before it)
+	keepAfterFirst         // the naive cover: stop at the first b kept (wrong)
+	keepBeforeFirst        // the naive cover in keepBefore only (wrong)
 )
 
 // keptCover says which ghosts build must keep in the instance although no
