@@ -94,6 +94,9 @@ type evictStep struct {
 	// openLit: literals a probe of this step left undecided (decideOnce,
 	// burst_probe.go).
 	openLit map[incremental.Lit]bool
+	// byVersion indexes the instance's reads by (key, candidate writer)
+	// (readsOfVersion, r4_reads.go); nil until R4 first asks.
+	byVersion map[[2]int32][]int32
 	// backoffSeen caches backoffOver per position for the step (1: over,
 	// -1: still backed off, backedOffNow: backed off at this step).
 	backoffSeen map[int32]int8
@@ -968,25 +971,23 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 		}
 		var kr []replacement
 		undecided := false
-		for _, u := range s.accessors[k] {
+		// The reads with from's version of k as a candidate, in the
+		// order of the instance's reads (r4_reads.go).
+		for _, ri := range s.readsOfVersion(k, from) {
+			rv := &e.Reads()[ri]
+			u := rv.Txn()
 			if u == t && !overtaken || removed[u] {
 				continue
 			}
-			for _, ri := range s.readsOf[u] {
-				rv := &e.Reads()[ri]
-				if p.Txns()[u].Reads()[rv.Read()].Key() != k {
+			for ci, w := range e.Cands(rv) {
+				if w != from && !(w == -1 && from < 0) {
 					continue
 				}
-				for ci, w := range e.Cands(rv) {
-					if w != from && !(w == -1 && from < 0) {
-						continue
-					}
-					v, dec := s.decideOnce(e.Rfs(rv)[ci])
-					if !dec {
-						undecided = true
-					} else if v {
-						kr = append(kr, replacement{u, p.Keys()[k], from, after})
-					}
+				v, dec := s.decideOnce(e.Rfs(rv)[ci])
+				if !dec {
+					undecided = true
+				} else if v {
+					kr = append(kr, replacement{u, p.Keys()[k], from, after})
 				}
 			}
 		}
