@@ -162,6 +162,13 @@ type encoder struct {
 	pairs  map[[2]int32]*pairVar
 	pairsL []*pairVar
 	inits  map[int32]map[string]lit // key -> initial value -> var
+	// parseInit is, under an unknown initial state and for the online
+	// engine's instance only (readsToCome), the initial prefix length of
+	// each list parse, by its index in candFlat (ParseInitial): the
+	// engine keeps the initial list a decided parse names as a fact
+	// when the read leaves its instance (docs/SEMANTICS.md §5 "Lists
+	// under an unknown initial state"). nil: not kept.
+	parseInit map[int32]int32
 
 	prune *pruner // nil: no candidate pruning
 	// vbox: reachability pruning without real time (vbox_prune.go); nil
@@ -231,6 +238,9 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 		sameValue: cfg.dropUnobserved && !cfg.noPrune && !cfg.record && !cfg.readsToCome,
 		sel:       make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
 		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
+	}
+	if cfg.readsToCome && p.opts.InitialState == history.InitialUnknown {
+		e.parseInit = map[int32]int32{}
 	}
 	// Capacity hints, the least a large history needs (a transaction node
 	// and an end point each, three edges per transaction); append grows
@@ -832,8 +842,27 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 		}
 		if unknownInit {
 			e.clause(rf.not(), e.initVar(r.key, joinValues(r.lr.list[:ps.initLen])))
+			if e.parseInit != nil {
+				e.parseInit[rv.off+int32(i)] = int32(ps.initLen)
+			}
 		}
 	}
+}
+
+// ParseInitial returns the initial list that rv's i-th candidate, a list
+// parse, names under an unknown initial state (the list as read up to
+// the parse's initial prefix length): the online engine keeps it as a
+// fact once the parse is decided (docs/SEMANTICS.md §5 "Lists under an
+// unknown initial state"). ok is false when the candidate is no list
+// parse or the encoder keeps no prefixes (not the online instance, or
+// not an unknown initial state).
+func (e *encoder) ParseInitial(rv *readVar, i int) (init []history.Value, ok bool) {
+	n, ok := e.parseInit[rv.off+int32(i)]
+	if !ok {
+		return nil, false
+	}
+	r := &e.p.txns[rv.txn].reads[rv.read]
+	return r.lr.list[:n:n], true
 }
 
 // initVar is the variable "the initial value of key k is v" (unknown

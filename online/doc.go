@@ -69,7 +69,9 @@
 // appends the whole prefix in the instance. Argument: every later read
 // follows the folded appenders in real time and must show the prefix, in
 // order, first (docs/SEMANTICS.md §5 "Lists: the committed prefix as a
-// ghost").
+// ghost"). Under an unknown initial state the same holds with the initial
+// list I before the prefix; a read that leaves keeps the I it names as a
+// fact, which the initial node reads (evict_list_init.go, IL1-IL3).
 //
 // The irrelevance rule (fixIrrelevant, evict.go) fixes writer orders and
 // read sources (the initial version against a first writer, duplicate

@@ -93,6 +93,10 @@ type evictState struct {
 	// the appenders that left the instance, in list order; LiveOf names
 	// the ghost that appends it in the instance (evict_list.go, L1-L3).
 	ListPrefix map[history.Key][]history.Value `json:",omitempty"`
+	// InitList is, under an unknown initial state, the initial list of
+	// each list key that a read which left the instance named, decided
+	// (evict_list_init.go, IL1-IL3).
+	InitList map[history.Key][]history.Value `json:",omitempty"`
 	// Folded are, per window member, the list keys whose prefix holds
 	// its appends: they leave its ops, and a key it holds (LiveOf) is
 	// appended whole instead.
@@ -334,7 +338,7 @@ func (o *Online) build() *reduced {
 	}
 	o.droppedTxns, o.droppedAt = nil, nil
 	initKeys := st.sortedInitKeys()
-	initLists := st.initialLists(touched) // evict_list.go
+	initLists := append(st.initialListReads(touched), st.initialLists(touched)...) // evict_list_init.go, evict_list.go
 	if len(initLists) > 0 || slices.ContainsFunc(initKeys, func(k history.Key) bool { return touched[k] }) {
 		// One transaction holds every fixed initial value: it precedes
 		// everything in real time, as each would alone, and one node

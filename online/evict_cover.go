@@ -68,13 +68,79 @@ func (s *evictStep) keepAfter(a, t int32) {
 	}
 }
 
-// keepAfterMode is keepAfter's rule; tests compare the others with it.
+// keepBefore is R5 for the orders a -> t -> b whose first step is real
+// time: t leaves, b stays (a kept or fixed successor of t), and every
+// remaining committed a that precedes t in real time but not b gets the
+// kept order a -> b. It is keepAfter's rule seen from the other end
+// (docs/SEMANTICS.md §5 "Real-time predecessors through one kept
+// order"): the a to visit end between start(b)-2Δ and start(t)-2Δ, in a
+// burst most of the window for each b, and each removal of a list
+// holder (whose successors are the readers its prefix replaced) visited
+// them all. Once c -> b is kept for a c that commits for sure, every a
+// that precedes c in real time reaches b through c (the time chain out
+// of a, whose commit is decided, then the kept order): the visit, from
+// the latest end down, skips those and stops at the first a that ends
+// before start(c)-2Δ for the latest-starting such c.
+func (s *evictStep) keepBefore(b, t int32) {
+	p, to, removed, e := s.p, s.to, s.removed, s.e
+	lo, hi := latestEndBefore(p, b), latestEndBefore(p, t)
+	keep := func(a int32) bool {
+		if a == t || removed[a] || !p.RealTimeBefore(a, t) {
+			return false
+		}
+		if c, _ := s.commitOf(a); c {
+			s.addKept(a, b)
+			return true
+		}
+		return false
+	}
+	if keepAfterMode == keepAfterEvery {
+		to.endingIn(lo, hi, func(a int32) { keep(a) })
+		return
+	}
+	via := int32(-1) // a committed c with c -> b kept, the latest to start
+	// The last end at or below hi, then down to lo.
+	i, found := slices.BinarySearch(to.ends, hi)
+	if found {
+		for i+1 < len(to.ends) && to.ends[i+1] == hi {
+			i++
+		}
+	} else {
+		i--
+	}
+	for ; i >= 0 && to.ends[i] >= lo; i-- {
+		a := to.byEnd[i]
+		if via >= 0 {
+			// a ends before start(via)-2Δ, and so does every earlier
+			// one: each precedes via in real time.
+			if to.ends[i] < latestEndBefore(p, via) {
+				return
+			}
+			if p.RealTimeBefore(a, via) {
+				continue
+			}
+		}
+		if !keep(a) {
+			continue
+		}
+		if (keepAfterMode == keepAfterFirst || keepAfterMode == keepBeforeFirst) && s.hasKept(a, b) {
+			return
+		}
+		if e.Act()[a] == incremental.LitTrue && e.Node()[a] >= 0 && s.hasKept(a, b) &&
+			(via < 0 || latestEndBefore(p, a) > latestEndBefore(p, via)) {
+			via = a
+		}
+	}
+}
+
+// keepAfterMode is keepAfter's rule (and keepBefore's); tests compare the others with it.
 var keepAfterMode = keepAfterCover
 
 const (
-	keepAfterCover = iota // stop at the first committed c kept (the rule)
-	keepAfterEvery        // keep an order to every b (the rule before it)
-	keepAfterFirst        // the naive cover: stop at the first b kept (wrong)
+	keepAfterCover  = iota // stop at the first committed c kept (the rule)
+	keepAfterEvery         // keep an order to every b (the rule before it)
+	keepAfterFirst         // the naive cover: stop at the first b kept (wrong)
+	keepBeforeFirst        // the naive cover in keepBefore only (wrong)
 )
 
 // keptCover says which ghosts build must keep in the instance although no

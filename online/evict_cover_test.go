@@ -200,6 +200,28 @@ func TestKeepAfterNaiveLosesAnOrder(t *testing.T) {
 	t.Fatal("the naive cover lost no order: the sweep cannot tell the rule from it")
 }
 
+// TestKeepBeforeNaiveLosesAnOrder: keepBefore's cover (docs/SEMANTICS.md
+// §5 "Real-time predecessors through one kept order") stops only where
+// the kept predecessor c follows a in real time; the naive cover that
+// stops at the first a kept loses an order on one of these streams
+// (stream 49), on which the rule keeps every order.
+func TestKeepBeforeNaiveLosesAnOrder(t *testing.T) {
+	for i := range 200 {
+		txns, opts, batches := coverCase(t, i)
+		every := runCover(t, keepAfterEvery, txns, opts, batches)
+		naive := runCover(t, keepBeforeFirst, txns, opts, batches)
+		if d := diffCover(every, naive); d != "" {
+			t.Logf("stream %d: %s", i, d)
+			cover := runCover(t, keepAfterCover, txns, opts, batches)
+			if d := diffCover(every, cover); d != "" {
+				t.Fatalf("stream %d: the rule: %s", i, d)
+			}
+			return
+		}
+	}
+	t.Fatal("the naive cover of keepBefore lost no order: the sweep cannot tell the rule from it")
+}
+
 // coverCase is generated stream i: generatedCase's presets and anomalies,
 // with every unknown outcome in doubt past the stream's end (the in-doubt
 // horizon is 1 s of event time), in random step sizes.

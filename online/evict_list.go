@@ -35,14 +35,16 @@ import (
 //     replaced by the orders it implied when the appender it missed
 //     joined P.
 //
-// Under an unknown initial state the initial list is a variable of the
-// instance that a closed read fixes; the prefix would have to carry it,
-// and does not yet: list keys stay pinned there (PinList), as before.
+// Under an unknown initial state the initial list I is a variable of the
+// instance; every read shows I ++ P at its start, and a read that leaves
+// the instance keeps the I it names as a fact (evict_list_init.go,
+// IL1-IL3).
 
 // listEvictable reports whether list appenders and readers may leave at
-// all: not under an unknown initial state (see above).
+// all: under an unknown initial state only with the rule that keeps the
+// initial list (evict_list_init.go).
 func (s *evictStep) listEvictable() bool {
-	return listRule && s.o.opts.InitialState != history.InitialUnknown
+	return listRule && (s.o.opts.InitialState != history.InitialUnknown || listInitRule)
 }
 
 // listEntry is one list key that evicted t's appends join: the key, its
@@ -234,8 +236,19 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 			return nil, false, true
 		}
 	}
-	next := slices.Concat(prefix, le.apps)
+	// Every read of k shows the initial list I and then the prefix
+	// (evict_list_init.go): full is I ++ P, next I ++ P ++ t's appends.
+	// Under an unknown initial state I may not be known yet (IL3): the
+	// first read of a committed reader names it below.
+	init, initKnown := s.listInitial(le.key)
+	full := slices.Concat(init, prefix)
+	next := slices.Concat(full, le.apps)
 	for _, u := range s.accessors[k] {
+		if r.pos[u] < 0 {
+			// The initial node: its read of k is the fact I (IL2), and
+			// it precedes every appender.
+			continue
+		}
 		if s.removed[u] || r.ghost[u] || slices.Contains(st.Replaced[r.pos[u]], le.key) {
 			continue
 		}
@@ -249,7 +262,7 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 				continue
 			}
 			for _, l := range append([]incremental.Lit{rv.G()}, e.Rfs(rv)...) {
-				if _, dec := pr.decide(l); !dec {
+				if _, dec := s.decideOnce(l); !dec {
 					tracePin(tx, func() string {
 						return "list: a read of " + string(le.key) + " by " + r.h.Txns[u].ID + " is not decided"
 					})
@@ -257,12 +270,30 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 				}
 			}
 		}
+		if !initKnown {
+			// Its reads are decided: a committed reader's names I,
+			// which is kept now (IL1: the read may be replaced below,
+			// and whatever else becomes of it, the fact holds).
+			s.noteListInitial(u, k)
+			if init, initKnown = s.listInitial(le.key); initKnown {
+				full = slices.Concat(init, prefix)
+				next = slices.Concat(full, le.apps)
+			} else if c, dec := s.commitOf(u); dec && !c {
+				// A reader that does not commit names nothing and
+				// implies nothing (I1).
+				repl = append(repl, replacement{reader: u, key: le.key, prev: -1})
+				continue
+			} else {
+				tracePin(tx, func() string { return "list: the initial list of " + string(le.key) + " is not decided" })
+				return nil, false, false
+			}
+		}
 		shows, exact := 0, 0
 		for _, l := range lists {
 			switch {
 			case u != t && hasPrefix(l, next):
 				shows++
-			case slices.Equal(l, prefix):
+			case slices.Equal(l, full):
 				exact++
 			}
 		}

@@ -91,6 +91,12 @@ type evictStep struct {
 	// openCommit: unknown members whose commit a probe left undecided
 	// this step (noCommit asks no more).
 	openCommit map[int32]bool
+	// openLit: literals a probe of this step left undecided (decideOnce,
+	// burst_probe.go).
+	openLit map[incremental.Lit]bool
+	// byVersion indexes the instance's reads by (key, candidate writer)
+	// (readsOfVersion, r4_reads.go); nil until R4 first asks.
+	byVersion map[[2]int32][]int32
 	// backoffSeen caches backoffOver per position for the step (1: over,
 	// -1: still backed off, backedOffNow: backed off at this step).
 	backoffSeen map[int32]int8
@@ -513,6 +519,14 @@ func (s *evictStep) addKept(a, b int32) {
 }
 
 // commitOf is t's commit decision, if decided (probing).
+//
+// An unknown whose commit a probe of this step left undecided is not
+// probed again in the step (openCommit, as noCommit does): the list rule
+// asks for the commit of every appender and reader of a key at each
+// fold it tries, and an unknown in doubt, undecided until its horizon,
+// cost a solve of the window per question (40% of the CPU on mixed list
+// streams with 2% unknowns). Answering "not decided" without asking
+// only keeps members longer: a later step asks again.
 func (s *evictStep) commitOf(t int32) (bool, bool) {
 	r, p := s.r, s.p
 	switch {
@@ -521,7 +535,21 @@ func (s *evictStep) commitOf(t int32) (bool, bool) {
 	case p.Txns()[t].Dropped() || r.h.Txns[t].Status == history.Aborted:
 		return false, true
 	}
-	return s.pr.decide(s.e.Act()[t])
+	act := s.e.Act()[t]
+	if s.openCommit[t] {
+		if v, ok := fixedLit(s.e.Solver(), act); ok {
+			return v, true
+		}
+		return false, false
+	}
+	v, ok := s.pr.decide(act)
+	if !ok && !s.pr.noProbe {
+		if s.openCommit == nil {
+			s.openCommit = map[int32]bool{}
+		}
+		s.openCommit[t] = true
+	}
+	return v, ok
 }
 
 // r1Candidates is R1: the time-closed members (and the unknowns decided
@@ -634,13 +662,7 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 			s.keepAfter(a, t) // evict_cover.go; bounded by succBound (evict_unknown.go)
 		}
 		for _, b := range succs {
-			to.endingIn(latestEndBefore(p, b), latestEndBefore(p, t), func(a int32) {
-				if a != t && !removed[a] && p.RealTimeBefore(a, t) {
-					if c, _ := s.commitOf(a); c {
-						s.addKept(a, b)
-					}
-				}
-			})
+			s.keepBefore(b, t) // evict_cover.go
 		}
 	}
 	i := r.pos[t]
@@ -963,25 +985,23 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 		}
 		var kr []replacement
 		undecided := false
-		for _, u := range s.accessors[k] {
+		// The reads with from's version of k as a candidate, in the
+		// order of the instance's reads (r4_reads.go).
+		for _, ri := range s.readsOfVersion(k, from) {
+			rv := &e.Reads()[ri]
+			u := rv.Txn()
 			if u == t && !overtaken || removed[u] {
 				continue
 			}
-			for _, ri := range s.readsOf[u] {
-				rv := &e.Reads()[ri]
-				if p.Txns()[u].Reads()[rv.Read()].Key() != k {
+			for ci, w := range e.Cands(rv) {
+				if w != from && !(w == -1 && from < 0) {
 					continue
 				}
-				for ci, w := range e.Cands(rv) {
-					if w != from && !(w == -1 && from < 0) {
-						continue
-					}
-					v, dec := pr.decide(e.Rfs(rv)[ci])
-					if !dec {
-						undecided = true
-					} else if v {
-						kr = append(kr, replacement{u, p.Keys()[k], from, after})
-					}
+				v, dec := s.decideOnce(e.Rfs(rv)[ci])
+				if !dec {
+					undecided = true
+				} else if v {
+					kr = append(kr, replacement{u, p.Keys()[k], from, after})
 				}
 			}
 		}
@@ -1015,6 +1035,7 @@ func (s *evictStep) fixInitial(t int32) {
 	if s.o.opts.InitialState != history.InitialUnknown {
 		return
 	}
+	s.noteListInitials(t) // evict_list_init.go, IL1
 	p, e, pr, st := s.p, s.e, s.pr, s.st
 	for _, ri := range s.readsOf[t] {
 		rv := &e.Reads()[ri]

@@ -151,6 +151,20 @@ func (s *ruleScript) describe(b *strings.Builder, pins map[string]string) {
 		slices.Sort(kv)
 		line("initial", kv)
 	}
+	// Initial lists kept under an unknown initial state
+	// (evict_list_init.go, IL1).
+	if len(o.ev.InitList) > 0 {
+		var kv []string
+		for k, l := range o.ev.InitList {
+			vs := make([]string, len(l))
+			for j, v := range l {
+				vs[j] = unq(v)
+			}
+			kv = append(kv, unq(k)+"=["+strings.Join(vs, " ")+"]")
+		}
+		slices.Sort(kv)
+		line("initial list", kv)
+	}
 	// List prefixes, with their holder: a member, or the initial node
 	// (evict_list.go, listsToInitial).
 	var prefixes []string

@@ -15,7 +15,14 @@ import (
 // snapshotVersion changes whenever the snapshot's meaning changes; a
 // snapshot of another version is refused rather than misread, because a
 // misread engine state would silently change verdicts.
-const snapshotVersion = 6
+const snapshotVersion = 7
+
+// snapshotVersionNoListInit is version 7 before list keys left under an
+// unknown initial state (evict_list_init.go): its state has no InitList,
+// and none is needed, since no read of a list key had left the instance
+// under an unknown initial state (every list transaction stayed there).
+// A version 6 reader would miss InitList in a version 7 snapshot.
+const snapshotVersionNoListInit = 6
 
 // snapshotVersionNoBackoff is version 6 before the probe back-off
 // (evict_backoff.go): its instance has no back-offs, so the restored
@@ -654,7 +661,7 @@ func RestoreOnlineAt(opts history.Options, bodies BodyFile, snap []byte, each fu
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("engine snapshot: %w", err)
 	}
-	if s.Version != snapshotVersion && s.Version != snapshotVersionNoBackoff && s.Version != snapshotVersionNoCRC && s.Version != snapshotVersionNoRetention && s.Version != snapshotVersionFlagsAsBools {
+	if s.Version != snapshotVersion && s.Version != snapshotVersionNoListInit && s.Version != snapshotVersionNoBackoff && s.Version != snapshotVersionNoCRC && s.Version != snapshotVersionNoRetention && s.Version != snapshotVersionFlagsAsBools {
 		return nil, fmt.Errorf("engine snapshot: version %d, this build reads version %d", s.Version, snapshotVersion)
 	}
 	want := NewOnline(opts)

@@ -304,6 +304,7 @@ var diffShapes = []diffShape{
 	{name: "lists", cfg: func(c *gen.Config, r *rand.Rand) { c.ListRatio = 0.1 + 0.2*r.Float64() }},
 	{name: "long", cfg: func(c *gen.Config, r *rand.Rand) { c.DupValueRatio = 0.05 }, long: true},
 	{name: "unknown-init", cfg: func(c *gen.Config, r *rand.Rand) { c.DupValueRatio = 0.05 }, unknownInit: true},
+	{name: "lists-unknown-init", cfg: func(c *gen.Config, r *rand.Rand) { c.ListRatio = 0.1 + 0.2*r.Float64() }, unknownInit: true},
 	{name: "everything", cfg: func(c *gen.Config, r *rand.Rand) {
 		c.DupValueRatio, c.UnknownRatio, c.ListRatio = 0.1, 0.03, 0.1
 	}, long: true},
