@@ -259,6 +259,24 @@ func (e *Engine) AlertTxn(_ *online.Alert, name string) *history.Txn {
 	return nil
 }
 
+// screen checks the screen (the instance with its ghost) for its verdict;
+// valid, it evicts the sealed prefix its witness allows and the step is
+// done. Its verdict is returned either way (an error stops the step).
+func (e *Engine) screen(ctx context.Context) (incremental.Verdict, error) {
+	h := e.instance(true)
+	e.checks++
+	res, err := incremental.Check(ctx, h, e.opts, screenCheck)
+	if err != nil {
+		return incremental.Unknown, fmt.Errorf("sionline: step %d: %w", e.steps, err)
+	}
+	e.conflicts += res.Stats.Conflicts
+	if res.Verdict != incremental.Valid {
+		return res.Verdict, nil
+	}
+	e.dirty, e.undecided = false, false
+	return res.Verdict, e.evict(h, res.Witness)
+}
+
 // Step checks the alert instance if anything changed since the last
 // check and returns the alerts it raises.
 func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
@@ -272,18 +290,11 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 		// proves A_t valid (docs/SEMANTICS.md §5 "Eviction at strong
 		// snapshot isolation") and the step evicts; otherwise A_t
 		// itself decides, on every body (reset).
-		h := e.instance(true)
-		e.checks++
-		res, err := incremental.Check(ctx, h, e.opts, screenCheck)
-		if err != nil {
-			return nil, fmt.Errorf("sionline: step %d: %w", e.steps, err)
+		verdict, err := e.screen(ctx)
+		if verdict == incremental.Valid || err != nil {
+			return nil, err
 		}
-		e.conflicts += res.Stats.Conflicts
-		if res.Verdict == incremental.Valid {
-			e.dirty, e.undecided = false, false
-			return nil, e.evict(h, res.Witness)
-		}
-		if ok, err := e.readmitSuffix(ctx, res.Verdict); ok || err != nil {
+		if ok, err := e.readmitSuffix(ctx, verdict); ok || err != nil {
 			return nil, err
 		}
 	}
@@ -298,16 +309,8 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			// (docs/SEMANTICS.md §5 "One witness, several evictions"),
 			// instead of one more full check now and the screen of the
 			// whole stream at the next step.
-			h := e.instance(true)
-			e.checks++
-			res, err := incremental.Check(ctx, h, e.opts, screenCheck)
-			if err != nil {
-				return nil, fmt.Errorf("sionline: step %d: %w", e.steps, err)
-			}
-			e.conflicts += res.Stats.Conflicts
-			if res.Verdict == incremental.Valid {
-				e.dirty, e.undecided = false, false
-				return nil, e.evict(h, res.Witness)
+			if verdict, err := e.screen(ctx); verdict == incremental.Valid || err != nil {
+				return nil, err
 			}
 		}
 	}
