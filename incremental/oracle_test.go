@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -122,6 +123,36 @@ func pct(a, b int) float64 {
 		return 0
 	}
 	return 100 * float64(a) / float64(b)
+}
+
+// checkAgainstOracle checks tiny history i with cfg and holds a decided
+// verdict to the oracle's (a mismatch fails the test); a valid one's
+// witness must order every committed transaction. The caller counts the
+// verdict and checks an invalid one's anomalies.
+func checkAgainstOracle(t *testing.T, i int, h *history.History, opts history.Options, cfg Config) *Result {
+	t.Helper()
+	want, _, err := oracle.Check(h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Check(context.Background(), h, opts, cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dump(h))
+	}
+	if res.Verdict == Unknown {
+		return res
+	}
+	if got := res.Verdict == Valid; got != want {
+		t.Fatalf("history %d: checker says valid=%v, oracle says %v\n%s", i, got, want, dump(h))
+	}
+	if res.Verdict == Valid {
+		for _, tx := range h.Txns {
+			if tx.Status == history.Committed && !slices.Contains(res.Witness, tx.ID) {
+				t.Fatalf("history %d: witness %v misses committed %s\n%s", i, res.Witness, tx.ID, dump(h))
+			}
+		}
+	}
+	return res
 }
 
 func dump(h *history.History) string {
