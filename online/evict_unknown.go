@@ -196,7 +196,7 @@ func (s *evictStep) anchorBefore(a, b int32) bool {
 // The path outlives t: K stays while u is in doubt, and R5 keeps K's
 // orders to t's successors when t leaves.
 func (s *evictStep) behindAnchor(u, t int32) bool {
-	return !noEdgesBehindAnchor && s.o.behindAnchor(s.r, u, t)
+	return s.o.behindAnchor(s.r, u, t)
 }
 
 // behindAnchor is evictStep.behindAnchor on an instance r (tests ask it
@@ -204,10 +204,6 @@ func (s *evictStep) behindAnchor(u, t int32) bool {
 func (o *Online) behindAnchor(r *reduced, u, t int32) bool {
 	return r.h.Txns[u].Status == history.Unknown && o.anchoredBefore(r, u, t)
 }
-
-// noEdgesBehindAnchor turns behindAnchor off, for the tests that
-// measure it and the mutation that shows they can fail.
-var noEdgesBehindAnchor bool
 
 // undecidedAgainst: w, an unknown member writer that t overtakes, has
 // a commit still open at level 0, and neither real time nor w's anchor
