@@ -24,7 +24,10 @@ const PL2Plus Level = 9
 // choice of it that removes one G-single can create another. A history
 // that is serializable is PL-2+ (serializable implies PL-2+), so the check
 // first asks the serializable engine, whose real-time pre-check settles
-// recorded histories fast.
+// recorded histories fast. List keys are checked too: every pair of a list
+// key's appenders gets an order variable, as register writers do here,
+// because a ww edge between two appenders no read shows can close a
+// G-single (a lost update in Elle's form).
 var pl2Plus = LevelInfo{
 	Level:   PL2Plus,
 	Name:    "pl-2+",

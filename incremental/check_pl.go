@@ -41,10 +41,14 @@ import (
 // A history that is serializable is PL-2+ (serializable implies PL-2+):
 // the serializable engine's real-time pre-check (stricterFirst) is asked
 // first and settles recorded and generated histories of a correct store.
-// Lists are not checked at pl-2+ yet (ErrPLLists).
-
-// ErrPLLists is returned for a history with list keys at pl-2+.
-var ErrPLLists = errors.New("incremental: list keys are not checked at pl-2+ yet (registers only)")
+//
+// List keys (orderListAppenders): serializable's list encoding draws ww
+// edges only between appenders a parse shows, which is enough under
+// acyclicity but not here, where an unobserved pair's ww edge can close a
+// G-single (two transactions that both read [] and both append). So every
+// pair of a list key's appenders gets its order variable, and each parse
+// fixes the pairs it determines (docs/SEMANTICS.md §1 "PL-2+ with lists:
+// the version order of every list key is chosen").
 
 // plMaxCyclesPerModel bounds the G-singles refuted per model: every one
 // found is refuted at once (64 per round left a 10K-transaction history
@@ -70,6 +74,9 @@ func (e *encoder) divertPL(a, b lit, from, to solver.Node, rec edgeRec) bool {
 func newPLEncoder(ctx context.Context, p *prepared, guarded bool) *encoder {
 	e := newEncoder(p, encodeConfig{guarded: guarded, record: true})
 	e.encodeCtx(ctx)
+	if !e.cancelled {
+		e.orderListAppenders()
+	}
 	// The version order a correct store produced follows time: each
 	// pair of writers is tried in start order first. With the theory's
 	// own polarity the first model of a 10K-transaction generated history
@@ -93,6 +100,48 @@ func newPLEncoder(ctx context.Context, p *prepared, guarded bool) *encoder {
 		}
 	}
 	return e
+}
+
+// orderListAppenders chooses the version order of every list key at
+// pl-2+: an order variable (with its two ww edges, newPair) for every pair
+// of the key's appenders in the instance. The theory keeps ww acyclic, so
+// the variables of a key's committed appenders form a total order: the
+// key's version order. Without them two appenders that no read shows had
+// no ww edge, and a G-single through it was missed.
+//
+// No clause ties the order to the parses; none is needed (docs/SEMANTICS.md
+// §1 "PL-2+ with lists"). A chosen parse a1..an of reader R draws ww
+// a_j -> a_j+1 (so the order agrees, or ww has a cycle), wr an -> R, and
+// rw R -> c for every other appender c; an order with c before an closes
+// R -rw-> c -ww-> an -wr-> R, one rw edge, which the lazy loop refutes (or,
+// c being R, a ww/wr cycle the theory refutes). So a model the loop
+// accepts has each parse's appenders first, in its order.
+//
+// A pair variable is shared with the transactions' other keys (pairVar is
+// per pair of transactions): two keys ordering a pair differently is a
+// ww cycle, forbidden (G0), so sharing loses no witness.
+func (e *encoder) orderListAppenders() {
+	p := e.p
+	for k := range p.keys {
+		if !p.isList[k] {
+			continue
+		}
+		ws := e.wsScratch[:0]
+		for _, w := range p.writersOf[k] {
+			if e.node[w] >= 0 {
+				ws = append(ws, w)
+			}
+		}
+		e.wsScratch = ws
+		for i := range ws {
+			if e.stopped() {
+				return
+			}
+			for j := i + 1; j < len(ws); j++ {
+				e.pairVar(ws[i], ws[j])
+			}
+		}
+	}
 }
 
 // litValue is l's value in the solver's last model.
@@ -205,11 +254,6 @@ func (e *encoder) solvePL(ctx context.Context, assumptions ...solver.Lit) (st so
 
 // checkPL is Check at pl-2+.
 func checkPL(ctx context.Context, h *history.History, opts history.Options, cfg Config) (*Result, error) {
-	for _, l := range h.ListKeys() {
-		if l {
-			return nil, ErrPLLists
-		}
-	}
 	res := &Result{Options: opts}
 	res.Stats.Txns = len(h.Txns)
 	t0 := time.Now()
@@ -430,6 +474,9 @@ func describePL(ctx context.Context, p *prepared, core []int32) Anomaly {
 	a.Cycle = x.steps(last[0])
 	a.Class = classify(a.Cycle, nil)
 	a.Type = pattern(pc, a.Cycle, a.Class)
+	if listLostUpdate(pc, a.Cycle) {
+		a.Type = history.LostUpdate
+	}
 	for _, s := range a.Cycle {
 		a.Text = append(a.Text, s.Why+".")
 	}
@@ -438,4 +485,38 @@ func describePL(ctx context.Context, p *prepared, core []int32) Anomaly {
 		a.Text = append(a.Text, "Every other choice of version order and read-from closes such a cycle, or one of ww and wr edges, too.")
 	}
 	return a
+}
+
+// listLostUpdate is lostUpdate (describe.go) for list keys, which it
+// skips: two committed transactions of the core read the same list of a
+// key (their own appends left out) and both append to it, and the cycle
+// runs through an rw edge of that key between two of them. At pl-2+ such
+// a pair is a G-single whichever appends first (docs/SEMANTICS.md §1
+// "PL-2+ with lists").
+func listLostUpdate(p *prepared, cycle []Step) bool {
+	h := p.h
+	rmw := map[[2]string][]string{} // (key, list read) -> read-append transactions
+	for ti := range h.Txns {
+		if h.Txns[ti].Status != history.Committed {
+			continue
+		}
+		for _, r := range p.txns[ti].reads {
+			if !r.isList() || !slices.Contains(p.writersOf[r.key], int32(ti)) {
+				continue
+			}
+			k := [2]string{unq(p.keys[r.key]), joinValues(r.lr.list)}
+			rmw[k] = append(rmw[k], h.Txns[ti].ID)
+		}
+	}
+	for _, s := range cycle {
+		if s.Kind != "rw" {
+			continue
+		}
+		for k, ids := range rmw {
+			if k[0] == s.Key && slices.Contains(ids, s.From) && slices.Contains(ids, s.To) {
+				return true
+			}
+		}
+	}
+	return false
 }

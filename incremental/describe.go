@@ -496,7 +496,7 @@ func lostUpdate(p *prepared, cycle []Step) bool {
 // serializable level, G2-item if the core is valid under snapshot
 // isolation (an SI witness leaves adjacent anti-dependencies only) and
 // G-nonadjacent if not; at a snapshot-isolation level G-nonadjacent.
-// Lists (pl-2+ refuses them; the naming does not ask) and an answer that ran
+// Lists (the naming does not ask the weaker checkers about them yet) and an answer that ran
 // out of ctx keep the cycle's name; extra says why the name differs from
 // the cycle, for the explanation.
 func confirmClass(ctx context.Context, hc *history.History, opts history.Options, class string) (named, extra string) {

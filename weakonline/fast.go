@@ -42,7 +42,13 @@ type fast struct {
 	// nodes of its writers (one map lookup per read, then slices).
 	writersOf map[history.Key]*keyWriters
 
-	vals map[kv][]int32 // (key, value) -> writer nodes, in release order
+	// vals: (key, value) -> its writer nodes, in release order. Most
+	// values have one writer: it is held inline (v >= 0); a value with
+	// more is -(j+1) for valsMulti[j]. A slice per value cost an
+	// allocation per write and a map three times the size (the largest
+	// line of run --level read-committed's profile).
+	vals      map[kv]int32
+	valsMulti [][]int32
 	// taint: the transactions outside the instance (quarantined,
 	// unchecked) that wrote each (key, value), any write op; a closed
 	// read is dropped by the projection when one of them is a possible
@@ -155,7 +161,7 @@ func lastEntry(ws []posTxn, p int32) *posTxn {
 
 func newFast(opts history.Options) *fast {
 	return &fast{lv: opts.Level, opts: opts, so: opts.Level.SessionOrder(), sessions: map[string]int32{},
-		writersOf: map[history.Key]*keyWriters{}, vals: map[kv][]int32{}, taint: map[kv][]taintW{}, taintK: map[history.Key]bool{},
+		writersOf: map[history.Key]*keyWriters{}, vals: map[kv]int32{}, taint: map[kv][]taintW{}, taintK: map[history.Key]bool{},
 		initVal: map[history.Key]history.Value{}}
 }
 
@@ -256,7 +262,7 @@ func (f *fast) release(i int, t *history.Txn) {
 	f.nextOrd++
 	f.finals[i], f.reads[i] = finals, reads
 	for _, w := range finals {
-		f.vals[w] = append(f.vals[w], int32(i))
+		f.addVal(w, int32(i))
 	}
 	if t.HasSession {
 		s, seen := f.sessions[t.Session]
@@ -601,7 +607,9 @@ func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 	rt := &txns[i]
 	best, bestEnd := int32(-1), int64(0)
 	var firstCommitted, first int32 = -1, -1
-	for _, w := range f.vals[r] {
+	var one [1]int32
+	ws := f.writers(r, &one)
+	for _, w := range ws {
 		if int(w) == i || !f.usable[w] {
 			continue
 		}
@@ -631,7 +639,7 @@ func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 		// reader (for read committed this keeps every wr edge along the
 		// witness order, so the graph stays acyclic).
 		best, bestRank := int32(-1), int32(-1)
-		for _, w := range f.vals[r] {
+		for _, w := range ws {
 			if int(w) == i || !f.usable[w] || f.rankOf(w) < 0 || f.rank[w] > f.rank[i] {
 				continue
 			}
@@ -664,6 +672,34 @@ func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 		return first, true
 	}
 	return 0, false
+}
+
+// addVal records node w as a writer of r (after the ones recorded).
+func (f *fast) addVal(r kv, w int32) {
+	x, seen := f.vals[r]
+	switch {
+	case !seen:
+		f.vals[r] = w
+	case x >= 0:
+		f.vals[r] = -int32(len(f.valsMulti)) - 1
+		f.valsMulti = append(f.valsMulti, []int32{x, w})
+	default:
+		f.valsMulti[-x-1] = append(f.valsMulti[-x-1], w)
+	}
+}
+
+// writers are r's writer nodes in release order; a single one is
+// returned in one, which the caller provides.
+func (f *fast) writers(r kv, one *[1]int32) []int32 {
+	x, seen := f.vals[r]
+	switch {
+	case !seen:
+		return nil
+	case x >= 0:
+		one[0] = x
+		return one[:]
+	}
+	return f.valsMulti[-x-1]
 }
 
 // rankOf is i's place in the witness the fast path was rebuilt from (-1:

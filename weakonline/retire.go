@@ -55,6 +55,8 @@ type summary struct {
 type valueSet struct {
 	runs  [][2]int64 // disjoint, sorted, not adjacent
 	other map[history.Value]struct{}
+	// ndirty counts the key's entries in summary.dirty.
+	ndirty int
 }
 
 func newSummary() *summary {
@@ -70,9 +72,18 @@ type body struct {
 }
 
 // has reports whether (k, v) has a retired source nothing rules out.
+// It is on every closed read's path: the dirty map (two strings hashed)
+// is asked only for a key with a dirty value.
 func (s *summary) has(k history.Key, v history.Value) bool {
-	if s == nil || !s.holds(k, v) {
+	if s == nil {
 		return false
+	}
+	vs := s.keys[k]
+	if vs == nil || !vs.contains(v) {
+		return false
+	}
+	if vs.ndirty == 0 {
+		return true
 	}
 	_, d := s.dirty[kv{k, v}]
 	return !d
@@ -87,15 +98,22 @@ func (s *summary) addDirty(k history.Key, v history.Value, b int32) {
 	}
 	s.add(k, v)
 	r := kv{k, v}
-	if !slices.Contains(s.dirty[r], b) {
-		s.dirty[r] = append(s.dirty[r], b)
+	bs, seen := s.dirty[r]
+	if !seen {
+		s.keys[k].ndirty++
+	}
+	if !slices.Contains(bs, b) {
+		s.dirty[r] = append(bs, b)
 	}
 }
 
 // addFinal records a retired committed final write of (k, v).
 func (s *summary) addFinal(k history.Key, v history.Value) {
 	s.add(k, v)
-	delete(s.dirty, kv{k, v})
+	if _, seen := s.dirty[kv{k, v}]; seen {
+		delete(s.dirty, kv{k, v})
+		s.keys[k].ndirty--
+	}
 }
 
 // intOf reads v as an integer if it is one in canonical text (no sign
@@ -126,9 +144,11 @@ func intOf(v history.Value) (int64, bool) {
 // holds reports whether some retired write wrote (k, v).
 func (s *summary) holds(k history.Key, v history.Value) bool {
 	vs := s.keys[k]
-	if vs == nil {
-		return false
-	}
+	return vs != nil && vs.contains(v)
+}
+
+// contains reports whether v is in the set.
+func (vs *valueSet) contains(v history.Value) bool {
 	if i, ok := intOf(v); ok {
 		j := sort.Search(len(vs.runs), func(m int) bool { return vs.runs[m][1] >= i })
 		return j < len(vs.runs) && vs.runs[j][0] <= i
@@ -251,6 +271,13 @@ func decodeSummary(j *summaryJSON) (*summary, error) {
 			if b < 0 || int(b) >= len(s.bodies) {
 				return nil, fmt.Errorf("%w: body %d of %d", ErrCorrupt, b, len(s.bodies))
 			}
+		}
+		vs := s.keys[d.K]
+		if vs == nil || !vs.contains(d.V) {
+			return nil, fmt.Errorf("%w: dirty value %s=%s not in the summary", ErrCorrupt, d.K, d.V)
+		}
+		if _, seen := s.dirty[kv{d.K, d.V}]; !seen {
+			vs.ndirty++
 		}
 		s.dirty[kv{d.K, d.V}] = d.Bodies
 	}
