@@ -11,16 +11,16 @@ import (
 )
 
 // Compact is a history with commit stamps held for CheckSerial's witness
-// alone (docs/SEMANTICS.md §10 "The compact path"): per transaction its
-// id, session, times, status and stamps; per op its kind, key id and value
-// id (int32s, numbered once through KeyIndex on the decoder's interned
-// strings: the key's text is hashed once, by the decoder). About 70 bytes
-// a transaction and 12 an op, with no pointer for the collector to scan,
-// where []history.Txn takes about 150 and 64 (BENCHMARKS.md "stamps4":
-// 1.6 GB at 1M, whose first touch was most of check's time).
+// alone (docs/SEMANTICS.md §10 "The compact path of check"): per
+// transaction its id, session, times, status and stamps; per op its kind,
+// dense key id and value text id (int32s; AddIDs takes the decoder's
+// numbering, so a key's text is hashed once, by the decoder). About 50
+// bytes a transaction and 16 an op, with no pointer for the collector to
+// scan, where []history.Txn takes about 150 and 64 (BENCHMARKS.md
+// "stamps4": 1.6 GB at 1M, whose first touch was most of check's time).
 //
 // It answers one question: does the commit-stamp witness hold? When it
-// does (Witness), the verdict is the one Check gives on the same history,
+// does (CheckSerial's result), the verdict is the one Check gives on the same history,
 // witness order included (the differential test in compact_test.go). When
 // anything else holds (an input error History.Validate would report,
 // PostgreSQL's facts, a committed transaction without a stamp, a read the
