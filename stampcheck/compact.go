@@ -56,13 +56,14 @@ const (
 
 type ctxn struct {
 	start, end int64
-	cts        int64
+	cts, sts   int64
 	session    int32 // -1: none
 	opChunk    int32
 	opLo, opN  int32
 	status     history.Status
 	hasTime    bool
 	hasCTS     bool
+	hasSTS     bool
 }
 
 type cop struct {
@@ -149,7 +150,12 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 		c.not = "a fact on a transaction that did not commit (an input error)"
 		return
 	}
-	ct := ctxn{start: t.Start, end: t.End, cts: f.CommitTS, session: -1, status: t.Status, hasTime: t.HasTime, hasCTS: f.Has&history.HasCommitTS != 0}
+	if f.Has&(history.HasCommitTS|history.HasStartTS) == history.HasCommitTS|history.HasStartTS && f.StartTS > f.CommitTS {
+		c.not = "start_ts after commit_ts (an input error)"
+		return
+	}
+	ct := ctxn{start: t.Start, end: t.End, cts: f.CommitTS, sts: f.StartTS, session: -1, status: t.Status, hasTime: t.HasTime,
+		hasCTS: f.Has&history.HasCommitTS != 0, hasSTS: f.Has&history.HasStartTS != 0}
 	if t.HasSession {
 		ct.session = c.sessions.Get(history.Value(t.Session))
 	}
@@ -256,20 +262,8 @@ func (c *Compact) txn(i int32) history.Txn {
 // be checked. Only the witness is tried; every other outcome (open,
 // contradicted, an input error) is the full path's to decide and name.
 func (c *Compact) CheckSerial(opts history.Options) (*incremental.Result, string) {
-	switch {
-	case c.not != "":
-		return nil, c.not
-	case len(c.txns) == 0:
-		return nil, "no transactions"
-	case !c.facts:
-		return nil, "the history carries no database facts"
-	}
-	if opts.Level.RealTime() {
-		for i := range c.txns {
-			if !c.txns[i].hasTime {
-				return nil, "a transaction without client time at a real-time level (an input error)"
-			}
-		}
+	if why := c.usable(opts); why != "" {
+		return nil, why
 	}
 	order := make([]int32, 0, len(c.txns))
 	for i := range c.txns {
@@ -305,6 +299,52 @@ func (c *Compact) CheckSerial(opts history.Options) (*incremental.Result, string
 	return res, ""
 }
 
+// usable says why the compact form cannot answer at all ("": it can):
+// what it refused while reading, no transaction or no fact, and check's
+// refusal of a real-time level without client times (needTime).
+func (c *Compact) usable(opts history.Options) string {
+	switch {
+	case c.not != "":
+		return c.not
+	case len(c.txns) == 0:
+		return "no transactions"
+	case !c.facts:
+		return "the history carries no database facts"
+	}
+	if opts.Level.RealTime() {
+		for i := range c.txns {
+			if !c.txns[i].hasTime {
+				return "a transaction without client time at a real-time level (an input error)"
+			}
+		}
+	}
+	return ""
+}
+
+// sessionLists lists each session's transactions in session order, as
+// the package's sessions does: by start when all the session's members
+// have client times (stable), input order otherwise.
+func (c *Compact) sessionLists() [][]int32 {
+	ns := c.sessions.Len()
+	by := make([][]int32, ns)
+	timed := make([]bool, ns)
+	for s := range timed {
+		timed[s] = true
+	}
+	for i := range c.txns {
+		if s := c.txns[i].session; s >= 0 {
+			by[s] = append(by[s], int32(i))
+			timed[s] = timed[s] && c.txns[i].hasTime
+		}
+	}
+	for s, mem := range by {
+		if timed[s] {
+			slices.SortStableFunc(mem, func(a, b int32) int { return cmp.Compare(c.txns[a].start, c.txns[b].start) })
+		}
+	}
+	return by
+}
+
 // levelOrderHolds is levelOrderViolation on the compact form: session
 // order (sessions in start order when all their members have times,
 // input order otherwise: the package's sessions) and widened real time.
@@ -317,22 +357,7 @@ func (c *Compact) levelOrderHolds(opts history.Options, order []int32) bool {
 		pos[i] = int32(p)
 	}
 	if opts.Level.SessionOrder() {
-		ns := c.sessions.Len()
-		by := make([][]int32, ns)
-		timed := make([]bool, ns)
-		for s := range timed {
-			timed[s] = true
-		}
-		for i := range c.txns {
-			if s := c.txns[i].session; s >= 0 {
-				by[s] = append(by[s], int32(i))
-				timed[s] = timed[s] && c.txns[i].hasTime
-			}
-		}
-		for s, mem := range by {
-			if timed[s] {
-				slices.SortStableFunc(mem, func(a, b int32) int { return cmp.Compare(c.txns[a].start, c.txns[b].start) })
-			}
+		for _, mem := range c.sessionLists() {
 			var prev int32 = -1
 			for _, i := range mem {
 				if pos[i] < 0 {

@@ -46,6 +46,15 @@ func viaScan(text []byte, opts history.Options) (*incremental.Result, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
+	return compactCheck(c, opts)
+}
+
+// compactCheck is check's split: the snapshot family's witness at its
+// levels, the serial one at the others.
+func compactCheck(c *stampcheck.Compact, opts history.Options) (*incremental.Result, string) {
+	if opts.Level.BeginCommit() {
+		return c.CheckSnapshot(opts, stampcheck.RulesFor(opts.Level))
+	}
 	return c.CheckSerial(opts)
 }
 
@@ -56,7 +65,7 @@ func viaAdd(h *history.History, opts history.Options) (*incremental.Result, stri
 	for i := range h.Txns {
 		c.Add(&h.Txns[i], h.FactsOf(i))
 	}
-	return c.CheckSerial(opts)
+	return compactCheck(c, opts)
 }
 
 // TestCompactAgainstFull holds the compact path (check's, for a stamped
@@ -81,7 +90,7 @@ func viaAdd(h *history.History, opts history.Options) (*incremental.Result, stri
 // one).
 func TestCompactAgainstFull(t *testing.T) {
 	n := compactCases(t)
-	levels := []history.Level{history.Serializable, history.StrongSessionSerializable, history.StrictSerializable}
+	levels := append([]history.Level{history.Serializable, history.StrongSessionSerializable, history.StrictSerializable}, snapshotLevels...)
 	for _, lv := range levels {
 		t.Run(lv.String(), func(t *testing.T) {
 			t.Parallel()
@@ -159,6 +168,20 @@ func fullWitness(text []byte, opts history.Options) (ok bool, want []string) {
 	}
 	if !h.HasFacts() {
 		return true, nil
+	}
+	if opts.Level.BeginCommit() {
+		fast := stampcheck.CheckSnapshot(h, opts, stampcheck.RulesFor(opts.Level))
+		if fast.Outcome != stampcheck.Witnessed {
+			return true, nil
+		}
+		for _, e := range fast.Events {
+			if e.Commit {
+				want = append(want, "commit "+h.Txns[e.Txn].ID)
+			} else {
+				want = append(want, "begin "+h.Txns[e.Txn].ID)
+			}
+		}
+		return true, want
 	}
 	fast := stampcheck.CheckSerial(h, opts)
 	if fast.Outcome != stampcheck.Witnessed {

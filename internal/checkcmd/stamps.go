@@ -90,9 +90,10 @@ func serialFamily(lv history.Level) bool {
 const compactEvery = 1 << 16
 
 // compact is check's path for a stamped native file at a serializable
-// level (docs/SEMANTICS.md §10 "The compact path"): the file is decoded
+// level or one of the snapshot family (docs/SEMANTICS.md §10 "The compact
+// path of check"), the levels useFacts sends to stampcheck: the file is decoded
 // line by line into stampcheck.Compact, never into a history.History,
-// and its commit-stamp witness is tried. It returns the Valid result and
+// and the stamps' witness of the level is tried (useFacts' split). It returns the Valid result and
 // the facts' report when the witness holds; nil otherwise, and run then
 // reads and checks the file as ever (the compact form never reports: an
 // input error, an open question or an anomaly is the full path's to
@@ -101,7 +102,8 @@ const compactEvery = 1 << 16
 // during the scan does too, where the check honours it.
 func (r *runner) compact(ctx context.Context) (*incremental.Result, *factsCheck) {
 	c := r.c
-	if c.file == "-" || strings.HasPrefix(c.file, ExamplePrefix) || !serialFamily(c.opts.Level) {
+	lv := c.opts.Level
+	if c.file == "-" || strings.HasPrefix(c.file, ExamplePrefix) || !serialFamily(lv) && !lv.BeginCommit() {
 		return nil, nil
 	}
 	f, err := os.Open(c.file)
@@ -138,7 +140,13 @@ func (r *runner) compact(ctx context.Context) (*incremental.Result, *factsCheck)
 		r.progressf("compact path not taken: %s; reading the whole history", why)
 		return nil, nil
 	}
-	res, why := cp.CheckSerial(c.opts)
+	var res *incremental.Result
+	var why string
+	if lv.BeginCommit() {
+		res, why = cp.CheckSnapshot(c.opts, stampcheck.RulesFor(lv))
+	} else {
+		res, why = cp.CheckSerial(c.opts)
+	}
 	if res == nil {
 		r.progressf("compact path: %s; reading the whole history", why)
 		return nil, nil
