@@ -174,6 +174,7 @@ func fullWitness(text []byte, opts history.Options) (ok bool, want []string) {
 		if fast.Outcome != stampcheck.Witnessed {
 			return true, nil
 		}
+		want = []string{} // witnessed, with no event when nothing committed
 		for _, e := range fast.Events {
 			if e.Commit {
 				want = append(want, "commit "+h.Txns[e.Txn].ID)
