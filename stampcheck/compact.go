@@ -40,6 +40,9 @@ type Compact struct {
 	kind     []uint8 // per key: 0 undecided, kindReg, kindList (History.Validate's rule)
 	list     []bool  // per key: used as a list (history.ListKeys)
 	facts    bool
+	// need: the stamps every committed transaction must carry for the
+	// level's witness (Require); a missing one ends the scan early.
+	need history.FactBits
 	// not, when set, is why the compact form cannot vouch; Add stops
 	// recording.
 	not string
@@ -81,6 +84,14 @@ func NewCompact(sizeHint int) *Compact {
 	c.ids.init(sizeHint)
 	return c
 }
+
+// Require makes a committed transaction without the stamps in need a
+// refusal as it is added (the witness would be open, CheckSerial's or
+// CheckSnapshot's first test): a history the stamps cannot settle is
+// then handed to the full path after the first such line, not after the
+// whole scan. history.HasCommitTS for the serializable levels, with
+// history.HasStartTS for the snapshot family.
+func (c *Compact) Require(need history.FactBits) { c.need = need }
 
 // NullID is the text id of null in AddIDs' numbering (ingest.NullID):
 // the value of a register nobody wrote.
@@ -152,6 +163,10 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 	}
 	if f.Has&(history.HasCommitTS|history.HasStartTS) == history.HasCommitTS|history.HasStartTS && f.StartTS > f.CommitTS {
 		c.not = "start_ts after commit_ts (an input error)"
+		return
+	}
+	if t.Status == history.Committed && f.Has&c.need != c.need {
+		c.not = "a committed transaction lacks a stamp the level's witness needs"
 		return
 	}
 	ct := ctxn{start: t.Start, end: t.End, cts: f.CommitTS, sts: f.StartTS, session: -1, status: t.Status, hasTime: t.HasTime,

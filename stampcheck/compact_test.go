@@ -39,6 +39,7 @@ func compactCases(t *testing.T) int {
 // the decoder's ids into Compact.AddIDs, then Compact.CheckSerial.
 func viaScan(text []byte, opts history.Options) (*incremental.Result, string) {
 	c := stampcheck.NewCompact(0)
+	require(c, opts)
 	err := ingest.ScanNative(bytes.NewReader(text), "t", func(e *ingest.Event) error {
 		c.AddIDs(e.Txn, e.Facts, e.KeyIDs, e.ValIDs, e.ListIDs)
 		return nil
@@ -47,6 +48,15 @@ func viaScan(text []byte, opts history.Options) (*incremental.Result, string) {
 		return nil, err.Error()
 	}
 	return compactCheck(c, opts)
+}
+
+// require is check's Require for the level.
+func require(c *stampcheck.Compact, opts history.Options) {
+	if opts.Level.BeginCommit() {
+		c.Require(history.HasCommitTS | history.HasStartTS)
+	} else {
+		c.Require(history.HasCommitTS)
+	}
 }
 
 // compactCheck is check's split: the snapshot family's witness at its
@@ -62,6 +72,9 @@ func compactCheck(c *stampcheck.Compact, opts history.Options) (*incremental.Res
 // numbering).
 func viaAdd(h *history.History, opts history.Options) (*incremental.Result, string) {
 	c := stampcheck.NewCompact(len(h.Txns))
+	if rand.IntN(2) == 0 { // with and without the early refusal
+		require(c, opts)
+	}
 	for i := range h.Txns {
 		c.Add(&h.Txns[i], h.FactsOf(i))
 	}

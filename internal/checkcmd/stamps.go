@@ -119,6 +119,11 @@ func (r *runner) compact(ctx context.Context) (*incremental.Result, *factsCheck)
 	// About 300 bytes a line in recorded and generated histories: a hint
 	// for the id table, not a bound.
 	cp := stampcheck.NewCompact(int(min(fi.Size()/256, 1<<26)))
+	if lv.BeginCommit() {
+		cp.Require(history.HasCommitTS | history.HasStartTS)
+	} else {
+		cp.Require(history.HasCommitTS)
+	}
 	n := 0
 	err = ingest.ScanNative(f, c.file, func(e *ingest.Event) error {
 		if n++; n%compactEvery == 0 {
