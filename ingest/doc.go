@@ -15,6 +15,10 @@
 // the format and gzip compression from content, and return the whole
 // history, validated, or an error and nothing (never a prefix). The Kafka
 // source will live here too; this package does IO, the checkers do not.
+// ScanNative reads a plain native file line by line without holding it,
+// each key and value text numbered once as it is decoded (Event), for
+// check's compact path with database stamps (stampcheck.Compact); it does
+// not validate the whole history, its caller does.
 //
 // # Model and canonical text
 //

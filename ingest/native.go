@@ -1,10 +1,12 @@
 package ingest
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -27,6 +29,20 @@ type NativeDecoder struct {
 	slab  []history.Op
 	batch bool
 	vals  []history.Value // scratch for the current list read
+	// scratch: the ops (and list reads) of a decoded event stay in the
+	// decoder's buffers, valid until the next Decode (ScanNative: the
+	// caller copies what it keeps, in its own compact form, so that a
+	// whole history is never held as []history.Op).
+	scratch bool
+	lists   []history.Value // scratch mode: the current event's list reads
+	// ids, in scratch mode, numbers every key and value text densely
+	// (textIDs): equal ids are equal texts, so a caller compares ints and
+	// never hashes a key again (ScanNative's Event).
+	ids textIDs
+	// Per op of the current event in scratch mode: the key's id, the
+	// value's (a list read: the offset of its elements' ids in listIDs).
+	keyIDs, valIDs, listIDs []int32
+	lastID                  int32 // the id internKey gave, -1: none yet
 
 	// facts are the database facts of the event just decoded (Facts).
 	facts history.Facts
@@ -45,6 +61,11 @@ const internLimit = 1 << 16
 const opSlab = 4096
 
 func (d *NativeDecoder) internKey(b []byte) history.Value {
+	if d.scratch {
+		id := d.ids.of(b)
+		d.lastID = id
+		return d.ids.text[id]
+	}
 	if v, ok := d.keys[string(b)]; ok {
 		return v
 	}
@@ -143,6 +164,10 @@ func (d *NativeDecoder) decode(line []byte, pos history.Pos) (history.Txn, *deco
 	var t history.Txn
 	t.Pos = pos
 	d.facts = history.Facts{}
+	if d.scratch {
+		// The previous event's are the caller's no more.
+		d.lists, d.keyIDs, d.valIDs, d.listIDs = d.lists[:0], d.keyIDs[:0], d.valIDs[:0], d.listIDs[:0]
+	}
 	s := &d.s
 	s.reset(line)
 	var seen int
@@ -351,6 +376,11 @@ func (d *NativeDecoder) nameField(session bool) (string, bool) {
 			if session {
 				return d.internSession(raw), true
 			}
+			if d.scratch {
+				// The line's own bytes, valid as the ops are: until
+				// the next Decode (ScanNative's callers copy ids).
+				return unsafe.String(unsafe.SliceData(raw), len(raw)), true
+			}
 			return string(raw), true
 		}
 		s.scratch = unescape(s.scratch[:0], raw)
@@ -407,6 +437,9 @@ func (d *NativeDecoder) decodeOps(field string) ([]history.Op, *decodeError) {
 	}
 	if len(d.ops) == 0 {
 		return nil, nil
+	}
+	if d.scratch {
+		return d.ops, nil
 	}
 	// One exact allocation per transaction: a shared slab would let one
 	// long-lived transaction pin its neighbours' ops in the online window.
@@ -490,9 +523,13 @@ func (d *NativeDecoder) decodeOp(field string, i int) (history.Op, *decodeError)
 	if !s.expect(',') {
 		return fail()
 	}
+	d.lastID = -1
 	op.Key = d.key()
 	if s.err != nil {
 		return fail()
+	}
+	if d.scratch {
+		d.keyIDs = append(d.keyIDs, d.idOf(op.Key))
 	}
 	if !s.expect(',') {
 		return fail()
@@ -502,12 +539,19 @@ func (d *NativeDecoder) decodeOp(field string, i int) (history.Op, *decodeError)
 	if op.Kind == history.Read && s.peek() == '[' {
 		op.IsList = true
 		d.vals = d.vals[:0]
+		if d.scratch {
+			d.valIDs = append(d.valIDs, int32(len(d.listIDs)))
+		}
 		if s.open('[', ']') {
 			for {
 				eat := s.i
+				d.lastID = -1
 				v, k := d.value()
 				if s.err != nil {
 					return fail()
+				}
+				if d.scratch {
+					d.listIDs = append(d.listIDs, d.idOf(v))
 				}
 				switch k {
 				case kArray, kObject:
@@ -525,13 +569,23 @@ func (d *NativeDecoder) decodeOp(field string, i int) (history.Op, *decodeError)
 			return fail()
 		}
 		if len(d.vals) > 0 {
-			op.List = append([]history.Value(nil), d.vals...)
+			if d.scratch {
+				at := len(d.lists)
+				d.lists = append(d.lists, d.vals...)
+				op.List = d.lists[at:len(d.lists):len(d.lists)]
+			} else {
+				op.List = append([]history.Value(nil), d.vals...)
+			}
 		}
 	} else {
 		at = s.i
+		d.lastID = -1
 		v, k := d.value()
 		if s.err != nil {
 			return fail()
+		}
+		if d.scratch {
+			d.valIDs = append(d.valIDs, d.idOf(v))
 		}
 		switch {
 		case k == kArray || k == kObject:
@@ -607,6 +661,9 @@ func (d *NativeDecoder) value() (history.Value, scalarKind) {
 		lit, kind := s.number()
 		if s.err == nil && kind == numInt {
 			if v, ok := smallInt(lit); ok {
+				if d.scratch {
+					d.lastID = d.ids.small(lit, v)
+				}
 				return v, kInt
 			}
 		}
@@ -969,4 +1026,144 @@ func (d *NativeDecoder) recoverOp(rec *Recovered) bool {
 		rec.Txn.Ops = append(rec.Txn.Ops, history.Op{Kind: history.Write, Key: k, Value: history.Null})
 	}
 	return true
+}
+
+// idOf is the id of v, a key or value just read: the one internKey or the
+// small-integer table gave (d.lastID), or, for a text neither holds (a
+// long value, null, a boolean), its number in d.ids, hashed then.
+func (d *NativeDecoder) idOf(v history.Value) int32 {
+	if d.lastID >= 0 {
+		return d.lastID
+	}
+	if v == history.Null {
+		return NullID
+	}
+	return d.ids.of([]byte(v))
+}
+
+// NullID is the id of the text null in a scan (ScanNative's Event): the
+// value of a register nobody wrote.
+const NullID = 0
+
+// textIDs numbers texts densely in order of first sight, null first: one
+// hash of each key and value occurrence for a whole history (no bound: a
+// scan is one history).
+type textIDs struct {
+	tab     map[string]int32
+	text    []history.Value // id -> text, shared by every op naming it
+	smallID []int32         // small integer n -> its id + 1 (0: not yet)
+	// short holds the texts of 1 to 16 bytes (keys such as "x1500",
+	// short values) as two words and a length, in an open-addressing
+	// table hashed by a multiply: the text is compared as two integers,
+	// where the map hashed it with aeshash, probed its groups and called
+	// memequal (the map was a third of a scan's CPU).
+	short     []shortSlot
+	shortUsed int
+	shift     uint
+}
+
+type shortSlot struct {
+	a, b uint64
+	n    uint32 // the text's length; 0: empty
+	id   int32
+}
+
+// words packs a text of 1 to 16 bytes into two little-endian words,
+// zero-padded: with the length, equal words are equal texts.
+func words(b []byte) (a, c uint64) {
+	if len(b) >= 8 {
+		a = binary.LittleEndian.Uint64(b)
+		for i := len(b) - 1; i >= 8; i-- {
+			c = c<<8 | uint64(b[i])
+		}
+		return a, c
+	}
+	for i := len(b) - 1; i >= 0; i-- {
+		a = a<<8 | uint64(b[i])
+	}
+	return a, 0
+}
+
+func (t *textIDs) shortOf(b []byte) int32 {
+	if t.short == nil {
+		t.short, t.shift = make([]shortSlot, 1<<12), 64-12
+	}
+	a, c := words(b)
+	n := uint32(len(b))
+	h := (a ^ c*0xC2B2AE3D27D4EB4F ^ uint64(n)) * 0x9E3779B97F4A7C15
+	mask := len(t.short) - 1
+	for i := int(h >> t.shift); ; i = (i + 1) & mask {
+		e := &t.short[i]
+		if e.n == n && e.a == a && e.b == c {
+			return e.id
+		}
+		if e.n == 0 {
+			id := t.ofMap(b)
+			*e = shortSlot{a: a, b: c, n: n, id: id}
+			if t.shortUsed++; 2*t.shortUsed > len(t.short) {
+				t.growShort()
+			}
+			return id
+		}
+	}
+}
+
+func (t *textIDs) growShort() {
+	old := t.short
+	t.short, t.shift = make([]shortSlot, 2*len(old)), t.shift-1
+	mask := len(t.short) - 1
+	for _, e := range old {
+		if e.n == 0 {
+			continue
+		}
+		h := (e.a ^ e.b*0xC2B2AE3D27D4EB4F ^ uint64(e.n)) * 0x9E3779B97F4A7C15
+		i := int(h >> t.shift)
+		for t.short[i].n != 0 {
+			i = (i + 1) & mask
+		}
+		t.short[i] = e
+	}
+}
+
+func (t *textIDs) of(b []byte) int32 {
+	if len(b) > 0 && len(b) <= 16 {
+		return t.shortOf(b)
+	}
+	return t.ofMap(b)
+}
+
+func (t *textIDs) ofMap(b []byte) int32 {
+	if id, ok := t.tab[string(b)]; ok {
+		return id
+	}
+	if t.tab == nil {
+		t.tab = map[string]int32{string(history.Null): NullID}
+		t.text = append(t.text, history.Null)
+		if id, ok := t.tab[string(b)]; ok {
+			return id
+		}
+	}
+	v := history.Value(b)
+	id := int32(len(t.text))
+	t.tab[string(v)] = id
+	t.text = append(t.text, v)
+	return id
+}
+
+// small is the id of a small integer's text (smallInts), through an
+// array instead of the map.
+func (t *textIDs) small(lit []byte, v history.Value) int32 {
+	n := 0
+	for _, c := range lit { // smallInt's canonical digits
+		n = n*10 + int(c-'0')
+	}
+	if t.smallID == nil {
+		t.smallID = make([]int32, len(smallInts))
+	}
+	if id := t.smallID[n]; id > 0 {
+		return id - 1
+	}
+	id := t.of([]byte(v))
+	t.smallID[n] = id + 1
+	return id
 }

@@ -1,0 +1,528 @@
+package stampcheck
+
+import (
+	"cmp"
+	"hash/maphash"
+	"math"
+	"slices"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+)
+
+// Compact is a history with commit stamps held for CheckSerial's witness
+// alone (docs/SEMANTICS.md §10 "The compact path of check"): per
+// transaction its id, session, times, status and stamps; per op its kind,
+// dense key id and value text id (int32s; AddIDs takes the decoder's
+// numbering, so a key's text is hashed once, by the decoder). About 50
+// bytes a transaction and 16 an op, with no pointer for the collector to
+// scan, where []history.Txn takes about 150 and 64 (BENCHMARKS.md
+// "stamps4": 1.6 GB at 1M, whose first touch was most of check's time).
+//
+// It answers one question: does the commit-stamp witness hold? When it
+// does (CheckSerial's result), the verdict is the one Check gives on the same history,
+// witness order included (the differential test in compact_test.go). When
+// anything else holds (an input error History.Validate would report,
+// PostgreSQL's facts, a committed transaction without a stamp, a read the
+// replay does not reproduce, an order the level forbids) it says why not
+// and the caller checks the full history, which decides exactly what the
+// stamps leave open: Compact never reports, so it can be wrong only by
+// saying valid, and it says valid only where CheckSerial does.
+type Compact struct {
+	txns  []ctxn
+	ops   [][]cop   // in chunks of opChunk (a bigger transaction: a chunk of its own); never copied to grow
+	lists [][]int32 // list reads' value ids, in chunks of listChunk
+	ids   idSet
+
+	texts    map[history.Value]int32 // Add's numbering (AddIDs': the caller's)
+	keyOf    []int32                 // text id -> dense key id + 1 (0: not a key yet)
+	sessions *KeyIndex
+	kind     []uint8 // per key: 0 undecided, kindReg, kindList (History.Validate's rule)
+	list     []bool  // per key: used as a list (history.ListKeys)
+	facts    bool
+	// need: the stamps every committed transaction must carry for the
+	// level's witness (Require); a missing one ends the scan early.
+	need history.FactBits
+	// not, when set, is why the compact form cannot vouch; Add stops
+	// recording.
+	not string
+}
+
+const (
+	kindReg  = 1
+	kindList = 2
+
+	opChunk   = 1 << 16
+	listShift = 20
+	listChunk = 1 << listShift
+)
+
+type ctxn struct {
+	start, end int64
+	cts, sts   int64
+	session    int32 // -1: none
+	opChunk    int32
+	opLo, opN  int32
+	status     history.Status
+	hasTime    bool
+	hasCTS     bool
+	hasSTS     bool
+}
+
+type cop struct {
+	key, val int32 // val: the value's text id; a list read's elements at lists position val
+	n        int32 // a list read's length
+	kind     history.Kind
+	isList   bool
+}
+
+// NewCompact returns an empty compact history; sizeHint is the expected
+// number of transactions (0: unknown).
+func NewCompact(sizeHint int) *Compact {
+	c := &Compact{sessions: NewKeyIndex()}
+	c.txns = make([]ctxn, 0, sizeHint)
+	c.ids.init(sizeHint)
+	return c
+}
+
+// Require makes a committed transaction without the stamps in need a
+// refusal as it is added (the witness would be open, CheckSerial's or
+// CheckSnapshot's first test): a history the stamps cannot settle is
+// then handed to the full path after the first such line, not after the
+// whole scan. history.HasCommitTS for the serializable levels, with
+// history.HasStartTS for the snapshot family.
+func (c *Compact) Require(need history.FactBits) { c.need = need }
+
+// NullID is the text id of null in AddIDs' numbering (ingest.NullID):
+// the value of a register nobody wrote.
+const NullID = 0
+
+// Add appends one transaction and its facts, numbering its keys and
+// values itself (a map lookup per op: tests and small inputs; ScanNative's
+// callers use AddIDs with the decoder's numbering).
+func (c *Compact) Add(t *history.Txn, f history.Facts) {
+	if c.texts == nil {
+		c.texts = map[history.Value]int32{history.Null: NullID}
+	}
+	id := func(v history.Value) int32 {
+		x, ok := c.texts[v]
+		if !ok {
+			x = int32(len(c.texts))
+			c.texts[v] = x
+		}
+		return x
+	}
+	var keys, vals, lists []int32
+	for _, op := range t.Ops {
+		keys = append(keys, id(op.Key))
+		if op.IsList {
+			vals = append(vals, int32(len(lists)))
+			for _, v := range op.List {
+				lists = append(lists, id(v))
+			}
+		} else {
+			vals = append(vals, id(op.Value))
+		}
+	}
+	c.AddIDs(t, f, keys, vals, lists)
+}
+
+// AddIDs appends one transaction and its facts, copying what it keeps
+// (t's ops may be a decoder's scratch). keyIDs[n] and valIDs[n] number op
+// n's key and value texts (equal ids exactly for equal texts, NullID for
+// null, across the whole history); a list read's valIDs[n] is the offset
+// of its elements' ids in listIDs. It applies History.Validate's rules
+// (unique ids, a key either a register or a list) and refuses PostgreSQL's
+// facts (their check is not this replay); a refusal is final (Why).
+func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listIDs []int32) {
+	if c.not != "" {
+		return
+	}
+	if len(c.ids.text)+len(t.ID) > math.MaxInt32-1 {
+		c.not = "too large for int32 offsets"
+		return
+	}
+	if !c.ids.add(t.ID) {
+		c.not = "a duplicate id (an input error)"
+		return
+	}
+	if t.HasTime && t.End < t.Start {
+		c.not = "end before start (an input error)"
+		return
+	}
+	if f.Has&(history.HasXid|history.HasSnapshot) != 0 {
+		c.not = "PostgreSQL's facts"
+		return
+	}
+	if f.Has != 0 {
+		c.facts = true
+	}
+	if f.Has&history.HasCommitTS != 0 && t.Status != history.Committed || t.Status == history.Aborted && f.Has != 0 {
+		c.not = "a fact on a transaction that did not commit (an input error)"
+		return
+	}
+	if f.Has&(history.HasCommitTS|history.HasStartTS) == history.HasCommitTS|history.HasStartTS && f.StartTS > f.CommitTS {
+		c.not = "start_ts after commit_ts (an input error)"
+		return
+	}
+	if t.Status == history.Committed && f.Has&c.need != c.need {
+		c.not = "a committed transaction lacks a stamp the level's witness needs"
+		return
+	}
+	ct := ctxn{start: t.Start, end: t.End, cts: f.CommitTS, sts: f.StartTS, session: -1, status: t.Status, hasTime: t.HasTime,
+		hasCTS: f.Has&history.HasCommitTS != 0, hasSTS: f.Has&history.HasStartTS != 0}
+	if t.HasSession {
+		ct.session = c.sessions.Get(history.Value(t.Session))
+	}
+	ops := c.opSpace(len(t.Ops))
+	ct.opChunk, ct.opLo, ct.opN = int32(len(c.ops)-1), int32(len(ops)), int32(len(t.Ops))
+	for n, op := range t.Ops {
+		kid := keyIDs[n]
+		for int(kid) >= len(c.keyOf) {
+			c.keyOf = append(c.keyOf, 0)
+		}
+		k := c.keyOf[kid] - 1
+		if k < 0 {
+			k = int32(len(c.kind))
+			c.keyOf[kid] = k + 1
+			c.kind = append(c.kind, 0)
+			c.list = append(c.list, false)
+		}
+		if list, decided := op.KeyKind(); decided {
+			want := uint8(kindReg)
+			if list {
+				want = kindList
+				c.list[k] = true
+			}
+			if c.kind[k] == 0 {
+				c.kind[k] = want
+			} else if c.kind[k] != want {
+				c.not = "a key used as a list and as a register (an input error)"
+				return
+			}
+		}
+		o := cop{key: k, val: valIDs[n], kind: op.Kind, isList: op.IsList}
+		if op.IsList {
+			o.n = int32(len(op.List))
+			at, ok := c.listSpace(len(op.List))
+			if !ok {
+				c.not = "a list read too long for the compact form"
+				return
+			}
+			o.val = at
+			l := &c.lists[len(c.lists)-1]
+			*l = append(*l, listIDs[valIDs[n]:int(valIDs[n])+len(op.List)]...)
+		}
+		ops = append(ops, o)
+	}
+	c.ops[len(c.ops)-1] = ops
+	c.txns = append(c.txns, ct)
+}
+
+// opSpace returns the last op chunk with room for n more ops, starting a
+// new one when it has not.
+func (c *Compact) opSpace(n int) []cop {
+	if k := len(c.ops); k > 0 && cap(c.ops[k-1])-len(c.ops[k-1]) >= n {
+		return c.ops[k-1]
+	}
+	c.ops = append(c.ops, make([]cop, 0, max(opChunk, n)))
+	return c.ops[len(c.ops)-1]
+}
+
+// listSpace makes room for a list of n ids in the last list chunk and
+// returns its position (chunk<<listShift | offset).
+func (c *Compact) listSpace(n int) (int32, bool) {
+	if n > listChunk {
+		return 0, false
+	}
+	k := len(c.lists)
+	if k == 0 || listChunk-len(c.lists[k-1]) < n {
+		if k >= math.MaxInt32>>listShift {
+			return 0, false
+		}
+		c.lists = append(c.lists, make([]int32, 0, listChunk))
+		k++
+	}
+	return int32((k-1)<<listShift | len(c.lists[k-1])), true
+}
+
+func (c *Compact) listAt(at, n int32) []int32 {
+	ch := c.lists[at>>listShift]
+	lo := at & (listChunk - 1)
+	return ch[lo : lo+n]
+}
+
+// Len is the number of transactions added.
+func (c *Compact) Len() int { return len(c.txns) }
+
+// Why is why the compact form cannot vouch for the history ("" while it
+// can).
+func (c *Compact) Why() string { return c.not }
+
+func (c *Compact) opsOf(i int32) []cop {
+	t := &c.txns[i]
+	return c.ops[t.opChunk][t.opLo : t.opLo+t.opN]
+}
+
+// txn is the part of a history.Txn that Options.Precedes and EffectiveEnd
+// read.
+func (c *Compact) txn(i int32) history.Txn {
+	t := &c.txns[i]
+	return history.Txn{Start: t.start, End: t.end, HasTime: t.hasTime, Status: t.status}
+}
+
+// CheckSerial is the package's CheckSerial on the compact form, at a
+// serializable level (opts.Level has no snapshot semantics): the
+// Witnessed result Check would give, or nil and why the full history must
+// be checked. Only the witness is tried; every other outcome (open,
+// contradicted, an input error) is the full path's to decide and name.
+func (c *Compact) CheckSerial(opts history.Options) (*incremental.Result, string) {
+	if why := c.usable(opts); why != "" {
+		return nil, why
+	}
+	order := make([]int32, 0, len(c.txns))
+	for i := range c.txns {
+		t := &c.txns[i]
+		if t.status != history.Committed {
+			continue // aborted, or unknown and left out as CheckSerial does
+		}
+		if !t.hasCTS {
+			return nil, "a committed transaction has no commit_ts"
+		}
+		order = append(order, int32(i))
+	}
+	sortByStamp(order, func(i int32) int64 { return c.txns[i].cts }, func(a, b int32) int {
+		ta, tb := &c.txns[a], &c.txns[b]
+		return cmp.Or(cmp.Compare(ta.start, tb.start), cmp.Compare(ta.end, tb.end), cmp.Compare(a, b))
+	})
+	if !c.levelOrderHolds(opts, order) {
+		return nil, "the stamps' order goes against the level's order"
+	}
+	if !c.replay(opts, order) {
+		return nil, "a read the stamps' order does not reproduce"
+	}
+	res := &incremental.Result{Verdict: incremental.Valid, Options: opts}
+	res.Stats.Txns = len(c.txns)
+	// One string holds every id; the witness's are slices of it (no
+	// allocation per transaction).
+	all := string(c.ids.text)
+	res.Witness = make([]string, len(order))
+	for p, i := range order {
+		lo, hi := c.ids.span(i)
+		res.Witness[p] = all[lo:hi]
+	}
+	return res, ""
+}
+
+// usable says why the compact form cannot answer at all ("": it can):
+// what it refused while reading, no transaction or no fact, and check's
+// refusal of a real-time level without client times (needTime).
+func (c *Compact) usable(opts history.Options) string {
+	switch {
+	case c.not != "":
+		return c.not
+	case len(c.txns) == 0:
+		return "no transactions"
+	case !c.facts:
+		return "the history carries no database facts"
+	}
+	if opts.Level.RealTime() {
+		for i := range c.txns {
+			if !c.txns[i].hasTime {
+				return "a transaction without client time at a real-time level (an input error)"
+			}
+		}
+	}
+	return ""
+}
+
+// sessionLists lists each session's transactions in session order, as
+// the package's sessions does: by start when all the session's members
+// have client times (stable), input order otherwise.
+func (c *Compact) sessionLists() [][]int32 {
+	ns := c.sessions.Len()
+	by := make([][]int32, ns)
+	timed := make([]bool, ns)
+	for s := range timed {
+		timed[s] = true
+	}
+	for i := range c.txns {
+		if s := c.txns[i].session; s >= 0 {
+			by[s] = append(by[s], int32(i))
+			timed[s] = timed[s] && c.txns[i].hasTime
+		}
+	}
+	for s, mem := range by {
+		if timed[s] {
+			slices.SortStableFunc(mem, func(a, b int32) int { return cmp.Compare(c.txns[a].start, c.txns[b].start) })
+		}
+	}
+	return by
+}
+
+// levelOrderHolds is levelOrderViolation on the compact form: session
+// order (sessions in start order when all their members have times,
+// input order otherwise: the package's sessions) and widened real time.
+func (c *Compact) levelOrderHolds(opts history.Options, order []int32) bool {
+	pos := make([]int32, len(c.txns))
+	for i := range pos {
+		pos[i] = -1
+	}
+	for p, i := range order {
+		pos[i] = int32(p)
+	}
+	if opts.Level.SessionOrder() {
+		for _, mem := range c.sessionLists() {
+			var prev int32 = -1
+			for _, i := range mem {
+				if pos[i] < 0 {
+					continue
+				}
+				if prev >= 0 && pos[prev] > pos[i] {
+					return false
+				}
+				prev = i
+			}
+		}
+	}
+	if opts.Level.RealTime() {
+		var best int32 = -1
+		var tb history.Txn
+		for p := len(order) - 1; p >= 0; p-- {
+			j := order[p]
+			tj := c.txn(j)
+			if best >= 0 && opts.Precedes(&tb, &tj) {
+				return false
+			}
+			if best < 0 || cmp.Or(cmp.Compare(opts.EffectiveEnd(&tj), opts.EffectiveEnd(&tb)), cmp.Compare(tj.Start, tb.Start)) < 0 {
+				best, tb = j, tj
+			}
+		}
+	}
+	return true
+}
+
+// replay is the package's replay on the compact form, reporting only
+// whether every read is reproduced.
+func (c *Compact) replay(opts history.Options, order []int32) bool {
+	unknownInit := opts.InitialState == history.InitialUnknown
+	const null = NullID
+	type state struct {
+		val   int32
+		list  []int32
+		bound bool
+	}
+	st := make([]state, len(c.kind))
+	for _, ti := range order {
+		for _, op := range c.opsOf(ti) {
+			s := &st[op.key]
+			switch op.kind {
+			case history.Write:
+				s.val, s.bound = op.val, true
+				continue
+			case history.Append:
+				s.list = append(s.list, op.val)
+				s.bound = true
+				continue
+			}
+			if c.list[op.key] {
+				var got []int32
+				switch {
+				case op.isList:
+					got = c.listAt(op.val, op.n)
+				case op.val != null:
+					return false
+				}
+				if unknownInit && !s.bound {
+					if len(got) < len(s.list) || !slices.Equal(got[len(got)-len(s.list):], s.list) {
+						return false
+					}
+					s.list = slices.Clone(got)
+					s.bound = true
+				} else if !slices.Equal(got, s.list) {
+					return false
+				}
+				continue
+			}
+			if unknownInit && !s.bound {
+				s.val, s.bound = op.val, true
+			} else if op.val != s.val {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// idSet holds every transaction's id, back to back in one byte slice,
+// and finds duplicates (History.Validate's first rule) with an
+// open-addressing table of transaction indexes, hashed once per id: a
+// map[string]int32 would hold a string header per id for the collector
+// to scan, beside the text.
+type idSet struct {
+	text  []byte
+	end   []int32  // end[i]: where txn i's id ends in text
+	hash  []uint64 // per txn, for growing the table
+	table []int32  // txn index + 1; 0: empty
+	seed  maphash.Seed
+}
+
+func (s *idSet) init(hint int) {
+	s.seed = maphash.MakeSeed()
+	n := 1 << 10
+	for n < 2*hint {
+		n <<= 1
+	}
+	s.table = make([]int32, n)
+	s.end = make([]int32, 0, hint)
+	s.hash = make([]uint64, 0, hint)
+}
+
+func (s *idSet) span(i int32) (lo, hi int32) {
+	if i > 0 {
+		lo = s.end[i-1]
+	}
+	return lo, s.end[i]
+}
+
+func (s *idSet) id(i int32) []byte {
+	lo, hi := s.span(i)
+	return s.text[lo:hi]
+}
+
+// add records id as the next transaction's, reporting false when an
+// earlier transaction has it.
+func (s *idSet) add(id string) bool {
+	h := maphash.String(s.seed, id)
+	mask := uint64(len(s.table) - 1)
+	for p := h & mask; ; p = (p + 1) & mask {
+		j := s.table[p]
+		if j == 0 {
+			break
+		}
+		if s.hash[j-1] == h && string(s.id(j-1)) == id {
+			return false
+		}
+	}
+	s.text = append(s.text, id...)
+	s.end = append(s.end, int32(len(s.text)))
+	s.hash = append(s.hash, h)
+	if 2*len(s.end) > len(s.table) {
+		s.table = make([]int32, 2*len(s.table))
+		for i := range s.end {
+			s.place(int32(i))
+		}
+	} else {
+		s.place(int32(len(s.end) - 1))
+	}
+	return true
+}
+
+func (s *idSet) place(i int32) {
+	mask := uint64(len(s.table) - 1)
+	p := s.hash[i] & mask
+	for s.table[p] != 0 {
+		p = (p + 1) & mask
+	}
+	s.table[p] = i + 1
+}

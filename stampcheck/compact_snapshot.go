@@ -1,0 +1,266 @@
+package stampcheck
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+)
+
+// CheckSnapshot is CheckSnapshotLevel's witness on the compact form, at a
+// snapshot level with its rules (RulesFor): the Valid result, begins and
+// commits in stamp order, that CheckSnapshotLevel gives when every
+// committed transaction has both stamps and the one-pass replay (stream)
+// and the level's rules (checkRules) hold; nil and why not otherwise,
+// and the caller checks the full history. The steps are analyze's in
+// stamps mode, on text ids.
+func (c *Compact) CheckSnapshot(opts history.Options, rules SnapshotRules) (*incremental.Result, string) {
+	if why := c.usable(opts); why != "" {
+		return nil, why
+	}
+	var committed []int32
+	for i := range c.txns {
+		t := &c.txns[i]
+		if t.status != history.Committed {
+			continue
+		}
+		if !t.hasCTS || !t.hasSTS {
+			return nil, "a committed transaction lacks start_ts or commit_ts"
+		}
+		committed = append(committed, int32(i))
+	}
+	// stampOrders: by commit stamp, ties by effective end, start, index;
+	// by start stamp, ties by index.
+	byCommit, byStart := slices.Clone(committed), committed
+	sortByStamp(byCommit, func(i int32) int64 { return c.txns[i].cts }, func(x, y int32) int {
+		tx, ty := c.txn(x), c.txn(y)
+		return cmp.Or(cmp.Compare(opts.EffectiveEnd(&tx), opts.EffectiveEnd(&ty)), cmp.Compare(tx.Start, ty.Start), cmp.Compare(x, y))
+	})
+	sortByStamp(byStart, func(i int32) int64 { return c.txns[i].sts }, nil)
+	if !c.stream(opts, byCommit, byStart) {
+		return nil, "a read or a first-committer pair the stamps do not explain"
+	}
+	if !c.rulesHold(opts, rules, committed) {
+		return nil, "the stamps go against the level's rules"
+	}
+	res := &incremental.Result{Verdict: incremental.Valid, Options: opts}
+	res.Stats.Txns = len(c.txns)
+	res.Witness = make([]string, 0, 2*len(byCommit))
+	all := string(c.ids.text)
+	id := func(i int32) string {
+		lo, hi := c.ids.span(i)
+		return all[lo:hi]
+	}
+	b := 0
+	for _, x := range byCommit {
+		for b < len(byStart) && c.txns[byStart[b]].sts <= c.txns[x].cts {
+			res.Witness = append(res.Witness, "begin "+id(byStart[b]))
+			b++
+		}
+		res.Witness = append(res.Witness, "commit "+id(x))
+	}
+	return res, ""
+}
+
+// compactOwn is one key a transaction has written so far (ownWrite on
+// ids).
+type compactOwn struct {
+	k    int32
+	reg  bool
+	val  int32
+	apps []int32
+}
+
+// stream is the package's stream on the compact form: begins and commits
+// in stamp order, each read against the latest committed state with the
+// reader's own writes on top, first committer wins at each commit.
+func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
+	nk := len(c.kind)
+	last := make([]int32, nk)
+	for k := range last {
+		last[k] = -1
+	}
+	val := make([]int32, nk) // NullID
+	apps := make([][]int32, nk)
+	unknownInit := opts.InitialState == history.InitialUnknown
+	var bound []bool
+	var initReg []int32
+	var initList [][]int32
+	if unknownInit {
+		bound, initReg, initList = make([]bool, nk), make([]int32, nk), make([][]int32, nk)
+	}
+	var own []compactOwn
+	find := func(k int32) *compactOwn {
+		for i := range own {
+			if own[i].k == k {
+				return &own[i]
+			}
+		}
+		return nil
+	}
+	begin := func(ti int32) bool {
+		own = own[:0]
+		for _, op := range c.opsOf(ti) {
+			k := op.key
+			switch op.kind {
+			case history.Write:
+				if w := find(k); w != nil {
+					w.reg, w.val = true, op.val
+				} else {
+					own = append(own, compactOwn{k: k, reg: true, val: op.val})
+				}
+				continue
+			case history.Append:
+				if w := find(k); w != nil {
+					w.apps = append(w.apps, op.val)
+				} else {
+					own = append(own, compactOwn{k: k, apps: []int32{op.val}})
+				}
+				continue
+			}
+			mine := find(k)
+			if c.list[k] {
+				var got []int32
+				switch {
+				case op.isList:
+					got = c.listAt(op.val, op.n)
+				case op.val != NullID:
+					return false
+				}
+				var tail []int32
+				if mine != nil {
+					tail = mine.apps
+				}
+				snap := apps[k]
+				switch {
+				case !unknownInit:
+					if !equalConcatIDs(got, nil, snap, tail) {
+						return false
+					}
+				case bound[k]:
+					if !equalConcatIDs(got, initList[k], snap, tail) {
+						return false
+					}
+				default:
+					n := len(snap) + len(tail)
+					if len(got) < n || !equalConcatIDs(got[len(got)-n:], nil, snap, tail) {
+						return false
+					}
+					initList[k], bound[k] = slices.Clone(got[:len(got)-n]), true
+				}
+				continue
+			}
+			switch {
+			case mine != nil && mine.reg:
+				if op.val != mine.val {
+					return false
+				}
+			case last[k] >= 0 || !unknownInit:
+				if op.val != val[k] {
+					return false
+				}
+			case bound[k]:
+				if op.val != initReg[k] {
+					return false
+				}
+			default:
+				initReg[k], bound[k] = op.val, true
+			}
+		}
+		return true
+	}
+	commit := func(ti int32) bool {
+		sts := c.txns[ti].sts
+		for _, op := range c.opsOf(ti) {
+			if op.kind == history.Read {
+				continue
+			}
+			k := op.key
+			if p := last[k]; p != ti {
+				if p >= 0 && c.txns[p].cts >= sts {
+					return false // first committer wins
+				}
+				last[k] = ti
+			}
+			if op.kind == history.Write {
+				val[k] = op.val
+			} else {
+				apps[k] = append(apps[k], op.val)
+			}
+		}
+		return true
+	}
+	b := 0
+	for _, x := range byCommit {
+		cts := c.txns[x].cts
+		for b < len(byStart) && c.txns[byStart[b]].sts <= cts {
+			if !begin(byStart[b]) {
+				return false
+			}
+			b++
+		}
+		if !commit(x) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalConcatIDs(got, a, b, c []int32) bool {
+	if len(got) != len(a)+len(b)+len(c) {
+		return false
+	}
+	return slices.Equal(got[:len(a)], a) && slices.Equal(got[len(a):len(a)+len(b)], b) && slices.Equal(got[len(a)+len(b):], c)
+}
+
+// rulesHold is checkRules in stamps mode on the compact form: each
+// committed member of a session sees the previous committed one
+// (commit_ts below its start_ts), and no real-time inversion
+// (realTimeInversion) against start_ts (strong SI) or commit_ts (GSI).
+func (c *Compact) rulesHold(opts history.Options, rules SnapshotRules, committed []int32) bool {
+	if rules.Session {
+		for _, mem := range c.sessionLists() {
+			var prev int32 = -1
+			for _, i := range mem {
+				if c.txns[i].status != history.Committed {
+					continue
+				}
+				if prev >= 0 && !(c.txns[prev].cts < c.txns[i].sts) {
+					return false
+				}
+				prev = i
+			}
+		}
+	}
+	if rules.RealTime || rules.CommitRealTime {
+		need := func(b int32) int64 { return c.txns[b].sts }
+		if !rules.RealTime {
+			need = func(b int32) int64 { return c.txns[b].cts + 1 }
+		}
+		byCommit := slices.Clone(committed)
+		slices.SortFunc(byCommit, func(x, y int32) int { return cmp.Compare(c.txns[y].cts, c.txns[x].cts) })
+		byNeed := slices.Clone(committed)
+		slices.SortFunc(byNeed, func(x, y int32) int { return cmp.Compare(need(y), need(x)) })
+		var best int32 = -1
+		var tb history.Txn
+		p := 0
+		for _, b := range byNeed {
+			for p < len(byCommit) && c.txns[byCommit[p]].cts >= need(b) {
+				x := byCommit[p]
+				tx := c.txn(x)
+				if best < 0 || cmp.Or(cmp.Compare(opts.EffectiveEnd(&tx), opts.EffectiveEnd(&tb)), cmp.Compare(tx.Start, tb.Start)) < 0 {
+					best, tb = x, tx
+				}
+				p++
+			}
+			if best >= 0 {
+				tbb := c.txn(b)
+				if opts.Precedes(&tb, &tbb) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
