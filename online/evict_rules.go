@@ -273,7 +273,7 @@ func (s *evictStep) dropGhostKey(g int, k history.Key) {
 	gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
 	st.GhostKeys[g] = gk
 	st.ghostDropKey(g, k) // ghost_index.go
-	st.dropTailKey(g, k) // evict_list_tail.go
+	st.dropTailKey(g, k)  // evict_list_tail.go
 	if len(gk) == 0 {
 		if at, in := r.at[g]; in {
 			s.r5Remove(at, true)
