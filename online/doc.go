@@ -81,6 +81,14 @@
 // oldest pinned transactions aside like a quarantined core, and says the
 // check is inexact.
 //
+// build finds the ghosts of R_t from the window's side (ghost_index.go,
+// GX1-GX3): an index from key to the ghosts holding it (several under
+// R4's overtaking), the ghosts by start for keptCover's ranges, and the
+// window list apart from the ghosts; a step costs the window, not the
+// keys ever written. The index is derived from GhostKeys, kept at each
+// change of it, and held to a rebuild after every step under
+// SetSelfCheck (docs/SEMANTICS.md §5 "Build by touched keys").
+//
 // "Is this order decided" (prober.forced) asks the step's compact closure
 // (closure/, evict_closure.go) before it spends a solver probe.
 //

@@ -119,19 +119,17 @@ type evictState struct {
 	// not the whole stream; listed says whether it is built.
 	members []int
 	listed  bool
+	// gx finds the ghosts a step's instance holds from the window's keys
+	// (ghost_index.go; derived, not in a snapshot).
+	gx ghostIndex
 
 	// What build keeps from one step to the next (none of it in a
 	// snapshot: each is rebuilt from the fields above when missing or
 	// stale). ghostOps holds each ghost's writes as last built, checked
-	// against its GhostKeys before reuse; initKeys the keys of InitVal,
-	// sorted, and initNew those added to it since (evict appends them),
-	// merged in at the next build; touched and gks are build's scratch
-	// set and array.
+	// against its GhostKeys before reuse; touched is build's scratch
+	// set.
 	ghostOps map[int][]history.Op
-	initKeys []history.Key
-	initNew  []history.Key
 	touched  map[history.Key]bool
-	gks      [][]history.Key
 	// listOpsOf holds each list prefix's appends as last built (listOps),
 	// rebuilt when the prefix has grown.
 	listOpsOf map[history.Key][]history.Op
@@ -203,6 +201,9 @@ func (st *evictState) admit(i int) {
 	st.Member.set(i, true)
 	if st.listed {
 		st.members = append(st.members, i)
+	}
+	if st.gx.winListed {
+		st.gx.win = append(st.gx.win, i)
 	}
 }
 
@@ -303,11 +304,13 @@ func (o *Online) taintedBy(r int, tk string) bool {
 	return false
 }
 
-// build assembles the reduced alert instance.
+// build assembles the reduced alert instance: the window members and
+// the ghosts they can meet (instanceGhosts, ghost_index.go), in released
+// order.
 func (o *Online) build() *reduced {
 	st := &o.ev
-	members := st.memberList()
-	o.markInDoubt(members) // evict_unknown.go
+	window := st.windowList()
+	o.markInDoubt(window) // evict_unknown.go
 	if st.touched == nil {
 		st.touched = map[history.Key]bool{}
 	}
@@ -315,13 +318,7 @@ func (o *Online) build() *reduced {
 	// every step.
 	touched := st.touched
 	clear(touched)
-	// Each member's ghost keys, looked up once for both loops.
-	gks := incremental.Reuse(st.gks, len(members))
-	st.gks = gks
-	for mi, i := range members {
-		if gks[mi] = st.GhostKeys[i]; gks[mi] != nil {
-			continue
-		}
+	for _, i := range window {
 		for _, op := range o.log.at(i).Ops {
 			touched[op.Key] = true
 		}
@@ -330,6 +327,13 @@ func (o *Online) build() *reduced {
 	for _, k := range st.Kept {
 		keptAt[k[0]], keptAt[k[1]] = true, true
 	}
+	covered := o.keptCover() // evict_cover.go
+	ghosts := o.instanceGhosts(touched, keptAt, covered)
+	if selfCheck.Load() {
+		o.buildCheck(window, ghosts, touched, keptAt, covered)
+	}
+	members := mergeSorted(st.gx.inst[:0], window, ghosts)
+	st.gx.inst = members
 	r := &reduced{h: &history.History{Txns: incremental.ReuseEmpty(o.droppedTxns, len(members)+1)}, at: o.droppedAt}
 	if r.at == nil {
 		r.at = make(map[int]int32, len(members))
@@ -337,34 +341,36 @@ func (o *Online) build() *reduced {
 		clear(r.at)
 	}
 	o.droppedTxns, o.droppedAt = nil, nil
-	initKeys := st.sortedInitKeys()
 	initLists := append(st.initialListReads(touched), st.initialLists(touched)...) // evict_list_init.go, evict_list.go
-	if len(initLists) > 0 || slices.ContainsFunc(initKeys, func(k history.Key) bool { return touched[k] }) {
+	// The fixed initial values of the keys a member touches, in key
+	// order: InitVal holds one per key ever read from its initial
+	// version, the touched set only the window's.
+	var initKeys []history.Key
+	for k := range touched {
+		if _, ok := st.InitVal[k]; ok {
+			initKeys = append(initKeys, k)
+		}
+	}
+	slices.Sort(initKeys)
+	if len(initLists) > 0 || len(initKeys) > 0 {
 		// One transaction holds every fixed initial value: it precedes
 		// everything in real time, as each would alone, and one node
 		// instead of one per key keeps the real-time order of the
 		// instance small.
 		init := history.Txn{ID: "\x00init", Start: initTime, End: initTime + 1, HasTime: true, Status: history.Committed}
-		init.Ops = make([]history.Op, 0, len(initKeys))
+		init.Ops = make([]history.Op, 0, len(initKeys)+len(initLists))
 		for _, k := range initKeys {
-			if touched[k] {
-				init.Ops = append(init.Ops, history.Op{Kind: history.Write, Key: k, Value: st.InitVal[k]})
-			}
+			init.Ops = append(init.Ops, history.Op{Kind: history.Write, Key: k, Value: st.InitVal[k]})
 		}
 		init.Ops = append(init.Ops, initLists...)
 		r.h.Txns = append(r.h.Txns, init)
 		r.pos = append(r.pos, -1)
 		r.ghost = append(r.ghost, false)
 	}
-	covered := o.keptCover() // evict_cover.go
-	for mi, i := range members {
-		if gk := gks[mi]; gk != nil && !keptAt[i] && !slices.ContainsFunc(gk, func(k history.Key) bool { return touched[k] }) && !covered(i) {
-			// A ghost no member touches: copying its transaction
-			// first cost a sixth of build with 20K keys' ghosts.
-			continue
-		}
+	for _, i := range members {
 		t := *o.log.at(i)
-		if gk := gks[mi]; gk != nil {
+		gk := st.GhostKeys[i]
+		if gk != nil {
 			t.Ops = o.ghostOps(i, gk)
 		} else {
 			t.Ops = o.foldedOps(i, o.windowOps(i, t.Ops))
@@ -372,9 +378,8 @@ func (o *Online) build() *reduced {
 		r.at[i] = int32(len(r.h.Txns))
 		r.h.Txns = append(r.h.Txns, t)
 		r.pos = append(r.pos, i)
-		r.ghost = append(r.ghost, gks[mi] != nil)
+		r.ghost = append(r.ghost, gk != nil)
 	}
-	clear(gks) // no slice of GhostKeys outlives the step here
 	var kept [][2]int32
 	for _, k := range st.Kept {
 		a, okA := r.at[k[0]]
@@ -396,38 +401,6 @@ func (o *Online) build() *reduced {
 	o.dropped = nil
 	r.e = incremental.NewEncoder(r.p, incremental.WindowEncodeConfig(kept, decided))
 	return r
-}
-
-// sortedInitKeys returns the keys of InitVal, sorted. Keys only join
-// InitVal (evict lists each new one in initNew), so the sorted list of the
-// last step plus the new ones, sorted and merged in, is the whole set; a
-// count that does not add up (a state restored or replaced) sorts afresh.
-func (st *evictState) sortedInitKeys() []history.Key {
-	if len(st.initKeys)+len(st.initNew) != len(st.InitVal) {
-		st.initKeys = st.initKeys[:0]
-		for k := range st.InitVal {
-			st.initKeys = append(st.initKeys, k)
-		}
-		slices.Sort(st.initKeys)
-	} else if len(st.initNew) > 0 {
-		slices.Sort(st.initNew)
-		old := st.initKeys
-		merged := make([]history.Key, 0, len(old)+len(st.initNew))
-		a, b := 0, 0
-		for a < len(old) && b < len(st.initNew) {
-			if old[a] < st.initNew[b] {
-				merged = append(merged, old[a])
-				a++
-			} else {
-				merged = append(merged, st.initNew[b])
-				b++
-			}
-		}
-		merged = append(append(merged, old[a:]...), st.initNew[b:]...)
-		st.initKeys = merged
-	}
-	st.initNew = st.initNew[:0]
-	return st.initKeys
 }
 
 // ghostOps returns ghost i's ops on its live keys gk: its final write of

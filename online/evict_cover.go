@@ -150,7 +150,12 @@ const (
 // invisible to R5: were c to leave in that step, the order a -> g would
 // be lost (stream 362 of TestKeepAfterSameReachability's long sweep). It
 // errs on the side of keeping (any c, committed or not; ties kept).
-func (o *Online) keptCover() func(i int) bool {
+//
+// The covered ghosts start in the union of the ranges [effEnd(c)+2Δ,
+// effEnd(a)+2Δ] of the kept orders: ranges lists it (merged, ascending),
+// so that build visits the ghosts in it (ghost_index.go, GX2) instead of
+// asking covered of every ghost.
+func (o *Online) keptCover() keptCoverSet {
 	st := &o.ev
 	type entry struct{ ec, ea int64 }
 	var es []entry
@@ -168,14 +173,29 @@ func (o *Online) keptCover() func(i int) bool {
 		}
 	}
 	if len(es) == 0 {
-		return func(int) bool { return false }
+		return keptCoverSet{covered: func(int) bool { return false }}
 	}
 	slices.SortFunc(es, func(x, y entry) int { return cmp.Compare(x.ec, y.ec) })
+	skew2 := 2 * o.opts.Skew
+	var ranges [][2]int64
+	for _, e := range es {
+		// covered below: ec <= satAdd(start, -2Δ) and satAdd(ea, 2Δ) >=
+		// start. The first is start >= ec+2Δ but where satAdd
+		// saturates (ec the least time: every start).
+		lo, hi := satAdd(e.ec, skew2), satAdd(e.ea, skew2)
+		if e.ec == math.MinInt64 {
+			lo = math.MinInt64
+		}
+		if n := len(ranges); n > 0 && lo <= ranges[n-1][1] {
+			ranges[n-1][1] = max(ranges[n-1][1], hi)
+		} else {
+			ranges = append(ranges, [2]int64{lo, hi})
+		}
+	}
 	for j := 1; j < len(es); j++ {
 		es[j].ea = max(es[j].ea, es[j-1].ea) // the latest a among c ending by here
 	}
-	skew2 := 2 * o.opts.Skew
-	return func(i int) bool {
+	covered := func(i int) bool {
 		g := o.log.at(i)
 		if !g.HasTime {
 			return false
@@ -184,4 +204,12 @@ func (o *Online) keptCover() func(i int) bool {
 		n, _ := slices.BinarySearchFunc(es, satAdd(g.Start, -skew2)+1, func(x entry, t int64) int { return cmp.Compare(x.ec, t) })
 		return n > 0 && satAdd(es[n-1].ea, skew2) >= g.Start
 	}
+	return keptCoverSet{covered: covered, ranges: ranges}
+}
+
+// keptCoverSet is keptCover's answer: covered(g) for a ghost g, and the
+// ranges of start times outside which it is false.
+type keptCoverSet struct {
+	covered func(i int) bool
+	ranges  [][2]int64
 }

@@ -378,6 +378,9 @@ func (s *evictStep) listsToInitial(i int) {
 // of each list key that a member touches and no transaction holds
 // (listsToInitial), keys in order.
 func (st *evictState) initialLists(touched map[history.Key]bool) []history.Op {
+	if len(st.ListPrefix) == 0 {
+		return nil // no list key ever folded: no lookup per touched key
+	}
 	var keys []history.Key
 	for k := range touched {
 		if _, held := st.LiveOf[k]; !held && len(st.ListPrefix[k]) > 0 {

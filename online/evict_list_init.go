@@ -126,9 +126,19 @@ func (st *evictState) initialListReads(touched map[history.Key]bool) []history.O
 		return nil
 	}
 	var keys []history.Key
-	for k := range st.InitList {
-		if touched[k] {
-			keys = append(keys, k)
+	if len(touched) < len(st.InitList) {
+		// The window's keys, not every list key ever read (build by
+		// touched keys, docs/SEMANTICS.md §5).
+		for k := range touched {
+			if _, ok := st.InitList[k]; ok {
+				keys = append(keys, k)
+			}
+		}
+	} else {
+		for k := range st.InitList {
+			if touched[k] {
+				keys = append(keys, k)
+			}
 		}
 	}
 	slices.Sort(keys)

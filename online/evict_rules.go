@@ -272,12 +272,14 @@ func (s *evictStep) dropGhostKey(g int, k history.Key) {
 	r, st := s.r, s.st
 	gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
 	st.GhostKeys[g] = gk
-	st.dropTailKey(g, k) // evict_list_tail.go
+	st.ghostDropKey(g, k) // ghost_index.go
+	st.dropTailKey(g, k)  // evict_list_tail.go
 	if len(gk) == 0 {
 		if at, in := r.at[g]; in {
 			s.r5Remove(at, true)
 		} else {
 			st.Member.set(g, false)
+			st.ghostGone(g) // ghost_index.go
 			delete(st.GhostKeys, g)
 			delete(st.Decided, g)
 			s.o.spillBody(g)
@@ -596,7 +598,7 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 			if u != t && !removed[u] && p.Before(u, t) {
 				if _, ok := s.commitOf(u); !ok {
 					if i := r.pos[t]; i >= 0 {
-						st.GhostKeys[i] = []history.Key{}
+						s.o.setGhostKeys(i, []history.Key{}) // ghost_index.go
 						r.ghost[t] = true
 					}
 					return
@@ -668,6 +670,7 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 	i := r.pos[t]
 	if i >= 0 {
 		st.Member.set(i, false)
+		st.ghostGone(i) // ghost_index.go
 		delete(st.GhostKeys, i)
 		r.ghost[t] = false
 		delete(st.Replaced, i)
@@ -1044,9 +1047,6 @@ func (s *evictStep) fixInitial(t int32) {
 			if v, _ := pr.decide(e.Rfs(rv)[ci]); w == -1 && v && !rd.IsList() {
 				k := p.Keys()[rd.Key()]
 				if _, has := st.LiveOf[k]; !has {
-					if _, had := st.InitVal[k]; !had {
-						st.initNew = append(st.initNew, k)
-					}
 					st.InitVal[k] = rd.Val()
 				}
 			}
@@ -1059,7 +1059,7 @@ func (s *evictStep) fixInitial(t int32) {
 func (s *evictStep) becomeGhost(t int32, live []history.Key) {
 	r, e, st := s.r, s.e, s.st
 	i := r.pos[t]
-	st.GhostKeys[i] = live
+	s.o.setGhostKeys(i, live) // ghost_index.go
 	r.ghost[t] = true
 	if r.h.Txns[t].Status == history.Unknown {
 		st.Decided[i] = true

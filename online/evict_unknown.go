@@ -47,7 +47,8 @@ type doubtState struct {
 }
 
 // markInDoubt computes the step's unknowns closed by their session among
-// the instance's members (released indexes, in release order).
+// the window's members (released indexes, in release order; ghosts are
+// never in doubt and anchor nothing).
 func (o *Online) markInDoubt(members []int) {
 	d := &o.doubt
 	clear(d.closedBy)
@@ -100,7 +101,9 @@ func (o *Online) markInDoubt(members []int) {
 			}
 		}
 	}
-	o.markUnobservable(members) // evict_unknown_void.go
+	// Every member, ghosts too: their bodies hold reads the instance
+	// dropped.
+	o.markUnobservable(o.ev.memberList()) // evict_unknown_void.go
 }
 
 // inDoubtCandidate: released member i is an unknown transaction that is

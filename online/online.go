@@ -310,6 +310,11 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				o.trimTaint() // storm_taint.go
 				o.takeRewind(o.log.len())
 				o.since, o.closedSince = o.log.len(), o.closedSince[:0]
+				if selfCheck.Load() {
+					if err := o.checkGhostIndex(); err != nil {
+						return out, err
+					}
+				}
 				return out, o.retire()
 			case solver.Unknown:
 				return out, ctx.Err()
@@ -972,7 +977,7 @@ func (o *Online) capPinned() {
 			}
 		}
 	}
-	for _, i := range o.ev.memberList() {
+	for _, i := range o.ev.windowList() {
 		if pinned <= o.maxPinned {
 			break
 		}
@@ -993,12 +998,10 @@ func (o *Online) Stats() OnlineStats {
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned, Capped: o.capped,
 		PastRetention: o.goneCount, SetAside: o.setAsideCount, InexactRewinds: o.inexactRewinds,
 		PinnedBy: o.ev.pinnedBy, InPlace: o.inPlaceCount, Healed: o.healed}
-	for _, i := range o.ev.memberList() {
-		if o.ev.GhostKeys[i] == nil {
-			st.Window++
-			if o.closed.get(i) {
-				st.Pinned++
-			}
+	for _, i := range o.ev.windowList() { // ghost_index.go: not a pass over every ghost
+		st.Window++
+		if o.closed.get(i) {
+			st.Pinned++
 		}
 	}
 	return st

@@ -17,6 +17,7 @@ import (
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/report"
+	"github.com/streamcheck/streamcheck/online"
 )
 
 // TestOnlineMatchesCheck is issue #5's differential test: generated
@@ -27,6 +28,7 @@ import (
 // minimal (each one-transaction deletion passes); every injected anomaly is
 // alerted. STREAMCHECK_ONLINE_COUNT=1000 is the acceptance run.
 func TestOnlineMatchesCheck(t *testing.T) {
+	defer online.SetSelfCheck(online.SetSelfCheck(true)) // as in TestOnlineMatchesCheckShapes
 	count := 20
 	if raceEnabled {
 		count = 4
@@ -223,6 +225,10 @@ func isSubsetOf(a, b []string) bool {
 //
 // (STREAMCHECK_ONLINE_SHAPE=<name> runs one shape.)
 func TestOnlineMatchesCheckShapes(t *testing.T) {
+	// The engine's self-checks after every step (online.SetSelfCheck:
+	// the ghost index against a rebuild, build's ghosts against a visit
+	// of every member).
+	defer online.SetSelfCheck(online.SetSelfCheck(true))
 	count := 3
 	if raceEnabled || testing.Short() {
 		count = 1
