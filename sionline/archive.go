@@ -20,7 +20,7 @@ import (
 //
 // The file is a log of records: 'T' an evicted transaction (seq, flags,
 // name, body in the spill codec), 'C' the later closing of an archived
-// one (seq), 'G' a ghost (seq 0, then its JSON, length first). The archive is a list of segments,
+// one (seq), 'G' a ghost (seq 0, then its encoding, length first: encodeGhost). The archive is a list of segments,
 // oldest first; a segment is the records of some consecutive evictions,
 // as byte ranges of the file, with the ghost that preceded its first
 // eviction. Re-admitting the segments from j on, with segment j's ghost
@@ -127,10 +127,7 @@ func (a *archive) evict(xs []*tx, g *ghost) error {
 		a.segs = append(a.segs, segment{})
 		a.thin()
 		if g != nil {
-			b, err := json.Marshal(g)
-			if err != nil {
-				return err
-			}
+			b := encodeGhost(g)
 			rec := append([]byte{recGhost, 0}, binary.AppendUvarint(nil, uint64(len(b)))...)
 			s := &a.segs[len(a.segs)-1]
 			s.GhostAt, s.GhostLen = a.end()+int64(len(rec)), int64(len(b))
@@ -199,11 +196,9 @@ func (a *archive) readmit(j int) (out []tx, g *ghost, others []uint64, err error
 		if _, err := a.file.ReadAt(b, s.GhostAt); err != nil {
 			return nil, nil, nil, fmt.Errorf("%w: %s: ghost: %v", errArchive, a.file.Name(), err)
 		}
-		g = &ghost{}
-		if err := json.Unmarshal(b, g); err != nil {
+		if g, err = decodeGhost(b); err != nil {
 			return nil, nil, nil, fmt.Errorf("%w: %s: ghost: %v", errArchive, a.file.Name(), err)
 		}
-		g.fill()
 	}
 	at := map[uint64]int{}
 	for _, s := range a.segs[j:] {
@@ -302,6 +297,51 @@ func (a *archive) bytes() (from int64, b []byte, err error) {
 		return 0, nil, fmt.Errorf("sionline: archive %s: %w", a.file.Name(), err)
 	}
 	return from, b, nil
+}
+
+// ghostCodec is the first byte of a ghost record's body in the spill
+// codec: the ghost as one transaction (ghost.txn: pins as reads, then
+// appends, then writes, each by key), which decodes back to the same
+// ghost. Earlier files hold the ghost's JSON, which starts with '{' and
+// still decodes. The spill codec costs a fraction of JSON's reflection
+// and map-key sorting; a ghost is written at every segment a step opens
+// and read at every re-admission, and it holds every key the stream
+// wrote.
+const ghostCodec = 1
+
+func encodeGhost(g *ghost) []byte {
+	t := g.txn(nil)
+	return online.AppendTxnRecord([]byte{ghostCodec}, &t)
+}
+
+func decodeGhost(b []byte) (*ghost, error) {
+	if len(b) == 0 || b[0] != ghostCodec {
+		g := &ghost{}
+		if err := json.Unmarshal(b, g); err != nil {
+			return nil, err
+		}
+		g.fill()
+		return g, nil
+	}
+	t, err := online.DecodeTxnRecord(b[1:])
+	if err != nil {
+		return nil, err
+	}
+	g := newGhost()
+	g.Time = t.Start
+	for _, op := range t.Ops {
+		switch op.Kind {
+		case history.Read:
+			g.Pin[op.Key] = op
+		case history.Append:
+			g.List[op.Key] = append(g.List[op.Key], op.Value)
+		case history.Write:
+			g.Reg[op.Key] = op.Value
+		default:
+			return nil, fmt.Errorf("ghost op %s", op)
+		}
+	}
+	return g, nil
 }
 
 // fill gives a decoded ghost the maps JSON leaves nil.
