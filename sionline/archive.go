@@ -50,6 +50,12 @@ type segment struct {
 	GhostAt  int64 `json:",omitempty"`
 	GhostLen int64 `json:",omitempty"`
 	Txns     int
+	// First is the release number (seq) of the segment's first
+	// transaction: segments hold increasing seqs, so the segment of an
+	// archived transaction is the last one whose First is at or below
+	// its seq (segmentOf). 0 in a snapshot of an earlier build: then
+	// segmentOf names the newest segment, which is only less precise.
+	First uint64 `json:",omitempty"`
 }
 
 // archive is the engine's body file and the segments in it. size is what
@@ -125,6 +131,9 @@ func (a *archive) evict(xs []*tx, g *ghost) error {
 	}
 	if n := len(a.segs); n == 0 || a.segs[n-1].Txns >= segTxns {
 		a.segs = append(a.segs, segment{})
+		if len(xs) > 0 {
+			a.segs[len(a.segs)-1].First = xs[0].Seq
+		}
 		a.thin()
 		if g != nil {
 			b := encodeGhost(g)
@@ -169,6 +178,17 @@ func (a *archive) thin() {
 			i = len(a.segs) - 1
 		}
 	}
+}
+
+// segmentOf is the segment that holds the archived transaction seq
+// (see segment.First), or -1 when the archive is empty.
+func (a *archive) segmentOf(seq uint64) int {
+	for j := len(a.segs) - 1; j >= 0; j-- {
+		if a.segs[j].First <= seq {
+			return j
+		}
+	}
+	return len(a.segs) - 1
 }
 
 // closed records the closing of an archived transaction.

@@ -324,6 +324,7 @@ func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*histo
 			if x.Fl&fClosed == 0 {
 				e.pendingClose[x.T.ID] = x.Seq
 			}
+			e.writes.add(&x.T, x.Seq)
 		}
 		before := g
 		if c == 0 && e.ghost == nil {
@@ -956,6 +957,7 @@ func (e *Engine) readmit(j int) error {
 	e.txs, e.ghost = all, g
 	if j == 0 {
 		e.resets++
+		e.writes.reset()
 	}
 	e.reindex()
 	e.dirty = true
