@@ -320,8 +320,8 @@ func (a *archive) bytes() (from int64, b []byte, err error) {
 }
 
 // ghostCodec is the first byte of a ghost record's body in the spill
-// codec: the ghost as one transaction (ghost.txn: pins as reads, then
-// appends, then writes, each by key), which decodes back to the same
+// codec: the ghost as one transaction (as ghost.txn: pins as reads,
+// appends, writes), which decodes back to the same
 // ghost. Earlier files hold the ghost's JSON, which starts with '{' and
 // still decodes. The spill codec costs a fraction of JSON's reflection
 // and map-key sorting; a ghost is written at every segment a step opens
@@ -329,8 +329,25 @@ func (a *archive) bytes() (from int64, b []byte, err error) {
 // wrote.
 const ghostCodec = 1
 
+// encodeGhost writes the ops in map order, not sorted: decoding does not depend on the
+// order across keys (a list's appends stay in order), and sorting every
+// key the stream wrote at every segment cost more than the rest of the
+// write. So the bytes of two runs may differ; the ghost they decode to
+// does not.
 func encodeGhost(g *ghost) []byte {
-	t := g.txn(nil)
+	t := history.Txn{ID: ghostName, Start: g.Time, End: g.Time, HasTime: true, Status: history.Committed,
+		Ops: make([]history.Op, 0, len(g.Pin)+len(g.List)+len(g.Reg))}
+	for _, op := range g.Pin {
+		t.Ops = append(t.Ops, op)
+	}
+	for k, l := range g.List {
+		for _, v := range l {
+			t.Ops = append(t.Ops, history.Op{Kind: history.Append, Key: k, Value: v})
+		}
+	}
+	for k, v := range g.Reg {
+		t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: k, Value: v})
+	}
 	return online.AppendTxnRecord([]byte{ghostCodec}, &t)
 }
 
