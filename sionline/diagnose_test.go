@@ -8,6 +8,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // TestReadNamesItsSegment (docs/SEMANTICS.md §5 "Re-admitting the
@@ -53,5 +54,75 @@ func TestReadNamesItsSegment(t *testing.T) {
 		t.Fatalf("%d screens failed: the step should have re-admitted u's segment before checking", eng.failedScreens)
 	case eng.readmits != 1 || eng.resets > 0:
 		t.Fatalf("%d suffixes re-admitted, %d full resets: want one suffix", eng.readmits, eng.resets)
+	}
+}
+
+// TestSummarizeNewestKeys: with members forced (force > 0), summarize
+// looks only at the keys the newest members touch; the first open
+// member it finds is the one it finds looking at every key (the
+// reference, summarizeEveryKey), on engines midway through generated
+// read-modify-write streams (ghost, archive, unknown outcomes, lists,
+// both initial states), for about 20 prefix lengths and several forces.
+// Taking the keys of the members before force instead fails it.
+func TestSummarizeNewestKeys(t *testing.T) {
+	defer func(w int) { WaitWindow = w }(WaitWindow)
+	WaitWindow = 0
+	compared, opened := 0, 0
+	for i := range 6 {
+		cfg, _ := gen.Preset("mixed")
+		cfg.Seed = uint64(100 + i)
+		cfg.Txns, cfg.Keys, cfg.UnknownRatio, cfg.ListRatio = 240, 30, 0.1, 0.2
+		h, _, err := gen.Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 1e9, InitialState: history.InitialEmpty}
+		if i%2 == 1 {
+			opts.InitialState = history.InitialUnknown
+		}
+		half := &history.History{Txns: h.Txns[:len(h.Txns)/2]}
+		_, eng := live(t, half, opts, rand.New(rand.NewPCG(uint64(i), 5)), 1e6, 4, -1)
+		eng.Release(h.Txns[len(h.Txns)/2:]...)
+		scr := eng.instance(true)
+		byName := map[string]*history.Txn{}
+		for k := range scr.Txns {
+			byName[scr.Txns[k].ID] = &scr.Txns[k]
+		}
+		var mem []int
+		for k := range eng.txs {
+			if eng.txs[k].Fl&(fUnchecked|fQuarantined) == 0 {
+				if _, in := byName[eng.txs[k].Name]; in {
+					mem = append(mem, k)
+				}
+			}
+		}
+		for limit := 1; limit <= len(mem); limit += 1 + len(mem)/20 {
+			for _, force := range []int{1, limit / 3, limit / 2, limit - 1} {
+				if force <= 0 || force >= limit {
+					continue
+				}
+				_, got, err := eng.summarize(mem[:limit], byName, force)
+				if err != nil {
+					t.Fatal(err)
+				}
+				summarizeEveryKey = true
+				_, want, err := eng.summarize(mem[:limit], byName, force)
+				summarizeEveryKey = false
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want {
+					t.Fatalf("stream %d, %d members, force %d: first open %d, every key gives %d", i, limit, force, got, want)
+				}
+				compared++
+				if want >= 0 {
+					opened++
+				}
+			}
+		}
+	}
+	t.Logf("%d prefixes compared, %d with an open member", compared, opened)
+	if opened == 0 {
+		t.Fatal("no prefix had an open member: the test compares nothing")
 	}
 }

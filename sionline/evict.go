@@ -550,6 +550,11 @@ func agrees(d, g *ghost) bool {
 	return true
 }
 
+// summarizeEveryKey makes summarize look at every key whatever force is,
+// as before it looked at the newest members' keys only: the reference
+// TestSummarizeNewestKeys holds the restricted one to.
+var summarizeEveryKey = false
+
 // summarize computes the ghost that {current ghost} ∪ X leaves, X being
 // the members xs, or the position in xs of the earliest member writing a
 // key whose last version is not decided (firstOpen >= 0), members
@@ -561,7 +566,7 @@ func agrees(d, g *ghost) bool {
 // members, not X (which after a reset is the whole stream).
 func (e *Engine) summarize(xs []int, byName map[string]*history.Txn, force int) (*ghost, int, error) {
 	var only map[history.Key]bool // nil: every key
-	if force > 0 {
+	if force > 0 && !summarizeEveryKey {
 		only = map[history.Key]bool{}
 		for _, i := range xs[min(force, len(xs)):] {
 			t := byName[e.txs[i].Name]
