@@ -674,7 +674,11 @@ type snapshot struct {
 	ProbeFails   int               `json:",omitempty"`
 }
 
-const snapshotVersion = 3
+// snapshotVersion is 4 since the archive's ghosts are in the spill codec
+// (encodeGhost): a build before that cannot read them, and rejects the
+// snapshot rather than fail at its first re-admission. Version 3 (JSON
+// ghosts, which decodeGhost still reads) restores.
+const snapshotVersion = 4
 
 // ErrCorrupt marks a snapshot that does not decode.
 var ErrCorrupt = errors.New("sionline: corrupt snapshot")
@@ -704,7 +708,7 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if s.Version != snapshotVersion {
+	if s.Version != snapshotVersion && s.Version != 3 {
 		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, s.Version, snapshotVersion)
 	}
 	if s.Promised != opts.Level.String() {
