@@ -149,6 +149,9 @@ type Engine struct {
 	// failedScreens the screens checked and found not valid.
 	writes                   writes
 	diagnosed, failedScreens int
+	// broken is an archive error that left the ghost ahead of the
+	// members (archiveChunks): every later step returns it.
+	broken error
 }
 
 // tx is one transaction the engine holds: its body, the name alert
@@ -286,6 +289,9 @@ func (e *Engine) screen(ctx context.Context) (incremental.Verdict, error) {
 // Step checks the alert instance if anything changed since the last
 // check and returns the alerts it raises.
 func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
+	if e.broken != nil {
+		return nil, e.broken
+	}
 	e.steps++
 	if !e.dirty && !e.deferred {
 		return nil, nil

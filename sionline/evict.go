@@ -303,13 +303,16 @@ func chunkBounds(limit int, cut func(p int) bool) []int {
 // the ghost before it and the chunk gives, each chunk opening a segment
 // of its own once the last one is full (archive.evict), so that a
 // re-admission can start at any of them; the last ghost becomes the
-// ghost. One ghost is replayed chunk after chunk: the archive writes the
-// ghost before a chunk as it takes the chunk, so no chunk's ghost needs
-// a copy of its own (the ghost grows with the stream's keys).
+// ghost. The ghost itself is replayed chunk after chunk, in place: the
+// archive writes the ghost before a chunk as it takes the chunk, so no
+// chunk's ghost needs a copy of its own, and the ghost grows with the
+// stream's keys. (An archive error after the first chunk leaves the
+// ghost ahead of e.txs: the engine is then broken, and every later step
+// returns that error.)
 func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*history.Txn, witness []string) error {
-	g := newGhost()
-	if e.ghost != nil {
-		g = e.ghost.clone()
+	g, first := e.ghost, e.ghost
+	if g == nil {
+		g = newGhost()
 	}
 	owned := map[history.Key]bool{}
 	gone := map[int]bool{}
@@ -327,10 +330,13 @@ func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*histo
 			e.writes.add(&x.T, x.Seq)
 		}
 		before := g
-		if c == 0 && e.ghost == nil {
-			before = nil
+		if c == 0 {
+			before = first // nil when nothing was evicted before
 		}
 		if err := e.arch.evict(out, before); err != nil {
+			if c > 0 {
+				e.broken = err // the ghost is ahead of e.txs: no step may use it
+			}
 			return err
 		}
 		e.replayInto(g, owned, xs, byName, witness)
