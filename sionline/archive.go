@@ -20,7 +20,7 @@ import (
 //
 // The file is a log of records: 'T' an evicted transaction (seq, flags,
 // name, body in the spill codec), 'C' the later closing of an archived
-// one (seq), 'G' a ghost (seq 0, then its JSON, length first). The archive is a list of segments,
+// one (seq), 'G' a ghost (seq 0, then its encoding, length first: encodeGhost). The archive is a list of segments,
 // oldest first; a segment is the records of some consecutive evictions,
 // as byte ranges of the file, with the ghost that preceded its first
 // eviction. Re-admitting the segments from j on, with segment j's ghost
@@ -50,6 +50,12 @@ type segment struct {
 	GhostAt  int64 `json:",omitempty"`
 	GhostLen int64 `json:",omitempty"`
 	Txns     int
+	// First is the release number (seq) of the segment's first
+	// transaction: segments hold increasing seqs, so the segment of an
+	// archived transaction is the last one whose First is at or below
+	// its seq (segmentOf). 0 in a snapshot of an earlier build: then
+	// segmentOf names the newest segment, which is only less precise.
+	First uint64 `json:",omitempty"`
 }
 
 // archive is the engine's body file and the segments in it. size is what
@@ -125,12 +131,12 @@ func (a *archive) evict(xs []*tx, g *ghost) error {
 	}
 	if n := len(a.segs); n == 0 || a.segs[n-1].Txns >= segTxns {
 		a.segs = append(a.segs, segment{})
+		if len(xs) > 0 {
+			a.segs[len(a.segs)-1].First = xs[0].Seq
+		}
 		a.thin()
 		if g != nil {
-			b, err := json.Marshal(g)
-			if err != nil {
-				return err
-			}
+			b := encodeGhost(g)
 			rec := append([]byte{recGhost, 0}, binary.AppendUvarint(nil, uint64(len(b)))...)
 			s := &a.segs[len(a.segs)-1]
 			s.GhostAt, s.GhostLen = a.end()+int64(len(rec)), int64(len(b))
@@ -174,6 +180,17 @@ func (a *archive) thin() {
 	}
 }
 
+// segmentOf is the segment that holds the archived transaction seq
+// (see segment.First), or -1 when the archive is empty.
+func (a *archive) segmentOf(seq uint64) int {
+	for j := len(a.segs) - 1; j >= 0; j-- {
+		if a.segs[j].First <= seq {
+			return j
+		}
+	}
+	return len(a.segs) - 1
+}
+
 // closed records the closing of an archived transaction.
 func (a *archive) closed(seq uint64) {
 	a.put(binary.AppendUvarint([]byte{recClose}, seq))
@@ -199,11 +216,9 @@ func (a *archive) readmit(j int) (out []tx, g *ghost, others []uint64, err error
 		if _, err := a.file.ReadAt(b, s.GhostAt); err != nil {
 			return nil, nil, nil, fmt.Errorf("%w: %s: ghost: %v", errArchive, a.file.Name(), err)
 		}
-		g = &ghost{}
-		if err := json.Unmarshal(b, g); err != nil {
+		if g, err = decodeGhost(b); err != nil {
 			return nil, nil, nil, fmt.Errorf("%w: %s: ghost: %v", errArchive, a.file.Name(), err)
 		}
-		g.fill()
 	}
 	at := map[uint64]int{}
 	for _, s := range a.segs[j:] {
@@ -302,6 +317,68 @@ func (a *archive) bytes() (from int64, b []byte, err error) {
 		return 0, nil, fmt.Errorf("sionline: archive %s: %w", a.file.Name(), err)
 	}
 	return from, b, nil
+}
+
+// ghostCodec is the first byte of a ghost record's body in the spill
+// codec: the ghost as one transaction (as ghost.txn: pins as reads,
+// appends, writes), which decodes back to the same
+// ghost. Earlier files hold the ghost's JSON, which starts with '{' and
+// still decodes. The spill codec costs a fraction of JSON's reflection
+// and map-key sorting; a ghost is written at every segment a step opens
+// and read at every re-admission, and it holds every key the stream
+// wrote.
+const ghostCodec = 1
+
+// encodeGhost writes the ops in map order, not sorted: decoding does not depend on the
+// order across keys (a list's appends stay in order), and sorting every
+// key the stream wrote at every segment cost more than the rest of the
+// write. So the bytes of two runs may differ; the ghost they decode to
+// does not.
+func encodeGhost(g *ghost) []byte {
+	t := history.Txn{ID: ghostName, Start: g.Time, End: g.Time, HasTime: true, Status: history.Committed,
+		Ops: make([]history.Op, 0, len(g.Pin)+len(g.List)+len(g.Reg))}
+	for _, op := range g.Pin {
+		t.Ops = append(t.Ops, op)
+	}
+	for k, l := range g.List {
+		for _, v := range l {
+			t.Ops = append(t.Ops, history.Op{Kind: history.Append, Key: k, Value: v})
+		}
+	}
+	for k, v := range g.Reg {
+		t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: k, Value: v})
+	}
+	return online.AppendTxnRecord([]byte{ghostCodec}, &t)
+}
+
+func decodeGhost(b []byte) (*ghost, error) {
+	if len(b) == 0 || b[0] != ghostCodec {
+		g := &ghost{}
+		if err := json.Unmarshal(b, g); err != nil {
+			return nil, err
+		}
+		g.fill()
+		return g, nil
+	}
+	t, err := online.DecodeTxnRecord(b[1:])
+	if err != nil {
+		return nil, err
+	}
+	g := newGhost()
+	g.Time = t.Start
+	for _, op := range t.Ops {
+		switch op.Kind {
+		case history.Read:
+			g.Pin[op.Key] = op
+		case history.Append:
+			g.List[op.Key] = append(g.List[op.Key], op.Value)
+		case history.Write:
+			g.Reg[op.Key] = op.Value
+		default:
+			return nil, fmt.Errorf("ghost op %s", op)
+		}
+	}
+	return g, nil
 }
 
 // fill gives a decoded ghost the maps JSON leaves nil.

@@ -49,6 +49,8 @@ func BenchmarkRMW(b *testing.B) {
 		b.ReportMetric(float64(st.Checks), "checks")
 		b.ReportMetric(float64(eng.resets), "resets")
 		b.ReportMetric(float64(eng.readmits), "readmits")
+		b.ReportMetric(float64(eng.diagnosed), "diagnosed")
+		b.ReportMetric(float64(eng.failedScreens), "failed-screens")
 		b.ReportMetric(float64(st.Window), "window")
 		b.ReportMetric(float64(st.Evicted), "evicted")
 	}

@@ -96,13 +96,18 @@
 //
 // # Complexity and what is left
 //
-// A step costs the screen (the window and the ghost) when it passes; when
-// it does not, the newest archive segments come back one at a time
-// (archive.go, docs/SEMANTICS.md §5 "Re-admitting a suffix of the
-// archive": the screen with segment j's ghost and segments j.. is one
-// the eviction argument covers), up to half the archive, and then the
-// whole released stream (anomalies, deferred cores, a contradicted
-// witness choice older than half the archive). A valid screen after a
+// A step costs the screen (the window and the ghost's entries on the
+// window's keys) when it passes; when it does not, the newest archive
+// segments come back one at a time (archive.go, docs/SEMANTICS.md §5
+// "Re-admitting a suffix of the archive": the screen with segment j's
+// ghost and segments j.. is one the eviction argument covers), up to
+// half the archive, and then the whole released stream (anomalies,
+// deferred cores, a contradicted witness choice older than half the
+// archive). A read of the screen whose value only an archived writer
+// wrote (a contradicted choice) names that writer's segment, which
+// comes back before any check (diagnose.go, §5 "Re-admitting the
+// segment a read names"; an index of the newest archived writers'
+// versions, bounded, not in snapshots: precision only). A valid screen after a
 // reset evicts at once in chunks, so the archive never comes back as one
 // segment. The archive is in the body file (on disk in `run`; Punch frees
 // what a reset left dead in a durable one); memory holds the window, the

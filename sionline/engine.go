@@ -144,6 +144,14 @@ type Engine struct {
 	ghost                                 *ghost
 	pendingClose                          map[string]uint64
 	evicted, resets, readmits, probeFails int
+	// writes indexes the newest archived writers' versions; diagnosed
+	// counts the steps it sent straight to a segment (diagnose.go),
+	// failedScreens the screens checked and found not valid.
+	writes                   writes
+	diagnosed, failedScreens int
+	// broken is an archive error that left the ghost ahead of the
+	// members (archiveChunks): every later step returns it.
+	broken error
 }
 
 // tx is one transaction the engine holds: its body, the name alert
@@ -271,6 +279,7 @@ func (e *Engine) screen(ctx context.Context) (incremental.Verdict, error) {
 	}
 	e.conflicts += res.Stats.Conflicts
 	if res.Verdict != incremental.Valid {
+		e.failedScreens++
 		return res.Verdict, nil
 	}
 	e.dirty, e.undecided = false, false
@@ -280,22 +289,36 @@ func (e *Engine) screen(ctx context.Context) (incremental.Verdict, error) {
 // Step checks the alert instance if anything changed since the last
 // check and returns the alerts it raises.
 func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
+	if e.broken != nil {
+		return nil, e.broken
+	}
 	e.steps++
 	if !e.dirty && !e.deferred {
 		return nil, nil
 	}
 	if e.evicting() && !e.deferred {
-		// The screen: the held members, the ghost, and the reads of
-		// in-doubt members whose client interval closed. Valid, it
-		// proves A_t valid (docs/SEMANTICS.md §5 "Eviction at strong
-		// snapshot isolation") and the step evicts; otherwise A_t
-		// itself decides, on every body (reset).
-		verdict, err := e.screen(ctx)
-		if verdict == incremental.Valid || err != nil {
-			return nil, err
-		}
-		if ok, err := e.readmitSuffix(ctx, verdict); ok || err != nil {
-			return nil, err
+		if j := e.diagnose(); j >= 1 {
+			// A read of the screen names an archived writer: its
+			// segment comes back before any check (diagnose.go), and
+			// older ones after it if need be.
+			e.diagnosed++
+			if ok, err := e.readmitFrom(ctx, j); ok || err != nil {
+				return nil, err
+			}
+		} else {
+			// The screen: the held members, the ghost, and the reads
+			// of in-doubt members whose client interval closed. Valid,
+			// it proves A_t valid (docs/SEMANTICS.md §5 "Eviction at
+			// strong snapshot isolation") and the step evicts;
+			// otherwise archive segments come back, and failing that
+			// A_t itself decides, on every body (reset).
+			verdict, err := e.screen(ctx)
+			if verdict == incremental.Valid || err != nil {
+				return nil, err
+			}
+			if ok, err := e.readmitSuffix(ctx, verdict); ok || err != nil {
+				return nil, err
+			}
 		}
 	}
 	if reset := e.ghost != nil || len(e.arch.segs) > 0; reset {
@@ -370,40 +393,31 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 // readmitSuffix is what a step whose screen was not valid (verdict)
 // tries before the whole archive comes back: the archive's segments, the
 // newest first, re-admitted with the ghost before them, the screen
-// checked again after each (docs/SEMANTICS.md §5 "Re-admitting a suffix
-// of the archive"). A valid one decides the step (and evicts again);
-// ok is false when none was, having brought back at most half the
-// archive, so that a step that needs all of it (an anomaly, whose alert
-// only the full A_t may raise) costs at most about twice a full check.
+// checked again after each (readmitFrom).
 func (e *Engine) readmitSuffix(ctx context.Context, verdict incremental.Verdict) (ok bool, err error) {
 	if verdict == incremental.Unknown {
 		return false, nil // out of time: the full check says so
 	}
-	total, back := e.arch.txns(), 0
-	for j := len(e.arch.segs) - 1; j >= 1; j-- {
-		if back += e.arch.segs[j].Txns; 2*back > total {
-			return false, nil
-		}
-		if err := e.readmit(j); err != nil {
-			return false, err
-		}
-		h := e.instance(true)
-		e.checks++
-		res, err := incremental.Check(ctx, h, e.opts, screenCheck)
-		if err != nil {
-			return false, fmt.Errorf("sionline: step %d: %w", e.steps, err)
-		}
-		e.conflicts += res.Stats.Conflicts
-		switch res.Verdict {
-		case incremental.Valid:
-			e.dirty, e.undecided = false, false
-			e.readmits++
-			return true, e.evict(h, res.Witness)
-		case incremental.Unknown:
-			return false, nil
-		}
+	return e.readmitFrom(ctx, len(e.arch.segs)-1)
+}
+
+// screenAfterReadmit checks the screen after a re-admission; valid, the
+// step is valid and evicts again.
+func (e *Engine) screenAfterReadmit(ctx context.Context) (incremental.Verdict, error) {
+	h := e.instance(true)
+	e.checks++
+	res, err := incremental.Check(ctx, h, e.opts, screenCheck)
+	if err != nil {
+		return incremental.Unknown, fmt.Errorf("sionline: step %d: %w", e.steps, err)
 	}
-	return false, nil
+	e.conflicts += res.Stats.Conflicts
+	if res.Verdict != incremental.Valid {
+		e.failedScreens++
+		return res.Verdict, nil
+	}
+	e.dirty, e.undecided = false, false
+	e.readmits++
+	return res.Verdict, e.evict(h, res.Witness)
 }
 
 // alert builds the alert for anomaly an, whose members are idx (all
@@ -666,7 +680,11 @@ type snapshot struct {
 	ProbeFails   int               `json:",omitempty"`
 }
 
-const snapshotVersion = 3
+// snapshotVersion is 4 since the archive's ghosts are in the spill codec
+// (encodeGhost): a build before that cannot read them, and rejects the
+// snapshot rather than fail at its first re-admission. Version 3 (JSON
+// ghosts, which decodeGhost still reads) restores.
+const snapshotVersion = 4
 
 // ErrCorrupt marks a snapshot that does not decode.
 var ErrCorrupt = errors.New("sionline: corrupt snapshot")
@@ -696,7 +714,7 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if s.Version != snapshotVersion {
+	if s.Version != snapshotVersion && s.Version != 3 {
 		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, s.Version, snapshotVersion)
 	}
 	if s.Promised != opts.Level.String() {

@@ -58,23 +58,41 @@ type ghost struct {
 // the window touches").
 func (g *ghost) txn(on map[history.Key]bool) history.Txn {
 	t := history.Txn{ID: ghostName, Start: g.Time, End: g.Time, HasTime: true, Status: history.Committed}
-	keep := func(k history.Key) bool { return on == nil || on[k] }
-	for _, k := range sortedKeys(g.Pin) {
-		if keep(k) {
-			t.Ops = append(t.Ops, g.Pin[k])
+	// The keys in order: the window's keys the ghost holds when on is
+	// given (a step costs the window, not the ghost, which grows with
+	// the stream's keys), else all of the ghost's. Either way the ops
+	// come out in the same order: pins, appends, writes, each by key.
+	var keys []history.Key
+	if on == nil {
+		keys = sortedKeys(g.Pin)
+		keys = append(keys, sortedKeys(g.List)...)
+		keys = append(keys, sortedKeys(g.Reg)...)
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+	} else {
+		for k := range on {
+			_, p := g.Pin[k]
+			_, l := g.List[k]
+			_, r := g.Reg[k]
+			if p || l || r {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+	}
+	for _, k := range keys {
+		if op, ok := g.Pin[k]; ok {
+			t.Ops = append(t.Ops, op)
 		}
 	}
-	for _, k := range sortedKeys(g.List) {
-		if !keep(k) {
-			continue
-		}
+	for _, k := range keys {
 		for _, v := range g.List[k] {
 			t.Ops = append(t.Ops, history.Op{Kind: history.Append, Key: k, Value: v})
 		}
 	}
-	for _, k := range sortedKeys(g.Reg) {
-		if keep(k) {
-			t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: k, Value: g.Reg[k]})
+	for _, k := range keys {
+		if v, ok := g.Reg[k]; ok {
+			t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: k, Value: v})
 		}
 	}
 	return t
@@ -224,12 +242,14 @@ func (e *Engine) evict(h *history.History, witness []string) error {
 	}
 	limit = below(limit)
 	for try := 0; try < maxShrink && limit > 0; try++ {
-		g := e.replay(e.ghost, mem[:limit], byName, witness)
 		// Precision, not exactness: wait for keys whose last version
 		// the liveness rules leave open, and for keys where they
 		// disagree with the witness (a rule too bold: counted); but
 		// not for a member more than WaitWindow members back, whose
-		// undecided keys take the witness's choice (force).
+		// undecided keys take the witness's choice (force). The
+		// witness's ghost is compared only when no member is forced:
+		// with force > 0 summarize looks at the newest members' keys
+		// alone and gives no ghost.
 		force := max(0, len(mem)-WaitWindow)
 		if force < limit {
 			d, firstOpen, err := e.summarize(mem[:limit], byName, force)
@@ -240,7 +260,7 @@ func (e *Engine) evict(h *history.History, witness []string) error {
 				limit = below(firstOpen)
 				continue
 			}
-			if force == 0 && !agrees(d, g) {
+			if force == 0 && !agrees(d, e.replay(e.ghost, mem[:limit], byName, witness)) {
 				e.probeFails++
 				return nil
 			}
@@ -282,18 +302,59 @@ func chunkBounds(limit int, cut func(p int) bool) []int {
 // c (mem[bounds[c-1]:bounds[c]]) with the ghost the witness replayed over
 // the ghost before it and the chunk gives, each chunk opening a segment
 // of its own once the last one is full (archive.evict), so that a
-// re-admission can start at any of them.
+// re-admission can start at any of them; the last ghost becomes the
+// ghost. The ghost itself is replayed chunk after chunk, in place: the
+// archive writes the ghost before a chunk as it takes the chunk, so no
+// chunk's ghost needs a copy of its own, and the ghost grows with the
+// stream's keys. (An archive error after the first chunk leaves the
+// ghost ahead of e.txs: the engine is then broken, and every later step
+// returns that error.)
 func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*history.Txn, witness []string) error {
-	g, from := e.ghost, 0
-	chunks := make([][]int, len(bounds))
-	ghosts := make([]*ghost, len(bounds))
+	g, first := e.ghost, e.ghost
+	if g == nil {
+		g = newGhost()
+	}
+	owned := map[history.Key]bool{}
+	gone := map[int]bool{}
+	from, n := 0, 0
 	for c, b := range bounds {
-		chunks[c] = mem[from:b]
-		g = e.replay(g, mem[from:b], byName, witness)
-		ghosts[c] = g
+		xs := mem[from:b]
+		out := make([]*tx, len(xs))
+		for k, i := range xs {
+			x := &e.txs[i]
+			out[k] = x
+			gone[i] = true
+			if x.Fl&fClosed == 0 {
+				e.pendingClose[x.T.ID] = x.Seq
+			}
+			e.writes.add(&x.T, x.Seq)
+		}
+		before := g
+		if c == 0 {
+			before = first // nil when nothing was evicted before
+		}
+		if err := e.arch.evict(out, before); err != nil {
+			if c > 0 {
+				e.broken = err // the ghost is ahead of e.txs: no step may use it
+			}
+			return err
+		}
+		e.replayInto(g, owned, xs, byName, witness)
+		n += len(xs)
 		from = b
 	}
-	return e.archive(chunks, ghosts)
+	kept := e.txs[:0]
+	for i := range e.txs {
+		if !gone[i] {
+			kept = append(kept, e.txs[i])
+		}
+	}
+	clear(e.txs[len(kept):])
+	e.txs = kept
+	e.evicted += n
+	e.ghost = g
+	e.reindex()
+	return nil
 }
 
 // sealedPrefixes says, for every p from 0 to n, whether the witness,
@@ -391,10 +452,9 @@ var WaitWindow = 128
 // replay runs the witness over I = {ghost} ∪ X: the last register
 // version and the appends per key, and, under an unknown initial state,
 // the initial value each read of I saw before any write of its key (the
-// pins). The result is the ghost after X.
+// pins). The result is the ghost after X; before is left as it was.
 func (e *Engine) replay(before *ghost, xs []int, byName map[string]*history.Txn, witness []string) *ghost {
-	in := make(map[string]*history.Txn, len(xs))
-	g := &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}, Pin: map[history.Key]history.Op{}, Time: math.MaxInt64}
+	g := newGhost()
 	if before != nil {
 		// Its state, not its events: the ghost before a chunk other than
 		// the first, or after a reset, has no events in the witness
@@ -402,10 +462,20 @@ func (e *Engine) replay(before *ghost, xs []int, byName map[string]*history.Txn,
 		// screen's own ghost commits before every member (W3), so
 		// starting from its state is replaying its events first.
 		g = before.clone()
-		for k, l := range g.List {
-			g.List[k] = slices.Clone(l)
-		}
 	}
+	e.replayInto(g, map[history.Key]bool{}, xs, byName, witness)
+	return g
+}
+
+func newGhost() *ghost {
+	return &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}, Pin: map[history.Key]history.Op{}, Time: math.MaxInt64}
+}
+
+// replayInto is replay on g itself. g's lists may be shared with
+// another ghost (clone copies the maps, not the lists): a list is copied
+// before its first append here, and owned records which ones g owns.
+func (e *Engine) replayInto(g *ghost, owned map[history.Key]bool, xs []int, byName map[string]*history.Txn, witness []string) {
+	in := make(map[string]*history.Txn, len(xs))
 	for _, i := range xs {
 		t := byName[e.txs[i].Name]
 		in[t.ID] = t
@@ -447,11 +517,14 @@ func (e *Engine) replay(before *ghost, xs []int, byName map[string]*history.Txn,
 				g.Reg[op.Key] = op.Value
 				delete(g.Pin, op.Key)
 			case history.Append:
+				if !owned[op.Key] {
+					g.List[op.Key] = slices.Clone(g.List[op.Key])
+					owned[op.Key] = true
+				}
 				g.List[op.Key] = append(g.List[op.Key], op.Value)
 			}
 		}
 	}
-	return g
 }
 
 // agrees says whether the liveness rules' ghost d gives every key the
@@ -483,12 +556,45 @@ func agrees(d, g *ghost) bool {
 	return true
 }
 
+// summarizeEveryKey makes summarize look at every key whatever force is,
+// as before it looked at the newest members' keys only: the reference
+// TestSummarizeNewestKeys holds the restricted one to.
+var summarizeEveryKey = false
+
 // summarize computes the ghost that {current ghost} ∪ X leaves, X being
 // the members xs, or the position in xs of the earliest member writing a
 // key whose last version is not decided (firstOpen >= 0), members
 // before position force not counted (their keys take the witness's
-// choice).
+// choice). With force > 0 only firstOpen is wanted: only the keys a
+// member from force on touches can open (open counts no earlier one),
+// and each key is decided on its own, so the others are not looked at
+// and the ghost returned is nil. The step then costs the newest
+// members, not X (which after a reset is the whole stream).
 func (e *Engine) summarize(xs []int, byName map[string]*history.Txn, force int) (*ghost, int, error) {
+	var only map[history.Key]bool // nil: every key
+	if force > 0 && !summarizeEveryKey {
+		only = map[history.Key]bool{}
+		for _, i := range xs[min(force, len(xs)):] {
+			t := byName[e.txs[i].Name]
+			if t == nil {
+				return nil, 0, fmt.Errorf("sionline: member %q is not in the screen", e.txs[i].Name)
+			}
+			for _, op := range t.Ops {
+				only[op.Key] = true
+			}
+		}
+	}
+	touches := func(t *history.Txn) bool {
+		if only == nil {
+			return true
+		}
+		for _, op := range t.Ops {
+			if only[op.Key] {
+				return true
+			}
+		}
+		return false
+	}
 	vs := make([]view, len(xs))
 	for j, i := range xs {
 		x := &e.txs[i]
@@ -496,25 +602,28 @@ func (e *Engine) summarize(xs []int, byName map[string]*history.Txn, force int) 
 		if t == nil {
 			return nil, 0, fmt.Errorf("sionline: member %q is not in the screen", x.Name)
 		}
-		v := view{t: t, status: t.Status, start: t.Start, end: t.End, sess: t.Session, hasSes: t.HasSession, kEnd: math.MaxInt64,
-			reads: map[history.Key]history.Op{}, writes: map[history.Key]history.Value{}, appends: map[history.Key][]history.Value{}}
-		seen := map[history.Key]bool{}
-		for _, op := range t.Ops {
-			switch op.Kind {
-			case history.Read:
-				if !seen[op.Key] {
-					v.reads[op.Key] = op
+		v := view{t: t, status: t.Status, start: t.Start, end: t.End, sess: t.Session, hasSes: t.HasSession, kEnd: math.MaxInt64}
+		if touches(t) {
+			v.reads, v.writes, v.appends = map[history.Key]history.Op{}, map[history.Key]history.Value{}, map[history.Key][]history.Value{}
+			seen := map[history.Key]bool{}
+			for _, op := range t.Ops {
+				switch op.Kind {
+				case history.Read:
+					if !seen[op.Key] {
+						v.reads[op.Key] = op
+					}
+				case history.Write:
+					v.writes[op.Key] = op.Value
+				case history.Append:
+					v.appends[op.Key] = append(v.appends[op.Key], op.Value)
 				}
-			case history.Write:
-				v.writes[op.Key] = op.Value
-			case history.Append:
-				v.appends[op.Key] = append(v.appends[op.Key], op.Value)
+				seen[op.Key] = true
 			}
-			seen[op.Key] = true
 		}
 		vs[j] = v
 	}
-	// Session successors of unknown outcomes.
+	// Session successors of unknown outcomes (every member counts: the
+	// successor need not touch the key).
 	bySess := map[string][]int{}
 	for j := range vs {
 		if vs[j].hasSes {
@@ -522,7 +631,7 @@ func (e *Engine) summarize(xs []int, byName map[string]*history.Txn, force int) 
 		}
 	}
 	for j := range vs {
-		if vs[j].status != history.Unknown || !vs[j].hasSes {
+		if vs[j].status != history.Unknown || !vs[j].hasSes || vs[j].reads == nil {
 			continue
 		}
 		for _, k := range bySess[vs[j].sess] {
@@ -541,23 +650,45 @@ func (e *Engine) summarize(xs []int, byName map[string]*history.Txn, force int) 
 		}
 		return u
 	}
+	looked := func(k history.Key) bool { return only == nil || only[k] }
 	for j := range vs {
 		if vs[j].status == history.Aborted {
 			continue // no node: writes nothing, its reads order nothing
 		}
 		for k := range vs[j].writes {
-			use(k).writers = append(use(k).writers, j)
+			if looked(k) {
+				use(k).writers = append(use(k).writers, j)
+			}
 		}
 		for k := range vs[j].appends {
-			use(k).appenders = append(use(k).appenders, j)
+			if looked(k) {
+				use(k).appenders = append(use(k).appenders, j)
+			}
 		}
 		for k := range vs[j].reads {
-			use(k).readers = append(use(k).readers, j)
+			if looked(k) {
+				use(k).readers = append(use(k).readers, j)
+			}
 		}
 	}
 	g := &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}, Pin: map[history.Key]history.Op{}, Time: math.MaxInt64}
-	if e.ghost != nil {
+	switch {
+	case e.ghost != nil && only == nil:
 		g = e.ghost.clone()
+	case e.ghost != nil:
+		// The ghost's entries on the keys looked at: each key's
+		// decision reads and writes only its own.
+		for k := range keys {
+			if v, ok := e.ghost.Reg[k]; ok {
+				g.Reg[k] = v
+			}
+			if l, ok := e.ghost.List[k]; ok {
+				g.List[k] = l
+			}
+			if p, ok := e.ghost.Pin[k]; ok {
+				g.Pin[k] = p
+			}
+		}
 	}
 	for _, j := range vs {
 		g.Time = min(g.Time, j.start)
@@ -622,6 +753,9 @@ func (e *Engine) summarize(xs []int, byName map[string]*history.Txn, force int) 
 			}
 			g.Pin[k] = pin
 		}
+	}
+	if only != nil {
+		return nil, firstOpen, nil // a ghost of the keys looked at only: no use
 	}
 	return g, firstOpen, nil
 }
@@ -756,47 +890,6 @@ func (e *Engine) lastList(vs []view, appenders, readers []int, k history.Key, g 
 	return p, out, true
 }
 
-// archive moves the chunks of members (positions in e.txs, in order,
-// one after the other) to the archive, chunk c evicted with ghosts[c-1]
-// (the current ghost for the first) before it, and makes the last ghost
-// the ghost.
-func (e *Engine) archive(chunks [][]int, ghosts []*ghost) error {
-	gone := map[int]bool{}
-	n := 0
-	for c, xs := range chunks {
-		out := make([]*tx, len(xs))
-		for k, i := range xs {
-			x := &e.txs[i]
-			out[k] = x
-			gone[i] = true
-			if x.Fl&fClosed == 0 {
-				e.pendingClose[x.T.ID] = x.Seq
-			}
-		}
-		before := e.ghost
-		if c > 0 {
-			before = ghosts[c-1]
-		}
-		if err := e.arch.evict(out, before); err != nil {
-			return err
-		}
-		n += len(xs)
-	}
-	g := ghosts[len(ghosts)-1]
-	kept := e.txs[:0]
-	for i := range e.txs {
-		if !gone[i] {
-			kept = append(kept, e.txs[i])
-		}
-	}
-	clear(e.txs[len(kept):])
-	e.txs = kept
-	e.evicted += n
-	e.ghost = g
-	e.reindex()
-	return nil
-}
-
 // reindex rebuilds byName and newest after e.txs changed. newest keeps,
 // per ID, the newest holder: an ID whose newest transaction left keeps
 // only its pending closing (pendingClose).
@@ -875,6 +968,7 @@ func (e *Engine) readmit(j int) error {
 	e.txs, e.ghost = all, g
 	if j == 0 {
 		e.resets++
+		e.writes.reset()
 	}
 	e.reindex()
 	e.dirty = true

@@ -62,7 +62,7 @@ func TestEvictionMatchesCheck(t *testing.T) {
 	}
 	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
 	inject := []string{history.LostUpdate, history.ReadSkew, history.G1a, history.G1b, history.G1c, history.WriteSkew}
-	evicted, readmits := 0, 0
+	evicted, readmits, diagnosed := 0, 0, 0
 	for i := 0; i < count; i++ {
 		rng := rand.New(rand.NewPCG(uint64(i), 2828))
 		cfg, _ := gen.Preset("mixed")
@@ -120,11 +120,15 @@ func TestEvictionMatchesCheck(t *testing.T) {
 			}
 			evicted += st.Evicted
 			readmits += eng.readmits
-			t.Logf("evicted %d, window %d at the end, resets %d, suffixes re-admitted %d", st.Evicted, st.Window, eng.resets, eng.readmits)
+			diagnosed += eng.diagnosed
+			t.Logf("evicted %d, window %d at the end, resets %d, suffixes re-admitted %d, steps sent to a segment by a read %d", st.Evicted, st.Window, eng.resets, eng.readmits, eng.diagnosed)
 		})
 	}
-	t.Logf("%d streams, %d evictions, %d suffixes re-admitted", count, evicted, readmits)
+	t.Logf("%d streams, %d evictions, %d suffixes re-admitted, %d steps sent to a segment by a read", count, evicted, readmits, diagnosed)
 	if count >= 8 && readmits == 0 {
 		t.Errorf("no stream re-admitted a suffix of its archive: the rule is not exercised")
+	}
+	if count >= 8 && diagnosed == 0 {
+		t.Errorf("no step was sent to a segment by a read (diagnose.go): the rule is not exercised")
 	}
 }

@@ -31,7 +31,8 @@ var siInjections = []string{history.LostUpdate, history.ReadSkew, history.G1a, h
 //	STREAMCHECK_ONLINE_SI=1000 go test ./internal/runcmd -run TestOnlineMatchesCheckSI -timeout 12h
 //
 // (STREAMCHECK_ONLINE_SI_LEVEL=<name> runs one level; streams cycle
-// through the shapes.)
+// through the shapes. docs/SEMANTICS.md §5 "What a step no longer
+// redoes" runs the four levels side by side, one process each.)
 func TestOnlineMatchesCheckSI(t *testing.T) {
 	count := 3
 	if raceEnabled || testing.Short() {

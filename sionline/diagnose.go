@@ -1,0 +1,181 @@
+package sionline
+
+import (
+	"context"
+	"slices"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/online"
+)
+
+// Going straight to the segment a contradicted witness choice left in
+// (docs/SEMANTICS.md §5 "Re-admitting the segment a read names").
+//
+// A witness choice the stream contradicts (an in-doubt writer the
+// witness left uncommitted, two overlapping writers in the order no read
+// had decided) shows as a read of the screen that no transaction of the
+// screen can have written: its writer was archived, and the ghost holds
+// another version. The screen is then invalid, and re-admitting segments
+// from the newest one back finds the writer's segment after a check per
+// segment tried. The engine remembers who wrote what among the newest
+// archived transactions (writes), and a step whose screen has such a
+// read re-admits from its writer's segment at once, before any check.
+// Which segment is re-admitted is precision, never exactness: a screen
+// with any suffix of the archive re-admitted is one the eviction
+// argument covers (§5 "Re-admitting a suffix of the archive").
+
+// writeKey is one version: a register value or a list element.
+type writeKey struct {
+	k history.Key
+	v history.Value
+}
+
+// writesGen bounds the index: two generations of at most this many
+// versions each (the newest archived writers'); an older writer is not
+// found, and the step takes the usual path.
+const writesGen = 1 << 15
+
+// writes is the index of versions written by archived transactions: per
+// version, the newest archived writer's seq. Not in snapshots: a
+// restored engine starts it empty (precision only).
+type writes struct {
+	cur, prev map[writeKey]uint64
+}
+
+func (w *writes) add(t *history.Txn, seq uint64) {
+	if t.Status == history.Aborted {
+		return
+	}
+	for _, op := range t.Ops {
+		if op.Kind == history.Read {
+			continue
+		}
+		if w.cur == nil {
+			w.cur = map[writeKey]uint64{}
+		}
+		if len(w.cur) >= writesGen {
+			w.prev, w.cur = w.cur, make(map[writeKey]uint64, writesGen)
+		}
+		w.cur[writeKey{op.Key, op.Value}] = seq
+	}
+}
+
+func (w *writes) get(k writeKey) (uint64, bool) {
+	if s, ok := w.cur[k]; ok {
+		return s, true
+	}
+	s, ok := w.prev[k]
+	return s, ok
+}
+
+func (w *writes) reset() { w.cur, w.prev = nil, nil }
+
+// diagnose returns the oldest segment holding the archived writer of a
+// version some read of the screen saw and no transaction of the screen
+// (the ghost included) wrote, or -1 when there is none, or none the
+// index knows, or the step should take the usual path (a wildcard
+// dead-lettered write, whose reads the screen drops anyway). Under an
+// unknown initial state a register read on a key the ghost does not hold
+// and every list read may be of the initial state, so they name nothing.
+func (e *Engine) diagnose() int {
+	if len(e.arch.segs) < 2 || e.ghost == nil {
+		return -1
+	}
+	written := map[writeKey]bool{}
+	for i := range e.txs {
+		for _, op := range e.txs[i].T.Ops {
+			if op.Kind == history.Read {
+				continue
+			}
+			if op.Value == online.Wild || op.Key == online.Wild {
+				return -1
+			}
+			written[writeKey{op.Key, op.Value}] = true
+		}
+	}
+	unknownInit := e.opts.InitialState == history.InitialUnknown
+	sourced := func(k history.Key, v history.Value) bool {
+		if written[writeKey{k, v}] {
+			return true
+		}
+		if gv, ok := e.ghost.Reg[k]; ok && gv == v {
+			return true
+		}
+		return slices.Contains(e.ghost.List[k], v)
+	}
+	j := -1
+	name := func(k history.Key, v history.Value) {
+		if seq, ok := e.writes.get(writeKey{k, v}); ok {
+			if s := e.arch.segmentOf(seq); s >= 1 && (j < 0 || s < j) {
+				j = s
+			}
+		}
+	}
+	for i := range e.txs {
+		x := &e.txs[i]
+		if x.Fl&(fUnchecked|fQuarantined) != 0 || !e.readsClosed(x) {
+			continue
+		}
+		own := map[history.Key]bool{}
+		for _, op := range x.T.Ops {
+			if op.Kind != history.Read {
+				own[op.Key] = true
+				continue
+			}
+			if own[op.Key] {
+				continue // an internal read
+			}
+			switch {
+			case op.IsList:
+				if unknownInit {
+					continue
+				}
+				for _, v := range op.List {
+					if !sourced(op.Key, v) {
+						name(op.Key, v)
+					}
+				}
+			case op.Value == history.Null:
+				// The initial state, or a null written: never diagnosed.
+			default:
+				_, held := e.ghost.Reg[op.Key]
+				if (!unknownInit || held) && !sourced(op.Key, op.Value) {
+					name(op.Key, op.Value)
+				}
+			}
+		}
+	}
+	return j
+}
+
+// readmitFrom re-admits the archive's segments from top back, the
+// screen checked after each (docs/SEMANTICS.md §5 "Re-admitting a
+// suffix of the archive"): a valid one decides the step (and evicts
+// again); ok is false when none was, having brought back at most half
+// the archive, so that a step that needs all of it (an anomaly, whose
+// alert only the full A_t may raise) costs at most about twice a full
+// check.
+func (e *Engine) readmitFrom(ctx context.Context, top int) (ok bool, err error) {
+	total := e.arch.txns()
+	before := make([]int, len(e.arch.segs)+1) // before[j]: txns in segments before j
+	for j, s := range e.arch.segs {
+		before[j+1] = before[j] + s.Txns
+	}
+	for j := min(top, len(e.arch.segs)-1); j >= 1; j-- {
+		if 2*(total-before[j]) > total {
+			return false, nil
+		}
+		if err := e.readmit(j); err != nil {
+			return false, err
+		}
+		v, err := e.screenAfterReadmit(ctx)
+		if err != nil || v == incremental.Valid {
+			return v == incremental.Valid, err
+		}
+		if v == incremental.Unknown {
+			return false, nil
+		}
+	}
+	return false, nil
+}
