@@ -46,7 +46,9 @@ import (
 // successors among the key's committed writers (the rest follow through
 // them, Vbox §3.2-3.3). Unknown writers, and every writer in the guarded
 // encoding, get explicit edges, since a writer that may be absent cannot
-// carry the order to those behind it.
+// carry the order to those behind it. Without real time (or without
+// timestamps), V1 (vbox_si.go) makes the pairs that known edges order
+// constants and draws their edges only to the nearest writers.
 
 // siState is the begin-commit half of an encoder of the family.
 type siState struct {
@@ -441,7 +443,8 @@ func (e *encoder) encodeListReadSI(rv *readVar, r *pread) {
 
 // encodeVersionOrderSI orders every pair of writers of every key (lists
 // included: two appenders of a list may not overlap either) and draws
-// the ww edges and the rw edges of register reads.
+// the ww edges and the rw edges of register reads; with V1 on
+// (vbox_si.go), per key through vboxKeySI.
 func (e *encoder) encodeVersionOrderSI() {
 	p := e.p
 	readersOf := newReaderIndex(len(p.keys))
