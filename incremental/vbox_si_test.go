@@ -27,7 +27,11 @@ var siVboxLevels = []history.Level{history.SnapshotIsolation, history.StrongSess
 // randomVboxText's (serial executions: forced reads building known paths
 // across keys, repeated values, unknown outcomes, sessions) and
 // randomSIText's (SI executions: concurrent snapshots, write skews,
-// first-committer-wins aborts), all without timestamps. It fails if
+// first-committer-wins aborts), all without timestamps. At
+// snapshot-isolation each history is checked a third time with
+// sessionFirst on (strong session SI tried first): same verdict, its
+// witness replays at SI, and it must settle some valid histories but
+// not all (some are valid at SI only). It fails if
 // the sweep does not exercise V1's outcomes at a level (pairs decided by
 // a known path, through a forced reader, edges left to a nearer writer,
 // V1c lemmas) or lacks valid or invalid histories.
@@ -38,7 +42,7 @@ func TestVboxSIAgainstBruteForce(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(ci), 2427))
 			opts := history.DefaultOptions()
 			opts.Level = lv
-			var valid, invalid, decided, forced, covered, settled int
+			var valid, invalid, decided, forced, covered, settled, bySession int
 			for i := 0; i < 2*tinyCount(300); i++ {
 				text := randomVboxText(rng)
 				if i%2 == 1 {
@@ -68,6 +72,24 @@ func TestVboxSIAgainstBruteForce(t *testing.T) {
 						t.Fatalf("history %d (NoPrune %v): core %v: %v\n%s", i, noPrune, res.Anomalies[0].Core, err, text)
 					}
 				}
+				if lv == history.SnapshotIsolation {
+					// sessionFirst: strong session SI tried first.
+					res, err := Check(context.Background(), h, opts, Config{MaxAnomalies: 1})
+					if err != nil {
+						t.Fatalf("%v\n%s", err, text)
+					}
+					if got := res.Verdict == Valid; got != want {
+						t.Fatalf("history %d (session first): checker valid=%v, oracle %v\n%s", i, got, want, text)
+					}
+					if want {
+						if err := oracle.ReplayWitness(h, opts, res.Witness); err != nil {
+							t.Fatalf("history %d (session first): witness %v: %v\n%s", i, res.Witness, err, text)
+						}
+					}
+					if res.Stats.ByStricter {
+						bySession++
+					}
+				}
 				if want {
 					valid++
 				} else {
@@ -82,7 +104,10 @@ func TestVboxSIAgainstBruteForce(t *testing.T) {
 					settled += e.vbox.settled
 				}
 			}
-			t.Logf("%d valid, %d invalid; V1 decided %d pairs by known paths, %d through forced readers, left %d edges to nearer writers; V1c added %d lemmas", valid, invalid, decided, forced, covered, settled)
+			t.Logf("%d valid, %d invalid; V1 decided %d pairs by known paths, %d through forced readers, left %d edges to nearer writers; V1c added %d lemmas; %d settled by strong session SI first", valid, invalid, decided, forced, covered, settled, bySession)
+			if lv == history.SnapshotIsolation && (bySession == 0 || bySession == valid) {
+				t.Fatalf("sessionFirst settled %d of %d valid histories: none, or every one (then no SI-only history was met)", bySession, valid)
+			}
 			if valid < 20 || invalid < 20 || decided == 0 || forced == 0 || covered == 0 || settled == 0 {
 				t.Fatalf("the sweep does not exercise V1: %d valid, %d invalid, decided %d, forced %d, covered %d, V1c lemmas %d", valid, invalid, decided, forced, covered, settled)
 			}
