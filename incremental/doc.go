@@ -76,7 +76,11 @@
 // time, and order variables of unknown writers whose place a forced read
 // fixes (perf_prune.go). Each removes only choices that close a cycle of
 // edges present in every model, so verdicts do not change
-// (TestPruneAgreesWithUnpruned). The guarded encoding never prunes: with a
+// (TestPruneAgreesWithUnpruned). Without real time, V1 decides the pairs
+// of writers that edges present in every model already order, on
+// closure.Static to a fixpoint (vbox_prune.go; on begin and commit nodes
+// at snapshot-isolation and strong session SI, vbox_si.go). The guarded
+// encoding never prunes: with a
 // transaction deselected, the edges through it are gone (I1), so it draws
 // every rw edge explicitly.
 //

@@ -46,7 +46,9 @@ import (
 // successors among the key's committed writers (the rest follow through
 // them, Vbox §3.2-3.3). Unknown writers, and every writer in the guarded
 // encoding, get explicit edges, since a writer that may be absent cannot
-// carry the order to those behind it.
+// carry the order to those behind it. Without real time (or without
+// timestamps), V1 (vbox_si.go) makes the pairs that known edges order
+// constants and draws their edges only to the nearest writers.
 
 // siState is the begin-commit half of an encoder of the family.
 type siState struct {
@@ -59,6 +61,9 @@ type siState struct {
 	// points are the time-chain points: e.chain, e.timeOut as layout
 	// draws them; timeIn attaches a point to B_j or C_j.
 	snapshotRT bool
+	// timed: every transaction of the instance has client timestamps
+	// (layoutSI draws the time chain only then).
+	timed bool
 }
 
 // layoutSI creates B_t and C_t for every transaction of the instance,
@@ -101,6 +106,16 @@ func (e *encoder) layoutSI() {
 			if sessions && p.sessionOf[t] >= 0 {
 				e.sessQ[t] = e.newNode(-1)
 			}
+		}
+	}
+	e.si.timed = timed
+	if e.sameValue && !e.guarded && (!p.opts.Level.RealTime() || !timed) {
+		// V1 at the snapshot levels (vbox_si.go): known edges collected
+		// while encoding; without timestamps the nodes are created along
+		// the forced reads and session order.
+		e.vbox = &vboxState{known: make([][2]int32, 0, 4*len(txns))}
+		if !timed {
+			e.vboxLayout(txns)
 		}
 	}
 	if !timed {
@@ -224,6 +239,7 @@ func (e *encoder) encodeSI() {
 		return
 	}
 	e.encodeVersionOrderSI()
+	e.vboxSettle() // V1c over the finished instance (vbox_prune.go)
 	e.encodeInitialValues()
 }
 
@@ -245,6 +261,7 @@ func (e *encoder) siEdge(a, b lit, from, to solver.Node, rec edgeRec) {
 		if !e.s.AddBaseEdge(from, to) {
 			e.unsat = true
 		}
+		e.noteKnown(from, to) // V1 at the snapshot levels (vbox_si.go)
 	case b == litTrue:
 		e.s.AddEdge(solver.Lit(a), from, to)
 	default:
@@ -426,7 +443,8 @@ func (e *encoder) encodeListReadSI(rv *readVar, r *pread) {
 
 // encodeVersionOrderSI orders every pair of writers of every key (lists
 // included: two appenders of a list may not overlap either) and draws
-// the ww edges and the rw edges of register reads.
+// the ww edges and the rw edges of register reads; with V1 on
+// (vbox_si.go), per key through vboxKeySI.
 func (e *encoder) encodeVersionOrderSI() {
 	p := e.p
 	readersOf := newReaderIndex(len(p.keys))
@@ -449,7 +467,13 @@ func (e *encoder) encodeVersionOrderSI() {
 		}
 	}
 	readersOf.build()
-	rt := p.opts.Level.RealTime()
+	// Without timestamps the real-time levels have no time chain
+	// (layoutSI): their writers are paired as the others'.
+	rt := p.opts.Level.RealTime() && e.si.timed
+	if e.vbox != nil {
+		e.vbox.readers = readersOf
+	}
+	reach := e.vboxIndex() // nil: off, or the known edges have a cycle
 	for k := range p.keys {
 		key := int32(k)
 		var ws []int32
@@ -457,6 +481,10 @@ func (e *encoder) encodeVersionOrderSI() {
 			if e.node[w] >= 0 {
 				ws = append(ws, w)
 			}
+		}
+		if !rt && reach != nil {
+			e.vboxKeySI(key, ws, readersOf, initReaders[key])
+			continue
 		}
 		if !rt {
 			for i := 0; i < len(ws); i++ {
@@ -511,14 +539,20 @@ func (e *encoder) pairVarSI(a, b int32) lit {
 	}
 	var x lit
 	switch {
-	case e.p.before(a, b) || e.prune.orderedBefore(a, b):
+	case e.p.before(a, b) || e.prune.orderedBefore(a, b) || e.vboxBefore(a, b):
 		x = litTrue
-	case e.p.before(b, a) || e.prune.orderedBefore(b, a):
+	case e.p.before(b, a) || e.prune.orderedBefore(b, a) || e.vboxBefore(b, a):
 		x = litFalse
 	default:
 		x = e.newLit()
 		e.phaseByCommitSI(x, a, b)
 	}
+	return e.newPairSI(a, b, x)
+}
+
+// newPairSI records the pair (a < b) with literal x and draws its ww
+// edges.
+func (e *encoder) newPairSI(a, b int32, x lit) lit {
 	pv := &pairVar{a: a, b: b, x: x}
 	e.pairs[[2]int32{a, b}] = pv
 	e.pairsL = append(e.pairsL, pv)

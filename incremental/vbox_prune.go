@@ -87,7 +87,11 @@ func (e *encoder) vboxIndex() *closure.Static {
 			break
 		}
 		n := v.forced
-		open = e.vboxDecide(open, round == 0)
+		if e.si != nil {
+			open = e.vboxDecideSI(open, round == 0) // vbox_si.go
+		} else {
+			open = e.vboxDecide(open, round == 0)
+		}
 		v.rounds++
 		if !vboxAnotherRound(v.forced-n, e.s.NumNodes()) || len(open) == 0 {
 			break
