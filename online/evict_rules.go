@@ -97,6 +97,10 @@ type evictStep struct {
 	// byVersion indexes the instance's reads by (key, candidate writer)
 	// (readsOfVersion, r4_reads.go); nil until R4 first asks.
 	byVersion map[[2]int32][]int32
+	// wLeft: per interned key, its writers not removed this step
+	// (writersLeft, r4_writers.go); nil until first asked.
+	wLeft     [][]int32
+	wLeftInit []bool
 	// backoffSeen caches backoffOver per position for the step (1: over,
 	// -1: still backed off, backedOffNow: backed off at this step).
 	backoffSeen map[int32]int8
@@ -858,7 +862,7 @@ func (s *evictStep) r4Earlier(t int32) int32 {
 	}
 	start := r.h.Txns[t].Start
 	for _, kv := range p.Txns()[t].Finals() {
-		for _, w := range p.WritersOf()[kv.Key()] {
+		for _, w := range s.writersLeft(kv.Key()) { // r4_writers.go
 			if r.h.Txns[w].Start > start {
 				break
 			}
@@ -900,7 +904,7 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 		// k is overwritten (an earlier eviction overtook t).
 		overtaken := false
 		var earlier, later []int32 // member writers of k decided before / after t
-		for _, w := range p.WritersOf()[k] {
+		for _, w := range s.writersLeft(k) { // r4_writers.go
 			if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.Txns()[w].Dropped() || s.noCommit(w, true) {
 				continue
 			}
