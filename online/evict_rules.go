@@ -903,7 +903,7 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 		// overtaken: prev, the live version, follows t: t's version of
 		// k is overwritten (an earlier eviction overtook t).
 		overtaken := false
-		var earlier, later []int32 // member writers of k decided before / after t
+		var earlier, later []int32           // member writers of k decided before / after t
 		for _, w := range s.writersLeft(k) { // r4_writers.go
 			if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.Txns()[w].Dropped() || s.noCommit(w, true) {
 				continue
