@@ -101,6 +101,8 @@ type evictStep struct {
 	// (writersLeft, r4_writers.go); nil until first asked.
 	wLeft     [][]int32
 	wLeftInit []bool
+	// unkIdx indexes the unknowns for r5Remove (burst_unknowns.go).
+	unkIdx *unknownIdx
 	// backoffSeen caches backoffOver per position for the step (1: over,
 	// -1: still backed off, backedOffNow: backed off at this step).
 	backoffSeen map[int32]int8
@@ -576,7 +578,7 @@ func (s *evictStep) r1Candidates() []int32 {
 // (R5). Nothing passes through a transaction that does not commit: its
 // outgoing edges, real time included, vanish (I1).
 func (s *evictStep) r5Remove(t int32, committed bool) {
-	r, p, e, st, to, removed := s.r, s.p, s.e, s.st, s.to, s.removed
+	r, p, e, st, removed := s.r, s.p, s.e, s.st, s.removed
 	var preds, succs []int32
 	if n := e.Node()[t]; n >= 0 && committed {
 		s.feRemove = e.Solver().FixedEdges(n, false, s.feRemove[:0])
@@ -596,16 +598,12 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 		// Session and real-time edges leave only a transaction that
 		// commits (I1). An order through t that depends on a commit
 		// still open keeps t, as a skeleton without ops.
-		for _, u := range to.unknown {
-			if u != t && !removed[u] && p.Before(u, t) {
-				if _, ok := s.commitOf(u); !ok {
-					if i := r.pos[t]; i >= 0 {
-						st.GhostKeys[i] = []history.Key{}
-						r.ghost[t] = true
-					}
-					return
-				}
+		if s.undecidedUnknownBefore(t) >= 0 { // burst_unknowns.go
+			if i := r.pos[t]; i >= 0 {
+				st.GhostKeys[i] = []history.Key{}
+				r.ghost[t] = true
 			}
+			return
 		}
 		// Session neighbours that real time does not already order go
 		// with the other predecessors and successors; the real-time

@@ -9,30 +9,44 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // TestWritersLeftIsTheNaiveScan holds writersLeft (r4_writers.go) to the
-// scan it replaces: on generated streams (bursts stepped as run steps
-// them, and streams stepped every few releases, with lists, unknown
-// outcomes, duplicate values and injected anomalies), the engine whose
-// scans read the index and the engine whose scans read p.WritersOf()[k]
-// whole leave the same state (members, ghosts and their keys, kept
-// orders, decisions, live versions, list prefixes) and raise the same
-// alerts after every step. It also counts the writers the index dropped,
+// scan it replaces: the engine whose scans read the index and the engine
+// whose scans read p.WritersOf()[k] whole leave the same state and raise
+// the same alerts after every step (sameStatesAsNaive). It also counts the writers the index dropped,
 // so that it cannot pass on streams where it drops none. Six streams by
 // default; the sweep:
 //
 //	STREAMCHECK_WRITERS_N=200 go test ./online -run TestWritersLeftIsTheNaiveScan
 func TestWritersLeftIsTheNaiveScan(t *testing.T) {
-	n := 6
-	if v, err := strconv.Atoi(os.Getenv("STREAMCHECK_WRITERS_N")); err == nil && v > 0 {
+	var dropped, kept int
+	writersLeftCount = func(d, k int) { dropped += d; kept += k }
+	defer func() { writersLeftCount = nil }()
+	sameStatesAsNaive(t, "STREAMCHECK_WRITERS_N", &writersLeftNaive)
+	if dropped == 0 {
+		t.Fatalf("the index dropped no writer (%d kept): the streams do not exercise it", kept)
+	}
+	t.Logf("writers passed over once and dropped: %d; left in the lists at the scans: %d", dropped, kept)
+}
+
+// sameStatesAsNaive runs generated streams (bursts stepped as run steps
+// them, and streams stepped every few releases, with lists, unknown
+// outcomes, duplicate values and injected anomalies) twice, once with
+// *naive false and once with it true, and fails unless the engine leaves
+// the same state (members, ghosts and their keys, kept orders,
+// decisions, live versions, list prefixes: hashEv) and raises the same
+// alerts after every step. Eight streams by default, $env more.
+func sameStatesAsNaive(t *testing.T, env string, naive *bool) {
+	n := 8
+	if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v > 0 {
 		n = v
 	}
 	types := gen.InjectTypes()
-	var dropped, kept int
 	for i := range n {
 		rng := rand.New(rand.NewPCG(uint64(i), 0x3411))
 		cfg, _ := gen.Preset("mixed")
@@ -54,6 +68,11 @@ func TestWritersLeftIsTheNaiveScan(t *testing.T) {
 			t.Fatal(err)
 		}
 		opts := burstOptions()
+		if !burst {
+			// Unknowns whose horizon passes within the stream: they
+			// precede later transactions by real time.
+			opts.InDoubt = int64(rng.IntN(3)) * int64(time.Millisecond)
+		}
 		run := func() []string {
 			var states []string
 			o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
@@ -88,23 +107,50 @@ func TestWritersLeftIsTheNaiveScan(t *testing.T) {
 			step()
 			return states
 		}
-		writersLeftCount = func(d, k int) { dropped += d; kept += k }
 		fast := run()
-		writersLeftCount = nil
-		writersLeftNaive = true
-		naive := run()
-		writersLeftNaive = false
-		if !slices.Equal(fast, naive) {
-			for j := range min(len(fast), len(naive)) {
-				if fast[j] != naive[j] {
-					t.Fatalf("stream %d (burst %v, %v): the engine with the index differs from the naive scan after step %d of %d", i, burst, cfg.Inject, j+1, len(naive))
+		*naive = true
+		ref := run()
+		*naive = false
+		if !slices.Equal(fast, ref) {
+			for j := range min(len(fast), len(ref)) {
+				if fast[j] != ref[j] {
+					t.Fatalf("stream %d (burst %v, %v): the engine with the index differs from the naive scan after step %d of %d", i, burst, cfg.Inject, j+1, len(ref))
 				}
 			}
-			t.Fatalf("stream %d: %d steps with the index, %d with the naive scan", i, len(fast), len(naive))
+			t.Fatalf("stream %d: %d steps with the index, %d with the naive scan", i, len(fast), len(ref))
 		}
 	}
-	if dropped == 0 {
-		t.Fatalf("the index dropped no writer (%d kept): the streams do not exercise it", kept)
+}
+
+// TestUnknownBeforeIsTheScan holds undecidedUnknownBefore's index
+// (burst_unknowns.go) to the scan of every unknown it replaces: the
+// same engine state and alerts after every step (sameStatesAsNaive).
+//
+//	STREAMCHECK_WRITERS_N=200 go test ./online -run TestUnknownBeforeIsTheScan
+//
+// At every question it also compares the unknowns the index lets through
+// its test with those the scan's test selects from every unknown (a pure
+// comparison, no probe), and counts the questions that had one, so that
+// the test cannot pass on streams where no unknown precedes a removal.
+func TestUnknownBeforeIsTheScan(t *testing.T) {
+	var asked, nonEmpty int
+	var bad string
+	unknownBeforeCheck = func(want, got []int32) {
+		asked++
+		if len(want) > 0 {
+			nonEmpty++
+		}
+		if bad == "" && !slices.Equal(want, got) {
+			bad = fmt.Sprintf("the scan asks about %v, the index about %v", want, got)
+		}
 	}
-	t.Logf("writers passed over once and dropped: %d; left in the lists at the scans: %d", dropped, kept)
+	defer func() { unknownBeforeCheck = nil }()
+	sameStatesAsNaive(t, "STREAMCHECK_WRITERS_N", &unknownBeforeNaive)
+	if bad != "" {
+		t.Fatal(bad)
+	}
+	if nonEmpty == 0 {
+		t.Fatalf("%d questions, none with an unknown before the removed transaction: the streams do not exercise the index", asked)
+	}
+	t.Logf("%d questions, %d with an unknown before", asked, nonEmpty)
 }
