@@ -47,9 +47,16 @@ func (s *evictStep) writersLeft(k int32) []int32 {
 	}
 	ws := s.wLeft[k]
 	if !s.wLeftInit[k] {
-		// A copy: WritersOf is the prepared history's, shared with the
-		// encoder and the rest of the step.
-		ws = append([]int32(nil), s.p.WritersOf()[k]...)
+		// A copy (WritersOf is the prepared history's, shared with the
+		// encoder and the rest of the step), without the aborted
+		// writers, once: a status read per writer and call was a cache
+		// miss each (a transaction is a large struct).
+		ws = make([]int32, 0, len(s.p.WritersOf()[k]))
+		for _, w := range s.p.WritersOf()[k] {
+			if s.r.h.Txns[w].Status != history.Aborted {
+				ws = append(ws, w)
+			}
+		}
 		s.wLeftInit[k] = true
 	}
 	j := 0
@@ -68,14 +75,17 @@ func (s *evictStep) writersLeft(k int32) []int32 {
 }
 
 // writerGone: every scan of k's writers skips w for the rest of the step
-// (writersLeft).
+// (writersLeft; the aborted writers are left out when the list is made).
 func (s *evictStep) writerGone(w, k int32) bool {
 	r := s.r
-	if s.removed[w] || r.h.Txns[w].Status == history.Aborted {
+	if s.removed[w] {
 		return true
 	}
+	if !r.ghost[w] {
+		return false
+	}
 	i := r.pos[w]
-	return i >= 0 && r.ghost[w] && w != s.livePos(k) && !slices.Contains(s.st.GhostKeys[i], s.p.Keys()[k])
+	return i >= 0 && w != s.livePos(k) && !slices.Contains(s.st.GhostKeys[i], s.p.Keys()[k])
 }
 
 // writersLeftNaive (tests) makes writersLeft return p.WritersOf()[k]
