@@ -41,7 +41,11 @@
 //     the version it overwrites are decided. Argument: the live version
 //     is all a future read can see, so one writer per key (the ghost)
 //     stands for all evicted ones; an overtaken writer is still in the
-//     instance ("Overtaking" in docs/SEMANTICS.md §5).
+//     instance ("Overtaking" in docs/SEMANTICS.md §5). R4 and the list
+//     rule read a key's writers through writersLeft (r4_writers.go),
+//     which drops, once, the writers every scan skips for the rest of
+//     the step; R5 finds the unknowns before a removal by index
+//     (burst_unknowns.go). Both yield what the scans acted on.
 //   - R2 (r2Decided) every constraint that mentions it is decided in the
 //     relaxed instance: an edge literal, read choice, writer pair or
 //     commit guard fixed at level 0 or by a backbone probe. Argument: the

@@ -199,7 +199,7 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 		tracePin(tx, func() string { return "list: not after the prefix of " + string(le.key) })
 		return nil, false, false
 	}
-	for _, w := range p.WritersOf()[k] {
+	for _, w := range s.writersLeft(k) { // r4_writers.go
 		if w == t || w == g || r.pos[w] < 0 || s.removed[w] || r.h.Txns[w].Status == history.Aborted {
 			// The holder (a ghost, or the initial node, pos -1, when
 			// the prefix passed to it) precedes t (L1, L4).

@@ -97,6 +97,12 @@ type evictStep struct {
 	// byVersion indexes the instance's reads by (key, candidate writer)
 	// (readsOfVersion, r4_reads.go); nil until R4 first asks.
 	byVersion map[[2]int32][]int32
+	// wLeft: per interned key, its writers not removed this step
+	// (writersLeft, r4_writers.go); nil until first asked.
+	wLeft     [][]int32
+	wLeftInit []bool
+	// unkIdx indexes the unknowns for r5Remove (burst_unknowns.go).
+	unkIdx *unknownIdx
 	// backoffSeen caches backoffOver per position for the step (1: over,
 	// -1: still backed off, backedOffNow: backed off at this step).
 	backoffSeen map[int32]int8
@@ -574,7 +580,7 @@ func (s *evictStep) r1Candidates() []int32 {
 // (R5). Nothing passes through a transaction that does not commit: its
 // outgoing edges, real time included, vanish (I1).
 func (s *evictStep) r5Remove(t int32, committed bool) {
-	r, p, e, st, to, removed := s.r, s.p, s.e, s.st, s.to, s.removed
+	r, p, e, st, removed := s.r, s.p, s.e, s.st, s.removed
 	var preds, succs []int32
 	if n := e.Node()[t]; n >= 0 && committed {
 		s.feRemove = e.Solver().FixedEdges(n, false, s.feRemove[:0])
@@ -594,16 +600,12 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 		// Session and real-time edges leave only a transaction that
 		// commits (I1). An order through t that depends on a commit
 		// still open keeps t, as a skeleton without ops.
-		for _, u := range to.unknown {
-			if u != t && !removed[u] && p.Before(u, t) {
-				if _, ok := s.commitOf(u); !ok {
-					if i := r.pos[t]; i >= 0 {
-						s.o.setGhostKeys(i, []history.Key{}) // ghost_index.go
-						r.ghost[t] = true
-					}
-					return
-				}
+		if s.undecidedUnknownBefore(t) >= 0 { // burst_unknowns.go
+			if i := r.pos[t]; i >= 0 {
+				s.o.setGhostKeys(i, []history.Key{}) // ghost_index.go
+				r.ghost[t] = true
 			}
+			return
 		}
 		// Session neighbours that real time does not already order go
 		// with the other predecessors and successors; the real-time
@@ -861,7 +863,7 @@ func (s *evictStep) r4Earlier(t int32) int32 {
 	}
 	start := r.h.Txns[t].Start
 	for _, kv := range p.Txns()[t].Finals() {
-		for _, w := range p.WritersOf()[kv.Key()] {
+		for _, w := range s.writersLeft(kv.Key()) { // r4_writers.go
 			if r.h.Txns[w].Start > start {
 				break
 			}
@@ -902,8 +904,8 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 		// overtaken: prev, the live version, follows t: t's version of
 		// k is overwritten (an earlier eviction overtook t).
 		overtaken := false
-		var earlier, later []int32 // member writers of k decided before / after t
-		for _, w := range p.WritersOf()[k] {
+		var earlier, later []int32           // member writers of k decided before / after t
+		for _, w := range s.writersLeft(k) { // r4_writers.go
 			if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.Txns()[w].Dropped() || s.noCommit(w, true) {
 				continue
 			}
