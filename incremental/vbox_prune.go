@@ -167,13 +167,22 @@ func (e *encoder) vboxDecide(open [][3]int32, first bool) [][3]int32 {
 		}
 		return next
 	}
+	e.vboxUnorderedPairs(e.writersUniform, try)
+	return next
+}
+
+// vboxUnorderedPairs calls try for every pair of writers of a register
+// key (skip aside) that have a node and that the index orders in
+// neither direction: the first round of vboxDecide and vboxDecideSI.
+// List readers are not in the reader index, so list keys are left out.
+func (e *encoder) vboxUnorderedPairs(skip func(key int32) bool, try func(key, a, b int32)) {
 	p := e.p
 	for k := range p.keys {
 		if p.isList[k] || e.stopped() {
 			continue
 		}
 		key := int32(k)
-		if e.writersUniform(key) {
+		if skip != nil && skip(key) {
 			continue
 		}
 		ws := e.wsScratch[:0]
@@ -193,7 +202,6 @@ func (e *encoder) vboxDecide(open [][3]int32, first bool) [][3]int32 {
 			}
 		}
 	}
-	return next
 }
 
 // vboxReachSets sorts the writers ws of a key by the index's topological

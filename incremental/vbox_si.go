@@ -70,29 +70,7 @@ func (e *encoder) vboxDecideSI(open [][3]int32, first bool) [][3]int32 {
 		}
 		return next
 	}
-	p := e.p
-	for k := range p.keys {
-		if p.isList[k] || e.stopped() {
-			continue // list readers are not in the reader index
-		}
-		key := int32(k)
-		ws := e.wsScratch[:0]
-		for _, w := range p.writersOf[k] {
-			if e.node[w] >= 0 {
-				ws = append(ws, w)
-			}
-		}
-		e.wsScratch = ws
-		byPos, rows, w := e.vboxReachSets(ws)
-		for i, a := range byPos {
-			row := rows[i*w : (i+1)*w]
-			for j := i + 1; j < len(byPos); j++ {
-				if row[j/64]&(1<<(j%64)) == 0 {
-					try(key, a, byPos[j])
-				}
-			}
-		}
-	}
+	e.vboxUnorderedPairs(nil, try)
 	return next
 }
 
