@@ -404,20 +404,11 @@ func (e *Engine) readmitSuffix(ctx context.Context, verdict incremental.Verdict)
 // screenAfterReadmit checks the screen after a re-admission; valid, the
 // step is valid and evicts again.
 func (e *Engine) screenAfterReadmit(ctx context.Context) (incremental.Verdict, error) {
-	h := e.instance(true)
-	e.checks++
-	res, err := incremental.Check(ctx, h, e.opts, screenCheck)
-	if err != nil {
-		return incremental.Unknown, fmt.Errorf("sionline: step %d: %w", e.steps, err)
+	v, err := e.screen(ctx)
+	if v == incremental.Valid {
+		e.readmits++ // counted even if the eviction after it fails, as before
 	}
-	e.conflicts += res.Stats.Conflicts
-	if res.Verdict != incremental.Valid {
-		e.failedScreens++
-		return res.Verdict, nil
-	}
-	e.dirty, e.undecided = false, false
-	e.readmits++
-	return res.Verdict, e.evict(h, res.Witness)
+	return v, err
 }
 
 // alert builds the alert for anomaly an, whose members are idx (all
