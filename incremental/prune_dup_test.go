@@ -101,22 +101,7 @@ func TestDupPruneAgainstBruteForce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, noPrune := range []bool{false, true} {
-					res, err := Check(context.Background(), h, opts, Config{MaxAnomalies: 2, NoPrune: noPrune, noStricter: i%2 == 1})
-					if err != nil {
-						t.Fatalf("%v\n%s", err, text)
-					}
-					if got := res.Verdict == Valid; got != want {
-						t.Fatalf("history %d (NoPrune %v): checker valid=%v, oracle %v\n%s", i, noPrune, got, want, text)
-					}
-					if want {
-						if err := oracle.ReplayWitness(h, opts, res.Witness); err != nil {
-							t.Fatalf("history %d (NoPrune %v): witness %v: %v\n%s", i, noPrune, res.Witness, err, text)
-						}
-					} else if err := oracle.CheckCore(h, opts, res.Anomalies[0].Core); err != nil {
-						t.Fatalf("history %d (NoPrune %v): core %v: %v\n%s", i, noPrune, res.Anomalies[0].Core, err, text)
-					}
-				}
+				prunedAndPlainAgree(t, h, opts, want, i, text, i%2 == 1)
 				if want {
 					valid++
 				} else {

@@ -112,22 +112,7 @@ func TestVboxPruneAgainstBruteForce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, noPrune := range []bool{false, true} {
-					res, err := Check(context.Background(), h, opts, Config{MaxAnomalies: 2, NoPrune: noPrune, noStricter: true})
-					if err != nil {
-						t.Fatalf("%v\n%s", err, text)
-					}
-					if got := res.Verdict == Valid; got != want {
-						t.Fatalf("history %d (NoPrune %v): checker valid=%v, oracle %v\n%s", i, noPrune, got, want, text)
-					}
-					if want {
-						if err := oracle.ReplayWitness(h, opts, res.Witness); err != nil {
-							t.Fatalf("history %d (NoPrune %v): witness %v: %v\n%s", i, noPrune, res.Witness, err, text)
-						}
-					} else if err := oracle.CheckCore(h, opts, res.Anomalies[0].Core); err != nil {
-						t.Fatalf("history %d (NoPrune %v): core %v: %v\n%s", i, noPrune, res.Anomalies[0].Core, err, text)
-					}
-				}
+				prunedAndPlainAgree(t, h, opts, want, i, text, true)
 				if want {
 					valid++
 				} else {
@@ -193,6 +178,29 @@ func BenchmarkNoTimestamps(b *testing.B) {
 					b.ReportMetric(float64(res.Stats.Conflicts), "conflicts")
 				}
 			})
+		}
+	}
+}
+
+// prunedAndPlainAgree checks history i (text) with pruning on and off
+// against the oracle's verdict want: the same verdict, a witness that
+// replays when valid, a core the oracle confirms when not.
+func prunedAndPlainAgree(t *testing.T, h *history.History, opts history.Options, want bool, i int, text string, noStricter bool) {
+	t.Helper()
+	for _, noPrune := range []bool{false, true} {
+		res, err := Check(context.Background(), h, opts, Config{MaxAnomalies: 2, NoPrune: noPrune, noStricter: noStricter})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		if got := res.Verdict == Valid; got != want {
+			t.Fatalf("history %d (NoPrune %v): checker valid=%v, oracle %v\n%s", i, noPrune, got, want, text)
+		}
+		if want {
+			if err := oracle.ReplayWitness(h, opts, res.Witness); err != nil {
+				t.Fatalf("history %d (NoPrune %v): witness %v: %v\n%s", i, noPrune, res.Witness, err, text)
+			}
+		} else if err := oracle.CheckCore(h, opts, res.Anomalies[0].Core); err != nil {
+			t.Fatalf("history %d (NoPrune %v): core %v: %v\n%s", i, noPrune, res.Anomalies[0].Core, err, text)
 		}
 	}
 }
