@@ -234,25 +234,7 @@ func TestChunkGhostsKeepEveryKey(t *testing.T) {
 func TestInDoubtChoiceContradicted(t *testing.T) {
 	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
 	WaitWindow, segTxns = 0, 4
-	u := txn("u", "a", 1500, 1510, r("x", "0"), w("x", "1"))
-	u.Status = history.Unknown
-	txns := []history.Txn{txn("i", "a", 0, 10, w("x", "0"))}
-	for s := int64(20); s < 1500; s += 10 {
-		txns = append(txns, txn(fmt.Sprint("e", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
-	}
-	txns = append(txns, u)
-	for s := int64(1600); s < 2000; s += 10 {
-		txns = append(txns, txn(fmt.Sprint("f", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
-	}
-	txns = append(txns, txn("v", "c", 2100, 2101, r("x", "1")))
-	for s := int64(2200); s < 2400; s += 10 {
-		txns = append(txns, txn(fmt.Sprint("g", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
-	}
-	h := &history.History{Txns: txns}
-	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty, InDoubt: 1000}
-	if res, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1}); err != nil || res.Verdict != incremental.Valid {
-		t.Fatalf("the history should be valid (u committed): %v %v", res.Verdict, err)
-	}
+	h, opts := contradictedHistory(t, 10)
 	// Ticks at 2000 and 4000: the first step evicts all but v and the
 	// g's at once, u among its newest members; the second has v.
 	fired, eng := live(t, h, opts, rand.New(rand.NewPCG(28, 28)), 2000, 1, -1)
@@ -399,4 +381,33 @@ func TestScreenVerdictOnly(t *testing.T) {
 	if invalid == 0 {
 		t.Fatal("no invalid stream: the test does not exercise VerdictOnly")
 	}
+}
+
+// contradictedHistory is the history of TestInDoubtChoiceContradicted:
+// u, of unknown outcome, writes x1 after fillers on keys of their own
+// (the ones after u every fillerStep), and v reads x1 long after; it is
+// valid at strong SI with u committed, which check confirms here before
+// any test relies on it.
+func contradictedHistory(t *testing.T, fillerStep int64) (*history.History, history.Options) {
+	t.Helper()
+	u := txn("u", "a", 1500, 1510, r("x", "0"), w("x", "1"))
+	u.Status = history.Unknown
+	txns := []history.Txn{txn("i", "a", 0, 10, w("x", "0"))}
+	for s := int64(20); s < 1500; s += 10 {
+		txns = append(txns, txn(fmt.Sprint("e", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
+	}
+	txns = append(txns, u)
+	for s := int64(1600); s < 2000; s += fillerStep {
+		txns = append(txns, txn(fmt.Sprint("f", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
+	}
+	txns = append(txns, txn("v", "c", 2100, 2101, r("x", "1")))
+	for s := int64(2200); s < 2400; s += 10 {
+		txns = append(txns, txn(fmt.Sprint("g", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
+	}
+	h := &history.History{Txns: txns}
+	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty, InDoubt: 1000}
+	if res, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1}); err != nil || res.Verdict != incremental.Valid {
+		t.Fatalf("the history should be valid (u committed): %v %v", res.Verdict, err)
+	}
+	return h, opts
 }

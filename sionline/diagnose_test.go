@@ -2,7 +2,6 @@ package sionline
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -23,25 +22,7 @@ import (
 func TestReadNamesItsSegment(t *testing.T) {
 	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
 	WaitWindow, segTxns = 0, 4
-	u := txn("u", "a", 1500, 1510, r("x", "0"), w("x", "1"))
-	u.Status = history.Unknown
-	txns := []history.Txn{txn("i", "a", 0, 10, w("x", "0"))}
-	for s := int64(20); s < 1500; s += 10 {
-		txns = append(txns, txn(fmt.Sprint("e", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
-	}
-	txns = append(txns, u)
-	for s := int64(1600); s < 2000; s += 5 {
-		txns = append(txns, txn(fmt.Sprint("f", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
-	}
-	txns = append(txns, txn("v", "c", 2100, 2101, r("x", "1")))
-	for s := int64(2200); s < 2400; s += 10 {
-		txns = append(txns, txn(fmt.Sprint("g", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
-	}
-	h := &history.History{Txns: txns}
-	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty, InDoubt: 1000}
-	if res, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1}); err != nil || res.Verdict != incremental.Valid {
-		t.Fatalf("the history should be valid (u committed): %v %v", res.Verdict, err)
-	}
+	h, opts := contradictedHistory(t, 5)
 	fired, eng := live(t, h, opts, rand.New(rand.NewPCG(28, 28)), 2000, 1, -1)
 	if len(fired) > 0 {
 		t.Fatalf("false alarm: %v", fired[0].Core)
