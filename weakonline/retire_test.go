@@ -293,18 +293,7 @@ func TestValueSetAgainstMap(t *testing.T) {
 			}
 		}
 		check(s)
-		b, err := json.Marshal(s.encode())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var j summaryJSON
-		if err := json.Unmarshal(b, &j); err != nil {
-			t.Fatal(err)
-		}
-		d, err := decodeSummary(&j)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := summaryRoundTrip(t, s)
 		check(d)
 	}
 }
@@ -388,18 +377,26 @@ func TestSummaryDirtyAgainstMap(t *testing.T) {
 			}
 		}
 		check(s, "built")
-		b, err := json.Marshal(s.encode())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var j summaryJSON
-		if err := json.Unmarshal(b, &j); err != nil {
-			t.Fatal(err)
-		}
-		d, err := decodeSummary(&j)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := summaryRoundTrip(t, s)
 		check(d, "restored")
 	}
+}
+
+// summaryRoundTrip is s through its JSON encoding, as a snapshot and a
+// restore take it.
+func summaryRoundTrip(t *testing.T, s *summary) *summary {
+	t.Helper()
+	b, err := json.Marshal(s.encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j summaryJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		t.Fatal(err)
+	}
+	d, err := decodeSummary(&j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
