@@ -68,6 +68,16 @@
 // first verdict is check's either way (online.Online O3); EndTick is in
 // State, so a checkpoint taken during the drain restores the schedule.
 //
+// D5, catch-up between ticks. An engine may have work of its own (a
+// Catcher: run --stamps' engine after a fallback, replaying its call log
+// into the black-box engine a bounded part at a time). HasReady is then
+// true and a Ready with no tick due does one part (Catch) and makes no
+// engine call of the schedule, so D1 to D3 hold: the calls the engine
+// gets, and its alerts, are the same whatever the number of parts; only
+// the step at which an alert is raised moves. An interrupt stops between
+// parts, and the checkpoint holds how far the catch-up went. Final and
+// Flush run the catch-up to its end: after them nothing would resume it.
+//
 // # Complexity
 //
 // Accept is the window's Add plus O(log n) for a set-aside writer's

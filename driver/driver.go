@@ -97,6 +97,23 @@ type Engine interface {
 
 var _ Engine = (*online.Online)(nil)
 
+// Catcher is an engine that can have work of its own between ticks (D5):
+// run --stamps' engine, whose black-box engine catches up with the calls
+// made before a fallback a bounded part at a time.
+type Catcher interface {
+	// Pending says Catch has work left.
+	Pending() bool
+	// Catch does a bounded part of it and returns the alerts it raised.
+	// It makes no engine call of the driver's schedule.
+	Catch(ctx context.Context) ([]*online.Alert, error)
+}
+
+// pending says the engine has catch-up work (D5).
+func (d *Driver) pending() bool {
+	c, ok := d.eng.(Catcher)
+	return ok && c.Pending()
+}
+
 // Driver steps an online engine in event time. It owns the window, the
 // engine and the state between ticks; it does no IO and reads no clock.
 // It is not safe for concurrent use.
@@ -261,12 +278,13 @@ func (d *Driver) next() (int64, bool) {
 	return t, true
 }
 
-// HasReady says whether a tick is due: the watermark has crossed the
-// tick of something not yet given to the engine. The caller may stop
+// HasReady says whether a tick is due (the watermark has crossed the
+// tick of something not yet given to the engine) or the engine has
+// catch-up work (D5). The caller may stop
 // between Readys (an interrupt); what is not stepped stays in State.
 func (d *Driver) HasReady() bool {
 	_, ok := d.next()
-	return ok
+	return ok || d.pending()
 }
 
 // Ready is the outcome of one step.
@@ -292,6 +310,11 @@ type Ready struct {
 func (d *Driver) Ready(ctx context.Context) (Ready, error) {
 	t, ok := d.next()
 	if !ok {
+		if d.pending() {
+			// No tick is due: a part of the engine's catch-up (D5).
+			found, err := d.eng.(Catcher).Catch(context.WithoutCancel(ctx))
+			return Ready{Tick: d.st.Tick, Alerts: found}, err
+		}
 		panic("driver: Ready without HasReady")
 	}
 	var rd Ready
@@ -377,7 +400,25 @@ func (d *Driver) Final(ctx context.Context) (Ready, error) {
 	d.st.Unchecked, d.st.Rel, d.st.Close = nil, nil, nil
 	d.eng.CloseAll()
 	d.st.Tick = math.MaxInt64
-	return d.step(ctx, rd, math.MaxInt64)
+	rd, err := d.step(ctx, rd, math.MaxInt64)
+	if err != nil {
+		return rd, err
+	}
+	// The last step: the catch-up left is done here (D5).
+	return d.catchAll(ctx, rd)
+}
+
+// catchAll runs the engine's catch-up to its end (D5), adding its alerts
+// to rd's.
+func (d *Driver) catchAll(ctx context.Context, rd Ready) (Ready, error) {
+	for d.pending() {
+		found, err := d.eng.(Catcher).Catch(context.WithoutCancel(ctx))
+		rd.Alerts = append(rd.Alerts, found...)
+		if err != nil {
+			return rd, err
+		}
+	}
+	return rd, nil
 }
 
 // Flush is an interrupt without a checkpoint: what the window released
@@ -391,7 +432,13 @@ func (d *Driver) Flush(ctx context.Context) (Ready, error) {
 	}
 	rd := Ready{Released: d.st.Rel, Closed: d.st.Close}
 	d.st.Rel, d.st.Close = nil, nil
-	return d.step(ctx, rd, d.st.Tick)
+	rd, err := d.step(ctx, rd, d.st.Tick)
+	if err != nil {
+		return rd, err
+	}
+	// No checkpoint follows, so nothing would resume a catch-up left
+	// half done: its alerts are proven now or never (D5).
+	return d.catchAll(ctx, rd)
 }
 
 // noteKinds records what t uses its keys as; if t uses a key as a list

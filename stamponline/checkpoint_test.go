@@ -50,6 +50,7 @@ type ckpt struct {
 type crashStats struct {
 	ckpts, crashes                int
 	afterFallback, acrossFallback int // restored from a snapshot taken after the fallback; crashed after a fallback the snapshot predates
+	catching                      int // checkpoints taken while the black-box engine was catching up (E6)
 }
 
 // runCrashing is runStream with checkpoints and crashes: after some
@@ -77,7 +78,7 @@ func runCrashing(t testing.TB, h *history.History, opts history.Options, f feed,
 	dcfg := driver.Config{Tick: f.tick, Skew: opts.Skew, Lateness: wcfg.Lateness}
 	logFile, bodies := online.NewMemBodyFile(true), online.NewMemBodyFile(true)
 	build, restoreInner := innerDurable(opts, bodies)
-	cfg := Config{Stream: "s", Inner: build, Log: logFile}
+	cfg := Config{Stream: "s", Inner: build, Log: logFile, CatchSteps: f.catchSteps}
 
 	win, err := window.New(wcfg)
 	if err != nil {
@@ -93,7 +94,7 @@ func runCrashing(t testing.TB, h *history.History, opts history.Options, f feed,
 	var st crashStats
 	fellBackAtCkpt := false
 	drain := func() {
-		for d.HasReady() {
+		for n := 0; d.HasReady() && (f.readies == 0 || n < f.readies); n++ {
 			rd, err := d.Ready(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -132,6 +133,9 @@ func runCrashing(t testing.TB, h *history.History, opts history.Options, f feed,
 			last = &ckpt{pos: n, win: win.Snapshot(), drv: ds, eng: es}
 			fellBackAtCkpt = eng.Inner() != nil
 			st.ckpts++
+			if eng.catch != nil {
+				st.catching++
+			}
 		}
 		// Dying right after a fallback the last checkpoint predates (the
 		// fallback's replay lost with the process) is the case most
@@ -161,6 +165,7 @@ func runCrashing(t testing.TB, h *history.History, opts history.Options, f feed,
 		}
 	}
 	d.EndInput()
+	f.readies = 0
 	drain()
 	rd, err := d.Final(ctx)
 	if err != nil {

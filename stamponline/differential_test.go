@@ -46,6 +46,11 @@ type feed struct {
 	// late lets the window set events aside as late (their stamps noted
 	// as run notes them) instead of failing the test.
 	late bool
+	// catchSteps is Config.CatchSteps; readies, when not zero, is how
+	// many Readys a drain between batches does at most (the rest wait
+	// for a later one, as after an interrupt): with both small a
+	// fallback's catch-up spans many drains, with arrivals between.
+	catchSteps, readies int
 	// blackBox steps the level's black-box engine alone, as `run`
 	// without --stamps (runStream then returns no *Engine).
 	blackBox bool
@@ -92,7 +97,7 @@ func runStream(t testing.TB, h *history.History, opts history.Options, f feed) (
 			t.Fatal(err)
 		}
 	} else {
-		if eng, err = New(opts, Config{Stream: "s", Inner: innerFor(opts)}); err != nil {
+		if eng, err = New(opts, Config{Stream: "s", Inner: innerFor(opts), CatchSteps: f.catchSteps}); err != nil {
 			t.Fatal(err)
 		}
 		eng.naive = f.naive
@@ -101,7 +106,7 @@ func runStream(t testing.TB, h *history.History, opts history.Options, f feed) (
 	d := driver.New(driver.Config{Tick: f.tick, Skew: opts.Skew, Lateness: wcfg.Lateness}, win, stepped, driver.NewState(1))
 	var fired []*online.Alert
 	drain := func() {
-		for d.HasReady() {
+		for n := 0; d.HasReady() && (f.readies == 0 || n < f.readies); n++ {
 			rd, err := d.Ready(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -124,6 +129,7 @@ func runStream(t testing.TB, h *history.History, opts history.Options, f feed) (
 		}
 	}
 	d.EndInput()
+	f.readies = 0
 	drain()
 	rd, err := d.Final(ctx)
 	if err != nil {

@@ -69,6 +69,16 @@
 //	   log holds, its set (subset-minimal, stampcheck S3) in one alert of
 //	   type and class Inconsistent. Never an isolation alert.
 //	E5 No IO, no clock, no goroutine (the log is the caller's file).
+//	E6 The fallback's replay goes in parts (Pending, Catch; driver D5):
+//	   each driver step gives the black-box engine at most
+//	   Config.CatchSteps of the logged steps, with the calls between
+//	   them, and the calls the driver makes meanwhile are only logged.
+//	   The black-box engine thus gets exactly E3's calls in E3's order,
+//	   so its alerts are E3's; only when they are raised differs. A
+//	   step is bounded by CatchSteps of its steps, not by the stream so
+//	   far, so an interrupt (SIGTERM) waits for that much. Catch stops
+//	   only after a step or at the log's end, so the engine is between
+//	   two steps at every checkpoint (C1 keeps its offset in the log).
 //	C1 A checkpoint (SnapshotDurable, Restore; snapshot.go) holds
 //	   everything the engine keeps between ticks but the call log,
 //	   whose length it records: the log is synced before the snapshot
@@ -76,7 +86,7 @@
 //	   gives the engine exactly the calls an uninterrupted run gives it
 //	   from there (docs/SEMANTICS.md §10 "A checkpoint of the stamps'
 //	   engine"). Once the stream fell back, the black-box engine's own
-//	   snapshot is inside.
+//	   snapshot is inside, with how far it has caught up (E6).
 //
 // # Complexity
 //

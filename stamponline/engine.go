@@ -59,6 +59,12 @@ type Config struct {
 	// gives a file on disk, so that memory holds the window, not the
 	// stream.
 	Log online.BodyFile
+	// CatchSteps is how many of the logged steps one driver step gives
+	// the black-box engine while it catches up after a fallback (E6; 0
+	// means 16): the bound on one step, so that an interrupt waits for
+	// that many of the black-box engine's steps, not for the whole
+	// stream so far.
+	CatchSteps int
 
 	_ struct{}
 }
@@ -104,6 +110,9 @@ type Engine struct {
 	// inner is the black-box engine once the stream fell back to it.
 	failed string
 	inner  Inner
+	// catch is the black-box engine while it catches up (E6): nil before
+	// the fallback and once inner is set.
+	catch *catching
 
 	alerts    []*online.Alert
 	finalDone bool
@@ -111,7 +120,8 @@ type Engine struct {
 
 	released, steps, unchecked, replayed int
 
-	naive naiveRule // tests only
+	catches int       // Catch calls that had work (tests)
+	naive   naiveRule // tests only
 }
 
 type noteKey struct {
@@ -313,8 +323,15 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 	case e.inner != nil:
 		out, err = e.inner.Step(ctx)
 	case e.failed != "":
-		out, err = e.fallBack(ctx)
+		out, err = e.catchUp(ctx)
 	}
+	return e.stepped(ctx, out, err)
+}
+
+// stepped records a step's alerts and, at the first step after the end of
+// the input once the black-box engine has every call, the inconsistency
+// check (E4).
+func (e *Engine) stepped(ctx context.Context, out []*online.Alert, err error) ([]*online.Alert, error) {
 	e.alerts = append(e.alerts, out...)
 	if err != nil {
 		return out, err
@@ -333,37 +350,80 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 	return out, nil
 }
 
-// fallBack builds the black-box engine and gives it every call the
-// driver made so far, stepping it where the driver stepped (E3): from
-// then on it is the engine the driver steps, and its alerts are the ones
-// it would have raised had it been given the stream from the start.
-func (e *Engine) fallBack(ctx context.Context) ([]*online.Alert, error) {
-	in, err := e.cfg.Inner()
-	if err != nil {
-		return nil, err
+// catchSteps is Config.CatchSteps's default.
+const catchSteps = 16
+
+// catching is the black-box engine being given the logged calls after a
+// fallback (E6): in has every call up to off bytes of the log.
+type catching struct {
+	in  Inner
+	off int64
+}
+
+// Pending says the stream fell back and the black-box engine does not have
+// every call yet: the driver calls Catch until it has (driver D5).
+func (e *Engine) Pending() bool { return e.inner == nil && e.failed != "" }
+
+// Catch gives the black-box engine up to Config.CatchSteps more of the logged
+// steps (E6), with the calls between them. It makes no call of its own:
+// the black-box engine gets the calls the driver made, in their order,
+// whatever the number of Catch calls between them, so its alerts are
+// those of a fallback done in one step; only when they are raised
+// differs.
+func (e *Engine) Catch(ctx context.Context) ([]*online.Alert, error) {
+	if !e.Pending() {
+		return nil, nil
 	}
-	e.inner = in
-	e.queue.q, e.kx, e.keys, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil
-	clear(e.late)
-	var out []*online.Alert
-	err = e.log.each(func(c *call) error {
-		switch c.kind {
-		case recRelease:
-			in.Release(c.txn)
-		case recClose:
-			in.Close(c.id)
-		case recCloseAll:
-			in.CloseAll()
-		case recUnchecked:
-			in.AddUnchecked(c.txn)
-		case recStep:
-			a, err := in.Step(ctx)
-			out = append(out, a...)
-			return err
+	e.catches++
+	out, err := e.catchUp(ctx)
+	return e.stepped(ctx, out, err)
+}
+
+// catchUp builds the black-box engine at its first call (E3) and gives it
+// the log from where the last call stopped, up to Config.CatchSteps steps; once
+// it has the whole log it is the engine the driver's calls go to.
+func (e *Engine) catchUp(ctx context.Context) ([]*online.Alert, error) {
+	if e.catch == nil {
+		in, err := e.cfg.Inner()
+		if err != nil {
+			return nil, err
 		}
-		return nil
+		e.catch = &catching{in: in}
+		e.queue.q, e.kx, e.keys, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil
+		clear(e.late)
+	}
+	c := e.catch
+	var out []*online.Alert
+	left := e.cfg.CatchSteps
+	if left <= 0 {
+		left = catchSteps
+	}
+	off, err := e.log.eachFrom(c.off, func(r *call) (bool, error) {
+		switch r.kind {
+		case recRelease:
+			c.in.Release(r.txn)
+		case recClose:
+			c.in.Close(r.id)
+		case recCloseAll:
+			c.in.CloseAll()
+		case recUnchecked:
+			c.in.AddUnchecked(r.txn)
+		case recStep:
+			a, err := c.in.Step(ctx)
+			out = append(out, a...)
+			left--
+			return left == 0, err
+		}
+		return false, nil
 	})
-	return out, err
+	c.off = off
+	if err != nil {
+		return out, err
+	}
+	if off == e.log.size {
+		e.inner, e.catch = c.in, nil
+	}
+	return out, nil
 }
 
 // inconsistency decides, at the end of a stream that fell back, whether
@@ -453,6 +513,10 @@ func (e *Engine) AlertTxn(a *online.Alert, name string) *history.Txn {
 	}
 	if e.inner != nil {
 		return e.inner.AlertTxn(a, name)
+	}
+	if e.catch != nil {
+		// Raised by the black-box engine while it catches up (E6).
+		return e.catch.in.AlertTxn(a, name)
 	}
 	return nil
 }

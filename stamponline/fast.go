@@ -16,7 +16,7 @@ import (
 // no transaction still to come can sort before it (the frontier, F1 in
 // doc.go); the replay keeps per key only what the next item needs. It
 // never alerts: any check that fails makes the engine hand the stream to
-// the black-box engine (fallBack), so a failure here costs time, never a
+// the black-box engine (catchUp), so a failure here costs time, never a
 // verdict.
 
 // naiveRule switches off rules of the fast path, for the regression

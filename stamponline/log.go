@@ -13,7 +13,7 @@ import (
 
 // The call log: every call the driver made, in order, so that the
 // black-box engine can be given the same calls when the stamps stop
-// vouching (fallBack), and the whole history with its facts can be
+// vouching (catchUp), and the whole history with its facts can be
 // rebuilt for the inconsistency set at the end of the input. Records go
 // to an online.BodyFile (on disk in `run`), so the engine's memory holds
 // the window and the per-key state, not the stream.
@@ -139,30 +139,38 @@ type call struct {
 
 // each reads the log back in order.
 func (l *callLog) each(fn func(c *call) error) error {
+	_, err := l.eachFrom(0, func(c *call) (bool, error) { return false, fn(c) })
+	return err
+}
+
+// eachFrom reads the log back in order from byte off, a record boundary,
+// until fn says stop or the log ends; it returns the offset after the last
+// record read (where the next call resumes).
+func (l *callLog) eachFrom(off int64, fn func(c *call) (stop bool, err error)) (int64, error) {
 	l.flush()
 	if l.err != nil {
-		return l.err
+		return off, l.err
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(l.file, 0, l.size), 1<<20)
+	r := bufio.NewReaderSize(io.NewSectionReader(l.file, off, l.size-off), 1<<16)
 	var payload []byte
 	for {
 		kind, err := r.ReadByte()
 		if err == io.EOF {
-			return nil
+			return off, nil
 		}
 		if err != nil {
-			return l.corrupt(err)
+			return off, l.corrupt(err)
 		}
 		n, err := binary.ReadUvarint(r)
 		if err != nil {
-			return l.corrupt(err)
+			return off, l.corrupt(err)
 		}
 		if uint64(cap(payload)) < n {
 			payload = make([]byte, n)
 		}
 		payload = payload[:n]
 		if _, err := io.ReadFull(r, payload); err != nil {
-			return l.corrupt(err)
+			return off, l.corrupt(err)
 		}
 		c := call{kind: kind}
 		switch kind {
@@ -170,20 +178,28 @@ func (l *callLog) each(fn func(c *call) error) error {
 			c.id = string(payload)
 		case recRelease:
 			if c.txn, c.facts, err = readRelease(payload); err != nil {
-				return l.corrupt(err)
+				return off, l.corrupt(err)
 			}
 		case recUnchecked:
 			if c.txn, err = online.DecodeBody(payload); err != nil {
-				return l.corrupt(err)
+				return off, l.corrupt(err)
 			}
 		case recCloseAll, recStep:
 		default:
-			return l.corrupt(fmt.Errorf("record kind %d", kind))
+			return off, l.corrupt(fmt.Errorf("record kind %d", kind))
 		}
-		if err := fn(&c); err != nil {
-			return err
+		off += 1 + int64(uvarintLen(n)) + int64(n)
+		stop, err := fn(&c)
+		if err != nil || stop {
+			return off, err
 		}
 	}
+}
+
+// uvarintLen is the length of n's uvarint encoding.
+func uvarintLen(n uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], n)
 }
 
 func (l *callLog) corrupt(err error) error {

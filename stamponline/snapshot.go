@@ -21,8 +21,9 @@ import (
 // the snapshot's length on restore, so a crash between the two leaves
 // the previous checkpoint whole.
 
-// snapshotVersion is the snapshot's format; Restore refuses any other.
-const snapshotVersion = 1
+// snapshotVersion is the snapshot's format; Restore reads it and version
+// 1 (before the catch-up, E6: no CatchOff) and refuses any other.
+const snapshotVersion = 2
 
 // ErrCorrupt says a snapshot cannot be read back.
 var ErrCorrupt = errors.New("stamponline: corrupt snapshot")
@@ -64,6 +65,10 @@ type snapshot struct {
 	// Inner is the black-box engine's snapshot once the stream fell
 	// back to it (nil before).
 	Inner []byte `json:",omitempty"`
+	// CatchOff, when not zero, says the black-box engine was catching up
+	// (E6): Inner has the calls up to CatchOff bytes of the log, the
+	// last of them a step.
+	CatchOff int64 `json:",omitempty"`
 
 	Alerts    []*online.Alert `json:",omitempty"`
 	FinalDone bool
@@ -167,10 +172,16 @@ func (e *Engine) SnapshotDurable() ([]byte, func() error, error) {
 		s.Final = append(s.Final, online.AppendBody(nil, t))
 	}
 	syncInner := func() error { return nil }
-	if e.inner != nil {
-		d, ok := e.inner.(Durable)
+	in := e.inner
+	if e.catch != nil {
+		// Catch stops only after a step or at the log's end (where it
+		// sets inner), so the engine is between two steps.
+		in, s.CatchOff = e.catch.in, e.catch.off
+	}
+	if in != nil {
+		d, ok := in.(Durable)
 		if !ok {
-			return nil, nil, fmt.Errorf("stamponline: snapshot: the black-box engine %T has no durable snapshot", e.inner)
+			return nil, nil, fmt.Errorf("stamponline: snapshot: the black-box engine %T has no durable snapshot", in)
 		}
 		if s.Inner, syncInner, err = d.SnapshotDurable(); err != nil {
 			return nil, nil, err
@@ -199,7 +210,7 @@ func Restore(opts history.Options, cfg Config, snap []byte, restoreInner func(sn
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if s.Version != snapshotVersion {
+	if s.Version != snapshotVersion && s.Version != 1 {
 		return nil, fmt.Errorf("%w: version %d, this build reads version %d", ErrCorrupt, s.Version, snapshotVersion)
 	}
 	if s.Promised != opts.Level.String() {
@@ -297,7 +308,11 @@ func Restore(opts history.Options, cfg Config, snap []byte, restoreInner func(sn
 		if err != nil {
 			return nil, err
 		}
-		e.inner = in
+		if s.CatchOff > 0 {
+			e.catch = &catching{in: in, off: s.CatchOff}
+		} else {
+			e.inner = in
+		}
 		e.queue.q, e.kx, e.keys, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil
 	}
 	return e, nil
