@@ -33,9 +33,11 @@ type DispatcherOptions struct {
 	MinBackoff, MaxBackoff time.Duration
 	// AttemptTimeout bounds one Deliver call [15s].
 	AttemptTimeout time.Duration
-	// QueueLimit bounds each sink's in-memory queue [10000]; an alert that
-	// finds the queue full stays in the outbox and is delivered after the
-	// next restart (counted in streamcheck_sink_queue_overflow_total).
+	// QueueLimit bounds each remote sink's in-memory queue [10000]; an
+	// alert that finds the queue full stays in the outbox and is delivered
+	// after the next restart (counted in
+	// streamcheck_sink_queue_overflow_total). A Local sink's queue is not
+	// bounded: it holds what the sink has not written yet.
 	QueueLimit int
 	// Now is the clock for latencies [time.Now].
 	Now func() time.Time
@@ -71,11 +73,13 @@ type Dispatcher struct {
 }
 
 type queue struct {
-	sink Sink
-	wake chan struct{} // capacity 1: "the queue changed"
+	sink  Sink
+	local bool          // the sink is Local
+	wake  chan struct{} // capacity 1: "the queue changed"
 
-	mu    sync.Mutex
-	items []item // items[0] is being delivered
+	mu      sync.Mutex
+	items   []item // items[0] is being delivered
+	failing bool   // the last attempt failed
 }
 
 type item struct {
@@ -125,7 +129,8 @@ func NewDispatcher(opts DispatcherOptions) (*Dispatcher, error) {
 		}
 		seen[name] = true
 		d.m.initSink(name)
-		d.queues = append(d.queues, &queue{sink: s, wake: make(chan struct{}, 1)})
+		l, ok := s.(Local)
+		d.queues = append(d.queues, &queue{sink: s, local: ok && l.Local(), wake: make(chan struct{}, 1)})
 	}
 	return d, nil
 }
@@ -270,6 +275,30 @@ func (d *Dispatcher) Flush(ctx context.Context) error {
 	}
 }
 
+// FlushLocal waits until every Local sink has written what is queued for
+// it, or its last attempt failed (a write error: Flush's bound then
+// covers its retries). It has no wall-clock bound: a local write is held
+// up only by this machine, and without a state directory what is left at
+// exit is lost.
+func (d *Dispatcher) FlushLocal() {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		waiting := false
+		for _, q := range d.queues {
+			if q.local {
+				q.mu.Lock()
+				waiting = waiting || len(q.items) > 0 && !q.failing
+				q.mu.Unlock()
+			}
+		}
+		if !waiting {
+			return
+		}
+		<-t.C
+	}
+}
+
 // Close stops the sink goroutines (an attempt in flight is cancelled) and
 // waits for them. Undelivered alerts stay in the outbox.
 func (d *Dispatcher) Close() error {
@@ -315,6 +344,9 @@ func (d *Dispatcher) run(ctx context.Context, q *queue) {
 			}
 			err := q.sink.Deliver(actx, it.alert)
 			cancel()
+			q.mu.Lock()
+			q.failing = err != nil
+			q.mu.Unlock()
 			if err == nil {
 				if attempt > 0 {
 					d.log.Info("alert delivered after retries", "sink", name, "id", it.alert.ID, "attempts", attempt+1)
@@ -402,7 +434,7 @@ func (q *queue) push(it item, limit int, restored bool) bool {
 			}
 		}
 	}
-	if len(q.items) >= limit {
+	if len(q.items) >= limit && !q.local {
 		q.mu.Unlock()
 		return false
 	}

@@ -51,5 +51,6 @@
 // # Complexity
 //
 // Enqueue is O(sinks) plus one outbox Put; memory is one queued alert per
-// sink and undelivered alert, bounded by QueueLimit per sink.
+// sink and undelivered alert, bounded by QueueLimit per remote sink (a
+// Local sink, stdout or a file, holds what it has not written yet).
 package alerts

@@ -29,6 +29,16 @@ type Sink interface {
 	Deliver(ctx context.Context, a verdict.Alert) error
 }
 
+// Local is implemented by a sink on this machine (a pipe or a file), whose
+// delivery no remote peer can hold up: the dispatcher keeps every alert
+// queued for it (no QueueLimit) and FlushLocal waits for it without a
+// wall-clock bound, so that a run without a state directory, whose outbox
+// dies with the process, writes every alert it raised however slowly a
+// loaded machine schedules the writer.
+type Local interface {
+	Local() bool
+}
+
 // MarshalAlert is the one JSON encoding every sink sends and the outbox
 // stores: one line of `streamcheck run`'s alert stream, the anomaly schema
 // of `check --format json` plus the alert's fields, without a newline.
@@ -72,6 +82,9 @@ func OpenJSONLinesFile(path string) (*JSONLines, error) {
 
 // Name implements Sink.
 func (s *JSONLines) Name() string { return s.name }
+
+// Local implements Local: stdout or a file.
+func (s *JSONLines) Local() bool { return true }
 
 // Deliver implements Sink: one line, written with a single Write so that
 // concurrent writers of the same file never interleave inside a line.

@@ -22,9 +22,11 @@ import (
 	"github.com/streamcheck/streamcheck/window"
 )
 
-// flushTimeout bounds how long the end of a run waits for sinks to take
-// the alerts still queued; what is left waits in the outbox (durable with
-// a state directory) so that a sink that is down cannot hold the exit.
+// flushTimeout bounds how long the end of a run waits for remote sinks
+// to take the alerts still queued; what is left waits in the outbox
+// (durable with a state directory) so that a sink that is down cannot
+// hold the exit. Local sinks (stdout, alert files) are waited for as long
+// as they write (alerts.Dispatcher.FlushLocal).
 var flushTimeout = 10 * time.Second
 
 // alerting is the run's delivery and observation side: the metrics
@@ -237,11 +239,15 @@ func (a *alerting) listen(ctx context.Context, addr string) (string, error) {
 	}
 }
 
-// flush waits (bounded) for every sink to take what is queued.
+// flush waits for every sink to take what is queued: for stdout and
+// alert files as long as they write (nothing remote can hold them up,
+// and on a loaded machine a bound in wall time lost alerts that `run`
+// had raised, issue 28), for remote sinks at most flushTimeout.
 func (r *runner) flushAlerts() {
 	if r.al == nil || r.al.disp == nil {
 		return
 	}
+	r.al.disp.FlushLocal()
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	if err := r.al.disp.Flush(ctx); err != nil {
