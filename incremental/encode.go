@@ -233,7 +233,7 @@ type encodeConfig struct {
 func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 	n := len(p.h.Txns)
 	e := &encoder{
-		p: p, s: solver.New(solver.Options{Seed: vboxSeed(p, cfg), TheoryPropagationLimit: propagationLimit, ConflictBudget: cfg.conflictBudget, Reanchor: true, RestartBase: checkerRestartBase}),
+		p: p, s: solver.New(solver.Options{Seed: vboxSeed(p, cfg), TheoryPropagationLimit: propagationLimit, ConflictBudget: cfg.conflictBudget, Reanchor: true, RestartBase: checkerRestartBase, PruneLimit: vboxPruneLimit(p, cfg)}),
 		guarded: cfg.guarded, record: cfg.record, noPrune: cfg.noPrune, kept: cfg.kept, dropUnobserved: cfg.dropUnobserved,
 		sameValue: cfg.dropUnobserved && !cfg.noPrune && !cfg.record && !cfg.readsToCome,
 		sel:       make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
