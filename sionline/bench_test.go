@@ -18,7 +18,9 @@ import (
 // --tick 10ms --initial-state empty` does. For profiles
 // (-cpuprofile); BENCHMARKS.md times the binary.
 // STREAMCHECK_SIBENCH_TXNS=N streams N transactions instead,
-// STREAMCHECK_SIBENCH_WAIT=N sets WaitWindow to N.
+// STREAMCHECK_SIBENCH_WAIT=N sets WaitWindow to N,
+// STREAMCHECK_SIBENCH_UNKNOWN=F the unknown-outcome ratio to F (what the
+// re-admissions owe to in-doubt writers).
 func BenchmarkRMW(b *testing.B) {
 	cfg, err := gen.Preset("mixed")
 	if err != nil {
@@ -27,6 +29,9 @@ func BenchmarkRMW(b *testing.B) {
 	cfg.Txns, cfg.UnknownRatio, cfg.ListRatio, cfg.Seed = 5000, 0.02, 0.1, 28
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_TXNS")); err == nil && n > 0 {
 		cfg.Txns = n
+	}
+	if f, err := strconv.ParseFloat(os.Getenv("STREAMCHECK_SIBENCH_UNKNOWN"), 64); err == nil && f >= 0 {
+		cfg.UnknownRatio = f
 	}
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_WAIT")); err == nil && n >= 0 {
 		defer func(w int) { WaitWindow = w }(WaitWindow)

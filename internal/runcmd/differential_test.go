@@ -7,14 +7,18 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/ingest"
 	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/report"
 	"github.com/streamcheck/streamcheck/online"
@@ -85,14 +89,6 @@ func onlineVsOfflineAt(t *testing.T, rng *rand.Rand, h *history.History, inj []g
 	if indoubt == 0 {
 		indoubt = 5_000_000 // 5 ms
 	}
-	opts := history.DefaultOptions()
-	opts.Level = checked
-	opts.InDoubt = indoubt
-	opts.InitialState = init
-	initFlag := "empty"
-	if init == history.InitialUnknown {
-		initFlag = "unknown"
-	}
 	// Arrival: each event is emitted at its end plus a random producer
 	// delay; the lateness covers the longest transaction plus that delay.
 	delay := int64(2_000_000)
@@ -108,19 +104,84 @@ func onlineVsOfflineAt(t *testing.T, rng *rand.Rand, h *history.History, inj []g
 		arr[i] = arrival{tx.End + rng.Int64N(delay), i}
 	}
 	sort.Slice(arr, func(a, b int) bool { return arr[a].at < arr[b].at })
-	var in bytes.Buffer
-	shuffled := &history.History{}
+	c := diffCase{Promised: promised.String(), Checked: checked.String(), Init: init.String(), InDoubt: indoubt,
+		Lateness: maxDur + delay + 1, Injected: inj}
 	for _, a := range arr {
-		shuffled.Txns = append(shuffled.Txns, h.Txns[a.i])
+		c.Arrival = append(c.Arrival, a.i)
 	}
-	in.WriteString(native(t, shuffled))
-	lateness := maxDur + delay + 1
-	tick := 1 + rng.Int64N(3_000_000) // up to 3 ms of event time
+	c.Tick = 1 + rng.Int64N(3_000_000) // up to 3 ms of event time
+	c.run(t, h)
+}
+
+// diffCase is one run of the differential oracle, everything that decides
+// it but the history: the levels, the initial state, the in-doubt
+// horizon, the arrival order (indexes into the history), the lateness and
+// the tick (the batch one step takes), and the injected anomalies. A
+// failing run writes it with the history to a directory the message names
+// (STREAMCHECK_DIFF_DIR, or a new one under the system's temporary
+// directory) and TestDiffReplay replays it: a failure seen once under
+// load can be re-run as often as needed.
+type diffCase struct {
+	Promised, Checked string
+	Init              string
+	InDoubt           int64
+	Lateness, Tick    int64
+	Arrival           []int
+	Injected          []gen.Injected
+}
+
+// diffAlert is what the oracle keeps of an alert id: its latest core.
+type diffAlert struct {
+	ID            string
+	Type, Class   string
+	Core          []string
+	NeedsRealtime bool
+	Watermark     int64 // when first raised
+	Updates       int
+}
+
+func (c *diffCase) run(t *testing.T, h *history.History) {
+	promised, err := history.ParseLevel(c.Promised)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, err := history.ParseLevel(c.Checked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	init, err := history.ParseInitialState(c.Init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := history.DefaultOptions()
+	opts.Level = checked
+	opts.InDoubt = c.InDoubt
+	opts.InitialState = init
+	shuffled := &history.History{}
+	for _, i := range c.Arrival {
+		shuffled.Txns = append(shuffled.Txns, h.Txns[i])
+	}
+	in := bytes.NewBufferString(native(t, shuffled))
+	args := []string{"--http=",
+		"--lateness", strconv.FormatInt(c.Lateness, 10), "--indoubt", strconv.FormatInt(c.InDoubt, 10),
+		"--initial-state", c.Init, "--tick", strconv.FormatInt(c.Tick, 10), "--status", "0", "--level", c.Promised,
+	}
 	var out, errb bytes.Buffer
-	code := Main(context.Background(), []string{"--http=",
-		"--lateness", strconv.FormatInt(lateness, 10), "--indoubt", strconv.FormatInt(indoubt, 10),
-		"--initial-state", initFlag, "--tick", strconv.FormatInt(tick, 10), "--status", "0", "--level", promised.String(),
-	}, &in, &out, &errb)
+	var alerts []*diffAlert
+	byID := map[string]*diffAlert{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.report(t, h, args, alerts, errb.String())
+		}
+	})
+	// The end of a run waits flushTimeout of wall time for the sinks;
+	// what is still queued then is lost without a state directory (a
+	// documented limit, not a verdict). The oracle must not depend on
+	// how fast a loaded box delivers: the wait is long here, and a
+	// delivery loss is told apart from a missed anomaly below.
+	defer func(d time.Duration) { flushTimeout = d }(flushTimeout)
+	flushTimeout = 5 * time.Minute
+	code := Main(context.Background(), args, in, &out, &errb)
 	res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -128,13 +189,6 @@ func onlineVsOfflineAt(t *testing.T, rng *rand.Rand, h *history.History, inj []g
 	if strings.Contains(errb.String(), "PARTIAL") {
 		t.Fatalf("events were dead-lettered within the lateness: %s", errb.String())
 	}
-	if (code == ExitAnomaly) != (res.Verdict == incremental.Invalid) || code == ExitError {
-		t.Fatalf("run exit %d, check %s\nstderr: %s\nalerts: %s", code, res.Verdict, errb.String(), out.String())
-	}
-	latest := map[string][]string{}
-	needsRT := map[string]bool{}
-	mark := map[string]int64{}
-	var ids []string
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		if l == "" {
 			continue
@@ -143,21 +197,30 @@ func onlineVsOfflineAt(t *testing.T, rng *rand.Rand, h *history.History, inj []g
 		if err := json.Unmarshal([]byte(l), &a); err != nil {
 			t.Fatalf("alert %q: %v", l, err)
 		}
-		if _, seen := latest[a.ID]; !seen {
-			ids = append(ids, a.ID)
+		d := byID[a.ID]
+		if d == nil {
+			d = &diffAlert{ID: a.ID, Watermark: a.Watermark}
+			byID[a.ID] = d
+			alerts = append(alerts, d)
+		} else {
+			d.Updates++
 		}
-		latest[a.ID] = a.Core
-		needsRT[a.ID] = a.NeedsRealtime
-		if _, seen := mark[a.ID]; !seen {
-			mark[a.ID] = a.Watermark
-		}
+		d.Type, d.Class, d.Core, d.NeedsRealtime = a.Type, a.Class, a.Core, a.NeedsRealtime
 	}
-	for _, id := range ids {
-		core := latest[id]
+	if (code == ExitAnomaly) != (res.Verdict == incremental.Invalid) || code == ExitError {
+		t.Fatalf("run exit %d, check %s", code, res.Verdict)
+	}
+	// Every alert the engine raised reached stdout: a missing one is
+	// then a missed anomaly (detection), not a lost delivery.
+	if raised := raisedAlerts(t, errb.String()); raised != len(alerts) || strings.Contains(errb.String(), "alerts not delivered") {
+		t.Errorf("the engine raised %d alerts, %d distinct ids reached stdout: a delivery lost, not a detection missed", raised, len(alerts))
+	}
+	for _, a := range alerts {
+		core := a.Core
 		if r := check(t, h, opts, core); r != incremental.Invalid {
-			t.Errorf("alert %s core %v: its projection is %s", id, core, r)
+			t.Errorf("alert %s core %v: its projection is %s", a.ID, core, r)
 		}
-		if promised != checked && !needsRT[id] {
+		if promised != checked && !a.NeedsRealtime {
 			// On the stream released when it fired (sionline S6): without
 			// real time a later writer of a value a member read may be
 			// that read's source.
@@ -165,32 +228,121 @@ func onlineVsOfflineAt(t *testing.T, rng *rand.Rand, h *history.History, inj []g
 			popts.Level = promised
 			pre := &history.History{}
 			for _, tx := range h.Txns {
-				if tx.Start <= mark[id] {
+				if tx.Start <= a.Watermark {
 					pre.Txns = append(pre.Txns, tx)
 				}
 			}
 			if r := check(t, pre, popts, core); r != incremental.Invalid {
-				t.Errorf("alert %s core %v without needs_realtime: its projection is %s at %s", id, core, r, promised)
+				t.Errorf("alert %s core %v without needs_realtime: its projection is %s at %s", a.ID, core, r, promised)
 			}
 		}
 		for j := range core {
 			rest := append(append([]string(nil), core[:j]...), core[j+1:]...)
 			if r := check(t, h, opts, rest); r != incremental.Valid {
-				t.Errorf("alert %s core %v is not minimal: without %s it is %s", id, core, core[j], r)
+				t.Errorf("alert %s core %v is not minimal: without %s it is %s", a.ID, core, core[j], r)
 			}
 		}
 	}
-	for _, in := range inj {
+	for _, in := range c.Injected {
 		if (init == history.InitialUnknown || checked.BeginCommit()) && check(t, h, opts, in.Txns) != incremental.Invalid {
 			continue
 		}
 		found := false
-		for _, c := range latest {
-			found = found || isSubsetOf(c, in.Txns)
+		for _, a := range alerts {
+			found = found || isSubsetOf(a.Core, in.Txns)
 		}
 		if !found {
-			t.Errorf("injected %s %v not alerted; alerts %v", in.Type, in.Txns, latest)
+			t.Errorf("injected %s %v not alerted", in.Type, in.Txns)
 		}
+	}
+}
+
+// raisedAlerts reads the engine's alert count from run's summary line
+// at the end of input ("..., N alerts, M checks; ...").
+func raisedAlerts(t *testing.T, stderr string) int {
+	t.Helper()
+	m := regexp.MustCompile(`end of input after .*?, (\d+) alerts?, `).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no end-of-input summary in run's stderr")
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// report says, on a failure, everything the run was: its alerts (each
+// core as last updated), the injected anomalies, the arguments and
+// run's stderr, and the directory it wrote the case to for
+// TestDiffReplay.
+func (c *diffCase) report(t *testing.T, h *history.History, args []string, alerts []*diffAlert, stderr string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "run %s (promised %s, checked %s, initial state %s, in-doubt %d, lateness %d, tick %d)\n",
+		strings.Join(args, " "), c.Promised, c.Checked, c.Init, c.InDoubt, c.Lateness, c.Tick)
+	for _, in := range c.Injected {
+		fmt.Fprintf(&b, "injected %s (class %s, valid at %q): %v\n", in.Type, in.Class, in.ValidAt, in.Txns)
+	}
+	for _, a := range alerts {
+		fmt.Fprintf(&b, "alert %s %s/%s needs_realtime=%t watermark=%d updates=%d core %v\n",
+			a.ID, a.Type, a.Class, a.NeedsRealtime, a.Watermark, a.Updates, a.Core)
+	}
+	if len(alerts) == 0 {
+		b.WriteString("no alert\n")
+	}
+	fmt.Fprintf(&b, "run's stderr:\n%s", stderr)
+	dir, err := c.save(t, h)
+	if err != nil {
+		fmt.Fprintf(&b, "the case could not be saved: %v\n", err)
+	} else {
+		fmt.Fprintf(&b, "case saved in %s; replay: STREAMCHECK_DIFF_REPLAY=%s go test ./internal/runcmd -run TestDiffReplay -count 1 -v\n", dir, dir)
+	}
+	t.Log(b.String())
+}
+
+// save writes the case (case.json) and the history in generated order
+// (history.jsonl, native lines) to a new directory under
+// STREAMCHECK_DIFF_DIR (the system's temporary directory if unset; not
+// t.TempDir, which goes when the test ends).
+func (c *diffCase) save(t *testing.T, h *history.History) (string, error) {
+	name := strings.NewReplacer("/", "_", "=", "-", "[", "", "]", "", " ", "_").Replace(t.Name())
+	dir, err := os.MkdirTemp(os.Getenv("STREAMCHECK_DIFF_DIR"), "streamcheck-diff-"+name+"-")
+	if err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "case.json"), b, 0o644); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "history.jsonl"), []byte(native(t, h)), 0o644)
+}
+
+// TestDiffReplay re-runs a case a failing differential run saved
+// (STREAMCHECK_DIFF_REPLAY=<dir>; STREAMCHECK_DIFF_REPLAY_N=<n> runs it n
+// times, to catch a failure that depends on the run).
+func TestDiffReplay(t *testing.T) {
+	dir := os.Getenv("STREAMCHECK_DIFF_REPLAY")
+	if dir == "" {
+		t.Skip("STREAMCHECK_DIFF_REPLAY names no saved case")
+	}
+	var c diffCase
+	b, err := os.ReadFile(filepath.Join(dir, "case.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := ingest.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 1
+	if k, err := strconv.Atoi(os.Getenv("STREAMCHECK_DIFF_REPLAY_N")); err == nil && k > 0 {
+		n = k
+	}
+	for i := 0; i < n; i++ {
+		t.Run(strconv.Itoa(i), func(t *testing.T) { c.run(t, h) })
 	}
 }
 
