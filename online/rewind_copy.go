@@ -79,7 +79,7 @@ func cloneOps(ops []history.Op) []history.Op {
 
 // clone returns a copy of f sharing nothing with it.
 func (f *runFlags) clone() runFlags {
-	return runFlags{words: slices.Clone(f.words), base: f.base, fill: f.fill, odd: slices.Clone(f.odd), n: f.n}
+	return runFlags{words: slices.Clone(f.words), base: f.base, fill: f.fill, odd: slices.Clone(f.odd), n: f.n, ones: f.ones}
 }
 
 // encoded returns the point's state as JSON, made from its copy on first
