@@ -57,7 +57,7 @@ const maxRewinds = 4
 type rewindPoint struct {
 	Pos   int
 	State json.RawMessage `json:",omitempty"`
-	st    *evictState
+	st    *flatState
 	// check is, under selfCheck, the JSON of the live state the point
 	// copied, as taken (checkRewindCopy).
 	check []byte
@@ -74,7 +74,12 @@ type rewindPoint struct {
 // memberList returns the point's members in released order.
 func (p *rewindPoint) memberList() ([]int, error) {
 	if p.members == nil && p.st != nil {
-		p.members = slices.Clone(p.st.memberList())
+		p.members = []int{}
+		for i := range p.st.member.len() {
+			if p.st.member.get(i) {
+				p.members = append(p.members, i)
+			}
+		}
 	}
 	if p.members == nil {
 		var st struct{ Member runFlags }
@@ -97,8 +102,7 @@ func (o *Online) takeRewind(pos int) {
 	if !o.evicting || pos < o.nextRewind {
 		return
 	}
-	st := o.ev.clone()
-	p := rewindPoint{Pos: pos, st: &st, members: slices.Clone(o.ev.memberList())}
+	p := rewindPoint{Pos: pos, st: o.ev.flat(), members: slices.Clone(o.ev.memberList())}
 	if selfCheck.Load() {
 		o.checkRewindCopy(&p)
 	}

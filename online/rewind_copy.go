@@ -3,7 +3,6 @@ package online
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -15,36 +14,79 @@ import (
 // keys and writes every key's text, so with one ghost per key of a
 // 20K-key workload each point cost tens of milliseconds, 6% of the CPU
 // on a real recording, for points that a clean stream never reads. A
-// point is now a deep copy (clone), and its JSON is made only when
+// point is now a flat copy (flatState), and its JSON is made only when
 // something needs the bytes: a snapshot, a durable body file's record.
-// The copy is exactly what the JSON round trip gave the replay: the same
-// exported fields, the derived ones empty (build rebuilds them), and
-// nothing shared with the live state, which goes on changing in place.
+// The state a replay gets from it is exactly what the JSON round trip
+// gave: the same exported fields, the derived ones empty (build rebuilds
+// them), and nothing shared with the live state, which goes on changing
+// in place.
 
-// clone returns a deep copy of st's exported fields, as json.Marshal of
-// st followed by an Unmarshal into newEvictState would give them, without
-// Taint (a replay takes today's). Nothing of the copy aliases st: the
-// engine edits maps and slices of the live state in place.
-func (st *evictState) clone() evictState {
-	c := evictState{
-		Member:        st.Member.clone(),
-		GhostKeys:     cloneSlices(st.GhostKeys),
-		LiveOf:        maps.Clone(st.LiveOf),
-		Replaced:      cloneSlices(st.Replaced),
-		Kept:          slices.Clone(st.Kept),
-		Decided:       maps.Clone(st.Decided),
-		InitVal:       maps.Clone(st.InitVal),
-		ListPrefix:    cloneSlices(st.ListPrefix),
-		InitList:      cloneSlices(st.InitList),
-		Folded:        cloneSlices(st.Folded),
-		Backoff:       maps.Clone(st.Backoff),
-		Evicted:       st.Evicted,
-		Ghosts:        st.Ghosts,
-		Disagreements: st.Disagreements,
+// flatState is a rewind point's copy of an evictState: every map laid
+// out as flat slices, a few arrays per map instead of a map's table and
+// an array per entry. Copied maps made a point about three times its
+// JSON's size (the ghosts' maps dominate: one entry per key), and four
+// points are kept; flat, a point is about its JSON's size. Strings are
+// shared (Go's are immutable); nothing else is.
+type flatState struct {
+	member                         runFlags
+	ghostKeys, replaced, folded    flatLists[int, history.Key]
+	listPrefix, initList           flatLists[history.Key, history.Value]
+	liveOf                         flatMap[history.Key, int]
+	decided                        flatMap[int, bool]
+	initVal                        flatMap[history.Key, history.Value]
+	backoff                        flatMap[int, probeBackoff]
+	kept                           [][2]int
+	tail                           map[int][]history.Op
+	evicted, ghosts, disagreements int
+}
+
+// flat copies st's exported fields but Taint.
+func (st *evictState) flat() *flatState {
+	f := &flatState{
+		member:     st.Member.clone(),
+		ghostKeys:  flattenLists(st.GhostKeys),
+		replaced:   flattenLists(st.Replaced),
+		folded:     flattenLists(st.Folded),
+		listPrefix: flattenLists(st.ListPrefix),
+		initList:   flattenLists(st.InitList),
+		liveOf:     flattenMap(st.LiveOf),
+		decided:    flattenMap(st.Decided),
+		initVal:    flattenMap(st.InitVal),
+		backoff:    flattenMap(st.Backoff),
+		kept:       slices.Clone(st.Kept),
+		evicted:    st.Evicted, ghosts: st.Ghosts, disagreements: st.Disagreements,
 	}
 	if st.Tail != nil {
-		c.Tail = make(map[int][]history.Op, len(st.Tail))
+		f.tail = make(map[int][]history.Op, len(st.Tail))
 		for i, ops := range st.Tail {
+			f.tail[i] = cloneOps(ops)
+		}
+	}
+	return f
+}
+
+// state returns a fresh evictState from f, sharing nothing with it but
+// strings: its derived fields empty, Taint nil.
+func (f *flatState) state() evictState {
+	c := evictState{
+		Member:        f.member.clone(),
+		GhostKeys:     f.ghostKeys.restore(),
+		Replaced:      f.replaced.restore(),
+		Folded:        f.folded.restore(),
+		ListPrefix:    f.listPrefix.restore(),
+		InitList:      f.initList.restore(),
+		LiveOf:        f.liveOf.restore(),
+		Decided:       f.decided.restore(),
+		InitVal:       f.initVal.restore(),
+		Backoff:       f.backoff.restore(),
+		Kept:          slices.Clone(f.kept),
+		Evicted:       f.evicted,
+		Ghosts:        f.ghosts,
+		Disagreements: f.disagreements,
+	}
+	if f.tail != nil {
+		c.Tail = make(map[int][]history.Op, len(f.tail))
+		for i, ops := range f.tail {
 			c.Tail[i] = cloneOps(ops)
 		}
 	}
@@ -53,17 +95,82 @@ func (st *evictState) clone() evictState {
 	return c
 }
 
-// cloneSlices copies m and each of its slices (a nil slice stays nil: a
-// nil GhostKeys entry and an empty one differ, as in JSON).
-func cloneSlices[K comparable, V any](m map[K][]V) map[K][]V {
-	if m == nil {
+// flatMap is a map as its keys and values side by side. A nil map comes
+// back empty: for these fields JSON could not tell them apart either
+// (fixMaps, omitempty).
+type flatMap[K comparable, V any] struct {
+	k []K
+	v []V
+}
+
+func flattenMap[K comparable, V any](m map[K]V) flatMap[K, V] {
+	f := flatMap[K, V]{k: make([]K, 0, len(m)), v: make([]V, 0, len(m))}
+	for k, v := range m {
+		f.k = append(f.k, k)
+		f.v = append(f.v, v)
+	}
+	return f
+}
+
+func (f *flatMap[K, V]) restore() map[K]V {
+	m := make(map[K]V, len(f.k))
+	for j, k := range f.k {
+		m[k] = f.v[j]
+	}
+	return m
+}
+
+// flatLists is a map of lists as its keys, the end of each key's list in
+// one array of all their elements, and which lists were nil (a nil
+// GhostKeys entry and an empty one differ, as in JSON); null says the map
+// was nil.
+type flatLists[K comparable, V any] struct {
+	k    []K
+	end  []int32
+	v    []V
+	nils []int32 // indexes in k of the nil lists
+	null bool
+}
+
+func flattenLists[K comparable, V any](m map[K][]V) flatLists[K, V] {
+	f := flatLists[K, V]{k: make([]K, 0, len(m)), end: make([]int32, 0, len(m)), null: m == nil}
+	n := 0
+	for _, l := range m {
+		n += len(l)
+	}
+	f.v = make([]V, 0, n)
+	for k, l := range m {
+		if l == nil {
+			f.nils = append(f.nils, int32(len(f.k)))
+		}
+		f.k = append(f.k, k)
+		f.v = append(f.v, l...)
+		f.end = append(f.end, int32(len(f.v)))
+	}
+	return f
+}
+
+func (f *flatLists[K, V]) restore() map[K][]V {
+	if f.null {
 		return nil
 	}
-	c := make(map[K][]V, len(m))
-	for k, v := range m {
-		c[k] = slices.Clone(v)
+	m := make(map[K][]V, len(f.k))
+	from := int32(0)
+	nils := f.nils
+	for j, k := range f.k {
+		var l []V
+		if len(nils) > 0 && nils[0] == int32(j) {
+			nils = nils[1:]
+		} else {
+			l = slices.Clone(f.v[from:f.end[j]:f.end[j]])
+			if l == nil {
+				l = []V{}
+			}
+		}
+		m[k] = l
+		from = f.end[j]
 	}
-	return c
+	return m
 }
 
 // cloneOps copies ops and their read lists.
@@ -87,7 +194,8 @@ func (f *runFlags) clone() runFlags {
 // that record forward read the same bytes).
 func (p *rewindPoint) encoded() (json.RawMessage, error) {
 	if p.State == nil && p.st != nil {
-		b, err := json.Marshal(p.st)
+		st := p.st.state()
+		b, err := json.Marshal(&st)
 		if err != nil {
 			return nil, fmt.Errorf("engine: rewind point at %d: %w", p.Pos, err)
 		}
@@ -101,7 +209,7 @@ func (p *rewindPoint) encoded() (json.RawMessage, error) {
 // or, for a point restored from a snapshot, its JSON decoded.
 func (p *rewindPoint) state() (evictState, error) {
 	if p.st != nil {
-		return p.st.clone(), nil
+		return p.st.state(), nil
 	}
 	st := newEvictState()
 	if err := json.Unmarshal(p.State, &st); err != nil {
@@ -121,7 +229,8 @@ func (o *Online) checkRewindCopy(p *rewindPoint) {
 	if err != nil {
 		panic(fmt.Sprintf("online self-check: rewind point at %d: %v", p.Pos, err))
 	}
-	got, err := json.Marshal(p.st)
+	st := p.st.state()
+	got, err := json.Marshal(&st)
 	if err != nil {
 		panic(fmt.Sprintf("online self-check: rewind point at %d: %v", p.Pos, err))
 	}
@@ -138,7 +247,8 @@ func (p *rewindPoint) checkUnchanged() error {
 	if p.st == nil || p.check == nil {
 		return nil
 	}
-	got, err := json.Marshal(p.st)
+	st := p.st.state()
+	got, err := json.Marshal(&st)
 	if err != nil {
 		return fmt.Errorf("online self-check: rewind point at %d: %w", p.Pos, err)
 	}
