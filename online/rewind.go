@@ -51,8 +51,8 @@ const maxRewinds = 4
 
 // rewindPoint is the reduced instance as a step left it once Pos
 // transactions were released. st is evictState without Taint (a replay
-// takes today's) as a deep copy (rewind_copy.go); State is its JSON, what
-// a snapshot stores, made on first need (encoded), and all a point
+// takes today's) as a flat copy (rewind_copy.go); State is its JSON, what
+// a snapshot stores, made when one is (encoded), and all a point
 // restored from a snapshot has.
 type rewindPoint struct {
 	Pos   int

@@ -189,19 +189,20 @@ func (f *runFlags) clone() runFlags {
 	return runFlags{words: slices.Clone(f.words), base: f.base, fill: f.fill, odd: slices.Clone(f.odd), n: f.n, ones: f.ones}
 }
 
-// encoded returns the point's state as JSON, made from its copy on first
-// use and kept (a snapshot, a durable record, and retention's copy of
-// that record forward read the same bytes).
+// encoded returns the point's state as JSON: made from its copy at each
+// call (the same bytes each time: JSON sorts map keys), not kept, so
+// that a point a checkpoint has encoded does not hold its state twice;
+// a point restored from a snapshot has only its JSON.
 func (p *rewindPoint) encoded() (json.RawMessage, error) {
-	if p.State == nil && p.st != nil {
-		st := p.st.state()
-		b, err := json.Marshal(&st)
-		if err != nil {
-			return nil, fmt.Errorf("engine: rewind point at %d: %w", p.Pos, err)
-		}
-		p.State = b
+	if p.st == nil {
+		return p.State, nil
 	}
-	return p.State, nil
+	st := p.st.state()
+	b, err := json.Marshal(&st)
+	if err != nil {
+		return nil, fmt.Errorf("engine: rewind point at %d: %w", p.Pos, err)
+	}
+	return b, nil
 }
 
 // state returns the point's reduced instance as a fresh state the replay
