@@ -1,6 +1,7 @@
 package online
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -63,6 +64,10 @@ type liveClosure struct {
 	// maxSeen is the largest released index synced: a member at or below
 	// it that id does not hold came back (a replay or a restore).
 	maxSeen int
+	// synced is the number of instance flags at the last sync: every
+	// member below it was synced then, so the members at or above it
+	// are the new ones.
+	synced int
 	// inPlace and rewound are o.inPlaceCount and o.rewound at the last
 	// sync: a quarantine in place removes members without an eviction, a
 	// replay from a rewind point puts back an earlier state.
@@ -93,14 +98,19 @@ func (o *Online) syncClosure() *liveClosure {
 	if lc != nil && (lc.broken || lc.inPlace != o.inPlaceCount || lc.rewound != o.rewound || !slices.Equal(lc.kept, st.Kept)) {
 		lc = nil
 	}
-	members := st.memberList()
-	// Members are listed in released order, so those released since the
-	// last sync are a suffix; the rest must be exactly the ones held.
-	since := len(members)
+	// The members released since the last sync are those at or after
+	// the flags it saw; the rest must be exactly the ones held. Their
+	// number is the instance's size less the new ones (runFlags.count),
+	// not a visit of every member (ghosts: one per key ever written;
+	// docs/SEMANTICS.md §5 "The closure's sync without a visit of every
+	// member").
+	var members []int
 	if lc != nil {
-		since, _ = slices.BinarySearch(members, lc.maxSeen+1)
-		if since != len(lc.id) {
+		members = st.membersFrom(lc.synced)
+		if st.Member.count()-len(members) != len(lc.id) {
 			lc = nil // a member left other than by eviction, or came back
+		} else if selfCheck.Load() {
+			checkSyncSuffix(st, lc, members)
 		}
 	}
 	if lc != nil && lc.c.Chunks() > 4*(lc.c.Len()/256+1)+16 {
@@ -115,10 +125,11 @@ func (o *Online) syncClosure() *liveClosure {
 	fresh := lc == nil
 	if fresh {
 		closureStats.Builds++
+		members = st.memberList()
 		lc = &liveClosure{c: closure.New(closure.Options{RealTime: true}), id: make(map[int]closure.ID, len(members)), maxSeen: -1, queued: map[int]bool{}}
-		since = 0
 	}
-	for _, i := range members[since:] {
+	lc.synced = st.Member.len()
+	for _, i := range members {
 		lc.maxSeen = max(lc.maxSeen, i)
 		tx := o.log.at(i)
 		if !tx.HasTime || tx.Status != history.Committed {
@@ -148,6 +159,31 @@ func (o *Online) syncClosure() *liveClosure {
 	}
 	st.cl = lc
 	return lc
+}
+
+// membersFrom returns the members at or after released index from, in
+// released order: a pass over the flags since from, not over the
+// members.
+func (st *evictState) membersFrom(from int) []int {
+	var out []int
+	for i := from; i < st.Member.len(); i++ {
+		if st.Member.get(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// checkSyncSuffix holds, under selfCheck, a sync that keeps the closure
+// to the visit of every member it replaced: that visit keeps it too (the
+// members listed up to the last one synced are as many as it holds) and
+// finds the same new members.
+func checkSyncSuffix(st *evictState, lc *liveClosure, members []int) {
+	all := st.memberList()
+	since, _ := slices.BinarySearch(all, lc.maxSeen+1)
+	if since != len(lc.id) || !slices.Equal(all[since:], members) {
+		panic(fmt.Sprintf("online self-check: the closure's sync took %d new members (%d held), the visit of every member %d (%d below them)", len(members), len(lc.id), len(all)-since, since))
+	}
 }
 
 // insert adds kept orders; false: one closed a cycle, which the facts of

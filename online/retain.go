@@ -277,7 +277,11 @@ func (o *Online) copyForward(cut int64) error {
 	}
 	for k := range o.rewinds {
 		if p := &o.rewinds[k]; p.At > 0 && p.At-1 < cut {
-			w, err := sp.write(p.State)
+			b, err := p.encoded()
+			if err != nil {
+				return err
+			}
+			w, err := sp.write(b)
 			if err != nil {
 				return err
 			}

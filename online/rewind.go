@@ -50,12 +50,17 @@ var rewindEvery = 1 << 14
 const maxRewinds = 4
 
 // rewindPoint is the reduced instance as a step left it once Pos
-// transactions were released. State is evictState without Taint (a
-// replay takes today's) as JSON: a deep copy, and already what a snapshot
-// stores.
+// transactions were released. st is evictState without Taint (a replay
+// takes today's) as a flat copy (rewind_copy.go); State is its JSON, what
+// a snapshot stores, made when one is (encoded), and all a point
+// restored from a snapshot has.
 type rewindPoint struct {
 	Pos   int
 	State json.RawMessage `json:",omitempty"`
+	st    *flatState
+	// check is, under selfCheck, the JSON of the live state the point
+	// copied, as taken (checkRewindCopy).
+	check []byte
 	// At is, with a durable spill, the offset plus one of State's record
 	// in the body file: a durable snapshot names the record instead of
 	// holding the state (four points were twice a snapshot's size), and
@@ -68,6 +73,14 @@ type rewindPoint struct {
 
 // memberList returns the point's members in released order.
 func (p *rewindPoint) memberList() ([]int, error) {
+	if p.members == nil && p.st != nil {
+		p.members = []int{}
+		for i := range p.st.member.len() {
+			if p.st.member.get(i) {
+				p.members = append(p.members, i)
+			}
+		}
+	}
 	if p.members == nil {
 		var st struct{ Member runFlags }
 		if err := json.Unmarshal(p.State, &st); err != nil {
@@ -89,24 +102,9 @@ func (o *Online) takeRewind(pos int) {
 	if !o.evicting || pos < o.nextRewind {
 		return
 	}
-	st := o.ev
-	st.Taint = nil
-	b, err := json.Marshal(&st)
-	if err != nil {
-		// Only a bug makes the state unencodable; without the point a
-		// replay starts further back, as exact.
-		return
-	}
-	p := rewindPoint{Pos: pos, State: b, members: slices.Clone(o.ev.memberList())}
-	if sp := &o.spill; sp.file.Durable() && o.spillErr == nil {
-		if !sp.opened {
-			o.spillErr = sp.open()
-		}
-		if o.spillErr == nil {
-			var off int64
-			off, o.spillErr = sp.write(b)
-			p.At = off + 1
-		}
+	p := rewindPoint{Pos: pos, st: o.ev.flat(), members: slices.Clone(o.ev.memberList())}
+	if selfCheck.Load() {
+		o.checkRewindCopy(&p)
 	}
 	o.rewinds = append(o.rewinds, p)
 	if len(o.rewinds) > maxRewinds {
@@ -153,14 +151,18 @@ func (o *Online) rewindTo(pos int) (p rewindPoint, ok, inexact bool) {
 // capPinned made them leave, and every member's body is brought back
 // into memory.
 func (o *Online) rewoundState(p rewindPoint, inexact bool) (evictState, error) {
-	st := newEvictState()
-	if err := json.Unmarshal(p.State, &st); err != nil {
-		return st, fmt.Errorf("engine: rewind point at %d: %w", p.Pos, err)
+	if selfCheck.Load() {
+		if err := p.checkUnchanged(); err != nil {
+			return evictState{}, err
+		}
+	}
+	st, err := p.state()
+	if err != nil {
+		return st, err
 	}
 	if st.Member.len() > o.log.len() {
 		return st, fmt.Errorf("engine: rewind point at %d holds %d instance flags, %d released", p.Pos, st.Member.len(), o.log.len())
 	}
-	fixMaps(&st)
 	st.Taint = o.ev.Taint
 	st.Evicted, st.Disagreements = o.ev.Evicted, o.ev.Disagreements
 	for _, i := range st.memberList() {
@@ -222,15 +224,48 @@ func fixMaps(st *evictState) {
 // snapshotRewinds are the rewind points as a snapshot holds them: with
 // their states, or, in a durable snapshot, by their records in the body
 // file where they have one.
+// A point whose state cannot be encoded (only a bug) is left out: a
+// restored engine replays from further back, as exactly.
 func (o *Online) snapshotRewinds(durable bool) []rewindPoint {
-	out := make([]rewindPoint, len(o.rewinds))
-	for k, p := range o.rewinds {
-		out[k] = rewindPoint{Pos: p.Pos, State: p.State}
+	out := make([]rewindPoint, 0, len(o.rewinds))
+	for k := range o.rewinds {
+		p := &o.rewinds[k]
 		if durable && p.At > 0 {
-			out[k] = rewindPoint{Pos: p.Pos, At: p.At}
+			out = append(out, rewindPoint{Pos: p.Pos, At: p.At})
+			continue
 		}
+		b, err := p.encoded()
+		if err != nil {
+			continue
+		}
+		out = append(out, rewindPoint{Pos: p.Pos, State: b})
 	}
 	return out
+}
+
+// writeRewinds gives every rewind point without one a record in the
+// durable body file, for SnapshotDurable to name. A point used to be
+// written when taken; it is written at the first snapshot after, which
+// is the first thing that can name the record (a point no snapshot
+// names is never read from the file).
+func (o *Online) writeRewinds() error {
+	sp := &o.spill
+	for k := range o.rewinds {
+		p := &o.rewinds[k]
+		if p.At > 0 {
+			continue
+		}
+		b, err := p.encoded()
+		if err != nil {
+			continue // left out of the snapshot (snapshotRewinds)
+		}
+		off, err := sp.write(b)
+		if err != nil {
+			return err
+		}
+		p.At = off + 1
+	}
+	return nil
 }
 
 // readRewinds reads back from the body file the states of the rewind

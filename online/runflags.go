@@ -31,6 +31,9 @@ type runFlags struct {
 	fill  bool     // the prefix's flags are fill but in its odd words
 	odd   []oddWord
 	n     int
+	// ones is how many flags are true, kept by every change (count): the
+	// instance's size without a visit of its members (syncClosure).
+	ones int
 }
 
 // oddWord is a word of the prefix that is not all fill.
@@ -50,6 +53,9 @@ func makeFlags(n int) runFlags {
 }
 
 func (f *runFlags) len() int { return f.n }
+
+// count returns how many flags are true.
+func (f *runFlags) count() int { return f.ones }
 
 func (f *runFlags) fillWord() uint64 {
 	if f.fill {
@@ -81,8 +87,14 @@ func (f *runFlags) get(i int) bool {
 }
 
 func (f *runFlags) set(i int, v bool) {
-	if uint(i) >= uint(f.n) {
-		panic(fmt.Sprintf("incremental: flag %d of %d", i, f.n))
+	if f.get(i) == v {
+		// Unchanged (and get panics on a flag out of range).
+		return
+	}
+	if v {
+		f.ones++
+	} else {
+		f.ones--
 	}
 	if i >= f.base {
 		i -= f.base
@@ -150,6 +162,10 @@ func (f *runFlags) fold(m int) {
 // setAll sets every flag to v.
 func (f *runFlags) setAll(v bool) {
 	f.fill, f.odd = v, nil
+	f.ones = 0
+	if v {
+		f.ones = f.n
+	}
 	for i := range f.words {
 		f.words[i] = 0
 		if v {

@@ -109,6 +109,9 @@ func testRunFlagsModel(t *testing.T) {
 		if f.len() != len(model) || !slices.Equal(f.bools(), model) {
 			t.Fatalf("fold %d/%d, step %d: flags %v, model %v", foldAbove, foldKeep, step, f.bools(), model)
 		}
+		if ones := countTrue(model); f.count() != ones {
+			t.Fatalf("fold %d/%d, step %d: count %d, model %d", foldAbove, foldKeep, step, f.count(), ones)
+		}
 		b, err := json.Marshal(f)
 		if want, _ := json.Marshal(naiveRuns(model)); err != nil || string(b) != string(want) {
 			t.Fatalf("fold %d/%d, step %d: runs %s, want %s", foldAbove, foldKeep, step, b, want)
@@ -117,10 +120,24 @@ func testRunFlagsModel(t *testing.T) {
 		if err := json.Unmarshal(b, &back); err != nil || !slices.Equal(back.bools(), model) {
 			t.Fatalf("fold %d/%d, step %d: %s came back as %v (%v)", foldAbove, foldKeep, step, b, back.bools(), err)
 		}
+		if c := f.clone(); c.count() != back.count() || back.count() != f.count() || !slices.Equal(c.bools(), model) {
+			t.Fatalf("fold %d/%d, step %d: count %d, decoded %d, copied %d", foldAbove, foldKeep, step, f.count(), back.count(), c.count())
+		}
 	}
 	if foldAbove < 1024 && f.base == 0 {
 		t.Fatalf("fold %d/%d: nothing folded", foldAbove, foldKeep)
 	}
+}
+
+// countTrue counts the true flags of a model.
+func countTrue(bs []bool) int {
+	n := 0
+	for _, v := range bs {
+		if v {
+			n++
+		}
+	}
+	return n
 }
 
 // naiveRuns is the run-length form one flag at a time.

@@ -228,6 +228,10 @@ func (o *Online) SnapshotDurable() (snap []byte, sync func() error, err error) {
 		sp.durable[i] = off + 1
 	}
 	sp.saved = n
+	if err := o.writeRewinds(); err != nil { // rewind_copy.go: records of the points taken since
+		o.spillErr = err
+		return nil, nil, err
+	}
 	if err := sp.w.Flush(); err != nil {
 		o.spillErr = fmt.Errorf("engine: body file: %w", err)
 		return nil, nil, o.spillErr
