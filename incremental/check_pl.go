@@ -474,9 +474,6 @@ func describePL(ctx context.Context, p *prepared, core []int32) Anomaly {
 	a.Cycle = x.steps(last[0])
 	a.Class = classify(a.Cycle, nil)
 	a.Type = pattern(pc, a.Cycle, a.Class)
-	if listLostUpdate(pc, a.Cycle) {
-		a.Type = history.LostUpdate
-	}
 	for _, s := range a.Cycle {
 		a.Text = append(a.Text, s.Why+".")
 	}
@@ -485,38 +482,4 @@ func describePL(ctx context.Context, p *prepared, core []int32) Anomaly {
 		a.Text = append(a.Text, "Every other choice of version order and read-from closes such a cycle, or one of ww and wr edges, too.")
 	}
 	return a
-}
-
-// listLostUpdate is lostUpdate (describe.go) for list keys, which it
-// skips: two committed transactions of the core read the same list of a
-// key (their own appends left out) and both append to it, and the cycle
-// runs through an rw edge of that key between two of them. At pl-2+ such
-// a pair is a G-single whichever appends first (docs/SEMANTICS.md §1
-// "PL-2+ with lists").
-func listLostUpdate(p *prepared, cycle []Step) bool {
-	h := p.h
-	rmw := map[[2]string][]string{} // (key, list read) -> read-append transactions
-	for ti := range h.Txns {
-		if h.Txns[ti].Status != history.Committed {
-			continue
-		}
-		for _, r := range p.txns[ti].reads {
-			if !r.isList() || !slices.Contains(p.writersOf[r.key], int32(ti)) {
-				continue
-			}
-			k := [2]string{unq(p.keys[r.key]), joinValues(r.lr.list)}
-			rmw[k] = append(rmw[k], h.Txns[ti].ID)
-		}
-	}
-	for _, s := range cycle {
-		if s.Kind != "rw" {
-			continue
-		}
-		for k, ids := range rmw {
-			if k[0] == s.Key && slices.Contains(ids, s.From) && slices.Contains(ids, s.To) {
-				return true
-			}
-		}
-	}
-	return false
 }

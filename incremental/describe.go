@@ -3,6 +3,7 @@ package incremental
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -443,23 +444,35 @@ func pattern(p *prepared, cycle []Step, class string) string {
 
 // lostUpdate: two committed transactions of the core read the same value of
 // a key and both write it, and the final cycle runs through an rw edge of
-// that key between two such transactions.
+// that key between two such transactions. On a list key the pair read the
+// same list (their own appends left out) and both append to it; the
+// shape is the same lost update, and it is named the same at every level
+// (docs/SEMANTICS.md §3 "Naming an anomaly with lists").
 func lostUpdate(p *prepared, cycle []Step) bool {
 	h := p.h
-	rmw := map[[2]string][]string{} // (key, value read) -> read-modify-writers
+	// (key, value or list read) -> read-modify-writers; the value is
+	// tagged so that a register's value never meets a list's rendering.
+	rmw := map[[2]string][]string{}
 	for ti := range h.Txns {
 		if h.Txns[ti].Status != history.Committed {
 			continue
 		}
 		pt := &p.txns[ti]
 		for _, r := range pt.reads {
+			var read string
 			if r.isList() {
-				continue
+				if pt.appendsTo(r.key) == nil {
+					continue
+				}
+				read = "list " + joinValues(r.lr.list)
+			} else {
+				if _, ok := pt.finalValue(r.key); !ok {
+					continue
+				}
+				read = "value " + string(r.val)
 			}
-			if _, ok := pt.finalValue(r.key); ok {
-				k := [2]string{unq(p.keys[r.key]), string(r.val)}
-				rmw[k] = append(rmw[k], h.Txns[ti].ID)
-			}
+			k := [2]string{unq(p.keys[r.key]), read}
+			rmw[k] = append(rmw[k], h.Txns[ti].ID)
 		}
 	}
 	for _, s := range cycle {
@@ -467,15 +480,7 @@ func lostUpdate(p *prepared, cycle []Step) bool {
 			continue
 		}
 		for k, ids := range rmw {
-			if k[0] != s.Key || len(ids) < 2 {
-				continue
-			}
-			from, to := false, false
-			for _, id := range ids {
-				from = from || id == s.From
-				to = to || id == s.To
-			}
-			if from && to {
+			if k[0] == s.Key && len(ids) >= 2 && slices.Contains(ids, s.From) && slices.Contains(ids, s.To) {
 				return true
 			}
 		}
@@ -496,17 +501,14 @@ func lostUpdate(p *prepared, cycle []Step) bool {
 // serializable level, G2-item if the core is valid under snapshot
 // isolation (an SI witness leaves adjacent anti-dependencies only) and
 // G-nonadjacent if not; at a snapshot-isolation level G-nonadjacent.
-// Lists (the naming does not ask the weaker checkers about them yet) and an answer that ran
-// out of ctx keep the cycle's name; extra says why the name differs from
-// the cycle, for the explanation.
+// A core with list keys is asked the same questions: read-committed and
+// pl-2+ both read lists (§1 "Lists at the weak levels", "PL-2+ with
+// lists"; §3 "Naming an anomaly with lists"). An answer that ran out of
+// ctx keeps the cycle's name; extra says why the name differs from the
+// cycle, for the explanation.
 func confirmClass(ctx context.Context, hc *history.History, opts history.Options, class string) (named, extra string) {
 	if class != history.G0 && class != history.G1c && class != history.GSingle {
 		return class, ""
-	}
-	for _, l := range hc.ListKeys() {
-		if l {
-			return class, ""
-		}
 	}
 	why := "These transactions are valid at pl-2+: the cycle's version orders were forced through anti-dependencies, so "
 	if class != history.GSingle {

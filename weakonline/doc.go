@@ -97,8 +97,10 @@
 //
 // # Complexity
 //
-// The fast path costs, per transaction, its reads and writes (hash
-// lookups), an edge insertion each (Pearce-Kelly: the affected region of
+// The fast path costs, per transaction, its reads and writes (each op's
+// key hashed once, when it is parsed, to a number (keys.go); the maps
+// after that are keyed by two integers, and a key's integer values find
+// their writer in a slice, fast.dense), an edge insertion each (Pearce-Kelly: the affected region of
 // the order), and at causal O(k) per read for k sessions that wrote its
 // key, plus the clock updates when an ancestor closes. A step it cannot
 // vouch for costs the offline weak check on the whole instance (O(n^1.5)

@@ -168,8 +168,7 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 		}
 	}
 	if !cfg.NoFast {
-		e.fast = newFast(opts)
-		e.fast.sum = e.sum
+		e.fast = newFast(opts, e.sum)
 	}
 	return e, nil
 }
@@ -183,8 +182,7 @@ func (e *Engine) rebuild(witness ...string) {
 		e.fast = nil
 		return
 	}
-	f := newFast(e.opts)
-	f.sum = e.sum
+	f := newFast(e.opts, e.sum)
 	if witness != nil {
 		f.rank = make([]int32, len(e.txns))
 		for i := range f.rank {

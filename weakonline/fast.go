@@ -38,9 +38,11 @@ type fast struct {
 	pos      []int32 // position in its session
 	sessions map[string]int32
 	sessLast []int32 // last node of each session
-	// writersOf[key]: per session that wrote the key, the positions and
-	// nodes of its writers (one map lookup per read, then slices).
-	writersOf map[history.Key]*keyWriters
+	// kt numbers the keys (keys.go): the summary's table, shared.
+	kt *keyTable
+	// writersOf[key number]: per session that wrote the key, the
+	// positions and nodes of its writers (nil: none).
+	writersOf []*keyWriters
 
 	// vals: (key, value) -> its writer nodes, in release order. Most
 	// values have one writer: it is held inline (v >= 0); a value with
@@ -49,6 +51,15 @@ type fast struct {
 	// line of run --level read-committed's profile).
 	vals      map[kv]int32
 	valsMulti [][]int32
+	// dense holds, per key number, the writers of a window of the key's
+	// integer values, one slot per value from base: counters and
+	// generated unique values fill it nearly densely, and a slot is four
+	// bytes where a map entry was some thirty, a cache miss each, on every
+	// read and write (the largest line of run --level causal's profile).
+	// A slot is a value's single writer (>= 0), slotNone (never written
+	// while in the window: vals may hold it, written before the window
+	// reached it) or slotMap (more than one writer: vals holds them all).
+	dense []denseVals
 	// taint: the transactions outside the instance (quarantined,
 	// unchecked) that wrote each (key, value), any write op; a closed
 	// read is dropped by the projection when one of them is a possible
@@ -56,9 +67,9 @@ type fast struct {
 	// time). Wildcard writes drop every read of their key (or of every
 	// key) whatever the times, as Engine.instance does.
 	taint    map[kv][]taintW
-	taintK   map[history.Key]bool
+	taintK   map[int32]bool
 	taintAll bool
-	initVal  map[history.Key]history.Value
+	initVal  map[int32]kv
 
 	// causal: every node's causal past in the instance as a vector clock
 	// over the sessions (the highest position of each session in the
@@ -95,9 +106,21 @@ type fast struct {
 	ordScratch []int32
 }
 
-type kv struct{ k, v history.Value }
-
 type posTxn struct{ pos, t int32 }
+
+// denseVals is one key's window of integer values (fast.dense).
+type denseVals struct {
+	base  int64
+	slots []int32
+}
+
+const (
+	slotNone = -1
+	slotMap  = -2
+	// denseGap is how far past its window a value may be and still
+	// extend it (the slots between are slotNone).
+	denseGap = 64
+)
 
 // taintW is a writer outside the instance; noSession marks an unchecked
 // one, which the instance takes out of every session.
@@ -159,10 +182,17 @@ func lastEntry(ws []posTxn, p int32) *posTxn {
 	return &ws[lo-1]
 }
 
-func newFast(opts history.Options) *fast {
-	return &fast{lv: opts.Level, opts: opts, so: opts.Level.SessionOrder(), sessions: map[string]int32{},
-		writersOf: map[history.Key]*keyWriters{}, vals: map[kv]int32{}, taint: map[kv][]taintW{}, taintK: map[history.Key]bool{},
-		initVal: map[history.Key]history.Value{}}
+// newFast is an empty fast path over the retirement summary sum, whose
+// key table it shares (nil: a table of its own, for tests).
+func newFast(opts history.Options, sum *summary) *fast {
+	f := &fast{lv: opts.Level, opts: opts, so: opts.Level.SessionOrder(), sessions: map[string]int32{},
+		vals: map[kv]int32{}, taint: map[kv][]taintW{}, taintK: map[int32]bool{}, initVal: map[int32]kv{}, sum: sum}
+	if sum != nil {
+		f.kt = sum.kt
+	} else {
+		f.kt = newKeyTable()
+	}
+	return f
 }
 
 func (f *fast) fail(why string) {
@@ -197,29 +227,45 @@ func (f *fast) grow(n int) {
 // (key, value) not after the transaction's own write of the key, the
 // last write of each key; ok is false on an internal inconsistency (a
 // read after its own write that returns another value) or a list op.
-func parse(t *history.Txn) (finals, reads []kv, ok bool) {
+// Each op's key is numbered here, once (kt), and its value read as an
+// integer if it is one: the pairs are what every later map lookup hashes.
+func parse(t *history.Txn, kt *keyTable) (finals, reads []kv, ok bool) {
 	ok = true
+	// Sized once: the pairs are kept as long as the transaction is.
+	nr := 0
+	for _, op := range t.Ops {
+		if op.Kind == history.Read {
+			nr++
+		}
+	}
+	if nw := len(t.Ops) - nr; nw > 0 {
+		finals = make([]kv, 0, nw)
+	}
+	if nr > 0 {
+		reads = make([]kv, 0, nr)
+	}
 	for _, op := range t.Ops {
 		if op.IsList || op.Kind == history.Append {
 			return nil, nil, false
 		}
+		r := kt.pair(op.Key, op.Value)
 		if op.Kind != history.Read {
 			found := false
 			for i := range finals {
-				if finals[i].k == op.Key {
-					finals[i].v, found = op.Value, true
+				if finals[i].k == r.k {
+					finals[i], found = r, true
 				}
 			}
 			if !found {
-				finals = append(finals, kv{op.Key, op.Value})
+				finals = append(finals, r)
 			}
 			continue
 		}
 		own := false
 		for _, w := range finals {
-			if w.k == op.Key {
+			if w.k == r.k {
 				own = true
-				if w.v != op.Value {
+				if w != r {
 					ok = false
 				}
 			}
@@ -227,7 +273,6 @@ func parse(t *history.Txn) (finals, reads []kv, ok bool) {
 		if own {
 			continue
 		}
-		r := kv{op.Key, op.Value}
 		if !slices.Contains(reads, r) {
 			reads = append(reads, r)
 		}
@@ -238,7 +283,7 @@ func parse(t *history.Txn) (finals, reads []kv, ok bool) {
 // release adds member i (released, in release order).
 func (f *fast) release(i int, t *history.Txn) {
 	f.grow(i + 1)
-	finals, reads, ok := parse(t)
+	finals, reads, ok := parse(t, f.kt)
 	if !ok {
 		// An internal inconsistency of a committed transaction is an
 		// anomaly now (its internal reads count while it is open); one
@@ -300,6 +345,9 @@ func (f *fast) release(i int, t *history.Txn) {
 				// last writer of a key (forced edges).
 				break
 			}
+			for int(w.k) >= len(f.writersOf) {
+				f.writersOf = append(f.writersOf, nil)
+			}
 			kw := f.writersOf[w.k]
 			if kw == nil {
 				kw = &keyWriters{}
@@ -325,9 +373,9 @@ func (f *fast) addTaint(i int, t *history.Txn, unchecked bool) {
 		case op.Key == online.Wild:
 			f.taintAll = true
 		case op.Value == online.Wild:
-			f.taintK[op.Key] = true
+			f.taintK[f.kt.id(op.Key)] = true
 		default:
-			r := kv{op.Key, op.Value}
+			r := f.kt.pair(op.Key, op.Value)
 			if ws := f.taint[r]; len(ws) == 0 || ws[len(ws)-1].t != int32(i) {
 				f.taint[r] = append(ws, taintW{int32(i), unchecked})
 			}
@@ -347,7 +395,7 @@ func (f *fast) close(i int, txns []history.Txn) {
 	var reads []kv
 	var from []int32
 	for _, r := range f.reads[i] {
-		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) || f.sum.has(r.k, r.v) {
+		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) || f.sum.hasKV(r) {
 			continue // dropped by the projection (§3), or by retirement
 		}
 		src, ok := f.choose(i, r, txns)
@@ -429,7 +477,7 @@ func laterInSession(w, r *history.Txn, wi, ri int) bool {
 	return w.Start > r.Start || (w.Start == r.Start && wi > ri)
 }
 
-func writes(finals []kv, k history.Key) bool {
+func writes(finals []kv, k int32) bool {
 	for _, w := range finals {
 		if w.k == k {
 			return true
@@ -533,7 +581,7 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 	own := f.sessOf[n]
 	for k, r := range f.reads[n] {
 		t2 := f.froms[n][k]
-		kw := f.writersOf[r.k]
+		kw := f.keyWriters(r.k)
 		if kw == nil {
 			continue
 		}
@@ -574,8 +622,8 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 
 // lastWriter is session s's last writer of k at a position <= p (-1:
 // none).
-func (f *fast) lastWriter(s int32, k history.Key, p int32) int32 {
-	kw := f.writersOf[k]
+func (f *fast) lastWriter(s int32, k int32, p int32) int32 {
+	kw := f.keyWriters(k)
 	if kw == nil {
 		return -1
 	}
@@ -584,6 +632,14 @@ func (f *fast) lastWriter(s int32, k history.Key, p int32) int32 {
 		return -1
 	}
 	return lastAt(kw.lists[j], p)
+}
+
+// keyWriters is key number k's writers by session (nil: none).
+func (f *fast) keyWriters(k int32) *keyWriters {
+	if int(k) < len(f.writersOf) {
+		return f.writersOf[k]
+	}
+	return nil
 }
 
 // forced adds the co edge t1 -> t2 the axiom forces; into the initial
@@ -633,7 +689,7 @@ func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 			best, bestEnd = w, wt.End
 		}
 	}
-	initial := r.v == history.Null || f.opts.InitialState == history.InitialUnknown
+	initial := f.kt.text(r) == history.Null || f.opts.InitialState == history.InitialUnknown
 	if f.rankOf(int32(i)) >= 0 {
 		// Guided by the witness: the candidate latest in it before the
 		// reader (for read committed this keeps every wr edge along the
@@ -676,6 +732,19 @@ func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 
 // addVal records node w as a writer of r (after the ones recorded).
 func (f *fast) addVal(r kv, w int32) {
+	if d := f.slot(r, true); d != nil {
+		switch x := *d; {
+		case x == slotNone:
+			if _, seen := f.vals[r]; !seen {
+				*d = w
+				return
+			}
+		case x >= 0:
+			// A second writer: both go to the map, in release order.
+			*d = slotMap
+			f.vals[r] = x
+		}
+	}
 	x, seen := f.vals[r]
 	switch {
 	case !seen:
@@ -688,9 +757,48 @@ func (f *fast) addVal(r kv, w int32) {
 	}
 }
 
+// slot is r's slot in its key's dense window (nil: r is no integer, or
+// outside the window). With grow, a value just past the window (at most
+// denseGap) extends it, and a key's first integer value opens it.
+func (f *fast) slot(r kv, grow bool) *int32 {
+	if r.str != 0 {
+		return nil
+	}
+	if int(r.k) >= len(f.dense) {
+		if !grow {
+			return nil
+		}
+		f.dense = append(f.dense, make([]denseVals, int(r.k)+1-len(f.dense))...)
+	}
+	d := &f.dense[r.k]
+	if len(d.slots) == 0 {
+		if !grow {
+			return nil
+		}
+		d.base = r.n
+	}
+	off := r.n - d.base
+	if r.n < d.base || off < 0 {
+		return nil // below the window (or an overflow)
+	}
+	if off >= int64(len(d.slots)) {
+		if !grow || off >= int64(len(d.slots))+denseGap {
+			return nil
+		}
+		for int64(len(d.slots)) <= off {
+			d.slots = append(d.slots, slotNone)
+		}
+	}
+	return &d.slots[off]
+}
+
 // writers are r's writer nodes in release order; a single one is
 // returned in one, which the caller provides.
 func (f *fast) writers(r kv, one *[1]int32) []int32 {
+	if d := f.slot(r, false); d != nil && *d >= 0 {
+		one[0] = *d
+		return one[:]
+	}
 	x, seen := f.vals[r]
 	switch {
 	case !seen:
@@ -714,10 +822,10 @@ func (f *fast) rankOf(i int32) int32 {
 // chooseInitial takes the initial state as r's source.
 func (f *fast) chooseInitial(r kv) int32 {
 	if f.opts.InitialState == history.InitialUnknown {
-		if v, seen := f.initVal[r.k]; seen && v != r.v {
+		if v, seen := f.initVal[r.k]; seen && v != r {
 			f.fail("two initial values of one key")
 		}
-		f.initVal[r.k] = r.v
+		f.initVal[r.k] = r
 	}
 	return -1
 }

@@ -1,6 +1,7 @@
 package weakonline
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -11,23 +12,75 @@ import (
 
 // TestFastValueWriters: the fast path's value map returns every writer
 // of a (key, value), in release order, whether it has one writer (held
-// inline) or several (valsMulti), and nothing for a value never written.
+// inline, or in its key's dense window) or several (valsMulti), and
+// nothing for a value never written; a map of slices is the model. The
+// values are counters, values below and far past a key's window, values
+// the window reaches after they were written, and strings.
 func TestFastValueWriters(t *testing.T) {
-	f := newFast(history.DefaultOptions())
-	rng := rand.New(rand.NewPCG(26, 18))
-	model := map[kv][]int32{}
-	for i := range int32(500) {
-		r := kv{history.Key("k" + strconv.Itoa(rng.IntN(20))), history.IntValue(rng.Int64N(30))}
-		f.addVal(r, i)
-		model[r] = append(model[r], i)
-	}
-	var one [1]int32
-	for k := range 20 {
-		for v := range int64(30) {
-			r := kv{history.Key("k" + strconv.Itoa(k)), history.IntValue(v)}
+	for round := range 200 {
+		f := newFast(history.DefaultOptions(), nil)
+		rng := rand.New(rand.NewPCG(26, uint64(round)))
+		model := map[kv][]int32{}
+		span := int64(1 + rng.IntN(300))
+		val := func() history.Value {
+			switch rng.IntN(10) {
+			case 0:
+				return history.StringValue("s" + strconv.Itoa(rng.IntN(5)))
+			case 1:
+				return history.IntValue(rng.Int64N(3*denseGap*span) - denseGap*span)
+			case 2:
+				return history.IntValue([]int64{math.MinInt64, math.MaxInt64, -1, 0}[rng.IntN(4)])
+			}
+			return history.IntValue(rng.Int64N(span))
+		}
+		var asked []kv
+		for i := range int32(rng.IntN(600)) {
+			r := f.kt.pair(history.Key("k"+strconv.Itoa(rng.IntN(4))), val())
+			f.addVal(r, i)
+			model[r] = append(model[r], i)
+			asked = append(asked, r, f.kt.pair(history.Key("k"+strconv.Itoa(rng.IntN(5))), val()))
+		}
+		var one [1]int32
+		for _, r := range asked {
 			if got := f.writers(r, &one); !slices.Equal(got, model[r]) {
-				t.Fatalf("writers(%v) = %v, want %v", r, got, model[r])
+				t.Fatalf("round %d: writers(%v) = %v, want %v", round, r, got, model[r])
 			}
 		}
+	}
+}
+
+// TestKVIsText: two numbered pairs are equal exactly when their keys and
+// value texts are (a map keyed by kv never takes one value for another:
+// "1" and "01", "-0" and "0", "1" and "\"1\"" stay apart), and a pair
+// gives its value's text back.
+func TestKVIsText(t *testing.T) {
+	kt := newKeyTable()
+	vals := []history.Value{"0", "-0", "00", "01", "1", "-1", "+1", "\"1\"", "null", "1.0", " 1", "9223372036854775807",
+		"9223372036854775808", "-9223372036854775808", "-9223372036854775809", "[1]", "true", "\"\""}
+	keys := []history.Key{"x", "y", "\"x\""}
+	for _, k1 := range keys {
+		for _, v1 := range vals {
+			a := kt.pair(k1, v1)
+			if kt.value(a) != v1 {
+				t.Fatalf("pair(%s, %s) gives back %s", k1, v1, kt.value(a))
+			}
+			if l, ok := kt.lookup(k1, v1); !ok || l != a {
+				t.Fatalf("lookup(%s, %s) = %v, %v; pair gave %v", k1, v1, l, ok, a)
+			}
+			for _, k2 := range keys {
+				for _, v2 := range vals {
+					b := kt.pair(k2, v2)
+					if (a == b) != (k1 == k2 && v1 == v2) {
+						t.Fatalf("pair(%s, %s) == pair(%s, %s): %v", k1, v1, k2, v2, a == b)
+					}
+				}
+			}
+		}
+	}
+	if _, ok := kt.lookup("never", "1"); ok {
+		t.Fatal("a key never numbered has a pair")
+	}
+	if _, ok := kt.lookup("x", "\"never\""); ok {
+		t.Fatal("a value never numbered has a pair")
 	}
 }

@@ -42,8 +42,12 @@ const retireFloor = 1 << 14
 // it leaves the instance. Integer values (the usual counters) are kept
 // as runs, so that a key written 1, 2, 3, ... costs one run.
 type summary struct {
-	keys map[history.Key]*valueSet
-	n    int // transactions retired
+	// kt numbers the engine's keys (keys.go); the summary owns it, as it
+	// outlives every fast path (a rebuild makes a new one with the same
+	// table), and a restore numbers the keys afresh from its names.
+	kt   *keyTable
+	keys []*valueSet // by key number (nil: none retired)
+	n    int         // transactions retired
 	// dirty: the values in keys that no retired committed final write
 	// wrote, only aborted or intermediate ones (a read of one is G1a or
 	// G1b, with its writer in the core), and the bodies (indices into
@@ -60,7 +64,7 @@ type valueSet struct {
 }
 
 func newSummary() *summary {
-	return &summary{keys: map[history.Key]*valueSet{}, dirty: map[kv][]int32{}}
+	return &summary{kt: newKeyTable(), dirty: map[kv][]int32{}}
 }
 
 // body is a retired aborted transaction, or committed one with an
@@ -71,21 +75,56 @@ type body struct {
 	Txn  history.Txn
 }
 
+// set is key number k's value set (nil: none).
+func (s *summary) set(k int32) *valueSet {
+	if int(k) < len(s.keys) {
+		return s.keys[k]
+	}
+	return nil
+}
+
+// valuesOf is key k's value set, by name (nil: none).
+func (s *summary) valuesOf(k history.Key) *valueSet {
+	if i, ok := s.kt.ids[k]; ok {
+		return s.set(i)
+	}
+	return nil
+}
+
 // has reports whether (k, v) has a retired source nothing rules out.
-// It is on every closed read's path: the dirty map (two strings hashed)
-// is asked only for a key with a dirty value.
 func (s *summary) has(k history.Key, v history.Value) bool {
 	if s == nil {
 		return false
 	}
-	vs := s.keys[k]
+	vs := s.valuesOf(k)
 	if vs == nil || !vs.contains(v) {
 		return false
 	}
 	if vs.ndirty == 0 {
 		return true
 	}
-	_, d := s.dirty[kv{k, v}]
+	// A dirty value was numbered when it was recorded: one without a
+	// number is not dirty.
+	r, ok := s.kt.lookup(k, v)
+	_, d := s.dirty[r]
+	return !ok || !d
+}
+
+// hasKV is has for a numbered pair. It is on every closed read's path:
+// a slice index and, for an integer value, a search of the key's runs;
+// the dirty map is asked only for a key with a dirty value.
+func (s *summary) hasKV(r kv) bool {
+	if s == nil {
+		return false
+	}
+	vs := s.set(r.k)
+	if vs == nil || !vs.containsKV(r, s.kt) {
+		return false
+	}
+	if vs.ndirty == 0 {
+		return true
+	}
+	_, d := s.dirty[r]
 	return !d
 }
 
@@ -93,14 +132,14 @@ func (s *summary) has(k history.Key, v history.Value) bool {
 // intermediate write; nothing to record if a committed final write of
 // it is retired already (a read of it has a free source).
 func (s *summary) addDirty(k history.Key, v history.Value, b int32) {
-	if s.has(k, v) {
+	r := s.kt.pair(k, v)
+	if s.hasKV(r) {
 		return
 	}
-	s.add(k, v)
-	r := kv{k, v}
+	s.addKV(r)
 	bs, seen := s.dirty[r]
 	if !seen {
-		s.keys[k].ndirty++
+		s.keys[r.k].ndirty++
 	}
 	if !slices.Contains(bs, b) {
 		s.dirty[r] = append(bs, b)
@@ -109,17 +148,21 @@ func (s *summary) addDirty(k history.Key, v history.Value, b int32) {
 
 // addFinal records a retired committed final write of (k, v).
 func (s *summary) addFinal(k history.Key, v history.Value) {
-	s.add(k, v)
-	if _, seen := s.dirty[kv{k, v}]; seen {
-		delete(s.dirty, kv{k, v})
-		s.keys[k].ndirty--
+	s.addFinalKV(s.kt.pair(k, v))
+}
+
+func (s *summary) addFinalKV(r kv) {
+	s.addKV(r)
+	if _, seen := s.dirty[r]; seen {
+		delete(s.dirty, r)
+		s.keys[r.k].ndirty--
 	}
 }
 
 // intOf reads v as an integer if it is one in canonical text (no sign
 // but a leading '-', no leading zero, not "-0"), so that a run of
 // integers stands for exactly the values that print as it. It is on
-// every read's path: no allocation.
+// every op's path: no allocation.
 func intOf(v history.Value) (int64, bool) {
 	d := string(v)
 	if d == "" || d == "-" || d == "-0" || len(d) > 20 {
@@ -141,37 +184,71 @@ func intOf(v history.Value) (int64, bool) {
 	return i, err == nil
 }
 
-// holds reports whether some retired write wrote (k, v).
-func (s *summary) holds(k history.Key, v history.Value) bool {
-	vs := s.keys[k]
-	return vs != nil && vs.contains(v)
-}
-
 // contains reports whether v is in the set.
 func (vs *valueSet) contains(v history.Value) bool {
 	if i, ok := intOf(v); ok {
-		j := sort.Search(len(vs.runs), func(m int) bool { return vs.runs[m][1] >= i })
-		return j < len(vs.runs) && vs.runs[j][0] <= i
+		return vs.containsInt(i)
 	}
 	_, ok := vs.other[v]
 	return ok
 }
 
+// containsKV is contains for a numbered pair's value.
+func (vs *valueSet) containsKV(r kv, kt *keyTable) bool {
+	if r.str == 0 {
+		return vs.containsInt(r.n)
+	}
+	_, ok := vs.other[kt.valNames[r.n]]
+	return ok
+}
+
+// containsInt is on every closed read's path. Counters grow, so a value
+// read is mostly in the last run or past it: that is asked first, then
+// the runs are searched (by hand: sort.Search's closure was a tenth of
+// run --level read-committed's profile).
+func (vs *valueSet) containsInt(i int64) bool {
+	n := len(vs.runs)
+	if n == 0 {
+		return false
+	}
+	if last := vs.runs[n-1]; i >= last[0] {
+		return i <= last[1]
+	}
+	// The first run that ends at or after i, among runs[:n-1].
+	lo, hi := 0, n-1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if vs.runs[m][1] < i {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < n-1 && vs.runs[lo][0] <= i
+}
+
 func (s *summary) add(k history.Key, v history.Value) {
-	vs := s.keys[k]
+	s.addKV(s.kt.pair(k, v))
+}
+
+// addKV adds r's value to its key's set, making the set on first use.
+func (s *summary) addKV(r kv) {
+	for int(r.k) >= len(s.keys) {
+		s.keys = append(s.keys, nil)
+	}
+	vs := s.keys[r.k]
 	if vs == nil {
 		vs = &valueSet{}
-		s.keys[k] = vs
+		s.keys[r.k] = vs
 	}
-	i, ok := intOf(v)
-	if !ok {
+	if r.str != 0 {
 		if vs.other == nil {
 			vs.other = map[history.Value]struct{}{}
 		}
-		vs.other[v] = struct{}{}
+		vs.other[s.kt.valNames[r.n]] = struct{}{}
 		return
 	}
-	vs.addInt(i)
+	vs.addInt(r.n)
 }
 
 // addInt inserts i, merging it with the runs it touches. Counters mostly
@@ -222,7 +299,11 @@ func (s *summary) encode() *summaryJSON {
 		return nil
 	}
 	out := &summaryJSON{N: s.n, Keys: make(map[history.Key]valueSetJSON, len(s.keys))}
-	for k, vs := range s.keys {
+	for i, vs := range s.keys {
+		if vs == nil {
+			continue
+		}
+		k := s.kt.names[i]
 		j := valueSetJSON{Runs: vs.runs}
 		for v := range vs.other {
 			j.Other = append(j.Other, v)
@@ -231,7 +312,7 @@ func (s *summary) encode() *summaryJSON {
 		out.Keys[k] = j
 	}
 	for r, bs := range s.dirty {
-		out.Dirty = append(out.Dirty, dirtyJSON{r.k, r.v, bs})
+		out.Dirty = append(out.Dirty, dirtyJSON{s.kt.names[r.k], s.kt.value(r), bs})
 	}
 	slices.SortFunc(out.Dirty, func(a, b dirtyJSON) int {
 		if a.K != b.K {
@@ -263,7 +344,11 @@ func decodeSummary(j *summaryJSON) (*summary, error) {
 			}
 			vs.other[v] = struct{}{}
 		}
-		s.keys[k] = vs
+		i := s.kt.id(k)
+		for int(i) >= len(s.keys) {
+			s.keys = append(s.keys, nil)
+		}
+		s.keys[i] = vs
 	}
 	s.bodies = j.Bodies
 	for _, d := range j.Dirty {
@@ -272,14 +357,15 @@ func decodeSummary(j *summaryJSON) (*summary, error) {
 				return nil, fmt.Errorf("%w: body %d of %d", ErrCorrupt, b, len(s.bodies))
 			}
 		}
-		vs := s.keys[d.K]
-		if vs == nil || !vs.contains(d.V) {
+		r := s.kt.pair(d.K, d.V)
+		vs := s.set(r.k)
+		if vs == nil || !vs.containsKV(r, s.kt) {
 			return nil, fmt.Errorf("%w: dirty value %s=%s not in the summary", ErrCorrupt, d.K, d.V)
 		}
-		if _, seen := s.dirty[kv{d.K, d.V}]; !seen {
+		if _, seen := s.dirty[r]; !seen {
 			vs.ndirty++
 		}
-		s.dirty[kv{d.K, d.V}] = d.Bodies
+		s.dirty[r] = d.Bodies
 	}
 	return s, nil
 }
@@ -369,20 +455,12 @@ func (e *Engine) retire() {
 			// stays dropped: taint and the summary only grow).
 			p.finals, p.reads, p.ok = f.finals[i], f.reads[i], true
 		} else {
-			p.finals, p.reads, p.ok = parse(t)
+			p.finals, p.reads, p.ok = parse(t, e.sum.kt)
 		}
 		if !p.ok {
 			continue
 		}
-		for _, op := range t.Ops {
-			if op.Kind != history.Read {
-				for _, f := range p.finals {
-					if f.k == op.Key && f.v != op.Value {
-						p.inter = true
-					}
-				}
-			}
-		}
+		p.inter = intermediate(t, p.finals, e.sum.kt)
 		if e.flags[i]&fSettled == 0 {
 			for _, r := range p.reads {
 				push(readers, r, i)
@@ -472,7 +550,7 @@ func (e *Engine) retire() {
 		e.sum.n++
 		if t.Status == history.Committed {
 			for _, w := range p.finals {
-				e.sum.addFinal(w.k, w.v)
+				e.sum.addFinalKV(w)
 			}
 			if !p.inter {
 				continue
@@ -491,12 +569,39 @@ func (e *Engine) retire() {
 		}
 		retiredBody[i] = b
 		for _, op := range t.Ops {
-			if op.Kind != history.Read && (t.Status == history.Aborted || !slices.Contains(p.finals, kv{op.Key, op.Value})) {
+			if op.Kind != history.Read && (t.Status == history.Aborted || !slices.Contains(p.finals, e.sum.kt.pair(op.Key, op.Value))) {
 				e.sum.addDirty(op.Key, op.Value, b)
 			}
 		}
 	}
 	e.compact(keep, retiredBody)
+}
+
+// intermediate reports whether t wrote a value of a key that is not the
+// key's final one (finals, from parse). A transaction with no more writes
+// than final values has none, and is not looked at op by op.
+func intermediate(t *history.Txn, finals []kv, kt *keyTable) bool {
+	writes := 0
+	for _, op := range t.Ops {
+		if op.Kind != history.Read {
+			writes++
+		}
+	}
+	if writes <= len(finals) {
+		return false
+	}
+	for _, op := range t.Ops {
+		if op.Kind == history.Read {
+			continue
+		}
+		r := kt.pair(op.Key, op.Value)
+		for _, f := range finals {
+			if f.k == r.k && f != r {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // compact drops the transactions not kept, renumbering the rest in their
@@ -602,7 +707,11 @@ func (e *Engine) bodiesRead(wildAll bool, wildKeys map[history.Key]bool) ([]hist
 			if op.Kind != history.Read || wildAll || wildKeys[op.Key] {
 				continue
 			}
-			for _, b := range e.sum.dirty[kv{op.Key, op.Value}] {
+			r, ok := e.sum.kt.lookup(op.Key, op.Value)
+			if !ok {
+				continue
+			}
+			for _, b := range e.sum.dirty[r] {
 				if seen[b] {
 					continue
 				}

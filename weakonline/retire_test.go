@@ -214,7 +214,7 @@ func TestRetireSummaryRoundTrip(t *testing.T) {
 	if e.sum.n == 0 || len(e.txns) >= 50 {
 		t.Fatalf("retired %d, holding %d: nothing retired", e.sum.n, len(e.txns))
 	}
-	if runs := e.sum.keys["x"].runs; len(runs) != 1 {
+	if runs := e.sum.valuesOf("x").runs; len(runs) != 1 {
 		t.Fatalf("x's values 1..%d as runs %v, want one run", e.sum.n, runs)
 	}
 	snap, err := e.Snapshot()
@@ -278,13 +278,13 @@ func TestValueSetAgainstMap(t *testing.T) {
 			for x := -span; x <= span; x++ {
 				v := history.IntValue(x)
 				if s.has("k", v) != model[v] {
-					t.Fatalf("round %d: %s held=%v, added=%v (runs %v)", round, v, s.has("k", v), model[v], s.keys["k"].runs)
+					t.Fatalf("round %d: %s held=%v, added=%v (runs %v)", round, v, s.has("k", v), model[v], s.valuesOf("k").runs)
 				}
 			}
 			if s.has("k", "03") != model["03"] || s.has("j", "1") {
 				t.Fatalf("round %d: a value never added is held", round)
 			}
-			if vs := s.keys["k"]; vs != nil {
+			if vs := s.valuesOf("k"); vs != nil {
 				for i := 1; i < len(vs.runs); i++ {
 					if vs.runs[i-1][1] >= vs.runs[i][0]-1 {
 						t.Fatalf("round %d: runs %v overlap or touch", round, vs.runs)
@@ -346,9 +346,10 @@ func TestSummaryDirtyAgainstMap(t *testing.T) {
 	keys := []history.Key{"a", "b", "c"}
 	for round := range 300 {
 		s := newSummary()
-		held, dirty := map[kv]bool{}, map[kv]bool{}
+		type pair struct{ k, v history.Value }
+		held, dirty := map[pair]bool{}, map[pair]bool{}
 		for range rng.IntN(40) {
-			r := kv{keys[rng.IntN(len(keys))], history.IntValue(rng.Int64N(6))}
+			r := pair{keys[rng.IntN(len(keys))], history.IntValue(rng.Int64N(6))}
 			if rng.IntN(3) == 0 {
 				r.v = history.StringValue("s" + strconv.Itoa(rng.IntN(3)))
 			}
@@ -368,7 +369,7 @@ func TestSummaryDirtyAgainstMap(t *testing.T) {
 			for _, k := range keys {
 				for x := range int64(6) {
 					for _, v := range []history.Value{history.IntValue(x), history.StringValue("s" + strconv.Itoa(int(x)))} {
-						r := kv{k, v}
+						r := pair{k, v}
 						if want := held[r] && !dirty[r]; s.has(k, v) != want {
 							t.Fatalf("round %d (%s): has(%s, %s) = %v, want %v (held %v, dirty %v)", round, what, k, v, !want, want, held[r], dirty[r])
 						}
