@@ -19,8 +19,9 @@ import (
 // a G1c (PolySI's yugabyte violation, below, was named G1c at
 // snapshot-isolation yet is valid at read-committed). Classes with a
 // -realtime or -process suffix name cycles through orders those weaker
-// levels do not have, and are not held to them. Lists are left out: the
-// weak checkers read registers only.
+// levels do not have, and are not held to them. Lists are left out here;
+// TestListClassNamesAgainstOracle (weak_classname_test.go) holds list
+// cores, now that the weak levels read lists.
 func TestClassNamesAgainstOracle(t *testing.T) {
 	levels := []history.Level{history.Serializable, history.SnapshotIsolation, history.StrongSessionSnapshotIsolation, history.StrictSerializable}
 	n := tinyCount(200)
