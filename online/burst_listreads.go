@@ -81,6 +81,23 @@ func (s *evictStep) r4Skip(w, t int32) bool {
 	return f&wfUnknown != 0 && s.noCommit(w, true)
 }
 
+// isAborted and isDropped are the list rule's tests of an appender w
+// (listPrefix), from the step's writer facts; with writersLeftNaive
+// (tests) they read the transactions, as the loop did.
+func (s *evictStep) isAborted(w int32) bool {
+	if writersLeftNaive {
+		return s.r.h.Txns[w].Status == history.Aborted
+	}
+	return s.writerFlags()[w]&wfAborted != 0
+}
+
+func (s *evictStep) isDropped(w int32) bool {
+	if writersLeftNaive {
+		return s.p.Txns()[w].Dropped()
+	}
+	return s.writerFlags()[w]&wfDropped != 0
+}
+
 // listReader is one reader of a list key for the list rule's read loop:
 // the transaction, its list reads of the key in the instance as
 // externalLists gives them, and the indexes (into the encoder's reads,
@@ -124,18 +141,7 @@ func (s *evictStep) listReadersLeft(k int32, key history.Key) []listReader {
 		return i < 0 || s.removed[u] || r.ghost[u] || slices.Contains(st.Replaced[i], key)
 	}
 	if listReadersNaive {
-		// The loop as it was: every accessor, its lists and reads made
-		// at each call.
-		var out []listReader
-		for _, u := range s.accessors[k] {
-			if gone(u) {
-				continue
-			}
-			if lr, ok := s.makeListReader(u, k, key); ok {
-				out = append(out, lr)
-			}
-		}
-		return out
+		return s.listReadersScan(k, key)
 	}
 	if s.bx.lr == nil {
 		s.bx.lr = make([][]listReader, len(s.p.Keys()))
@@ -185,6 +191,36 @@ func (s *evictStep) makeListReader(u, k int32, key history.Key) (listReader, boo
 		}
 	}
 	return listReader{u: u, lists: lists, reads: reads}, true
+}
+
+// listReadersScan is the loop as it was, written apart from the index
+// (tests: the differential test's reference): every accessor of k, its
+// lists and reads of k made at each call.
+func (s *evictStep) listReadersScan(k int32, key history.Key) []listReader {
+	r, p, e, st := s.r, s.p, s.e, s.st
+	var out []listReader
+	for _, u := range s.accessors[k] {
+		if r.pos[u] < 0 {
+			continue
+		}
+		if s.removed[u] || r.ghost[u] || slices.Contains(st.Replaced[r.pos[u]], key) {
+			continue
+		}
+		lists := externalLists(r.h.Txns[u].Ops, key)
+		if len(lists) == 0 {
+			continue
+		}
+		lr := listReader{u: u, lists: lists}
+		for _, ri := range s.readsOf[u] {
+			rv := &e.Reads()[ri]
+			if p.Txns()[u].Reads()[rv.Read()].Key() != k {
+				continue
+			}
+			lr.reads = append(lr.reads, int32(ri))
+		}
+		out = append(out, lr)
+	}
+	return out
 }
 
 // listReadersNaive (tests) makes listReadersLeft visit every accessor

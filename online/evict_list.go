@@ -199,14 +199,13 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 		tracePin(tx, func() string { return "list: not after the prefix of " + string(le.key) })
 		return nil, false, false
 	}
-	wf := s.writerFlags() // burst_listreads.go: status and Dropped
 	for _, w := range s.writersLeft(k) { // r4_writers.go
-		if w == t || w == g || r.pos[w] < 0 || s.removed[w] || wf[w]&wfAborted != 0 {
+		if w == t || w == g || r.pos[w] < 0 || s.removed[w] || s.isAborted(w) { // burst_listreads.go
 			// The holder (a ghost, or the initial node, pos -1, when
 			// the prefix passed to it) precedes t (L1, L4).
 			continue
 		}
-		if wf[w]&wfDropped != 0 {
+		if s.isDropped(w) {
 			// Prepare left w out: no read of this instance can read it,
 			// which is no decision for reads still to come. Only a
 			// time-closed w is judged not committed (it leaves as one).
