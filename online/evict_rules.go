@@ -149,6 +149,7 @@ func (s *evictStep) replaceReads(repl []replacement) {
 func (o *Online) evict(ctx context.Context, r *reduced) {
 	s := newEvictStep(ctx, o, r)
 	o.fixIrrelevant(ctx, r, s.pr, s.pinned)
+	s.pr.startSeen() // burst_probe.go: the models seen from here on
 	order := s.r1Candidates()
 	// Transactions go in start order, and one may wait for a writer that
 	// starts later (R4: it must follow it) or for one its eviction held
