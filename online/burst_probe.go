@@ -106,3 +106,94 @@ func (s *evictStep) decideOnce(l incremental.Lit) (bool, bool) {
 	}
 	return v, ok
 }
+
+// The models seen (docs/SEMANTICS.md §5, "Models seen answer 'not
+// decided'"). After the irrelevance rule, everything a step adds to its
+// solver holds in every model of the instance (a decided probe's unit, a
+// proven order) or is switched off (a forced probe's selector), as the
+// header above argues: so every model a solve of the eviction loop
+// found is still a model of the solver, restricted to the variables it
+// had. A variable that some of those models set true and some set false
+// is decided in no way: a probe of either side is satisfiable, and the
+// answer "not decided" is the probe's. decide answers so without the
+// probe. On a burst about half of the eviction loop's decide probes were
+// of such a literal (the last probe's model had flipped it); each was a
+// solve of the whole window.
+//
+// seen keeps, per variable, whether some model seen set it true (bit 0)
+// and false (bit 1): two bits per variable, not a model each.
+type modelsSeen struct {
+	on   bool
+	seen []uint8
+}
+
+// startSeen starts the record once the irrelevance rule has added its
+// clauses (a model need not satisfy them): evict's hook. The model in
+// hand, if any, is its first entry: fixIrrelevant drops the model when it
+// adds a clause, so one still held satisfies the solver as it is
+// (keepStaleModel, a test's broken rule, holds one that need not).
+func (pr *prober) startSeen() {
+	pr.ms.on = !noModelsSeen
+	pr.ms.seen = pr.ms.seen[:0]
+	if pr.model && !keepStaleModel {
+		pr.noteModel()
+	}
+}
+
+// noteModel adds the solver's saved model, just found by a satisfiable
+// solve, to the models seen.
+func (pr *prober) noteModel() {
+	if !pr.ms.on {
+		return
+	}
+	n := pr.s.NumVars()
+	if len(pr.ms.seen) < n {
+		pr.ms.seen = append(pr.ms.seen, make([]uint8, n-len(pr.ms.seen))...)
+	}
+	seen := pr.ms.seen
+	for v := range n {
+		if pr.s.Value(solver.PosLit(solver.Var(v))) {
+			seen[v] |= 1
+		} else {
+			seen[v] |= 2
+		}
+	}
+}
+
+// seenBoth reports whether models seen set l's variable both ways: l is
+// not decided. With verifySeen (tests) it answers false after checking
+// the claim by the probe decide then makes, so that the engine runs as
+// without the record.
+func (pr *prober) seenBoth(l solver.Lit) bool {
+	if !pr.ms.on {
+		return false
+	}
+	v := int(l.Var())
+	both := v < len(pr.ms.seen) && pr.ms.seen[v] == 3
+	if both && verifySeen {
+		seenClaims++
+		pr.claimed = true
+		return false
+	}
+	return both
+}
+
+// checkSeenClaim is verifySeen's check of a claim seenBoth made about
+// the literal decide just probed: the probe must have been satisfiable.
+func (pr *prober) checkSeenClaim(st solver.Status) {
+	if !pr.claimed {
+		return
+	}
+	pr.claimed = false
+	if st == solver.Unsat {
+		seenLies++
+	}
+}
+
+// Test switches (burst_probe_test.go): noModelsSeen turns the record
+// off; verifySeen probes every literal it calls undecided, counting the
+// claims in seenClaims and the ones a probe refutes in seenLies.
+var (
+	noModelsSeen, verifySeen bool
+	seenClaims, seenLies     int
+)

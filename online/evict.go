@@ -572,6 +572,9 @@ type prober struct {
 	live *liveClosure
 	cl   *stepClosure
 	r    *reduced
+	// ms and claimed: the models seen (burst_probe.go).
+	ms      modelsSeen
+	claimed bool
 }
 
 // closure is the step's view of the live closure (nil: none).
@@ -594,6 +597,9 @@ func (pr *prober) ensureModel() bool {
 	}
 	pr.rank = nil
 	pr.model = pr.s.Solve(pr.ctx) == solver.Sat
+	if pr.model {
+		pr.noteModel() // burst_probe.go
+	}
 	return pr.model
 }
 
@@ -628,11 +634,16 @@ func (pr *prober) decide(l incremental.Lit) (bool, bool) {
 	if m {
 		other = sl.Not()
 	}
+	if pr.seenBoth(sl) { // burst_probe.go: models seen set it both ways
+		return false, false
+	}
 	if !pr.spend() {
+		pr.claimed = false
 		return false, false
 	}
 	pr.fillRank() // the model outlives the probe (burst_probe.go)
 	st := pr.s.Solve(pr.ctx, other)
+	pr.checkSeenClaim(st)
 	if probeTrace != nil {
 		probeTrace("decide", st == solver.Unsat)
 	}
@@ -642,6 +653,7 @@ func (pr *prober) decide(l incremental.Lit) (bool, bool) {
 		return m, true
 	case solver.Sat:
 		pr.model, pr.rank = true, nil
+		pr.noteModel()
 	default:
 		pr.model = false
 	}

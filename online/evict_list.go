@@ -200,12 +200,12 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 		return nil, false, false
 	}
 	for _, w := range s.writersLeft(k) { // r4_writers.go
-		if w == t || w == g || r.pos[w] < 0 || s.removed[w] || r.h.Txns[w].Status == history.Aborted {
+		if w == t || w == g || r.pos[w] < 0 || s.removed[w] || s.isAborted(w) { // burst_listreads.go
 			// The holder (a ghost, or the initial node, pos -1, when
 			// the prefix passed to it) precedes t (L1, L4).
 			continue
 		}
-		if p.Txns()[w].Dropped() {
+		if s.isDropped(w) {
 			// Prepare left w out: no read of this instance can read it,
 			// which is no decision for reads still to come. Only a
 			// time-closed w is judged not committed (it leaves as one).
@@ -243,24 +243,14 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 	init, initKnown := s.listInitial(le.key)
 	full := slices.Concat(init, prefix)
 	next := slices.Concat(full, le.apps)
-	for _, u := range s.accessors[k] {
-		if r.pos[u] < 0 {
-			// The initial node: its read of k is the fact I (IL2), and
-			// it precedes every appender.
-			continue
-		}
-		if s.removed[u] || r.ghost[u] || slices.Contains(st.Replaced[r.pos[u]], le.key) {
-			continue
-		}
-		lists := externalLists(r.h.Txns[u].Ops, le.key)
-		if len(lists) == 0 {
-			continue
-		}
-		for _, ri := range s.readsOf[u] {
+	// The readers of k the loop acts on (burst_listreads.go): not the
+	// initial node (its read of k is the fact I, IL2, and it precedes
+	// every appender), not removed, not a ghost, not replaced on k, with
+	// a list read of k; each with its lists and its reads of k.
+	for _, lr := range s.listReadersLeft(k, le.key) {
+		u, lists := lr.u, lr.lists
+		for _, ri := range lr.reads {
 			rv := &e.Reads()[ri]
-			if p.Txns()[u].Reads()[rv.Read()].Key() != k {
-				continue
-			}
 			for _, l := range append([]incremental.Lit{rv.G()}, e.Rfs(rv)...) {
 				if _, dec := s.decideOnce(l); !dec {
 					tracePin(tx, func() string {

@@ -103,6 +103,9 @@ type evictStep struct {
 	wLeftInit []bool
 	// unkIdx indexes the unknowns for r5Remove (burst_unknowns.go).
 	unkIdx *unknownIdx
+	// bx: the list rule's readers and R4's writer facts, by index
+	// (burst_listreads.go).
+	bx burstIdx
 	// backoffSeen caches backoffOver per position for the step (1: over,
 	// -1: still backed off, backedOffNow: backed off at this step).
 	backoffSeen map[int32]int8
@@ -146,6 +149,7 @@ func (s *evictStep) replaceReads(repl []replacement) {
 func (o *Online) evict(ctx context.Context, r *reduced) {
 	s := newEvictStep(ctx, o, r)
 	o.fixIrrelevant(ctx, r, s.pr, s.pinned)
+	s.pr.startSeen() // burst_probe.go: the models seen from here on
 	order := s.r1Candidates()
 	// Transactions go in start order, and one may wait for a writer that
 	// starts later (R4: it must follow it) or for one its eviction held
@@ -906,7 +910,7 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 		overtaken := false
 		var earlier, later []int32           // member writers of k decided before / after t
 		for _, w := range s.writersLeft(k) { // r4_writers.go
-			if w == t || removed[w] || r.h.Txns[w].Status == history.Aborted || p.Txns()[w].Dropped() || s.noCommit(w, true) {
+			if s.r4Skip(w, t) { // burst_listreads.go
 				continue
 			}
 			if i := r.pos[w]; w != prev && i >= 0 && r.ghost[w] && !slices.Contains(st.GhostKeys[i], p.Keys()[k]) {

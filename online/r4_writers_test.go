@@ -58,6 +58,9 @@ func sameStatesAsNaive(t *testing.T, env string, naive *bool) {
 		if i%3 == 0 {
 			cfg.Inject = append(cfg.Inject, types[rng.IntN(len(types))])
 		}
+		if sameStatesShape != nil {
+			sameStatesShape(&cfg, rng)
+		}
 		burst := i%2 == 0
 		if burst {
 			cfg.Latency = 8000
@@ -121,6 +124,10 @@ func sameStatesAsNaive(t *testing.T, env string, naive *bool) {
 		}
 	}
 }
+
+// sameStatesShape, when set, changes sameStatesAsNaive's generator
+// config for each stream (after its defaults).
+var sameStatesShape func(*gen.Config, *rand.Rand)
 
 // TestUnknownBeforeIsTheScan holds undecidedUnknownBefore's index
 // (burst_unknowns.go) to the scan of every unknown it replaces: the
