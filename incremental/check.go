@@ -92,9 +92,12 @@ type Stats struct {
 	SolveTime   time.Duration
 	CoreTime    time.Duration
 	TimedOutAny bool
-	// ByStricter is set when the verdict Valid came from the strict
-	// level's witness (see stricterFirst).
-	ByStricter bool
+	// ByStricter is set when the verdict Valid came from the witness of a
+	// stricter level (see stricterFirst), StricterLevel: the level that
+	// witness satisfies (the real-time one, or without timestamps the
+	// level's strong session variant, sessionFirst).
+	ByStricter    bool
+	StricterLevel history.Level
 	// ByTime is set when that witness was built from client time without
 	// an instance (timeWitness, docs/SEMANTICS.md §3 "T1: a witness from
 	// client time").
@@ -170,6 +173,7 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 	if order := timeFirst(ctx, h, opts, cfg); order != nil {
 		res.Stats.EncodeTime = time.Since(t0)
 		res.Stats.ByStricter = WitnessLevel(opts.Level) != opts.Level
+		res.Stats.StricterLevel = WitnessLevel(opts.Level)
 		res.Stats.ByTime = true
 		res.Verdict = Valid
 		res.Witness = make([]string, len(order))
@@ -188,7 +192,7 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 		res.Stats.Vars = e.s.NumVars()
 		res.Stats.Nodes = e.s.NumNodes()
 		res.Stats.Conflicts = e.s.Stats().Conflicts
-		res.Stats.ByStricter = true
+		res.Stats.ByStricter, res.Stats.StricterLevel = true, e.p.opts.Level
 		res.Verdict = Valid
 		res.Witness = e.witness()
 		return res, nil

@@ -259,7 +259,7 @@ func checkPL(ctx context.Context, h *history.History, opts history.Options, cfg 
 	t0 := time.Now()
 	// Serializable implies PL-2+: a serial order is a witness.
 	if e, _ := stricterFirst(ctx, h, withLevel(opts, history.Serializable), cfg); e != nil {
-		res.Stats.ByStricter = true
+		res.Stats.ByStricter, res.Stats.StricterLevel = true, e.p.opts.Level
 		res.Stats.EncodeTime = e.encodeTime
 		res.Stats.SolveTime = time.Since(t0) - e.encodeTime
 		res.Verdict = Valid

@@ -180,7 +180,7 @@ func (r *runner) run(ctx context.Context, examples fs.FS, names []string, stdin 
 		st.Vars, st.Nodes, round(st.EncodeTime), round(st.SolveTime), st.Conflicts, round(st.CoreTime), st.CoreChecks)
 
 	if st.ByStricter {
-		r.progressf("the witness satisfies %s, which implies %s", incremental.WitnessLevel(res.Options.Level), res.Options.Level)
+		r.progressf("the witness satisfies %s, which implies %s", st.StricterLevel, res.Options.Level)
 	}
 	rep := report.New(res, h)
 	rep.MaxAnomalies = c.maxAnomalies

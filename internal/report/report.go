@@ -92,7 +92,7 @@ func New(res *incremental.Result, h *history.History) *Report {
 		},
 	}
 	if res.Stats.ByStricter {
-		r.Stats.WitnessLevel = incremental.WitnessLevel(res.Options.Level).String()
+		r.Stats.WitnessLevel = res.Stats.StricterLevel.String()
 	}
 	switch res.Verdict {
 	case incremental.Valid:
