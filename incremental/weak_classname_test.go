@@ -2,11 +2,9 @@ package incremental
 
 import (
 	"context"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/internal/oracle"
 )
 
 // TestListClassNamesAgainstOracle is TestClassNamesAgainstOracle with list
@@ -16,34 +14,7 @@ import (
 // named G-single pl-2+, each decided by the brute-force oracle on the
 // core's projection (docs/SEMANTICS.md §3 "Naming an anomaly with lists").
 func TestListClassNamesAgainstOracle(t *testing.T) {
-	levels := []history.Level{history.Serializable, history.SnapshotIsolation, history.StrongSessionSnapshotIsolation, history.StrictSerializable}
-	n := tinyCount(300)
-	for li, lv := range levels {
-		t.Run(lv.String(), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(uint64(li), 37))
-			cfg, opts := tinyCase{level: lv, skew: 2, indoubt: history.NoInDoubt}.setup()
-			cfg.Lists = true
-			named, lists := map[string]int{}, 0
-			for i := 0; i < n; i++ {
-				h := oracle.RandomTiny(rng, cfg)
-				if h.Validate() != nil {
-					continue
-				}
-				res, err := Check(context.Background(), h, opts, Config{MaxAnomalies: 3})
-				if err != nil {
-					t.Fatalf("%v\n%s", err, dump(h))
-				}
-				for _, a := range res.Anomalies {
-					holdClass(t, h, opts, a, dump(h))
-					named[a.Class]++
-					if coreHasList(h, a.Core) {
-						lists++
-					}
-				}
-			}
-			t.Logf("classes: %v (%d cores with a list key)", named, lists)
-		})
-	}
+	classNamesAgainstOracle(t, true, 37, tinyCount(300))
 }
 
 // coreHasList reports whether a core's transactions touch a list key.
