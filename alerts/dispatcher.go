@@ -255,24 +255,7 @@ func (d *Dispatcher) Enqueue(a verdict.Alert, proven time.Time) error {
 // Flush waits until every queue is empty (every alert delivered or left
 // over by overflow) or ctx is done.
 func (d *Dispatcher) Flush(ctx context.Context) error {
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for {
-		empty := true
-		for _, q := range d.queues {
-			if q.len() > 0 {
-				empty = false
-			}
-		}
-		if empty {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("alerts: flush: %w", ctx.Err())
-		case <-t.C:
-		}
-	}
+	return d.wait(ctx, func(q *queue) bool { return len(q.items) > 0 })
 }
 
 // FlushLocal waits until every Local sink has written what is queued for
@@ -281,21 +264,29 @@ func (d *Dispatcher) Flush(ctx context.Context) error {
 // up only by this machine, and without a state directory what is left at
 // exit is lost.
 func (d *Dispatcher) FlushLocal() {
+	d.wait(context.Background(), func(q *queue) bool { return q.local && len(q.items) > 0 && !q.failing })
+}
+
+// wait polls the queues until none is busy (busy runs under the queue's
+// lock) or ctx is done.
+func (d *Dispatcher) wait(ctx context.Context, busy func(q *queue) bool) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
 		waiting := false
 		for _, q := range d.queues {
-			if q.local {
-				q.mu.Lock()
-				waiting = waiting || len(q.items) > 0 && !q.failing
-				q.mu.Unlock()
-			}
+			q.mu.Lock()
+			waiting = waiting || busy(q)
+			q.mu.Unlock()
 		}
 		if !waiting {
-			return
+			return nil
 		}
-		<-t.C
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("alerts: flush: %w", ctx.Err())
+		case <-t.C:
+		}
 	}
 }
 

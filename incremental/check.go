@@ -331,9 +331,10 @@ const stricterBudget = 2000
 // session one, which snapshot-isolation and serializable try
 // (sessionFirst): a history valid at strong session SI is valid at SI,
 // one valid at strong session serializability is serializable, and
-// session order gives V1 its known paths (vbox_si.go, vbox_prune.go). Its failure is reported as
-// Unknown, never Unsat, so that strictCoreViolates (which localizes at
-// the real-time level) is not asked.
+// session order gives V1 its known paths (vbox_si.go, vbox_prune.go).
+// Its failure is reported as Unknown, never Unsat, so that
+// strictCoreViolates (which localizes at the real-time level) is not
+// asked.
 func stricterFirst(ctx context.Context, h *history.History, opts history.Options, cfg Config) (*encoder, solver.Status) {
 	if cfg.noStricter || ctx.Err() != nil {
 		return nil, solver.Unknown
@@ -347,8 +348,14 @@ func stricterFirst(ctx context.Context, h *history.History, opts history.Options
 	if strict.Level == opts.Level {
 		return nil, solver.Unknown
 	}
+	return budgeted(ctx, h, strict, cfg)
+}
+
+// budgeted encodes h at opts.Level and solves it within stricterBudget
+// conflicts: the encoder when satisfied, else nil and the solver's status.
+func budgeted(ctx context.Context, h *history.History, opts history.Options, cfg Config) (*encoder, solver.Status) {
 	t0 := time.Now()
-	e := newEncoder(prepare(h, strict), encodeConfig{conflictBudget: stricterBudget, dropUnobserved: true, noPrune: cfg.NoPrune})
+	e := newEncoder(prepare(h, opts), encodeConfig{conflictBudget: stricterBudget, dropUnobserved: true, noPrune: cfg.NoPrune})
 	e.encodeCtx(ctx)
 	e.encodeTime = time.Since(t0)
 	if st := e.solve(ctx); st != solver.Sat {
@@ -380,14 +387,10 @@ func sessionFirst(ctx context.Context, h *history.History, opts history.Options,
 	default:
 		return nil, solver.Unknown
 	}
-	t0 := time.Now()
-	e := newEncoder(prepare(h, strict), encodeConfig{conflictBudget: stricterBudget, dropUnobserved: true, noPrune: cfg.NoPrune})
-	e.encodeCtx(ctx)
-	e.encodeTime = time.Since(t0)
-	if st := e.solve(ctx); st != solver.Sat {
-		return nil, solver.Unknown
+	if e, _ := budgeted(ctx, h, strict, cfg); e != nil {
+		return e, solver.Sat
 	}
-	return e, solver.Sat
+	return nil, solver.Unknown
 }
 
 // timeFirst is the strict pre-check without an instance: when every
