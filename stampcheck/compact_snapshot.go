@@ -102,8 +102,8 @@ func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
 	begin := func(ti int32) bool {
 		own = own[:0]
 		for _, op := range c.opsOf(ti) {
-			k := op.key
-			switch op.kind {
+			k := op.key()
+			switch op.kind() {
 			case history.Write:
 				if w := find(k); w != nil {
 					w.reg, w.val = true, op.val
@@ -123,8 +123,8 @@ func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
 			if c.list[k] {
 				var got []int32
 				switch {
-				case op.isList:
-					got = c.listAt(op.val, op.n)
+				case op.isList():
+					got = c.listAt(op.val)
 				case op.val != NullID:
 					return false
 				}
@@ -173,17 +173,17 @@ func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
 	commit := func(ti int32) bool {
 		sts := c.txns[ti].sts
 		for _, op := range c.opsOf(ti) {
-			if op.kind == history.Read {
+			if op.kind() == history.Read {
 				continue
 			}
-			k := op.key
+			k := op.key()
 			if p := last[k]; p != ti {
 				if p >= 0 && c.txns[p].cts >= sts {
 					return false // first committer wins
 				}
 				last[k] = ti
 			}
-			if op.kind == history.Write {
+			if op.kind() == history.Write {
 				val[k] = op.val
 			} else {
 				apps[k] = append(apps[k], op.val)
