@@ -536,7 +536,7 @@ func (s *idSet) dup() bool {
 	if s.checked == len(s.hash) {
 		return s.found
 	}
-	sorted := radixSort(slices.Clone(s.hash))
+	sorted := radixSort(slices.Clone(s.hash), func(h uint64) uint64 { return h })
 	var twice map[uint64]bool
 	for i := 1; i < len(sorted); i++ {
 		if sorted[i] == sorted[i-1] {
@@ -563,29 +563,4 @@ func (s *idSet) dup() bool {
 		seen[id] = true
 	}
 	return false
-}
-
-// radixSort sorts a in place (least significant byte first, eight passes
-// through one buffer of a's size) and returns it: linear, where a
-// comparison sort of a million hashes takes several times as long.
-func radixSort(a []uint64) []uint64 {
-	buf := make([]uint64, len(a))
-	src, dst := a, buf
-	for shift := uint(0); shift < 64; shift += 8 {
-		var count [256]int
-		for _, v := range src {
-			count[v>>shift&0xff]++
-		}
-		pos := 0
-		for d := range count {
-			count[d], pos = pos, pos+count[d]
-		}
-		for _, v := range src {
-			d := v >> shift & 0xff
-			dst[count[d]] = v
-			count[d]++
-		}
-		src, dst = dst, src
-	}
-	return src // eight passes: back in a
 }

@@ -1,6 +1,7 @@
 package stampcheck
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -54,7 +55,8 @@ func TestIDSetDup(t *testing.T) {
 	}
 }
 
-// TestRadixSort: radixSort sorts as slices.Sort does.
+// TestRadixSort: radixSort sorts as slices.Sort does, and stably (the
+// stamps' order relies on it: equal stamps stay in index order).
 func TestRadixSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{0, 1, 2, 17, 1000} {
@@ -67,8 +69,19 @@ func TestRadixSort(t *testing.T) {
 		}
 		want := slices.Clone(a)
 		slices.Sort(want)
-		if got := radixSort(a); !slices.Equal(got, want) {
+		if got := radixSort(a, func(v uint64) uint64 { return v }); !slices.Equal(got, want) {
 			t.Fatalf("n=%d: not sorted", n)
+		}
+		// Stability, and negative keys through sortByStamp's mapping:
+		// few distinct stamps, so most have ties.
+		ps := make([]stampPair, n)
+		for i := range ps {
+			ps[i] = stampPair{int64(rng.IntN(7)) - 3, int32(i)}
+		}
+		wantPs := slices.Clone(ps)
+		slices.SortStableFunc(wantPs, func(x, y stampPair) int { return cmp.Compare(x.ts, y.ts) })
+		if got := radixSort(ps, func(x stampPair) uint64 { return uint64(x.ts) ^ 1<<63 }); !slices.Equal(got, wantPs) {
+			t.Fatalf("n=%d: pairs not sorted stably", n)
 		}
 	}
 }
