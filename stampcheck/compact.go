@@ -70,9 +70,9 @@ type ctxn struct {
 }
 
 // cop is one op in 8 bytes: the key id with the kind and the list flag
-// in its low bits, and the value. At 16 bytes the ops were a quarter of
-// the compact path's time at 1M, most of it the first write to fresh
-// pages (BENCHMARKS.md "stamps29").
+// in its low bits, and the value. Appending 16-byte ops was much of
+// AddIDs' time at 1M, most of it the first write to fresh pages; half
+// the bytes is half of that (BENCHMARKS.md "stamps29").
 type cop struct {
 	kk  uint32 // key id<<copKeyShift | kind<<1 | isList
 	val int32  // the value's text id; a list read's position in lists (listAt)
@@ -488,8 +488,8 @@ func (c *Compact) replay(opts history.Options, order []int32) bool {
 // over: each id's 64-bit hash is appended as it is read (a write in
 // order), and dup sorts the hashes and compares the ids of equal ones by
 // text. A table probed per id, as before, cost a cache miss per
-// transaction into a table of millions of slots: a third of AddIDs' time
-// at 1M (BENCHMARKS.md "stamps29"). The price: a duplicate is found at
+// transaction into a table of millions of slots: half of AddIDs' samples
+// in a profile of check at 1M (BENCHMARKS.md "stamps29"). The price: a duplicate is found at
 // the end of the scan, not at its line, which only the refusal's cost
 // sees (the full path reads the file again and names it).
 type idSet struct {

@@ -364,9 +364,8 @@ func (w *writerIndex) closure(h *history.History, members []int32) []int32 {
 // step); runs of equal stamps, rare, are then sorted by tie. When idx is
 // increasing (every caller's list of committed transactions), the pairs
 // are in index order already and a stable radix sort by stamp alone
-// gives the (stamp, index) order, in a few linear passes where the
-// comparison sort was a tenth of the compact path's time at 1M
-// (BENCHMARKS.md "stamps29").
+// gives the (stamp, index) order, in a few linear passes instead of
+// n log n comparisons (BENCHMARKS.md "stamps29").
 func sortByStamp(idx []int32, stamp func(int32) int64, tie func(a, b int32) int) {
 	ps := make([]stampPair, len(idx))
 	for p, i := range idx {

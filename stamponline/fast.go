@@ -120,9 +120,10 @@ func (e *Engine) less(a, b item) bool {
 // items is the replay's queue, a binary min-heap in witness order. It
 // is container/heap's algorithm written out for item: through
 // heap.Interface every Push boxed its 24-byte item into an interface (an
-// allocation per item) and every comparison was a dynamic call, which
-// was a tenth of the engine's time on a 1M stream (BENCHMARKS.md
-// "stamps29"). The layout of q is the one container/heap would give for
+// allocation per item) and every comparison was a dynamic call
+// (BENCHMARKS.md "stamps29": three of the engine's allocations per
+// transaction at the serializable levels, five at the snapshot levels,
+// with the pends below). The layout of q is the one container/heap would give for
 // the same calls, so a checkpoint stores and restores it as before.
 type items struct {
 	e *Engine
