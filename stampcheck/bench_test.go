@@ -96,3 +96,70 @@ func loopCPU(b *testing.B, f func()) {
 	}
 	b.ReportMetric((cpuSeconds()-start)/float64(n), "cpu-s/op")
 }
+
+// BenchmarkCompact is the compact path's own share of `check FILE`
+// (docs/SEMANTICS.md §10 "The compact path of check"): AddIDs of a
+// generated stamped history whose keys and values are numbered already
+// (ingest.ScanNative's numbering stands in for a map here, outside the
+// timing), then the level's witness. Decoding is ingest's and not timed.
+// BENCHMARKS.md quotes it:
+//
+//	go test ./stampcheck -run '^$' -bench Compact -benchtime 3x
+func BenchmarkCompact(b *testing.B) {
+	n := 1_000_000
+	if testing.Short() {
+		n = 100_000
+	}
+	h, _, err := gen.GenerateStamps(gen.Config{Txns: n, Seed: 1, UnknownRatio: 0})
+	if err != nil {
+		b.Fatal(err)
+	}
+	texts := map[history.Value]int32{history.Null: stampcheck.NullID}
+	id := func(v history.Value) int32 {
+		x, ok := texts[v]
+		if !ok {
+			x = int32(len(texts))
+			texts[v] = x
+		}
+		return x
+	}
+	type numbered struct{ keys, vals, lists []int32 }
+	nums := make([]numbered, len(h.Txns))
+	for i := range h.Txns {
+		nb := &nums[i]
+		for _, op := range h.Txns[i].Ops {
+			nb.keys = append(nb.keys, id(op.Key))
+			if op.IsList {
+				nb.vals = append(nb.vals, int32(len(nb.lists)))
+				for _, v := range op.List {
+					nb.lists = append(nb.lists, id(v))
+				}
+			} else {
+				nb.vals = append(nb.vals, id(op.Value))
+			}
+		}
+	}
+	for _, lv := range []history.Level{history.Serializable, history.SnapshotIsolation} {
+		opts := history.DefaultOptions()
+		opts.Level = lv
+		b.Run(fmt.Sprintf("txns=%d/%s", n, lv), func(b *testing.B) {
+			loopCPU(b, func() {
+				c := stampcheck.NewCompact(n)
+				for i := range h.Txns {
+					nb := &nums[i]
+					c.AddIDs(&h.Txns[i], h.FactsOf(i), nb.keys, nb.vals, nb.lists)
+				}
+				var res *incremental.Result
+				var why string
+				if lv.BeginCommit() {
+					res, why = c.CheckSnapshot(opts, stampcheck.RulesFor(lv))
+				} else {
+					res, why = c.CheckSerial(opts)
+				}
+				if res == nil {
+					b.Fatalf("not witnessed: %s", why)
+				}
+			})
+		})
+	}
+}

@@ -15,7 +15,7 @@ import (
 // transaction its id, session, times, status and stamps; per op its kind,
 // dense key id and value text id (int32s; AddIDs takes the decoder's
 // numbering, so a key's text is hashed once, by the decoder). About 50
-// bytes a transaction and 16 an op, with no pointer for the collector to
+// bytes a transaction and 8 an op, with no pointer for the collector to
 // scan, where []history.Txn takes about 150 and 64 (BENCHMARKS.md
 // "stamps4": 1.6 GB at 1M, whose first touch was most of check's time).
 //
@@ -69,12 +69,33 @@ type ctxn struct {
 	hasSTS     bool
 }
 
+// cop is one op in 8 bytes: the key id with the kind and the list flag
+// in its low bits, and the value. Appending 16-byte ops was much of
+// AddIDs' time at 1M, most of it the first write to fresh pages; half
+// the bytes is half of that (BENCHMARKS.md "stamps29").
 type cop struct {
-	key, val int32 // val: the value's text id; a list read's elements at lists position val
-	n        int32 // a list read's length
-	kind     history.Kind
-	isList   bool
+	kk  uint32 // key id<<copKeyShift | kind<<1 | isList
+	val int32  // the value's text id; a list read's position in lists (listAt)
 }
+
+// copKeyShift leaves room for the kind (Read, Write, Append) and the
+// list flag; maxKeys is what the key id field holds.
+const (
+	copKeyShift = 3
+	maxKeys     = 1 << (32 - copKeyShift)
+)
+
+func newCop(key int32, kind history.Kind, isList bool, val int32) cop {
+	o := cop{kk: uint32(key)<<copKeyShift | uint32(kind)<<1, val: val}
+	if isList {
+		o.kk |= 1
+	}
+	return o
+}
+
+func (o cop) key() int32         { return int32(o.kk >> copKeyShift) }
+func (o cop) kind() history.Kind { return history.Kind(o.kk >> 1 & 3) }
+func (o cop) isList() bool       { return o.kk&1 != 0 }
 
 // NewCompact returns an empty compact history; sizeHint is the expected
 // number of transactions (0: unknown).
@@ -142,10 +163,7 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 		c.not = "too large for int32 offsets"
 		return
 	}
-	if !c.ids.add(t.ID) {
-		c.not = "a duplicate id (an input error)"
-		return
-	}
+	c.ids.add(t.ID)
 	if t.HasTime && t.End < t.Start {
 		c.not = "end before start (an input error)"
 		return
@@ -176,13 +194,18 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 	}
 	ops := c.opSpace(len(t.Ops))
 	ct.opChunk, ct.opLo, ct.opN = int32(len(c.ops)-1), int32(len(ops)), int32(len(t.Ops))
-	for n, op := range t.Ops {
+	for n := range t.Ops {
+		op := &t.Ops[n]
 		kid := keyIDs[n]
 		for int(kid) >= len(c.keyOf) {
 			c.keyOf = append(c.keyOf, 0)
 		}
 		k := c.keyOf[kid] - 1
 		if k < 0 {
+			if len(c.kind) == maxKeys {
+				c.not = "too many keys for the compact form"
+				return
+			}
 			k = int32(len(c.kind))
 			c.keyOf[kid] = k + 1
 			c.kind = append(c.kind, 0)
@@ -201,19 +224,19 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 				return
 			}
 		}
-		o := cop{key: k, val: valIDs[n], kind: op.Kind, isList: op.IsList}
+		val := valIDs[n]
 		if op.IsList {
-			o.n = int32(len(op.List))
-			at, ok := c.listSpace(len(op.List))
+			at, ok := c.listSpace(len(op.List) + 1)
 			if !ok {
 				c.not = "a list read too long for the compact form"
 				return
 			}
-			o.val = at
 			l := &c.lists[len(c.lists)-1]
-			*l = append(*l, listIDs[valIDs[n]:int(valIDs[n])+len(op.List)]...)
+			*l = append(*l, int32(len(op.List)))
+			*l = append(*l, listIDs[val:int(val)+len(op.List)]...)
+			val = at
 		}
-		ops = append(ops, o)
+		ops = append(ops, newCop(k, op.Kind, op.IsList, val))
 	}
 	c.ops[len(c.ops)-1] = ops
 	c.txns = append(c.txns, ct)
@@ -246,17 +269,20 @@ func (c *Compact) listSpace(n int) (int32, bool) {
 	return int32((k-1)<<listShift | len(c.lists[k-1])), true
 }
 
-func (c *Compact) listAt(at, n int32) []int32 {
+// listAt is the list read stored at at: its length, then its elements'
+// ids.
+func (c *Compact) listAt(at int32) []int32 {
 	ch := c.lists[at>>listShift]
 	lo := at & (listChunk - 1)
-	return ch[lo : lo+n]
+	return ch[lo+1 : lo+1+ch[lo]]
 }
 
 // Len is the number of transactions added.
 func (c *Compact) Len() int { return len(c.txns) }
 
 // Why is why the compact form cannot vouch for the history ("" while it
-// can).
+// can), as far as AddIDs knows: a duplicate id is found after the scan,
+// by CheckSerial and CheckSnapshot (idSet.dup).
 func (c *Compact) Why() string { return c.not }
 
 func (c *Compact) opsOf(i int32) []cop {
@@ -320,6 +346,9 @@ func (c *Compact) CheckSerial(opts history.Options) (*incremental.Result, string
 func (c *Compact) usable(opts history.Options) string {
 	switch {
 	case c.not != "":
+		return c.not
+	case c.ids.dup():
+		c.not = "a duplicate id (an input error)"
 		return c.not
 	case len(c.txns) == 0:
 		return "no transactions"
@@ -415,8 +444,8 @@ func (c *Compact) replay(opts history.Options, order []int32) bool {
 	st := make([]state, len(c.kind))
 	for _, ti := range order {
 		for _, op := range c.opsOf(ti) {
-			s := &st[op.key]
-			switch op.kind {
+			s := &st[op.key()]
+			switch op.kind() {
 			case history.Write:
 				s.val, s.bound = op.val, true
 				continue
@@ -425,11 +454,11 @@ func (c *Compact) replay(opts history.Options, order []int32) bool {
 				s.bound = true
 				continue
 			}
-			if c.list[op.key] {
+			if c.list[op.key()] {
 				var got []int32
 				switch {
-				case op.isList:
-					got = c.listAt(op.val, op.n)
+				case op.isList():
+					got = c.listAt(op.val)
 				case op.val != null:
 					return false
 				}
@@ -455,25 +484,27 @@ func (c *Compact) replay(opts history.Options, order []int32) bool {
 }
 
 // idSet holds every transaction's id, back to back in one byte slice,
-// and finds duplicates (History.Validate's first rule) with an
-// open-addressing table of transaction indexes, hashed once per id: a
-// map[string]int32 would hold a string header per id for the collector
-// to scan, beside the text.
+// and finds duplicates (History.Validate's first rule) once the scan is
+// over: each id's 64-bit hash is appended as it is read (a write in
+// order), and dup sorts the hashes and compares the ids of equal ones by
+// text. A table probed per id, as before, cost a cache miss per
+// transaction into a table of millions of slots: half of AddIDs' samples
+// in a profile of check at 1M (BENCHMARKS.md "stamps29"). The price: a duplicate is found at
+// the end of the scan, not at its line, which only the refusal's cost
+// sees (the full path reads the file again and names it).
 type idSet struct {
-	text  []byte
-	end   []int32  // end[i]: where txn i's id ends in text
-	hash  []uint64 // per txn, for growing the table
-	table []int32  // txn index + 1; 0: empty
-	seed  maphash.Seed
+	text []byte
+	end  []int32  // end[i]: where txn i's id ends in text
+	hash []uint64 // per txn
+	seed maphash.Seed
+	// checked: dup has looked at the first checked ids; found: it found
+	// two equal among them.
+	checked int
+	found   bool
 }
 
 func (s *idSet) init(hint int) {
 	s.seed = maphash.MakeSeed()
-	n := 1 << 10
-	for n < 2*hint {
-		n <<= 1
-	}
-	s.table = make([]int32, n)
 	s.end = make([]int32, 0, hint)
 	s.hash = make([]uint64, 0, hint)
 }
@@ -490,39 +521,46 @@ func (s *idSet) id(i int32) []byte {
 	return s.text[lo:hi]
 }
 
-// add records id as the next transaction's, reporting false when an
-// earlier transaction has it.
-func (s *idSet) add(id string) bool {
-	h := maphash.String(s.seed, id)
-	mask := uint64(len(s.table) - 1)
-	for p := h & mask; ; p = (p + 1) & mask {
-		j := s.table[p]
-		if j == 0 {
-			break
-		}
-		if s.hash[j-1] == h && string(s.id(j-1)) == id {
-			return false
-		}
-	}
+// add records id as the next transaction's.
+func (s *idSet) add(id string) {
 	s.text = append(s.text, id...)
 	s.end = append(s.end, int32(len(s.text)))
-	s.hash = append(s.hash, h)
-	if 2*len(s.end) > len(s.table) {
-		s.table = make([]int32, 2*len(s.table))
-		for i := range s.end {
-			s.place(int32(i))
-		}
-	} else {
-		s.place(int32(len(s.end) - 1))
-	}
-	return true
+	s.hash = append(s.hash, maphash.String(s.seed, id))
 }
 
-func (s *idSet) place(i int32) {
-	mask := uint64(len(s.table) - 1)
-	p := s.hash[i] & mask
-	for s.table[p] != 0 {
-		p = (p + 1) & mask
+// dup reports whether two transactions have one id. Equal ids have equal
+// hashes, so only ids whose hash occurs twice can be equal, and those are
+// compared by text: exact whatever the hash does (a collision costs a
+// map of the few ids involved, never a wrong answer).
+func (s *idSet) dup() bool {
+	if s.checked == len(s.hash) {
+		return s.found
 	}
-	s.table[p] = i + 1
+	sorted := radixSort(slices.Clone(s.hash), func(h uint64) uint64 { return h })
+	var twice map[uint64]bool
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			if twice == nil {
+				twice = map[uint64]bool{}
+			}
+			twice[sorted[i]] = true
+		}
+	}
+	s.checked, s.found = len(s.hash), false
+	if twice == nil {
+		return false
+	}
+	seen := map[string]bool{}
+	for i, h := range s.hash {
+		if !twice[h] {
+			continue
+		}
+		id := string(s.id(int32(i)))
+		if seen[id] {
+			s.found = true
+			return true
+		}
+		seen[id] = true
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package stampcheck
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
@@ -46,19 +47,30 @@ func (c *Compact) CheckSnapshot(opts history.Options, rules SnapshotRules) (*inc
 	}
 	res := &incremental.Result{Verdict: incremental.Valid, Options: opts}
 	res.Stats.Txns = len(c.txns)
-	res.Witness = make([]string, 0, 2*len(byCommit))
-	all := string(c.ids.text)
-	id := func(i int32) string {
-		lo, hi := c.ids.span(i)
-		return all[lo:hi]
+	// Every entry is written into one text and the witness slices it: a
+	// string per entry ("begin "+id) was an allocation per begin and per
+	// commit, a tenth of the snapshot check at 1M.
+	var text strings.Builder
+	text.Grow(len(byCommit)*len("begin commit ") + 2*len(c.ids.text))
+	ends := make([]int, 0, 2*len(byCommit))
+	entry := func(word string, i int32) {
+		text.WriteString(word)
+		text.Write(c.ids.id(i))
+		ends = append(ends, text.Len())
 	}
 	b := 0
 	for _, x := range byCommit {
 		for b < len(byStart) && c.txns[byStart[b]].sts <= c.txns[x].cts {
-			res.Witness = append(res.Witness, "begin "+id(byStart[b]))
+			entry("begin ", byStart[b])
 			b++
 		}
-		res.Witness = append(res.Witness, "commit "+id(x))
+		entry("commit ", x)
+	}
+	all := text.String()
+	res.Witness = make([]string, len(ends))
+	lo := 0
+	for k, hi := range ends {
+		res.Witness[k], lo = all[lo:hi], hi
 	}
 	return res, ""
 }
@@ -102,8 +114,8 @@ func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
 	begin := func(ti int32) bool {
 		own = own[:0]
 		for _, op := range c.opsOf(ti) {
-			k := op.key
-			switch op.kind {
+			k := op.key()
+			switch op.kind() {
 			case history.Write:
 				if w := find(k); w != nil {
 					w.reg, w.val = true, op.val
@@ -123,8 +135,8 @@ func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
 			if c.list[k] {
 				var got []int32
 				switch {
-				case op.isList:
-					got = c.listAt(op.val, op.n)
+				case op.isList():
+					got = c.listAt(op.val)
 				case op.val != NullID:
 					return false
 				}
@@ -173,17 +185,17 @@ func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
 	commit := func(ti int32) bool {
 		sts := c.txns[ti].sts
 		for _, op := range c.opsOf(ti) {
-			if op.kind == history.Read {
+			if op.kind() == history.Read {
 				continue
 			}
-			k := op.key
+			k := op.key()
 			if p := last[k]; p != ti {
 				if p >= 0 && c.txns[p].cts >= sts {
 					return false // first committer wins
 				}
 				last[k] = ti
 			}
-			if op.kind == history.Write {
+			if op.kind() == history.Write {
 				val[k] = op.val
 			} else {
 				apps[k] = append(apps[k], op.val)

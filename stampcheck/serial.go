@@ -361,22 +361,27 @@ func (w *writerIndex) closure(h *history.History, members []int32) []int32 {
 // The sort runs on (stamp, index) pairs, whose comparisons touch one
 // contiguous array instead of the history's transactions and facts (at
 // 1M transactions the indirect comparisons missed the cache at every
-// step); runs of equal stamps, rare, are then sorted by tie.
+// step); runs of equal stamps, rare, are then sorted by tie. When idx is
+// increasing (every caller's list of committed transactions), the pairs
+// are in index order already and a stable radix sort by stamp alone
+// gives the (stamp, index) order, in a few linear passes instead of
+// n log n comparisons (BENCHMARKS.md "stamps29").
 func sortByStamp(idx []int32, stamp func(int32) int64, tie func(a, b int32) int) {
-	type pair struct {
-		ts int64
-		i  int32
-	}
-	ps := make([]pair, len(idx))
+	ps := make([]stampPair, len(idx))
 	for p, i := range idx {
-		ps[p] = pair{stamp(i), i}
+		ps[p] = stampPair{stamp(i), i}
 	}
-	slices.SortFunc(ps, func(x, y pair) int {
-		if x.ts != y.ts {
-			return cmp.Compare(x.ts, y.ts)
-		}
-		return cmp.Compare(x.i, y.i)
-	})
+	if slices.IsSorted(idx) {
+		// int64 to uint64 keeping the order: flip the sign bit.
+		ps = radixSort(ps, func(x stampPair) uint64 { return uint64(x.ts) ^ 1<<63 })
+	} else {
+		slices.SortFunc(ps, func(x, y stampPair) int {
+			if x.ts != y.ts {
+				return cmp.Compare(x.ts, y.ts)
+			}
+			return cmp.Compare(x.i, y.i)
+		})
+	}
 	for p := range ps {
 		idx[p] = ps[p].i
 	}
@@ -393,4 +398,45 @@ func sortByStamp(idx []int32, stamp func(int32) int64, tie func(a, b int32) int)
 		}
 		lo = hi
 	}
+}
+
+type stampPair struct {
+	ts int64
+	i  int32
+}
+
+// radixSort sorts a stably by key, least significant byte first, through
+// one buffer of a's size, and returns the sorted slice (a or the buffer).
+// A byte every key shares is skipped (stamps below 2^24 take three
+// passes).
+func radixSort[T any](a []T, key func(T) uint64) []T {
+	if len(a) < 2 {
+		return a
+	}
+	var buf []T
+	src := a
+	for shift := uint(0); shift < 64; shift += 8 {
+		var count [256]int
+		for _, v := range src {
+			count[key(v)>>shift&0xff]++
+		}
+		if count[key(src[0])>>shift&0xff] == len(src) {
+			continue
+		}
+		if buf == nil {
+			buf = make([]T, len(a))
+		}
+		dst := buf
+		pos := 0
+		for d := range count {
+			count[d], pos = pos, pos+count[d]
+		}
+		for _, v := range src {
+			d := key(v) >> shift & 0xff
+			dst[count[d]] = v
+			count[d]++
+		}
+		buf, src = src, dst
+	}
+	return src
 }

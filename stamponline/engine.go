@@ -94,6 +94,7 @@ type Engine struct {
 
 	// The fast path (fast.go).
 	queue    items
+	pool     []*pend // replayed pends for reuse (newPend)
 	kx       *stampcheck.KeyIndex
 	keys     []keyState // by kx's id
 	sessions map[string]*session
@@ -389,7 +390,7 @@ func (e *Engine) catchUp(ctx context.Context) ([]*online.Alert, error) {
 			return nil, err
 		}
 		e.catch = &catching{in: in}
-		e.queue.q, e.kx, e.keys, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil
+		e.queue.q, e.pool, e.kx, e.keys, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil, nil
 		clear(e.late)
 	}
 	c := e.catch

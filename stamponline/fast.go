@@ -2,7 +2,6 @@ package stamponline
 
 import (
 	"cmp"
-	"container/heap"
 	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -65,6 +64,33 @@ type pend struct {
 	t        history.Txn
 	cts, sts int64
 	seq      int64
+	items    int8 // its items still queued: at 0 it goes back to the free list
+}
+
+// maxFree bounds the free list of pends: about what a tick releases at
+// the stream rates `run` is measured at, so that a burst does not keep
+// its pends for the rest of the run.
+const maxFree = 4096
+
+// newPend returns a pend from the free list or a new one: one allocation
+// per released transaction was a share of the collector's work online.
+func (e *Engine) newPend() *pend {
+	if n := len(e.pool); n > 0 {
+		p := e.pool[n-1]
+		e.pool = e.pool[:n-1]
+		return p
+	}
+	return &pend{}
+}
+
+// free returns p, replayed to its last item, to the free list; nothing
+// refers to it any more (the queue held its only references). Its body
+// is dropped, so that the list keeps no ops alive.
+func (e *Engine) free(p *pend) {
+	if len(e.pool) < maxFree {
+		*p = pend{}
+		e.pool = append(e.pool, p)
+	}
 }
 
 // less is the witness order: stamp, then a begin before a commit (it does
@@ -91,20 +117,57 @@ func (e *Engine) less(a, b item) bool {
 	return a.p.seq < b.p.seq
 }
 
-// items is the replay's queue, a min-heap in witness order.
+// items is the replay's queue, a binary min-heap in witness order. It
+// is container/heap's algorithm written out for item: through
+// heap.Interface every Push boxed its 24-byte item into an interface (an
+// allocation per item) and every comparison was a dynamic call
+// (BENCHMARKS.md "stamps29": three of the engine's allocations per
+// transaction at the serializable levels, five at the snapshot levels,
+// with the pends below). The layout of q is the one container/heap would give for
+// the same calls, so a checkpoint stores and restores it as before.
 type items struct {
 	e *Engine
 	q []item
 }
 
-func (h *items) Len() int           { return len(h.q) }
-func (h *items) Less(i, j int) bool { return h.e.less(h.q[i], h.q[j]) }
-func (h *items) Swap(i, j int)      { h.q[i], h.q[j] = h.q[j], h.q[i] }
-func (h *items) Push(x any)         { h.q = append(h.q, x.(item)) }
-func (h *items) Pop() any {
-	x := h.q[len(h.q)-1]
-	h.q[len(h.q)-1] = item{}
-	h.q = h.q[:len(h.q)-1]
+func (h *items) Len() int { return len(h.q) }
+
+// push adds x (container/heap.Push).
+func (h *items) push(x item) {
+	h.q = append(h.q, x)
+	q := h.q
+	for j := len(q) - 1; j > 0; {
+		i := (j - 1) / 2
+		if !h.e.less(q[j], q[i]) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		j = i
+	}
+}
+
+// pop removes and returns the least item (container/heap.Pop).
+func (h *items) pop() item {
+	q := h.q
+	n := len(q) - 1
+	q[0], q[n] = q[n], q[0]
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if j2 := j + 1; j2 < n && h.e.less(q[j2], q[j]) {
+			j = j2
+		}
+		if !h.e.less(q[j], q[i]) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		i = j
+	}
+	x := q[n]
+	q[n] = item{}
+	h.q = q[:n]
 	return x
 }
 
@@ -188,7 +251,8 @@ func (e *Engine) admit(t *history.Txn, f *history.Facts, seq int64, late bool) s
 	if f.Has&need != need {
 		return "committed txn " + t.ID + " has no commit_ts" + map[bool]string{true: " and start_ts", false: ""}[e.si]
 	}
-	p := &pend{t: *t, cts: f.CommitTS, sts: f.StartTS, seq: seq}
+	p := e.newPend()
+	*p = pend{t: *t, cts: f.CommitTS, sts: f.StartTS, seq: seq}
 	first := p.cts // the item of p that must not sort before the frontier
 	if e.si {
 		first = p.sts
@@ -205,9 +269,11 @@ func (e *Engine) admit(t *history.Txn, f *history.Facts, seq int64, late bool) s
 		}
 	}
 	if e.si {
-		heap.Push(&e.queue, item{stamp: p.sts, p: p})
+		e.queue.push(item{stamp: p.sts, p: p})
+		p.items++
 	}
-	heap.Push(&e.queue, item{stamp: p.cts, commit: true, p: p})
+	e.queue.push(item{stamp: p.cts, commit: true, p: p})
+	p.items++
 	if !late {
 		e.open[t.ID] = p.cts
 	}
@@ -230,7 +296,7 @@ func (e *Engine) advance() string {
 		if !e.ended && (!e.haveF || it.stamp > e.frontier) && e.naive&naiveFrontier == 0 {
 			return ""
 		}
-		heap.Pop(&e.queue)
+		e.queue.pop()
 		var why string
 		switch {
 		case !e.si:
@@ -244,6 +310,9 @@ func (e *Engine) advance() string {
 			return why
 		}
 		e.replayed++
+		if it.p.items--; it.p.items == 0 {
+			e.free(it.p)
+		}
 	}
 	return ""
 }

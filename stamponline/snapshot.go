@@ -269,6 +269,7 @@ func Restore(opts history.Options, cfg Config, snap []byte, restoreInner func(sn
 		}
 		// The heap array as it was: its order is the heap's invariant.
 		e.queue.q = append(e.queue.q, item{stamp: r.Stamp, commit: r.Commit, p: pends[r.P]})
+		pends[r.P].items++
 	}
 	for id, r := range s.Keys {
 		if got := e.kx.Get(r.Key); int(got) != id {
@@ -313,7 +314,7 @@ func Restore(opts history.Options, cfg Config, snap []byte, restoreInner func(sn
 		} else {
 			e.inner = in
 		}
-		e.queue.q, e.kx, e.keys, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil
+		e.queue.q, e.pool, e.kx, e.keys, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil, nil
 	}
 	return e, nil
 }
