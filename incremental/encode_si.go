@@ -64,6 +64,8 @@ type siState struct {
 	// timed: every transaction of the instance has client timestamps
 	// (layoutSI draws the time chain only then).
 	timed bool
+	// dup: the duplicate-value rules' state (si_dup.go), nil until used.
+	dup *siDupState
 }
 
 // layoutSI creates B_t and C_t for every transaction of the instance,
@@ -336,6 +338,18 @@ func (e *encoder) encodeReadsSI() {
 		for ri := range pt.reads {
 			r := &pt.reads[ri]
 			rv := readVar{txn: int32(ti), read: int32(ri)}
+			if !e.guarded && !r.isList() && e.siDupOn() {
+				// SD3 and SD4 (si_dup.go) before the candidates are
+				// listed: on a uniform key that list is every writer.
+				rv.g = e.act[ti]
+				switch e.siUniformRead(&rv, r) {
+				case 1:
+					e.reads = append(e.reads, rv)
+					continue
+				case 2:
+					continue
+				}
+			}
 			ws, initial := p.possibleWritersTo(nil, int32(ti), r)
 			g := e.act[ti]
 			if e.guarded {
@@ -388,6 +402,7 @@ func (e *encoder) encodeReadsSI() {
 			e.reads = append(e.reads, rv)
 		}
 	}
+	e.siFinishGroups()
 }
 
 // encodeListReadSI: the ways the list is the concatenation of whole
@@ -455,6 +470,7 @@ func (e *encoder) encodeVersionOrderSI() {
 		if r.isList() {
 			continue
 		}
+		noRW := e.siNoRW(r.key, r.val) // SD1 (si_dup.go)
 		for i, w := range e.cands(rv) {
 			if w == -1 {
 				initReaders[r.key] = append(initReaders[r.key], readerRef{rv.txn, e.rfs(rv)[i], r.val})
@@ -463,7 +479,9 @@ func (e *encoder) encodeVersionOrderSI() {
 				}
 				continue
 			}
-			readersOf.add(r.key, w, readerRef{rv.txn, e.rfs(rv)[i], r.val})
+			if !noRW {
+				readersOf.add(r.key, w, readerRef{rv.txn, e.rfs(rv)[i], r.val})
+			}
 		}
 	}
 	readersOf.build()
@@ -487,7 +505,7 @@ func (e *encoder) encodeVersionOrderSI() {
 			continue
 		}
 		if !rt {
-			for i := 0; i < len(ws); i++ {
+			for i := 0; i < len(ws) && !e.siKeyAllBlind(key); i++ {
 				if e.stopped() {
 					return
 				}
@@ -512,6 +530,9 @@ func (e *encoder) encodeVersionOrderSI() {
 // order fixes it), its ww edges and the rw edges of the readers of either
 // version.
 func (e *encoder) orderPairSI(key, a, b int32, readersOf *readerIndex) {
+	if e.siBlindPair(a, b) {
+		return // SB (si_dup.go)
+	}
 	x := e.pairVarSI(a, b)
 	via := e.p.orderVia(a, b)
 	for _, rd := range readersOf.get(key, a) {
@@ -588,7 +609,7 @@ func (e *encoder) orderByTimeSI(key int32, ws []int32, readersOf *readerIndex, i
 	// search at strong snapshot isolation"): adjEnd without the pruner.
 	for i, a := range ws {
 		ea := e.pairEnd(a)
-		for j := i + 1; j < len(ws) && byStart[j].start <= ea; j++ {
+		for j := i + 1; j < len(ws) && byStart[j].start <= ea && !e.siKeyAllBlind(key); j++ {
 			e.orderPairSI(key, a, ws[j], readersOf)
 		}
 	}
@@ -675,9 +696,17 @@ func (e *encoder) witnessSI() []string {
 		if c := e.com[t]; c != litTrue && !e.s.Value(solver.Lit(c)) {
 			continue
 		}
-		if begin {
+		// A blind-uniform transaction begins right before it commits:
+		// the schedule SB's argument builds (si_dup.go), in which such
+		// writers never overlap though no ww edge orders them.
+		blind := e.siBlind(t)
+		switch {
+		case begin && blind:
+		case begin:
 			out = append(out, "begin "+e.p.h.Txns[t].ID)
-		} else {
+		case blind:
+			out = append(out, "begin "+e.p.h.Txns[t].ID, "commit "+e.p.h.Txns[t].ID)
+		default:
 			out = append(out, "commit "+e.p.h.Txns[t].ID)
 		}
 	}
