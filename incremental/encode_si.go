@@ -209,6 +209,7 @@ func (e *encoder) encodeSI() {
 			e.siEdge(e.act[t], litTrue, e.si.begin[t], e.node[t], edgeRec{kind: kindAux, key: -1, writer: -1})
 		}
 	}
+	e.siDupInit() // si_dup.go
 	if p.opts.Level.SessionOrder() {
 		e.encodeSessionsSI()
 	}
@@ -338,7 +339,7 @@ func (e *encoder) encodeReadsSI() {
 		for ri := range pt.reads {
 			r := &pt.reads[ri]
 			rv := readVar{txn: int32(ti), read: int32(ri)}
-			if !e.guarded && !r.isList() && e.siDupOn() {
+			if !r.isList() && e.siUniform(r.key) {
 				// SD3 and SD4 (si_dup.go) before the candidates are
 				// listed: on a uniform key that list is every writer.
 				rv.g = e.act[ti]
@@ -505,7 +506,8 @@ func (e *encoder) encodeVersionOrderSI() {
 			continue
 		}
 		if !rt {
-			for i := 0; i < len(ws) && !e.siKeyAllBlind(key); i++ {
+			allBlind := e.siKeyAllBlind(key)
+			for i := 0; i < len(ws) && !allBlind; i++ {
 				if e.stopped() {
 					return
 				}
@@ -607,9 +609,10 @@ func (e *encoder) orderByTimeSI(key int32, ws []int32, readersOf *readerIndex, i
 	// An unknown writer forced by a committed reader ends, for pairing,
 	// with that reader (pairEnd, U2; docs/SEMANTICS.md §3, "Pruning the
 	// search at strong snapshot isolation"): adjEnd without the pruner.
+	allBlind := e.siKeyAllBlind(key) // SB (si_dup.go): no pair at all
 	for i, a := range ws {
 		ea := e.pairEnd(a)
-		for j := i + 1; j < len(ws) && byStart[j].start <= ea && !e.siKeyAllBlind(key); j++ {
+		for j := i + 1; j < len(ws) && byStart[j].start <= ea && !allBlind; j++ {
 			e.orderPairSI(key, a, ws[j], readersOf)
 		}
 	}

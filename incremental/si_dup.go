@@ -47,14 +47,15 @@ import (
 // begin right before its commit (witnessSI), the schedule SB's argument
 // builds.
 
-// siDupState is the rules' per-encoder state, inside siState.
+// siDupState is the rules' per-encoder state, inside siState, computed
+// once the nodes are laid out (siDupInit): a pass over every key's
+// writers and every transaction's writes, so that the pair loops ask
+// two slice entries per pair.
 type siDupState struct {
-	uniform []int8          // per key: 0 not computed, 1 uniform register key, 2 not
-	val     []history.Value // per uniform key: v_k
-	writers []int32         // per uniform key: its writers in the instance
-	blind   []int8          // per transaction: 0 not computed, 1 blind-uniform, 2 not
-	// allBlind per key: 0 not computed, 1 every writer blind-uniform, 2 not.
-	allBlind []int8
+	uniform  []bool          // per key: a uniform register key with a writer
+	val      []history.Value // per uniform key: v_k
+	blind    []bool          // per transaction: blind-uniform
+	allBlind []bool          // per key: uniform, every writer blind-uniform
 	// settlers of SD3, per uniform key, computed on first use: the
 	// committed writer with the smallest end (strong SI) and, per session,
 	// the committed writer of the key earliest in it (session levels).
@@ -80,64 +81,71 @@ func (e *encoder) siDupOn() bool {
 	return e.si != nil && e.sameValue && !e.guarded && !e.record
 }
 
-func (e *encoder) siDups() *siDupState {
-	d := e.si.dup
-	if d == nil {
-		nk, nt := len(e.p.keys), len(e.p.h.Txns)
-		d = &siDupState{uniform: make([]int8, nk), val: make([]history.Value, nk), blind: make([]int8, nt), allBlind: make([]int8, nk)}
-		e.si.dup = d
+// siDupInit computes which keys are uniform (prune_dup.go's
+// writersUniform: every writer in the instance has the same final value)
+// and which transactions are blind-uniform (in the instance, no read,
+// register or list, no append, and every key written uniform). A no-op
+// off the fast path: the rules stay off (e.si.dup nil).
+func (e *encoder) siDupInit() {
+	if !e.siDupOn() {
+		return
 	}
-	return d
-}
-
-// siUniform reports whether register key k is uniform (every writer in
-// the instance writes the same final value, prune_dup.go's
-// writersUniform) and has a writer, and records v_k.
-func (e *encoder) siUniform(k int32) bool {
-	if !e.siDupOn() || e.p.isList[k] {
-		return false
-	}
-	d := e.siDups()
-	if d.uniform[k] == 0 {
-		d.uniform[k] = 2
-		if e.writersUniform(k) {
-			for _, w := range e.p.writersOf[k] {
-				if e.node[w] >= 0 {
-					v, _ := e.p.txns[w].finalValue(k)
-					d.val[k], d.uniform[k] = v, 1
-					break
-				}
+	p := e.p
+	nk, nt := len(p.keys), len(p.h.Txns)
+	d := &siDupState{uniform: make([]bool, nk), val: make([]history.Value, nk), blind: make([]bool, nt), allBlind: make([]bool, nk)}
+	e.si.dup = d
+	for k := range p.keys {
+		key := int32(k)
+		if p.isList[k] || !e.writersUniform(key) {
+			continue
+		}
+		for _, w := range p.writersOf[k] {
+			if e.node[w] >= 0 {
+				v, _ := p.txns[w].finalValue(key)
+				d.val[k], d.uniform[k] = v, true
+				break
 			}
 		}
 	}
-	return d.uniform[k] == 1
-}
-
-// siBlind reports whether t is blind-uniform: in the instance, no read
-// (register or list) and no append, and every key it writes uniform.
-func (e *encoder) siBlind(t int32) bool {
-	if !e.siDupOn() {
-		return false
-	}
-	d := e.siDups()
-	if d.blind[t] == 0 {
-		d.blind[t] = 2
-		pt := &e.p.txns[t]
+	for t := range p.txns {
+		pt := &p.txns[t]
 		ok := e.node[t] >= 0 && len(pt.reads) == 0 && len(pt.appends) == 0 && len(pt.finals) > 0
 		for _, kv := range pt.finals {
-			ok = ok && e.siUniform(kv.key)
+			ok = ok && d.uniform[kv.key]
 		}
-		if ok {
-			d.blind[t] = 1
+		d.blind[t] = ok
+	}
+	for k := range p.keys {
+		if !d.uniform[k] {
+			continue
+		}
+		all, n := true, 0
+		for _, w := range p.writersOf[k] {
+			if e.node[w] >= 0 {
+				n++
+				all = all && d.blind[w]
+			}
+		}
+		if d.allBlind[k] = all; all {
+			d.sb += n * (n - 1) / 2
 		}
 	}
-	return d.blind[t] == 1
+}
+
+// siUniform reports whether k is a uniform register key with a writer.
+func (e *encoder) siUniform(k int32) bool {
+	return e.si != nil && e.si.dup != nil && e.si.dup.uniform[k]
+}
+
+// siBlind reports whether t is blind-uniform.
+func (e *encoder) siBlind(t int32) bool {
+	return e.si != nil && e.si.dup != nil && e.si.dup.blind[t]
 }
 
 // siBlindPair is SB: a and b need no order.
 func (e *encoder) siBlindPair(a, b int32) bool {
-	if e.siBlind(a) && e.siBlind(b) {
-		e.si.dup.sb++
+	if d := e.si.dup; d != nil && d.blind[a] && d.blind[b] {
+		d.sb++
 		return true
 	}
 	return false
@@ -146,28 +154,7 @@ func (e *encoder) siBlindPair(a, b int32) bool {
 // siKeyAllBlind reports whether every writer of k in the instance is
 // blind-uniform: its pairs need no loop at all.
 func (e *encoder) siKeyAllBlind(k int32) bool {
-	if !e.siUniform(k) {
-		return false
-	}
-	d := e.si.dup
-	if d.allBlind[k] == 0 {
-		d.allBlind[k] = 1
-		n := 0
-		for _, w := range e.p.writersOf[k] {
-			if e.node[w] < 0 {
-				continue
-			}
-			n++
-			if !e.siBlind(w) {
-				d.allBlind[k] = 2
-				break
-			}
-		}
-		if d.allBlind[k] == 1 {
-			d.sb += n * (n - 1) / 2
-		}
-	}
-	return d.allBlind[k] == 1
+	return e.si != nil && e.si.dup != nil && e.si.dup.allBlind[k]
 }
 
 // siNoRW is SD1: a read of val on key k draws no rw edge.
@@ -198,7 +185,7 @@ func (e *encoder) siWriters(k int32) []int32 {
 func (e *encoder) siUniformRead(rv *readVar, r *pread) int {
 	p := e.p
 	k := r.key
-	if r.isList() || r.val == history.Null || p.opts.InitialState == history.InitialUnknown || !e.siUniform(k) || e.si.dup.val[k] != r.val {
+	if r.val == history.Null || p.opts.InitialState == history.InitialUnknown || !e.siUniform(k) || e.si.dup.val[k] != r.val {
 		return 0
 	}
 	d := e.si.dup

@@ -105,6 +105,7 @@ func (e *encoder) vboxKeySI(key int32, ws []int32, readersOf *readerIndex, initR
 	byPos, rows, w := e.vboxReachSets(ws)
 	cover := slices.Grow(v.cover[:0], w)[:w]
 	v.cover = cover
+	allBlind := e.siKeyAllBlind(key) // SB (si_dup.go): no pair at all
 	for i, a := range byPos {
 		if e.stopped() {
 			return
@@ -112,7 +113,7 @@ func (e *encoder) vboxKeySI(key int32, ws []int32, readersOf *readerIndex, initR
 		readers := readersOf.get(key, a)
 		row := rows[i*w : (i+1)*w]
 		clear(cover)
-		for j := i + 1; j < len(byPos) && !e.siKeyAllBlind(key); j++ {
+		for j := i + 1; j < len(byPos) && !allBlind; j++ {
 			b := byPos[j]
 			bit := uint64(1) << (j % 64)
 			if e.siBlindPair(a, b) {
