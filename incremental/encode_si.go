@@ -537,13 +537,14 @@ func (e *encoder) orderPairSI(key, a, b int32, readersOf *readerIndex) {
 	}
 	x := e.pairVarSI(a, b)
 	via := e.p.orderVia(a, b)
+	same := e.siSameValue(key, a, b) // SD1 (si_dup.go)
 	for _, rd := range readersOf.get(key, a) {
-		if rd.txn != b {
+		if rd.txn != b && !same {
 			e.siEdge(rd.rf, x, e.si.begin[rd.txn], e.node[b], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: a, via: via})
 		}
 	}
 	for _, rd := range readersOf.get(key, b) {
-		if rd.txn != a {
+		if rd.txn != a && !same {
 			e.siEdge(rd.rf, x.not(), e.si.begin[rd.txn], e.node[a], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: b, via: via})
 		}
 	}

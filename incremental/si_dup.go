@@ -68,6 +68,7 @@ type siDupState struct {
 	// left without rw edges, pairs left without an order, reads settled,
 	// reads grouped, hubs.
 	sd1, sb, sd3, sd4, hubs int
+	sd1pairs                int // pairs of one value left without rw edges
 }
 
 // siGroup is the hub of SD4 for one key.
@@ -164,6 +165,17 @@ func (e *encoder) siNoRW(k int32, val history.Value) bool {
 		return true
 	}
 	return false
+}
+
+// siSameValue is SD1 for a pair the search orders: when a and b write
+// the same final value of key, the readers of either version need no rw
+// edge to the other.
+func (e *encoder) siSameValue(key, a, b int32) bool {
+	if e.si.dup == nil || !e.sameFinal(key, a, b) {
+		return false
+	}
+	e.si.dup.sd1pairs++
+	return true
 }
 
 // siWriters returns the writers of uniform key k in the instance.

@@ -15,13 +15,14 @@ import (
 // siDupCounts sums the duplicate-value rules' counters (si_dup.go) of the
 // fast-path instance Check builds for h, so that a sweep can show each
 // rule fired.
-type siDupCounts struct{ sd1, sb, sd3, sd4 int }
+type siDupCounts struct{ sd1, sd1pairs, sb, sd3, sd4 int }
 
 func (c *siDupCounts) add(h *history.History, opts history.Options) {
 	e := newEncoder(prepare(h, opts), encodeConfig{dropUnobserved: true})
 	e.encode()
 	if d := e.si.dup; d != nil {
 		c.sd1 += d.sd1
+		c.sd1pairs += d.sd1pairs
 		c.sb += d.sb
 		c.sd3 += d.sd3
 		c.sd4 += d.sd4
@@ -73,9 +74,9 @@ func TestSIDupAgainstBruteForce(t *testing.T) {
 					}
 					c.add(h, opts)
 				}
-				t.Logf("%d valid, %d invalid; SD1 %d reads, SB %d pairs, SD3 %d reads, SD4 %d reads", valid, invalid, c.sd1, c.sb, c.sd3, c.sd4)
+				t.Logf("%d valid, %d invalid; SD1 %d reads and %d pairs, SB %d pairs, SD3 %d reads, SD4 %d reads", valid, invalid, c.sd1, c.sd1pairs, c.sb, c.sd3, c.sd4)
 				settles := lv.SessionOrder() || lv.SnapshotRealTime()
-				if valid == 0 || invalid == 0 || c.sd1 == 0 || c.sb == 0 {
+				if valid == 0 || invalid == 0 || c.sd1 == 0 || c.sd1pairs == 0 || c.sb == 0 {
 					t.Fatalf("the sweep does not exercise the rules: %d valid, %d invalid, %+v", valid, invalid, c)
 				}
 				if initial == history.InitialEmpty && (c.sd4 == 0 || (settles && c.sd3 == 0)) {
