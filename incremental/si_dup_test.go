@@ -195,3 +195,38 @@ func TestSIDupSettleOnlyBySnapshotOrder(t *testing.T) {
 		prunedAndPlainAgree(t, h, opts, want, 0, c.text, true)
 	}
 }
+
+// TestSIDupBlindPairCoversNothing pins the one place SB meets V1a's
+// cover (vboxKeySI): an SB pair (A, B) draws no ww edge, so B must not
+// excuse A's edges. Here A and B are blind writers of x = 1 in two
+// sessions, C writes x = 1 too (and y, and reads z = null, which A
+// writes). Both A and C's commit are joined in the known edges only
+// through rw edges into C_C that V1b draws (Rp and Rp2 read P's y, which
+// C overwrites), so V1a decides "A before C" and "B before C". A's ww
+// edge C_A -> B_C is then the only edge against C's snapshot missing A's
+// z: invalid. A cover taken through B would leave it out.
+func TestSIDupBlindPairCoversNothing(t *testing.T) {
+	text := "A w x 1, w z 7 (session s1)\nRp r y 5 (session s1)\n" +
+		"B w x 1 (session s2)\nRp2 r y 5 (session s2)\n" +
+		"P w y 5 (session s3)\nRc r y 6 (session s3)\n" +
+		"C r z null, w x 1, w y 6 (session s4)"
+	h, err := history.ParseCompact(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := history.DefaultOptions()
+	opts.Level = history.StrongSessionSnapshotIsolation
+	want, _, err := oracle.Check(h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want {
+		t.Fatalf("the oracle says valid; the test expects invalid\n%s", text)
+	}
+	var c siDupCounts
+	c.add(h, opts)
+	if c.sb == 0 {
+		t.Fatalf("SB did not fire: %+v", c)
+	}
+	prunedAndPlainAgree(t, h, opts, want, 0, text, true)
+}
