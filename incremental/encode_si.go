@@ -325,9 +325,23 @@ func (e *encoder) encodeSessionsSI() {
 }
 
 // encodeReadsSI creates the read-from choices (I2, I3) and wr edges into
-// the readers' begin nodes.
+// the readers' begin nodes. In two passes: the register reads with one
+// candidate of a committed reader (their read-from literal is true, the
+// wr edge a base edge) first, the others after. The solver's search at
+// insertion (P1, docs/SEMANTICS.md §3) rebuilds its index of permanent
+// edges as they change; interleaved, the forced reads' base edges kept
+// it stale through the choices' edges (PostgreSQL REPEATABLE READ 12K:
+// half the check in index rebuilds). The choices, edges and candidates
+// are the same either way (every read's candidates are listed in the
+// first pass): only which implied lemmas the search at insertion adds
+// can differ, and those remove no model.
 func (e *encoder) encodeReadsSI() {
 	p := e.p
+	type later struct {
+		rv    readVar
+		cands []int32
+	}
+	var multi []later
 	for ti := range p.h.Txns {
 		if e.node[ti] < 0 {
 			continue
@@ -364,46 +378,65 @@ func (e *encoder) encodeReadsSI() {
 			}
 			if r.isList() {
 				e.encodeListReadSI(&rv, r)
-			} else {
-				cands := e.candScratch[:0]
-				for _, w := range ws {
-					if e.node[w] < 0 {
-						continue
-					}
-					if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
-						if e.prune.impossible(r.key, rv.txn, w) {
-							e.pruned++
-						} else {
-							cands = append(cands, w)
-						}
-					}
+				e.reads = append(e.reads, rv)
+				continue
+			}
+			cands := e.candScratch[:0]
+			for _, w := range ws {
+				if e.node[w] < 0 {
+					continue
 				}
-				if initial {
-					if e.prune.impossible(r.key, rv.txn, -1) {
+				if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
+					if e.prune.impossible(r.key, rv.txn, w) {
 						e.pruned++
 					} else {
-						cands = append(cands, -1)
-					}
-				}
-				e.candScratch = cands
-				e.choice(&rv, len(cands))
-				copy(e.cands(&rv), cands)
-				e.chooseOne(&rv)
-				if len(cands) == 1 && e.rfs(&rv)[0] == litTrue {
-					// U2 at strong SI: a committed reader's only source
-					// is committed and before the reader's snapshot.
-					e.prune.noteForced(rv.txn, cands[0])
-				}
-				for i, w := range e.cands(&rv) {
-					if w >= 0 {
-						e.siEdge(e.rfs(&rv)[i], litTrue, e.node[w], e.si.begin[ti], edgeRec{kind: kindWR, key: r.key, val: string(r.val), writer: w})
+						cands = append(cands, w)
 					}
 				}
 			}
-			e.reads = append(e.reads, rv)
+			if initial {
+				if e.prune.impossible(r.key, rv.txn, -1) {
+					e.pruned++
+				} else {
+					cands = append(cands, -1)
+				}
+			}
+			e.candScratch = cands
+			if len(cands) != 1 || g != litTrue {
+				multi = append(multi, later{rv, slices.Clone(cands)})
+				continue
+			}
+			e.encodeRegisterReadSI(&rv, r, cands)
 		}
 	}
+	for i := range multi {
+		if e.stopped() {
+			return
+		}
+		rv := &multi[i].rv
+		e.encodeRegisterReadSI(rv, &p.txns[rv.txn].reads[rv.read], multi[i].cands)
+	}
 	e.siFinishGroups()
+}
+
+// encodeRegisterReadSI makes a register read's choice over its candidate
+// sources cands (-1 the initial version), its wr edges, and appends it
+// to e.reads.
+func (e *encoder) encodeRegisterReadSI(rv *readVar, r *pread, cands []int32) {
+	e.choice(rv, len(cands))
+	copy(e.cands(rv), cands)
+	e.chooseOne(rv)
+	if len(cands) == 1 && e.rfs(rv)[0] == litTrue {
+		// U2 at strong SI: a committed reader's only source
+		// is committed and before the reader's snapshot.
+		e.prune.noteForced(rv.txn, cands[0])
+	}
+	for i, w := range e.cands(rv) {
+		if w >= 0 {
+			e.siEdge(e.rfs(rv)[i], litTrue, e.node[w], e.si.begin[rv.txn], edgeRec{kind: kindWR, key: r.key, val: string(r.val), writer: w})
+		}
+	}
+	e.reads = append(e.reads, *rv)
 }
 
 // encodeListReadSI: the ways the list is the concatenation of whole
