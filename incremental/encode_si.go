@@ -64,7 +64,8 @@ type siState struct {
 	// timed: every transaction of the instance has client timestamps
 	// (layoutSI draws the time chain only then).
 	timed bool
-	// dup: the duplicate-value rules' state (si_dup.go), nil until used.
+	// dup: the duplicate-value rules' state (si_dup.go); nil where they
+	// are off (siDupInit).
 	dup *siDupState
 }
 

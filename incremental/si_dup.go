@@ -23,7 +23,9 @@ import (
 //     gets no rw edge. Every model's schedule keeps the key's writers
 //     apart (the ww edges stay), so the last writer committed before the
 //     reader's snapshot is a writer of v_k: that one is a source whose
-//     rw edges all hold.
+//     rw edges all hold. On any key, likewise, two writers of one value
+//     whose order the search decides (orderPairSI) draw no rw edge for
+//     each other's readers (siSameValue).
 //   - SB, blind pairs: two blind-uniform writers get no order variable
 //     and no ww edge. A blind transaction's begin node has one outgoing
 //     edge, to its commit; moving it next to its commit keeps every
