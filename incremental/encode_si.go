@@ -64,6 +64,9 @@ type siState struct {
 	// timed: every transaction of the instance has client timestamps
 	// (layoutSI draws the time chain only then).
 	timed bool
+	// dup: the duplicate-value rules' state (si_dup.go); nil where they
+	// are off (siDupInit).
+	dup *siDupState
 }
 
 // layoutSI creates B_t and C_t for every transaction of the instance,
@@ -207,6 +210,7 @@ func (e *encoder) encodeSI() {
 			e.siEdge(e.act[t], litTrue, e.si.begin[t], e.node[t], edgeRec{kind: kindAux, key: -1, writer: -1})
 		}
 	}
+	e.siDupInit() // si_dup.go
 	if p.opts.Level.SessionOrder() {
 		e.encodeSessionsSI()
 	}
@@ -322,9 +326,23 @@ func (e *encoder) encodeSessionsSI() {
 }
 
 // encodeReadsSI creates the read-from choices (I2, I3) and wr edges into
-// the readers' begin nodes.
+// the readers' begin nodes. In two passes: the register reads with one
+// candidate of a committed reader (their read-from literal is true, the
+// wr edge a base edge) first, the others after. The solver's search at
+// insertion (P1, docs/SEMANTICS.md §3) rebuilds its index of permanent
+// edges as they change; interleaved, the forced reads' base edges kept
+// it stale through the choices' edges (PostgreSQL REPEATABLE READ 12K:
+// half the check in index rebuilds). The choices, edges and candidates
+// are the same either way (every read's candidates are listed in the
+// first pass): only which implied lemmas the search at insertion adds
+// can differ, and those remove no model.
 func (e *encoder) encodeReadsSI() {
 	p := e.p
+	type later struct {
+		rv    readVar
+		cands []int32
+	}
+	var multi []later
 	for ti := range p.h.Txns {
 		if e.node[ti] < 0 {
 			continue
@@ -336,6 +354,18 @@ func (e *encoder) encodeReadsSI() {
 		for ri := range pt.reads {
 			r := &pt.reads[ri]
 			rv := readVar{txn: int32(ti), read: int32(ri)}
+			if !r.isList() && e.siUniform(r.key) {
+				// SD3 and SD4 (si_dup.go) before the candidates are
+				// listed: on a uniform key that list is every writer.
+				rv.g = e.act[ti]
+				switch e.siUniformRead(&rv, r) {
+				case 1:
+					e.reads = append(e.reads, rv)
+					continue
+				case 2:
+					continue
+				}
+			}
 			ws, initial := p.possibleWritersTo(nil, int32(ti), r)
 			g := e.act[ti]
 			if e.guarded {
@@ -349,45 +379,65 @@ func (e *encoder) encodeReadsSI() {
 			}
 			if r.isList() {
 				e.encodeListReadSI(&rv, r)
-			} else {
-				cands := e.candScratch[:0]
-				for _, w := range ws {
-					if e.node[w] < 0 {
-						continue
-					}
-					if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
-						if e.prune.impossible(r.key, rv.txn, w) {
-							e.pruned++
-						} else {
-							cands = append(cands, w)
-						}
-					}
+				e.reads = append(e.reads, rv)
+				continue
+			}
+			cands := e.candScratch[:0]
+			for _, w := range ws {
+				if e.node[w] < 0 {
+					continue
 				}
-				if initial {
-					if e.prune.impossible(r.key, rv.txn, -1) {
+				if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
+					if e.prune.impossible(r.key, rv.txn, w) {
 						e.pruned++
 					} else {
-						cands = append(cands, -1)
-					}
-				}
-				e.candScratch = cands
-				e.choice(&rv, len(cands))
-				copy(e.cands(&rv), cands)
-				e.chooseOne(&rv)
-				if len(cands) == 1 && e.rfs(&rv)[0] == litTrue {
-					// U2 at strong SI: a committed reader's only source
-					// is committed and before the reader's snapshot.
-					e.prune.noteForced(rv.txn, cands[0])
-				}
-				for i, w := range e.cands(&rv) {
-					if w >= 0 {
-						e.siEdge(e.rfs(&rv)[i], litTrue, e.node[w], e.si.begin[ti], edgeRec{kind: kindWR, key: r.key, val: string(r.val), writer: w})
+						cands = append(cands, w)
 					}
 				}
 			}
-			e.reads = append(e.reads, rv)
+			if initial {
+				if e.prune.impossible(r.key, rv.txn, -1) {
+					e.pruned++
+				} else {
+					cands = append(cands, -1)
+				}
+			}
+			e.candScratch = cands
+			if len(cands) != 1 || g != litTrue {
+				multi = append(multi, later{rv, slices.Clone(cands)})
+				continue
+			}
+			e.encodeRegisterReadSI(&rv, r, cands)
 		}
 	}
+	for i := range multi {
+		if e.stopped() {
+			return
+		}
+		rv := &multi[i].rv
+		e.encodeRegisterReadSI(rv, &p.txns[rv.txn].reads[rv.read], multi[i].cands)
+	}
+	e.siFinishGroups()
+}
+
+// encodeRegisterReadSI makes a register read's choice over its candidate
+// sources cands (-1 the initial version), its wr edges, and appends it
+// to e.reads.
+func (e *encoder) encodeRegisterReadSI(rv *readVar, r *pread, cands []int32) {
+	e.choice(rv, len(cands))
+	copy(e.cands(rv), cands)
+	e.chooseOne(rv)
+	if len(cands) == 1 && e.rfs(rv)[0] == litTrue {
+		// U2 at strong SI: a committed reader's only source
+		// is committed and before the reader's snapshot.
+		e.prune.noteForced(rv.txn, cands[0])
+	}
+	for i, w := range e.cands(rv) {
+		if w >= 0 {
+			e.siEdge(e.rfs(rv)[i], litTrue, e.node[w], e.si.begin[rv.txn], edgeRec{kind: kindWR, key: r.key, val: string(r.val), writer: w})
+		}
+	}
+	e.reads = append(e.reads, *rv)
 }
 
 // encodeListReadSI: the ways the list is the concatenation of whole
@@ -455,6 +505,7 @@ func (e *encoder) encodeVersionOrderSI() {
 		if r.isList() {
 			continue
 		}
+		noRW := e.siNoRW(r.key, r.val) // SD1 (si_dup.go)
 		for i, w := range e.cands(rv) {
 			if w == -1 {
 				initReaders[r.key] = append(initReaders[r.key], readerRef{rv.txn, e.rfs(rv)[i], r.val})
@@ -463,7 +514,9 @@ func (e *encoder) encodeVersionOrderSI() {
 				}
 				continue
 			}
-			readersOf.add(r.key, w, readerRef{rv.txn, e.rfs(rv)[i], r.val})
+			if !noRW {
+				readersOf.add(r.key, w, readerRef{rv.txn, e.rfs(rv)[i], r.val})
+			}
 		}
 	}
 	readersOf.build()
@@ -487,7 +540,8 @@ func (e *encoder) encodeVersionOrderSI() {
 			continue
 		}
 		if !rt {
-			for i := 0; i < len(ws); i++ {
+			allBlind := e.siKeyAllBlind(key)
+			for i := 0; i < len(ws) && !allBlind; i++ {
 				if e.stopped() {
 					return
 				}
@@ -512,15 +566,19 @@ func (e *encoder) encodeVersionOrderSI() {
 // order fixes it), its ww edges and the rw edges of the readers of either
 // version.
 func (e *encoder) orderPairSI(key, a, b int32, readersOf *readerIndex) {
+	if e.siBlindPair(a, b) {
+		return // SB (si_dup.go)
+	}
 	x := e.pairVarSI(a, b)
 	via := e.p.orderVia(a, b)
+	same := e.siSameValue(key, a, b) // SD1 (si_dup.go)
 	for _, rd := range readersOf.get(key, a) {
-		if rd.txn != b {
+		if rd.txn != b && !same {
 			e.siEdge(rd.rf, x, e.si.begin[rd.txn], e.node[b], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: a, via: via})
 		}
 	}
 	for _, rd := range readersOf.get(key, b) {
-		if rd.txn != a {
+		if rd.txn != a && !same {
 			e.siEdge(rd.rf, x.not(), e.si.begin[rd.txn], e.node[a], edgeRec{kind: kindRW, key: key, val: string(rd.val), writer: b, via: via})
 		}
 	}
@@ -586,9 +644,10 @@ func (e *encoder) orderByTimeSI(key int32, ws []int32, readersOf *readerIndex, i
 	// An unknown writer forced by a committed reader ends, for pairing,
 	// with that reader (pairEnd, U2; docs/SEMANTICS.md §3, "Pruning the
 	// search at strong snapshot isolation"): adjEnd without the pruner.
+	allBlind := e.siKeyAllBlind(key) // SB (si_dup.go): no pair at all
 	for i, a := range ws {
 		ea := e.pairEnd(a)
-		for j := i + 1; j < len(ws) && byStart[j].start <= ea; j++ {
+		for j := i + 1; j < len(ws) && byStart[j].start <= ea && !allBlind; j++ {
 			e.orderPairSI(key, a, ws[j], readersOf)
 		}
 	}
@@ -675,9 +734,17 @@ func (e *encoder) witnessSI() []string {
 		if c := e.com[t]; c != litTrue && !e.s.Value(solver.Lit(c)) {
 			continue
 		}
-		if begin {
+		// A blind-uniform transaction begins right before it commits:
+		// the schedule SB's argument builds (si_dup.go), in which such
+		// writers never overlap though no ww edge orders them.
+		blind := e.siBlind(t)
+		switch {
+		case begin && blind:
+		case begin:
 			out = append(out, "begin "+e.p.h.Txns[t].ID)
-		} else {
+		case blind:
+			out = append(out, "begin "+e.p.h.Txns[t].ID, "commit "+e.p.h.Txns[t].ID)
+		default:
 			out = append(out, "commit "+e.p.h.Txns[t].ID)
 		}
 	}

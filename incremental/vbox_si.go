@@ -34,6 +34,9 @@ func (e *encoder) vboxDecideSI(open [][3]int32, first bool) [][3]int32 {
 	x := v.reach
 	var next [][3]int32
 	try := func(key, a, b int32) {
+		if e.siBlindPair(a, b) {
+			return // SB (si_dup.go): no order, none to decide
+		}
 		if _, ok := e.pairs[[2]int32{min(a, b), max(a, b)}]; ok {
 			return
 		}
@@ -70,7 +73,7 @@ func (e *encoder) vboxDecideSI(open [][3]int32, first bool) [][3]int32 {
 		}
 		return next
 	}
-	e.vboxUnorderedPairs(nil, try)
+	e.vboxUnorderedPairs(e.siKeyAllBlind, try)
 	return next
 }
 
@@ -102,6 +105,7 @@ func (e *encoder) vboxKeySI(key int32, ws []int32, readersOf *readerIndex, initR
 	byPos, rows, w := e.vboxReachSets(ws)
 	cover := slices.Grow(v.cover[:0], w)[:w]
 	v.cover = cover
+	allBlind := e.siKeyAllBlind(key) // SB (si_dup.go): no pair at all
 	for i, a := range byPos {
 		if e.stopped() {
 			return
@@ -109,9 +113,14 @@ func (e *encoder) vboxKeySI(key int32, ws []int32, readersOf *readerIndex, initR
 		readers := readersOf.get(key, a)
 		row := rows[i*w : (i+1)*w]
 		clear(cover)
-		for j := i + 1; j < len(byPos); j++ {
+		for j := i + 1; j < len(byPos) && !allBlind; j++ {
 			b := byPos[j]
 			bit := uint64(1) << (j % 64)
+			if e.siBlindPair(a, b) {
+				// SB (si_dup.go): no order and no ww edge, and so no
+				// cover through b for a (the cover needs C_a -> B_b).
+				continue
+			}
 			if row[j/64]&bit == 0 || e.act[a] != litTrue || e.act[b] != litTrue {
 				e.orderPairSI(key, a, b, readersOf)
 				continue
