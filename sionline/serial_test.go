@@ -17,7 +17,8 @@ var serialTaken atomic.Int64
 // the package, against the oracle's rules (internal/oracle.ReplayWitness:
 // its own replay, sharing nothing with the sweep): a witness the sweep
 // gets wrong fails the test that produced it. STREAMCHECK_SIONLINE_SERIAL=off
-// turns the sweep off, so the same tests run on the search alone.
+// turns the sweep off, so the same tests run on the search alone;
+// =unchecked skips the replay (profiles of BenchmarkRMW).
 func TestMain(m *testing.M) {
 	serialCheck = func(h *history.History, opts history.Options, w []string) {
 		serialTaken.Add(1)
@@ -25,8 +26,11 @@ func TestMain(m *testing.M) {
 			panic("sionline: a serial witness the oracle rejects: " + err.Error())
 		}
 	}
-	if os.Getenv("STREAMCHECK_SIONLINE_SERIAL") == "off" {
+	switch os.Getenv("STREAMCHECK_SIONLINE_SERIAL") {
+	case "off":
 		NoSerialWitness = true
+	case "unchecked":
+		serialCheck = nil // BenchmarkRMW's profiles: the engine's time alone
 	}
 	os.Exit(m.Run())
 }
