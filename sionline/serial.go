@@ -67,41 +67,54 @@ func (e *Engine) serialWitness(h *history.History) []string {
 	if e.opts.InitialState != history.InitialEmpty || len(h.Txns) == 0 {
 		return nil
 	}
-	// Which keys are lists, and which (key, value) versions some read
-	// expects (an unknown writer of one that no committed transaction also
-	// writes joins the sweep).
+	// Which keys are lists (appended, or read as lists), and which
+	// versions the unknown transactions write: an unknown writer joins
+	// the sweep when a read expects one of its versions that no
+	// committed transaction also writes. Inserts only for the few (list
+	// keys, unknown writers' versions); the many register ops are looked
+	// up, on a second pass.
 	type kv struct{ k, v history.Value }
 	lists := map[history.Key]bool{}
-	regs := map[history.Key]bool{}
-	wanted := map[kv]bool{}
-	byCommitted := map[kv]bool{}
+	unknownW := map[kv]uint8{} // bit 1: a read expects it; bit 2: a committed transaction writes it
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		for _, op := range t.Ops {
-			if op.Kind != history.Read && t.Status == history.Committed {
-				byCommitted[kv{op.Key, op.Value}] = true
-			}
 			switch {
-			case op.Kind == history.Append:
+			case op.Kind == history.Append || op.IsList:
 				lists[op.Key] = true
-			case op.Kind == history.Write:
-				if op.Value == history.Null {
-					return nil
-				}
-				regs[op.Key] = true
-			case op.IsList:
-				lists[op.Key] = true
-				for _, v := range op.List {
-					wanted[kv{op.Key, v}] = true
-				}
-			default:
-				wanted[kv{op.Key, op.Value}] = true
+			case op.Kind == history.Write && op.Value == history.Null:
+				return nil
+			}
+			if op.Kind != history.Read && t.Status == history.Unknown {
+				unknownW[kv{op.Key, op.Value}] = 0
 			}
 		}
 	}
-	for k := range lists {
-		if regs[k] {
-			return nil
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		for _, op := range t.Ops {
+			if !op.IsList && op.Kind != history.Append && len(lists) > 0 && lists[op.Key] {
+				return nil // a register write or read of a list key
+			}
+			if len(unknownW) == 0 {
+				continue
+			}
+			switch {
+			case op.Kind != history.Read:
+				if f, ok := unknownW[kv{op.Key, op.Value}]; ok && t.Status == history.Committed {
+					unknownW[kv{op.Key, op.Value}] = f | 2
+				}
+			case op.IsList:
+				for _, v := range op.List {
+					if f, ok := unknownW[kv{op.Key, v}]; ok {
+						unknownW[kv{op.Key, v}] = f | 1
+					}
+				}
+			default:
+				if f, ok := unknownW[kv{op.Key, op.Value}]; ok {
+					unknownW[kv{op.Key, op.Value}] = f | 1
+				}
+			}
 		}
 	}
 	var ps []serialTxn
@@ -115,7 +128,7 @@ func (e *Engine) serialWitness(h *history.History) []string {
 		case history.Unknown:
 			need := false
 			for _, op := range t.Ops {
-				if k := (kv{op.Key, op.Value}); op.Kind != history.Read && wanted[k] && !byCommitted[k] {
+				if op.Kind != history.Read && unknownW[kv{op.Key, op.Value}] == 1 {
 					need = true
 					break
 				}
@@ -125,11 +138,6 @@ func (e *Engine) serialWitness(h *history.History) []string {
 			}
 		default:
 			continue
-		}
-		for _, op := range t.Ops {
-			if op.Kind == history.Read && !op.IsList && lists[op.Key] {
-				return nil
-			}
 		}
 		ps = append(ps, serialTxn{t: t, end: e.opts.EffectiveEnd(t), pred: -1})
 	}
