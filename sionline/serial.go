@@ -46,11 +46,13 @@ type serialTxn struct {
 	done bool
 }
 
-// serialWitness returns a serial order of the screen h (the ghost, if
-// any, first) as begin and commit events, or nil when the sweep cannot
-// order it. h is the screen as instance(true) builds it: the ghost first
-// when there is one, then the members in release order, reads of open
-// members already dropped.
+// serialWitness returns a serial order of the screen h as begin and
+// commit events, the ghost first when h has it, or nil when the sweep
+// cannot order it. h is the screen as instance builds it (reads of open
+// members already dropped; the ghost, if any, anywhere in it, with or
+// without its ops); base is the ghost whose versions the screen's ghost
+// holds (nil when there is none), looked up per key instead of run: a
+// step then costs the members, not the ghost's entries on their keys.
 //
 // The sweep: the participants are due in the order of their effective
 // ends. At each turn the candidates are the participants not yet run
@@ -63,9 +65,21 @@ type serialTxn struct {
 // search decides them). Cost: O(n log n) for the sorts, and per turn a
 // scan of the candidates (the transactions that overlap the earliest
 // end, about the number of sessions).
-func (e *Engine) serialWitness(h *history.History) []string {
+func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 	if e.opts.InitialState != history.InitialEmpty || len(h.Txns) == 0 {
 		return nil
+	}
+	// The ghost, wherever h has it, is no participant: it runs first
+	// (W3: it precedes every member), and its versions are base's,
+	// looked up per key (the screen may carry it without its ops).
+	ghostAt := -1
+	for i := range h.Txns {
+		if h.Txns[i].ID == ghostName {
+			if base == nil {
+				return nil
+			}
+			ghostAt = i
+		}
 	}
 	// Which keys are lists (appended, or read as lists), and which
 	// versions the unknown transactions write: an unknown writer joins
@@ -76,7 +90,15 @@ func (e *Engine) serialWitness(h *history.History) []string {
 	type kv struct{ k, v history.Value }
 	lists := map[history.Key]bool{}
 	unknownW := map[kv]uint8{} // bit 1: a read expects it; bit 2: a committed transaction writes it
+	if base != nil {
+		for k := range base.List {
+			lists[k] = true
+		}
+	}
 	for i := range h.Txns {
+		if i == ghostAt {
+			continue
+		}
 		t := &h.Txns[i]
 		for _, op := range t.Ops {
 			switch {
@@ -90,7 +112,19 @@ func (e *Engine) serialWitness(h *history.History) []string {
 			}
 		}
 	}
+	if base != nil {
+		// The ghost is committed: a version it holds needs no unknown
+		// writer.
+		for x, f := range unknownW {
+			if v, ok := base.Reg[x.k]; (ok && v == x.v) || slices.Contains(base.List[x.k], x.v) {
+				unknownW[x] = f | 2
+			}
+		}
+	}
 	for i := range h.Txns {
+		if i == ghostAt {
+			continue
+		}
 		t := &h.Txns[i]
 		for _, op := range t.Ops {
 			if !op.IsList && op.Kind != history.Append && len(lists) > 0 && lists[op.Key] {
@@ -119,6 +153,9 @@ func (e *Engine) serialWitness(h *history.History) []string {
 	}
 	var ps []serialTxn
 	for i := range h.Txns {
+		if i == ghostAt {
+			continue
+		}
 		t := &h.Txns[i]
 		if !t.HasTime {
 			return nil
@@ -144,18 +181,9 @@ func (e *Engine) serialWitness(h *history.History) []string {
 	if len(ps) == 0 {
 		return nil
 	}
-	ghostFirst := h.Txns[0].ID == ghostName && ps[0].t == &h.Txns[0]
 	// Start order (stable: release order breaks ties), then session
 	// predecessors.
-	slices.SortStableFunc(ps, func(a, b serialTxn) int {
-		if ghostFirst && (a.t == &h.Txns[0]) != (b.t == &h.Txns[0]) {
-			if a.t == &h.Txns[0] {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(a.t.Start, b.t.Start)
-	})
+	slices.SortStableFunc(ps, func(a, b serialTxn) int { return cmp.Compare(a.t.Start, b.t.Start) })
 	last := map[string]int{}
 	for i := range ps {
 		if t := ps[i].t; t.HasSession {
@@ -171,8 +199,29 @@ func (e *Engine) serialWitness(h *history.History) []string {
 	}
 	slices.SortStableFunc(byEnd, func(a, b int) int { return cmp.Compare(ps[a].end, ps[b].end) })
 
+	// The state: what the participants run so far wrote, over base.
 	reg := map[history.Key]history.Value{}
 	list := map[history.Key][]history.Value{}
+	regValue := func(k history.Key) history.Value {
+		if v, ok := reg[k]; ok {
+			return v
+		}
+		if base != nil {
+			if v, ok := base.Reg[k]; ok {
+				return v
+			}
+		}
+		return history.Null
+	}
+	listOf := func(k history.Key) []history.Value {
+		if l, ok := list[k]; ok {
+			return l
+		}
+		if base != nil {
+			return base.List[k]
+		}
+		return nil
+	}
 	// reads says whether t's reads match the state: every read, own
 	// writes visible, as the serial order would give it.
 	reads := func(t *history.Txn) bool {
@@ -196,7 +245,7 @@ func (e *Engine) serialWitness(h *history.History) []string {
 				}
 			}
 			if op.IsList {
-				l := list[op.Key]
+				l := listOf(op.Key)
 				if len(op.List) != len(l)+appended || !slices.Equal(op.List[:len(l)], l) {
 					return false
 				}
@@ -206,10 +255,7 @@ func (e *Engine) serialWitness(h *history.History) []string {
 				continue
 			}
 			if !wrote {
-				var ok bool
-				if own, ok = reg[op.Key]; !ok {
-					own = history.Null
-				}
+				own = regValue(op.Key)
 			}
 			if op.Value != own {
 				return false
@@ -288,12 +334,6 @@ func (e *Engine) serialWitness(h *history.History) []string {
 		}
 		return out
 	}
-	regValue := func(k history.Key) history.Value {
-		if v, ok := reg[k]; ok {
-			return v
-		}
-		return history.Null
-	}
 	// clobbers says whether running ps[i] now spoils a read not run yet:
 	// it overwrites a register version a participant that real time does
 	// not order after ps[i] still reads first; it writes a version a
@@ -336,7 +376,7 @@ func (e *Engine) serialWitness(h *history.History) []string {
 			if len(rs) == 0 {
 				continue
 			}
-			cur := list[k]
+			cur := listOf(k)
 			after := append(cur[:len(cur):len(cur)], x.apps...)
 			for _, r := range rs {
 				if r == i {
@@ -357,7 +397,7 @@ func (e *Engine) serialWitness(h *history.History) []string {
 			case history.Write:
 				reg[op.Key] = op.Value
 			case history.Append:
-				l := list[op.Key]
+				l := listOf(op.Key)
 				list[op.Key] = append(l[:len(l):len(l)], op.Value)
 			}
 		}
@@ -409,15 +449,13 @@ func (e *Engine) serialWitness(h *history.History) []string {
 		}
 		return false
 	}
-	if ghostFirst {
-		// The ghost precedes every member (W3): it runs first.
-		if !reads(ps[0].t) {
-			return nil
-		}
-		emit(0)
+	if ghostAt >= 0 {
+		// The ghost precedes every member (W3): it runs first, its
+		// state being base's.
+		out = append(out, "begin "+ghostName, "commit "+ghostName)
 	}
 	var cands []int
-	for n := len(out) / 2; n < len(ps); n++ {
+	for range ps {
 		// The candidates: in start order, up to the first whose start
 		// the earliest end not run rules out (every later one starts no
 		// earlier).
