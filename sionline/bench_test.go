@@ -56,6 +56,7 @@ func BenchmarkRMW(b *testing.B) {
 		b.ReportMetric(float64(eng.readmits), "readmits")
 		b.ReportMetric(float64(eng.diagnosed), "diagnosed")
 		b.ReportMetric(float64(eng.failedScreens), "failed-screens")
+		b.ReportMetric(float64(eng.serialScreens), "serial-screens")
 		b.ReportMetric(float64(st.Window), "window")
 		b.ReportMetric(float64(st.Evicted), "evicted")
 	}

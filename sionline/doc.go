@@ -94,6 +94,12 @@
 //	   segments j.. restores them with segment j's ghost;
 //	W3 the ghost precedes every member in real time.
 //
+// The screen's verdict comes first from a serial order that a greedy
+// sweep over client time builds, each read checked as it goes
+// (serial.go, docs/SEMANTICS.md §5 "A serial witness for the screen"): a
+// witness by construction, with the ghost's versions looked up in the
+// ghost; only a screen it cannot order goes to incremental's search.
+//
 // # Complexity and what is left
 //
 // A step costs the screen (the window and the ghost's entries on the

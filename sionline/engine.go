@@ -149,6 +149,9 @@ type Engine struct {
 	// failedScreens the screens checked and found not valid.
 	writes                   writes
 	diagnosed, failedScreens int
+	// serialScreens counts the screens a serial witness from client
+	// time settled (serial.go).
+	serialScreens int
 	// broken is an archive error that left the ghost ahead of the
 	// members (archiveChunks): every later step returns it.
 	broken error
@@ -271,8 +274,26 @@ func (e *Engine) AlertTxn(_ *online.Alert, name string) *history.Txn {
 // valid, it evicts the sealed prefix its witness allows and the step is
 // done. Its verdict is returned either way (an error stops the step).
 func (e *Engine) screen(ctx context.Context) (incremental.Verdict, error) {
-	h := e.instance(true)
 	e.checks++
+	if e.evicting() && !NoSerialWitness {
+		// A serial order from client time, when the sweep finds one, is
+		// a witness by construction: the screen is valid without the
+		// search (serial.go, docs/SEMANTICS.md §5 "A serial witness for
+		// the screen"). The sweep reads the ghost's versions from the
+		// ghost itself, so the screen it gets carries the ghost without
+		// its ops (the eviction never reads them), when that is the same
+		// screen: no projection on it.
+		h := e.instanceWith(true, false)
+		if w := e.serialWitness(h, e.ghost); w != nil {
+			e.serialScreens++
+			if serialCheck != nil {
+				serialCheck(e.instance(true), e.opts, w)
+			}
+			e.dirty, e.undecided = false, false
+			return incremental.Valid, e.evict(h, w)
+		}
+	}
+	h := e.instance(true)
 	res, err := incremental.Check(ctx, h, e.opts, screenCheck)
 	if err != nil {
 		return incremental.Unknown, fmt.Errorf("sionline: step %d: %w", e.steps, err)
@@ -511,7 +532,14 @@ func dropUnwritten(h *history.History, opts history.Options) *history.History {
 // writers outside every session; projected on the members (released, not
 // quarantined), so that a read a quarantined or unchecked writer could
 // explain is dropped too (docs/SEMANTICS.md §3).
-func (e *Engine) instance(screen bool) *history.History {
+func (e *Engine) instance(screen bool) *history.History { return e.instanceWith(screen, true) }
+
+// instanceWith is instance; with ghostOps false, a screen's ghost comes
+// without its ops (the serial sweep looks its versions up in e.ghost),
+// unless the instance is projected (a quarantined or unchecked
+// transaction in e.txs), where the ghost's writes take part in what the
+// projection keeps.
+func (e *Engine) instanceWith(screen, ghostOps bool) *history.History {
 	wildKeys := map[history.Key]bool{}
 	wildAll := false
 	for i := range e.txs {
@@ -534,16 +562,20 @@ func (e *Engine) instance(screen bool) *history.History {
 		// on any other key is alone on it, and a completion of the
 		// screen without it takes it back first (docs/SEMANTICS.md §5
 		// "The ghost in the screen: only the keys the window touches").
-		var on map[history.Key]bool
-		if !wildAll {
-			on = map[history.Key]bool{}
-			for i := range e.txs {
-				for _, op := range e.txs[i].T.Ops {
-					on[op.Key] = true
+		g := history.Txn{ID: ghostName, Start: e.ghost.Time, End: e.ghost.Time, HasTime: true, Status: history.Committed}
+		if ghostOps || !e.allMembers() {
+			var on map[history.Key]bool
+			if !wildAll {
+				on = map[history.Key]bool{}
+				for i := range e.txs {
+					for _, op := range e.txs[i].T.Ops {
+						on[op.Key] = true
+					}
 				}
 			}
+			g = e.ghost.txn(on)
 		}
-		h.Txns = append(h.Txns, e.ghost.txn(on))
+		h.Txns = append(h.Txns, g)
 		members = append(members, ghostName)
 	}
 	for i := range e.txs {
@@ -576,6 +608,17 @@ func (e *Engine) instance(screen bool) *history.History {
 		return h
 	}
 	return incremental.Project(h, e.opts, members)
+}
+
+// allMembers says whether every transaction held is a member (none
+// quarantined, none unchecked): the instance is then not projected.
+func (e *Engine) allMembers() bool {
+	for i := range e.txs {
+		if e.txs[i].Fl&(fUnchecked|fQuarantined) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // filterOps returns the ops keep accepts, given whether a read follows the

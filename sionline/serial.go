@@ -1,0 +1,517 @@
+package sionline
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// A serial witness from client time for the screen (docs/SEMANTICS.md §5
+// "A serial witness for the screen").
+//
+// The screen's verdict used to come from incremental's SI search, which
+// encodes the screen afresh at every step: a cost per step proportional
+// to the window, with the solver's constants (BENCHMARKS.md, siflake:
+// the SI encoding was a third of the run). Most screens of a healthy
+// stream are serializable in an order that client time nearly dictates,
+// and a serial order is a completion at strong snapshot isolation: each
+// transaction's begin and commit adjacent, every read seeing the last
+// version committed before it, no two writers of a key overlapping, and
+// real time kept because the order extends it. serialWitness builds such
+// an order by executing the screen's transactions one at a time in a
+// greedy sweep; each read is compared with the state the order gives, so
+// an order it returns is a witness by construction, and a screen it
+// cannot order goes to the search as before (nil says nothing about the
+// screen). It never decides that a screen is invalid.
+
+// NoSerialWitness turns the serial witness off: every screen goes to
+// the search (the differential tests run both ways).
+var NoSerialWitness = false
+
+// serialCheck, when set (tests), is given every serial witness the
+// screen took, with the screen and the options checked: the tests
+// replay it against the oracle's rules.
+var serialCheck func(h *history.History, opts history.Options, witness []string)
+
+// serialTxn is one participant of the sweep: a committed transaction of
+// the screen, or an unknown one whose version a read of the screen
+// expects (taken as committed); others are left out (aborted).
+type serialTxn struct {
+	t   *history.Txn
+	end int64 // effective end: +∞ for an unknown outcome in doubt
+	// pred is the participant just before it in its session (by start),
+	// or -1.
+	pred int
+	done bool
+}
+
+// serialWitness returns a serial order of the screen h as begin and
+// commit events, the ghost first when h has it, or nil when the sweep
+// cannot order it. h is the screen as instance builds it (reads of open
+// members already dropped; the ghost, if any, anywhere in it, with or
+// without its ops); base is the ghost whose versions the screen's ghost
+// holds (nil when there is none), looked up per key instead of run: a
+// step then costs the members, not the ghost's entries on their keys.
+//
+// The sweep: the participants are due in the order of their effective
+// ends. At each turn the candidates are the participants not yet run
+// that nothing not yet run precedes in real time (or session order); of
+// these it runs the first, by end, whose reads match the state and whose
+// writes overwrite no version another candidate still reads, else the
+// first whose reads match, else it gives up. Register keys and list keys
+// under the empty initial state only; a written null, a key both written
+// and appended, or a non-list read of a list key make it give up (the
+// search decides them). Cost: O(n log n) for the sorts, and per turn a
+// scan of the candidates (the transactions that overlap the earliest
+// end, about the number of sessions).
+func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
+	if e.opts.InitialState != history.InitialEmpty || len(h.Txns) == 0 {
+		return nil
+	}
+	// The ghost, wherever h has it, is no participant: it runs first
+	// (W3: it precedes every member), and its versions are base's,
+	// looked up per key (the screen may carry it without its ops).
+	ghostAt := -1
+	for i := range h.Txns {
+		if h.Txns[i].ID == ghostName {
+			if base == nil {
+				return nil
+			}
+			ghostAt = i
+		}
+	}
+	// Which keys are lists (appended, or read as lists), and which
+	// versions the unknown transactions write: an unknown writer joins
+	// the sweep when a read expects one of its versions that no
+	// committed transaction also writes. Inserts only for the few (list
+	// keys, unknown writers' versions); the many register ops are looked
+	// up, on a second pass.
+	type kv struct{ k, v history.Value }
+	lists := map[history.Key]bool{}
+	unknownW := map[kv]uint8{} // bit 1: a read expects it; bit 2: a committed transaction writes it
+	if base != nil {
+		for k := range base.List {
+			lists[k] = true
+		}
+	}
+	for i := range h.Txns {
+		if i == ghostAt {
+			continue
+		}
+		t := &h.Txns[i]
+		for _, op := range t.Ops {
+			switch {
+			case op.Kind == history.Append || op.IsList:
+				lists[op.Key] = true
+			case op.Kind == history.Write && op.Value == history.Null:
+				return nil
+			}
+			if op.Kind != history.Read && t.Status == history.Unknown {
+				unknownW[kv{op.Key, op.Value}] = 0
+			}
+		}
+	}
+	if base != nil {
+		// The ghost is committed: a version it holds needs no unknown
+		// writer.
+		for x, f := range unknownW {
+			if v, ok := base.Reg[x.k]; (ok && v == x.v) || slices.Contains(base.List[x.k], x.v) {
+				unknownW[x] = f | 2
+			}
+		}
+	}
+	for i := range h.Txns {
+		if i == ghostAt {
+			continue
+		}
+		t := &h.Txns[i]
+		for _, op := range t.Ops {
+			if !op.IsList && op.Kind != history.Append && len(lists) > 0 && lists[op.Key] {
+				return nil // a register write or read of a list key
+			}
+			if len(unknownW) == 0 {
+				continue
+			}
+			switch {
+			case op.Kind != history.Read:
+				if f, ok := unknownW[kv{op.Key, op.Value}]; ok && t.Status == history.Committed {
+					unknownW[kv{op.Key, op.Value}] = f | 2
+				}
+			case op.IsList:
+				for _, v := range op.List {
+					if f, ok := unknownW[kv{op.Key, v}]; ok {
+						unknownW[kv{op.Key, v}] = f | 1
+					}
+				}
+			default:
+				if f, ok := unknownW[kv{op.Key, op.Value}]; ok {
+					unknownW[kv{op.Key, op.Value}] = f | 1
+				}
+			}
+		}
+	}
+	var ps []serialTxn
+	for i := range h.Txns {
+		if i == ghostAt {
+			continue
+		}
+		t := &h.Txns[i]
+		if !t.HasTime {
+			return nil
+		}
+		switch t.Status {
+		case history.Committed:
+		case history.Unknown:
+			need := false
+			for _, op := range t.Ops {
+				if op.Kind != history.Read && unknownW[kv{op.Key, op.Value}] == 1 {
+					need = true
+					break
+				}
+			}
+			if !need {
+				continue
+			}
+		default:
+			continue
+		}
+		ps = append(ps, serialTxn{t: t, end: e.opts.EffectiveEnd(t), pred: -1})
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	// Start order (stable: release order breaks ties), then session
+	// predecessors.
+	slices.SortStableFunc(ps, func(a, b serialTxn) int { return cmp.Compare(a.t.Start, b.t.Start) })
+	last := map[string]int{}
+	for i := range ps {
+		if t := ps[i].t; t.HasSession {
+			if p, ok := last[t.Session]; ok {
+				ps[i].pred = p
+			}
+			last[t.Session] = i
+		}
+	}
+	byEnd := make([]int, len(ps))
+	for i := range byEnd {
+		byEnd[i] = i
+	}
+	slices.SortStableFunc(byEnd, func(a, b int) int { return cmp.Compare(ps[a].end, ps[b].end) })
+
+	// The state: what the participants run so far wrote, over base.
+	reg := map[history.Key]history.Value{}
+	list := map[history.Key][]history.Value{}
+	regValue := func(k history.Key) history.Value {
+		if v, ok := reg[k]; ok {
+			return v
+		}
+		if base != nil {
+			if v, ok := base.Reg[k]; ok {
+				return v
+			}
+		}
+		return history.Null
+	}
+	listOf := func(k history.Key) []history.Value {
+		if l, ok := list[k]; ok {
+			return l
+		}
+		if base != nil {
+			return base.List[k]
+		}
+		return nil
+	}
+	// reads says whether t's reads match the state: every read, own
+	// writes visible, as the serial order would give it.
+	reads := func(t *history.Txn) bool {
+		for j, op := range t.Ops {
+			if op.Kind != history.Read {
+				continue
+			}
+			// Own writes and appends before the read, looked up among
+			// the ops before it (a handful: no map).
+			var own history.Value
+			wrote, appended := false, 0
+			for _, o := range t.Ops[:j] {
+				if o.Key != op.Key {
+					continue
+				}
+				switch o.Kind {
+				case history.Write:
+					own, wrote = o.Value, true
+				case history.Append:
+					appended++
+				}
+			}
+			if op.IsList {
+				l := listOf(op.Key)
+				if len(op.List) != len(l)+appended || !slices.Equal(op.List[:len(l)], l) {
+					return false
+				}
+				if appended > 0 && !slices.Equal(op.List[len(l):], ownAppends(t.Ops[:j], op.Key, appended)) {
+					return false
+				}
+				continue
+			}
+			if !wrote {
+				own = regValue(op.Key)
+			}
+			if op.Value != own {
+				return false
+			}
+		}
+		return true
+	}
+	// Per participant, each key it reads first (the version before it)
+	// and each key it writes, once; per register version the
+	// participants that read it first, per register key its writers
+	// and per list key its first readers (entries of participants run
+	// are dropped as met).
+	// write is one key a participant writes: its first op on the key,
+	// the last value it writes there (registers), the values it appends
+	// there (lists).
+	type write struct {
+		op   int32
+		last history.Value
+		apps []history.Value
+	}
+	type use struct {
+		first []int32 // op positions of first reads
+		write []write
+	}
+	uses := make([]use, len(ps))
+	readersOf := map[kv][]int{}
+	writersOf := map[history.Key][]int{}
+	listReaders := map[history.Key][]int{}
+	for i := range ps {
+		t := ps[i].t
+		// Per key met: its position in w, or -1 for a key read first
+		// and not written so far. A map, as the ghost may hold
+		// thousands of keys.
+		at := make(map[history.Key]int, len(t.Ops))
+		var w []write
+		for j := range t.Ops {
+			op := &t.Ops[j]
+			q, met := at[op.Key]
+			switch {
+			case op.Kind == history.Read:
+				if met {
+					continue // a later or an internal read
+				}
+				at[op.Key] = -1
+				uses[i].first = append(uses[i].first, int32(j))
+				if op.IsList {
+					listReaders[op.Key] = append(listReaders[op.Key], i)
+				} else {
+					readersOf[kv{op.Key, op.Value}] = append(readersOf[kv{op.Key, op.Value}], i)
+				}
+			case met && q >= 0:
+				w[q].last = op.Value
+				if op.Kind == history.Append {
+					w[q].apps = append(w[q].apps, op.Value)
+				}
+			default:
+				at[op.Key] = len(w)
+				x := write{op: int32(j), last: op.Value}
+				if op.Kind == history.Append {
+					x.apps = []history.Value{op.Value}
+				} else {
+					writersOf[op.Key] = append(writersOf[op.Key], i)
+				}
+				w = append(w, x)
+			}
+		}
+		uses[i].write = w
+	}
+	// pending drops the participants run from xs, in place.
+	pending := func(xs []int) []int {
+		out := xs[:0]
+		for _, x := range xs {
+			if !ps[x].done {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	// clobbers says whether running ps[i] now spoils a read not run yet:
+	// it overwrites a register version a participant that real time does
+	// not order after ps[i] still reads first; it writes a version a
+	// participant reads first while another writer of the key not run
+	// must precede that reader (and would overwrite it); or it appends to
+	// a list so that the list is no longer a prefix of a first read the
+	// current list is a prefix of.
+	clobbers := func(i int) bool {
+		t := ps[i].t
+		for _, x := range uses[i].write {
+			op := &t.Ops[x.op]
+			k := op.Key
+			if op.Kind == history.Write {
+				for _, r := range readersOf[kv{k, regValue(k)}] {
+					if r != i && !ps[r].done && !e.opts.Precedes(t, ps[r].t) {
+						return true
+					}
+				}
+				last := x.last
+				rs := readersOf[kv{k, last}]
+				if len(rs) == 0 {
+					continue
+				}
+				ws := pending(writersOf[k])
+				writersOf[k] = ws
+				for _, r := range rs {
+					if r == i || ps[r].done {
+						continue
+					}
+					for _, w := range ws {
+						if w != i && e.opts.Precedes(ps[w].t, ps[r].t) {
+							return true
+						}
+					}
+				}
+				continue
+			}
+			rs := pending(listReaders[k])
+			listReaders[k] = rs
+			if len(rs) == 0 {
+				continue
+			}
+			cur := listOf(k)
+			after := append(cur[:len(cur):len(cur)], x.apps...)
+			for _, r := range rs {
+				if r == i {
+					continue
+				}
+				for _, f := range uses[r].first {
+					if rd := &ps[r].t.Ops[f]; rd.Key == k && hasPrefix(rd.List, cur) && !hasPrefix(rd.List, after) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	run := func(t *history.Txn) {
+		for _, op := range t.Ops {
+			switch op.Kind {
+			case history.Write:
+				reg[op.Key] = op.Value
+			case history.Append:
+				l := listOf(op.Key)
+				list[op.Key] = append(l[:len(l):len(l)], op.Value)
+			}
+		}
+	}
+	out := make([]string, 0, 2*len(ps))
+	// Skip lists over the participants not run, in start order (nxS)
+	// and by end (nxE): find(nx, i) is the first position from i whose
+	// participant has not run, path-compressed, so that a participant
+	// that stays unrun for long does not make every turn walk over those
+	// run since.
+	nxS := make([]int, len(ps)+1)
+	nxE := make([]int, len(ps)+1)
+	posE := make([]int, len(ps))
+	for q := range nxS {
+		nxS[q], nxE[q] = q, q
+	}
+	for q, i := range byEnd {
+		posE[i] = q
+	}
+	find := func(nx []int, q int) int {
+		r := q
+		for nx[r] != r {
+			r = nx[r]
+		}
+		for nx[q] != r {
+			nx[q], q = r, nx[q]
+		}
+		return r
+	}
+	emit := func(i int) {
+		ps[i].done = true
+		nxS[i], nxE[posE[i]] = i+1, posE[i]+1
+		run(ps[i].t)
+		out = append(out, "begin "+ps[i].t.ID, "commit "+ps[i].t.ID)
+	}
+	// blocked says whether a participant not run precedes ps[i] in real
+	// time: those by end from the earliest not run on, while their end
+	// is at or before ps[i]'s start less 2Δ.
+	blocked := func(i int) bool {
+		s := ps[i].t.Start - 2*e.opts.Skew
+		for q := find(nxE, 0); q < len(ps); q = find(nxE, q+1) {
+			a := byEnd[q]
+			if ps[a].end > s {
+				return false
+			}
+			if a != i && e.opts.Precedes(ps[a].t, ps[i].t) {
+				return true
+			}
+		}
+		return false
+	}
+	if ghostAt >= 0 {
+		// The ghost precedes every member (W3): it runs first, its
+		// state being base's.
+		out = append(out, "begin "+ghostName, "commit "+ghostName)
+	}
+	var cands []int
+	for range ps {
+		// The candidates: in start order, up to the first whose start
+		// the earliest end not run rules out (every later one starts no
+		// earlier).
+		minEnd := ps[byEnd[find(nxE, 0)]].end
+		cands = cands[:0]
+		for i := find(nxS, 0); i < len(ps); i = find(nxS, i+1) {
+			if blocked(i) {
+				if ps[i].t.Start-2*e.opts.Skew >= minEnd {
+					break
+				}
+				continue
+			}
+			if p := ps[i].pred; p >= 0 && !ps[p].done {
+				continue
+			}
+			cands = append(cands, i)
+		}
+		// By end, the first that reads right and clobbers no other
+		// candidate's read; else the first that reads right.
+		slices.SortFunc(cands, func(a, b int) int { return cmp.Compare(ps[a].end, ps[b].end) })
+		pick := -1
+		for _, c := range cands {
+			if !reads(ps[c].t) {
+				continue
+			}
+			if !clobbers(c) {
+				pick = c
+				break
+			}
+			if pick < 0 {
+				pick = -2 - c // the fallback, kept apart from a safe pick
+			}
+		}
+		if pick < -1 {
+			pick = -2 - pick
+		}
+		if pick < 0 {
+			return nil
+		}
+		emit(pick)
+	}
+	return out
+}
+
+// hasPrefix says whether l begins with p.
+func hasPrefix(l, p []history.Value) bool {
+	return len(l) >= len(p) && slices.Equal(l[:len(p)], p)
+}
+
+// ownAppends returns the first n values ops append to k.
+func ownAppends(ops []history.Op, k history.Key, n int) []history.Value {
+	out := make([]history.Value, 0, n)
+	for _, op := range ops {
+		if op.Kind == history.Append && op.Key == k && len(out) < n {
+			out = append(out, op.Value)
+		}
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+package sionline
+
+import (
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/oracle"
+)
+
+// serialTaken counts the serial witnesses the tests' screens took (each
+// one replayed by the oracle, TestMain).
+var serialTaken atomic.Int64
+
+// TestMain replays every serial witness a screen takes, in every test of
+// the package, against the oracle's rules (internal/oracle.ReplayWitness:
+// its own replay, sharing nothing with the sweep): a witness the sweep
+// gets wrong fails the test that produced it. STREAMCHECK_SIONLINE_SERIAL=off
+// turns the sweep off, so the same tests run on the search alone;
+// =unchecked skips the replay (profiles of BenchmarkRMW).
+func TestMain(m *testing.M) {
+	serialCheck = func(h *history.History, opts history.Options, w []string) {
+		serialTaken.Add(1)
+		if err := oracle.ReplayWitness(h, opts, w); err != nil {
+			panic("sionline: a serial witness the oracle rejects: " + err.Error())
+		}
+	}
+	switch os.Getenv("STREAMCHECK_SIONLINE_SERIAL") {
+	case "off":
+		NoSerialWitness = true
+	case "unchecked":
+		serialCheck = nil // BenchmarkRMW's profiles: the engine's time alone
+	}
+	os.Exit(m.Run())
+}
+
+// tinyMixed is tiny (harness_test.go) with a list key beside the
+// registers: appends of fresh values and list reads of a prefix of the
+// values appended so far, sometimes out of order, so that both verdicts
+// occur on lists too.
+func tinyMixed(rng *rand.Rand) *history.History {
+	h := tiny(rng)
+	next := 1
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		switch rng.IntN(3) {
+		case 0:
+			t.Ops = append(t.Ops, history.Op{Kind: history.Append, Key: "l", Value: history.Value(strconv.Itoa(next))})
+			next++
+		case 1:
+			l := make([]history.Value, 0, next)
+			for v := 1; v < 1+rng.IntN(next); v++ {
+				l = append(l, history.Value(strconv.Itoa(v)))
+			}
+			if len(l) > 1 && rng.IntN(4) == 0 {
+				l[0], l[1] = l[1], l[0]
+			}
+			t.Ops = append(t.Ops, history.Op{Kind: history.Read, Key: "l", IsList: true, List: l})
+		}
+	}
+	return h
+}
+
+// TestSerialWitnessAgainstOracle holds the sweep to the brute-force
+// oracle on tiny histories, registers and lists, Δ of 0 and 1, with and
+// without a ghost first (docs/SEMANTICS.md §5 "A serial witness for the
+// screen"): every order it returns is a witness the oracle's replay
+// accepts at strong snapshot isolation (P1-P3), so it returns none on a
+// history the oracle finds invalid; and it orders most valid ones, or it
+// would settle nothing.
+func TestSerialWitnessAgainstOracle(t *testing.T) {
+	count := 3000
+	if testing.Short() {
+		count = 500
+	}
+	found, valid := 0, 0
+	for i := 0; i < count; i++ {
+		rng := rand.New(rand.NewPCG(uint64(i), 2828))
+		h := tinyMixed(rng)
+		opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 3, Skew: rng.Int64N(2), InitialState: history.InitialEmpty}
+		var g *ghost
+		if rng.IntN(3) == 0 {
+			// A ghost: committed, at or before every start, as
+			// instance(true) puts it (last, as the engine does, or
+			// first); its versions are ones the members may read.
+			g = &ghost{Reg: map[history.Key]history.Value{"k0": "1"}, List: map[history.Key][]history.Value{"l": {"0"}}, Pin: map[history.Key]history.Op{}, Time: h.Txns[0].Start}
+			if rng.IntN(2) == 0 {
+				h.Txns = append([]history.Txn{g.txn(nil)}, h.Txns...)
+			} else {
+				h.Txns = append(h.Txns, g.txn(nil))
+			}
+		}
+		e, err := New(opts, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, _, err := oracle.Check(h, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			valid++
+		}
+		lean := h
+		if g != nil && rng.IntN(2) == 0 {
+			// The ghost without its ops, as the engine's screen gives
+			// it to the sweep: its versions come from g.
+			lean = &history.History{Txns: slices.Clone(h.Txns)}
+			for i := range lean.Txns {
+				if lean.Txns[i].ID == ghostName {
+					lean.Txns[i].Ops = nil
+				}
+			}
+		}
+		w := e.serialWitness(lean, g)
+		if w == nil {
+			continue
+		}
+		found++
+		if err := oracle.ReplayWitness(h, opts, w); err != nil {
+			t.Fatalf("history %d (Δ=%d): the sweep's order %v: %v\n%s", i, opts.Skew, w, err, dump(h))
+		}
+		if !ok {
+			t.Fatalf("history %d: the sweep ordered a history the oracle finds invalid\n%s", i, dump(h))
+		}
+		if g != nil && w[0] != "begin "+ghostName {
+			t.Fatalf("history %d: the ghost is not first in %v", i, w)
+		}
+	}
+	t.Logf("%d histories, %d valid, %d ordered by the sweep", count, valid, found)
+	if valid < count/10 || found < valid/2 {
+		t.Errorf("%d valid of %d, %d ordered: the test would say nothing", valid, count, found)
+	}
+}
