@@ -171,15 +171,7 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 	res.Stats.Txns = len(h.Txns)
 	t0 := time.Now()
 	if order := timeFirst(ctx, h, opts, cfg); order != nil {
-		res.Stats.EncodeTime = time.Since(t0)
-		res.Stats.ByStricter = WitnessLevel(opts.Level) != opts.Level
-		res.Stats.StricterLevel = WitnessLevel(opts.Level)
-		res.Stats.ByTime = true
-		res.Verdict = Valid
-		res.Witness = make([]string, len(order))
-		for i, t := range order {
-			res.Witness[i] = h.Txns[t].ID
-		}
+		timeValid(res, order, time.Since(t0), func(t int32) string { return h.Txns[t].ID })
 		return res, nil
 	}
 	e, strictSt := stricterFirst(ctx, h, opts, cfg)
@@ -404,7 +396,7 @@ func sessionFirst(ctx context.Context, h *history.History, opts history.Options,
 // (BENCHMARKS.md, scale5), and one that fails on the probe is not made.
 // The probe is a heuristic gate only: either way the search decides.
 func timeFirst(ctx context.Context, h *history.History, opts history.Options, cfg Config) []int32 {
-	if cfg.NoTimeWitness || cfg.NoPrune || cfg.noStricter || opts.Level.BeginCommit() || !WitnessLevel(opts.Level).RealTime() {
+	if !timeFirstApplies(opts, cfg) {
 		return nil
 	}
 	for i := range h.Txns {
@@ -413,10 +405,34 @@ func timeFirst(ctx context.Context, h *history.History, opts history.Options, cf
 		}
 	}
 	sopts := strictOf(opts)
+	// The probe's form is built alone: a probe that fails then costs the
+	// numbering of its transactions only.
 	if len(h.Txns) > 4*timeProbe && timeWitness(ctx, &history.History{Txns: h.Txns[:timeProbe]}, sopts) == nil {
 		return nil
 	}
 	return timeWitness(ctx, h, sopts)
+}
+
+// timeFirstApplies says whether timeFirst tries the witness from client
+// time at all (the history aside): the conditions both check paths
+// share (Check here, TimeCompact.Check on the compact form).
+func timeFirstApplies(opts history.Options, cfg Config) bool {
+	return !cfg.NoTimeWitness && !cfg.NoPrune && !cfg.noStricter && !opts.Level.BeginCommit() && WitnessLevel(opts.Level).RealTime()
+}
+
+// timeValid makes res the Valid result of a witness from client time:
+// order as transaction ids (id), the witness level named.
+func timeValid(res *Result, order []int32, took time.Duration, id func(int32) string) {
+	opts := res.Options
+	res.Stats.EncodeTime = took
+	res.Stats.ByStricter = WitnessLevel(opts.Level) != opts.Level
+	res.Stats.StricterLevel = WitnessLevel(opts.Level)
+	res.Stats.ByTime = true
+	res.Verdict = Valid
+	res.Witness = make([]string, len(order))
+	for i, t := range order {
+		res.Witness[i] = id(t)
+	}
 }
 
 // timeProbe is the length of timeFirst's probe.
