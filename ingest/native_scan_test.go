@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,6 +58,16 @@ func TestScanNativeIDs(t *testing.T) {
 		}
 		i := 0
 		var texts []history.Value
+		// Every value text has one id (IntID's or a text's): equal
+		// values compare equal by id.
+		valueID := map[history.Value]int32{}
+		sameID := func(v history.Value, id int32) error {
+			if j, ok := valueID[v]; ok && j != id {
+				return fmt.Errorf("value %s has ids %d and %d", v, j, id)
+			}
+			valueID[v] = id
+			return nil
+		}
 		err = ScanNative(bytes.NewReader(text), "t", func(e *Event) error {
 			texts = e.Texts
 			tx := e.Txn
@@ -69,17 +80,23 @@ func TestScanNativeIDs(t *testing.T) {
 				}
 			}
 			for n, op := range tx.Ops {
-				if k := e.Texts[e.KeyIDs[n]]; k != op.Key {
+				if k := textOf(e, e.KeyIDs[n]); k != op.Key {
 					return fmt.Errorf("txn %d op %d: key %s has id %d, the id of %s", i, n, op.Key, e.KeyIDs[n], k)
 				}
 				if op.IsList {
 					for j, v := range op.List {
-						if w := e.Texts[e.ListIDs[int(e.ValIDs[n])+j]]; w != v {
+						id := e.ListIDs[int(e.ValIDs[n])+j]
+						if w := textOf(e, id); w != v {
 							return fmt.Errorf("txn %d op %d: list element %s has the id of %s", i, n, v, w)
 						}
+						if err := sameID(v, id); err != nil {
+							return err
+						}
 					}
-				} else if w := e.Texts[e.ValIDs[n]]; w != op.Value {
+				} else if w := textOf(e, e.ValIDs[n]); w != op.Value {
 					return fmt.Errorf("txn %d op %d: value %s has the id of %s", i, n, op.Value, w)
+				} else if err := sameID(op.Value, e.ValIDs[n]); err != nil {
+					return err
 				}
 			}
 			i++
@@ -102,6 +119,19 @@ func TestScanNativeIDs(t *testing.T) {
 	if compared < 10 {
 		t.Fatalf("only %d of 40 rounds read without error: the comparison with ReadHistory is too rare", compared)
 	}
+}
+
+// textOf is the text of a scan's id: Texts[id], or an integer's own
+// (IntID).
+func textOf(e *Event, id int32) history.Value {
+	if id < -1 {
+		n := id - IntID(0)
+		if n < 1024 {
+			return "(an IntID below 1024)"
+		}
+		return history.Value(strconv.Itoa(int(n)))
+	}
+	return e.Texts[id]
 }
 
 type buf []byte
@@ -132,6 +162,10 @@ func randKey(rng *rand.Rand) string {
 func randValue(rng *rand.Rand) string {
 	switch rng.IntN(8) {
 	case 0:
+		if rng.IntN(2) == 0 {
+			// Across IntID's ends: 9 digits and 10.
+			return fmt.Sprint(999_999_990 + rng.IntN(20))
+		}
 		return fmt.Sprint(rng.IntN(2000))
 	case 1:
 		return fmt.Sprint(rng.Int64())
