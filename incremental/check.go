@@ -267,8 +267,25 @@ func collectCores(ctx context.Context, res *Result, p *prepared, n int, cfg Conf
 	for i := range remaining {
 		remaining[i] = true
 	}
+	// known: H|remaining is known to violate the level (so at first).
+	open, _ := loc.(openSearch)
+	known := true
 	for len(res.Anomalies) < max(cfg.MaxAnomalies, 1) {
-		core, err := loc.find(ctx, remaining)
+		var core []int32
+		var err error
+		if known {
+			core, err = loc.find(ctx, remaining)
+		} else {
+			var rest solver.Status
+			core, rest, err = open.findOpen(ctx, remaining)
+			if err == nil && rest != solver.Unsat {
+				res.Stats.CoreChecks = loc.checkCount()
+				if rest == solver.Unknown {
+					res.Stats.TimedOutAny = true
+				}
+				return nil
+			}
+		}
 		res.Stats.CoreChecks = loc.checkCount()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -291,6 +308,13 @@ func collectCores(ctx context.Context, res *Result, p *prepared, n int, cfg Conf
 		for _, t := range core {
 			remaining[t] = false
 		}
+		if open != nil {
+			// Whether anything is left is asked by the next search
+			// (findOpen), only once its windows found nothing; and
+			// after the last anomaly wanted, not at all.
+			known = false
+			continue
+		}
 		rest := loc.fast(ctx, remaining)
 		if rest != solver.Unsat {
 			if rest == solver.Unknown {
@@ -300,6 +324,21 @@ func collectCores(ctx context.Context, res *Result, p *prepared, n int, cfg Conf
 		}
 	}
 	return nil
+}
+
+// openSearch is a coreSearch that can look for a core of members not
+// known to violate the level: findOpen returns the core and Unsat, or
+// no core and the status of the members' whole projection when no window
+// violates and the whole does not either (Sat) or was not decided
+// (Unknown). collectCores uses it after the first core: the question
+// "is anything left?" was a check of the whole remaining history after
+// every core, a third of the time of ten anomalies on a 13K recording
+// (BENCHMARKS.md "check27 (issue 27)", session 19), where a violating
+// window, found first in the same order as before, answers it; the
+// cores found, and their order, are the same.
+type openSearch interface {
+	coreSearch
+	findOpen(ctx context.Context, members []bool) ([]int32, solver.Status, error)
 }
 
 // stricterBudget bounds the conflicts stricterFirst spends: histories
@@ -530,6 +569,10 @@ func (l *localizer) find(ctx context.Context, members []bool) ([]int32, error) {
 	return findInWindows(ctx, l.p, members, firstWindow, l.fast, l.guarded)
 }
 
+func (l *localizer) findOpen(ctx context.Context, members []bool) ([]int32, solver.Status, error) {
+	return windowSearch(ctx, l.p, members, firstWindow, false, l.fast, l.guarded)
+}
+
 // findInWindows finds a core of H|members: windows of members in content
 // order (start first), growing fourfold, each decided by fast; the first
 // violating window, or all the members once a window would hold them all,
@@ -537,6 +580,17 @@ func (l *localizer) find(ctx context.Context, members []bool) ([]int32, error) {
 func findInWindows(ctx context.Context, p *prepared, members []bool, first int,
 	fast func(context.Context, []bool) solver.Status,
 	guarded func(context.Context, []bool) ([]int32, error)) ([]int32, error) {
+	core, _, err := windowSearch(ctx, p, members, first, true, fast, guarded)
+	return core, err
+}
+
+// windowSearch is findInWindows; with known false, H|members is not
+// known to violate, and before the guarded search of all the members
+// their projection is decided by fast: no core, and its status, unless
+// it is Unsat (openSearch).
+func windowSearch(ctx context.Context, p *prepared, members []bool, first int, known bool,
+	fast func(context.Context, []bool) solver.Status,
+	guarded func(context.Context, []bool) ([]int32, error)) ([]int32, solver.Status, error) {
 	var order []int32
 	for i, in := range members {
 		if in {
@@ -555,9 +609,21 @@ func findInWindows(ctx context.Context, p *prepared, members []bool, first int,
 		}
 		return order[a] < order[b]
 	})
+	all := func() ([]int32, solver.Status, error) {
+		if !known {
+			switch st := fast(ctx, members); st {
+			case solver.Unknown:
+				return nil, st, ctx.Err()
+			case solver.Sat:
+				return nil, st, nil
+			}
+		}
+		core, err := guarded(ctx, members)
+		return core, solver.Unsat, err
+	}
 	for size := first; ; size *= 4 {
 		if size >= len(order) {
-			return guarded(ctx, members)
+			return all()
 		}
 		for lo := 0; lo < len(order); lo += size / 2 {
 			hi := min(lo+size, len(order))
@@ -567,9 +633,10 @@ func findInWindows(ctx context.Context, p *prepared, members []bool, first int,
 			}
 			switch fast(ctx, window) {
 			case solver.Unknown:
-				return nil, ctx.Err()
+				return nil, solver.Unknown, ctx.Err()
 			case solver.Unsat:
-				return guarded(ctx, window)
+				core, err := guarded(ctx, window)
+				return core, solver.Unsat, err
 			}
 			if hi == len(order) {
 				break
