@@ -269,6 +269,9 @@ func collectCores(ctx context.Context, res *Result, p *prepared, n int, cfg Conf
 	}
 	// known: H|remaining is known to violate the level (so at first).
 	open, _ := loc.(openSearch)
+	if closedLoop {
+		open = nil
+	}
 	known := true
 	for len(res.Anomalies) < max(cfg.MaxAnomalies, 1) {
 		var core []int32
@@ -325,6 +328,10 @@ func collectCores(ctx context.Context, res *Result, p *prepared, n int, cfg Conf
 	}
 	return nil
 }
+
+// closedLoop makes collectCores check the whole rest after every core
+// (the loop before C1): a variable so that tests can compare the two.
+var closedLoop = false
 
 // openSearch is a coreSearch that can look for a core of members not
 // known to violate the level: findOpen returns the core and Unsat, or
@@ -702,6 +709,7 @@ type coreFinder struct {
 	p      *prepared
 	g      *encoder
 	checks int
+	pos    map[solver.Lit]int32 // a selector's transaction (failed)
 }
 
 func newCoreFinder(p *prepared) *coreFinder { return newCoreFinderWith(p, false) }
@@ -749,22 +757,38 @@ func (cf *coreFinder) find(ctx context.Context, members []bool) ([]int32, error)
 	case solver.Sat:
 		return nil, errors.New("incremental: guarded instance is satisfiable where the plain one is not")
 	}
-	var core []int32
-	pos := map[solver.Lit]int32{}
-	for i, s := range cf.g.sel {
-		if s != litFalse && s != litTrue {
-			pos[solver.Lit(s)] = int32(i)
-		}
-	}
-	for _, a := range cf.g.s.FailedAssumptions() {
-		if t, ok := pos[a]; ok {
-			core = append(core, t)
-		}
-	}
+	core := cf.failed()
 	if len(core) == 0 {
 		return nil, errors.New("incremental: unsatisfiable with no transaction selected")
 	}
 	return cf.shrink(ctx, core)
+}
+
+// shrinkAskAll makes shrink ask every check, implied or not: a variable
+// so that tests can hold C2 to the shrink that asks them all.
+var shrinkAskAll = false
+
+// failed lists, after a check that the solver found unsatisfiable, the
+// members whose selectors are among its failed assumptions: a set whose
+// projection violates the level by itself (with the non-members the
+// check assumed out, which every later check of a subset assumes out
+// too).
+func (cf *coreFinder) failed() []int32 {
+	if cf.pos == nil {
+		cf.pos = map[solver.Lit]int32{}
+		for i, s := range cf.g.sel {
+			if s != litFalse && s != litTrue {
+				cf.pos[solver.Lit(s)] = int32(i)
+			}
+		}
+	}
+	var out []int32
+	for _, a := range cf.g.s.FailedAssumptions() {
+		if t, ok := cf.pos[a]; ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // shrink removes members one at a time while the projection still
@@ -790,15 +814,34 @@ func (cf *coreFinder) shrink(ctx context.Context, core []int32) ([]int32, error)
 	for _, t := range core {
 		members[t] = true
 	}
+	// inFailed: the members of the failed assumptions of the last check
+	// found unsatisfiable (at first core itself: find's check). That set
+	// violates by itself, so removing a member outside it leaves a
+	// superset of it, which violates too (the projection is monotone):
+	// the check's answer is known, and it is not asked. Same answers, so
+	// the same core as asking every one (docs/SEMANTICS.md §3 "C2").
+	inFailed := make([]bool, len(h.Txns))
+	for _, t := range core {
+		inFailed[t] = true
+	}
 	for i := len(order) - 1; i >= 0; i-- {
 		t := order[i]
 		members[t] = false
+		if !inFailed[t] && !shrinkAskAll {
+			continue // still violates without t: implied
+		}
 		cf.checks++
 		st := cf.check(ctx, members)
 		switch st {
 		case solver.Unknown:
 			return nil, ctx.Err()
 		case solver.Unsat:
+			if !cf.g.unsat {
+				clear(inFailed)
+				for _, u := range cf.failed() {
+					inFailed[u] = true
+				}
+			}
 			continue // still violates without t
 		}
 		members[t] = true
