@@ -171,15 +171,7 @@ func Check(ctx context.Context, h *history.History, opts history.Options, cfg Co
 	res.Stats.Txns = len(h.Txns)
 	t0 := time.Now()
 	if order := timeFirst(ctx, h, opts, cfg); order != nil {
-		res.Stats.EncodeTime = time.Since(t0)
-		res.Stats.ByStricter = WitnessLevel(opts.Level) != opts.Level
-		res.Stats.StricterLevel = WitnessLevel(opts.Level)
-		res.Stats.ByTime = true
-		res.Verdict = Valid
-		res.Witness = make([]string, len(order))
-		for i, t := range order {
-			res.Witness[i] = h.Txns[t].ID
-		}
+		timeValid(res, order, time.Since(t0), func(t int32) string { return h.Txns[t].ID })
 		return res, nil
 	}
 	e, strictSt := stricterFirst(ctx, h, opts, cfg)
@@ -275,8 +267,28 @@ func collectCores(ctx context.Context, res *Result, p *prepared, n int, cfg Conf
 	for i := range remaining {
 		remaining[i] = true
 	}
+	// known: H|remaining is known to violate the level (so at first).
+	open, _ := loc.(openSearch)
+	if closedLoop {
+		open = nil
+	}
+	known := true
 	for len(res.Anomalies) < max(cfg.MaxAnomalies, 1) {
-		core, err := loc.find(ctx, remaining)
+		var core []int32
+		var err error
+		if known {
+			core, err = loc.find(ctx, remaining)
+		} else {
+			var rest solver.Status
+			core, rest, err = open.findOpen(ctx, remaining)
+			if err == nil && rest != solver.Unsat {
+				res.Stats.CoreChecks = loc.checkCount()
+				if rest == solver.Unknown {
+					res.Stats.TimedOutAny = true
+				}
+				return nil
+			}
+		}
 		res.Stats.CoreChecks = loc.checkCount()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -299,6 +311,13 @@ func collectCores(ctx context.Context, res *Result, p *prepared, n int, cfg Conf
 		for _, t := range core {
 			remaining[t] = false
 		}
+		if open != nil {
+			// Whether anything is left is asked by the next search
+			// (findOpen), only once its windows found nothing; and
+			// after the last anomaly wanted, not at all.
+			known = false
+			continue
+		}
 		rest := loc.fast(ctx, remaining)
 		if rest != solver.Unsat {
 			if rest == solver.Unknown {
@@ -308,6 +327,25 @@ func collectCores(ctx context.Context, res *Result, p *prepared, n int, cfg Conf
 		}
 	}
 	return nil
+}
+
+// closedLoop makes collectCores check the whole rest after every core
+// (the loop before C1): a variable so that tests can compare the two.
+var closedLoop = false
+
+// openSearch is a coreSearch that can look for a core of members not
+// known to violate the level: findOpen returns the core and Unsat, or
+// no core and the status of the members' whole projection when no window
+// violates and the whole does not either (Sat) or was not decided
+// (Unknown). collectCores uses it after the first core: the question
+// "is anything left?" was a check of the whole remaining history after
+// every core, a third of the time of ten anomalies on a 13K recording
+// (BENCHMARKS.md "check27 (issue 27)", session 19), where a violating
+// window, found first in the same order as before, answers it; the
+// cores found, and their order, are the same.
+type openSearch interface {
+	coreSearch
+	findOpen(ctx context.Context, members []bool) ([]int32, solver.Status, error)
 }
 
 // stricterBudget bounds the conflicts stricterFirst spends: histories
@@ -404,7 +442,7 @@ func sessionFirst(ctx context.Context, h *history.History, opts history.Options,
 // (BENCHMARKS.md, scale5), and one that fails on the probe is not made.
 // The probe is a heuristic gate only: either way the search decides.
 func timeFirst(ctx context.Context, h *history.History, opts history.Options, cfg Config) []int32 {
-	if cfg.NoTimeWitness || cfg.NoPrune || cfg.noStricter || opts.Level.BeginCommit() || !WitnessLevel(opts.Level).RealTime() {
+	if !timeFirstApplies(opts, cfg) {
 		return nil
 	}
 	for i := range h.Txns {
@@ -413,10 +451,34 @@ func timeFirst(ctx context.Context, h *history.History, opts history.Options, cf
 		}
 	}
 	sopts := strictOf(opts)
+	// The probe's form is built alone: a probe that fails then costs the
+	// numbering of its transactions only.
 	if len(h.Txns) > 4*timeProbe && timeWitness(ctx, &history.History{Txns: h.Txns[:timeProbe]}, sopts) == nil {
 		return nil
 	}
 	return timeWitness(ctx, h, sopts)
+}
+
+// timeFirstApplies says whether timeFirst tries the witness from client
+// time at all (the history aside): the conditions both check paths
+// share (Check here, TimeCompact.Check on the compact form).
+func timeFirstApplies(opts history.Options, cfg Config) bool {
+	return !cfg.NoTimeWitness && !cfg.NoPrune && !cfg.noStricter && !opts.Level.BeginCommit() && WitnessLevel(opts.Level).RealTime()
+}
+
+// timeValid makes res the Valid result of a witness from client time:
+// order as transaction ids (id), the witness level named.
+func timeValid(res *Result, order []int32, took time.Duration, id func(int32) string) {
+	opts := res.Options
+	res.Stats.EncodeTime = took
+	res.Stats.ByStricter = WitnessLevel(opts.Level) != opts.Level
+	res.Stats.StricterLevel = WitnessLevel(opts.Level)
+	res.Stats.ByTime = true
+	res.Verdict = Valid
+	res.Witness = make([]string, len(order))
+	for i, t := range order {
+		res.Witness[i] = id(t)
+	}
 }
 
 // timeProbe is the length of timeFirst's probe.
@@ -514,6 +576,10 @@ func (l *localizer) find(ctx context.Context, members []bool) ([]int32, error) {
 	return findInWindows(ctx, l.p, members, firstWindow, l.fast, l.guarded)
 }
 
+func (l *localizer) findOpen(ctx context.Context, members []bool) ([]int32, solver.Status, error) {
+	return windowSearch(ctx, l.p, members, firstWindow, false, l.fast, l.guarded)
+}
+
 // findInWindows finds a core of H|members: windows of members in content
 // order (start first), growing fourfold, each decided by fast; the first
 // violating window, or all the members once a window would hold them all,
@@ -521,6 +587,17 @@ func (l *localizer) find(ctx context.Context, members []bool) ([]int32, error) {
 func findInWindows(ctx context.Context, p *prepared, members []bool, first int,
 	fast func(context.Context, []bool) solver.Status,
 	guarded func(context.Context, []bool) ([]int32, error)) ([]int32, error) {
+	core, _, err := windowSearch(ctx, p, members, first, true, fast, guarded)
+	return core, err
+}
+
+// windowSearch is findInWindows; with known false, H|members is not
+// known to violate, and before the guarded search of all the members
+// their projection is decided by fast: no core, and its status, unless
+// it is Unsat (openSearch).
+func windowSearch(ctx context.Context, p *prepared, members []bool, first int, known bool,
+	fast func(context.Context, []bool) solver.Status,
+	guarded func(context.Context, []bool) ([]int32, error)) ([]int32, solver.Status, error) {
 	var order []int32
 	for i, in := range members {
 		if in {
@@ -539,9 +616,21 @@ func findInWindows(ctx context.Context, p *prepared, members []bool, first int,
 		}
 		return order[a] < order[b]
 	})
+	all := func() ([]int32, solver.Status, error) {
+		if !known {
+			switch st := fast(ctx, members); st {
+			case solver.Unknown:
+				return nil, st, ctx.Err()
+			case solver.Sat:
+				return nil, st, nil
+			}
+		}
+		core, err := guarded(ctx, members)
+		return core, solver.Unsat, err
+	}
 	for size := first; ; size *= 4 {
 		if size >= len(order) {
-			return guarded(ctx, members)
+			return all()
 		}
 		for lo := 0; lo < len(order); lo += size / 2 {
 			hi := min(lo+size, len(order))
@@ -551,9 +640,10 @@ func findInWindows(ctx context.Context, p *prepared, members []bool, first int,
 			}
 			switch fast(ctx, window) {
 			case solver.Unknown:
-				return nil, ctx.Err()
+				return nil, solver.Unknown, ctx.Err()
 			case solver.Unsat:
-				return guarded(ctx, window)
+				core, err := guarded(ctx, window)
+				return core, solver.Unsat, err
 			}
 			if hi == len(order) {
 				break
@@ -619,6 +709,7 @@ type coreFinder struct {
 	p      *prepared
 	g      *encoder
 	checks int
+	pos    map[solver.Lit]int32 // a selector's transaction (failed)
 }
 
 func newCoreFinder(p *prepared) *coreFinder { return newCoreFinderWith(p, false) }
@@ -666,22 +757,38 @@ func (cf *coreFinder) find(ctx context.Context, members []bool) ([]int32, error)
 	case solver.Sat:
 		return nil, errors.New("incremental: guarded instance is satisfiable where the plain one is not")
 	}
-	var core []int32
-	pos := map[solver.Lit]int32{}
-	for i, s := range cf.g.sel {
-		if s != litFalse && s != litTrue {
-			pos[solver.Lit(s)] = int32(i)
-		}
-	}
-	for _, a := range cf.g.s.FailedAssumptions() {
-		if t, ok := pos[a]; ok {
-			core = append(core, t)
-		}
-	}
+	core := cf.failed()
 	if len(core) == 0 {
 		return nil, errors.New("incremental: unsatisfiable with no transaction selected")
 	}
 	return cf.shrink(ctx, core)
+}
+
+// shrinkAskAll makes shrink ask every check, implied or not: a variable
+// so that tests can hold C2 to the shrink that asks them all.
+var shrinkAskAll = false
+
+// failed lists, after a check that the solver found unsatisfiable, the
+// members whose selectors are among its failed assumptions: a set whose
+// projection violates the level by itself (with the non-members the
+// check assumed out, which every later check of a subset assumes out
+// too).
+func (cf *coreFinder) failed() []int32 {
+	if cf.pos == nil {
+		cf.pos = map[solver.Lit]int32{}
+		for i, s := range cf.g.sel {
+			if s != litFalse && s != litTrue {
+				cf.pos[solver.Lit(s)] = int32(i)
+			}
+		}
+	}
+	var out []int32
+	for _, a := range cf.g.s.FailedAssumptions() {
+		if t, ok := cf.pos[a]; ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // shrink removes members one at a time while the projection still
@@ -707,15 +814,34 @@ func (cf *coreFinder) shrink(ctx context.Context, core []int32) ([]int32, error)
 	for _, t := range core {
 		members[t] = true
 	}
+	// inFailed: the members of the failed assumptions of the last check
+	// found unsatisfiable (at first core itself: find's check). That set
+	// violates by itself, so removing a member outside it leaves a
+	// superset of it, which violates too (the projection is monotone):
+	// the check's answer is known, and it is not asked. Same answers, so
+	// the same core as asking every one (docs/SEMANTICS.md §3 "C2").
+	inFailed := make([]bool, len(h.Txns))
+	for _, t := range core {
+		inFailed[t] = true
+	}
 	for i := len(order) - 1; i >= 0; i-- {
 		t := order[i]
 		members[t] = false
+		if !inFailed[t] && !shrinkAskAll {
+			continue // still violates without t: implied
+		}
 		cf.checks++
 		st := cf.check(ctx, members)
 		switch st {
 		case solver.Unknown:
 			return nil, ctx.Err()
 		case solver.Unsat:
+			if !cf.g.unsat {
+				clear(inFailed)
+				for _, u := range cf.failed() {
+					inFailed[u] = true
+				}
+			}
 			continue // still violates without t
 		}
 		members[t] = true

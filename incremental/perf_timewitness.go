@@ -17,7 +17,145 @@ const noVersion = int32(-1 << 31)
 // giveUp is version's answer when its scans ran out of budget.
 const giveUp = noVersion + 1
 
-// timeWitness tries to build a witness of the strict level (real time and
+// timeForm is what the time witness reads of a history, with every key
+// and value numbered: per transaction its times, status and session, per
+// op its kind, key and value as int32s. Two sources fill it: a
+// history.History (timeFormOf, a map lookup per key and value) and the
+// compact path of check (TimeCompact, scale_timecompact.go), which takes
+// the native decoder's numbering so that nothing is hashed twice and the
+// history is never held as []history.Txn (BENCHMARKS.md "check27 (issue
+// 27)", session 19: decoding was a third of the 1M check, and the
+// witness's string comparisons most of the rest). One witness serves
+// both, so the two paths cannot disagree on an order.
+type timeForm struct {
+	txns []twTxn
+	ops  []twOp
+	// nkeys: keys are numbered 0..nkeys-1; nsessions likewise.
+	nkeys, nsessions int32
+}
+
+type twTxn struct {
+	start, end int64
+	ops0, opN  int32 // the transaction's ops are ops[ops0 : ops0+opN]
+	session    int32 // -1: none
+	status     history.Status
+	hasTime    bool
+}
+
+// twNull is the value number of null (ingest.NullID in the decoder's
+// numbering, which TimeCompact keeps).
+const twNull = 0
+
+type twOp struct {
+	// key is the key's number; val the value's (twNull for null; equal
+	// numbers exactly for equal texts).
+	key, val int32
+	kind     history.Kind
+	// list: a read that returned a list (the witness handles registers
+	// only).
+	list bool
+}
+
+func (f *timeForm) opsOf(t int32) []twOp {
+	x := &f.txns[t]
+	return f.ops[x.ops0 : x.ops0+x.opN]
+}
+
+// writes is history.Txn.Writes on the form.
+func (f *timeForm) writes(t int32) bool {
+	for _, op := range f.opsOf(t) {
+		if op.kind != history.Read {
+			return true
+		}
+	}
+	return false
+}
+
+// sortByKey sorts ts by key, then by position: one total order, whatever
+// the sort's algorithm, and the keys read once each into pairs the sort
+// moves, not looked up through the transactions at every comparison (the
+// sorts were a tenth of the witness at 1M).
+func sortByKey(ts []int32, key func(int32) int64) {
+	type kt struct {
+		k int64
+		t int32
+	}
+	ps := make([]kt, len(ts))
+	for i, t := range ts {
+		ps[i] = kt{key(t), t}
+	}
+	slices.SortFunc(ps, func(a, b kt) int { return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.t, b.t)) })
+	for i := range ps {
+		ts[i] = ps[i].t
+	}
+}
+
+// prefix is the form of the first n transactions (the probe of
+// timeFirstForm); it shares the arrays.
+func (f *timeForm) prefix(n int) *timeForm {
+	g := *f
+	g.txns = f.txns[:n]
+	if n > 0 {
+		last := &f.txns[n-1]
+		g.ops = f.ops[:last.ops0+last.opN]
+	}
+	return &g
+}
+
+// timeFormOf numbers h's keys, values and sessions for the witness.
+func timeFormOf(h *history.History) *timeForm {
+	f := &timeForm{txns: make([]twTxn, len(h.Txns))}
+	nops := 0
+	for i := range h.Txns {
+		nops += len(h.Txns[i].Ops)
+	}
+	f.ops = make([]twOp, 0, nops)
+	keys := make(map[history.Value]int32, 1024)
+	vals := map[history.Value]int32{history.Null: twNull}
+	sessions := map[string]int32{}
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		x := &f.txns[i]
+		*x = twTxn{start: t.Start, end: t.End, ops0: int32(len(f.ops)), opN: int32(len(t.Ops)), session: -1, status: t.Status, hasTime: t.HasTime}
+		if t.HasSession {
+			s, ok := sessions[t.Session]
+			if !ok {
+				s = int32(len(sessions))
+				sessions[t.Session] = s
+			}
+			x.session = s
+		}
+		for _, op := range t.Ops {
+			k, ok := keys[op.Key]
+			if !ok {
+				k = int32(len(keys))
+				keys[op.Key] = k
+			}
+			o := twOp{key: k, kind: op.Kind, list: op.IsList}
+			if !op.IsList && op.Kind != history.Append {
+				v, ok := vals[op.Value]
+				if !ok {
+					v = int32(len(vals))
+					vals[op.Value] = v
+				}
+				o.val = v
+			}
+			f.ops = append(f.ops, o)
+		}
+	}
+	f.nkeys, f.nsessions = int32(len(keys)), int32(len(sessions))
+	return f
+}
+
+// timeWitness is the witness on h (timeFormOf); see witness.
+func timeWitness(ctx context.Context, h *history.History, opts history.Options) []int32 {
+	if opts.InitialState != history.InitialEmpty || opts.Level.BeginCommit() {
+		return nil
+	}
+	return timeFormOf(h).witness(ctx, opts)
+}
+
+// witness tries to build a witness of the strict level (real time and
 // session order) without an instance, by executing the participants
 // serially in an order that real time mostly dictates (docs/SEMANTICS.md
 // §3, "T1: a witness from client time"). It returns the order
@@ -45,68 +183,55 @@ const giveUp = noVersion + 1
 // binary search and a scan of at most 32 writers of the key per read
 // (a whole key's writers within a budget of about two per operation in
 // all); memory a few words per operation, none of the solver's.
-func timeWitness(ctx context.Context, h *history.History, opts history.Options) []int32 {
+func (f *timeForm) witness(ctx context.Context, opts history.Options) []int32 {
 	if opts.InitialState != history.InitialEmpty || opts.Level.BeginCommit() {
 		return nil
 	}
-	n := len(h.Txns)
+	n := len(f.txns)
+	txns := f.txns
+	// eend is each transaction's end for real-time order
+	// (Options.EffectiveEnd: an unknown one's in-doubt horizon).
+	eend := make([]int64, n)
+	for ti := range txns {
+		t := &txns[ti]
+		eend[ti] = opts.EffectiveEnd(&history.Txn{Status: t.status, End: t.end})
+	}
 	// The participants are the committed transactions and the unknown
 	// ones that write and are in doubt forever (real time orders nothing
 	// after them): an unknown one runs, taken as committed, only if a
-	// read needs its version. Their operations get global slots: opBase[t]
-	// + i. Keys are numbered as met.
+	// read needs its version. An operation's slot is its index in f.ops.
 	in := make([]bool, n)
-	opBase := make([]int32, n+1)
 	committed := 0
-	ops := 0
-	for ti := range h.Txns {
-		t := &h.Txns[ti]
-		opBase[ti] = int32(ops)
+	for ti := range txns {
+		t := &txns[ti]
 		switch {
-		case t.Status == history.Committed:
+		case t.status == history.Committed:
 			committed++
-		case t.Status == history.Unknown && t.Writes():
-			if opts.EffectiveEnd(t) != math.MaxInt64 {
+		case t.status == history.Unknown && f.writes(int32(ti)):
+			if eend[ti] != math.MaxInt64 {
 				return nil
 			}
 		default:
 			continue
 		}
-		if !t.HasTime {
+		if !t.hasTime {
 			return nil
 		}
 		in[ti] = true
-		ops += len(t.Ops)
 	}
-	opBase[n] = int32(ops)
 	// participants ranges over the participants in input order.
-	participants := func(yield func(int32, *history.Txn) bool) {
-		for ti := range h.Txns {
-			if in[ti] && !yield(int32(ti), &h.Txns[ti]) {
+	participants := func(yield func(int32, *twTxn) bool) {
+		for ti := range txns {
+			if in[ti] && !yield(int32(ti), &txns[ti]) {
 				return
 			}
 		}
 	}
-	keyIndex := make(map[history.Value]int32, 1024)
-	var keys []history.Value
-	opKey := make([]int32, ops)
-	writes := 0
-	for ti, t := range participants {
-		base := opBase[ti]
-		for oi := range t.Ops {
-			op := &t.Ops[oi]
-			if op.Kind == history.Append || op.IsList || (op.Kind == history.Write && op.Value == history.Null) {
+	nkeys := f.nkeys
+	for ti := range participants {
+		for _, op := range f.opsOf(ti) {
+			if op.kind == history.Append || op.list || (op.kind == history.Write && op.val == twNull) {
 				return nil
-			}
-			k, ok := keyIndex[op.Key]
-			if !ok {
-				k = int32(len(keys))
-				keyIndex[op.Key] = k
-				keys = append(keys, op.Key)
-			}
-			opKey[base+int32(oi)] = k
-			if op.Kind == history.Write {
-				writes++
 			}
 		}
 	}
@@ -116,10 +241,10 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	// finalWrite reports whether op oi of t is its last write of the key:
 	// the version other transactions can read.
 	finalWrite := func(ti int32, oi int) bool {
-		t := &h.Txns[ti]
-		k := opKey[opBase[ti]+int32(oi)]
-		for j := oi + 1; j < len(t.Ops); j++ {
-			if t.Ops[j].Kind == history.Write && opKey[opBase[ti]+int32(j)] == k {
+		ops := f.opsOf(ti)
+		k := ops[oi].key
+		for j := oi + 1; j < len(ops); j++ {
+			if ops[j].kind == history.Write && ops[j].key == k {
 				return false
 			}
 		}
@@ -127,29 +252,29 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	}
 	// firstOnKey says whether op oi is t's first operation on its key.
 	firstOnKey := func(ti int32, oi int) bool {
-		base := opBase[ti]
+		ops := f.opsOf(ti)
 		for j := 0; j < oi; j++ {
-			if opKey[base+int32(j)] == opKey[base+int32(oi)] {
+			if ops[j].key == ops[oi].key {
 				return false
 			}
 		}
 		return true
 	}
-	end := func(t int32) int64 { return opts.EffectiveEnd(&h.Txns[t]) }
+	end := func(t int32) int64 { return eend[t] }
 	// writersOf[wOff[k]:wOff[k+1]] are key k's writers (participants, by
 	// start); wNext[k] skips the ones that ran.
 	pByStart := make([]int32, 0, committed)
-	for ti := range h.Txns {
+	for ti := range txns {
 		if in[ti] {
 			pByStart = append(pByStart, int32(ti))
 		}
 	}
-	slices.SortFunc(pByStart, func(a, b int32) int { return cmp.Compare(h.Txns[a].Start, h.Txns[b].Start) })
-	wOff := make([]int32, len(keys)+2)
+	sortByKey(pByStart, func(t int32) int64 { return txns[t].start })
+	wOff := make([]int32, nkeys+2)
 	for _, ti := range pByStart {
-		for oi, op := range h.Txns[ti].Ops {
-			if op.Kind == history.Write && finalWrite(ti, oi) {
-				wOff[opKey[opBase[ti]+int32(oi)]+2]++
+		for oi, op := range f.opsOf(ti) {
+			if op.kind == history.Write && finalWrite(ti, oi) {
+				wOff[op.key+2]++
 			}
 		}
 	}
@@ -162,25 +287,26 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	// version an operation writes (a final write) or must see (an
 	// external read: one before the transaction's own write of the key),
 	// noVersion otherwise.
-	ver := make([]int32, ops)
+	ver := make([]int32, len(f.ops))
 	for i := range ver {
 		ver[i] = noVersion
 	}
 	writersOf := make([]int32, wOff[len(wOff)-1])
-	// The writers' starts and values beside them: the lookups below touch
-	// these and not the transactions.
+	// The writers' starts, ends and values beside them: the lookups below
+	// touch these and not the transactions.
 	wStart := make([]int64, len(writersOf))
 	wEnd := make([]int64, len(writersOf))
-	wVal := make([]history.Value, len(writersOf))
+	wVal := make([]int32, len(writersOf))
 	for _, ti := range pByStart {
-		for oi, op := range h.Txns[ti].Ops {
-			if op.Kind == history.Write && finalWrite(ti, oi) {
-				k := opKey[opBase[ti]+int32(oi)]
+		base := txns[ti].ops0
+		for oi, op := range f.opsOf(ti) {
+			if op.kind == history.Write && finalWrite(ti, oi) {
+				k := op.key
 				writersOf[wOff[k+1]] = ti
-				ver[opBase[ti]+int32(oi)] = wOff[k+1]
-				wStart[wOff[k+1]] = h.Txns[ti].Start
+				ver[base+int32(oi)] = wOff[k+1]
+				wStart[wOff[k+1]] = txns[ti].start
 				wEnd[wOff[k+1]] = end(ti)
-				wVal[wOff[k+1]] = op.Value
+				wVal[wOff[k+1]] = op.val
 				wOff[k+1]++
 			}
 		}
@@ -195,13 +321,13 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	// the whole key is scanned only if none of those matches, within a
 	// budget of one scan per operation on average (a history that spends
 	// it is left to the search).
-	budget := 2*ops + 1024
+	budget := 2*len(f.ops) + 1024
 	const window = 32
-	version := func(k int32, v history.Value, reader int32) int32 {
-		if v == history.Null {
+	version := func(k, v, reader int32) int32 {
+		if v == twNull {
 			return -1 - k
 		}
-		re := h.Txns[reader].End
+		re := txns[reader].end
 		ws := writersOf[wOff[k]:wOff[k+1]]
 		starts, vals := wStart[wOff[k]:wOff[k+1]], wVal[wOff[k]:wOff[k+1]]
 		hi := sort.Search(len(ws), func(i int) bool { return starts[i] >= re })
@@ -210,7 +336,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		// (it overwrote v in real time); of the live ones, one that ended
 		// before the reader did, latest end first, then one that started
 		// before, latest start first.
-		rs := h.Txns[reader].Start - 2*opts.Skew
+		rs := txns[reader].start - 2*opts.Skew
 		ends := wEnd[wOff[k]:wOff[k+1]]
 		rank := func(i int) (int, int64) {
 			switch {
@@ -271,23 +397,23 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	// lastStart is the latest start of a version's readers: a writer
 	// that ends before it cannot come after that version.
 	lastStart := make([]int64, nv)
-	initLeft := make([]int32, len(keys))
+	initLeft := make([]int32, nkeys)
 	never := make([]bool, n) // unknown, and no order lets it commit
 	for ti, t := range participants {
-		base := opBase[ti]
-		for oi := range t.Ops {
-			op := &t.Ops[oi]
+		base := t.ops0
+		ops := f.opsOf(ti)
+		for oi, op := range ops {
 			s := base + int32(oi)
-			k := opKey[s]
-			if op.Kind == history.Write {
+			k := op.key
+			if op.kind == history.Write {
 				continue // its version was set with writersOf
 			}
 			own, earlier := int32(-1), false
 			for j := oi - 1; j >= 0; j-- {
-				if opKey[base+int32(j)] != k {
+				if ops[j].key != k {
 					continue
 				}
-				if t.Ops[j].Kind == history.Write {
+				if ops[j].kind == history.Write {
 					own = int32(j)
 					break
 				}
@@ -297,20 +423,20 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 				// Internal: it must return the transaction's own write,
 				// whatever the order; if it does not, the transaction
 				// cannot commit and the search names it.
-				if t.Ops[own].Value != op.Value {
-					if t.Status == history.Committed {
+				if ops[own].val != op.val {
+					if t.status == history.Committed {
 						return nil
 					}
 					never[ti] = true
 				}
 				continue
 			}
-			v := version(k, op.Value, int32(ti))
+			v := version(k, op.val, ti)
 			if v == giveUp {
 				return nil
 			}
 			if v == noVersion {
-				if t.Status == history.Committed {
+				if t.status == history.Committed {
 					return nil // no writer: the search names it
 				}
 				never[ti] = true
@@ -323,11 +449,11 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 			if v < 0 {
 				initLeft[-1-v]++
 			} else {
-				if left[v] == 0 || t.End < firstEnd[v] {
-					firstEnd[v] = t.End
+				if left[v] == 0 || t.end < firstEnd[v] {
+					firstEnd[v] = t.end
 				}
-				if left[v] == 0 || t.Start > lastStart[v] {
-					lastStart[v] = t.Start
+				if left[v] == 0 || t.start > lastStart[v] {
+					lastStart[v] = t.start
 				}
 				left[v]++
 			}
@@ -340,14 +466,14 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	// readers; then it must run like a committed one (its readers wait
 	// for it). The others leave, and their reads stop counting.
 	total := committed
-	for ti := range h.Txns {
-		t := &h.Txns[ti]
-		if !in[ti] || t.Status == history.Committed {
+	for ti := range txns {
+		t := &txns[ti]
+		if !in[ti] || t.status == history.Committed {
 			continue
 		}
 		needed := false
-		for oi, op := range t.Ops {
-			if v := ver[opBase[ti]+int32(oi)]; op.Kind == history.Write && v >= 0 && left[v] > 0 {
+		for oi, op := range f.opsOf(int32(ti)) {
+			if v := ver[t.ops0+int32(oi)]; op.kind == history.Write && v >= 0 && left[v] > 0 {
 				needed = true
 			}
 		}
@@ -359,9 +485,9 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 			continue
 		}
 		in[ti] = false
-		for oi, op := range t.Ops {
-			s := opBase[ti] + int32(oi)
-			if op.Kind != history.Read || ver[s] == noVersion || !firstOnKey(int32(ti), oi) {
+		for oi, op := range f.opsOf(int32(ti)) {
+			s := t.ops0 + int32(oi)
+			if op.kind != history.Read || ver[s] == noVersion || !firstOnKey(int32(ti), oi) {
 				continue
 			}
 			if v := ver[s]; v < 0 {
@@ -377,19 +503,25 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	// need[t] being the number that end at or before t's start less twice
 	// the skew (an over-approximation of Precedes, which only delays t).
 	byEnd := make([]int32, 0, total)
-	for ti := range h.Txns {
+	for ti := range txns {
 		if in[ti] {
 			byEnd = append(byEnd, int32(ti))
 		}
 	}
-	byStart := slices.Clone(byEnd)
-	slices.SortFunc(byEnd, func(a, b int32) int { return cmp.Compare(end(a), end(b)) })
-	slices.SortFunc(byStart, func(a, b int32) int { return cmp.Compare(h.Txns[a].Start, h.Txns[b].Start) })
+	sortByKey(byEnd, end)
+	// byStart: the participants by start, pByStart without those that
+	// left (no second sort).
+	byStart := make([]int32, 0, total)
+	for _, t := range pByStart {
+		if in[t] {
+			byStart = append(byStart, t)
+		}
+	}
 	need := make([]int32, n)
 	{
 		j := 0
 		for _, t := range byStart {
-			lim := h.Txns[t].Start - 2*opts.Skew
+			lim := txns[t].start - 2*opts.Skew
 			for j < len(byEnd) && end(byEnd[j]) <= lim {
 				j++
 			}
@@ -405,31 +537,21 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		prev[i], next[i] = -1, -1
 	}
 	if opts.Level.SessionOrder() {
-		sessions := map[string][]int32{}
-		for ti := range h.Txns {
-			t := &h.Txns[ti]
-			if t.HasSession {
-				sessions[t.Session] = append(sessions[t.Session], int32(ti))
-			}
+		// byStart is in that order, so each session's members come in
+		// session order: last[s] is session s's latest so far.
+		last := make([]int32, f.nsessions)
+		for i := range last {
+			last[i] = -1
 		}
-		for _, members := range sessions {
-			slices.SortStableFunc(members, func(a, b int32) int {
-				if h.Txns[a].Start != h.Txns[b].Start {
-					return cmp.Compare(h.Txns[a].Start, h.Txns[b].Start)
-				}
-				return cmp.Compare(a, b)
-			})
-			last := int32(-1)
-			for _, t := range members {
-				if !in[t] {
-					continue
-				}
-				prev[t] = last
-				if last >= 0 {
-					next[last] = t
-				}
-				last = t
+		for _, t := range byStart {
+			s := txns[t].session
+			if s < 0 {
+				continue
 			}
+			if l := last[s]; l >= 0 {
+				prev[t], next[l] = l, t
+			}
+			last[s] = t
 		}
 	}
 
@@ -441,12 +563,12 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		}
 		return v
 	}
-	rOff := make([]int32, nv+len(keys)+2)
+	rOff := make([]int32, nv+int(nkeys)+2)
 	// firstReads ranges over the reads that count a reader of a version.
 	firstReads := func(yield func(int32, int32) bool) {
 		for ti, t := range participants {
-			for oi, op := range t.Ops {
-				if s := opBase[ti] + int32(oi); op.Kind == history.Read && ver[s] != noVersion && firstOnKey(ti, oi) && !yield(ti, s) {
+			for oi, op := range f.opsOf(ti) {
+				if s := t.ops0 + int32(oi); op.kind == history.Read && ver[s] != noVersion && firstOnKey(ti, oi) && !yield(ti, s) {
 					return
 				}
 			}
@@ -464,10 +586,10 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		readers[rOff[x]] = ti
 		rOff[x]++
 	}
-	wNext := slices.Clone(wOff[:len(keys)])
-	value := func(v int32) history.Value {
+	wNext := slices.Clone(wOff[:nkeys])
+	value := func(v int32) int32 {
 		if v < 0 {
-			return history.Null
+			return twNull
 		}
 		return wVal[v]
 	}
@@ -476,7 +598,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	// cannot run yet, what it waits for runs first, recursively (the
 	// writer of a version it reads, the readers of a version it would
 	// overwrite, its session predecessor), each only if due by time.
-	cur := make([]int32, len(keys)) // the version each key holds
+	cur := make([]int32, nkeys) // the version each key holds
 	for k := range cur {
 		cur[k] = -1 - int32(k)
 	}
@@ -487,25 +609,28 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 	run := func(ti int32) {
 		ran[ti] = true
 		order = append(order, ti)
-		for oi, op := range h.Txns[ti].Ops {
-			if s := opBase[ti] + int32(oi); op.Kind == history.Write && ver[s] != noVersion {
-				cur[opKey[s]] = ver[s]
+		base := txns[ti].ops0
+		for oi, op := range f.opsOf(ti) {
+			if s := base + int32(oi); op.kind == history.Write && ver[s] != noVersion {
+				cur[op.key] = ver[s]
 			}
 		}
 	}
 	readsMatch := func(u int32) bool {
-		for oi, op := range h.Txns[u].Ops {
-			s := opBase[u] + int32(oi)
-			if v := ver[s]; op.Kind == history.Read && v != noVersion && cur[opKey[s]] != v && value(cur[opKey[s]]) != op.Value {
+		base := txns[u].ops0
+		for oi, op := range f.opsOf(u) {
+			s := base + int32(oi)
+			if v := ver[s]; op.kind == history.Read && v != noVersion && cur[op.key] != v && value(cur[op.key]) != op.val {
 				return false
 			}
 		}
 		return true
 	}
 	writeVersion := func(u, k int32) int32 {
-		for j := len(h.Txns[u].Ops) - 1; j >= 0; j-- {
-			if s := opBase[u] + int32(j); h.Txns[u].Ops[j].Kind == history.Write && opKey[s] == k {
-				return ver[s]
+		ops := f.opsOf(u)
+		for j := len(ops) - 1; j >= 0; j-- {
+			if ops[j].kind == history.Write && ops[j].key == k {
+				return ver[txns[u].ops0+int32(j)]
 			}
 		}
 		return noVersion
@@ -540,14 +665,15 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 		if p := prev[ti]; p >= 0 && !try(p, depth+1) {
 			return false
 		}
-		t := &h.Txns[ti]
-		base := opBase[ti]
+		t := &txns[ti]
+		base := t.ops0
+		ops := f.opsOf(ti)
 		for attempt := 0; attempt < 8; attempt++ {
 			ok := true
-			for oi, op := range t.Ops {
+			for oi, op := range ops {
 				s := base + int32(oi)
-				v, k := ver[s], opKey[s]
-				if op.Kind != history.Read || v == noVersion || cur[k] == v || value(cur[k]) == op.Value {
+				v, k := ver[s], op.key
+				if op.kind != history.Read || v == noVersion || cur[k] == v || value(cur[k]) == op.val {
 					continue
 				}
 				ok = false
@@ -555,12 +681,12 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 					return false
 				}
 			}
-			for oi, op := range t.Ops {
+			for oi, op := range ops {
 				s := base + int32(oi)
-				if op.Kind != history.Write || ver[s] == noVersion {
+				if op.kind != history.Write || ver[s] == noVersion {
 					continue
 				}
-				k := opKey[s]
+				k := op.key
 				// Another due writer of k whose version is read earlier
 				// (or never) goes first; a choice of order only.
 				for j := wNext[k]; j < wOff[k+1]; j++ {
@@ -571,7 +697,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 						}
 						continue
 					}
-					if h.Txns[u].Start >= t.End {
+					if txns[u].start >= t.end {
 						break
 					}
 					if u == ti || !in[u] || visiting[u] || need[u] > int32(done) {
@@ -586,7 +712,7 @@ func timeWitness(ctx context.Context, h *history.History, opts history.Options) 
 					}
 					tv := ver[s]
 					first := left[tv] > 0 && lastStart[tv]-2*opts.Skew >= end(u)
-					later := left[uv] > 0 && lastStart[uv]-2*opts.Skew >= t.End
+					later := left[uv] > 0 && lastStart[uv]-2*opts.Skew >= t.end
 					if first || firstOf(uv) < firstOf(tv) && !later {
 						try(u, depth+1)
 					}

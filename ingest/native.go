@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -667,6 +668,18 @@ func (d *NativeDecoder) value() (history.Value, scalarKind) {
 				return v, kInt
 			}
 		}
+		if s.err == nil && kind == numInt && d.scratch {
+			if n, ok := plainInt(lit); ok {
+				// Numbered by itself (IntID), not looked up: on a
+				// recording whose values are all distinct, each new one
+				// was a slot in a table of millions, a cache miss (a
+				// fifth of the 1M check, BENCHMARKS.md "check27 (issue
+				// 27)", session 19). The text is the op's, the scan's
+				// caller reads it during the call only.
+				d.lastID = IntID(n)
+				return history.Value(lit), kInt
+			}
+		}
 		if s.err == nil && kind == numInt && len(lit) <= shortValue {
 			if _, err := parseInt(lit); err == nil {
 				return d.internKey(lit), kInt
@@ -1032,7 +1045,7 @@ func (d *NativeDecoder) recoverOp(rec *Recovered) bool {
 // small-integer table gave (d.lastID), or, for a text neither holds (a
 // long value, null, a boolean), its number in d.ids, hashed then.
 func (d *NativeDecoder) idOf(v history.Value) int32 {
-	if d.lastID >= 0 {
+	if d.lastID != -1 {
 		return d.lastID
 	}
 	if v == history.Null {
@@ -1040,6 +1053,30 @@ func (d *NativeDecoder) idOf(v history.Value) int32 {
 	}
 	return d.ids.of([]byte(v))
 }
+
+// plainInt is the value of lit when it is a canonical non-negative
+// integer of at most 9 digits (no sign, no leading zero): below 10^9,
+// so IntID numbers it apart from every text id and from -1.
+func plainInt(lit []byte) (int32, bool) {
+	if len(lit) == 0 || len(lit) > 9 || len(lit) > 1 && lit[0] == '0' {
+		return 0, false
+	}
+	n := int32(0)
+	for _, c := range lit {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int32(c-'0')
+	}
+	return n, true
+}
+
+// IntID is the id a scan gives a value that is a canonical non-negative
+// integer n of at most 9 digits and not below 1024 (smaller ones are
+// texts, numbered as such): math.MinInt32 + n, negative, so never a
+// text's id. Equal ids are still exactly equal texts, since a canonical
+// integer has one text; such an id has no entry in Event.Texts.
+func IntID(n int32) int32 { return math.MinInt32 + n }
 
 // NullID is the id of the text null in a scan (ScanNative's Event): the
 // value of a register nobody wrote.
@@ -1098,7 +1135,12 @@ func (t *textIDs) shortOf(b []byte) int32 {
 			return e.id
 		}
 		if e.n == 0 {
-			id := t.ofMap(b)
+			// Short texts live in this table alone (of sends only the
+			// others to the map): a new one is a string and a slot, not
+			// also a map entry (a third of the numbering's time on a
+			// recording whose values are all distinct, BENCHMARKS.md
+			// "check27 (issue 27)", session 19).
+			id := t.add(b)
 			*e = shortSlot{a: a, b: c, n: n, id: id}
 			if t.shortUsed++; 2*t.shortUsed > len(t.short) {
 				t.growShort()
@@ -1137,16 +1179,24 @@ func (t *textIDs) ofMap(b []byte) int32 {
 		return id
 	}
 	if t.tab == nil {
-		t.tab = map[string]int32{string(history.Null): NullID}
-		t.text = append(t.text, history.Null)
-		if id, ok := t.tab[string(b)]; ok {
-			return id
-		}
+		t.tab = map[string]int32{}
 	}
-	v := history.Value(b)
+	id := t.add(b)
+	t.tab[string(t.text[id])] = id
+	return id
+}
+
+// add numbers a text not seen before (by the table its length selects):
+// null keeps NullID, which it holds from the first text on.
+func (t *textIDs) add(b []byte) int32 {
+	if len(t.text) == 0 {
+		t.text = append(t.text, history.Null)
+	}
+	if string(b) == string(history.Null) {
+		return NullID
+	}
 	id := int32(len(t.text))
-	t.tab[string(v)] = id
-	t.text = append(t.text, v)
+	t.text = append(t.text, history.Value(b))
 	return id
 }
 

@@ -94,10 +94,13 @@ func ScanNative(r io.Reader, source string, fn func(e *Event) error) error {
 
 // Event is one transaction as ScanNative gives it: the transaction, its
 // facts, and every key and value numbered (ids dense from 0, one per
-// distinct text in the whole scan; NullID is null's): KeyIDs[n] is op n's
-// key, ValIDs[n] its value, or for a list read the offset in ListIDs of
-// its elements' ids (len(op.List) of them). Texts[id] is the text of an
-// id. Numbering happens in the decoder's one hash of each key and value
+// distinct text in the whole scan; NullID is null's; a value that is a
+// canonical integer from 1024 to 999,999,999 is numbered by itself,
+// IntID, a negative id): KeyIDs[n] is op n's key, ValIDs[n] its value, or
+// for a list read the offset in ListIDs of its elements' ids (len(op.List)
+// of them). Equal ids are exactly equal texts, and each value text has
+// one id (a key's text may have another: keys and values are never
+// compared). Texts[id] is the text of an id of 0 or more. Numbering happens in the decoder's one hash of each key and value
 // occurrence, so a consumer indexes arrays by id and hashes nothing
 // again. Every slice is valid only during the callback.
 type Event struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -55,53 +56,99 @@ func TestScanNativeIDs(t *testing.T) {
 		} else {
 			compared++
 		}
-		i := 0
-		var texts []history.Value
-		err = ScanNative(bytes.NewReader(text), "t", func(e *Event) error {
-			texts = e.Texts
-			tx := e.Txn
-			if h != nil {
-				want := h.Txns[i]
-				got := *tx
-				got.Pos, want.Pos = history.Pos{}, history.Pos{}
-				if !reflect.DeepEqual(got, want) || e.Facts != h.FactsOf(i) {
-					return fmt.Errorf("txn %d: scan %+v %+v, read %+v %+v", i, got, e.Facts, want, h.FactsOf(i))
-				}
-			}
-			for n, op := range tx.Ops {
-				if k := e.Texts[e.KeyIDs[n]]; k != op.Key {
-					return fmt.Errorf("txn %d op %d: key %s has id %d, the id of %s", i, n, op.Key, e.KeyIDs[n], k)
-				}
-				if op.IsList {
-					for j, v := range op.List {
-						if w := e.Texts[e.ListIDs[int(e.ValIDs[n])+j]]; w != v {
-							return fmt.Errorf("txn %d op %d: list element %s has the id of %s", i, n, v, w)
-						}
-					}
-				} else if w := e.Texts[e.ValIDs[n]]; w != op.Value {
-					return fmt.Errorf("txn %d op %d: value %s has the id of %s", i, n, op.Value, w)
-				}
-			}
-			i++
-			return nil
-		})
-		if err != nil {
+		if err := scanAgainst(text, h); err != nil {
 			t.Fatalf("round %d: %v\n%s", round, err, text)
-		}
-		seen := map[history.Value]int{}
-		for id, v := range texts {
-			if j, dup := seen[v]; dup {
-				t.Fatalf("round %d: ids %d and %d both name %s", round, j, id, v)
-			}
-			seen[v] = id
-		}
-		if texts[NullID] != history.Null {
-			t.Fatalf("id %d is %s, not null", NullID, texts[NullID])
 		}
 	}
 	if compared < 10 {
 		t.Fatalf("only %d of 40 rounds read without error: the comparison with ReadHistory is too rare", compared)
 	}
+}
+
+// scanAgainst scans text and holds each event to h's transaction (nil:
+// not compared) and the numbering to its rules: an id names the text of
+// its op, each value text has one id, the texts are distinct, null is
+// NullID's.
+func scanAgainst(text []byte, h *history.History) error {
+	i := 0
+	var texts []history.Value
+	// Every value text has one id (IntID's or a text's): equal values
+	// compare equal by id.
+	valueID := map[history.Value]int32{}
+	sameID := func(v history.Value, id int32) error {
+		if j, ok := valueID[v]; ok && j != id {
+			return fmt.Errorf("value %s has ids %d and %d", v, j, id)
+		}
+		valueID[v] = id
+		return nil
+	}
+	err := ScanNative(bytes.NewReader(text), "t", func(e *Event) error {
+		texts = e.Texts
+		tx := e.Txn
+		if h != nil {
+			if i >= len(h.Txns) {
+				return fmt.Errorf("txn %d: the scan has more transactions than ReadHistory's %d", i, len(h.Txns))
+			}
+			want := h.Txns[i]
+			got := *tx
+			got.Pos, want.Pos = history.Pos{}, history.Pos{}
+			if !reflect.DeepEqual(got, want) || e.Facts != h.FactsOf(i) {
+				return fmt.Errorf("txn %d: scan %+v %+v, read %+v %+v", i, got, e.Facts, want, h.FactsOf(i))
+			}
+		}
+		for n, op := range tx.Ops {
+			if k := textOf(e, e.KeyIDs[n]); k != op.Key {
+				return fmt.Errorf("txn %d op %d: key %s has id %d, the id of %s", i, n, op.Key, e.KeyIDs[n], k)
+			}
+			if op.IsList {
+				for j, v := range op.List {
+					id := e.ListIDs[int(e.ValIDs[n])+j]
+					if w := textOf(e, id); w != v {
+						return fmt.Errorf("txn %d op %d: list element %s has the id of %s", i, n, v, w)
+					}
+					if err := sameID(v, id); err != nil {
+						return err
+					}
+				}
+			} else if w := textOf(e, e.ValIDs[n]); w != op.Value {
+				return fmt.Errorf("txn %d op %d: value %s has the id of %s", i, n, op.Value, w)
+			} else if err := sameID(op.Value, e.ValIDs[n]); err != nil {
+				return err
+			}
+		}
+		i++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if h != nil && i != len(h.Txns) {
+		return fmt.Errorf("the scan has %d transactions, ReadHistory %d", i, len(h.Txns))
+	}
+	seen := map[history.Value]int{}
+	for id, v := range texts {
+		if j, dup := seen[v]; dup {
+			return fmt.Errorf("ids %d and %d both name %s", j, id, v)
+		}
+		seen[v] = id
+	}
+	if len(texts) > 0 && texts[NullID] != history.Null {
+		return fmt.Errorf("id %d is %s, not null", NullID, texts[NullID])
+	}
+	return nil
+}
+
+// textOf is the text of a scan's id: Texts[id], or an integer's own
+// (IntID).
+func textOf(e *Event, id int32) history.Value {
+	if id < -1 {
+		n := id - IntID(0)
+		if n < 1024 {
+			return "(an IntID below 1024)"
+		}
+		return history.Value(strconv.Itoa(int(n)))
+	}
+	return e.Texts[id]
 }
 
 type buf []byte
@@ -132,6 +179,10 @@ func randKey(rng *rand.Rand) string {
 func randValue(rng *rand.Rand) string {
 	switch rng.IntN(8) {
 	case 0:
+		if rng.IntN(2) == 0 {
+			// Across IntID's ends: 9 digits and 10.
+			return fmt.Sprint(999_999_990 + rng.IntN(20))
+		}
 		return fmt.Sprint(rng.IntN(2000))
 	case 1:
 		return fmt.Sprint(rng.Int64())

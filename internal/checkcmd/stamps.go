@@ -89,13 +89,19 @@ func serialFamily(lv history.Level) bool {
 // looks at its context.
 const compactEvery = 1 << 16
 
-// compact is check's path for a stamped native file at a serializable
+// compact is check's path for a plain native file at a serializable
 // level or one of the snapshot family (docs/SEMANTICS.md §10 "The compact
-// path of check"), the levels useFacts sends to stampcheck: the file is decoded
-// line by line into stampcheck.Compact, never into a history.History,
-// and the stamps' witness of the level is tried (useFacts' split). It returns the Valid result and
-// the facts' report when the witness holds; nil otherwise, and run then
-// reads and checks the file as ever (the compact form never reports: an
+// path of check", §3 "T2: the compact path of check at the serializable
+// levels"): the file is decoded line by line into a compact form, never
+// into a history.History, and one witness is tried there. Two forms are
+// fed side by side until one refuses, which for a plain file happens at
+// its first committed transaction: stampcheck.Compact when the
+// transactions carry the database's stamps (the stamps' witness of the
+// level, useFacts' split), incremental.TimeCompact when they carry no
+// facts but client times, at the serializable levels (Check's witness
+// from client time). It returns the Valid result, and the facts' report
+// on the stamps' path, when a witness holds; nil otherwise, and run then
+// reads and checks the file as ever (a compact form never reports: an
 // input error, an open question or an anomaly is the full path's to
 // decide and name). Standard input, bundled examples and compressed
 // files take the full path (they cannot be read twice); an interrupt
@@ -115,15 +121,21 @@ func (r *runner) compact(ctx context.Context) (*incremental.Result, *factsCheck)
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, nil
 	}
-	r.progressf("reading %s (stamps' compact path)", c.file)
-	// About 300 bytes a line in recorded and generated histories: a hint
-	// for the id table, not a bound.
-	cp := stampcheck.NewCompact(int(min(fi.Size()/256, 1<<26)))
+	r.progressf("reading %s (compact path)", c.file)
+	// About 300 bytes a line in generated histories with stamps, 180 in
+	// recorded ones without: a hint for the tables, not a bound.
+	hint := int(min(fi.Size()/256, 1<<26))
+	cp := stampcheck.NewCompact(hint)
 	if lv.BeginCommit() {
 		cp.Require(history.HasCommitTS | history.HasStartTS)
 	} else {
 		cp.Require(history.HasCommitTS)
 	}
+	var tc *incremental.TimeCompact
+	if serialFamily(lv) {
+		tc = incremental.NewTimeCompact(hint)
+	}
+	stamps, times := true, tc != nil // the forms still feeding
 	n := 0
 	err = ingest.ScanNative(f, c.file, func(e *ingest.Event) error {
 		if n++; n%compactEvery == 0 {
@@ -131,8 +143,15 @@ func (r *runner) compact(ctx context.Context) (*incremental.Result, *factsCheck)
 				return err
 			}
 		}
-		cp.AddIDs(e.Txn, e.Facts, e.KeyIDs, e.ValIDs, e.ListIDs)
-		if cp.Why() != "" {
+		if stamps {
+			cp.AddIDs(e.Txn, e.Facts, e.KeyIDs, e.ValIDs, e.ListIDs)
+			stamps = cp.Why() == ""
+		}
+		if times {
+			tc.AddIDs(e.Txn, e.Facts, e.KeyIDs, e.ValIDs)
+			times = tc.Why() == ""
+		}
+		if !stamps && !times {
 			return errCompactStop
 		}
 		return nil
@@ -141,23 +160,37 @@ func (r *runner) compact(ctx context.Context) (*incremental.Result, *factsCheck)
 		why := err.Error()
 		if err == errCompactStop {
 			why = cp.Why()
+			if tc != nil {
+				why += "; " + tc.Why()
+			}
 		}
 		r.progressf("compact path not taken: %s; reading the whole history", why)
 		return nil, nil
 	}
-	var res *incremental.Result
-	var why string
-	if lv.BeginCommit() {
-		res, why = cp.CheckSnapshot(c.opts, stampcheck.RulesFor(lv))
-	} else {
-		res, why = cp.CheckSerial(c.opts)
+	if stamps {
+		var res *incremental.Result
+		var why string
+		if lv.BeginCommit() {
+			res, why = cp.CheckSnapshot(c.opts, stampcheck.RulesFor(lv))
+		} else {
+			res, why = cp.CheckSerial(c.opts)
+		}
+		if res != nil {
+			r.progressf("read and checked %s by the stamps' witness in %s", report.Plural(cp.Len(), "transaction"), since(r.start))
+			return res, &factsCheck{rep: &stampcheck.Report{Result: res, ByFacts: true}}
+		}
+		r.progressf("compact path: %s", why)
 	}
-	if res == nil {
-		r.progressf("compact path: %s; reading the whole history", why)
-		return nil, nil
+	if times {
+		res, why := tc.Check(ctx, c.opts, incremental.Config{MaxAnomalies: c.maxAnomalies})
+		if res != nil {
+			r.progressf("read and checked %s by the witness from client time in %s", report.Plural(tc.Len(), "transaction"), since(r.start))
+			return res, nil
+		}
+		r.progressf("compact path: %s", why)
 	}
-	r.progressf("read and checked %s by the stamps' witness in %s", report.Plural(cp.Len(), "transaction"), since(r.start))
-	return res, &factsCheck{rep: &stampcheck.Report{Result: res, ByFacts: true}}
+	r.progressf("reading the whole history")
+	return nil, nil
 }
 
 var errCompactStop = errors.New("the compact form cannot vouch for this history")
