@@ -147,10 +147,26 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 		}
 		badInternal[ia.txn] = true // an unknown one cannot have committed
 	}
-	candidate := func(t int32) bool {
-		st := h.Txns[t].Status
-		return !p.txns[t].dropped && !badInternal[t] && (st == history.Committed || st == history.Unknown)
+	// cand[t]: t may be a source (not dropped, internally consistent,
+	// committed or unknown); allFinal[t]: t writes no key twice, so each
+	// of its writes is its key's final one. Both are asked once per read
+	// and possible writer; read from two flat arrays (one sequential
+	// pass), where asking the transaction's records was two or three
+	// cache misses each at one million transactions.
+	cand := make([]bool, n)
+	allFinal := make([]bool, n)
+	for ti := range n {
+		st := h.Txns[ti].Status
+		cand[ti] = !p.txns[ti].dropped && !badInternal[ti] && (st == history.Committed || st == history.Unknown)
+		writes := 0
+		for _, op := range h.Txns[ti].Ops {
+			if op.Kind == history.Write {
+				writes++
+			}
+		}
+		allFinal[ti] = writes == len(p.txns[ti].finals)
 	}
+	candidate := func(t int32) bool { return cand[t] }
 	// One flat array holds every transaction's reads (their number is
 	// known), and the sources of all reads share an arena: per read
 	// appends were most of the memory this function took at a million
@@ -211,7 +227,9 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 				if w == t || p.before(t, w) || !candidate(w) {
 					continue
 				}
-				if finalIs(p.txns[w].finals, r.key, r.val) {
+				// A write of a writer that writes no key twice is final;
+				// it wrote (key, value), as the index found it.
+				if allFinal[w] || finalIs(p.txns[w].finals, r.key, r.val) {
 					scratch = append(scratch, w)
 					isSource[w] = true
 				}

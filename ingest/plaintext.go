@@ -236,12 +236,19 @@ func parseTextLine(l []byte) (history.Kind, [4]int64, string, error) {
 		if n == 3 && i < len(l) && l[i] == '-' {
 			i++
 		}
+		var v int64
 		for i < len(l) && l[i] >= '0' && l[i] <= '9' {
+			v = v*10 + int64(l[i]-'0')
 			i++
 		}
-		v, err := strconv.ParseInt(string(l[start:i]), 10, 64)
-		if err != nil {
-			return 0, nums, names[n], fmt.Errorf("want a decimal integer at byte %d, got %q", start+1, clip(l[start:]))
+		if d := l[start:i]; len(d) == 0 || len(d) > 18 || d[0] == '-' {
+			// Eighteen digits cannot overflow the sum above; anything
+			// else (a sign, more digits, none) is strconv's to judge.
+			var err error
+			v, err = strconv.ParseInt(string(d), 10, 64)
+			if err != nil {
+				return 0, nums, names[n], fmt.Errorf("want a decimal integer at byte %d, got %q", start+1, clip(l[start:]))
+			}
 		}
 		nums[n] = v
 		want := byte(',')

@@ -18,7 +18,8 @@ import (
 // revisited, aborted writes (txn -1) and their set-aside reads, reads of
 // 0, all-zero initial-state transactions, large keys and values, a
 // transaction that changes session, bad lines. Histories, Stats and
-// errors must be the same.
+// errors must be the same. readTextRef and parseTextLineRef are the
+// previous decoder's code as it was.
 func TestReadTextAgainstReference(t *testing.T) {
 	n := 3000
 	if testing.Short() {
@@ -73,8 +74,15 @@ func randomText(rng *rand.Rand) []byte {
 			val = 0
 		}
 		fmt.Fprintf(&b, "%s(%d,%d,%d,%d)\n", c, key, val, sess, txn)
-		if rng.IntN(60) == 0 {
+		switch rng.IntN(60) {
+		case 0:
 			b.WriteString("x(1,2,3,4)\n")
+		case 1: // leading zeros: the same integers
+			fmt.Fprintf(&b, "%s(00%d,0%d,%d,0%d)\n", c, key, val, sess, max(txn, 0))
+		case 2: // beyond int64
+			b.WriteString("w(1,9999999999999999999,1,1)\n")
+		case 3: // eighteen and nineteen digits
+			b.WriteString("w(999999999999999999,1000000000000000000,1,1)\n")
 		}
 		if rng.IntN(20) == 0 {
 			b.WriteString("\n")
@@ -134,7 +142,7 @@ func readTextRef(all []byte, source string, st *Stats) (*history.History, error)
 		}
 		st.Records++
 		pos := history.Pos{Source: source, Line: line}
-		kind, nums, field, err := parseTextLine(l)
+		kind, nums, field, err := parseTextLineRef(l)
 		if err != nil {
 			return nil, &history.Error{Pos: pos, Field: field, Err: err}
 		}
@@ -172,4 +180,45 @@ func readTextRef(all []byte, source string, st *Stats) (*history.History, error)
 		h.Txns[i].Ops = append(h.Txns[i].Ops, op)
 	}
 	return dropInitialStates(h, zeroWrites, st)
+}
+func parseTextLineRef(l []byte) (history.Kind, [4]int64, string, error) {
+	var nums [4]int64
+	if len(l) < 2 || (l[0] != 'r' && l[0] != 'w') || l[1] != '(' {
+		return 0, nums, "op", fmt.Errorf("want r(key,value,session,txn) or w(...), got %q", clip(l))
+	}
+	kind := history.Read
+	if l[0] == 'w' {
+		kind = history.Write
+	}
+	names := [4]string{"key", "value", "session", "txn"}
+	i := 2
+	for n := range nums {
+		start := i
+		if n == 3 && i < len(l) && l[i] == '-' {
+			i++
+		}
+		for i < len(l) && l[i] >= '0' && l[i] <= '9' {
+			i++
+		}
+		v, err := strconv.ParseInt(string(l[start:i]), 10, 64)
+		if err != nil {
+			return 0, nums, names[n], fmt.Errorf("want a decimal integer at byte %d, got %q", start+1, clip(l[start:]))
+		}
+		nums[n] = v
+		want := byte(',')
+		if n == 3 {
+			want = ')'
+		}
+		if i >= len(l) || l[i] != want {
+			return 0, nums, names[n], fmt.Errorf("want %q at byte %d of %q", want, i+1, clip(l))
+		}
+		i++
+	}
+	if i != len(l) {
+		return 0, nums, "txn", fmt.Errorf("text after ')' at byte %d: %q", i+1, clip(l[i:]))
+	}
+	if nums[3] < -1 {
+		return 0, nums, "txn", fmt.Errorf("txn %d: want a number >= 0, or -1 for an aborted write", nums[3])
+	}
+	return kind, nums, "", nil
 }
