@@ -117,6 +117,10 @@ func decideWeak(ctx context.Context, p *prepared) (weakOutcome, error) {
 	return decideWeakAt(ctx, p, false)
 }
 
+// warmAhead is how many transactions ahead decideWeakAt warms the
+// value index for a transaction's reads (valueIndex.warm).
+const warmAhead = 2
+
 // finalIs reports whether finals (sorted by key, as ptxn's) give key k
 // the final value v: ptxn.finalValue's question, searched by hand, as it
 // is asked once per read and possible writer (sort.Search's closure was
@@ -186,6 +190,15 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 	var one [1]int32
 	for ti := range n {
 		t := int32(ti)
+		if ti+warmAhead < n && candidate(t+warmAhead) {
+			// The index lookups of a later transaction's reads start
+			// now, overlapping this one's (each is a cache miss).
+			for ri := range p.txns[ti+warmAhead].reads {
+				if r := &p.txns[ti+warmAhead].reads[ri]; !r.isList() {
+					p.valueWriters.warm(keyVal{r.key, r.val})
+				}
+			}
+		}
 		if !candidate(t) {
 			continue
 		}

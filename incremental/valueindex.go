@@ -45,6 +45,29 @@ type valueIndex struct {
 	keys *[]history.Value
 	// weakHash, set by tests, replaces the hash to force collisions.
 	weakHash func(keyVal) uint64
+
+	// pend are the last adds, not yet in the table (a ring from head):
+	// each add loads its slot's cache line when it comes and is done
+	// pendDepth adds later, so that the loads of several adds are in
+	// flight at once where each one's miss stalled the next (a lookup is
+	// a cache miss in a table of millions of entries). Adds keep their
+	// order, and get finishes them first, so the table is as if each
+	// had been done at once. Not for concurrent use (get may finish
+	// adds), like the rest of prepared.
+	pend       [pendDepth]pendAdd
+	head, npnd int
+	// sink takes the warming loads' values, so that they are not
+	// optimized away.
+	sink uint64
+}
+
+// pendDepth is the number of adds in flight (pend).
+const pendDepth = 8
+
+type pendAdd struct {
+	kv       keyVal
+	h, short uint64
+	t, op    int32
 }
 
 // vEntry is the first write of a value (transaction and operation index)
@@ -173,6 +196,41 @@ func (x *valueIndex) is(s *vSlot, kv keyVal, short uint64) bool {
 func (x *valueIndex) add(kv keyVal, t, op int32) {
 	short := packShort(kv.val)
 	h := x.hash(kv, short)
+	x.sink += x.first(h).h
+	a := pendAdd{kv: kv, h: h, short: short, t: t, op: op}
+	if x.npnd < pendDepth {
+		x.pend[(x.head+x.npnd)%pendDepth] = a
+		x.npnd++
+		return
+	}
+	x.addNow(x.pend[x.head])
+	x.pend[x.head] = a
+	x.head = (x.head + 1) % pendDepth
+}
+
+// finish does the pending adds, in order.
+func (x *valueIndex) finish() {
+	for ; x.npnd > 0; x.npnd-- {
+		x.addNow(x.pend[x.head])
+		x.head = (x.head + 1) % pendDepth
+	}
+}
+
+// first is the slot where a search for hash h begins.
+func (x *valueIndex) first(h uint64) *vSlot {
+	hi, _ := bits.Mul64(h, uint64(len(x.slots)))
+	return &x.slots[hi]
+}
+
+// warm loads the first slot of kv's search, for a get soon after (the
+// caller asks for the next transaction's reads while it handles these).
+func (x *valueIndex) warm(kv keyVal) {
+	x.sink += x.first(x.hash(kv, packShort(kv.val))).h
+}
+
+// addNow is add, done.
+func (x *valueIndex) addNow(a pendAdd) {
+	kv, t, op, h, short := a.kv, a.t, a.op, a.h, a.short
 	s := x.find(h)
 	switch {
 	case s.h == 0:
@@ -215,6 +273,9 @@ func (x *valueIndex) extend(e vEntry, t int32) vEntry {
 // get lists the writers of kv in transaction order. one is scratch for
 // the single-writer case; the result is valid until one is reused.
 func (x *valueIndex) get(kv keyVal, one *[1]int32) []int32 {
+	if x.npnd > 0 {
+		x.finish()
+	}
 	short := packShort(kv.val)
 	s := x.find(x.hash(kv, short))
 	e, ok := s.vEntry, s.h != 0

@@ -48,10 +48,19 @@ func TestValueIndexAgainstMap(t *testing.T) {
 				}
 			}
 			want := map[keyVal][]int32{}
-			for _, w := range writes {
+			for i, w := range writes {
 				x.add(w.kv, w.txn, w.op)
 				if ws := want[w.kv]; len(ws) == 0 || ws[len(ws)-1] != w.txn {
 					want[w.kv] = append(ws, w.txn)
+				}
+				if i%5 == 0 {
+					// A get among the adds sees every add before it
+					// (the pending ones are done first).
+					kv := keyVal{int32(rng.IntN(6)), testValues[rng.IntN(len(testValues))]}
+					var one [1]int32
+					if got := x.get(kv, &one); !slices.Equal(got, want[kv]) {
+						t.Fatalf("after %d adds, %v: got %v, want %v", i+1, kv, got, want[kv])
+					}
 				}
 			}
 			for k := range int32(6) {
