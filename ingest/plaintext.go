@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"unsafe"
 
@@ -43,7 +44,7 @@ import (
 // transactions (BENCHMARKS "weak5").
 func readText(all []byte, source string, st *Stats) (*history.History, error) {
 	h := &history.History{}
-	byTxn := make(map[int64]int)   // txn number -> index in h.Txns
+	var byTxn txnIndex             // txn number -> index in h.Txns
 	aborted := make(map[int64]int) // session -> index of its aborted txn
 	zeroWrites := make(map[int]int)
 	var sessOf []int64 // per transaction, its session's number
@@ -114,10 +115,10 @@ func readText(all []byte, source string, st *Stats) (*history.History, error) {
 		}
 		if at < 0 || txn != atTxn {
 			flush()
-			i, ok := byTxn[txn]
+			i, ok := byTxn.get(txn)
 			if !ok {
 				i = len(h.Txns)
-				byTxn[txn] = i
+				byTxn.set(txn, i)
 				h.Txns = append(h.Txns, history.Txn{ID: strconv.FormatInt(txn, 10), Session: strconv.FormatInt(sess, 10), HasSession: true, Pos: history.Pos{Source: source, Line: line}})
 				sessOf = append(sessOf, sess)
 			}
@@ -133,6 +134,43 @@ func readText(all []byte, source string, st *Stats) (*history.History, error) {
 	}
 	flush()
 	return dropInitialStates(h, zeroWrites, st)
+}
+
+// txnIndex maps a text history's txn numbers to their transactions:
+// numbers below denseTxns (peers number transactions from 0) by index,
+// in a slice as long as the largest such number seen, others by map (a
+// map of a million entries was a quarter of the decoding).
+type txnIndex struct {
+	dense []int32 // index + 1; 0: none
+	other map[int64]int
+}
+
+// denseTxns bounds the txn numbers found by index (64 MB at most).
+const denseTxns = 1 << 24
+
+func (x *txnIndex) get(txn int64) (int, bool) {
+	if 0 <= txn && txn < denseTxns {
+		if txn < int64(len(x.dense)) && x.dense[txn] != 0 {
+			return int(x.dense[txn]) - 1, true
+		}
+		return 0, false
+	}
+	i, ok := x.other[txn]
+	return i, ok
+}
+
+func (x *txnIndex) set(txn int64, i int) {
+	if 0 <= txn && txn < denseTxns {
+		if txn >= int64(len(x.dense)) {
+			x.dense = slices.Grow(x.dense, int(txn)+1-len(x.dense))[:txn+1]
+		}
+		x.dense[txn] = int32(i) + 1
+		return
+	}
+	if x.other == nil {
+		x.other = map[int64]int{}
+	}
+	x.other[txn] = i
 }
 
 // textKeys interns the keys of a text history: one string per key,

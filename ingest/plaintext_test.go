@@ -51,6 +51,9 @@ func randomText(rng *rand.Rand) []byte {
 		switch rng.IntN(10) {
 		case 0: // another transaction, maybe one seen before
 			txn = int64(rng.IntN(6))
+			if rng.IntN(3) == 0 {
+				txn += 1 << 40 // beyond the dense txn numbers
+			}
 		case 1:
 			txn = -1
 		case 2:
