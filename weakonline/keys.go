@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/stampcheck"
 )
 
 // keyTable numbers the keys the engine has seen, and the values that
@@ -16,30 +15,25 @@ import (
 // values that are no integer (the summary holds an entry per key, and per
 // retired such value, already), and is derived state: a snapshot stores
 // keys and values by text, and a restore numbers them afresh.
-//
-// Keys are numbered by stampcheck.KeyIndex, by the string's data pointer
-// first: the decoders intern keys, so an op's key is mostly the very
-// string seen before, and a pointer hash and one cache line replace a
-// map's hash of the text (the key numbering was 7% of run --level
-// read-committed's profile). KeyIndex numbers by first sight, as the map
-// did.
 type keyTable struct {
-	ids      *stampcheck.KeyIndex
+	ids      map[history.Key]int32
 	names    []history.Key
 	valIDs   map[history.Value]int64
 	valNames []history.Value
 }
 
 func newKeyTable() *keyTable {
-	return &keyTable{ids: stampcheck.NewKeyIndex(), valIDs: map[history.Value]int64{}}
+	return &keyTable{ids: map[history.Key]int32{}, valIDs: map[history.Value]int64{}}
 }
 
 // id is k's number, given on first sight.
 func (kt *keyTable) id(k history.Key) int32 {
-	i := kt.ids.Get(k)
-	if int(i) == len(kt.names) {
-		kt.names = append(kt.names, k)
+	if i, ok := kt.ids[k]; ok {
+		return i
 	}
+	i := int32(len(kt.names))
+	kt.ids[k] = i
+	kt.names = append(kt.names, k)
 	return i
 }
 
@@ -63,14 +57,11 @@ func (kt *keyTable) pairOf(k int32, v history.Value) kv {
 }
 
 // lookup is (k, v) by number if both have one; a key or value never
-// seen is in no map, so ok is false for it (a key is numbered on first
-// sight here too, as KeyIndex asks for no key without numbering it: a
-// number is all it costs).
+// seen is in no map, so a caller that only asks need not number it.
 func (kt *keyTable) lookup(k history.Key, v history.Value) (kv, bool) {
-	n0 := len(kt.names)
-	i := kt.id(k)
-	if int(i) == n0 {
-		return kv{}, false // first seen now
+	i, ok := kt.ids[k]
+	if !ok {
+		return kv{}, false
 	}
 	if n, ok := intOf(v); ok {
 		return kv{k: i, n: n}, true

@@ -85,7 +85,10 @@ func (s *summary) set(k int32) *valueSet {
 
 // valuesOf is key k's value set, by name (nil: none).
 func (s *summary) valuesOf(k history.Key) *valueSet {
-	return s.set(s.kt.id(k))
+	if i, ok := s.kt.ids[k]; ok {
+		return s.set(i)
+	}
+	return nil
 }
 
 // has reports whether (k, v) has a retired source nothing rules out.
