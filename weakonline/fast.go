@@ -138,20 +138,43 @@ type keyWriters struct {
 	// with sessions, so that a read whose source's past holds it skips
 	// the session without touching the list.
 	lastPos []int32
-	last    int // the index of the session added to last (a cache)
+	// at[s] is session s's index in sessions plus one (0: none), for
+	// the sessions numbered below indexedSessions: a write or a read
+	// atomic read finds its session's list by index, where keyWriters.add
+	// and its scan of sessions were 8% of run --level causal's profile
+	// (each key written by every one of 32 sessions). Later sessions are
+	// scanned.
+	at []int32
+}
+
+// indexedSessions bounds the sessions keyWriters.at indexes (at most a
+// kilobyte per key).
+const indexedSessions = 256
+
+// find is session s's index in sessions (-1: none).
+func (kw *keyWriters) find(s int32) int {
+	if s < indexedSessions {
+		if int(s) < len(kw.at) {
+			return int(kw.at[s]) - 1
+		}
+		return -1
+	}
+	return slices.Index(kw.sessions, s)
 }
 
 func (kw *keyWriters) add(s, pos, t int32) {
-	j := kw.last
-	if j >= len(kw.sessions) || kw.sessions[j] != s {
-		j = slices.Index(kw.sessions, s)
-		if j < 0 {
-			j = len(kw.sessions)
-			kw.sessions = append(kw.sessions, s)
-			kw.lists = append(kw.lists, nil)
-			kw.lastPos = append(kw.lastPos, -1)
+	j := kw.find(s)
+	if j < 0 {
+		j = len(kw.sessions)
+		kw.sessions = append(kw.sessions, s)
+		kw.lists = append(kw.lists, nil)
+		kw.lastPos = append(kw.lastPos, -1)
+		if s < indexedSessions {
+			for int(s) >= len(kw.at) {
+				kw.at = append(kw.at, 0)
+			}
+			kw.at[s] = int32(j) + 1
 		}
-		kw.last = j
 	}
 	kw.lists[j] = append(kw.lists[j], posTxn{pos, t})
 	kw.lastPos[j] = max(kw.lastPos[j], pos)
@@ -395,10 +418,19 @@ func (f *fast) close(i int, txns []history.Txn) {
 	var reads []kv
 	var from []int32
 	for _, r := range f.reads[i] {
-		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) || f.sum.hasKV(r) {
-			continue // dropped by the projection (§3), or by retirement
+		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) {
+			continue // dropped by the projection (§3)
 		}
 		src, ok := f.choose(i, r, txns)
+		if (!ok || src < 0) && f.sum.hasKV(r) {
+			// Dropped by retirement (R2). The summary is asked only
+			// for a read no held writer explains (most reads are of a
+			// value written since the last pass): a read it holds that
+			// keeps a held source instead is one constraint more than
+			// the instance has, which can only make the graph see
+			// trouble, never miss it (F2).
+			continue
+		}
 		if !ok {
 			if t.Status == history.Unknown {
 				// It cannot have committed: no read may choose it.
@@ -627,7 +659,7 @@ func (f *fast) lastWriter(s int32, k int32, p int32) int32 {
 	if kw == nil {
 		return -1
 	}
-	j := slices.Index(kw.sessions, s)
+	j := kw.find(s)
 	if j < 0 {
 		return -1
 	}
