@@ -572,6 +572,8 @@ type prober struct {
 	live *liveClosure
 	cl   *stepClosure
 	r    *reduced
+	// stats is the engine's closure counters (Online.closureStats).
+	stats *ClosureStats
 	// ms and claimed: the models seen (burst_probe.go).
 	ms      modelsSeen
 	claimed bool
@@ -695,20 +697,20 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	if cl != nil && cl.reaches(from, to) {
 		// A path of fixed edges and real-time orders: every completion
 		// has it, no probe needed.
-		closureStats.Hits++
+		pr.stats.Hits++
 		return true
 	}
 	if cl != nil && cl.reachesAround(pr.s, from, to) {
 		// The same through one fixed edge at an end the closure does not
 		// hold (an unknown outcome in doubt): see reachesAround.
-		closureStats.Around++
+		pr.stats.Around++
 		pr.prove(from, to)
 		return true
 	}
 	if !pr.spend() {
 		return false
 	}
-	closureStats.Probes++
+	pr.stats.Probes++
 	sel := pr.s.NewSelector()
 	pr.s.AddEdge(sel, to, from)
 	st := pr.s.Solve(pr.ctx, sel)
