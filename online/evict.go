@@ -319,7 +319,15 @@ func (o *Online) build() *reduced {
 	touched := st.touched
 	clear(touched)
 	for _, i := range window {
-		for _, op := range o.log.at(i).Ops {
+		replaced := o.ev.Replaced[i]
+		for j, op := range o.log.at(i).Ops {
+			// A register read the instance drops (windowOps) meets
+			// no ghost: what a member touches is what its ops in the
+			// instance read or write (docs/SEMANTICS.md §5 "Touched
+			// by the instance's ops").
+			if op.Kind == history.Read && !op.IsList && o.dropsRead(i, &o.log.at(i).Ops[j], replaced) {
+				continue
+			}
 			touched[op.Key] = true
 		}
 	}
@@ -494,18 +502,7 @@ func (o *Online) registerGhostOps(i int, gk []history.Key) []history.Op {
 // writes a history's ops) instead of a copy per step.
 func (o *Online) windowOps(i int, ops []history.Op) []history.Op {
 	replaced := o.ev.Replaced[i]
-	drop := func(op *history.Op) bool {
-		if op.Kind != history.Read {
-			return false
-		}
-		if !o.closed.get(i) && !o.closedBySession(i) || slices.Contains(replaced, op.Key) {
-			return true
-		}
-		if !op.IsList && o.tainted(i, op.Key, op.Value) {
-			return true
-		}
-		return op.IsList && o.listTainted(i, *op)
-	}
+	drop := func(op *history.Op) bool { return o.dropsRead(i, op, replaced) }
 	first := -1
 	for j := range ops {
 		if drop(&ops[j]) {
@@ -524,6 +521,22 @@ func (o *Online) windowOps(i int, ops []history.Op) []history.Op {
 		}
 	}
 	return out
+}
+
+// dropsRead reports whether window member i's op is a read the instance
+// drops (windowOps): every read while i is open, a replaced read
+// (replaced is ev.Replaced[i]), a tainted one.
+func (o *Online) dropsRead(i int, op *history.Op, replaced []history.Key) bool {
+	if op.Kind != history.Read {
+		return false
+	}
+	if !o.closed.get(i) && !o.closedBySession(i) || slices.Contains(replaced, op.Key) {
+		return true
+	}
+	if !op.IsList && o.tainted(i, op.Key, op.Value) {
+		return true
+	}
+	return op.IsList && o.listTainted(i, *op)
 }
 
 func (o *Online) listTainted(r int, op history.Op) bool {
@@ -572,6 +585,8 @@ type prober struct {
 	live *liveClosure
 	cl   *stepClosure
 	r    *reduced
+	// stats is the engine's closure counters (Online.closureStats).
+	stats *ClosureStats
 	// ms and claimed: the models seen (burst_probe.go).
 	ms      modelsSeen
 	claimed bool
@@ -695,20 +710,20 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	if cl != nil && cl.reaches(from, to) {
 		// A path of fixed edges and real-time orders: every completion
 		// has it, no probe needed.
-		closureStats.Hits++
+		pr.stats.Hits++
 		return true
 	}
 	if cl != nil && cl.reachesAround(pr.s, from, to) {
 		// The same through one fixed edge at an end the closure does not
 		// hold (an unknown outcome in doubt): see reachesAround.
-		closureStats.Around++
+		pr.stats.Around++
 		pr.prove(from, to)
 		return true
 	}
 	if !pr.spend() {
 		return false
 	}
-	closureStats.Probes++
+	pr.stats.Probes++
 	sel := pr.s.NewSelector()
 	pr.s.AddEdge(sel, to, from)
 	st := pr.s.Solve(pr.ctx, sel)

@@ -41,15 +41,14 @@ import (
 // being told about them: since its last sync the only change a step's
 // instance may show is members released after it.
 
-// useClosure turns the closure on (tests and benchmarks turn it off to
-// measure it; the answers, and so the steps, are the same either way
-// except for the probes saved).
-var useClosure = true
-
-// closureStats counts, for the benchmarks, the orders the closure proved,
-// the probes forced spent, and the times the closure was built from
-// scratch (once, plus once per change sync could not follow).
-var closureStats struct{ Hits, Around, Probes, Builds int }
+// ClosureStats count, per engine, the order questions ("does a precede
+// b in every completion?") the live closure answered and the probes they
+// cost otherwise: Hits proved by a path in the closure, Around through
+// one fixed edge at an end it does not hold (reachesAround), Probes the
+// questions a solve under the opposite edge answered, Builds the times the
+// closure was built from scratch (once, plus once per change sync could
+// not follow). With OnlineConfig.NoClosure every question is a probe.
+type ClosureStats struct{ Hits, Around, Probes, Builds int }
 
 // liveClosure is the closure of the instance's fixed orders, kept across
 // steps; it is not in a snapshot (a restored engine builds it again).
@@ -90,7 +89,7 @@ type liveClosure struct {
 // returns nil when the closure is off or cannot be used.
 func (o *Online) syncClosure() *liveClosure {
 	st := &o.ev
-	if !useClosure || !o.opts.Level.RealTime() {
+	if o.noClosure || !o.opts.Level.RealTime() {
 		st.cl = nil
 		return nil
 	}
@@ -124,7 +123,7 @@ func (o *Online) syncClosure() *liveClosure {
 	}
 	fresh := lc == nil
 	if fresh {
-		closureStats.Builds++
+		o.closureStats.Builds++
 		members = st.memberList()
 		lc = &liveClosure{c: closure.New(closure.Options{RealTime: true}), id: make(map[int]closure.ID, len(members)), maxSeen: -1, queued: map[int]bool{}}
 	}

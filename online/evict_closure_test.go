@@ -47,7 +47,6 @@ func TestStepClosureSound(t *testing.T) {
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(1, 2))
 		checked := 0
-		builds := closureStats.Builds
 		feedInStartOrder(o, opts, txns, func(i int) {
 			if (i+1)%50 != 0 {
 				return
@@ -82,11 +81,11 @@ func TestStepClosureSound(t *testing.T) {
 			if o.Stats().Alerts == 0 {
 				t.Fatalf("storm: no alert, so no quarantine was exercised")
 			}
-			if closureStats.Builds-builds < 2 {
-				t.Errorf("storm: the live closure was built %d times across %d alerts; a quarantine must rebuild it", closureStats.Builds-builds, o.Stats().Alerts)
+			if o.Stats().Closure.Builds < 2 {
+				t.Errorf("storm: the live closure was built %d times across %d alerts; a quarantine must rebuild it", o.Stats().Closure.Builds, o.Stats().Alerts)
 			}
 		}
-		t.Logf("%s: %d orders checked, %d builds, %d alerts", preset, checked, closureStats.Builds-builds, o.Stats().Alerts)
+		t.Logf("%s: %d orders checked, %d builds, %d alerts", preset, checked, o.Stats().Closure.Builds, o.Stats().Alerts)
 	}
 }
 
@@ -160,14 +159,11 @@ func TestClosureOnOff(t *testing.T) {
 	case "off":
 		modes = modes[1:]
 	}
-	defer func() { useClosure = true }()
 	for _, on := range modes {
-		useClosure = on
-		closureStats = struct{ Hits, Around, Probes, Builds int }{}
 		opts := history.DefaultOptions()
 		opts.Level = history.StrictSerializable
 		opts.InDoubt = indoubt
-		o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+		o := NewOnlineConfig(opts, OnlineConfig{Evict: true, NoClosure: !on})
 		ctx := context.Background()
 		t0, c0 := time.Now(), cpuNanos()
 		maxWindow := 0
@@ -185,7 +181,16 @@ func TestClosureOnOff(t *testing.T) {
 		}
 		st := o.Stats()
 		t.Logf("closure %v: %d txns, %v wall, %.2f CPU s, max window %d, %d evicted, probes %d, closure hits %d (around an unknown %d), builds %d",
-			on, len(regs.Txns), time.Since(t0).Round(time.Millisecond), float64(cpuNanos()-c0)/1e9, maxWindow, st.Evicted, closureStats.Probes, closureStats.Hits, closureStats.Around, closureStats.Builds)
+			on, len(regs.Txns), time.Since(t0).Round(time.Millisecond), float64(cpuNanos()-c0)/1e9, maxWindow, st.Evicted, st.Closure.Probes, st.Closure.Hits, st.Closure.Around, st.Closure.Builds)
+		// The switch must switch: on, the closure answers questions
+		// (this stream asks thousands); off, it answers none and is
+		// never built.
+		if on && (st.Closure.Hits == 0 || st.Closure.Builds == 0) {
+			t.Errorf("closure on: %d hits, %d builds", st.Closure.Hits, st.Closure.Builds)
+		}
+		if !on && st.Closure.Hits+st.Closure.Around+st.Closure.Builds != 0 {
+			t.Errorf("closure off: %+v", st.Closure)
+		}
 		if st.Alerts != 0 || st.Disagreements != 0 {
 			t.Errorf("closure %v: %d alerts, %d disagreements on a valid stream", on, st.Alerts, st.Disagreements)
 		}

@@ -135,6 +135,11 @@ type Online struct {
 	dropped     *incremental.Prepared
 	droppedTxns []history.Txn
 	droppedAt   map[int]int32
+
+	// noClosure is OnlineConfig.NoClosure; closureStats counts what the
+	// closure answered (evict_closure.go).
+	noClosure    bool
+	closureStats ClosureStats
 }
 
 // OnlineConfig tunes an engine.
@@ -165,6 +170,14 @@ type OnlineConfig struct {
 	// ids name anomalies by their content alone, the same through every
 	// source that carries the same events.
 	Stream string
+	// NoClosure answers eviction's order questions without the compact
+	// closure (evict_closure.go): every question the closure would
+	// answer is a solver probe instead. The verdicts and the alerts are
+	// the same (docs/SEMANTICS.md §5 "The closure switch"); what differs
+	// is the probes spent, and within the probe budget the step at
+	// which a transaction leaves. For measuring the closure's effect
+	// (BENCHMARKS.md) and as a way out should it misbehave.
+	NoClosure bool
 }
 
 // batchAnomalies bounds the cores one confirmation finds and alerts
@@ -213,7 +226,7 @@ func NewOnline(opts history.Options) *Online {
 
 // NewOnlineConfig starts an engine with cfg.
 func NewOnlineConfig(opts history.Options, cfg OnlineConfig) *Online {
-	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(), nextRewind: rewindEvery}
+	o := &Online{opts: opts, promised: opts.Level, index: map[string]int{}, evicting: cfg.Evict, maxPinned: cfg.MaxPinned, ev: newEvictState(), nextRewind: rewindEvery, noClosure: cfg.NoClosure}
 	o.spill.file = bodiesOrMem(cfg.Bodies)
 	o.widx.on = cfg.Evict
 	// A tail ghost's body is spilled while it stays a member
@@ -997,7 +1010,7 @@ func (o *Online) Stats() OnlineStats {
 		Evicted: o.ev.Evicted, Ghosts: o.ev.Ghosts, Disagreements: o.ev.Disagreements,
 		Conflicts: o.conflicts, Constraints: o.constraints, Pruned: o.pruned, Capped: o.capped,
 		PastRetention: o.goneCount, SetAside: o.setAsideCount, InexactRewinds: o.inexactRewinds,
-		PinnedBy: o.ev.pinnedBy, InPlace: o.inPlaceCount, Healed: o.healed}
+		PinnedBy: o.ev.pinnedBy, InPlace: o.inPlaceCount, Healed: o.healed, Closure: o.closureStats}
 	for _, i := range o.ev.windowList() { // ghost_index.go: not a pass over every ghost
 		st.Window++
 		if o.closed.get(i) {
@@ -1035,4 +1048,7 @@ type OnlineStats struct {
 	// InPlace counts the alert batches quarantined in place, Healed the
 	// replays a later step ran for them (alert_inplace.go).
 	InPlace, Healed int
+	// Closure counts the order questions eviction asked and what
+	// answered them (evict_closure.go).
+	Closure ClosureStats
 }
