@@ -83,6 +83,18 @@ type liveClosure struct {
 	queued map[int]bool
 }
 
+// SetNoClosure turns the closure off or on (OnlineConfig.NoClosure) for a
+// restored engine: the switch is configuration, not state, so a snapshot
+// does not carry it. Either setting is exact at any moment: the closure
+// only answers yes where a probe would (docs/SEMANTICS.md §5 "The closure
+// switch"), and the next sync rebuilds it when it comes back on.
+func (o *Online) SetNoClosure(off bool) {
+	o.noClosure = off
+	if off {
+		o.ev.cl = nil
+	}
+}
+
 // syncClosure brings the live closure up to the instance at the start of
 // a step (after build): it appends the members released since the last
 // sync, or builds it afresh if the instance changed in any other way. It

@@ -130,6 +130,13 @@ type Check struct {
 	// the oldest are set aside unchecked and the check is inexact
 	// (online.OnlineConfig.MaxPinned). 0 is no cap.
 	MaxPinned int `yaml:"max_pinned"`
+	// Closure answers the evicting engine's "is this order decided"
+	// questions with the compact transitive closure (closure/) before any
+	// solver probe, the default; false asks every one with a probe
+	// (online.OnlineConfig.NoClosure). The verdicts are the same either
+	// way (docs/SEMANTICS.md §5 "The closure switch"); the switch exists
+	// to measure the closure's effect on a user's own stream.
+	Closure bool `yaml:"closure"`
 	// Stamps uses the events' commit_ts and start_ts (stamponline,
 	// docs/SEMANTICS.md §10 "Online with facts").
 	Stamps bool `yaml:"stamps"`
@@ -246,6 +253,7 @@ func Default() *Config {
 			MaxAhead: Duration(time.Hour),
 			Tick:     Duration(100 * time.Millisecond),
 			Evict:    true,
+			Closure:  true,
 		},
 		State: State{
 			CheckpointEvery:    100000,

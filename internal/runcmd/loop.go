@@ -298,12 +298,18 @@ func (r *runner) start(ctx context.Context) error {
 				se, err := sionline.Restore(r.cfg.opts, sionline.Config{Stream: r.cfg.Alerts.Stream, Bodies: state.NewFileBodies(r.store.BodyFile())}, snap)
 				return siEngine{se}, err
 			}
-			return online.RestoreOnlineAt(r.cfg.opts, state.NewFileBodies(r.store.BodyFile()), snap, func(body func([]byte) error) error {
+			o, err := online.RestoreOnlineAt(r.cfg.opts, state.NewFileBodies(r.store.BodyFile()), snap, func(body func([]byte) error) error {
 				return r.store.EachReleased(func(b []byte) error {
 					bodies++
 					return body(b)
 				})
 			})
+			if err != nil {
+				return nil, err
+			}
+			// The snapshot does not carry the closure switch.
+			o.SetNoClosure(!r.cfg.Check.Closure)
+			return o, nil
 		}
 		if r.cfg.Check.Stamps {
 			r.engine, err = r.restoreStamps(ckpt.Engine, restore)
@@ -408,7 +414,7 @@ func (r *runner) start(ctx context.Context) error {
 // newEngine builds the level's engine for a run from the start.
 func (r *runner) newEngine() (runEngine, error) {
 	ecfg := online.OnlineConfig{Evict: r.cfg.Check.Evict, MaxPinned: r.cfg.Check.MaxPinned, Retention: r.retention(),
-		Stream: r.cfg.Alerts.Stream}
+		Stream: r.cfg.Alerts.Stream, NoClosure: !r.cfg.Check.Closure}
 	// Evicted bodies go to the state directory's body file, or
 	// without one to an unlinked temporary file: on disk either way,
 	// so that the engine's memory is the window, not the stream.

@@ -253,6 +253,11 @@ func flagDefs() []flagDef {
 			c.Check.Evict = b
 			return err
 		}, true},
+		{"closure", "with --evict: answer the engine's order questions with the compact transitive closure before any solver probe; false probes every one, with the same verdicts (docs/SEMANTICS.md §5 \"The closure switch\"; default true)", func(c *config.Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			c.Check.Closure = b
+			return err
+		}, true},
 		{"max-pinned", "with --evict: set aside (unchecked, and say so) the oldest pinned transactions beyond this many; 0 = no cap (default 0)", func(c *config.Config, v string) error {
 			n, err := strconv.Atoi(v)
 			if err == nil && n < 0 {
