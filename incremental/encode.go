@@ -710,7 +710,13 @@ func (e *encoder) encodeReads() {
 	}
 }
 
-func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial bool) {
+// registerCandidates lists the writers in ws (in the instance) whose final
+// value of r's key is the value r read, then the initial state (-1) when
+// it may be the source, leaving out what the pruning proves impossible
+// (and counting it). The slice is e.candScratch, valid until the next
+// call. The serializable and snapshot encoders share it, so that a read's
+// candidates are the same at every level.
+func (e *encoder) registerCandidates(reader int32, r *pread, ws []int32, initial bool) []int32 {
 	p := e.p
 	cands := e.candScratch[:0]
 	for _, w := range ws {
@@ -718,7 +724,7 @@ func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial 
 			continue
 		}
 		if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
-			if e.prune.impossible(r.key, rv.txn, w) {
+			if e.prune.impossible(r.key, reader, w) {
 				e.pruned++
 			} else {
 				cands = append(cands, w)
@@ -726,13 +732,18 @@ func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial 
 		}
 	}
 	if initial {
-		if e.prune.impossible(r.key, rv.txn, -1) {
+		if e.prune.impossible(r.key, reader, -1) {
 			e.pruned++
 		} else {
 			cands = append(cands, -1)
 		}
 	}
 	e.candScratch = cands
+	return cands
+}
+
+func (e *encoder) encodeRegisterRead(rv *readVar, r *pread, ws []int32, initial bool) {
+	cands := e.registerCandidates(rv.txn, r, ws, initial)
 	e.choice(rv, len(cands))
 	copy(e.cands(rv), cands)
 	e.chooseOne(rv)

@@ -382,27 +382,7 @@ func (e *encoder) encodeReadsSI() {
 				e.reads = append(e.reads, rv)
 				continue
 			}
-			cands := e.candScratch[:0]
-			for _, w := range ws {
-				if e.node[w] < 0 {
-					continue
-				}
-				if v, ok := p.txns[w].finalValue(r.key); ok && v == r.val {
-					if e.prune.impossible(r.key, rv.txn, w) {
-						e.pruned++
-					} else {
-						cands = append(cands, w)
-					}
-				}
-			}
-			if initial {
-				if e.prune.impossible(r.key, rv.txn, -1) {
-					e.pruned++
-				} else {
-					cands = append(cands, -1)
-				}
-			}
-			e.candScratch = cands
+			cands := e.registerCandidates(rv.txn, r, ws, initial)
 			if len(cands) != 1 || g != litTrue {
 				multi = append(multi, later{rv, slices.Clone(cands)})
 				continue
