@@ -87,13 +87,9 @@ type liveClosure struct {
 // restored engine: the switch is configuration, not state, so a snapshot
 // does not carry it. Either setting is exact at any moment: the closure
 // only answers yes where a probe would (docs/SEMANTICS.md §5 "The closure
-// switch"), and the next sync rebuilds it when it comes back on.
-func (o *Online) SetNoClosure(off bool) {
-	o.noClosure = off
-	if off {
-		o.ev.cl = nil
-	}
-}
+// switch"); syncClosure drops the closure while it is off and builds it
+// again when it comes back on.
+func (o *Online) SetNoClosure(off bool) { o.noClosure = off }
 
 // syncClosure brings the live closure up to the instance at the start of
 // a step (after build): it appends the members released since the last
