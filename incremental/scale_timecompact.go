@@ -40,16 +40,23 @@ type TimeCompact struct {
 	// not, when set, is why the compact form cannot vouch; AddIDs stops
 	// recording.
 	not string
+	// hint sizes the tables at the first transaction kept, not in
+	// NewTimeCompact: a history refused at its first line (no client
+	// time, database facts) then costs no table sized for the file.
+	hint int
 }
 
 // NewTimeCompact returns an empty compact history; sizeHint is the
 // expected number of transactions (0: unknown).
 func NewTimeCompact(sizeHint int) *TimeCompact {
-	c := &TimeCompact{sessions: map[string]int32{}}
-	c.f.txns = make([]twTxn, 0, sizeHint)
-	c.f.ops = make([]twOp, 0, 4*sizeHint)
-	c.ids.init(sizeHint)
-	return c
+	return &TimeCompact{sessions: map[string]int32{}, hint: sizeHint}
+}
+
+// grow makes the tables at the first transaction kept.
+func (c *TimeCompact) grow() {
+	c.f.txns = make([]twTxn, 0, c.hint)
+	c.f.ops = make([]twOp, 0, 4*c.hint)
+	c.ids.init(c.hint)
 }
 
 // AddIDs appends one transaction, copying what it keeps (t's ops may be
@@ -76,6 +83,9 @@ func (c *TimeCompact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs []i
 	case len(c.f.ops)+len(t.Ops) > math.MaxInt32 || len(c.ids.text)+len(t.ID) > math.MaxInt32:
 		c.not = "too large for int32 positions"
 		return
+	}
+	if c.ids.slots == nil {
+		c.grow()
 	}
 	if !c.ids.add(t.ID) {
 		c.not = "a duplicate id (an input error)"
