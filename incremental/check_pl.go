@@ -340,6 +340,13 @@ func (l *plLocalizer) find(ctx context.Context, members []bool) ([]int32, error)
 	return findInWindows(ctx, l.p, members, min(firstWindow, plFirstWindow), l.fast, l.guarded)
 }
 
+// findOpen is find for members not known to violate (openSearch, C1 of
+// docs/SEMANTICS.md §3): the same windows in the same order, the whole
+// projection decided only when no window violates.
+func (l *plLocalizer) findOpen(ctx context.Context, members []bool) ([]int32, solver.Status, error) {
+	return windowSearch(ctx, l.p, members, min(firstWindow, plFirstWindow), false, l.fast, l.guarded)
+}
+
 // guarded finds a subset-minimal core of H|members: one selector per
 // transaction, the failed assumptions of the lazy loop, then deletion.
 // The clauses the loop adds hold whatever is selected (each edge's
