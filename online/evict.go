@@ -10,7 +10,7 @@ import (
 	"github.com/streamcheck/streamcheck/solver"
 )
 
-// Eviction (docs/SEMANTICS.md §5; ARCHITECTURE.md has the argument).
+// Eviction (docs/SEMANTICS.md §5; docs/INTERNALS.md has the argument).
 //
 // The engine judges each step on a reduced instance instead of the whole
 // released history: the transactions still in the window, plus what the
