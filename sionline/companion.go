@@ -1,0 +1,360 @@
+package sionline
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// In-doubt writers that leave undecided: the ghost's companions
+// (docs/SEMANTICS.md §5 "An in-doubt writer leaves undecided: the
+// ghost's companions").
+//
+// An evicted transaction u whose outcome is unknown and which the
+// witness left uncommitted used to leave only its absence: the ghost
+// kept the version before u's, and a later read of u's version (u did
+// commit) contradicted the choice, failed the screen and brought the
+// archive segments since u back (BENCHMARKS.md, siflake and si28: about
+// 80 of the 105 re-admissions of the 20K read-modify-write stream, and a
+// third of its CPU). When committing u as well is a completion of what
+// leaves (u's reads see the versions at a point of the witness, and
+// nothing after that point touches a key u writes), u leaves as a
+// companion of the ghost: an unknown-outcome transaction of the screen
+// that writes u's last versions, after the ghost and before every member
+// in real time. A completion of the next screen that commits it is one
+// in which u committed; one that does not, one in which it did not.
+
+// NoCompanions turns companions off (the naive model the tests compare
+// against: every in-doubt writer takes the witness's choice).
+var NoCompanions = false
+
+// compPrefix begins every companion's name in the screen; no member's
+// name begins with it (add names members by released IDs, "unchecked:"
+// ones, or ID@start).
+const compPrefix = "sionline:companion:"
+
+// companion is an in-doubt writer that left undecided. Writes are its
+// last register writes, one per key, by key; Keys every key it read or
+// wrote, by key (companions' Keys are pairwise disjoint: each one's
+// commit changes no read of another, so any set of them may commit).
+type companion struct {
+	Name   string
+	Writes []history.Op
+	Keys   []history.Key
+}
+
+func isCompanion(name string) bool { return strings.HasPrefix(name, compPrefix) }
+
+// companionTimes gives the screen's ghost time and the companions' time
+// when the ghost g has companions and times leave room: the ghost ends
+// 2Δ before the companions begin, and a companion's effective end (its
+// end plus the in-doubt bound D) is the ghost's own time T, at or before
+// every member's start (W3). ok is false when D is unbounded or the
+// arithmetic would leave int64: the screen then carries no companion
+// (each taken as not committed: a stronger screen).
+func (e *Engine) companionTimes(g *ghost) (gt, ct int64, ok bool) {
+	d, s := e.opts.InDoubt, e.opts.Skew
+	if g == nil || len(g.Comp) == 0 || d < 0 || s < 0 || d > math.MaxInt64/4 || s > math.MaxInt64/16 {
+		return 0, 0, false
+	}
+	if g.Time < math.MinInt64/2+d+4*s+2 {
+		return 0, 0, false
+	}
+	ct = g.Time - d - 2*s
+	return ct - 2*s - 1, ct, true
+}
+
+// companionTxns returns the companions of the screen: those writing a
+// key in on (nil: every one). A companion writing no key of the screen
+// constrains nothing but itself and is left out (not committed). Each
+// is unknown, at time ct, with its writes.
+func companionTxns(g *ghost, on map[history.Key]bool, ct int64) []history.Txn {
+	var out []history.Txn
+	for _, c := range g.Comp {
+		use := on == nil
+		for _, op := range c.Writes {
+			use = use || on[op.Key]
+		}
+		if use {
+			out = append(out, history.Txn{ID: c.Name, Start: ct, End: ct, HasTime: true, Status: history.Unknown, Ops: c.Writes})
+		}
+	}
+	return out
+}
+
+// companionsAllowed says whether this engine makes companions: an empty
+// initial state (so a read of a key no one wrote is of null, and no pin
+// is involved), a bounded in-doubt time, and a screen on members alone
+// (no projection).
+func (e *Engine) companionsAllowed() bool {
+	return !NoCompanions && e.opts.InitialState == history.InitialEmpty && e.opts.InDoubt >= 0 && e.allMembers()
+}
+
+// committedIn returns the names the witness commits.
+func committedIn(witness []string) map[string]bool {
+	out := map[string]bool{}
+	for _, ev := range witness {
+		if name, ok := strings.CutPrefix(ev, "commit "); ok {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// absorb applies to g, at the start of an eviction, the companions the
+// witness committed (they commit after the ghost and before every
+// member: their versions are what the members saw), and drops them.
+func absorb(g *ghost, committed map[string]bool) {
+	if len(g.Comp) == 0 {
+		return
+	}
+	var kept []companion
+	for _, c := range g.Comp {
+		if !committed[c.Name] {
+			kept = append(kept, c)
+			continue
+		}
+		for _, op := range c.Writes {
+			if op.Kind == history.Append {
+				// A copy: g's lists may be shared with another ghost.
+				l := g.List[op.Key]
+				g.List[op.Key] = append(l[:len(l):len(l)], op.Value)
+				continue
+			}
+			g.Reg[op.Key] = op.Value
+			delete(g.Pin, op.Key)
+		}
+	}
+	g.Comp = kept
+}
+
+// companionsAfter updates g's companions after chunk xs left with the
+// witness: a companion carried from before whose written keys xs
+// touches is dropped (taken as not committed, the witness's choice),
+// and each in-doubt member of xs that the witness left uncommitted and
+// that may commit at a point of the witness becomes one (newCompanion).
+// g is the ghost after the chunk. Keys stay pairwise disjoint; a
+// candidate that would share one stays out. create false makes none
+// (companionsAllowed does not hold).
+func (e *Engine) companionsAfter(g *ghost, xs []int, witness []string, committed map[string]bool, create bool) {
+	touched := map[history.Key]bool{}
+	for _, i := range xs {
+		for _, op := range e.txs[i].T.Ops {
+			touched[op.Key] = true
+		}
+	}
+	used := map[history.Key]bool{}
+	var kept []companion
+	for _, c := range g.Comp {
+		drop := false
+		for _, op := range c.Writes {
+			drop = drop || touched[op.Key]
+		}
+		if drop {
+			continue
+		}
+		kept = append(kept, c)
+		for _, k := range c.Keys {
+			used[k] = true
+		}
+	}
+	g.Comp = kept
+	if !create {
+		return
+	}
+	for _, i := range xs {
+		x := &e.txs[i]
+		if x.T.Status != history.Unknown || committed[x.Name] {
+			continue
+		}
+		c, ok := e.newCompanion(x, g, xs, witness)
+		if !ok {
+			continue
+		}
+		free := true
+		for _, k := range c.Keys {
+			free = free && !used[k]
+		}
+		if !free {
+			continue
+		}
+		for _, k := range c.Keys {
+			used[k] = true
+		}
+		g.Comp = append(g.Comp, c)
+		e.companions++
+	}
+}
+
+// newCompanion says whether u, an in-doubt member of chunk xs that the
+// witness left uncommitted, may leave as a companion of g (the ghost
+// after the chunk), and builds it. The point: just before the first
+// begin, in the witness, of a member of xs that u precedes (real time or
+// session order), or the end. u may commit there when
+//
+//   - every member of xs that u follows (real time or session order)
+//     commits before the point (checked, not assumed: a session
+//     predecessor may overlap a real-time successor);
+//   - no event of xs after the point belongs to a member touching a key
+//     u writes or appends to, and no commit of xs after the point
+//     writes or appends to a key u reads: so the state at the point, on
+//     u's keys, is g's (the ghost after the chunk: the ghost before it,
+//     then the chunk's commits in witness order);
+//   - u's ops, run in order from g's state on its keys (its own writes
+//     and appends visible to its later reads), read what they read.
+//
+// Then the chunk's witness with u committed at the point is a completion
+// of {ghost} ∪ xs whose final state is g with u's writes and appends.
+// Register and list keys (a key used both ways, or against g's use of
+// it, is refused), no null written, times known.
+func (e *Engine) newCompanion(u *tx, g *ghost, xs []int, witness []string) (companion, bool) {
+	t := &u.T
+	if !t.HasTime {
+		return companion{}, false
+	}
+	reg := map[history.Key]history.Value{}
+	list := map[history.Key][]history.Value{}
+	isList := map[history.Key]bool{}
+	writes := map[history.Key]bool{} // keys u writes or appends to
+	reads := map[history.Key]bool{}  // keys u reads
+	for _, op := range t.Ops {
+		if op.Key == "" {
+			return companion{}, false
+		}
+		l := op.IsList || op.Kind == history.Append
+		if was, seen := isList[op.Key]; seen && was != l {
+			return companion{}, false
+		}
+		isList[op.Key] = l
+		if _, gl := g.List[op.Key]; gl != l && gl {
+			return companion{}, false
+		}
+		if _, gr := g.Reg[op.Key]; gr && l {
+			return companion{}, false
+		}
+		if _, p := g.Pin[op.Key]; p {
+			return companion{}, false
+		}
+		cur := func() history.Value {
+			if v, ok := reg[op.Key]; ok {
+				return v
+			}
+			if v, ok := g.Reg[op.Key]; ok {
+				return v
+			}
+			return history.Null
+		}
+		curList := func() []history.Value {
+			if v, ok := list[op.Key]; ok {
+				return v
+			}
+			return g.List[op.Key]
+		}
+		switch op.Kind {
+		case history.Write:
+			if op.Value == history.Null {
+				return companion{}, false
+			}
+			reg[op.Key] = op.Value
+			writes[op.Key] = true
+		case history.Append:
+			cl := curList()
+			list[op.Key] = append(cl[:len(cl):len(cl)], op.Value)
+			writes[op.Key] = true
+		case history.Read:
+			reads[op.Key] = true
+			if l {
+				if !slices.Equal(op.List, curList()) {
+					return companion{}, false
+				}
+			} else if op.Value != cur() {
+				return companion{}, false
+			}
+		default:
+			return companion{}, false
+		}
+	}
+	if len(writes) == 0 {
+		return companion{}, false
+	}
+	// Members of the chunk, by name; u's successors and predecessors
+	// among them; members touching a key u writes.
+	in := make(map[string]int, len(xs))
+	for _, i := range xs {
+		in[e.txs[i].Name] = i
+	}
+	succ := map[string]bool{}
+	pred := map[string]bool{}
+	touch := map[string]bool{}
+	for _, i := range xs {
+		x := &e.txs[i]
+		if x == u {
+			continue
+		}
+		sameSess := t.HasSession && x.T.HasSession && x.T.Session == t.Session
+		if e.opts.Precedes(t, &x.T) || (sameSess && x.Seq > u.Seq) {
+			succ[x.Name] = true
+		}
+		if e.opts.Precedes(&x.T, t) || (sameSess && x.Seq < u.Seq) {
+			pred[x.Name] = true
+		}
+		for _, op := range x.T.Ops {
+			if writes[op.Key] {
+				touch[x.Name] = true
+				break
+			}
+		}
+	}
+	point := len(witness)
+	for n, ev := range witness {
+		if name, ok := strings.CutPrefix(ev, "begin "); ok && succ[name] {
+			point = n
+			break
+		}
+	}
+	for _, ev := range witness[point:] {
+		sp := strings.IndexByte(ev, ' ')
+		if sp < 0 {
+			continue
+		}
+		name := ev[sp+1:]
+		i, ok := in[name]
+		if !ok {
+			continue
+		}
+		if touch[name] || pred[name] {
+			return companion{}, false
+		}
+		if ev[:sp] == "commit" {
+			for _, op := range e.txs[i].T.Ops {
+				if op.Kind != history.Read && reads[op.Key] {
+					return companion{}, false
+				}
+			}
+		}
+	}
+	c := companion{Name: compPrefix + strconv.FormatUint(u.Seq, 10)}
+	for k := range writes {
+		c.Keys = append(c.Keys, k)
+	}
+	for k := range reads {
+		if !writes[k] {
+			c.Keys = append(c.Keys, k)
+		}
+	}
+	slices.Sort(c.Keys)
+	for _, k := range c.Keys {
+		if v, ok := reg[k]; ok {
+			c.Writes = append(c.Writes, history.Op{Kind: history.Write, Key: k, Value: v})
+		}
+		if l, ok := list[k]; ok {
+			for _, v := range l[len(g.List[k]):] {
+				c.Writes = append(c.Writes, history.Op{Kind: history.Append, Key: k, Value: v})
+			}
+		}
+	}
+	return c, true
+}

@@ -1,0 +1,105 @@
+package sionline
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+)
+
+// TestInDoubtWriterLeavesAsCompanion (docs/SEMANTICS.md §5 "An in-doubt
+// writer leaves undecided: the ghost's companions"): the history of
+// TestInDoubtChoiceContradicted, where the witness leaves the in-doubt u
+// (r x0 w x1) uncommitted and evicts it, and v later reads x1. u leaves
+// as a companion, v's screen commits it, and no screen fails: nothing is
+// re-admitted. Without companions (NoCompanions) v's screen fails and
+// segments come back.
+func TestInDoubtWriterLeavesAsCompanion(t *testing.T) {
+	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
+	WaitWindow, segTxns = 0, 4
+	h, opts := contradictedHistory(t, 10)
+	fired, eng := live(t, h, opts, rand.New(rand.NewPCG(28, 28)), 2000, 1, -1)
+	if len(fired) > 0 {
+		t.Fatalf("false alarm: %v", fired[0].Core)
+	}
+	if eng.companions == 0 {
+		t.Fatal("no companion: u left with the witness's choice")
+	}
+	if eng.failedScreens > 0 || eng.readmits > 0 || eng.resets > 0 || eng.diagnosed > 0 {
+		t.Fatalf("failed screens %d, readmits %d, resets %d, diagnosed %d: v's read of u's x1 should find u's companion",
+			eng.failedScreens, eng.readmits, eng.resets, eng.diagnosed)
+	}
+	if eng.evicted == 0 {
+		t.Fatal("nothing evicted")
+	}
+}
+
+// fillers are committed blind writers of keys of their own, one every
+// 10 from lo to hi, in session "b": they let the window evict.
+func fillers(name string, lo, hi int64) []history.Txn {
+	var out []history.Txn
+	for s := lo; s < hi; s += 10 {
+		out = append(out, txn(fmt.Sprint(name, s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
+	}
+	return out
+}
+
+// TestCompanionKeepsAnomalies: histories where an in-doubt writer u
+// must not leave as a companion, since committing it where the witness
+// left it out is no completion; a later read of u's version forces u to
+// commit, which makes each history invalid at strong SI. Each is
+// alerted. Each case is the mutation of one condition of newCompanion
+// (docs/SEMANTICS.md §5, the same subsection):
+//
+//   - stale: u read x0 after j overwrote it (u's reads must see the state
+//     at its point);
+//   - after: u's session successor s precedes k in real time, and k
+//     read x0 and wrote x5 (no event after u's point may touch a key u
+//     writes);
+//   - carried: u left as a companion, then k, after u in real time, read
+//     x0 and left too (a companion whose key a later eviction touches is
+//     dropped: its choice is then the witness's).
+func TestCompanionKeepsAnomalies(t *testing.T) {
+	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
+	WaitWindow, segTxns = 0, 4
+	unknown := func(x history.Txn) history.Txn { x.Status = history.Unknown; return x }
+	cases := map[string][]history.Txn{
+		"stale": append(append([]history.Txn{
+			txn("i", "a", 0, 10, w("x", "0")),
+			txn("j", "d", 20, 30, r("x", "0"), w("x", "2")),
+			unknown(txn("u", "e", 40, 50, r("x", "0"), w("y", "1"))),
+		}, fillers("e", 60, 1500)...), append([]history.Txn{txn("v", "c", 2100, 2101, r("y", "1"))}, fillers("g", 2200, 2400)...)...),
+		"after": append(append([]history.Txn{
+			txn("i", "a", 0, 10, w("x", "0")),
+			unknown(txn("u", "e", 40, 50, w("x", "1"))),
+			txn("s", "e", 55, 58, w("z", "1")),
+			txn("k", "d", 60, 70, r("x", "0"), w("x", "5")),
+		}, fillers("e", 80, 1500)...), append([]history.Txn{txn("v", "c", 2100, 2101, r("x", "1"))}, fillers("g", 2200, 2400)...)...),
+		"carried": append(append(append(append([]history.Txn{
+			txn("i", "a", 0, 10, w("x", "0")),
+			unknown(txn("u", "e", 40, 50, r("x", "0"), w("x", "1"))),
+		}, fillers("e", 60, 1500)...),
+			txn("k", "d", 2100, 2110, r("x", "0"), w("x", "5"))),
+			fillers("f", 2200, 3900)...),
+			append([]history.Txn{txn("v", "c", 4100, 4101, r("x", "1"))}, fillers("g", 4200, 4400)...)...),
+	}
+	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty, InDoubt: 1000}
+	for name, txns := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := &history.History{Txns: txns}
+			res, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1})
+			if err != nil || res.Verdict != incremental.Invalid {
+				t.Fatalf("the history should be invalid: %v %v", res.Verdict, err)
+			}
+			for seed := range uint64(4) {
+				fired, eng := live(t, h, opts, rand.New(rand.NewPCG(seed, 28)), 2000, 1, -1)
+				if len(fired) == 0 {
+					t.Fatalf("seed %d: no alert (companions made %d, evicted %d)", seed, eng.companions, eng.evicted)
+				}
+			}
+		})
+	}
+}
