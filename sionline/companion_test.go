@@ -61,7 +61,15 @@ func fillers(name string, lo, hi int64) []history.Txn {
 //     writes);
 //   - carried: u left as a companion, then k, after u in real time, read
 //     x0 and left too (a companion whose key a later eviction touches is
-//     dropped: its choice is then the witness's).
+//     dropped: its choice is then the witness's);
+//   - future: u read x5, which k wrote after u's point (s, u's session
+//     successor, precedes k): no commit after the point may change a
+//     key u reads;
+//   - list: u read the list l as [1] after j made it [1 2] (list reads
+//     are compared too);
+//   - absorbed: u left as a companion, m read x1 (the screen committed
+//     the companion) and left, then n, after m in real time, read x0: a
+//     companion the witness committed joins the ghost's versions.
 func TestCompanionKeepsAnomalies(t *testing.T) {
 	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
 	WaitWindow, segTxns = 0, 4
@@ -86,6 +94,28 @@ func TestCompanionKeepsAnomalies(t *testing.T) {
 			fillers("f", 2200, 3900)...),
 			append([]history.Txn{txn("v", "c", 4100, 4101, r("x", "1"))}, fillers("g", 4200, 4400)...)...),
 	}
+	cases["future"] = append(append([]history.Txn{
+		txn("i", "a", 0, 10, w("x", "0")),
+		unknown(txn("u", "e", 40, 50, r("x", "5"), w("y", "1"))),
+		txn("s", "e", 55, 58, w("z", "1")),
+		txn("k", "d", 60, 70, r("x", "0"), w("x", "5")),
+	}, fillers("e", 80, 1500)...), append([]history.Txn{txn("v", "c", 2100, 2101, r("y", "1"))}, fillers("g", 2200, 2400)...)...)
+	app := func(k, v string) history.Op { return history.Op{Kind: history.Append, Key: history.Key(k), Value: history.Value(v)} }
+	rl := func(k string, vs ...history.Value) history.Op {
+		return history.Op{Kind: history.Read, Key: history.Key(k), IsList: true, List: vs}
+	}
+	cases["list"] = append(append([]history.Txn{
+		txn("i", "a", 0, 10, app("l", "1")),
+		txn("j", "d", 20, 30, rl("l", "1"), app("l", "2")),
+		unknown(txn("u", "e", 40, 50, rl("l", "1"), w("y", "1"))),
+	}, fillers("e", 60, 1500)...), append([]history.Txn{txn("v", "c", 2100, 2101, r("y", "1"))}, fillers("g", 2200, 2400)...)...)
+	cases["absorbed"] = append(append(append(append([]history.Txn{
+		txn("i", "a", 0, 10, w("x", "0")),
+		unknown(txn("u", "e", 40, 50, r("x", "0"), w("x", "1"))),
+	}, fillers("e", 60, 1500)...),
+		txn("m", "d", 2100, 2110, r("x", "1"))),
+		fillers("f", 2200, 3900)...),
+		append([]history.Txn{txn("n", "c", 4100, 4101, r("x", "0"))}, fillers("g", 4200, 4400)...)...)
 	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty, InDoubt: 1000}
 	for name, txns := range cases {
 		t.Run(name, func(t *testing.T) {
