@@ -100,7 +100,9 @@ func TestCompanionKeepsAnomalies(t *testing.T) {
 		txn("s", "e", 55, 58, w("z", "1")),
 		txn("k", "d", 60, 70, r("x", "0"), w("x", "5")),
 	}, fillers("e", 80, 1500)...), append([]history.Txn{txn("v", "c", 2100, 2101, r("y", "1"))}, fillers("g", 2200, 2400)...)...)
-	app := func(k, v string) history.Op { return history.Op{Kind: history.Append, Key: history.Key(k), Value: history.Value(v)} }
+	app := func(k, v string) history.Op {
+		return history.Op{Kind: history.Append, Key: history.Key(k), Value: history.Value(v)}
+	}
 	rl := func(k string, vs ...history.Value) history.Op {
 		return history.Op{Kind: history.Read, Key: history.Key(k), IsList: true, List: vs}
 	}
