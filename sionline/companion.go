@@ -131,15 +131,41 @@ func absorb(g *ghost, committed map[string]bool) {
 	g.Comp = kept
 }
 
+// candidateKeys returns g's versions, before chunk xs replays into it,
+// on the keys of the chunk's in-doubt members the witness left
+// uncommitted (the candidates of newCompanion): the state their point
+// is computed from. Lists are shared, not copied: replayInto copies a
+// list before it appends to one it does not own, and appends to one it
+// owns only beyond the length held here.
+func (e *Engine) candidateKeys(g *ghost, xs []int, committed map[string]bool) *ghost {
+	pre := &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}}
+	for _, i := range xs {
+		x := &e.txs[i]
+		if x.T.Status != history.Unknown || committed[x.Name] {
+			continue
+		}
+		for _, op := range x.T.Ops {
+			if v, ok := g.Reg[op.Key]; ok {
+				pre.Reg[op.Key] = v
+			}
+			if l, ok := g.List[op.Key]; ok {
+				pre.List[op.Key] = l
+			}
+		}
+	}
+	return pre
+}
+
 // companionsAfter updates g's companions after chunk xs left with the
-// witness: a companion carried from before whose written keys xs
-// touches is dropped (taken as not committed, the witness's choice),
+// witness (pre: the ghost's versions before the chunk on the
+// candidates' keys, candidateKeys): a companion carried from before
+// whose written keys xs touches is dropped (taken as not committed, the witness's choice),
 // and each in-doubt member of xs that the witness left uncommitted and
 // that may commit at a point of the witness becomes one (newCompanion).
 // g is the ghost after the chunk. Keys stay pairwise disjoint; a
 // candidate that would share one stays out. create false makes none
 // (companionsAllowed does not hold).
-func (e *Engine) companionsAfter(g *ghost, xs []int, witness []string, committed map[string]bool, create bool) {
+func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, committed map[string]bool, create bool) {
 	touched := map[history.Key]bool{}
 	for _, i := range xs {
 		for _, op := range e.txs[i].T.Ops {
@@ -170,7 +196,7 @@ func (e *Engine) companionsAfter(g *ghost, xs []int, witness []string, committed
 		if x.T.Status != history.Unknown || committed[x.Name] {
 			continue
 		}
-		c, ok := e.newCompanion(x, g, xs, witness)
+		c, ok := e.newCompanion(x, g, pre, xs, witness)
 		if !ok {
 			continue
 		}
@@ -191,100 +217,51 @@ func (e *Engine) companionsAfter(g *ghost, xs []int, witness []string, committed
 
 // newCompanion says whether u, an in-doubt member of chunk xs that the
 // witness left uncommitted, may leave as a companion of g (the ghost
-// after the chunk), and builds it. The point: just before the first
-// begin, in the witness, of a member of xs that u precedes (real time or
-// session order), or the end. u may commit there when
+// after the chunk; pre holds the ghost's versions before it on u's
+// keys), and builds it. The point: just before the first begin, in the
+// witness, of a member of xs that u precedes (real time or session
+// order), or the end. u may commit there when
 //
 //   - every member of xs that u follows (real time or session order)
-//     commits before the point (checked, not assumed: a session
+//     has no event after the point (checked, not assumed: a session
 //     predecessor may overlap a real-time successor);
 //   - no event of xs after the point belongs to a member touching a key
-//     u writes or appends to, and no commit of xs after the point
-//     writes or appends to a key u reads: so the state at the point, on
-//     u's keys, is g's (the ghost after the chunk: the ghost before it,
-//     then the chunk's commits in witness order);
-//   - u's ops, run in order from g's state on its keys (its own writes
-//     and appends visible to its later reads), read what they read.
+//     u writes or appends to, so that the chunk's final state with u
+//     committed at the point is g with u's writes and appends;
+//   - u's ops, run in order from the state at the point (pre, then the
+//     commits of xs before the point, in witness order) with its own
+//     writes and appends visible to its later reads, read what they
+//     read.
 //
-// Then the chunk's witness with u committed at the point is a completion
-// of {ghost} ∪ xs whose final state is g with u's writes and appends.
-// Register and list keys (a key used both ways, or against g's use of
-// it, is refused), no null written, times known.
-func (e *Engine) newCompanion(u *tx, g *ghost, xs []int, witness []string) (companion, bool) {
+// Then the chunk's witness with u's begin and commit at the point is a
+// completion of {ghost} ∪ xs: u's reads hold by the last condition, no
+// two writers of a key overlap (u's are adjacent, and nothing after
+// them touches its written keys), and real time and session order hold
+// by the point. Register and list keys (a key used both ways, or against
+// g's use of it, is refused), no null written, times known.
+func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) (companion, bool) {
 	t := &u.T
 	if !t.HasTime {
 		return companion{}, false
 	}
-	reg := map[history.Key]history.Value{}
-	list := map[history.Key][]history.Value{}
-	isList := map[history.Key]bool{}
-	writes := map[history.Key]bool{} // keys u writes or appends to
-	reads := map[history.Key]bool{}  // keys u reads
+	keys := map[history.Key]bool{}
 	for _, op := range t.Ops {
 		if op.Key == "" {
 			return companion{}, false
 		}
-		l := op.IsList || op.Kind == history.Append
-		if was, seen := isList[op.Key]; seen && was != l {
-			return companion{}, false
-		}
-		isList[op.Key] = l
-		if _, gl := g.List[op.Key]; gl != l && gl {
-			return companion{}, false
-		}
-		if _, gr := g.Reg[op.Key]; gr && l {
-			return companion{}, false
-		}
-		if _, p := g.Pin[op.Key]; p {
-			return companion{}, false
-		}
-		cur := func() history.Value {
-			if v, ok := reg[op.Key]; ok {
-				return v
-			}
-			if v, ok := g.Reg[op.Key]; ok {
-				return v
-			}
-			return history.Null
-		}
-		curList := func() []history.Value {
-			if v, ok := list[op.Key]; ok {
-				return v
-			}
-			return g.List[op.Key]
-		}
-		switch op.Kind {
-		case history.Write:
-			if op.Value == history.Null {
-				return companion{}, false
-			}
-			reg[op.Key] = op.Value
-			writes[op.Key] = true
-		case history.Append:
-			cl := curList()
-			list[op.Key] = append(cl[:len(cl):len(cl)], op.Value)
-			writes[op.Key] = true
-		case history.Read:
-			reads[op.Key] = true
-			if l {
-				if !slices.Equal(op.List, curList()) {
-					return companion{}, false
-				}
-			} else if op.Value != cur() {
-				return companion{}, false
-			}
-		default:
-			return companion{}, false
-		}
-	}
-	if len(writes) == 0 {
-		return companion{}, false
+		keys[op.Key] = true
 	}
 	// Members of the chunk, by name; u's successors and predecessors
 	// among them; members touching a key u writes.
 	in := make(map[string]int, len(xs))
 	for _, i := range xs {
 		in[e.txs[i].Name] = i
+	}
+	written := map[history.Key]bool{}
+	for _, op := range t.Ops {
+		if op.Kind != history.Read {
+			written[op.Key] = true
+		}
 	}
 	succ := map[string]bool{}
 	pred := map[string]bool{}
@@ -302,7 +279,7 @@ func (e *Engine) newCompanion(u *tx, g *ghost, xs []int, witness []string) (comp
 			pred[x.Name] = true
 		}
 		for _, op := range x.T.Ops {
-			if writes[op.Key] {
+			if written[op.Key] {
 				touch[x.Name] = true
 				break
 			}
@@ -320,40 +297,108 @@ func (e *Engine) newCompanion(u *tx, g *ghost, xs []int, witness []string) (comp
 		if sp < 0 {
 			continue
 		}
-		name := ev[sp+1:]
+		if name := ev[sp+1:]; touch[name] || pred[name] {
+			return companion{}, false
+		}
+	}
+	// The state at the point on u's keys: pre, then the chunk's commits
+	// before the point.
+	reg := map[history.Key]history.Value{}
+	list := map[history.Key][]history.Value{}
+	for k := range keys {
+		if v, ok := pre.Reg[k]; ok {
+			reg[k] = v
+		}
+		if l, ok := pre.List[k]; ok {
+			list[k] = l
+		}
+	}
+	for _, ev := range witness[:point] {
+		name, ok := strings.CutPrefix(ev, "commit ")
+		if !ok {
+			continue
+		}
 		i, ok := in[name]
 		if !ok {
 			continue
 		}
-		if touch[name] || pred[name] {
-			return companion{}, false
-		}
-		if ev[:sp] == "commit" {
-			for _, op := range e.txs[i].T.Ops {
-				if op.Kind != history.Read && reads[op.Key] {
-					return companion{}, false
-				}
+		for _, op := range e.txs[i].T.Ops {
+			if !keys[op.Key] {
+				continue
+			}
+			switch op.Kind {
+			case history.Write:
+				reg[op.Key] = op.Value
+			case history.Append:
+				l := list[op.Key]
+				list[op.Key] = append(l[:len(l):len(l)], op.Value)
 			}
 		}
 	}
-	c := companion{Name: compPrefix + strconv.FormatUint(u.Seq, 10)}
-	for k := range writes {
-		c.Keys = append(c.Keys, k)
-	}
-	for k := range reads {
-		if !writes[k] {
-			c.Keys = append(c.Keys, k)
+	// u's ops from there; what it adds is the companion's.
+	isList := map[history.Key]bool{}
+	for _, op := range t.Ops {
+		l := op.IsList || op.Kind == history.Append
+		if was, seen := isList[op.Key]; seen && was != l {
+			return companion{}, false
 		}
+		isList[op.Key] = l
+		if _, gl := g.List[op.Key]; gl && !l {
+			return companion{}, false
+		}
+		if _, gr := g.Reg[op.Key]; gr && l {
+			return companion{}, false
+		}
+		if _, p := g.Pin[op.Key]; p {
+			return companion{}, false
+		}
+	}
+	own := map[history.Key]history.Value{}
+	apps := map[history.Key][]history.Value{}
+	for _, op := range t.Ops {
+		switch op.Kind {
+		case history.Write:
+			if op.Value == history.Null {
+				return companion{}, false
+			}
+			reg[op.Key] = op.Value
+			own[op.Key] = op.Value
+		case history.Append:
+			l := list[op.Key]
+			list[op.Key] = append(l[:len(l):len(l)], op.Value)
+			apps[op.Key] = append(apps[op.Key], op.Value)
+		case history.Read:
+			if op.IsList {
+				if !slices.Equal(op.List, list[op.Key]) {
+					return companion{}, false
+				}
+				continue
+			}
+			cur, ok := reg[op.Key]
+			if !ok {
+				cur = history.Null
+			}
+			if op.Value != cur {
+				return companion{}, false
+			}
+		default:
+			return companion{}, false
+		}
+	}
+	if len(written) == 0 {
+		return companion{}, false
+	}
+	c := companion{Name: compPrefix + strconv.FormatUint(u.Seq, 10)}
+	for k := range keys {
+		c.Keys = append(c.Keys, k)
 	}
 	slices.Sort(c.Keys)
 	for _, k := range c.Keys {
-		if v, ok := reg[k]; ok {
+		if v, ok := own[k]; ok {
 			c.Writes = append(c.Writes, history.Op{Kind: history.Write, Key: k, Value: v})
 		}
-		if l, ok := list[k]; ok {
-			for _, v := range l[len(g.List[k]):] {
-				c.Writes = append(c.Writes, history.Op{Kind: history.Append, Key: k, Value: v})
-			}
+		for _, v := range apps[k] {
+			c.Writes = append(c.Writes, history.Op{Kind: history.Append, Key: k, Value: v})
 		}
 	}
 	return c, true

@@ -353,9 +353,14 @@ func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*histo
 		if c == 0 {
 			absorb(g, committed)
 		}
+		var pre *ghost
+		create := committed != nil && e.companionsAllowed()
+		if create {
+			pre = e.candidateKeys(g, xs, committed)
+		}
 		e.replayInto(g, owned, xs, byName, witness)
 		if committed != nil {
-			e.companionsAfter(g, xs, witness, committed, e.companionsAllowed())
+			e.companionsAfter(g, pre, xs, witness, committed, create)
 		}
 		n += len(xs)
 		from = b
