@@ -218,12 +218,13 @@ func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, comm
 // newCompanion says whether u, an in-doubt member of chunk xs that the
 // witness left uncommitted, may leave as a companion of g (the ghost
 // after the chunk; pre holds the ghost's versions before it on u's
-// keys), and builds it. The point: just before the first begin, in the
-// witness, of a member of xs that u precedes (real time or session
-// order), or the end. u may commit there when
+// keys), and builds it. u may commit at a point of the witness (between
+// two of its events, its begin and commit adjacent there) when
 //
-//   - every member of xs that u follows (real time or session order)
-//     has no event after the point (checked, not assumed: a session
+//   - no member of xs that u precedes (real time or session order)
+//     begins before the point;
+//   - no member of xs that u follows (real time or session order) has
+//     an event after the point (checked, not assumed: a session
 //     predecessor may overlap a real-time successor);
 //   - no event of xs after the point belongs to a member touching a key
 //     u writes or appends to, so that the chunk's final state with u
@@ -233,12 +234,14 @@ func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, comm
 //     writes and appends visible to its later reads, read what they
 //     read.
 //
+// The first three bound the point to an interval [lo, hi] of the
+// witness; the last is tried at lo and after each commit up to hi.
 // Then the chunk's witness with u's begin and commit at the point is a
 // completion of {ghost} ∪ xs: u's reads hold by the last condition, no
-// two writers of a key overlap (u's are adjacent, and nothing after
-// them touches its written keys), and real time and session order hold
-// by the point. Register and list keys (a key used both ways, or against
-// g's use of it, is refused), no null written, times known.
+// two writers of a key overlap (u's events are adjacent, and nothing
+// after them touches its written keys), and real time and session order
+// hold by the first two. Register and list keys (a key used both ways,
+// or against g's use of it, is refused), no null written, times known.
 func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) (companion, bool) {
 	t := &u.T
 	if !t.HasTime {
@@ -285,24 +288,59 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 			}
 		}
 	}
-	point := len(witness)
+	// The point may be anywhere in [lo, hi]: hi is the first begin of a
+	// successor; lo follows every event of a predecessor and of a
+	// member touching a key u writes.
+	hi := len(witness)
 	for n, ev := range witness {
 		if name, ok := strings.CutPrefix(ev, "begin "); ok && succ[name] {
-			point = n
+			hi = n
 			break
 		}
 	}
-	for _, ev := range witness[point:] {
-		sp := strings.IndexByte(ev, ' ')
-		if sp < 0 {
-			continue
+	lo := 0
+	for n, ev := range witness[:hi] {
+		if sp := strings.IndexByte(ev, ' '); sp >= 0 {
+			if name := ev[sp+1:]; touch[name] || pred[name] {
+				lo = n + 1
+			}
 		}
-		if name := ev[sp+1:]; touch[name] || pred[name] {
+	}
+	for _, ev := range witness[hi:] {
+		if sp := strings.IndexByte(ev, ' '); sp >= 0 {
+			if name := ev[sp+1:]; touch[name] || pred[name] {
+				return companion{}, false
+			}
+		}
+	}
+	for _, op := range t.Ops {
+		l := op.IsList || op.Kind == history.Append
+		if _, gl := g.List[op.Key]; gl && !l {
+			return companion{}, false
+		}
+		if _, gr := g.Reg[op.Key]; gr && l {
+			return companion{}, false
+		}
+		if _, p := g.Pin[op.Key]; p {
+			return companion{}, false
+		}
+		if op.Kind == history.Write && op.Value == history.Null {
+			return companion{}, false
+		}
+		if op.Kind != history.Write && op.Kind != history.Append && op.Kind != history.Read {
 			return companion{}, false
 		}
 	}
-	// The state at the point on u's keys: pre, then the chunk's commits
-	// before the point.
+	isList := map[history.Key]bool{}
+	for _, op := range t.Ops {
+		l := op.IsList || op.Kind == history.Append
+		if was, seen := isList[op.Key]; seen && was != l {
+			return companion{}, false
+		}
+		isList[op.Key] = l
+	}
+	// The state on u's keys: pre, then the chunk's commits in witness
+	// order (apply), up to the point.
 	reg := map[history.Key]history.Value{}
 	list := map[history.Key][]history.Value{}
 	for k := range keys {
@@ -313,14 +351,14 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 			list[k] = l
 		}
 	}
-	for _, ev := range witness[:point] {
+	apply := func(ev string) {
 		name, ok := strings.CutPrefix(ev, "commit ")
 		if !ok {
-			continue
+			return
 		}
 		i, ok := in[name]
 		if !ok {
-			continue
+			return
 		}
 		for _, op := range e.txs[i].T.Ops {
 			if !keys[op.Key] {
@@ -335,55 +373,50 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 			}
 		}
 	}
-	// u's ops from there; what it adds is the companion's.
-	isList := map[history.Key]bool{}
-	for _, op := range t.Ops {
-		l := op.IsList || op.Kind == history.Append
-		if was, seen := isList[op.Key]; seen && was != l {
-			return companion{}, false
-		}
-		isList[op.Key] = l
-		if _, gl := g.List[op.Key]; gl && !l {
-			return companion{}, false
-		}
-		if _, gr := g.Reg[op.Key]; gr && l {
-			return companion{}, false
-		}
-		if _, p := g.Pin[op.Key]; p {
-			return companion{}, false
-		}
-	}
+	// reads runs u's ops from the state: whether each read sees what it
+	// read (u's own writes and appends visible to its later reads).
 	own := map[history.Key]history.Value{}
 	apps := map[history.Key][]history.Value{}
-	for _, op := range t.Ops {
-		switch op.Kind {
-		case history.Write:
-			if op.Value == history.Null {
-				return companion{}, false
-			}
-			reg[op.Key] = op.Value
-			own[op.Key] = op.Value
-		case history.Append:
-			l := list[op.Key]
-			list[op.Key] = append(l[:len(l):len(l)], op.Value)
-			apps[op.Key] = append(apps[op.Key], op.Value)
-		case history.Read:
-			if op.IsList {
-				if !slices.Equal(op.List, list[op.Key]) {
-					return companion{}, false
+	reads := func() bool {
+		clear(own)
+		clear(apps)
+		for _, op := range t.Ops {
+			switch op.Kind {
+			case history.Write:
+				own[op.Key] = op.Value
+			case history.Append:
+				apps[op.Key] = append(apps[op.Key], op.Value)
+			case history.Read:
+				if op.IsList {
+					l := list[op.Key]
+					if !hasPrefix(op.List, l) || !slices.Equal(op.List[len(l):], apps[op.Key]) {
+						return false
+					}
+					continue
 				}
-				continue
+				cur, ok := own[op.Key]
+				if !ok {
+					if cur, ok = reg[op.Key]; !ok {
+						cur = history.Null
+					}
+				}
+				if op.Value != cur {
+					return false
+				}
 			}
-			cur, ok := reg[op.Key]
-			if !ok {
-				cur = history.Null
-			}
-			if op.Value != cur {
-				return companion{}, false
-			}
-		default:
-			return companion{}, false
 		}
+		return true
+	}
+	for _, ev := range witness[:lo] {
+		apply(ev)
+	}
+	found := reads()
+	for n := lo; n < hi && !found; n++ {
+		apply(witness[n])
+		found = strings.HasPrefix(witness[n], "commit ") && reads()
+	}
+	if !found {
+		return companion{}, false
 	}
 	if len(written) == 0 {
 		return companion{}, false
