@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // TestInDoubtWriterLeavesAsCompanion (docs/SEMANTICS.md §5 "An in-doubt
@@ -133,5 +137,89 @@ func TestCompanionKeepsAnomalies(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCompanionsMatchNaive holds the engine with companions to the one
+// without them (NoCompanions, the code before them: every in-doubt
+// writer takes the witness's choice) and to check, on generated
+// read-modify-write streams with unknown outcomes (lists, duplicates,
+// aborts, an injected anomaly in every other one), in the same arrival
+// order, batches and ticks, the witness's choices taken at once
+// (WaitWindow 0): the same alerts (ids, in order), the first verdict
+// check's, and companions made. STREAMCHECK_SIONLINE_COMP=N runs N
+// streams (default 12).
+func TestCompanionsMatchNaive(t *testing.T) {
+	count := 12
+	if testing.Short() {
+		count = 4
+	}
+	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIONLINE_COMP")); err == nil && n > 0 {
+		count = n
+	}
+	defer func(w, s int, c bool) { WaitWindow, segTxns, NoCompanions = w, s, c }(WaitWindow, segTxns, NoCompanions)
+	WaitWindow = 0
+	inject := []string{history.LostUpdate, history.ReadSkew, history.G1a, history.G1b, history.G1c, history.WriteSkew}
+	made, fewer := 0, 0
+	for i := 0; i < count; i++ {
+		rng := rand.New(rand.NewPCG(uint64(i), 2829))
+		cfg, _ := gen.Preset("mixed")
+		cfg.Seed = uint64(i + 1)
+		cfg.Txns = 200 + rng.IntN(300)
+		cfg.Keys = 20 + rng.IntN(60)
+		cfg.Sessions = 8
+		cfg.Concurrency = 5
+		cfg.ListRatio = []float64{0, 0.1, 0.3}[i%3]
+		cfg.UnknownRatio = []float64{0.05, 0.1, 0.2}[(i/3)%3]
+		cfg.DupValueRatio = []float64{0, 0.2}[i%2]
+		cfg.AbortRatio = 0.02
+		if i%2 == 1 {
+			cfg.Inject = []string{inject[rng.IntN(len(inject))]}
+		}
+		h, _, err := gen.Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 5_000_000, InitialState: history.InitialEmpty}
+		segTxns = []int{2, 8, 256}[i%3]
+		tick, batch := 100_000+rng.Int64N(2_000_000), 1+rng.IntN(8)
+		restart := -1
+		if rng.IntN(2) == 0 {
+			restart = len(h.Txns) / 2
+		}
+		seed := rng.Uint64()
+		name := fmt.Sprintf("%d/lists=%.1f/unknown=%.2f/inject=%v/seg=%d", i, cfg.ListRatio, cfg.UnknownRatio, cfg.Inject, segTxns)
+		t.Run(name, func(t *testing.T) {
+			run := func(off bool) ([]string, *Engine) {
+				NoCompanions = off
+				fired, eng := live(t, h, opts, rand.New(rand.NewPCG(seed, 1)), tick, batch, restart)
+				var ids []string
+				for _, a := range fired {
+					ids = append(ids, a.ID)
+				}
+				return ids, eng
+			}
+			naive, neng := run(true)
+			got, eng := run(false)
+			if !slices.Equal(got, naive) {
+				t.Fatalf("alerts %v with companions, %v without", got, naive)
+			}
+			want, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(got) > 0) != (want.Verdict == incremental.Invalid) {
+				t.Fatalf("%d alerts, check says %s", len(got), want.Verdict)
+			}
+			made += eng.companions
+			if eng.readmits+eng.resets < neng.readmits+neng.resets {
+				fewer++
+			}
+			t.Logf("companions %d; re-admissions %d (without: %d), resets %d (%d), evicted %d (%d)", eng.companions, eng.readmits, neng.readmits, eng.resets, neng.resets, eng.evicted, neng.evicted)
+		})
+	}
+	t.Logf("%d streams: %d companions, fewer re-admissions and resets on %d", count, made, fewer)
+	if count >= 8 && made == 0 {
+		t.Error("no companion made: the rule is not exercised")
 	}
 }
