@@ -19,7 +19,8 @@ import (
 // (-cpuprofile); BENCHMARKS.md times the binary.
 // STREAMCHECK_SIBENCH_TXNS=N streams N transactions instead,
 // STREAMCHECK_SIBENCH_SEED=S generates with seed S (issue 28's
-// acceptance stream is seed 1),
+// acceptance stream is seed 1), STREAMCHECK_SIBENCH_COMPANIONS=off
+// runs without companions,
 // STREAMCHECK_SIBENCH_WAIT=N sets WaitWindow to N,
 // STREAMCHECK_SIBENCH_UNKNOWN=F the unknown-outcome ratio to F (what the
 // re-admissions owe to in-doubt writers).
@@ -37,6 +38,10 @@ func BenchmarkRMW(b *testing.B) {
 	}
 	if f, err := strconv.ParseFloat(os.Getenv("STREAMCHECK_SIBENCH_UNKNOWN"), 64); err == nil && f >= 0 {
 		cfg.UnknownRatio = f
+	}
+	if os.Getenv("STREAMCHECK_SIBENCH_COMPANIONS") == "off" {
+		defer func(c bool) { NoCompanions = c }(NoCompanions)
+		NoCompanions = true
 	}
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_WAIT")); err == nil && n >= 0 {
 		defer func(w int) { WaitWindow = w }(WaitWindow)
