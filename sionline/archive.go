@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/online"
@@ -348,10 +349,87 @@ func encodeGhost(g *ghost) []byte {
 	for k, v := range g.Reg {
 		t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: k, Value: v})
 	}
-	return online.AppendTxnRecord([]byte{ghostCodec}, &t)
+	if len(g.Comp) == 0 {
+		return online.AppendTxnRecord([]byte{ghostCodec}, &t)
+	}
+	// With companions (companion.go): codec 2, the ghost's record and
+	// each companion's, each with its length; a companion's record
+	// holds its writes and, as reads, the keys it only read.
+	rec := online.AppendTxnRecord(nil, &t)
+	out := binary.AppendUvarint([]byte{ghostCodecComp}, uint64(len(rec)))
+	out = append(out, rec...)
+	out = binary.AppendUvarint(out, uint64(len(g.Comp)))
+	for _, c := range g.Comp {
+		ct := history.Txn{ID: c.Name, Status: history.Unknown, Ops: slices.Clone(c.Writes)}
+		for _, k := range c.Keys {
+			if !slices.ContainsFunc(c.Writes, func(op history.Op) bool { return op.Key == k }) {
+				ct.Ops = append(ct.Ops, history.Op{Kind: history.Read, Key: k, Value: history.Null})
+			}
+		}
+		rec = online.AppendTxnRecord(rec[:0], &ct)
+		out = binary.AppendUvarint(out, uint64(len(rec)))
+		out = append(out, rec...)
+	}
+	return out
+}
+
+// ghostCodecComp marks a ghost with companions.
+const ghostCodecComp = 2
+
+// decodeCompGhost decodes a codec 2 ghost (encodeGhost).
+func decodeCompGhost(b []byte) (*ghost, error) {
+	next := func() ([]byte, error) {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || uint64(len(b)-w) < n {
+			return nil, fmt.Errorf("ghost: a record's length")
+		}
+		rec := b[w : w+int(n)]
+		b = b[w+int(n):]
+		return rec, nil
+	}
+	rec, err := next()
+	if err != nil {
+		return nil, err
+	}
+	g, err := decodeGhost(append([]byte{ghostCodec}, rec...))
+	if err != nil {
+		return nil, err
+	}
+	n, w := binary.Uvarint(b)
+	if w <= 0 {
+		return nil, fmt.Errorf("ghost: the companions' count")
+	}
+	b = b[w:]
+	for range n {
+		rec, err := next()
+		if err != nil {
+			return nil, err
+		}
+		t, err := online.DecodeTxnRecord(rec)
+		if err != nil {
+			return nil, err
+		}
+		c := companion{Name: t.ID}
+		for _, op := range t.Ops {
+			if op.Kind != history.Read {
+				c.Writes = append(c.Writes, op)
+			}
+			c.Keys = append(c.Keys, op.Key)
+		}
+		slices.Sort(c.Keys)
+		c.Keys = slices.Compact(c.Keys)
+		g.Comp = append(g.Comp, c)
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("ghost: %d bytes after the companions", len(b))
+	}
+	return g, nil
 }
 
 func decodeGhost(b []byte) (*ghost, error) {
+	if len(b) > 0 && b[0] == ghostCodecComp {
+		return decodeCompGhost(b[1:])
+	}
 	if len(b) == 0 || b[0] != ghostCodec {
 		g := &ghost{}
 		if err := json.Unmarshal(b, g); err != nil {

@@ -18,6 +18,9 @@ import (
 // --tick 10ms --initial-state empty` does. For profiles
 // (-cpuprofile); BENCHMARKS.md times the binary.
 // STREAMCHECK_SIBENCH_TXNS=N streams N transactions instead,
+// STREAMCHECK_SIBENCH_SEED=S generates with seed S (issue 28's
+// acceptance stream is seed 1), STREAMCHECK_SIBENCH_COMPANIONS=off
+// runs without companions,
 // STREAMCHECK_SIBENCH_WAIT=N sets WaitWindow to N,
 // STREAMCHECK_SIBENCH_UNKNOWN=F the unknown-outcome ratio to F (what the
 // re-admissions owe to in-doubt writers).
@@ -30,8 +33,15 @@ func BenchmarkRMW(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_TXNS")); err == nil && n > 0 {
 		cfg.Txns = n
 	}
+	if n, err := strconv.ParseUint(os.Getenv("STREAMCHECK_SIBENCH_SEED"), 10, 64); err == nil {
+		cfg.Seed = n
+	}
 	if f, err := strconv.ParseFloat(os.Getenv("STREAMCHECK_SIBENCH_UNKNOWN"), 64); err == nil && f >= 0 {
 		cfg.UnknownRatio = f
+	}
+	if os.Getenv("STREAMCHECK_SIBENCH_COMPANIONS") == "off" {
+		defer func(c bool) { NoCompanions = c }(NoCompanions)
+		NoCompanions = true
 	}
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_WAIT")); err == nil && n >= 0 {
 		defer func(w int) { WaitWindow = w }(WaitWindow)
@@ -57,6 +67,7 @@ func BenchmarkRMW(b *testing.B) {
 		b.ReportMetric(float64(eng.diagnosed), "diagnosed")
 		b.ReportMetric(float64(eng.failedScreens), "failed-screens")
 		b.ReportMetric(float64(eng.serialScreens), "serial-screens")
+		b.ReportMetric(float64(eng.companions), "companions")
 		b.ReportMetric(float64(st.Window), "window")
 		b.ReportMetric(float64(st.Evicted), "evicted")
 	}

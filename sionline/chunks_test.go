@@ -232,6 +232,11 @@ func TestChunkGhostsKeepEveryKey(t *testing.T) {
 // segment u left in, not the whole archive, although u left in one
 // eviction with everything before it: that eviction went in chunks.
 func TestInDoubtChoiceContradicted(t *testing.T) {
+	// The contradiction this test needs is what companions avoid
+	// (TestInDoubtWriterLeavesAsCompanion): without them, it tests the
+	// re-admission that still serves the choices companions do not cover.
+	defer func(c bool) { NoCompanions = c }(NoCompanions)
+	NoCompanions = true
 	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
 	WaitWindow, segTxns = 0, 4
 	h, opts := contradictedHistory(t, 10)
@@ -267,6 +272,11 @@ func (g guardFile) ReadAt(p []byte, off int64) (int, error) {
 // freed byte, down to a full reset of the whole archive. Freeing up to
 // the file's end instead fails here.
 func TestPunchFreesWhatAResetTookBack(t *testing.T) {
+	// The contradiction this test needs is what companions avoid
+	// (TestInDoubtWriterLeavesAsCompanion): without them, it tests the
+	// re-admission that still serves the choices companions do not cover.
+	defer func(c bool) { NoCompanions = c }(NoCompanions)
+	NoCompanions = true
 	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
 	WaitWindow, segTxns = 0, 4
 	u := txn("u", "a", 100, 110, r("x", "0"), w("x", "1"))

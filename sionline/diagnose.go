@@ -94,6 +94,12 @@ func (e *Engine) diagnose() int {
 			written[writeKey{op.Key, op.Value}] = true
 		}
 	}
+	comp := map[writeKey]bool{}
+	for _, c := range e.ghost.Comp {
+		for _, op := range c.Writes {
+			comp[writeKey{op.Key, op.Value}] = true
+		}
+	}
 	unknownInit := e.opts.InitialState == history.InitialUnknown
 	sourced := func(k history.Key, v history.Value) bool {
 		if written[writeKey{k, v}] {
@@ -101,6 +107,9 @@ func (e *Engine) diagnose() int {
 		}
 		if gv, ok := e.ghost.Reg[k]; ok && gv == v {
 			return true
+		}
+		if comp[writeKey{k, v}] {
+			return true // a companion's version (companion.go)
 		}
 		return slices.Contains(e.ghost.List[k], v)
 	}

@@ -20,6 +20,11 @@ import (
 // newest segment named instead of u's (segmentOf), the first re-admitted
 // screen fails.
 func TestReadNamesItsSegment(t *testing.T) {
+	// The contradiction this test needs is what companions avoid
+	// (TestInDoubtWriterLeavesAsCompanion): without them, it tests the
+	// re-admission that still serves the choices companions do not cover.
+	defer func(c bool) { NoCompanions = c }(NoCompanions)
+	NoCompanions = true
 	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
 	WaitWindow, segTxns = 0, 4
 	h, opts := contradictedHistory(t, 5)

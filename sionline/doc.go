@@ -94,6 +94,14 @@
 //	   segments j.. restores them with segment j's ghost;
 //	W3 the ghost precedes every member in real time.
 //
+// An in-doubt member that the witness left uncommitted, and that could
+// equally have committed at some point of the witness, leaves as a
+// companion of the ghost (companion.go, docs/SEMANTICS.md §5 "An
+// in-doubt writer leaves undecided: the ghost's companions"): an
+// unknown-outcome transaction of later screens, after the ghost and
+// before every member, that writes its versions; a later read of them
+// commits it instead of failing the screen.
+//
 // The screen's verdict comes first from a serial order that a greedy
 // sweep over client time builds, each read checked as it goes
 // (serial.go, docs/SEMANTICS.md §5 "A serial witness for the screen"): a

@@ -152,6 +152,9 @@ type Engine struct {
 	// serialScreens counts the screens a serial witness from client
 	// time settled (serial.go).
 	serialScreens int
+	// companions counts the in-doubt writers that left as companions
+	// of the ghost (companion.go).
+	companions int
 	// broken is an archive error that left the ghost ahead of the
 	// members (archiveChunks): every later step returns it.
 	broken error
@@ -575,6 +578,16 @@ func (e *Engine) instanceWith(screen, ghostOps bool) *history.History {
 			}
 			g = e.ghost.txn(on)
 		}
+		if comps := e.screenCompanions(); len(comps) > 0 {
+			// The ghost moves earlier so that it precedes its
+			// companions, which precede every member (companion.go).
+			gt, _, _ := e.companionTimes(e.ghost)
+			g.Start, g.End = gt, gt
+			h.Txns = append(h.Txns, comps...)
+			for _, c := range comps {
+				members = append(members, c.ID)
+			}
+		}
 		h.Txns = append(h.Txns, g)
 		members = append(members, ghostName)
 	}
@@ -608,6 +621,33 @@ func (e *Engine) instanceWith(screen, ghostOps bool) *history.History {
 		return h
 	}
 	return incremental.Project(h, e.opts, members)
+}
+
+// screenCompanions returns the ghost's companions the screen carries:
+// those writing a key some member touches, when companions are allowed
+// and the times leave room (companionTimes), and every member begins at
+// or after the ghost's time, so that each companion precedes every
+// member in real time. Otherwise none: each taken as not committed, a
+// stronger screen.
+func (e *Engine) screenCompanions() []history.Txn {
+	if e.ghost == nil || len(e.ghost.Comp) == 0 || !e.companionsAllowed() {
+		return nil
+	}
+	_, ct, ok := e.companionTimes(e.ghost)
+	if !ok {
+		return nil
+	}
+	on := map[history.Key]bool{}
+	for i := range e.txs {
+		x := &e.txs[i].T
+		if !x.HasTime || x.Start < e.ghost.Time {
+			return nil
+		}
+		for _, op := range x.Ops {
+			on[op.Key] = true
+		}
+	}
+	return companionTxns(e.ghost, on, ct)
 }
 
 // allMembers says whether every transaction held is a member (none
@@ -718,7 +758,11 @@ type snapshot struct {
 // (encodeGhost): a build before that cannot read them, and rejects the
 // snapshot rather than fail at its first re-admission. Version 3 (JSON
 // ghosts, which decodeGhost still reads) restores.
-const snapshotVersion = 4
+//
+// Version 5: an archive ghost may have companions (codec 2,
+// companion.go), which a build before it cannot read; versions 3 and 4
+// restore (their ghosts have none).
+const snapshotVersion = 5
 
 // ErrCorrupt marks a snapshot that does not decode.
 var ErrCorrupt = errors.New("sionline: corrupt snapshot")
@@ -748,7 +792,7 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if s.Version != snapshotVersion && s.Version != 3 {
+	if s.Version != snapshotVersion && s.Version != 3 && s.Version != 4 {
 		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, s.Version, snapshotVersion)
 	}
 	if s.Promised != opts.Level.String() {

@@ -47,6 +47,9 @@ type ghost struct {
 	List map[history.Key][]history.Value
 	Pin  map[history.Key]history.Op
 	Time int64
+	// Comp are the in-doubt writers that left undecided (companion.go):
+	// each may commit after the ghost, before every member.
+	Comp []companion `json:",omitempty"`
 }
 
 // txn is the ghost as a transaction of the screen: the pins read first
@@ -109,7 +112,7 @@ func sortedKeys[V any](m map[history.Key]V) []history.Key {
 
 func (g *ghost) clone() *ghost {
 	c := &ghost{Reg: make(map[history.Key]history.Value, len(g.Reg)), List: make(map[history.Key][]history.Value, len(g.List)),
-		Pin: make(map[history.Key]history.Op, len(g.Pin)), Time: g.Time}
+		Pin: make(map[history.Key]history.Op, len(g.Pin)), Time: g.Time, Comp: slices.Clone(g.Comp)}
 	for k, v := range g.Reg {
 		c.Reg[k] = v
 	}
@@ -316,6 +319,14 @@ func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*histo
 	}
 	owned := map[history.Key]bool{}
 	gone := map[int]bool{}
+	// The companions the witness committed join the ghost's state
+	// before the first chunk (they commit after the ghost and before
+	// every member); the others stay, or go, chunk by chunk
+	// (companion.go).
+	var committed map[string]bool
+	if len(g.Comp) > 0 || e.companionsAllowed() {
+		committed = committedIn(witness)
+	}
 	from, n := 0, 0
 	for c, b := range bounds {
 		xs := mem[from:b]
@@ -339,7 +350,18 @@ func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*histo
 			}
 			return err
 		}
+		if c == 0 {
+			absorb(g, committed)
+		}
+		var pre *ghost
+		create := committed != nil && e.companionsAllowed()
+		if create {
+			pre = e.candidateKeys(g, xs, committed)
+		}
 		e.replayInto(g, owned, xs, byName, witness)
+		if committed != nil {
+			e.companionsAfter(g, pre, xs, witness, committed, create)
+		}
 		n += len(xs)
 		from = b
 	}
@@ -375,8 +397,8 @@ func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*histo
 // (docs/SEMANTICS.md §5 "One witness, several evictions").
 func sealedPrefixes(witness []string, index map[string]int, n int, byName map[string]*history.Txn) []bool {
 	pos := func(name string) int {
-		if name == ghostName {
-			return -1 // in every X_p
+		if name == ghostName || isCompanion(name) {
+			return -1 // in every X_p (a companion commits right after the ghost)
 		}
 		if k, ok := index[name]; ok {
 			return k
@@ -462,6 +484,7 @@ func (e *Engine) replay(before *ghost, xs []int, byName map[string]*history.Txn,
 		// screen's own ghost commits before every member (W3), so
 		// starting from its state is replaying its events first.
 		g = before.clone()
+		absorb(g, committedIn(witness))
 	}
 	e.replayInto(g, map[history.Key]bool{}, xs, byName, witness)
 	return g

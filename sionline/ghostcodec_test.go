@@ -42,12 +42,34 @@ func TestGhostCodecRoundTrips(t *testing.T) {
 				g.List[key] = []history.Value{"a", "b"}
 			}
 		}
+		if n%2 == 1 {
+			// Companions (codec 2): writes and appends, and keys only read.
+			for c := range 1 + rng.IntN(3) {
+				cp := companion{Name: fmt.Sprintf("%s%d", compPrefix, c)}
+				for k := range 1 + rng.IntN(3) {
+					key := history.Key(fmt.Sprintf("c%d-%d", c, k))
+					cp.Keys = append(cp.Keys, key)
+					switch rng.IntN(3) {
+					case 0:
+						cp.Writes = append(cp.Writes, history.Op{Kind: history.Write, Key: key, Value: history.Value(fmt.Sprint(rng.IntN(9)))})
+					case 1:
+						for range 1 + rng.IntN(3) {
+							cp.Writes = append(cp.Writes, history.Op{Kind: history.Append, Key: key, Value: history.Value(fmt.Sprint(rng.IntN(9)))})
+						}
+					}
+				}
+				g.Comp = append(g.Comp, cp)
+			}
+		}
 		got, err := decodeGhost(encodeGhost(g))
 		if err != nil {
 			t.Fatalf("ghost %d: %v", n, err)
 		}
 		if !sameGhost(got, g) {
 			t.Fatalf("ghost %d: wrote %+v, read back %+v", n, g, got)
+		}
+		if len(g.Comp) > 0 {
+			continue // no JSON ghost (an earlier build's) had companions
 		}
 		js, err := json.Marshal(g)
 		if err != nil {
@@ -79,10 +101,10 @@ func sameGhost(a, b *ghost) bool {
 	return reflect.DeepEqual(norm(a), norm(b))
 }
 
-// TestSnapshotVersions: a snapshot says version 4 (its archive's
-// ghosts may be in the spill codec, which a build before it cannot
-// read); a version 3 one (JSON ghosts, which decodeGhost reads) still
-// restores, and any other is refused.
+// TestSnapshotVersions: a snapshot says version 5 (its archive's
+// ghosts may have companions, codec 2, which a build before it cannot
+// read); version 4 (the spill codec) and 3 (JSON ghosts), which
+// decodeGhost reads, still restore, and any other is refused.
 func TestSnapshotVersions(t *testing.T) {
 	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty}
 	e, err := New(opts, Config{Stream: "s"})
@@ -98,10 +120,10 @@ func TestSnapshotVersions(t *testing.T) {
 	if err := json.Unmarshal(snap, &m); err != nil {
 		t.Fatal(err)
 	}
-	if v := m["Version"]; v != float64(4) {
-		t.Fatalf("snapshot version %v, want 4", v)
+	if v := m["Version"]; v != float64(5) {
+		t.Fatalf("snapshot version %v, want 5", v)
 	}
-	for v, ok := range map[int]bool{2: false, 3: true, 4: true, 5: false} {
+	for v, ok := range map[int]bool{2: false, 3: true, 4: true, 5: true, 6: false} {
 		m["Version"] = v
 		b, err := json.Marshal(m)
 		if err != nil {

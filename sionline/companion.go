@@ -1,0 +1,438 @@
+package sionline
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// In-doubt writers that leave undecided: the ghost's companions
+// (docs/SEMANTICS.md §5 "An in-doubt writer leaves undecided: the
+// ghost's companions").
+//
+// An evicted transaction u whose outcome is unknown and which the
+// witness left uncommitted used to leave only its absence: the ghost
+// kept the version before u's, and a later read of u's version (u did
+// commit) contradicted the choice, failed the screen and brought the
+// archive segments since u back (BENCHMARKS.md, siflake and si28: about
+// 80 of the 105 re-admissions of the 20K read-modify-write stream, and a
+// third of its CPU). When committing u as well is a completion of what
+// leaves (u's reads see the versions at a point of the witness, and
+// nothing after that point touches a key u writes), u leaves as a
+// companion of the ghost: an unknown-outcome transaction of the screen
+// that writes u's last versions, after the ghost and before every member
+// in real time. A completion of the next screen that commits it is one
+// in which u committed; one that does not, one in which it did not.
+
+// NoCompanions turns companions off (the naive model the tests compare
+// against: every in-doubt writer takes the witness's choice).
+var NoCompanions = false
+
+// compPrefix begins every companion's name in the screen; no member's
+// name begins with it (add names members by released IDs, "unchecked:"
+// ones, or ID@start).
+const compPrefix = "sionline:companion:"
+
+// companion is an in-doubt writer that left undecided. Writes are its
+// last register writes, one per key, by key; Keys every key it read or
+// wrote, by key (companions' Keys are pairwise disjoint: each one's
+// commit changes no read of another, so any set of them may commit).
+type companion struct {
+	Name   string
+	Writes []history.Op
+	Keys   []history.Key
+}
+
+func isCompanion(name string) bool { return strings.HasPrefix(name, compPrefix) }
+
+// companionTimes gives the screen's ghost time and the companions' time
+// when the ghost g has companions and times leave room: the ghost ends
+// 2Δ before the companions begin, and a companion's effective end (its
+// end plus the in-doubt bound D) is the ghost's own time T, at or before
+// every member's start (W3). ok is false when D is unbounded or the
+// arithmetic would leave int64: the screen then carries no companion
+// (each taken as not committed: a stronger screen).
+func (e *Engine) companionTimes(g *ghost) (gt, ct int64, ok bool) {
+	d, s := e.opts.InDoubt, e.opts.Skew
+	if g == nil || len(g.Comp) == 0 || d < 0 || s < 0 || d > math.MaxInt64/4 || s > math.MaxInt64/16 {
+		return 0, 0, false
+	}
+	if g.Time < math.MinInt64/2+d+4*s+2 {
+		return 0, 0, false
+	}
+	ct = g.Time - d - 2*s
+	return ct - 2*s - 1, ct, true
+}
+
+// companionTxns returns the companions of the screen: those writing a
+// key in on (nil: every one). A companion writing no key of the screen
+// constrains nothing but itself and is left out (not committed). Each
+// is unknown, at time ct, with its writes.
+func companionTxns(g *ghost, on map[history.Key]bool, ct int64) []history.Txn {
+	var out []history.Txn
+	for _, c := range g.Comp {
+		use := on == nil
+		for _, op := range c.Writes {
+			use = use || on[op.Key]
+		}
+		if use {
+			out = append(out, history.Txn{ID: c.Name, Start: ct, End: ct, HasTime: true, Status: history.Unknown, Ops: c.Writes})
+		}
+	}
+	return out
+}
+
+// companionsAllowed says whether this engine makes companions: an empty
+// initial state (so a read of a key no one wrote is of null, and no pin
+// is involved), a bounded in-doubt time, and a screen on members alone
+// (no projection).
+func (e *Engine) companionsAllowed() bool {
+	return !NoCompanions && e.opts.InitialState == history.InitialEmpty && e.opts.InDoubt >= 0 && e.allMembers()
+}
+
+// committedIn returns the names the witness commits.
+func committedIn(witness []string) map[string]bool {
+	out := map[string]bool{}
+	for _, ev := range witness {
+		if name, ok := strings.CutPrefix(ev, "commit "); ok {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// absorb applies to g, at the start of an eviction, the companions the
+// witness committed (they commit after the ghost and before every
+// member: their versions are what the members saw), and drops them.
+func absorb(g *ghost, committed map[string]bool) {
+	if len(g.Comp) == 0 {
+		return
+	}
+	var kept []companion
+	for _, c := range g.Comp {
+		if !committed[c.Name] {
+			kept = append(kept, c)
+			continue
+		}
+		for _, op := range c.Writes {
+			if op.Kind == history.Append {
+				// A copy: g's lists may be shared with another ghost.
+				l := g.List[op.Key]
+				g.List[op.Key] = append(l[:len(l):len(l)], op.Value)
+				continue
+			}
+			g.Reg[op.Key] = op.Value
+			delete(g.Pin, op.Key)
+		}
+	}
+	g.Comp = kept
+}
+
+// candidateKeys returns g's versions, before chunk xs replays into it,
+// on the keys of the chunk's in-doubt members the witness left
+// uncommitted (the candidates of newCompanion): the state their point
+// is computed from. Lists are shared, not copied: replayInto copies a
+// list before it appends to one it does not own, and appends to one it
+// owns only beyond the length held here.
+func (e *Engine) candidateKeys(g *ghost, xs []int, committed map[string]bool) *ghost {
+	pre := &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}}
+	for _, i := range xs {
+		x := &e.txs[i]
+		if x.T.Status != history.Unknown || committed[x.Name] {
+			continue
+		}
+		for _, op := range x.T.Ops {
+			if v, ok := g.Reg[op.Key]; ok {
+				pre.Reg[op.Key] = v
+			}
+			if l, ok := g.List[op.Key]; ok {
+				pre.List[op.Key] = l
+			}
+		}
+	}
+	return pre
+}
+
+// companionsAfter updates g's companions after chunk xs left with the
+// witness (pre: the ghost's versions before the chunk on the
+// candidates' keys, candidateKeys): a companion carried from before
+// whose written keys xs touches is dropped (taken as not committed, the witness's choice),
+// and each in-doubt member of xs that the witness left uncommitted and
+// that may commit at a point of the witness becomes one (newCompanion).
+// g is the ghost after the chunk. Keys stay pairwise disjoint; a
+// candidate that would share one stays out. create false makes none
+// (companionsAllowed does not hold).
+func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, committed map[string]bool, create bool) {
+	touched := map[history.Key]bool{}
+	for _, i := range xs {
+		for _, op := range e.txs[i].T.Ops {
+			touched[op.Key] = true
+		}
+	}
+	used := map[history.Key]bool{}
+	var kept []companion
+	for _, c := range g.Comp {
+		drop := false
+		for _, op := range c.Writes {
+			drop = drop || touched[op.Key]
+		}
+		if drop {
+			continue
+		}
+		kept = append(kept, c)
+		for _, k := range c.Keys {
+			used[k] = true
+		}
+	}
+	g.Comp = kept
+	if !create {
+		return
+	}
+	for _, i := range xs {
+		x := &e.txs[i]
+		if x.T.Status != history.Unknown || committed[x.Name] {
+			continue
+		}
+		c, ok := e.newCompanion(x, g, pre, xs, witness)
+		if !ok {
+			continue
+		}
+		free := true
+		for _, k := range c.Keys {
+			free = free && !used[k]
+		}
+		if !free {
+			continue
+		}
+		for _, k := range c.Keys {
+			used[k] = true
+		}
+		g.Comp = append(g.Comp, c)
+		e.companions++
+	}
+}
+
+// newCompanion says whether u, an in-doubt member of chunk xs that the
+// witness left uncommitted, may leave as a companion of g (the ghost
+// after the chunk; pre holds the ghost's versions before it on u's
+// keys), and builds it. u may commit at a point of the witness (between
+// two of its events, its begin and commit adjacent there) when
+//
+//   - no member of xs that u precedes (real time or session order)
+//     begins before the point;
+//   - no member of xs that u follows (real time or session order) has
+//     an event after the point (checked, not assumed: a session
+//     predecessor may overlap a real-time successor);
+//   - no event of xs after the point belongs to a member touching a key
+//     u writes or appends to, so that the chunk's final state with u
+//     committed at the point is g with u's writes and appends;
+//   - u's ops, run in order from the state at the point (pre, then the
+//     commits of xs before the point, in witness order) with its own
+//     writes and appends visible to its later reads, read what they
+//     read.
+//
+// The first three bound the point to an interval [lo, hi] of the
+// witness; the last is tried at lo and after each commit up to hi.
+// Then the chunk's witness with u's begin and commit at the point is a
+// completion of {ghost} ∪ xs: u's reads hold by the last condition, no
+// two writers of a key overlap (u's events are adjacent, and nothing
+// after them touches its written keys), and real time and session order
+// hold by the first two. Register and list keys (a key used both ways,
+// or against g's use of it, is refused), no null written, times known.
+func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) (companion, bool) {
+	t := &u.T
+	if !t.HasTime {
+		return companion{}, false
+	}
+	keys := map[history.Key]bool{}
+	for _, op := range t.Ops {
+		if op.Key == "" {
+			return companion{}, false
+		}
+		keys[op.Key] = true
+	}
+	// Members of the chunk, by name; u's successors and predecessors
+	// among them; members touching a key u writes.
+	in := make(map[string]int, len(xs))
+	for _, i := range xs {
+		in[e.txs[i].Name] = i
+	}
+	written := map[history.Key]bool{}
+	for _, op := range t.Ops {
+		if op.Kind != history.Read {
+			written[op.Key] = true
+		}
+	}
+	succ := map[string]bool{}
+	pred := map[string]bool{}
+	touch := map[string]bool{}
+	for _, i := range xs {
+		x := &e.txs[i]
+		if x == u {
+			continue
+		}
+		sameSess := t.HasSession && x.T.HasSession && x.T.Session == t.Session
+		if e.opts.Precedes(t, &x.T) || (sameSess && x.Seq > u.Seq) {
+			succ[x.Name] = true
+		}
+		if e.opts.Precedes(&x.T, t) || (sameSess && x.Seq < u.Seq) {
+			pred[x.Name] = true
+		}
+		for _, op := range x.T.Ops {
+			if written[op.Key] {
+				touch[x.Name] = true
+				break
+			}
+		}
+	}
+	// The point may be anywhere in [lo, hi]: hi is the first begin of a
+	// successor; lo follows every event of a predecessor and of a
+	// member touching a key u writes.
+	hi := len(witness)
+	for n, ev := range witness {
+		if name, ok := strings.CutPrefix(ev, "begin "); ok && succ[name] {
+			hi = n
+			break
+		}
+	}
+	lo := 0
+	for n, ev := range witness[:hi] {
+		if sp := strings.IndexByte(ev, ' '); sp >= 0 {
+			if name := ev[sp+1:]; touch[name] || pred[name] {
+				lo = n + 1
+			}
+		}
+	}
+	for _, ev := range witness[hi:] {
+		if sp := strings.IndexByte(ev, ' '); sp >= 0 {
+			if name := ev[sp+1:]; touch[name] || pred[name] {
+				return companion{}, false
+			}
+		}
+	}
+	for _, op := range t.Ops {
+		l := op.IsList || op.Kind == history.Append
+		if _, gl := g.List[op.Key]; gl && !l {
+			return companion{}, false
+		}
+		if _, gr := g.Reg[op.Key]; gr && l {
+			return companion{}, false
+		}
+		if _, p := g.Pin[op.Key]; p {
+			return companion{}, false
+		}
+		if op.Kind == history.Write && op.Value == history.Null {
+			return companion{}, false
+		}
+		if op.Kind != history.Write && op.Kind != history.Append && op.Kind != history.Read {
+			return companion{}, false
+		}
+	}
+	isList := map[history.Key]bool{}
+	for _, op := range t.Ops {
+		l := op.IsList || op.Kind == history.Append
+		if was, seen := isList[op.Key]; seen && was != l {
+			return companion{}, false
+		}
+		isList[op.Key] = l
+	}
+	// The state on u's keys: pre, then the chunk's commits in witness
+	// order (apply), up to the point.
+	reg := map[history.Key]history.Value{}
+	list := map[history.Key][]history.Value{}
+	for k := range keys {
+		if v, ok := pre.Reg[k]; ok {
+			reg[k] = v
+		}
+		if l, ok := pre.List[k]; ok {
+			list[k] = l
+		}
+	}
+	apply := func(ev string) {
+		name, ok := strings.CutPrefix(ev, "commit ")
+		if !ok {
+			return
+		}
+		i, ok := in[name]
+		if !ok {
+			return
+		}
+		for _, op := range e.txs[i].T.Ops {
+			if !keys[op.Key] {
+				continue
+			}
+			switch op.Kind {
+			case history.Write:
+				reg[op.Key] = op.Value
+			case history.Append:
+				l := list[op.Key]
+				list[op.Key] = append(l[:len(l):len(l)], op.Value)
+			}
+		}
+	}
+	// reads runs u's ops from the state: whether each read sees what it
+	// read (u's own writes and appends visible to its later reads).
+	own := map[history.Key]history.Value{}
+	apps := map[history.Key][]history.Value{}
+	reads := func() bool {
+		clear(own)
+		clear(apps)
+		for _, op := range t.Ops {
+			switch op.Kind {
+			case history.Write:
+				own[op.Key] = op.Value
+			case history.Append:
+				apps[op.Key] = append(apps[op.Key], op.Value)
+			case history.Read:
+				if op.IsList {
+					l := list[op.Key]
+					if !hasPrefix(op.List, l) || !slices.Equal(op.List[len(l):], apps[op.Key]) {
+						return false
+					}
+					continue
+				}
+				cur, ok := own[op.Key]
+				if !ok {
+					if cur, ok = reg[op.Key]; !ok {
+						cur = history.Null
+					}
+				}
+				if op.Value != cur {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for _, ev := range witness[:lo] {
+		apply(ev)
+	}
+	found := reads()
+	for n := lo; n < hi && !found; n++ {
+		apply(witness[n])
+		found = strings.HasPrefix(witness[n], "commit ") && reads()
+	}
+	if !found {
+		return companion{}, false
+	}
+	if len(written) == 0 {
+		return companion{}, false
+	}
+	c := companion{Name: compPrefix + strconv.FormatUint(u.Seq, 10)}
+	for k := range keys {
+		c.Keys = append(c.Keys, k)
+	}
+	slices.Sort(c.Keys)
+	for _, k := range c.Keys {
+		if v, ok := own[k]; ok {
+			c.Writes = append(c.Writes, history.Op{Kind: history.Write, Key: k, Value: v})
+		}
+		for _, v := range apps[k] {
+			c.Writes = append(c.Writes, history.Op{Kind: history.Append, Key: k, Value: v})
+		}
+	}
+	return c, true
+}
