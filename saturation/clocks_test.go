@@ -1,6 +1,7 @@
 package saturation
 
 import (
+	"errors"
 	"math/rand"
 	"reflect"
 	"testing"
@@ -201,5 +202,49 @@ func TestClockWidth(t *testing.T) {
 		if got := clockWidth(h); got != c.want {
 			t.Errorf("longest session %d: width %d, want %d", c.longest, got, c.want)
 		}
+	}
+}
+
+// TestManySessionsDecide: 1,000 sessions of 70 transactions, the shape of
+// AWDIT's generator (about 200 a session there), are n·k = 70M clock
+// entries, above the 1<<26 int32 entries the clocks were bounded by: the
+// int32 clocks refuse them (the check then answered unknown after the SAT
+// engine), the one-byte clocks decide them in 70 MB.
+func TestManySessionsDecide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("70 MB of clocks")
+	}
+	const k, per, keys = 1000, 70, 10000
+	rng := rand.New(rand.NewSource(28))
+	n := k * per
+	h := &History{Session: make([]int32, n), Pos: make([]int32, n), Reads: make([][]Read, n), Writes: make([][]int32, n), Keys: keys}
+	h.Sessions = make([][]int32, k)
+	last := make([]int32, keys)
+	for x := range last {
+		last[x] = Initial
+	}
+	// Round robin over the sessions, each transaction reading two keys
+	// from their latest writers and writing a third: serial, so valid.
+	for t := range int32(n) {
+		s := int(t) % k
+		h.Session[t], h.Pos[t] = int32(s), int32(len(h.Sessions[s]))
+		h.Sessions[s] = append(h.Sessions[s], t)
+		for range 2 {
+			x := rng.Intn(keys)
+			h.Reads[t] = append(h.Reads[t], Read{Key: int32(x), From: last[x]})
+		}
+		x := rng.Intn(keys)
+		h.Writes[t] = []int32{int32(x)}
+		last[x] = t
+	}
+	if _, err := check(h, Causal, 4); !errors.Is(err, ErrTooManySessions) {
+		t.Fatalf("int32 clocks: %v, want ErrTooManySessions", err)
+	}
+	res, err := Check(h, Causal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Valid {
+		t.Fatalf("a serial history fails causal: %+v", res.Cycle)
 	}
 }
