@@ -98,6 +98,10 @@ type fast struct {
 	// why says what the first trouble was, for tests and metrics.
 	why string
 
+	// propagate's work stack and scratch clock (never a node's clock).
+	work       []int32
+	clkScratch []int32
+
 	// scratch for the topological order's searches.
 	mark       []uint32
 	epoch      uint32
@@ -529,14 +533,9 @@ func writes(finals []kv, k int32) bool {
 	return false
 }
 
-// clockOf is n's causal past in the instance, from its predecessors'
-// clocks now: the session predecessor's, and, once n is closed, its
-// chosen sources'.
-func (f *fast) clockOf(n int32) []int32 {
-	return f.clockInto(n, make([]int32, len(f.sessLast)))
-}
-
-// clockInto computes n's clock into clk (len(f.sessLast) long): propagate
+// clockInto computes n's causal past in the instance, from its
+// predecessors' clocks now (the session predecessor's, and, once n is
+// closed, its chosen sources'), into clk (len(f.sessLast) long): propagate
 // computes a successor's clock into scratch, and when it changed keeps it
 // and takes the replaced one as the next scratch, so recomputing pasts
 // allocates nothing once the sessions are known.
@@ -568,13 +567,15 @@ func (f *fast) clockInto(n int32, clk []int32) []int32 {
 // instance's past of a node grows when an ancestor closes (its reads
 // join the instance).
 func (f *fast) propagate(n int32) {
-	old := f.clock[n]
-	f.clock[n] = f.clockOf(n)
-	if f.closed[n] {
-		f.forcedCausal(n, old)
-	}
-	work := slices.Clone(f.succ[n])
-	var scratch []int32
+	// n is recomputed like every node its clock feeds: when its reads
+	// added nothing to its past, nothing is forced anew and the clocks
+	// computed from its own are current (every clock equals clockInto
+	// of its inputs after each propagate, and only n's inputs changed),
+	// so the walk stops there. The work stack and the scratch clock are
+	// the fast path's, reused from close to close: an allocation each
+	// per close before.
+	work := append(f.work[:0], n)
+	scratch := f.clkScratch
 	for len(work) > 0 {
 		d := work[len(work)-1]
 		work = work[:len(work)-1]
@@ -595,6 +596,7 @@ func (f *fast) propagate(n int32) {
 		scratch = prev
 		work = append(work, f.succ[d]...)
 	}
+	f.work, f.clkScratch = work[:0], scratch
 }
 
 // sameClock compares two clocks, a missing entry (a session that began
