@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -115,7 +116,9 @@ func clocksAs[C clock](h *History, order []int32) [][]int32 {
 func TestClocksAgainstPasts(t *testing.T) {
 	rng := rand.New(rand.NewSource(26))
 	for i := range 3000 {
-		n, k := 1+rng.Intn(30), 1+rng.Intn(6)
+		// Up to 20 sessions: joins of one- and two-byte entries go
+		// eight and four at a time, the rest one at a time.
+		n, k := 1+rng.Intn(30), 1+rng.Intn(20)
 		long := 0
 		if i%50 == 0 {
 			long = 260 // a session past uint8's reach
@@ -246,5 +249,45 @@ func TestManySessionsDecide(t *testing.T) {
 	}
 	if !res.Valid {
 		t.Fatalf("a serial history fails causal: %+v", res.Cycle)
+	}
+}
+
+// TestJoinAgainstMax: join (eight one-byte or four two-byte entries at a
+// time, then one at a time) is the entrywise maximum, on lengths around
+// the word size and values at the lanes' edges (top bit set or not, all
+// ones, zero).
+func TestJoinAgainstMax(t *testing.T) {
+	rng := rand.New(rand.NewSource(29))
+	edges8 := []uint8{0, 1, 0x7e, 0x7f, 0x80, 0x81, 0xfe, 0xff}
+	edges16 := []uint16{0, 1, 0xff, 0x100, 0x7fff, 0x8000, 0x8001, 0xfffe, 0xffff}
+	for range 20000 {
+		n := rng.Intn(40)
+		r8, c8 := make([]uint8, n), make([]uint8, n)
+		r16, c16 := make([]uint16, n), make([]uint16, n)
+		r32, c32 := make([]int32, n), make([]int32, n)
+		for i := range n {
+			if rng.Intn(2) == 0 {
+				r8[i], c8[i] = edges8[rng.Intn(len(edges8))], edges8[rng.Intn(len(edges8))]
+				r16[i], c16[i] = edges16[rng.Intn(len(edges16))], edges16[rng.Intn(len(edges16))]
+			} else {
+				r8[i], c8[i] = uint8(rng.Intn(256)), uint8(rng.Intn(256))
+				r16[i], c16[i] = uint16(rng.Intn(65536)), uint16(rng.Intn(65536))
+			}
+			r32[i], c32[i] = rng.Int31(), rng.Int31()
+		}
+		w8, w16, w32 := make([]uint8, n), make([]uint16, n), make([]int32, n)
+		for i := range n {
+			w8[i], w16[i], w32[i] = max(r8[i], c8[i]), max(r16[i], c16[i]), max(r32[i], c32[i])
+		}
+		c8x, c16x := slices.Clone(c8), slices.Clone(c16)
+		join(r8, c8)
+		join(r16, c16)
+		join(r32, c32)
+		if !slices.Equal(r8, w8) || !slices.Equal(r16, w16) || !slices.Equal(r32, w32) {
+			t.Fatalf("join: %v %v %v, want %v %v %v", r8, r16, r32, w8, w16, w32)
+		}
+		if !slices.Equal(c8, c8x) || !slices.Equal(c16, c16x) {
+			t.Fatal("join changed its argument")
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package saturation
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -489,13 +490,65 @@ func clocks[C clock](h *History, order []int32) []C {
 				// the sessions are short").
 				continue
 			}
-			for s, c := range row(rd.From) {
-				r[s] = max(r[s], c)
-			}
+			join(r, row(rd.From))
 		}
 		r[h.Session[t]] = C(h.Pos[t] + 1)
 	}
 	return vc
+}
+
+// join sets r to the entrywise maximum of r and c (of one length). One-
+// and two-byte entries are compared eight or four at a time in a word
+// (joinWords): at a thousand sessions the joins were the largest part of
+// the check.
+func join[C clock](r, c []C) {
+	switch rb := any(r).(type) {
+	case []uint8:
+		joinWords(rb, any(c).([]uint8))
+	case []uint16:
+		cw := any(c).([]uint16)
+		i := 0
+		for ; i+4 <= len(rb); i += 4 {
+			a := uint64(rb[i]) | uint64(rb[i+1])<<16 | uint64(rb[i+2])<<32 | uint64(rb[i+3])<<48
+			b := uint64(cw[i]) | uint64(cw[i+1])<<16 | uint64(cw[i+2])<<32 | uint64(cw[i+3])<<48
+			m := maxLanes(a, b, 0x8000800080008000, 15, 0xFFFF)
+			rb[i], rb[i+1], rb[i+2], rb[i+3] = uint16(m), uint16(m>>16), uint16(m>>32), uint16(m>>48)
+		}
+		for ; i < len(rb); i++ {
+			rb[i] = max(rb[i], cw[i])
+		}
+	default:
+		for s, v := range c {
+			r[s] = max(r[s], v)
+		}
+	}
+}
+
+// joinWords is join for one-byte entries, eight at a time.
+func joinWords(r, c []uint8) {
+	i := 0
+	for ; i+8 <= len(r); i += 8 {
+		m := maxLanes(binary.LittleEndian.Uint64(r[i:]), binary.LittleEndian.Uint64(c[i:]), 0x8080808080808080, 7, 0xFF)
+		binary.LittleEndian.PutUint64(r[i:], m)
+	}
+	for ; i < len(r); i++ {
+		r[i] = max(r[i], c[i])
+	}
+}
+
+// maxLanes is the unsigned maximum of a's and b's lanes, each lane a run
+// of bits whose top bit is set in high (shift: the lane width minus one;
+// ones: a lane of ones). Per lane, a >= b when a's top bit is set and
+// b's not, or the top bits agree and a's low bits are at least b's:
+// (a | high) - (b &^ high) subtracts low bits from low bits plus the top
+// bit, which never borrows from the next lane (every lane's difference
+// is 1 to 2^w - 1), and leaves the top bit set exactly when a's low bits
+// are at least b's.
+func maxLanes(a, b, high uint64, shift uint, ones uint64) uint64 {
+	lowGE := (a | high) - (b &^ high)
+	ge := ((a &^ b) | (^(a ^ b) & lowGE)) & high
+	mask := (ge >> shift) * ones
+	return a&mask | b&^mask
 }
 
 // saturateCausalW is saturateCausal with entries of type C, which must
