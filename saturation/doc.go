@@ -60,9 +60,10 @@
 // n transactions, m operations, k sessions. ReadCommitted O(n + m).
 // ReadAtomic O(Σ over so/wr edges t1 -> t3 of min(|writes t1|, |reads t3|)
 // · log m), AWDIT's O(n^{3/2}) bound for bounded transactions. Causal
-// O(n·k) for the vector clocks (memory n·k int32: Check refuses more than
-// MaxClockEntries) plus O(r·k_x·log n) for r reads of keys written by k_x
-// sessions.
+// O(n·k) for the vector clocks (memory n·k entries of one, two or four
+// bytes as the longest session needs: Check refuses more than
+// MaxClockBytes; a source already in the reader's past is not joined)
+// plus O(r·k_x·log n) for r reads of keys written by k_x sessions.
 //
 // Memory: the graph keeps every so, wr and forced edge (20 bytes each) in
 // chunks of 64Ki edges that are never copied, plus 4 bytes an edge and 4

@@ -1,8 +1,10 @@
 package saturation
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -25,12 +27,15 @@ func (m Model) String() string {
 // Initial is the source of a read of the initial state.
 const Initial int32 = -1
 
-// MaxClockEntries bounds n·k for Causal's vector clocks (256 MiB of
-// int32): beyond it Check returns ErrTooManySessions rather than exhaust
-// memory.
-const MaxClockEntries = 1 << 26
+// MaxClockBytes bounds the memory of Causal's vector clocks (n·k
+// entries, each one, two or four bytes by the longest session: see
+// clockWidth): beyond it Check returns ErrTooManySessions rather than
+// exhaust memory. It is the bound the clocks had when every entry was an
+// int32 and at most 1<<26 of them were allowed.
+const MaxClockBytes = 1 << 28
 
-// ErrTooManySessions is returned for Causal when n·k exceeds MaxClockEntries.
+// ErrTooManySessions is returned for Causal when the clocks would take
+// more than MaxClockBytes.
 var ErrTooManySessions = errors.New("saturation: too many sessions for causal's vector clocks")
 
 // Read is an external read: the key and the transaction read from.
@@ -300,7 +305,10 @@ func baseEdges(h *History, m Model, g *graph) {
 }
 
 // Check decides h at m.
-func Check(h *History, m Model) (*Result, error) {
+func Check(h *History, m Model) (*Result, error) { return check(h, m, 0) }
+
+// check is Check with Causal's clock width forced (0: clockWidth's).
+func check(h *History, m Model, width int) (*Result, error) {
 	n := h.N()
 	g := &graph{n: n}
 	baseEdges(h, m, g)
@@ -315,7 +323,7 @@ func Check(h *History, m Model) (*Result, error) {
 		initCycle = saturateRA(h, g)
 	case Causal:
 		var err error
-		initCycle, err = saturateCausal(h, g, order)
+		initCycle, err = saturateCausal(h, g, order, width)
 		if err != nil {
 			return nil, err
 		}
@@ -409,17 +417,61 @@ func saturateRA(h *History, g *graph) []Edge {
 	return nil
 }
 
+// clock is the type of one vector clock entry: a prefix length of a
+// session, at most the session's length.
+type clock interface{ uint8 | uint16 | int32 }
+
+// clockWidth is the bytes a clock entry needs for h: an entry holds a
+// session's prefix length, 0 to its length, so the longest session
+// decides (docs/SEMANTICS.md §3 "Causal's clocks as narrow as the
+// sessions are short"). At a thousand sessions the n·k entries are the
+// check's memory, and AWDIT's generator writes about two hundred
+// transactions a session: one byte an entry where four made the clocks
+// exceed their bound.
+func clockWidth(h *History) int {
+	longest := 0
+	for _, s := range h.Sessions {
+		longest = max(longest, len(s))
+	}
+	switch {
+	case longest <= math.MaxUint8:
+		return 1
+	case longest <= math.MaxUint16:
+		return 2
+	}
+	return 4
+}
+
 // saturateCausal adds the edges Causal forces, with vector clocks over
 // the sessions computed along order (a topological order of so ∪ wr):
 // vc[t][s] is the length of session s's prefix in t's causal past, t
-// included.
-func saturateCausal(h *History, g *graph, order []int32) ([]Edge, error) {
+// included. Its entries are as narrow as the longest session allows
+// (clockWidth); width, when not 0, forces one (tests: 4 is the int32
+// clocks the narrow ones are held to).
+func saturateCausal(h *History, g *graph, order []int32, width int) ([]Edge, error) {
 	n, k := h.N(), len(h.Sessions)
-	if int64(n)*int64(k) > MaxClockEntries {
-		return nil, fmt.Errorf("%w: %d transactions × %d sessions", ErrTooManySessions, n, k)
+	if width == 0 {
+		width = clockWidth(h)
 	}
-	vc := make([]int32, n*k)
-	row := func(t int32) []int32 { return vc[int(t)*k : int(t)*k+k] }
+	if int64(n)*int64(k)*int64(width) > MaxClockBytes {
+		return nil, fmt.Errorf("%w: %d transactions × %d sessions × %d bytes", ErrTooManySessions, n, k, width)
+	}
+	switch width {
+	case 1:
+		return saturateCausalW[uint8](h, g, order)
+	case 2:
+		return saturateCausalW[uint16](h, g, order)
+	}
+	return saturateCausalW[int32](h, g, order)
+}
+
+// clocks are the vector clocks of h's transactions, computed along
+// order (a topological order of so ∪ wr): row t (k entries from t·k) is,
+// per session, the length of its prefix in t's causal past, t included.
+func clocks[C clock](h *History, order []int32) []C {
+	k := len(h.Sessions)
+	vc := make([]C, h.N()*k)
+	row := func(t int32) []C { return vc[int(t)*k : int(t)*k+k] }
 	for _, t := range order {
 		r := row(t)
 		if p := h.Pos[t]; p > 0 {
@@ -429,12 +481,82 @@ func saturateCausal(h *History, g *graph, order []int32) ([]Edge, error) {
 			if rd.From == Initial || rd.From == t {
 				continue
 			}
-			for s, c := range row(rd.From) {
-				r[s] = max(r[s], c)
+			if int32(r[h.Session[rd.From]]) > h.Pos[rd.From] {
+				// The source is in the past joined so far (a repeated
+				// source, or one an earlier source or the session
+				// predecessor saw): its clock is below r already, and
+				// the join, k entries, would change nothing
+				// (docs/SEMANTICS.md §3 "Causal's clocks as narrow as
+				// the sessions are short").
+				continue
 			}
+			join(r, row(rd.From))
 		}
-		r[h.Session[t]] = h.Pos[t] + 1
+		r[h.Session[t]] = C(h.Pos[t] + 1)
 	}
+	return vc
+}
+
+// join sets r to the entrywise maximum of r and c (of one length). One-
+// and two-byte entries are compared eight or four at a time in a word
+// (joinWords): at a thousand sessions the joins were the largest part of
+// the check.
+func join[C clock](r, c []C) {
+	switch rb := any(r).(type) {
+	case []uint8:
+		joinWords(rb, any(c).([]uint8))
+	case []uint16:
+		cw := any(c).([]uint16)
+		i := 0
+		for ; i+4 <= len(rb); i += 4 {
+			a := uint64(rb[i]) | uint64(rb[i+1])<<16 | uint64(rb[i+2])<<32 | uint64(rb[i+3])<<48
+			b := uint64(cw[i]) | uint64(cw[i+1])<<16 | uint64(cw[i+2])<<32 | uint64(cw[i+3])<<48
+			m := maxLanes(a, b, 0x8000800080008000, 15, 0xFFFF)
+			rb[i], rb[i+1], rb[i+2], rb[i+3] = uint16(m), uint16(m>>16), uint16(m>>32), uint16(m>>48)
+		}
+		for ; i < len(rb); i++ {
+			rb[i] = max(rb[i], cw[i])
+		}
+	default:
+		for s, v := range c {
+			r[s] = max(r[s], v)
+		}
+	}
+}
+
+// joinWords is join for one-byte entries, eight at a time.
+func joinWords(r, c []uint8) {
+	i := 0
+	for ; i+8 <= len(r); i += 8 {
+		m := maxLanes(binary.LittleEndian.Uint64(r[i:]), binary.LittleEndian.Uint64(c[i:]), 0x8080808080808080, 7, 0xFF)
+		binary.LittleEndian.PutUint64(r[i:], m)
+	}
+	for ; i < len(r); i++ {
+		r[i] = max(r[i], c[i])
+	}
+}
+
+// maxLanes is the unsigned maximum of a's and b's lanes, each lane a run
+// of bits whose top bit is set in high (shift: the lane width minus one;
+// ones: a lane of ones). Per lane, a >= b when a's top bit is set and
+// b's not, or the top bits agree and a's low bits are at least b's:
+// (a | high) - (b &^ high) subtracts low bits from low bits plus the top
+// bit, which never borrows from the next lane (every lane's difference
+// is 1 to 2^w - 1), and leaves the top bit set exactly when a's low bits
+// are at least b's.
+func maxLanes(a, b, high uint64, shift uint, ones uint64) uint64 {
+	lowGE := (a | high) - (b &^ high)
+	ge := ((a &^ b) | (^(a ^ b) & lowGE)) & high
+	mask := (ge >> shift) * ones
+	return a&mask | b&^mask
+}
+
+// saturateCausalW is saturateCausal with entries of type C, which must
+// hold the longest session's length.
+func saturateCausalW[C clock](h *History, g *graph, order []int32) ([]Edge, error) {
+	n, k := h.N(), len(h.Sessions)
+	vc := clocks[C](h, order)
+	row := func(t int32) []C { return vc[int(t)*k : int(t)*k+k] }
 	// Per key, its writers grouped by session in session order, all in
 	// one array (a key's groups, then their positions, contiguous): a
 	// read visits every group of its key, and separate slices per group
@@ -488,16 +610,16 @@ func saturateCausal(h *History, g *graph, order []int32) ([]Edge, error) {
 	for t3 := range int32(n) {
 		r := row(t3)
 		for _, rd := range h.Reads[t3] {
-			var w []int32 // t2's clock (nil: the initial state)
+			var w []C // t2's clock (nil: the initial state)
 			if rd.From != Initial && rd.From != t3 {
 				w = row(rd.From)
 			}
 			for _, gr := range groups[ng[rd.Key]:ng[rd.Key+1]] {
-				limit := r[gr.session]
+				limit := int32(r[gr.session])
 				if gr.session == h.Session[t3] {
 					limit = h.Pos[t3] // strictly before t3
 				}
-				if w != nil && limit <= w[gr.session] {
+				if w != nil && limit <= int32(w[gr.session]) {
 					// Every writer of the session in t3's past is in
 					// t2's past too (t3 read from t2, so its prefix of
 					// the session is at least t2's): the edge below
@@ -511,7 +633,7 @@ func saturateCausal(h *History, g *graph, order []int32) ([]Edge, error) {
 				if i == 0 {
 					continue
 				}
-				if w != nil && w[gr.session] > pos[i-1] {
+				if w != nil && int32(w[gr.session]) > pos[i-1] {
 					// In t2's past (t2 itself included): the test
 					// below, made before the session's array is read
 					// (a cache miss a read and session otherwise).
@@ -524,7 +646,7 @@ func saturateCausal(h *History, g *graph, order []int32) ([]Edge, error) {
 				if rd.From == Initial {
 					return intoInitial(t1, t3, rd.Key), nil
 				}
-				if row(rd.From)[gr.session] > pos[i-1] {
+				if int32(row(rd.From)[gr.session]) > pos[i-1] {
 					// t1 is already in t2's causal past: a path of so
 					// and wr edges orders it, and the edge would only
 					// repeat that (up to k edges a read otherwise: at a

@@ -98,6 +98,10 @@ type fast struct {
 	// why says what the first trouble was, for tests and metrics.
 	why string
 
+	// propagate's work stack and scratch clock (never a node's clock).
+	work       []int32
+	clkScratch []int32
+
 	// scratch for the topological order's searches.
 	mark       []uint32
 	epoch      uint32
@@ -151,6 +155,10 @@ type keyWriters struct {
 // kilobyte per key).
 const indexedSessions = 256
 
+// firstWriters is the capacity of a (key, session) list of writers when
+// it is made (64 bytes).
+const firstWriters = 8
+
 // find is session s's index in sessions (-1: none).
 func (kw *keyWriters) find(s int32) int {
 	if s < indexedSessions {
@@ -175,6 +183,13 @@ func (kw *keyWriters) add(s, pos, t int32) {
 			}
 			kw.at[s] = int32(j) + 1
 		}
+	}
+	if kw.lists[j] == nil {
+		// Room for a few writes at once: a (key, session) list grew
+		// 1, 2, 4, 8 by append, four allocations for the five writes
+		// the generated streams give it (keyWriters.add's growth was
+		// 8% of run --level causal's profile).
+		kw.lists[j] = make([]posTxn, 0, firstWriters)
 	}
 	kw.lists[j] = append(kw.lists[j], posTxn{pos, t})
 	kw.lastPos[j] = max(kw.lastPos[j], pos)
@@ -225,25 +240,44 @@ func (f *fast) fail(why string) {
 }
 
 func (f *fast) grow(n int) {
-	for len(f.ord) < n {
-		f.ord = append(f.ord, -1)
-		f.out = append(f.out, nil)
-		f.in = append(f.in, nil)
-		f.finals = append(f.finals, nil)
-		f.reads = append(f.reads, nil)
-		f.node = append(f.node, false)
-		f.usable = append(f.usable, false)
-		f.chosen = append(f.chosen, false)
-		f.sessOf = append(f.sessOf, -1)
-		f.pos = append(f.pos, -1)
-		f.clock = append(f.clock, nil)
-		f.succ = append(f.succ, nil)
-		f.closed = append(f.closed, false)
-		f.srcs = append(f.srcs, nil)
-		f.froms = append(f.froms, nil)
-		f.prev = append(f.prev, -1)
-		f.mark = append(f.mark, 0)
+	if len(f.ord) >= n {
+		return
 	}
+	// Every per-node slice to the same capacity at once, doubling: one
+	// append each grew them by a quarter at a time past 256 nodes (Go's
+	// growth for large slices), and, rebuilt from nothing after every
+	// retirement pass at read committed, they were 22% of the bytes run
+	// allocated there (n's own allocation is about a third of that).
+	c := max(n, 2*len(f.ord), 64)
+	f.ord = extend(f.ord, n, c, -1)
+	f.out = extend(f.out, n, c, nil)
+	f.in = extend(f.in, n, c, nil)
+	f.finals = extend(f.finals, n, c, nil)
+	f.reads = extend(f.reads, n, c, nil)
+	f.node = extend(f.node, n, c, false)
+	f.usable = extend(f.usable, n, c, false)
+	f.chosen = extend(f.chosen, n, c, false)
+	f.sessOf = extend(f.sessOf, n, c, -1)
+	f.pos = extend(f.pos, n, c, -1)
+	f.clock = extend(f.clock, n, c, nil)
+	f.succ = extend(f.succ, n, c, nil)
+	f.closed = extend(f.closed, n, c, false)
+	f.srcs = extend(f.srcs, n, c, nil)
+	f.froms = extend(f.froms, n, c, nil)
+	f.prev = extend(f.prev, n, c, -1)
+	f.mark = extend(f.mark, n, c, 0)
+}
+
+// extend is s extended to length n with fill, its backing array of
+// capacity at least c when it must be replaced.
+func extend[T any](s []T, n, c int, fill T) []T {
+	if cap(s) < n {
+		s = slices.Grow(s, c-len(s))
+	}
+	for len(s) < n {
+		s = append(s, fill)
+	}
+	return s
 }
 
 // parse splits t's ops as prepare does: one external read per distinct
@@ -518,14 +552,9 @@ func writes(finals []kv, k int32) bool {
 	return false
 }
 
-// clockOf is n's causal past in the instance, from its predecessors'
-// clocks now: the session predecessor's, and, once n is closed, its
-// chosen sources'.
-func (f *fast) clockOf(n int32) []int32 {
-	return f.clockInto(n, make([]int32, len(f.sessLast)))
-}
-
-// clockInto computes n's clock into clk (len(f.sessLast) long): propagate
+// clockInto computes n's causal past in the instance, from its
+// predecessors' clocks now (the session predecessor's, and, once n is
+// closed, its chosen sources'), into clk (len(f.sessLast) long): propagate
 // computes a successor's clock into scratch, and when it changed keeps it
 // and takes the replaced one as the next scratch, so recomputing pasts
 // allocates nothing once the sessions are known.
@@ -557,13 +586,15 @@ func (f *fast) clockInto(n int32, clk []int32) []int32 {
 // instance's past of a node grows when an ancestor closes (its reads
 // join the instance).
 func (f *fast) propagate(n int32) {
-	old := f.clock[n]
-	f.clock[n] = f.clockOf(n)
-	if f.closed[n] {
-		f.forcedCausal(n, old)
-	}
-	work := slices.Clone(f.succ[n])
-	var scratch []int32
+	// n is recomputed like every node its clock feeds: when its reads
+	// added nothing to its past, nothing is forced anew and the clocks
+	// computed from its own are current (every clock equals clockInto
+	// of its inputs after each propagate, and only n's inputs changed),
+	// so the walk stops there. The work stack and the scratch clock are
+	// the fast path's, reused from close to close: an allocation each
+	// per close before.
+	work := append(f.work[:0], n)
+	scratch := f.clkScratch
 	for len(work) > 0 {
 		d := work[len(work)-1]
 		work = work[:len(work)-1]
@@ -584,6 +615,7 @@ func (f *fast) propagate(n int32) {
 		scratch = prev
 		work = append(work, f.succ[d]...)
 	}
+	f.work, f.clkScratch = work[:0], scratch
 }
 
 // sameClock compares two clocks, a missing entry (a session that began
@@ -611,8 +643,10 @@ func sameClock(a, b []int32) bool {
 func (f *fast) forcedCausal(n int32, old []int32) {
 	clk := f.clock[n]
 	own := f.sessOf[n]
+	ownP := f.pos[n] - 1 // n is not in its own past
+	froms := f.froms[n]
 	for k, r := range f.reads[n] {
-		t2 := f.froms[n][k]
+		t2 := froms[k]
 		kw := f.keyWriters(r.k)
 		if kw == nil {
 			continue
@@ -621,25 +655,34 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 		if t2 >= 0 {
 			c2 = f.clock[t2]
 		}
+		lastPos := kw.lastPos[:len(kw.sessions)]
 		for j, s := range kw.sessions {
 			if int(s) >= len(clk) {
 				continue
 			}
 			p := clk[s]
 			if s == own {
-				p = f.pos[n] - 1 // n is not in its own past
+				p = ownP
 			}
-			o := int32(-1)
-			if int(s) < len(old) {
-				o = old[s]
-				if s == own {
-					o = min(o, f.pos[n]-1)
+			if p < 0 {
+				continue
+			}
+			if old != nil {
+				o := int32(-1)
+				if int(s) < len(old) {
+					o = old[s]
+					if s == own {
+						o = min(o, ownP)
+					}
+				}
+				if p <= o {
+					continue // nothing new in n's past of s
 				}
 			}
-			if p < 0 || (old != nil && p <= o) || (int(s) < len(c2) && (c2[s] >= p || c2[s] >= kw.lastPos[j])) {
-				// Nothing new, or every writer of the session in n's
-				// past is in t2's too (inPast below, without the
-				// search): most sessions of a read end here.
+			if int(s) < len(c2) && (c2[s] >= p || c2[s] >= lastPos[j]) {
+				// Every writer of the session in n's past is in t2's
+				// too (inPast below, without the search): most
+				// sessions of a read end here.
 				continue
 			}
 			// The session's last writer in n's past; in t2's past

@@ -3,6 +3,7 @@ package weakonline
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"testing"
@@ -82,5 +83,58 @@ func TestKVIsText(t *testing.T) {
 	}
 	if _, ok := kt.lookup("x", "\"never\""); ok {
 		t.Fatal("a value never numbered has a pair")
+	}
+}
+
+// naiveGrow is fast.grow as it was, one append per slice and node: the
+// model the batched growth is held to.
+func naiveGrow(f *fast, n int) {
+	for len(f.ord) < n {
+		f.ord = append(f.ord, -1)
+		f.out = append(f.out, nil)
+		f.in = append(f.in, nil)
+		f.finals = append(f.finals, nil)
+		f.reads = append(f.reads, nil)
+		f.node = append(f.node, false)
+		f.usable = append(f.usable, false)
+		f.chosen = append(f.chosen, false)
+		f.sessOf = append(f.sessOf, -1)
+		f.pos = append(f.pos, -1)
+		f.clock = append(f.clock, nil)
+		f.succ = append(f.succ, nil)
+		f.closed = append(f.closed, false)
+		f.srcs = append(f.srcs, nil)
+		f.froms = append(f.froms, nil)
+		f.prev = append(f.prev, -1)
+		f.mark = append(f.mark, 0)
+	}
+}
+
+// TestGrowAsNaive: growing the per-node slices in steps of random sizes,
+// with nodes set between the steps, gives the slices one append per node
+// gives, in length and content.
+func TestGrowAsNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 7))
+	for round := range 50 {
+		a, b := newFast(history.DefaultOptions(), nil), newFast(history.DefaultOptions(), nil)
+		for range 40 {
+			n := len(a.ord) + rng.IntN(300)
+			a.grow(n)
+			naiveGrow(b, n)
+			if n > 0 {
+				i := rng.IntN(n)
+				for _, f := range []*fast{a, b} {
+					f.ord[i], f.node[i], f.pos[i], f.mark[i] = int32(round), true, int32(i), 3
+					f.out[i] = []int32{int32(i)}
+					f.clock[i] = []int32{1, 2}
+				}
+			}
+		}
+		sl := func(f *fast) []any {
+			return []any{f.ord, f.out, f.in, f.finals, f.reads, f.node, f.usable, f.chosen, f.sessOf, f.pos, f.clock, f.succ, f.closed, f.srcs, f.froms, f.prev, f.mark}
+		}
+		if !reflect.DeepEqual(sl(a), sl(b)) {
+			t.Fatalf("round %d: grown slices differ from one append per node", round)
+		}
 	}
 }

@@ -1,0 +1,90 @@
+package weakonline
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+)
+
+// TestCausalClocksCurrent: after a causal stream, with the fast path
+// untroubled, every node's clock is what clockInto computes from its
+// inputs now (propagate stops at a node whose clock did not change: this
+// is the invariant that makes the stop exact), and every edge the axiom
+// forces under those clocks is in the graph: per closed node n, read of
+// x from t2 and session s, the session's last writer of x in n's past,
+// when it is not in t2's past, has an edge to t2. The obligations are
+// found here from the final clocks alone, not as forcedCausal found them
+// step by step (old clocks, sessions skipped).
+func TestCausalClocksCurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 2027))
+	validAt := []string{"", "causal", "read-atomic"}
+	checked, obligations := 0, 0
+	for i := range count(60) {
+		h, err := generated(rng, 4*i, validAt[i%len(validAt)], nil) // no lists: 4*i%4 == 0
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := history.DefaultOptions()
+		opts.Level = history.Causal
+		_, e := runFeed(t, h, opts, randomFeed(rng, h, []int64{1_000_000, 5_000_000, 50_000_000}))
+		f := e.fast
+		if f == nil || f.trouble {
+			continue
+		}
+		checked++
+		for d := range int32(len(f.node)) {
+			if !f.node[d] || f.clock[d] == nil {
+				continue
+			}
+			if want := f.clockInto(d, make([]int32, len(f.sessLast))); !sameClock(want, f.clock[d]) {
+				t.Fatalf("stream %d: node %d's clock %v, its inputs give %v", i, d, f.clock[d], want)
+			}
+		}
+		for n := range int32(len(f.node)) {
+			if !f.node[n] || !f.closed[n] {
+				continue
+			}
+			clk := f.clock[n]
+			for k, r := range f.reads[n] {
+				t2 := f.froms[n][k]
+				kw := f.keyWriters(r.k)
+				if kw == nil {
+					continue
+				}
+				for j, s := range kw.sessions {
+					p := int32(-1)
+					if int(s) < len(clk) {
+						p = clk[s]
+					}
+					if s == f.sessOf[n] {
+						p = f.pos[n] - 1
+					}
+					w := lastEntry(kw.lists[j], p)
+					if w == nil || w.t == n || w.t == t2 {
+						continue
+					}
+					if t2 >= 0 {
+						if c2 := f.clock[t2]; int(s) < len(c2) && c2[s] >= w.pos {
+							continue // in t2's past: so ∪ wr orders it
+						}
+					} else {
+						t.Fatalf("stream %d: %d reads the initial %d after writer %d, and the fast path saw no trouble", i, n, r.k, w.t)
+					}
+					obligations++
+					found := false
+					for _, v := range f.out[w.t] {
+						found = found || v == t2
+					}
+					if !found {
+						t.Fatalf("stream %d: %d reads key %d from %d; %d (session %d) is in its past and not in %d's, and has no edge to it", i, n, r.k, t2, w.t, s, t2)
+					}
+				}
+			}
+		}
+	}
+	if checked < count(60)/2 || obligations == 0 {
+		t.Fatalf("%d streams with an untroubled fast path, %d forced edges: too few to test", checked, obligations)
+	}
+	t.Logf("%d streams, %d forced edges found in the graph", checked, obligations)
+}
