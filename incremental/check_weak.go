@@ -3,6 +3,7 @@ package incremental
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -109,7 +110,11 @@ type weakOutcome struct {
 	trivial bool
 	// reason says why the verdict is Unknown.
 	reason string
-	forced int
+	// tooLarge: Unknown because causal's clocks would exceed
+	// saturation.MaxClockBytes (a history of many sessions and very many
+	// transactions).
+	tooLarge bool
+	forced   int
 }
 
 // decideWeak decides p's history at p.opts.Level.
@@ -377,7 +382,7 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 			}
 			res, err := saturation.Check(sh, model)
 			if err != nil {
-				return weakOutcome{verdict: Unknown, reason: err.Error()}, nil
+				return weakOutcome{verdict: Unknown, reason: err.Error(), tooLarge: errors.Is(err, saturation.ErrTooManySessions)}, nil
 			}
 			if res.Valid {
 				w := make([]int32, len(res.Order))
@@ -842,7 +847,13 @@ func checkWeakPrepared(ctx context.Context, p *prepared, cfg Config) (*Result, e
 	case Unknown:
 		// Enumeration gave up (too many sources to choose from). A
 		// witness of a stronger level is a witness here too, so the SAT
-		// engine is asked for one before answering unknown.
+		// engine is asked for one before answering unknown, unless that
+		// search is hopeless (strongerWorthTrying).
+		if !strongerWorthTrying(out, h) {
+			res.Verdict = Unknown
+			res.Stats.TimedOutAny = true
+			return res, nil
+		}
 		if w, ok := strongerWitness(ctx, h, opts, cfg, p.rtReads); ok {
 			res.Verdict = Valid
 			res.Witness = w
@@ -1104,6 +1115,27 @@ func strongerLevel(lv history.Level) history.Level {
 		return history.Serializable
 	}
 	return history.StrongSessionSerializable
+}
+
+// strongerWorthTrying says whether an Unknown weak outcome should ask
+// the SAT engine for a stronger level's witness. Not when causal's clocks
+// were refused for size on a history without client time on every
+// transaction: such a history has hundreds of thousands of transactions
+// over a thousand sessions or more, and the serializable search without
+// the witness from client time has no bound on it (AWDIT's generated 1M
+// with 1,000 sessions grew past 3 GB without an answer before the clocks
+// narrowed; BENCHMARKS.md "weak26", session 20). With client time the
+// witness from it is linear, so it is still asked.
+func strongerWorthTrying(out weakOutcome, h *history.History) bool {
+	if !out.tooLarge {
+		return true
+	}
+	for i := range h.Txns {
+		if !h.Txns[i].HasTime {
+			return false
+		}
+	}
+	return true
 }
 
 // strongerWitness asks the SAT engine whether h satisfies the stronger
