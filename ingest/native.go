@@ -51,6 +51,10 @@ type NativeDecoder struct {
 	// elle: reading Elle JSON micro-ops, whose functions may keep
 	// Clojure's keyword spelling (":r").
 	elle bool
+
+	// slow turns decodeFast off: every line takes the general decoder
+	// (the tests' reference for the fast one).
+	slow bool
 }
 
 // internLimit bounds each intern table; a full table is cleared, which only
@@ -162,6 +166,19 @@ func nativeError(pos history.Pos, id string, de *decodeError) error {
 func (d *NativeDecoder) Facts() history.Facts { return d.facts }
 
 func (d *NativeDecoder) decode(line []byte, pos history.Pos) (history.Txn, *decodeError) {
+	if !d.slow && !d.elle {
+		if t, ok := d.decodeFast(line, pos); ok {
+			return t, nil
+		}
+	}
+	return d.decodeSlow(line, pos)
+}
+
+// decodeSlow is the general decoder: every spelling JSON allows, every
+// error with its field and column. decodeFast hands it every line it
+// does not read to the end itself, and tests hold the two to the same
+// results (native_fast_test.go).
+func (d *NativeDecoder) decodeSlow(line []byte, pos history.Pos) (history.Txn, *decodeError) {
 	var t history.Txn
 	t.Pos = pos
 	d.facts = history.Facts{}
@@ -280,36 +297,44 @@ func (d *NativeDecoder) decode(line []byte, pos history.Pos) (history.Txn, *deco
 		s.fail(s.i, "data after the event object")
 		return t, fail()
 	}
+	return t, d.finish(&t, seen, start, end, hasStart, hasEnd, pos)
+}
+
+// finish applies the rules that span fields once every field is read:
+// status and ops required, start and end together and in order, the
+// default id, the facts against the transaction. Both decoders end with
+// it, so that they cannot differ there.
+func (d *NativeDecoder) finish(t *history.Txn, seen int, start, end int64, hasStart, hasEnd bool, pos history.Pos) *decodeError {
 	if seen&fStatus == 0 {
-		return t, &decodeError{field: "status", err: errors.New("missing (want committed, aborted or unknown)")}
+		return &decodeError{field: "status", err: errors.New("missing (want committed, aborted or unknown)")}
 	}
 	if seen&fOps == 0 {
-		return t, &decodeError{field: "ops", err: errors.New("missing")}
+		return &decodeError{field: "ops", err: errors.New("missing")}
 	}
 	switch {
 	case hasStart && hasEnd:
 		if end < start {
-			return t, &decodeError{field: "end", err: fmt.Errorf("end %d is before start %d", end, start)}
+			return &decodeError{field: "end", err: fmt.Errorf("end %d is before start %d", end, start)}
 		}
 		t.Start, t.End, t.HasTime = start, end, true
 	case hasStart:
-		return t, &decodeError{field: "end", err: errors.New("missing (start and end come together)")}
+		return &decodeError{field: "end", err: errors.New("missing (start and end come together)")}
 	case hasEnd:
-		return t, &decodeError{field: "start", err: errors.New("missing (start and end come together)")}
+		return &decodeError{field: "start", err: errors.New("missing (start and end come together)")}
 	}
 	if t.ID == "" { // absent or null
-		t.ID = defaultID(&t, pos)
+		t.ID = defaultID(t, pos)
 	}
 	if d.facts.Has != 0 {
-		if err := d.facts.Validate(&t); err != nil {
+		if err := d.facts.Validate(t); err != nil {
 			var he *history.Error
 			if errors.As(err, &he) {
-				return t, &decodeError{field: he.Field, err: he.Err}
+				return &decodeError{field: he.Field, err: he.Err}
 			}
-			return t, &decodeError{err: err}
+			return &decodeError{err: err}
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // stampField reads commit_ts, start_ts or xid: a non-negative integer that
