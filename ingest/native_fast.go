@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -60,41 +61,25 @@ func plainEnd(b []byte, i int) int {
 }
 
 // uintLit returns the literal of a canonical non-negative integer that
-// fits int64 starting at b[i], and the index after it; ok false when
-// b[i] is not a digit or the integer does not fit. The caller checks the
-// byte after it: a fraction, an exponent, or a digit after a leading 0 is
-// not structural there, and so declines.
-func uintLit(b []byte, i int) (lit []byte, next int, ok bool) {
-	j := i
+// fits int64 starting at b[i], its value and the index after it; ok false
+// when b[i] is not a digit or the integer does not fit. The caller checks
+// the byte after it: a fraction, an exponent, or a digit after a leading
+// 0 is not structural there, and so declines.
+func uintLit(b []byte, i int) (lit []byte, v int64, next int, ok bool) {
+	j, n := i, uint64(0)
 	if j < len(b) && b[j] == '0' {
 		j++
 	} else {
-		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+		for j < len(b) && b[j]-'0' <= 9 {
+			n = n*10 + uint64(b[j]-'0')
 			j++
 		}
 	}
-	if j == i || j-i > 19 {
-		return nil, 0, false
+	// 19 digits fit a uint64 (parseInt's argument), not always an int64.
+	if j == i || j-i > 19 || j-i == 19 && n > math.MaxInt64 {
+		return nil, 0, 0, false
 	}
-	lit = b[i:j]
-	if j-i == 19 {
-		if _, err := parseInt(lit); err != nil {
-			return nil, 0, false
-		}
-	}
-	return lit, j, true
-}
-
-// uintAt is uintLit's value.
-func uintAt(b []byte, i int) (v int64, next int, ok bool) {
-	lit, next, ok := uintLit(b, i)
-	if !ok {
-		return 0, 0, false
-	}
-	for _, c := range lit {
-		v = v*10 + int64(c-'0')
-	}
-	return v, next, true
+	return b[i:j], int64(n), j, true
 }
 
 // decodeFast reads line if it has the common spelling (see above) and
@@ -207,7 +192,7 @@ func (d *NativeDecoder) decodeFast(line []byte, pos history.Pos) (t history.Txn,
 				d.facts.Snap, d.facts.Has = snap, d.facts.Has|history.HasSnapshot
 			}
 		case fStart, fEnd, fCommitTS, fStartTS, fXid:
-			v, j, ok := uintAt(b, i)
+			_, v, j, ok := uintLit(b, i)
 			if !ok {
 				return decline()
 			}
@@ -352,14 +337,14 @@ func (d *NativeDecoder) fastOp(b []byte, i int) (op history.Op, next int, ok boo
 		if j < 0 {
 			return op, 0, false
 		}
-		op.Key = d.internKey(b[i : j+1])
+		op.Key = d.fastKey(b[i : j+1])
 		i = j + 1
 	case '0' <= c && c <= '9':
-		lit, j, ok := uintLit(b, i)
+		lit, _, j, ok := uintLit(b, i)
 		if !ok || j >= len(b) || b[j] != ',' {
 			return op, 0, false // as fastScalar: the whole key, or nothing interned
 		}
-		op.Key = d.internKey(lit)
+		op.Key = d.fastKey(lit)
 		i = j
 	default:
 		return op, 0, false
@@ -430,6 +415,19 @@ func (d *NativeDecoder) fastOp(b []byte, i int) (op history.Op, next int, ok boo
 	return op, i + 1, true
 }
 
+// fastKey is internKey for a key text read from the line as it stands.
+// In scratch mode the op's Key is the line's own bytes, which ScanNative's
+// callers may read during their call only (as they may the ID): equal
+// text to the table's, without a load of the table's entry, a cache miss
+// per op on a history of many keys.
+func (d *NativeDecoder) fastKey(text []byte) history.Value {
+	if d.scratch {
+		d.lastID = d.ids.of(text)
+		return history.Value(unsafe.String(unsafe.SliceData(text), len(text)))
+	}
+	return d.internKey(text)
+}
+
 // fastScalar reads a value at b[i] as value() does, and, in scratch mode,
 // its id as idOf gives it: null, a plain string, a canonical non-negative
 // integer; ok false for anything else.
@@ -458,24 +456,33 @@ func (d *NativeDecoder) fastScalar(b []byte, i int) (v history.Value, id int32, 
 		}
 		return v, id, j + 1, true
 	case '0' <= c && c <= '9':
-		lit, j, ok := uintLit(b, i)
-		if !ok || j >= len(b) || b[j] != ',' && b[j] != ']' {
-			// Not the whole number ("1.5", "1e3", "01"): declined
-			// before it is interned, so that no text the general
-			// decoder never sees takes an id (textIDs are dense in
-			// order of first sight).
+		// The digits and their value in one pass (uintLit's rules).
+		j, n := i+1, uint64(c-'0')
+		if c != '0' {
+			for j < len(b) && b[j]-'0' <= 9 {
+				n = n*10 + uint64(b[j]-'0')
+				j++
+			}
+		}
+		if j-i > 19 || j-i == 19 && n > math.MaxInt64 || j >= len(b) || b[j] != ',' && b[j] != ']' {
+			// Beyond int64, or not the whole number ("1.5", "1e3",
+			// "01"): declined before it is interned, so that no text
+			// the general decoder never sees takes an id (textIDs are
+			// dense in order of first sight).
 			return "", 0, 0, false
 		}
-		if v, ok := smallInt(lit); ok {
+		lit := b[i:j]
+		if n < uint64(len(smallInts)) {
+			// smallInt's case: canonical and below 1024.
+			v = smallInts[n]
 			if d.scratch {
-				id = d.ids.small(lit, v)
+				id = d.ids.smallN(int(n), v)
 			}
 			return v, id, j, true
 		}
-		if d.scratch {
-			if n, ok := plainInt(lit); ok {
-				return history.Value(lit), IntID(n), j, true
-			}
+		if d.scratch && j-i <= 9 {
+			// plainInt's case: numbered by itself.
+			return history.Value(lit), IntID(int32(n)), j, true
 		}
 		if len(lit) <= shortValue {
 			v = d.internKey(lit)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/internal/gen"
@@ -325,4 +326,56 @@ func FuzzNativeFast(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestWordsMasked: words reads a text of 1 to 16 bytes by two loads
+// when the array has 16 bytes from its start, masking off what follows
+// the text; the result is the byte loop's (the slice cut at its length,
+// so that the loads cannot be used), whatever the bytes after it hold.
+func TestWordsMasked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 29))
+	buf := make([]byte, 64)
+	for range 10000 {
+		for i := range buf {
+			buf[i] = byte(rng.IntN(256))
+		}
+		at, n := rng.IntN(32), 1+rng.IntN(16)
+		b := buf[at : at+n]
+		a1, c1 := words(b)
+		a2, c2 := words(b[:n:n])
+		if a1 != a2 || c1 != c2 {
+			t.Fatalf("words(%q) = %x %x with the loads, %x %x with the loop", b, a1, c1, a2, c2)
+		}
+	}
+}
+
+// TestShortIntern: Decode's table for short texts gives back each text
+// exactly (texts that differ in one byte or in length, padded with what
+// a zero word holds, are common here), shares one string per text, and
+// starts again empty at internLimit texts.
+func TestShortIntern(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 29))
+	var tab shortIntern
+	seen := map[string]history.Value{}
+	for i := range 3 * internLimit {
+		n := 1 + rng.IntN(16)
+		b := make([]byte, n, 16+rng.IntN(16))
+		for j := range b {
+			b[j] = "\x00a1"[rng.IntN(3)]
+		}
+		if i%3 == 0 {
+			b = append(b[:0], fmt.Sprintf("k%d", i)...) // ever-new texts, to reach the bound
+		}
+		v := tab.get(b)
+		if string(v) != string(b) {
+			t.Fatalf("get(%q) = %q", b, v)
+		}
+		if tab.used > internLimit {
+			t.Fatalf("%d texts held, bound %d", tab.used, internLimit)
+		}
+		if w, ok := seen[string(b)]; ok && tab.used > 1 && unsafe.StringData(string(w)) != unsafe.StringData(string(v)) && len(seen) < internLimit/2 {
+			t.Fatalf("get(%q) not shared", b)
+		}
+		seen[string(b)] = v
+	}
 }
