@@ -7,7 +7,7 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 )
 
-// The fast path of the native decoder (docs/SEMANTICS.md §1 "The native
+// The fast path of the native decoder (docs/SEMANTICS.md §10 "The native
 // decoder's fast path").
 //
 // Recorders and `streamcheck gen` write one spelling of each event: no

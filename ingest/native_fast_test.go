@@ -19,7 +19,7 @@ import (
 )
 
 // The fast path's oracle is the general decoder it falls back to
-// (docs/SEMANTICS.md §1 "The native decoder's fast path"): decodeSlow,
+// (docs/SEMANTICS.md §10 "The native decoder's fast path"): decodeSlow,
 // the decoder as it was before the fast path, kept whole and reachable
 // with NativeDecoder.slow. fastAgainstSlow decodes a sequence of lines
 // with both, in each of the three modes (Decode's, the batch reader's,
