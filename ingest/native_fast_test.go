@@ -32,6 +32,10 @@ func fastAgainstSlow(lines [][]byte) (fast int, err error) {
 	for _, mode := range []string{"plain", "batch", "scratch"} {
 		f := NativeDecoder{batch: mode == "batch", scratch: mode == "scratch"}
 		s := NativeDecoder{batch: mode == "batch", scratch: mode == "scratch", slow: true}
+		// The transactions of Decode's and the batch mode are the
+		// caller's: compared again at the end, so that one that shares
+		// storage with a later line's shows.
+		var fts, sts []history.Txn
 		for n, line := range lines {
 			pos := history.Pos{Source: "t", Line: n + 1, Offset: int64(100 * n)}
 			ft, fok := f.decodeFast(line, pos)
@@ -59,6 +63,7 @@ func fastAgainstSlow(lines [][]byte) (fast int, err error) {
 				return fast, fmt.Errorf("%s line %d %q: facts %+v, general %+v", mode, n+1, line, f.facts, s.facts)
 			}
 			if mode != "scratch" {
+				fts, sts = append(fts, ft), append(sts, st)
 				continue
 			}
 			for _, c := range []struct {
@@ -71,6 +76,11 @@ func fastAgainstSlow(lines [][]byte) (fast int, err error) {
 				if !reflect.DeepEqual(c.a, c.b) {
 					return fast, fmt.Errorf("%s line %d %q: %s %v, general %v", mode, n+1, line, c.name, c.a, c.b)
 				}
+			}
+		}
+		for k := range fts {
+			if !reflect.DeepEqual(fts[k], sts[k]) {
+				return fast, fmt.Errorf("%s: after the last line, the %d-th accepted transaction is\n fast    %#v\n general %#v", mode, k+1, fts[k], sts[k])
 			}
 		}
 	}
