@@ -218,9 +218,18 @@ func mutate(rng *rand.Rand, line []byte) []byte {
 			}
 		}
 	}
-	// A string's contents or a number's digits, altered.
+	// A number's digits, altered, or the number replaced by one at the
+	// edge of int64.
 	for i := at; i < len(b); i++ {
 		if b[i] >= '0' && b[i] <= '9' {
+			if rng.IntN(3) == 0 {
+				j := i
+				for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+					j++
+				}
+				w := []string{"9223372036854775807", "9223372036854775808", "9999999999999999999", "10000000000000000000"}[rng.IntN(4)]
+				return append(b[:i:i], append([]byte(w), b[j:]...)...)
+			}
 			w := []string{"-", "0", ".5", "e1", "9999999999999999999"}[rng.IntN(5)]
 			return append(b[:i:i], append([]byte(w), b[i:]...)...)
 		}
@@ -310,10 +319,13 @@ func TestNativeFastDeclines(t *testing.T) {
 		`{"status":"committed","ops":[["r","x",1,2]]}`,                 // four elements
 		`{"status":"committed","ops":[["R","x",1]]}`,                   // unknown function
 		`{"status":"committed","ops":[["r","x",9223372036854775808]]}`, // beyond int64
-		`{"status":"committed","ops":[]}x`,                             // data after
-		`{"status":"committed","ops":[]`,                               // cut
-		`{"status":"committed","ops":[["r","x\u0000",1]]}`,             // escape in a key
-		"{\"status\":\"committed\",\"ops\":[[\"r\",\"x\x7f\",1]]}",     // DEL
+		`{"status":"committed","ops":[["r",9999999999999999999,1]]}`,   // key beyond int64
+		`{"start":1,"end":9223372036854775808,"status":"committed","ops":[]}`,
+		`{"commit_ts":9999999999999999999,"status":"committed","ops":[]}`,
+		`{"status":"committed","ops":[]}x`,                         // data after
+		`{"status":"committed","ops":[]`,                           // cut
+		`{"status":"committed","ops":[["r","x\u0000",1]]}`,         // escape in a key
+		"{\"status\":\"committed\",\"ops\":[[\"r\",\"x\x7f\",1]]}", // DEL
 	} {
 		var f NativeDecoder
 		if _, fast := f.decodeFast([]byte(line), history.Pos{Line: 1}); fast {
@@ -364,6 +376,22 @@ func TestWordsMasked(t *testing.T) {
 // a zero word holds, are common here), shares one string per text, and
 // starts again empty at internLimit texts.
 func TestShortIntern(t *testing.T) {
+	// Texts that differ only in their length (zero bytes at the end pack
+	// into the same words), in a table of two slots, where they collide
+	// half the time: the length must tell them apart.
+	for k := 1; k < 16; k++ {
+		for _, c := range []byte{0, 'a'} {
+			short := append([]byte{c}, make([]byte, k-1)...)
+			long := append(bytes.Clone(short), 0)
+			tab := shortIntern{slots: make([]internSlot, 2), shift: 63}
+			if v := tab.get(short); string(v) != string(short) {
+				t.Fatalf("get(%q) = %q", short, v)
+			}
+			if v := tab.get(long); string(v) != string(long) {
+				t.Fatalf("get(%q) after %q = %q", long, short, v)
+			}
+		}
+	}
 	rng := rand.New(rand.NewPCG(26, 29))
 	var tab shortIntern
 	seen := map[string]history.Value{}
