@@ -38,6 +38,7 @@ func fastAgainstSlow(lines [][]byte) (fast int, err error) {
 		var fts, sts []history.Txn
 		for n, line := range lines {
 			pos := history.Pos{Source: "t", Line: n + 1, Offset: int64(100 * n)}
+			slab, slabLen := unsafe.SliceData(f.slab), len(f.slab)
 			ft, fok := f.decodeFast(line, pos)
 			var fde *decodeError
 			if !fok {
@@ -61,6 +62,18 @@ func fastAgainstSlow(lines [][]byte) (fast int, err error) {
 			}
 			if !reflect.DeepEqual(f.facts, s.facts) {
 				return fast, fmt.Errorf("%s line %d %q: facts %+v, general %+v", mode, n+1, line, f.facts, s.facts)
+			}
+			if k := len(ft.Ops); mode == "batch" && k > 0 {
+				// The ops are the slab's last k, right after what it
+				// held before the line (or alone in a new slab): a line
+				// the fast path declined gave back what it carved.
+				want := k
+				if unsafe.SliceData(f.slab) == slab {
+					want += slabLen
+				}
+				if len(f.slab) != want {
+					return fast, fmt.Errorf("%s line %d %q: slab length %d after %d ops, want %d", mode, n+1, line, len(f.slab), k, want)
+				}
 			}
 			if mode != "scratch" {
 				fts, sts = append(fts, ft), append(sts, st)
