@@ -279,9 +279,10 @@
 // "The native decoder's fast path"; native_fast_test.go holds the two
 // to it on the corpus, generated and mutated lines, and by fuzzing).
 // Measured per line of gen's stamped histories (BenchmarkNativeDecodeModes,
-// CPU time on a shared machine): ScanNative's mode 1.0 µs against the
-// general decoder's 2.2 (mixed) and 0.76 against 1.8 (blind writes);
-// Decode's 1.6 against 2.8 and 1.9 against 2.8.
+// CPU time, load 3 on 2 cores): ScanNative's mode 0.85-0.97 µs against
+// the general decoder's 2.0-2.1 (mixed) and 0.68-0.72 against 1.8-2.4
+// (blind writes); Decode's 2.0-2.4 against 3.8-4.2 and 1.0-1.3 against
+// 2.4-2.8 (BENCHMARKS.md "decode29").
 //
 // # Complexity
 //
