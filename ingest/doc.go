@@ -265,6 +265,25 @@
 // invocation's :value for the shape check, so the library reads an
 // invocation only when its transaction has no completion value.
 //
+// # The fast path
+//
+// Most native lines have one spelling: no whitespace, printable-ASCII
+// strings without escapes, canonical non-negative integers, only the
+// known fields (what recorders and `streamcheck gen` write). decodeFast
+// reads that spelling in one pass, without the scanner's per-token
+// whitespace, escape, UTF-8 and error bookkeeping, and declines any other
+// line before it reports anything; decodeSlow (the general decoder above)
+// then reads the declined line from its start and decides it. So every
+// error is the general decoder's, and on the lines it accepts the fast
+// path must give the same Txn, facts and scan ids (docs/SEMANTICS.md §10
+// "The native decoder's fast path"; native_fast_test.go holds the two
+// to it on the corpus, generated and mutated lines, and by fuzzing).
+// Measured per line of gen's stamped histories (BenchmarkNativeDecodeModes,
+// CPU time, load 3 on 2 cores): ScanNative's mode 0.85-0.97 µs against
+// the general decoder's 2.0-2.1 (mixed) and 0.68-0.72 against 1.8-2.4
+// (blind writes); Decode's 2.0-2.4 against 3.8-4.2 and 1.0-1.3 against
+// 2.4-2.8 (BENCHMARKS.md "decode29").
+//
 // # Complexity
 //
 // Native: O(n) in the line length; one allocation for the ops slice, one

@@ -72,6 +72,11 @@ func FuzzNativeDecode(f *testing.F) {
 		pos := history.Pos{Source: "fuzz", Line: 3, Offset: 10}
 		got, err := d.Decode(line, pos)
 		ref, refErr := oracleDecode(line, pos)
+		// The fast path against the general decoder, in every mode
+		// (native_fast_test.go).
+		if _, ferr := fastAgainstSlow([][]byte{line}); ferr != nil {
+			t.Fatal(ferr)
+		}
 		if (err == nil) != (refErr == nil) {
 			t.Fatalf("decoder error %v, oracle error %v", err, refErr)
 		}

@@ -20,7 +20,10 @@ import (
 //
 // The zero value is ready to use.
 type NativeDecoder struct {
-	s        scanner
+	s scanner
+	// short and keys are Decode's intern table, for texts of up to 16
+	// bytes (most keys and values) and for longer ones.
+	short    shortIntern
 	keys     map[string]history.Value
 	sessions map[string]string
 	ops      []history.Op // scratch for the current event's ops
@@ -51,6 +54,10 @@ type NativeDecoder struct {
 	// elle: reading Elle JSON micro-ops, whose functions may keep
 	// Clojure's keyword spelling (":r").
 	elle bool
+
+	// slow turns decodeFast off: every line takes the general decoder
+	// (the tests' reference for the fast one).
+	slow bool
 }
 
 // internLimit bounds each intern table; a full table is cleared, which only
@@ -66,6 +73,9 @@ func (d *NativeDecoder) internKey(b []byte) history.Value {
 		id := d.ids.of(b)
 		d.lastID = id
 		return d.ids.text[id]
+	}
+	if len(b) > 0 && len(b) <= 16 {
+		return d.short.get(b)
 	}
 	if v, ok := d.keys[string(b)]; ok {
 		return v
@@ -162,6 +172,19 @@ func nativeError(pos history.Pos, id string, de *decodeError) error {
 func (d *NativeDecoder) Facts() history.Facts { return d.facts }
 
 func (d *NativeDecoder) decode(line []byte, pos history.Pos) (history.Txn, *decodeError) {
+	if !d.slow && !d.elle {
+		if t, ok := d.decodeFast(line, pos); ok {
+			return t, nil
+		}
+	}
+	return d.decodeSlow(line, pos)
+}
+
+// decodeSlow is the general decoder: every spelling JSON allows, every
+// error with its field and column. decodeFast hands it every line it
+// does not read to the end itself, and tests hold the two to the same
+// results (native_fast_test.go).
+func (d *NativeDecoder) decodeSlow(line []byte, pos history.Pos) (history.Txn, *decodeError) {
 	var t history.Txn
 	t.Pos = pos
 	d.facts = history.Facts{}
@@ -280,36 +303,44 @@ func (d *NativeDecoder) decode(line []byte, pos history.Pos) (history.Txn, *deco
 		s.fail(s.i, "data after the event object")
 		return t, fail()
 	}
+	return t, d.finish(&t, seen, start, end, hasStart, hasEnd, pos)
+}
+
+// finish applies the rules that span fields once every field is read:
+// status and ops required, start and end together and in order, the
+// default id, the facts against the transaction. Both decoders end with
+// it, so that they cannot differ there.
+func (d *NativeDecoder) finish(t *history.Txn, seen int, start, end int64, hasStart, hasEnd bool, pos history.Pos) *decodeError {
 	if seen&fStatus == 0 {
-		return t, &decodeError{field: "status", err: errors.New("missing (want committed, aborted or unknown)")}
+		return &decodeError{field: "status", err: errors.New("missing (want committed, aborted or unknown)")}
 	}
 	if seen&fOps == 0 {
-		return t, &decodeError{field: "ops", err: errors.New("missing")}
+		return &decodeError{field: "ops", err: errors.New("missing")}
 	}
 	switch {
 	case hasStart && hasEnd:
 		if end < start {
-			return t, &decodeError{field: "end", err: fmt.Errorf("end %d is before start %d", end, start)}
+			return &decodeError{field: "end", err: fmt.Errorf("end %d is before start %d", end, start)}
 		}
 		t.Start, t.End, t.HasTime = start, end, true
 	case hasStart:
-		return t, &decodeError{field: "end", err: errors.New("missing (start and end come together)")}
+		return &decodeError{field: "end", err: errors.New("missing (start and end come together)")}
 	case hasEnd:
-		return t, &decodeError{field: "start", err: errors.New("missing (start and end come together)")}
+		return &decodeError{field: "start", err: errors.New("missing (start and end come together)")}
 	}
 	if t.ID == "" { // absent or null
-		t.ID = defaultID(&t, pos)
+		t.ID = defaultID(t, pos)
 	}
 	if d.facts.Has != 0 {
-		if err := d.facts.Validate(&t); err != nil {
+		if err := d.facts.Validate(t); err != nil {
 			var he *history.Error
 			if errors.As(err, &he) {
-				return t, &decodeError{field: he.Field, err: he.Err}
+				return &decodeError{field: he.Field, err: he.Err}
 			}
-			return t, &decodeError{err: err}
+			return &decodeError{err: err}
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // stampField reads commit_ts, start_ts or xid: a non-negative integer that
@@ -1108,6 +1139,18 @@ type shortSlot struct {
 // words packs a text of 1 to 16 bytes into two little-endian words,
 // zero-padded: with the length, equal words are equal texts.
 func words(b []byte) (a, c uint64) {
+	if cap(b) >= 16 {
+		// Two loads and masks instead of a loop over the bytes: the
+		// bytes past the text, up to the capacity, are memory of the
+		// same array (the line's, in a scan) and are masked off.
+		w := b[:16]
+		n := uint(len(b))
+		a, c = binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
+		if n < 8 {
+			return a & (1<<(8*n) - 1), 0
+		}
+		return a, c & (1<<(8*(n-8)) - 1) // n = 16: a shift by 64 is 0, the mask all ones
+	}
 	if len(b) >= 8 {
 		a = binary.LittleEndian.Uint64(b)
 		for i := len(b) - 1; i >= 8; i-- {
@@ -1147,6 +1190,64 @@ func (t *textIDs) shortOf(b []byte) int32 {
 			}
 			return id
 		}
+	}
+}
+
+// shortIntern interns texts of 1 to 16 bytes for Decode as textIDs'
+// short table numbers them for a scan: two words compared, a multiply to
+// hash, where the map hashed with aeshash and called memequal (the map was
+// most of the decoder's interning in a profile of run --stamps, issue
+// 26/29). Bounded like the map: at internLimit texts it starts again
+// empty.
+type shortIntern struct {
+	slots []internSlot
+	used  int
+	shift uint
+}
+
+type internSlot struct {
+	a, b uint64
+	v    history.Value // "": empty
+}
+
+func (t *shortIntern) get(b []byte) history.Value {
+	if t.slots == nil || t.used >= internLimit {
+		t.slots, t.shift, t.used = make([]internSlot, 1<<10), 64-10, 0
+	}
+	a, c := words(b)
+	n := len(b)
+	h := (a ^ c*0xC2B2AE3D27D4EB4F ^ uint64(n)) * 0x9E3779B97F4A7C15
+	mask := len(t.slots) - 1
+	for i := int(h >> t.shift); ; i = (i + 1) & mask {
+		e := &t.slots[i]
+		if len(e.v) == n && e.a == a && e.b == c {
+			return e.v
+		}
+		if e.v == "" {
+			v := history.Value(b)
+			*e = internSlot{a: a, b: c, v: v}
+			if t.used++; 2*t.used > len(t.slots) {
+				t.grow()
+			}
+			return v
+		}
+	}
+}
+
+func (t *shortIntern) grow() {
+	old := t.slots
+	t.slots, t.shift = make([]internSlot, 2*len(old)), t.shift-1
+	mask := len(t.slots) - 1
+	for _, e := range old {
+		if e.v == "" {
+			continue
+		}
+		h := (e.a ^ e.b*0xC2B2AE3D27D4EB4F ^ uint64(len(e.v))) * 0x9E3779B97F4A7C15
+		i := int(h >> t.shift)
+		for t.slots[i].v != "" {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = e
 	}
 }
 
@@ -1207,6 +1308,11 @@ func (t *textIDs) small(lit []byte, v history.Value) int32 {
 	for _, c := range lit { // smallInt's canonical digits
 		n = n*10 + int(c-'0')
 	}
+	return t.smallN(n, v)
+}
+
+// smallN is small for the integer n below len(smallInts), v its text.
+func (t *textIDs) smallN(n int, v history.Value) int32 {
 	if t.smallID == nil {
 		t.smallID = make([]int32, len(smallInts))
 	}

@@ -35,6 +35,12 @@ var ErrNotScannable = errors.New("ingest: not a plain native history")
 // history took 1.6 GB, whose first touch was most of check's CPU time
 // (BENCHMARKS.md "stamps4").
 func ScanNative(r io.Reader, source string, fn func(e *Event) error) error {
+	return scanNative(r, source, false, fn)
+}
+
+// scanNative is ScanNative; slow reads every line with the general
+// decoder alone (the tests' reference for the fast path).
+func scanNative(r io.Reader, source string, slow bool, fn func(e *Event) error) error {
 	br := bufio.NewReaderSize(r, peekSize)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		return ErrNotScannable
@@ -50,7 +56,7 @@ func ScanNative(r io.Reader, source string, fn func(e *Event) error) error {
 		return ErrNotScannable
 	}
 	off := int64(0)
-	d := NativeDecoder{scratch: true}
+	d := NativeDecoder{scratch: true, slow: slow}
 	// One transaction and one event for the whole scan: fn's arguments
 	// are valid only during the call, and a fresh pair per line was the
 	// scan's main allocation.

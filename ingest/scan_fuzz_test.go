@@ -3,7 +3,13 @@ package ingest
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
 )
 
 // FuzzScanNative: on any input ReadHistory reads as native JSON Lines,
@@ -23,6 +29,50 @@ func FuzzScanNative(f *testing.F) {
 		}
 		if err := scanAgainst(data, h); err != nil && !errors.Is(err, ErrNotScannable) {
 			t.Fatal(err)
+		}
+	})
+}
+
+// scanRecord is an Event copied out of its callback.
+type scanRecord struct {
+	Txn                     history.Txn
+	Facts                   history.Facts
+	KeyIDs, ValIDs, ListIDs []int32
+	Texts                   []history.Value
+}
+
+func scanRecords(data []byte, slow bool) ([]scanRecord, error) {
+	var out []scanRecord
+	err := scanNative(bytes.NewReader(data), "t", slow, func(e *Event) error {
+		t := *e.Txn
+		t.ID = strings.Clone(t.ID)
+		t.Ops = slices.Clone(t.Ops)
+		for i := range t.Ops {
+			t.Ops[i].Key = history.Value(strings.Clone(string(t.Ops[i].Key)))
+			t.Ops[i].List = slices.Clone(t.Ops[i].List)
+		}
+		out = append(out, scanRecord{Txn: t, Facts: e.Facts, KeyIDs: slices.Clone(e.KeyIDs), ValIDs: slices.Clone(e.ValIDs),
+			ListIDs: slices.Clone(e.ListIDs), Texts: slices.Clone(e.Texts)})
+		return nil
+	})
+	return out, err
+}
+
+// FuzzScanNativeFast: on any input, ScanNative with the fast path gives
+// the events, ids and error of ScanNative with the general decoder alone
+// (docs/SEMANTICS.md §10 "The native decoder's fast path"), whether or not
+// ReadHistory accepts the whole input.
+func FuzzScanNativeFast(f *testing.F) {
+	f.Add([]byte(`{"session":"c7","id":"c7-42","start":1,"end":2,"commit_ts":3,"start_ts":1,"status":"committed","ops":[["r","x",1023],["w","x",1024],["w","y",999999999],["w","z",1000000000],["r","l",[3,17,123456]]]}` + "\n" + `{"status":"committed","ops":[["r","x",1.5],["w","x",1]]}` + "\n"))
+	addSamples(f, ".jsonl")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ferr := scanRecords(data, false)
+		slow, serr := scanRecords(data, true)
+		if fmt.Sprint(ferr) != fmt.Sprint(serr) {
+			t.Fatalf("fast path error %v, general %v", ferr, serr)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fast path events differ from the general decoder's:\n%+v\n%+v", fast, slow)
 		}
 	})
 }
