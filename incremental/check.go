@@ -704,12 +704,16 @@ func (l *localizer) guarded(ctx context.Context, members []bool) ([]int32, error
 
 // coreFinder extracts minimal cores: a guarded encoding of the whole
 // history, solved under selector assumptions, names a violating set; then
-// deletion shrinks it under the projection.
+// deletion shrinks it under the projection (in find, on that set's own
+// guarded instance: C3, core_shrink.go).
 type coreFinder struct {
 	p      *prepared
 	g      *encoder
 	checks int
 	pos    map[solver.Lit]int32 // a selector's transaction (failed)
+	// noPrune: the switch g was built with, for the instances shrinkSmall
+	// builds (core_shrink.go).
+	noPrune bool
 }
 
 func newCoreFinder(p *prepared) *coreFinder { return newCoreFinderWith(p, false) }
@@ -719,7 +723,7 @@ func newCoreFinder(p *prepared) *coreFinder { return newCoreFinderWith(p, false)
 func newCoreFinderWith(p *prepared, noPrune bool) *coreFinder {
 	g := newEncoder(p, encodeConfig{guarded: true, dropUnobserved: true, noPrune: noPrune})
 	g.encode()
-	return &coreFinder{p: p, g: g}
+	return &coreFinder{p: p, g: g, noPrune: noPrune}
 }
 
 // assumptions select exactly the members.
@@ -761,7 +765,11 @@ func (cf *coreFinder) find(ctx context.Context, members []bool) ([]int32, error)
 	if len(core) == 0 {
 		return nil, errors.New("incremental: unsatisfiable with no transaction selected")
 	}
-	return cf.shrink(ctx, core)
+	if freshShrink {
+		return cf.shrink(ctx, core)
+	}
+	return cf.shrinkSmall(ctx, core) // C3
+
 }
 
 // shrinkAskAll makes shrink ask every check, implied or not: a variable
