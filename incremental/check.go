@@ -769,7 +769,6 @@ func (cf *coreFinder) find(ctx context.Context, members []bool) ([]int32, error)
 		return cf.shrink(ctx, core)
 	}
 	return cf.shrinkSmall(ctx, core) // C3
-
 }
 
 // shrinkAskAll makes shrink ask every check, implied or not: a variable
