@@ -568,6 +568,9 @@ type localizer struct {
 	p      *prepared
 	cfg    Config
 	checks int
+	// whole is the guarded instance of p kept across cores (reuseGuarded,
+	// core_reuse.go); nil until the first core.
+	whole *coreFinder
 }
 
 var firstWindow = 1024 // a variable so tests can exercise windowing on tiny histories
@@ -673,6 +676,9 @@ func (l *localizer) fast(ctx context.Context, members []bool) solver.Status {
 
 // guarded finds a minimal core of H|members and maps it back to H.
 func (l *localizer) guarded(ctx context.Context, members []bool) ([]int32, error) {
+	if reuseGuarded {
+		return l.guardedReused(ctx, members)
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
