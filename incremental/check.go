@@ -571,6 +571,8 @@ type localizer struct {
 	// whole is the guarded instance of p kept across cores (reuseGuarded,
 	// core_reuse.go); nil until the first core.
 	whole *coreFinder
+	// hint is the size of the last guarded instance built (core_hint.go).
+	hint sizeHint
 }
 
 var firstWindow = 1024 // a variable so tests can exercise windowing on tiny histories
@@ -687,7 +689,7 @@ func (l *localizer) guarded(ctx context.Context, members []bool) ([]int32, error
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	cf := newCoreFinderWith(ps, l.cfg.NoPrune)
+	cf := newCoreFinderHinted(ps, l.cfg.NoPrune, &l.hint)
 	all := make([]bool, len(hs.Txns))
 	for i := range all {
 		all[i] = true

@@ -14,7 +14,8 @@ import (
 
 // TestShrinkSmallAsFresh holds C3 (docs/SEMANTICS.md §3) to the shrink it
 // replaces, kept as the naive model (freshShrink: every check on the
-// guarded instance of the whole window): on generated histories with many
+// guarded instance of the whole window; noSizeHint: that instance built
+// without the size of the last one, core_hint.go): on generated histories with many
 // injected anomalies (lists, repeated values, unknown and aborted
 // transactions among them), without timestamps at serializable, strong
 // session serializable and strong session SI, and with them at strict
@@ -24,7 +25,7 @@ import (
 // search, and a window's own projection, do the work.
 func TestShrinkSmallAsFresh(t *testing.T) {
 	defer func(w int) { firstWindow = w }(firstWindow)
-	defer func(f bool) { freshShrink = f }(freshShrink)
+	defer func(f, n bool) { freshShrink, noSizeHint = f, n }(freshShrink, noSizeHint)
 	ctx := context.Background()
 	compared, anomalies, shrunk := 0, 0, 0
 	seeds := uint64(12)
@@ -56,9 +57,9 @@ func TestShrinkSmallAsFresh(t *testing.T) {
 			opts := history.DefaultOptions()
 			opts.Level = c.lv
 			cfg := Config{MaxAnomalies: 10}
-			freshShrink = true
+			freshShrink, noSizeHint = true, true
 			want, err1 := Check(ctx, c.h, opts, cfg)
-			freshShrink = false
+			freshShrink, noSizeHint = false, false
 			got, err2 := Check(ctx, c.h, opts, cfg)
 			if err1 != nil || err2 != nil {
 				t.Fatalf("seed %d %s: %v / %v", seed, c.lv, err1, err2)
