@@ -611,10 +611,17 @@ func windowSearch(ctx context.Context, p *prepared, members []bool, first int, k
 	}
 	// Windows follow the members' content (contentCompare: start
 	// first), not their positions, as the shrink does (alertid.go A3).
+	var rank []int32
+	if windowBySession {
+		rank = sessionRanks(p.h)
+	}
 	sort.SliceStable(order, func(a, b int) bool {
 		ta, tb := &p.h.Txns[order[a]], &p.h.Txns[order[b]]
 		if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
 			return ta.Start < tb.Start
+		}
+		if rank != nil && !ta.HasTime && !tb.HasTime && rank[order[a]] != rank[order[b]] {
+			return rank[order[a]] < rank[order[b]]
 		}
 		if c := contentCompare(ta, tb); c != 0 {
 			return c < 0

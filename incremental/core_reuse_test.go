@@ -13,7 +13,8 @@ import (
 )
 
 // TestReusedInstanceCores holds the kept guarded instance (reuseGuarded,
-// docs/SEMANTICS.md §3 "C4") to what a core is, on the histories of
+// docs/SEMANTICS.md §3 "C4") and the windows by session rank
+// (windowBySession, "C5") to what a core is, on the histories of
 // TestShrinkSmallAsFresh: the verdict is the fresh search's, and every
 // core it reports violates the level by its projection alone, loses the
 // violation without any one member (subset-minimal), and shares no
@@ -21,8 +22,18 @@ import (
 // the fresh search's anomalies: the kept instance may start a shrink from
 // another violating set, which is why it is off.
 func TestReusedInstanceCores(t *testing.T) {
+	defer func(r, w bool) { reuseGuarded, windowBySession = r, w }(reuseGuarded, windowBySession)
+	for _, v := range []struct {
+		name       string
+		reuse, win bool
+	}{{"kept instance", true, false}, {"windows by session rank", false, true}} {
+		t.Run(v.name, func(t *testing.T) { otherCores(t, v.reuse, v.win) })
+	}
+}
+
+// otherCores is TestReusedInstanceCores for one setting of the switches.
+func otherCores(t *testing.T, reuse, win bool) {
 	defer func(w int) { firstWindow = w }(firstWindow)
-	defer func(r bool) { reuseGuarded = r }(reuseGuarded)
 	ctx := context.Background()
 	checks, same, cores := 0, 0, 0
 	seeds := uint64(12)
@@ -54,9 +65,9 @@ func TestReusedInstanceCores(t *testing.T) {
 			opts := history.DefaultOptions()
 			opts.Level = c.lv
 			cfg := Config{MaxAnomalies: 10}
-			reuseGuarded = false
+			reuseGuarded, windowBySession = false, false
 			want, err1 := Check(ctx, c.h, opts, cfg)
-			reuseGuarded = true
+			reuseGuarded, windowBySession = reuse, win
 			got, err2 := Check(ctx, c.h, opts, cfg)
 			if err1 != nil || err2 != nil {
 				t.Fatalf("seed %d %s: %v / %v", seed, c.lv, err1, err2)
@@ -86,7 +97,7 @@ func TestReusedInstanceCores(t *testing.T) {
 		for _, lv := range []history.Level{history.Serializable, history.StrongSessionSerializable, history.StrictSerializable, history.StrongSessionSnapshotIsolation} {
 			opts := history.DefaultOptions()
 			opts.Level = lv
-			reuseGuarded = true
+			reuseGuarded, windowBySession = reuse, win
 			got, err := Check(ctx, h, opts, Config{MaxAnomalies: 3})
 			if err != nil {
 				t.Fatal(err)
