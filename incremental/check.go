@@ -568,6 +568,11 @@ type localizer struct {
 	p      *prepared
 	cfg    Config
 	checks int
+	// whole is the guarded instance of p kept across cores (reuseGuarded,
+	// core_reuse.go); nil until the first core.
+	whole *coreFinder
+	// hint is the size of the last guarded instance built (core_hint.go).
+	hint sizeHint
 }
 
 var firstWindow = 1024 // a variable so tests can exercise windowing on tiny histories
@@ -606,10 +611,17 @@ func windowSearch(ctx context.Context, p *prepared, members []bool, first int, k
 	}
 	// Windows follow the members' content (contentCompare: start
 	// first), not their positions, as the shrink does (alertid.go A3).
+	var rank []int32
+	if windowBySession {
+		rank = sessionRanks(p.h)
+	}
 	sort.SliceStable(order, func(a, b int) bool {
 		ta, tb := &p.h.Txns[order[a]], &p.h.Txns[order[b]]
 		if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
 			return ta.Start < tb.Start
+		}
+		if rank != nil && !ta.HasTime && !tb.HasTime && rank[order[a]] != rank[order[b]] {
+			return rank[order[a]] < rank[order[b]]
 		}
 		if c := contentCompare(ta, tb); c != 0 {
 			return c < 0
@@ -673,6 +685,9 @@ func (l *localizer) fast(ctx context.Context, members []bool) solver.Status {
 
 // guarded finds a minimal core of H|members and maps it back to H.
 func (l *localizer) guarded(ctx context.Context, members []bool) ([]int32, error) {
+	if reuseGuarded {
+		return l.guardedReused(ctx, members)
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -681,7 +696,7 @@ func (l *localizer) guarded(ctx context.Context, members []bool) ([]int32, error
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	cf := newCoreFinderWith(ps, l.cfg.NoPrune)
+	cf := newCoreFinderHinted(ps, l.cfg.NoPrune, &l.hint)
 	all := make([]bool, len(hs.Txns))
 	for i := range all {
 		all[i] = true
@@ -704,12 +719,16 @@ func (l *localizer) guarded(ctx context.Context, members []bool) ([]int32, error
 
 // coreFinder extracts minimal cores: a guarded encoding of the whole
 // history, solved under selector assumptions, names a violating set; then
-// deletion shrinks it under the projection.
+// deletion shrinks it under the projection (in find, on that set's own
+// guarded instance: C3, core_shrink.go).
 type coreFinder struct {
 	p      *prepared
 	g      *encoder
 	checks int
 	pos    map[solver.Lit]int32 // a selector's transaction (failed)
+	// noPrune: the switch g was built with, for the instances shrinkSmall
+	// builds (core_shrink.go).
+	noPrune bool
 }
 
 func newCoreFinder(p *prepared) *coreFinder { return newCoreFinderWith(p, false) }
@@ -719,7 +738,7 @@ func newCoreFinder(p *prepared) *coreFinder { return newCoreFinderWith(p, false)
 func newCoreFinderWith(p *prepared, noPrune bool) *coreFinder {
 	g := newEncoder(p, encodeConfig{guarded: true, dropUnobserved: true, noPrune: noPrune})
 	g.encode()
-	return &coreFinder{p: p, g: g}
+	return &coreFinder{p: p, g: g, noPrune: noPrune}
 }
 
 // assumptions select exactly the members.
@@ -761,7 +780,10 @@ func (cf *coreFinder) find(ctx context.Context, members []bool) ([]int32, error)
 	if len(core) == 0 {
 		return nil, errors.New("incremental: unsatisfiable with no transaction selected")
 	}
-	return cf.shrink(ctx, core)
+	if freshShrink {
+		return cf.shrink(ctx, core)
+	}
+	return cf.shrinkSmall(ctx, core) // C3
 }
 
 // shrinkAskAll makes shrink ask every check, implied or not: a variable
