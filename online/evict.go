@@ -407,7 +407,12 @@ func (o *Online) build() *reduced {
 	clear(r.h.Txns[len(r.h.Txns):cap(r.h.Txns)])
 	r.p = incremental.PrepareReusing(o.dropped, r.h, o.opts)
 	o.dropped = nil
-	r.e = incremental.NewEncoder(r.p, incremental.WindowEncodeConfig(kept, decided))
+	cfg := incremental.WindowEncodeConfig(kept, decided)
+	if !o.noRecycle {
+		cfg = incremental.WithRecycled(cfg, o.droppedEnc)
+	}
+	o.droppedEnc = nil
+	r.e = incremental.NewEncoder(r.p, cfg)
 	return r
 }
 
@@ -1408,11 +1413,15 @@ func (o *Online) replay(ctx context.Context, from int) error {
 }
 
 // drop hands the tables of r, which no one uses any more, to the next
-// build. Only they are kept until then, not the history or the solver.
+// build. Only they are kept until then, not the history: the encoder
+// and its solver go with their arrays, which the next build's encoder
+// takes over (WithRecycled), and hold none of the history.
 func (o *Online) drop(r *reduced) {
 	p := r.p
 	p.Drop()
 	o.dropped, o.droppedTxns, o.droppedAt = p, r.h.Txns, r.at
+	o.droppedEnc = r.e
+	r.e = nil
 }
 
 // closedBefore reports whether released transaction i time-closes before

@@ -135,6 +135,13 @@ type Online struct {
 	dropped     *incremental.Prepared
 	droppedTxns []history.Txn
 	droppedAt   map[int]int32
+	// droppedEnc is the last step's encoder once nothing uses it: the
+	// next build's encoder and solver take over its arrays
+	// (incremental.WithRecycled, docs/SEMANTICS.md §5 "A step's arrays
+	// recycled"). noRecycle turns that off (tests: the step-by-step
+	// comparison with fresh arrays).
+	droppedEnc *incremental.Encoder
+	noRecycle  bool
 
 	// noClosure is OnlineConfig.NoClosure; closureStats counts what the
 	// closure answered (evict_closure.go).
