@@ -318,6 +318,10 @@ func (o *Online) build() *reduced {
 	// every step.
 	touched := st.touched
 	clear(touched)
+	if o.bypass == nil {
+		o.bypass, o.bypassSess = map[history.Key]bypassKey{}, map[string][]int{}
+	}
+	clear(o.bypass)
 	for _, i := range window {
 		replaced := o.ev.Replaced[i]
 		for j, op := range o.log.at(i).Ops {
@@ -329,6 +333,7 @@ func (o *Online) build() *reduced {
 				continue
 			}
 			touched[op.Key] = true
+			o.noteBypass(i, &o.log.at(i).Ops[j]) // evict_bypass.go
 		}
 	}
 	keptAt := map[int]bool{}
@@ -340,6 +345,7 @@ func (o *Online) build() *reduced {
 	if selfCheck.Load() {
 		o.buildCheck(window, ghosts, touched, keptAt, covered)
 	}
+	ghosts = o.bypassGhosts(window, ghosts, keptAt, covered) // evict_bypass.go
 	members := mergeSorted(st.gx.inst[:0], window, ghosts)
 	st.gx.inst = members
 	r := &reduced{h: &history.History{Txns: incremental.ReuseEmpty(o.droppedTxns, len(members)+1)}, at: o.droppedAt}

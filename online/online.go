@@ -142,6 +142,16 @@ type Online struct {
 	// comparison with fresh arrays).
 	droppedEnc *incremental.Encoder
 	noRecycle  bool
+	// bypass and bypassSess are build's notes for the ghosts a step's
+	// instance leaves out (evict_bypass.go), bypassed counts those;
+	// noBypass keeps every ghost (tests).
+	bypass     map[history.Key]bypassKey
+	bypassSess map[string][]int
+	bypassed   int
+	noBypass   bool
+	// goneAbsent are the ghosts a step's eviction retired that were not
+	// in its instance, for afterEvict.
+	goneAbsent []int
 
 	// noClosure is OnlineConfig.NoClosure; closureStats counts what the
 	// closure answered (evict_closure.go).

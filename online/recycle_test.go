@@ -15,26 +15,26 @@ import (
 
 // recycleShapes are the generated streams TestRecycleStepByStep runs:
 // every shape of issue 22's table.
-func recycleShapes() []struct {
-	name string
-	cfg  func(c *gen.Config)
-	init history.InitialState
-} {
-	type shape = struct {
-		name string
-		cfg  func(c *gen.Config)
-		init history.InitialState
-	}
+func recycleShapes() []recycleShape {
+	type shape = recycleShape
 	return []shape{
-		{"rmw", func(c *gen.Config) { c.ListRatio, c.UnknownRatio, c.DupValueRatio = 0, 0, 0 }, history.InitialEmpty},
-		{"duplicates", func(c *gen.Config) { c.ListRatio, c.DupValueRatio = 0, 0.3 }, history.InitialEmpty},
-		{"unknowns", func(c *gen.Config) { c.ListRatio, c.UnknownRatio = 0.1, 0.05 }, history.InitialEmpty},
-		{"lists", func(c *gen.Config) { c.ListRatio = 0.4 }, history.InitialEmpty},
-		{"long", func(c *gen.Config) { c.Latency, c.Concurrency = 20_000_000, 24 }, history.InitialEmpty},
-		{"unknown-init", func(c *gen.Config) { c.UnknownRatio = 0.03 }, history.InitialUnknown},
-		{"storm", func(c *gen.Config) { c.InjectRate = 0.02 }, history.InitialUnknown},
-		{"storm-lists", func(c *gen.Config) { c.InjectRate = 0.05; c.ListRatio = 0.3 }, history.InitialEmpty},
+		{"rmw", "", func(c *gen.Config) { c.ListRatio, c.UnknownRatio, c.DupValueRatio = 0, 0, 0 }, history.InitialEmpty},
+		{"duplicates", "", func(c *gen.Config) { c.ListRatio, c.DupValueRatio = 0, 0.3 }, history.InitialEmpty},
+		{"unknowns", "", func(c *gen.Config) { c.ListRatio, c.UnknownRatio = 0.1, 0.05 }, history.InitialEmpty},
+		{"lists", "", func(c *gen.Config) { c.ListRatio = 0.4 }, history.InitialEmpty},
+		{"long", "", func(c *gen.Config) { c.Latency, c.Concurrency = 20_000_000, 24 }, history.InitialEmpty},
+		{"unknown-init", "", func(c *gen.Config) { c.UnknownRatio = 0.03 }, history.InitialUnknown},
+		{"storm", "", func(c *gen.Config) { c.InjectRate = 0.02 }, history.InitialUnknown},
+		{"storm-lists", "", func(c *gen.Config) { c.InjectRate = 0.05; c.ListRatio = 0.3 }, history.InitialEmpty},
 	}
+}
+
+// recycleShape is a generated stream: a gen preset ("": mixed) and what
+// changes in it, under an initial state.
+type recycleShape struct {
+	name, preset string
+	cfg          func(c *gen.Config)
+	init         history.InitialState
 }
 
 // TestRecycleStepByStep holds the recycled arrays of a step (docs/SEMANTICS.md
