@@ -319,7 +319,7 @@ func (o *Online) build() *reduced {
 	touched := st.touched
 	clear(touched)
 	if o.bypass == nil {
-		o.bypass, o.bypassSess = map[history.Key]bypassKey{}, map[string][]int{}
+		o.bypass, o.bypassSess = map[history.Key]bypassKey{}, map[string][]sessEntry{}
 	}
 	clear(o.bypass)
 	for _, i := range window {

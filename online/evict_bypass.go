@@ -1,7 +1,9 @@
 package online
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -73,6 +75,14 @@ func (o *Online) noteBypass(i int, op *history.Op) {
 	o.bypass[op.Key] = bk
 }
 
+// sessEntry is a transaction of the step's instance in a session: its
+// start, its effective end, its released index; sessions sort them by
+// start, and pm holds the largest effective end before each.
+type sessEntry struct {
+	start, end int64
+	i          int
+}
+
 // bypassGhosts returns ghosts without those B1-B4 leave out of the
 // step's instance (in place: ghosts is build's own list).
 func (o *Online) bypassGhosts(window, ghosts []int, keptAt map[int]bool, cover keptCoverSet) []int {
@@ -80,15 +90,32 @@ func (o *Online) bypassGhosts(window, ghosts []int, keptAt map[int]bool, cover k
 		return ghosts
 	}
 	skew2 := 2 * o.opts.Skew
-	// B4: per session, the instance's transactions in it.
+	// B4: per session, the instance's transactions in it by start, with
+	// the prefix maxima of their effective ends: one binary search per
+	// ghost, not a pass over its session.
 	sess := o.bypassSess
-	clear(sess)
+	for k, l := range sess {
+		sess[k] = l[:0]
+	}
 	for _, list := range [][]int{window, ghosts} {
 		for _, i := range list {
 			if t := o.log.at(i); t.HasSession {
-				sess[t.Session] = append(sess[t.Session], i)
+				start := int64(math.MinInt64) // no time: before everything, never ended
+				end := int64(math.MaxInt64)
+				if t.HasTime {
+					start, end = t.Start, o.opts.EffectiveEnd(t)
+				}
+				sess[t.Session] = append(sess[t.Session], sessEntry{start, end, i})
 			}
 		}
+	}
+	for _, l := range sess {
+		slices.SortFunc(l, func(a, b sessEntry) int {
+			if c := cmp.Compare(a.start, b.start); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.i, b.i)
+		})
 	}
 	out := ghosts[:0]
 	for _, g := range ghosts {
@@ -102,7 +129,7 @@ func (o *Online) bypassGhosts(window, ghosts []int, keptAt map[int]bool, cover k
 }
 
 // bypassable reports B1-B4 for ghost g.
-func (o *Online) bypassable(g int, skew2 int64, keptAt map[int]bool, cover keptCoverSet, sess map[string][]int) bool {
+func (o *Online) bypassable(g int, skew2 int64, keptAt map[int]bool, cover keptCoverSet, sess map[string][]sessEntry) bool {
 	st := &o.ev
 	t := o.log.at(g)
 	if t.Status != history.Committed || !t.HasTime || st.Tail[g] != nil || keptAt[g] || cover.covered(g) {
@@ -125,15 +152,22 @@ func (o *Online) bypassable(g int, skew2 int64, keptAt map[int]bool, cover keptC
 		}
 	}
 	if t.HasSession {
-		for _, y := range sess[t.Session] {
-			if y == g {
-				continue
+		// The others starting no later than g: those before it in the
+		// sorted list, and those after it with the same start. One of
+		// the latter ends after g starts (it ends no earlier than it
+		// starts), so B4 fails with it.
+		l := sess[t.Session]
+		p, found := slices.BinarySearchFunc(l, sessEntry{t.Start, 0, g}, func(a, b sessEntry) int {
+			if c := cmp.Compare(a.start, b.start); c != 0 {
+				return c
 			}
-			u := o.log.at(y)
-			if !u.HasTime || u.Start > t.Start {
-				continue // not a session predecessor (sessions are in start order)
-			}
-			if e := o.opts.EffectiveEnd(u); e == math.MaxInt64 || e > t.Start-skew2-1 {
+			return cmp.Compare(a.i, b.i)
+		})
+		if !found || p+1 < len(l) && l[p+1].start == t.Start {
+			return false
+		}
+		for _, y := range l[:p] {
+			if y.end == math.MaxInt64 || y.end > t.Start-skew2-1 {
 				return false
 			}
 		}

@@ -146,7 +146,7 @@ type Online struct {
 	// instance leaves out (evict_bypass.go), bypassed counts those;
 	// noBypass keeps every ghost (tests).
 	bypass     map[history.Key]bypassKey
-	bypassSess map[string][]int
+	bypassSess map[string][]sessEntry
 	bypassed   int
 	noBypass   bool
 	// goneAbsent are the ghosts a step's eviction retired that were not
