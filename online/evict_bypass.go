@@ -81,6 +81,8 @@ func (o *Online) noteBypass(i int, op *history.Op) {
 type sessEntry struct {
 	start, end int64
 	i          int
+	// maxBefore is the largest end of the entries before this one.
+	maxBefore int64
 }
 
 // bypassGhosts returns ghosts without those B1-B4 leave out of the
@@ -105,7 +107,7 @@ func (o *Online) bypassGhosts(window, ghosts []int, keptAt map[int]bool, cover k
 				if t.HasTime {
 					start, end = t.Start, o.opts.EffectiveEnd(t)
 				}
-				sess[t.Session] = append(sess[t.Session], sessEntry{start, end, i})
+				sess[t.Session] = append(sess[t.Session], sessEntry{start: start, end: end, i: i})
 			}
 		}
 	}
@@ -116,6 +118,11 @@ func (o *Online) bypassGhosts(window, ghosts []int, keptAt map[int]bool, cover k
 			}
 			return cmp.Compare(a.i, b.i)
 		})
+		m := int64(math.MinInt64)
+		for j := range l {
+			l[j].maxBefore = m
+			m = max(m, l[j].end)
+		}
 	}
 	out := ghosts[:0]
 	for _, g := range ghosts {
@@ -157,7 +164,7 @@ func (o *Online) bypassable(g int, skew2 int64, keptAt map[int]bool, cover keptC
 		// the latter ends after g starts (it ends no earlier than it
 		// starts), so B4 fails with it.
 		l := sess[t.Session]
-		p, found := slices.BinarySearchFunc(l, sessEntry{t.Start, 0, g}, func(a, b sessEntry) int {
+		p, found := slices.BinarySearchFunc(l, sessEntry{start: t.Start, i: g}, func(a, b sessEntry) int {
 			if c := cmp.Compare(a.start, b.start); c != 0 {
 				return c
 			}
@@ -166,10 +173,8 @@ func (o *Online) bypassable(g int, skew2 int64, keptAt map[int]bool, cover keptC
 		if !found || p+1 < len(l) && l[p+1].start == t.Start {
 			return false
 		}
-		for _, y := range l[:p] {
-			if y.end == math.MaxInt64 || y.end > t.Start-skew2-1 {
-				return false
-			}
+		if m := l[p].maxBefore; m == math.MaxInt64 || m > t.Start-skew2-1 {
+			return false
 		}
 	}
 	return true
