@@ -84,6 +84,10 @@ func (e *encoder) choice(rv *readVar, n int) {
 	rv.off, rv.n = int32(len(e.candFlat)), int32(n)
 	e.candFlat = slices.Grow(e.candFlat, n)[:len(e.candFlat)+n]
 	e.rfFlat = slices.Grow(e.rfFlat, n)[:len(e.rfFlat)+n]
+	// Zero, as a fresh array is: a recycled one (recycleFrom) holds an
+	// earlier instance's entries past its length.
+	clear(e.cands(rv))
+	clear(e.rfs(rv))
 }
 
 // cands are rv's candidate writers (-1 the initial state, -2 a list
@@ -192,10 +196,12 @@ type encoder struct {
 
 	// Point chains laid out by layout: session points per transaction,
 	// time-chain links, and the attachments of transactions to time points.
-	sessQ   []solver.Node
-	chain   [][2]solver.Node
-	timeIn  [][2]int32 // point -> txn
-	timeOut [][2]int32 // txn -> point
+	sessQ []solver.Node
+	// evScratch is layout's array of events, kept for a recycled encoder.
+	evScratch []layoutEvent
+	chain     [][2]solver.Node
+	timeIn    [][2]int32 // point -> txn
+	timeOut   [][2]int32 // txn -> point
 }
 
 type encodeConfig struct {
@@ -228,17 +234,27 @@ type encodeConfig struct {
 	// conflictBudget bounds the solver's conflicts per Solve (0: none);
 	// a spent budget answers Unknown.
 	conflictBudget int64
+	// recycled is an encoder no one uses any more whose arrays, and its
+	// solver's, the new one takes over (recycleFrom; the online engine's
+	// last step, WithRecycled). It changes no answer.
+	recycled *encoder
 }
 
 func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 	n := len(p.h.Txns)
+	sopts := solver.Options{Seed: vboxSeed(p, cfg), TheoryPropagationLimit: propagationLimit, ConflictBudget: cfg.conflictBudget, Reanchor: true, RestartBase: checkerRestartBase, PruneLimit: vboxPruneLimit(p, cfg)}
 	e := &encoder{
-		p: p, s: solver.New(solver.Options{Seed: vboxSeed(p, cfg), TheoryPropagationLimit: propagationLimit, ConflictBudget: cfg.conflictBudget, Reanchor: true, RestartBase: checkerRestartBase, PruneLimit: vboxPruneLimit(p, cfg)}),
 		guarded: cfg.guarded, record: cfg.record, noPrune: cfg.noPrune, kept: cfg.kept, dropUnobserved: cfg.dropUnobserved,
 		sameValue: cfg.dropUnobserved && !cfg.noPrune && !cfg.record && !cfg.readsToCome,
-		sel:       make([]lit, n), act: make([]lit, n), node: make([]solver.Node, n), com: make([]lit, n),
-		pairs: map[[2]int32]*pairVar{}, inits: map[int32]map[string]lit{}, and2cache: map[[2]lit]lit{},
 	}
+	if old := cfg.recycled; old != nil {
+		e.recycleFrom(old, n, sopts)
+	} else {
+		e.s = solver.New(sopts)
+		e.sel, e.act, e.node, e.com = make([]lit, n), make([]lit, n), make([]solver.Node, n), make([]lit, n)
+		e.pairs, e.inits, e.and2cache = map[[2]int32]*pairVar{}, map[int32]map[string]lit{}, map[[2]lit]lit{}
+	}
+	e.p = p
 	if cfg.readsToCome && p.opts.InitialState == history.InitialUnknown {
 		e.parseInit = map[int32]int32{}
 	}
@@ -316,7 +332,7 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 func (e *encoder) layout() {
 	p := e.p
 	n := len(p.h.Txns)
-	e.sessQ = make([]solver.Node, n)
+	e.sessQ = reuse(e.sessQ, n) // every entry is set below
 	var txns []int32
 	for i := range p.h.Txns {
 		if e.node[i] == 0 && e.act[i] != litFalse {
@@ -356,12 +372,9 @@ func (e *encoder) layout() {
 	// s = e = τ) has its own rank: it is entered from (τ, rankEnd) and
 	// leaves to (τ, rankZout), so it reaches neither itself nor another
 	// zero-length transaction at τ (history.Options.Precedes).
-	type event struct {
-		p   timePoint
-		txn int32 // the transaction starting, or the one a point ends
-		end bool  // a point
-	}
-	ev := make([]event, 0, 2*len(txns))
+	type event = layoutEvent
+	ev := reuseEmpty(e.evScratch, 2*len(txns))
+	defer func() { e.evScratch = ev[:0] }()
 	for _, i := range txns {
 		t := &p.h.Txns[i]
 		start := t.Start - p.opts.Skew
@@ -406,6 +419,13 @@ func (e *encoder) layout() {
 			e.timeOut = append(e.timeOut, [2]int32{i, endAt[i]})
 		}
 	}
+}
+
+// layoutEvent is an event of layout's sweep over time.
+type layoutEvent struct {
+	p   timePoint
+	txn int32 // the transaction starting, or the one a point ends
+	end bool  // a point
 }
 
 const (
@@ -649,10 +669,11 @@ func (e *encoder) encodeReads() {
 	for ti := range p.txns {
 		total += len(p.txns[ti].reads)
 	}
-	e.reads = make([]readVar, 0, total)
+	// A recycled encoder's arrays when they are large enough (recycleFrom).
+	e.reads = reuseEmpty(e.reads, total)
 	// Most reads have one candidate.
-	e.candFlat = make([]int32, 0, total+total/4)
-	e.rfFlat = make([]lit, 0, total+total/4)
+	e.candFlat = reuseEmpty(e.candFlat, total+total/4)
+	e.rfFlat = reuseEmpty(e.rfFlat, total+total/4)
 	for ti := range p.h.Txns {
 		if e.node[ti] < 0 {
 			continue
@@ -1282,4 +1303,31 @@ func (e *encoder) lastStart(rv *readVar, r *pread, appenders []int32) int {
 	}
 	e.unwalked += len(list) - bound
 	return bound
+}
+
+// recycleFrom gives e, an encoder of n transactions under construction,
+// the arrays of old, an encoder no one uses any more, and its solver's
+// (solver.Recycle, R1 in solver/recycle.go): each array is emptied or
+// zeroed as a fresh one is, so the encoding, the search and every answer
+// are those of a fresh encoder (TestRecycledEncoderMatchesFresh,
+// online's TestRecycleStepByStep). old is zeroed: a stale use fails at
+// once.
+func (e *encoder) recycleFrom(old *encoder, n int, opts solver.Options) {
+	e.s = solver.Recycle(old.s, opts)
+	e.sel, e.act = reuse(old.sel, n), reuse(old.act, n)
+	e.node, e.com = reuse(old.node, n), reuse(old.com, n)
+	clear(old.pairs)
+	clear(old.inits)
+	clear(old.and2cache)
+	e.pairs, e.inits, e.and2cache = old.pairs, old.inits, old.and2cache
+	e.pairsL = old.pairsL[:0]
+	e.reads, e.candFlat, e.rfFlat = old.reads[:0], old.candFlat[:0], old.rfFlat[:0]
+	e.candScratch, e.litScratch, e.writersScratch = old.candScratch[:0], old.litScratch[:0], old.writersScratch[:0]
+	e.wsScratch, e.csScratch, e.unknownScratch = old.wsScratch[:0], old.csScratch[:0], old.unknownScratch[:0]
+	e.startScratch, e.sufScratch = old.startScratch[:0], old.sufScratch[:0]
+	e.scratch = old.scratch[:0]
+	e.nodeTxn = old.nodeTxn[:0]
+	e.sessQ, e.evScratch = old.sessQ[:0], old.evScratch[:0]
+	e.chain, e.timeIn, e.timeOut = old.chain[:0], old.timeIn[:0], old.timeOut[:0]
+	*old = encoder{}
 }

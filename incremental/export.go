@@ -66,6 +66,15 @@ func WindowEncodeConfig(kept [][2]int32, decided map[int32]bool) EncodeConfig {
 	return encodeConfig{readsToCome: true, kept: kept, decided: decided}
 }
 
+// WithRecycled returns cfg with old's arrays, and its solver's, handed to
+// the encoder built from it (nil: none). old must not be used again:
+// building the new encoder zeroes it. The encoding and every answer are
+// those of a fresh encoder (solver/recycle.go, R1; recycleFrom).
+func WithRecycled(cfg EncodeConfig, old *Encoder) EncodeConfig {
+	cfg.recycled = old
+	return cfg
+}
+
 // Explaining returns cfg with the explanation run even past the deadline:
 // an alert is always explained.
 func Explaining(cfg Config) Config {

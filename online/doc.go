@@ -91,7 +91,13 @@
 // window list apart from the ghosts; a step costs the window, not the
 // keys ever written. The index is derived from GhostKeys, kept at each
 // change of it, and held to a rebuild after every step under
-// SetSelfCheck (docs/SEMANTICS.md §5 "Build by touched keys").
+// SetSelfCheck (docs/SEMANTICS.md §5 "Build by touched keys"). It then
+// leaves out the ghosts that only precede the instance (evict_bypass.go,
+// B1-B4: no op reads their keys, their writers and session predecessors
+// ordered by real time), whose absence changes no completion (§5 "Ghosts
+// that only precede"), and hands the last step's encoder to the new one,
+// which takes over its arrays and its solver's (§5 "A step's arrays
+// recycled").
 //
 // "Is this order decided" (prober.forced) asks the step's compact closure
 // (closure/, evict_closure.go) before it spends a solver probe.

@@ -318,6 +318,10 @@ func (o *Online) build() *reduced {
 	// every step.
 	touched := st.touched
 	clear(touched)
+	if o.bypass == nil {
+		o.bypass, o.bypassSess = map[history.Key]bypassKey{}, map[string][]sessEntry{}
+	}
+	clear(o.bypass)
 	for _, i := range window {
 		replaced := o.ev.Replaced[i]
 		for j, op := range o.log.at(i).Ops {
@@ -329,6 +333,7 @@ func (o *Online) build() *reduced {
 				continue
 			}
 			touched[op.Key] = true
+			o.noteBypass(i, &o.log.at(i).Ops[j]) // evict_bypass.go
 		}
 	}
 	keptAt := map[int]bool{}
@@ -340,6 +345,7 @@ func (o *Online) build() *reduced {
 	if selfCheck.Load() {
 		o.buildCheck(window, ghosts, touched, keptAt, covered)
 	}
+	ghosts = o.bypassGhosts(window, ghosts, keptAt, covered) // evict_bypass.go
 	members := mergeSorted(st.gx.inst[:0], window, ghosts)
 	st.gx.inst = members
 	r := &reduced{h: &history.History{Txns: incremental.ReuseEmpty(o.droppedTxns, len(members)+1)}, at: o.droppedAt}
@@ -407,7 +413,12 @@ func (o *Online) build() *reduced {
 	clear(r.h.Txns[len(r.h.Txns):cap(r.h.Txns)])
 	r.p = incremental.PrepareReusing(o.dropped, r.h, o.opts)
 	o.dropped = nil
-	r.e = incremental.NewEncoder(r.p, incremental.WindowEncodeConfig(kept, decided))
+	cfg := incremental.WindowEncodeConfig(kept, decided)
+	if !o.noRecycle {
+		cfg = incremental.WithRecycled(cfg, o.droppedEnc)
+	}
+	o.droppedEnc = nil
+	r.e = incremental.NewEncoder(r.p, cfg)
 	return r
 }
 
@@ -1408,11 +1419,15 @@ func (o *Online) replay(ctx context.Context, from int) error {
 }
 
 // drop hands the tables of r, which no one uses any more, to the next
-// build. Only they are kept until then, not the history or the solver.
+// build. Only they are kept until then, not the history: the encoder
+// and its solver go with their arrays, which the next build's encoder
+// takes over (WithRecycled), and hold none of the history.
 func (o *Online) drop(r *reduced) {
 	p := r.p
 	p.Drop()
 	o.dropped, o.droppedTxns, o.droppedAt = p, r.h.Txns, r.at
+	o.droppedEnc = r.e
+	r.e = nil
 }
 
 // closedBefore reports whether released transaction i time-closes before

@@ -218,9 +218,23 @@ func (lc *liveClosure) insert(pairs [][2]int) bool {
 func (o *Online) afterEvict(r *reduced) {
 	st := &o.ev
 	lc := st.cl
+	gone := o.goneAbsent
+	o.goneAbsent = o.goneAbsent[:0]
 	if lc == nil || lc.broken {
 		st.cl = nil
 		return
+	}
+	// Ghosts that left without being in r (dropGhostKey, a ghost the
+	// step's instance did without: evict_bypass.go) leave the closure as
+	// members of r do, paths kept; their bodies may be spilled already.
+	for _, i := range gone {
+		if id, ok := lc.id[i]; ok {
+			if id >= 0 {
+				lc.c.Evict(id)
+			}
+			delete(lc.id, i)
+		}
+		delete(lc.queued, i)
 	}
 	cutoff := int64(math.MaxInt64)
 	for t, i := range r.pos {

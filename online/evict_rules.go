@@ -288,6 +288,9 @@ func (s *evictStep) dropGhostKey(g int, k history.Key) {
 		if at, in := r.at[g]; in {
 			s.r5Remove(at, true)
 		} else {
+			// A ghost not in this step's instance (evict_bypass.go):
+			// afterEvict takes it out of the live closure.
+			s.o.goneAbsent = append(s.o.goneAbsent, g)
 			st.Member.set(g, false)
 			st.ghostGone(g) // ghost_index.go
 			delete(st.GhostKeys, g)

@@ -135,6 +135,23 @@ type Online struct {
 	dropped     *incremental.Prepared
 	droppedTxns []history.Txn
 	droppedAt   map[int]int32
+	// droppedEnc is the last step's encoder once nothing uses it: the
+	// next build's encoder and solver take over its arrays
+	// (incremental.WithRecycled, docs/SEMANTICS.md §5 "A step's arrays
+	// recycled"). noRecycle turns that off (tests: the step-by-step
+	// comparison with fresh arrays).
+	droppedEnc *incremental.Encoder
+	noRecycle  bool
+	// bypass and bypassSess are build's notes for the ghosts a step's
+	// instance leaves out (evict_bypass.go), bypassed counts those;
+	// noBypass keeps every ghost (tests).
+	bypass     map[history.Key]bypassKey
+	bypassSess map[string][]sessEntry
+	bypassed   int
+	noBypass   bool
+	// goneAbsent are the ghosts a step's eviction retired that were not
+	// in its instance, for afterEvict.
+	goneAbsent []int
 
 	// noClosure is OnlineConfig.NoClosure; closureStats counts what the
 	// closure answered (evict_closure.go).

@@ -222,7 +222,9 @@
 // duplicate is kept as a redundant present edge, which changes no answer.
 // A set of every base edge cost ~100 MB at 100K checker transactions.
 // Reserve(nodes, edges) is a capacity hint for callers that know their
-// instance's size.
+// instance's size. Recycle(old, opts) is New(opts) on the arrays of a
+// solver no one uses any more (recycle.go, R1: every answer as a fresh
+// solver's), for a caller that builds an instance per step.
 //
 // # Complexity
 //

@@ -129,7 +129,7 @@ func (s *Solver) NewVar() Var {
 	} else {
 		v = Var(len(s.level))
 		s.val = append(s.val, 0, 0)
-		s.watches = append(s.watches, nil, nil)
+		s.watches = appendList(appendList(s.watches)) // recycle.go
 		s.level = append(s.level, 0)
 		s.reason = append(s.reason, crefUndef)
 		s.trailPos = append(s.trailPos, 0)

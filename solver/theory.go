@@ -94,7 +94,7 @@ func carve[T any](slab *[]T, n int) []T {
 
 func (t *theory) growLits(n int) {
 	for len(t.edgesOf) < n {
-		t.edgesOf = append(t.edgesOf, nil)
+		t.edgesOf = appendList(t.edgesOf) // recycle.go
 	}
 }
 
@@ -114,10 +114,11 @@ func (s *Solver) NewNode() Node {
 	u := Node(len(t.ord))
 	t.ord = append(t.ord, int32(len(t.pos)))
 	t.pos = append(t.pos, u)
-	t.out = append(t.out, carve(&t.edgeSlab, 2))
-	t.in = append(t.in, carve(&t.edgeSlab, 2))
-	t.cand = append(t.cand, carve(&t.candSlab, 2))
-	t.candIn = append(t.candIn, carve(&t.candSlab, 2))
+	// A recycled solver's lists first (recycle.go).
+	t.out = appendCarved(t.out, &t.edgeSlab)
+	t.in = appendCarved(t.in, &t.edgeSlab)
+	t.cand = appendCarved(t.cand, &t.candSlab)
+	t.candIn = appendCarved(t.candIn, &t.candSlab)
 	t.removed = append(t.removed, false)
 	t.fmark = append(t.fmark, 0)
 	t.bmark = append(t.bmark, 0)
