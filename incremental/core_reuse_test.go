@@ -50,11 +50,7 @@ func otherCores(t *testing.T, reuse, win bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		noTime := &history.History{Txns: make([]history.Txn, len(h.Txns))}
-		for i, x := range h.Txns {
-			x.HasTime, x.Start, x.End = false, 0, 0
-			noTime.Txns[i] = x
-		}
+		noTime := withoutTime(h)
 		for _, c := range []struct {
 			h  *history.History
 			lv history.Level

@@ -26,7 +26,6 @@ import (
 func TestShrinkSmallAsFresh(t *testing.T) {
 	defer func(w int) { firstWindow = w }(firstWindow)
 	defer func(f, n bool) { freshShrink, noSizeHint = f, n }(freshShrink, noSizeHint)
-	ctx := context.Background()
 	compared, anomalies, shrunk := 0, 0, 0
 	seeds := uint64(12)
 	if testing.Short() {
@@ -42,35 +41,9 @@ func TestShrinkSmallAsFresh(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		noTime := &history.History{Txns: make([]history.Txn, len(h.Txns))}
-		for i, x := range h.Txns {
-			x.HasTime, x.Start, x.End = false, 0, 0
-			noTime.Txns[i] = x
-		}
-		for _, c := range []struct {
-			h  *history.History
-			lv history.Level
-		}{
-			{noTime, history.Serializable}, {noTime, history.StrongSessionSerializable},
-			{noTime, history.StrongSessionSnapshotIsolation}, {h, history.StrictSerializable},
-		} {
-			opts := history.DefaultOptions()
-			opts.Level = c.lv
-			cfg := Config{MaxAnomalies: 10}
-			freshShrink, noSizeHint = true, true
-			want, err1 := Check(ctx, c.h, opts, cfg)
-			freshShrink, noSizeHint = false, false
-			got, err2 := Check(ctx, c.h, opts, cfg)
-			if err1 != nil || err2 != nil {
-				t.Fatalf("seed %d %s: %v / %v", seed, c.lv, err1, err2)
-			}
-			if got.Verdict != want.Verdict || !reflect.DeepEqual(got.Anomalies, want.Anomalies) || got.Stats.TimedOutAny != want.Stats.TimedOutAny {
-				t.Fatalf("seed %d %s: fresh %v %d anomalies (timed out %v), small %v %d (timed out %v)\nfresh %+v\nsmall %+v", seed, c.lv,
-					want.Verdict, len(want.Anomalies), want.Stats.TimedOutAny, got.Verdict, len(got.Anomalies), got.Stats.TimedOutAny, want.Anomalies, got.Anomalies)
-			}
-			compared++
-			anomalies += len(got.Anomalies)
-		}
+		n, _ := reportsAsBefore(t, seed, timedAndUntimed(h), func(old bool) { freshShrink, noSizeHint = old, old })
+		compared += 4
+		anomalies += n
 		shrunk += shrinksThatRemove(t, seed)
 	}
 	t.Logf("%d checks compared, %d anomalies, %d shrinks that removed members", compared, anomalies, shrunk)

@@ -1,11 +1,8 @@
 package incremental
 
 import (
-	"context"
-	"reflect"
 	"testing"
 
-	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
@@ -20,7 +17,6 @@ import (
 func TestCoresAsBefore(t *testing.T) {
 	defer func(w int) { firstWindow = w }(firstWindow)
 	firstWindow = 64 // windows on histories of a few hundred
-	ctx := context.Background()
 	compared, anomalies := 0, 0
 	for seed := uint64(1); seed <= 8; seed++ {
 		g := gen.Config{Txns: 150 + 50*int(seed%4), Keys: 8 + int(seed%3)*8, Seed: seed, Sessions: 6, OpsPerTxn: 2 + int(seed%3),
@@ -29,35 +25,9 @@ func TestCoresAsBefore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		noTime := &history.History{Txns: make([]history.Txn, len(h.Txns))}
-		for i, x := range h.Txns {
-			x.HasTime, x.Start, x.End = false, 0, 0
-			noTime.Txns[i] = x
-		}
-		for _, c := range []struct {
-			h  *history.History
-			lv history.Level
-		}{
-			{noTime, history.Serializable}, {noTime, history.StrongSessionSerializable},
-			{noTime, history.StrongSessionSnapshotIsolation}, {h, history.StrictSerializable},
-		} {
-			opts := history.DefaultOptions()
-			opts.Level = c.lv
-			cfg := Config{MaxAnomalies: 10}
-			closedLoop, shrinkAskAll = true, true
-			want, err1 := Check(ctx, c.h, opts, cfg)
-			closedLoop, shrinkAskAll = false, false
-			got, err2 := Check(ctx, c.h, opts, cfg)
-			if err1 != nil || err2 != nil {
-				t.Fatalf("seed %d %s: %v / %v", seed, c.lv, err1, err2)
-			}
-			if got.Verdict != want.Verdict || !reflect.DeepEqual(got.Anomalies, want.Anomalies) || got.Stats.TimedOutAny != want.Stats.TimedOutAny {
-				t.Fatalf("seed %d %s: before %v %d anomalies (timed out %v), now %v %d (timed out %v)\nbefore %+v\nnow %+v", seed, c.lv,
-					want.Verdict, len(want.Anomalies), want.Stats.TimedOutAny, got.Verdict, len(got.Anomalies), got.Stats.TimedOutAny, want.Anomalies, got.Anomalies)
-			}
-			compared++
-			anomalies += len(got.Anomalies)
-		}
+		n, _ := reportsAsBefore(t, seed, timedAndUntimed(h), func(old bool) { closedLoop, shrinkAskAll = old, old })
+		compared += 4
+		anomalies += n
 	}
 	t.Logf("%d checks compared, %d anomalies", compared, anomalies)
 	if anomalies == 0 {
