@@ -98,26 +98,11 @@ func bypassCompare(t *testing.T, opts history.Options, txns []history.Txn, every
 			t.Fatalf("step %d: alerts leaving ghosts out %v, keeping them %v", stepNo, g, w)
 		}
 	}
-	var open []int
-	for i := range txns {
-		by.Release(txns[i])
-		all.Release(txns[i])
-		open = append(open, i)
-		w := txns[i].Start
-		keep := open[:0]
-		for _, j := range open {
-			if e := opts.EffectiveEnd(&txns[j]); e < w-2*opts.Skew {
-				by.Close(txns[j].ID)
-				all.Close(txns[j].ID)
-			} else {
-				keep = append(keep, j)
-			}
-		}
-		open = keep
+	feedAlike(opts, txns, func(i int) {
 		if (i+1)%every == 0 {
 			step()
 		}
-	}
+	}, by, all)
 	by.CloseAll()
 	all.CloseAll()
 	step()

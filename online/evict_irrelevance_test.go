@@ -3,7 +3,6 @@ package online
 import (
 	"context"
 	"fmt"
-	"github.com/streamcheck/streamcheck/ingest"
 	"math"
 	"os"
 	"sort"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamcheck/streamcheck/ingest"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
@@ -289,15 +290,26 @@ func byStart(h *history.History) []history.Txn {
 // effective end plus 2Δ, and calls after(i) after releasing txns[i]: the
 // stream the window would hand over, for the probes and benchmarks.
 func feedInStartOrder(o *Online, opts history.Options, txns []history.Txn, after func(i int)) {
+	feedAlike(opts, txns, after, o)
+}
+
+// feedAlike is feedInStartOrder into several engines at once, each call
+// made on every engine before the next: the step-by-step comparisons of
+// an engine against its naive twin.
+func feedAlike(opts history.Options, txns []history.Txn, after func(i int), engines ...*Online) {
 	var open []int // released, not yet closed
 	for i := range txns {
-		o.Release(txns[i])
+		for _, o := range engines {
+			o.Release(txns[i])
+		}
 		open = append(open, i)
 		w := txns[i].Start
 		keep := open[:0]
 		for _, j := range open {
 			if e := opts.EffectiveEnd(&txns[j]); e != math.MaxInt64 && e+opts.Skew < w-opts.Skew {
-				o.Close(txns[j].ID)
+				for _, o := range engines {
+					o.Close(txns[j].ID)
+				}
 			} else {
 				keep = append(keep, j)
 			}

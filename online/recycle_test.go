@@ -110,26 +110,11 @@ func recycleCompare(t *testing.T, opts history.Options, txns []history.Txn, ever
 		}
 	}
 	// Both engines are fed alike: release and close on rec, mirrored.
-	var open []int
-	for i := range txns {
-		rec.Release(txns[i])
-		fresh.Release(txns[i])
-		open = append(open, i)
-		w := txns[i].Start
-		keep := open[:0]
-		for _, j := range open {
-			if e := opts.EffectiveEnd(&txns[j]); e < w-2*opts.Skew {
-				rec.Close(txns[j].ID)
-				fresh.Close(txns[j].ID)
-			} else {
-				keep = append(keep, j)
-			}
-		}
-		open = keep
+	feedAlike(opts, txns, func(i int) {
 		if (i+1)%every == 0 {
 			step()
 		}
-	}
+	}, rec, fresh)
 	rec.CloseAll()
 	fresh.CloseAll()
 	step()
