@@ -573,6 +573,8 @@ type localizer struct {
 	whole *coreFinder
 	// hint is the size of the last guarded instance built (core_hint.go).
 	hint sizeHint
+	// valid holds the member sets found valid (core_valid.go, C6).
+	valid validSets
 }
 
 var firstWindow = 1024 // a variable so tests can exercise windowing on tiny histories
@@ -666,6 +668,29 @@ func windowSearch(ctx context.Context, p *prepared, members []bool, first int, k
 
 // fast decides H|members with the plain encoding.
 func (l *localizer) fast(ctx context.Context, members []bool) solver.Status {
+	return fastRemembering(ctx, &l.valid, members, l.decide)
+}
+
+// fastRemembering answers a check from valid when members lie inside a
+// set found valid, and otherwise asks decide and remembers a valid set.
+func fastRemembering(ctx context.Context, valid *validSets, members []bool, decide func(context.Context, []bool) solver.Status) solver.Status {
+	if valid.covers(members) {
+		if recheckValidSets {
+			if st := decide(ctx, members); st != solver.Sat {
+				panic("incremental: a subset of a valid set is not valid")
+			}
+		}
+		return solver.Sat
+	}
+	st := decide(ctx, members)
+	if st == solver.Sat {
+		valid.add(members)
+	}
+	return st
+}
+
+// decide is fast without the memory of valid sets.
+func (l *localizer) decide(ctx context.Context, members []bool) solver.Status {
 	l.checks++
 	if ctx.Err() != nil {
 		return solver.Unknown

@@ -316,10 +316,16 @@ type plLocalizer struct {
 	p      *prepared
 	cfg    Config
 	checks int
+	valid  validSets // member sets found valid (core_valid.go, C6)
 }
 
 // fast decides H|members at pl-2+.
 func (l *plLocalizer) fast(ctx context.Context, members []bool) solver.Status {
+	return fastRemembering(ctx, &l.valid, members, l.decide)
+}
+
+// decide is fast without the memory of valid sets.
+func (l *plLocalizer) decide(ctx context.Context, members []bool) solver.Status {
 	l.checks++
 	if ctx.Err() != nil {
 		return solver.Unknown

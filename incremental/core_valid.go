@@ -1,0 +1,63 @@
+package incremental
+
+// validSets remembers the member sets whose projection a core search's
+// check found valid. The projection is monotone (docs/SEMANTICS.md §3): a
+// set that violates makes every superset violate, so every subset of a
+// valid set is valid, and its check need not be asked (§3 "C6"). After a
+// core is projected out, collectCores searches the rest window by window
+// from the first window again (C1); the windows before the one that held
+// the core were valid, and those that now lie inside one of them are
+// answered here instead of by an encode and a solve.
+type validSets struct {
+	sets [][]uint64 // bitsets over the history's transactions
+}
+
+// maxValidSets bounds the sets kept (the newest stay): a round asks again
+// only the few windows before the last core's.
+const maxValidSets = 64
+
+// noValidSets turns the memory off, and recheckValidSets makes every
+// answer it gives be checked as well (a mismatch panics): tests hold the
+// search with the memory to the search without it, and every answer from
+// memory to a real check.
+var noValidSets, recheckValidSets = false, false
+
+// covers reports whether members lie inside a set known valid.
+func (v *validSets) covers(members []bool) bool {
+	if noValidSets || len(v.sets) == 0 {
+		return false
+	}
+	var in []int
+	for i, m := range members {
+		if m {
+			in = append(in, i)
+		}
+	}
+sets:
+	for _, s := range v.sets {
+		for _, i := range in {
+			if i/64 >= len(s) || s[i/64]&(1<<(i%64)) == 0 {
+				continue sets
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// add remembers members as valid.
+func (v *validSets) add(members []bool) {
+	if noValidSets {
+		return
+	}
+	s := make([]uint64, (len(members)+63)/64)
+	for i, m := range members {
+		if m {
+			s[i/64] |= 1 << (i % 64)
+		}
+	}
+	if len(v.sets) == maxValidSets {
+		v.sets = append(v.sets[:0], v.sets[1:]...)
+	}
+	v.sets = append(v.sets, s)
+}
