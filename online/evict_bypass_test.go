@@ -3,9 +3,7 @@ package online
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -22,20 +20,10 @@ import (
 // eviction through a ghost left out adds no kept order that real time
 // implies. Seeds per shape: STREAMCHECK_RECYCLE_N (default 3).
 func TestBypassStepByStep(t *testing.T) {
-	n := 3
-	if v, err := strconv.Atoi(os.Getenv("STREAMCHECK_RECYCLE_N")); err == nil && v > 0 {
-		n = v
-	}
-	if testing.Short() {
-		n = 1
-	}
 	bypassed := 0
 	// Besides the shapes, streams over many keys, where most of a
 	// member's writes overwrite a version no op of the instance reads.
 	shapes := recycleShapes()
-	for i := range shapes {
-		shapes[i].preset = "mixed"
-	}
 	wide := func(c *gen.Config) { c.Keys *= 20 }
 	shapes = append(shapes,
 		recycleShape{"wide-blindw", "blindw-wh", wide, history.InitialEmpty},
@@ -44,24 +32,10 @@ func TestBypassStepByStep(t *testing.T) {
 		recycleShape{"wide-storm-lists", "mixed", func(c *gen.Config) { wide(c); c.InjectRate = 0.05 }, history.InitialUnknown},
 	)
 	for _, sh := range shapes {
-		for seed := range n {
+		for seed := range recycleN() {
 			t.Run(fmt.Sprintf("%s/%d", sh.name, seed), func(t *testing.T) {
-				cfg, err := gen.Preset(sh.preset)
-				if err != nil {
-					t.Fatal(err)
-				}
-				cfg.Seed = uint64(seed + 1)
-				cfg.Txns, cfg.Sessions, cfg.OpsPerTxn, cfg.Keys = 1200, 16, 6, 60+40*seed
-				sh.cfg(&cfg)
-				h, _, err := gen.Generate(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				opts := history.DefaultOptions()
-				opts.Level = history.StrictSerializable
-				opts.InDoubt = 5_000_000
-				opts.InitialState = sh.init
-				bypassed += bypassCompare(t, opts, byStart(h), 40+20*seed)
+				opts, txns := sh.stream(t, seed)
+				bypassed += bypassCompare(t, opts, txns, 40+20*seed)
 			})
 		}
 	}

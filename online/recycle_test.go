@@ -37,6 +37,46 @@ type recycleShape struct {
 	init         history.InitialState
 }
 
+// stream is the shape's stream for seed (1,200 transactions over 16
+// sessions, more keys for later seeds) in start order, with the options
+// the step-by-step twins check it under.
+func (sh recycleShape) stream(t *testing.T, seed int) (history.Options, []history.Txn) {
+	t.Helper()
+	preset := sh.preset
+	if preset == "" {
+		preset = "mixed"
+	}
+	cfg, err := gen.Preset(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Seed = uint64(seed + 1)
+	cfg.Txns, cfg.Sessions, cfg.OpsPerTxn, cfg.Keys = 1200, 16, 6, 60+40*seed
+	sh.cfg(&cfg)
+	h, _, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := history.DefaultOptions()
+	opts.Level = history.StrictSerializable
+	opts.InDoubt = 5_000_000
+	opts.InitialState = sh.init
+	return opts, byStart(h)
+}
+
+// recycleN is the number of seeds per shape: STREAMCHECK_RECYCLE_N, 3 by
+// default, 1 under -short.
+func recycleN() int {
+	n := 3
+	if v, err := strconv.Atoi(os.Getenv("STREAMCHECK_RECYCLE_N")); err == nil && v > 0 {
+		n = v
+	}
+	if testing.Short() {
+		n = 1
+	}
+	return n
+}
+
 // TestRecycleStepByStep holds the recycled arrays of a step (docs/SEMANTICS.md
 // §5 "A step's arrays recycled") to the fresh build they replace: two
 // evicting engines, one recycling the last step's encoder and solver into
@@ -47,32 +87,11 @@ type recycleShape struct {
 // their counters (checks, conflicts, constraints, pruned) must be equal.
 // Seeds per shape: STREAMCHECK_RECYCLE_N (default 3).
 func TestRecycleStepByStep(t *testing.T) {
-	n := 3
-	if v, err := strconv.Atoi(os.Getenv("STREAMCHECK_RECYCLE_N")); err == nil && v > 0 {
-		n = v
-	}
-	if testing.Short() {
-		n = 1
-	}
 	for _, sh := range recycleShapes() {
-		for seed := range n {
+		for seed := range recycleN() {
 			t.Run(fmt.Sprintf("%s/%d", sh.name, seed), func(t *testing.T) {
-				cfg, err := gen.Preset("mixed")
-				if err != nil {
-					t.Fatal(err)
-				}
-				cfg.Seed = uint64(seed + 1)
-				cfg.Txns, cfg.Sessions, cfg.OpsPerTxn, cfg.Keys = 1200, 16, 6, 60+40*seed
-				sh.cfg(&cfg)
-				h, _, err := gen.Generate(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				opts := history.DefaultOptions()
-				opts.Level = history.StrictSerializable
-				opts.InDoubt = 5_000_000
-				opts.InitialState = sh.init
-				recycleCompare(t, opts, byStart(h), 40+20*seed)
+				opts, txns := sh.stream(t, seed)
+				recycleCompare(t, opts, txns, 40+20*seed)
 			})
 		}
 	}
