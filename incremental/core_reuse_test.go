@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/oracle"
 	"github.com/streamcheck/streamcheck/solver"
 )
@@ -36,28 +35,9 @@ func otherCores(t *testing.T, reuse, win bool) {
 	defer func(w int) { firstWindow = w }(firstWindow)
 	ctx := context.Background()
 	checks, same, cores := 0, 0, 0
-	seeds := uint64(12)
-	if testing.Short() {
-		seeds = 4
-	}
-	for seed := uint64(1); seed <= seeds; seed++ {
-		firstWindow = []int{32, 64, 1 << 20}[seed%3]
-		g := gen.Config{Txns: 120 + 40*int(seed%4), Keys: 6 + int(seed%3)*6, Seed: seed, Sessions: 5 + int(seed%3),
-			OpsPerTxn: 2 + int(seed%3), AbortRatio: 0.03, UnknownRatio: 0.02 * float64(seed%2),
-			ListRatio: 0.2 * float64(seed%3/2), DupValueRatio: 0.15 * float64(seed%2),
-			Concurrency: 3, InjectRate: 0.03 + 0.01*float64(seed%3)}
-		h, _, err := gen.Generate(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		noTime := withoutTime(h)
-		for _, c := range []struct {
-			h  *history.History
-			lv history.Level
-		}{
-			{noTime, history.Serializable}, {noTime, history.StrongSessionSerializable},
-			{noTime, history.StrongSessionSnapshotIsolation}, {h, history.StrictSerializable},
-		} {
+	for seed := uint64(1); seed <= coreSeeds(); seed++ {
+		h := coreHistory(t, seed)
+		for _, c := range timedAndUntimed(h) {
 			opts := history.DefaultOptions()
 			opts.Level = c.lv
 			cfg := Config{MaxAnomalies: 10}
@@ -85,7 +65,7 @@ func otherCores(t *testing.T, reuse, win bool) {
 	rng := rand.New(rand.NewPCG(27, 4))
 	tc := oracle.DefaultTinyConfig()
 	tc.MinTxns, tc.MaxTxns, tc.Anomalous, tc.Staleness = 8, 16, 1, 200
-	for i := 0; i < 40*int(seeds); i++ {
+	for i := 0; i < 40*int(coreSeeds()); i++ {
 		h := oracle.RandomTiny(rng, tc)
 		if h.Validate() != nil {
 			continue
@@ -102,7 +82,7 @@ func otherCores(t *testing.T, reuse, win bool) {
 		}
 	}
 	t.Logf("%d checks, %d cores checked, %d with the fresh search's anomalies exactly", checks, cores, same)
-	if cores < 5*int(seeds) {
+	if cores < 5*int(coreSeeds()) {
 		t.Fatalf("%d cores: the test checks too little", cores)
 	}
 }

@@ -27,27 +27,15 @@ func TestShrinkSmallAsFresh(t *testing.T) {
 	defer func(w int) { firstWindow = w }(firstWindow)
 	defer func(f, n bool) { freshShrink, noSizeHint = f, n }(freshShrink, noSizeHint)
 	compared, anomalies, shrunk := 0, 0, 0
-	seeds := uint64(12)
-	if testing.Short() {
-		seeds = 4
-	}
-	for seed := uint64(1); seed <= seeds; seed++ {
-		firstWindow = []int{32, 64, 1 << 20}[seed%3]
-		g := gen.Config{Txns: 120 + 40*int(seed%4), Keys: 6 + int(seed%3)*6, Seed: seed, Sessions: 5 + int(seed%3),
-			OpsPerTxn: 2 + int(seed%3), AbortRatio: 0.03, UnknownRatio: 0.02 * float64(seed%2),
-			ListRatio: 0.2 * float64(seed%3/2), DupValueRatio: 0.15 * float64(seed%2),
-			Concurrency: 3, InjectRate: 0.03 + 0.01*float64(seed%3)}
-		h, _, err := gen.Generate(g)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for seed := uint64(1); seed <= coreSeeds(); seed++ {
+		h := coreHistory(t, seed)
 		n, _ := reportsAsBefore(t, seed, timedAndUntimed(h), func(old bool) { freshShrink, noSizeHint = old, old })
 		compared += 4
 		anomalies += n
 		shrunk += shrinksThatRemove(t, seed)
 	}
 	t.Logf("%d checks compared, %d anomalies, %d shrinks that removed members", compared, anomalies, shrunk)
-	if anomalies < 5*int(seeds) || shrunk == 0 {
+	if anomalies < 5*int(coreSeeds()) || shrunk == 0 {
 		t.Fatalf("%d anomalies, %d shrinks that removed members: the test compares too little", anomalies, shrunk)
 	}
 }

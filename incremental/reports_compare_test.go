@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // withoutTime is h with every transaction's client time removed, so
@@ -17,6 +18,33 @@ func withoutTime(h *history.History) *history.History {
 		out.Txns[i] = x
 	}
 	return out
+}
+
+// coreSeeds is the number of generated histories the core-search
+// comparisons run on: 12, 4 under -short.
+func coreSeeds() uint64 {
+	if testing.Short() {
+		return 4
+	}
+	return 12
+}
+
+// coreHistory is the generated history of seed for the core-search
+// comparisons (a few hundred transactions, injected anomalies, aborted
+// and unknown outcomes, lists and repeated values on some seeds), and
+// sets firstWindow so that some seeds search window by window.
+func coreHistory(t *testing.T, seed uint64) *history.History {
+	t.Helper()
+	firstWindow = []int{32, 64, 1 << 20}[seed%3]
+	g := gen.Config{Txns: 120 + 40*int(seed%4), Keys: 6 + int(seed%3)*6, Seed: seed, Sessions: 5 + int(seed%3),
+		OpsPerTxn: 2 + int(seed%3), AbortRatio: 0.03, UnknownRatio: 0.02 * float64(seed%2),
+		ListRatio: 0.2 * float64(seed%3/2), DupValueRatio: 0.15 * float64(seed%2),
+		Concurrency: 3, InjectRate: 0.03 + 0.01*float64(seed%3)}
+	h, _, err := gen.Generate(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // reportCase is one history checked at one level.
