@@ -174,16 +174,11 @@ func (d *NativeDecoder) decodeFast(line []byte, pos history.Pos) (t history.Txn,
 					t.ID = string(raw)
 				}
 			case fStatus:
-				switch string(raw) {
-				case "committed":
-					t.Status = history.Committed
-				case "aborted":
-					t.Status = history.Aborted
-				case "unknown":
-					t.Status = history.Unknown
-				default:
+				st, ok := history.ParseStatus(string(raw))
+				if !ok {
 					return decline()
 				}
+				t.Status = st
 			case fSnapshot:
 				snap, err := history.ParseSnapshot(string(raw))
 				if err != nil {
