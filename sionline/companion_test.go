@@ -11,7 +11,6 @@ import (
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
-	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // TestInDoubtWriterLeavesAsCompanion (docs/SEMANTICS.md §5 "An in-doubt
@@ -159,27 +158,10 @@ func TestCompanionsMatchNaive(t *testing.T) {
 	}
 	defer func(w, s int, c bool) { WaitWindow, segTxns, NoCompanions = w, s, c }(WaitWindow, segTxns, NoCompanions)
 	WaitWindow = 0
-	inject := []string{history.LostUpdate, history.ReadSkew, history.G1a, history.G1b, history.G1c, history.WriteSkew}
 	made, fewer := 0, 0
 	for i := 0; i < count; i++ {
 		rng := rand.New(rand.NewPCG(uint64(i), 2829))
-		cfg, _ := gen.Preset("mixed")
-		cfg.Seed = uint64(i + 1)
-		cfg.Txns = 200 + rng.IntN(300)
-		cfg.Keys = 20 + rng.IntN(60)
-		cfg.Sessions = 8
-		cfg.Concurrency = 5
-		cfg.ListRatio = []float64{0, 0.1, 0.3}[i%3]
-		cfg.UnknownRatio = []float64{0.05, 0.1, 0.2}[(i/3)%3]
-		cfg.DupValueRatio = []float64{0, 0.2}[i%2]
-		cfg.AbortRatio = 0.02
-		if i%2 == 1 {
-			cfg.Inject = []string{inject[rng.IntN(len(inject))]}
-		}
-		h, _, err := gen.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		h, cfg := mixedStream(t, i, rng, 200, 300, []float64{0.05, 0.1, 0.2})
 		opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 5_000_000, InitialState: history.InitialEmpty}
 		segTxns = []int{2, 8, 256}[i%3]
 		tick, batch := 100_000+rng.Int64N(2_000_000), 1+rng.IntN(8)

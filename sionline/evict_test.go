@@ -12,7 +12,6 @@ import (
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
-	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/window"
 )
@@ -61,27 +60,10 @@ func TestEvictionMatchesCheck(t *testing.T) {
 		count = n
 	}
 	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
-	inject := []string{history.LostUpdate, history.ReadSkew, history.G1a, history.G1b, history.G1c, history.WriteSkew}
 	evicted, readmits, diagnosed := 0, 0, 0
 	for i := 0; i < count; i++ {
 		rng := rand.New(rand.NewPCG(uint64(i), 2828))
-		cfg, _ := gen.Preset("mixed")
-		cfg.Seed = uint64(i + 1)
-		cfg.Txns = 150 + rng.IntN(250)
-		cfg.Keys = 20 + rng.IntN(60)
-		cfg.Sessions = 8
-		cfg.Concurrency = 5
-		cfg.ListRatio = []float64{0, 0.1, 0.3}[i%3]
-		cfg.UnknownRatio = []float64{0, 0.02, 0.1}[(i/3)%3]
-		cfg.DupValueRatio = []float64{0, 0.2}[i%2]
-		cfg.AbortRatio = 0.02
-		if i%2 == 1 {
-			cfg.Inject = []string{inject[rng.IntN(len(inject))]}
-		}
-		h, _, err := gen.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		h, cfg := mixedStream(t, i, rng, 150, 250, []float64{0, 0.02, 0.1})
 		opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 5_000_000, InitialState: history.InitialEmpty}
 		if i%4 >= 2 {
 			opts.InitialState = history.InitialUnknown

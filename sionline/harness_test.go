@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/driver"
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/oracle"
 	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/window"
@@ -239,4 +240,32 @@ func dump(h *history.History) string {
 		s += fmt.Sprintf("%s %s [%d,%d] %s %v\n", t.ID, t.Session, t.Start, t.End, t.Status, t.Ops)
 	}
 	return s
+}
+
+// mixedStream is stream i of a differential test against check: the
+// mixed preset over 8 sessions, minTxns to minTxns+spread-1 transactions,
+// lists, unknown outcomes (unknowns[(i/3)%3]) and repeated values
+// varying with i, and on odd i one injected anomaly drawn from rng;
+// with the configuration it was generated from (for the subtest names).
+func mixedStream(t *testing.T, i int, rng *rand.Rand, minTxns, spread int, unknowns []float64) (*history.History, gen.Config) {
+	t.Helper()
+	inject := []string{history.LostUpdate, history.ReadSkew, history.G1a, history.G1b, history.G1c, history.WriteSkew}
+	cfg, _ := gen.Preset("mixed")
+	cfg.Seed = uint64(i + 1)
+	cfg.Txns = minTxns + rng.IntN(spread)
+	cfg.Keys = 20 + rng.IntN(60)
+	cfg.Sessions = 8
+	cfg.Concurrency = 5
+	cfg.ListRatio = []float64{0, 0.1, 0.3}[i%3]
+	cfg.UnknownRatio = unknowns[(i/3)%3]
+	cfg.DupValueRatio = []float64{0, 0.2}[i%2]
+	cfg.AbortRatio = 0.02
+	if i%2 == 1 {
+		cfg.Inject = []string{inject[rng.IntN(len(inject))]}
+	}
+	h, _, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, cfg
 }
