@@ -1,5 +1,7 @@
 package incremental
 
+import "github.com/bits-and-blooms/bitset"
+
 // validSets remembers the member sets whose projection a core search's
 // check found valid. The projection is monotone (docs/SEMANTICS.md §3): a
 // set that violates makes every superset violate, so every subset of a
@@ -9,7 +11,7 @@ package incremental
 // the core were valid, and those that now lie inside one of them are
 // answered here instead of by an encode and a solve.
 type validSets struct {
-	sets [][]uint64 // bitsets over the history's transactions
+	sets []*bitset.BitSet // over the history's transactions
 }
 
 // maxValidSets bounds the sets kept (the newest stay): a round asks again
@@ -27,20 +29,11 @@ func (v *validSets) covers(members []bool) bool {
 	if noValidSets || len(v.sets) == 0 {
 		return false
 	}
-	var in []int
-	for i, m := range members {
-		if m {
-			in = append(in, i)
-		}
-	}
-sets:
+	m := asBitSet(members)
 	for _, s := range v.sets {
-		for _, i := range in {
-			if i/64 >= len(s) || s[i/64]&(1<<(i%64)) == 0 {
-				continue sets
-			}
+		if s.IsSuperSet(m) {
+			return true
 		}
-		return true
 	}
 	return false
 }
@@ -50,14 +43,18 @@ func (v *validSets) add(members []bool) {
 	if noValidSets {
 		return
 	}
-	s := make([]uint64, (len(members)+63)/64)
-	for i, m := range members {
-		if m {
-			s[i/64] |= 1 << (i % 64)
-		}
-	}
 	if len(v.sets) == maxValidSets {
 		v.sets = append(v.sets[:0], v.sets[1:]...)
 	}
-	v.sets = append(v.sets, s)
+	v.sets = append(v.sets, asBitSet(members))
+}
+
+func asBitSet(members []bool) *bitset.BitSet {
+	b := bitset.New(uint(len(members)))
+	for i, in := range members {
+		if in {
+			b.Set(uint(i))
+		}
+	}
+	return b
 }
