@@ -733,7 +733,9 @@ func (f *fast) forced(t1, t2 int32) {
 // choose picks the source of closed node i's read r (-1: the initial
 // state), as check_weak's likelySource does: the committed writer that
 // ended last before the reader ended, else the initial state if it can
-// be, else the first committed writer, else the first candidate.
+// be (under an unknown initial state, for a read of a value no committed
+// candidate wrote, initFallback), else the first committed writer, else
+// the initial state, else the first candidate.
 func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 	rt := &txns[i]
 	best, bestEnd := int32(-1), int64(0)
@@ -795,14 +797,28 @@ func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 	switch {
 	case best >= 0:
 		return best, true
-	case initial:
+	case initial && (!f.initFallback(r) || firstCommitted < 0):
 		return f.chooseInitial(r), true
 	case firstCommitted >= 0:
 		return firstCommitted, true
+	case initial:
+		return f.chooseInitial(r), true
 	case first >= 0:
 		return first, true
 	}
 	return 0, false
+}
+
+// initFallback reports whether the initial state is r's source of last
+// resort rather than its first: under --initial-state unknown a read of
+// a value some committed transaction wrote is taken from that writer
+// before the initial state (docs/SEMANTICS.md §5 "The weak levels under
+// an unknown initial state"). Every read may come from the unknown
+// initial state there, but only one value per key can: taking it for
+// each read whose writer ended after the reader (the usual concurrent
+// read) gave one key two initial values, trouble at nearly every step.
+func (f *fast) initFallback(r kv) bool {
+	return f.opts.InitialState == history.InitialUnknown && f.kt.text(r) != history.Null
 }
 
 // addVal records node w as a writer of r (after the ones recorded).
