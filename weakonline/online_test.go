@@ -109,7 +109,7 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 					sp, _ := e.Spilled()
 					spilled += sp
 					f.noFast = true
-					sameAlerts(t, fmt.Sprintf("history %d, retiring without the fast path", i), fired, must(runFeed(t, h, opts, f)))
+					sameAlerts(t, fmt.Sprintf("history %d (init %v, tick %d, batch %d, order %v), retiring without the fast path\n%s", i, opts.InitialState, f.tick, f.batch, f.order, dump(h)), fired, must(runFeed(t, h, opts, f)))
 					f.noRetire = true
 					full, fe := runFeed(t, h, opts, f)
 					if os.Getenv("WEAKONLINE_DEBUG") == strconv.Itoa(i) {
