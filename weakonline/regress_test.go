@@ -14,7 +14,7 @@ import (
 // (docs/SEMANTICS.md §5 "The window at the weak levels", WK1-WK3). Each
 // runs with and without the fast path; the alerts must be the same, and
 // as many as the exact engine raises.
-var regressions = []struct {
+type regression struct {
 	name   string
 	level  history.Level
 	tick   int64
@@ -23,7 +23,9 @@ var regressions = []struct {
 	alerts int
 	// lateness: the window's, when not the history's whole span.
 	lateness int64
-}{
+}
+
+var regressions = []regression{
 	{
 		// WK1: T3 closes while its session predecessor T4 is open. The
 		// instance's causal past of T3 runs through T4 by session order
@@ -91,7 +93,21 @@ B[500,510] w y 1, append x 2 (session b)`,
 }
 
 func TestRegressionHistories(t *testing.T) {
+	var all []regression
 	for _, rc := range regressions {
+		all = append(all, rc)
+		if strings.HasPrefix(rc.name, "LF") {
+			// The list rules are the same at every weak level, and
+			// each history violates all three.
+			for _, lv := range []history.Level{history.ReadAtomic, history.Causal} {
+				at := rc
+				at.level = lv
+				at.name = strings.Replace(rc.name, " ", " at "+lv.String()+": ", 1)
+				all = append(all, at)
+			}
+		}
+	}
+	for _, rc := range all {
 		t.Run(rc.name, func(t *testing.T) {
 			h, err := history.ParseCompact(rc.text)
 			if err != nil {
