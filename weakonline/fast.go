@@ -569,8 +569,14 @@ func (f *fast) close(i int, txns []history.Txn) {
 		if f.taintAll || f.taintK[lr.k] {
 			continue // dropped by the projection (a wildcard write)
 		}
-		// A read some other writer outside the instance could explain
-		// is kept: one constraint more than the instance has (F1).
+		if slices.ContainsFunc(lr.elems, func(e kv) bool { return f.tainted(i, e, txns) }) {
+			// An element a writer outside the instance (a dead letter,
+			// a quarantined core) may have appended: the projection
+			// drops the read (§3 for lists), and so does the graph; a
+			// read the instance drops for another appender outside it
+			// (of an own element) is kept, one constraint more (F1).
+			continue
+		}
 		app, ok := f.parseRead(i, lr, txns)
 		if !ok {
 			if t.Status == history.Unknown {
