@@ -347,7 +347,7 @@ func decideWeakAt(ctx context.Context, p *prepared, sub bool) (weakOutcome, erro
 		// 3. Otherwise every choice, bounded; unknown beyond the bound.
 		for i, pt := range points {
 			if !reads[pt.t][pt.r].list {
-				choice[i] = likelySource(h, pt.t, &reads[pt.t][pt.r])
+				choice[i] = likelySource(p, pt.t, int(pt.r), &reads[pt.t][pt.r])
 			}
 		}
 		for _, t := range unknowns {
@@ -514,9 +514,12 @@ func takeSources(h *history.History, t int32, nReads int, chosen func(int32, int
 // likelySource picks the candidate a correct database most likely served:
 // a committed writer over an unknown one, and with timestamps the one that
 // ended last before the reader began (else the earliest); the initial
-// state when no writer ended before the reader began. Any pick is sound:
-// it only decides which choice is tried first.
-func likelySource(h *history.History, t int32, r *weakRead) int {
+// state when no writer ended before the reader began, except under an
+// unknown initial state for a read of a value a committed candidate
+// wrote (that writer first). Any pick is sound: it only decides which
+// choice is tried first.
+func likelySource(p *prepared, t int32, ri int, r *weakRead) int {
+	h := p.h
 	rt := &h.Txns[t]
 	best, bestEnd := -1, int64(0)
 	for i, w := range r.srcs {
@@ -528,16 +531,26 @@ func likelySource(h *history.History, t int32, r *weakRead) int {
 			best, bestEnd = i, wt.End
 		}
 	}
-	switch {
-	case best >= 0:
+	if best >= 0 {
 		return best
-	case r.initial:
+	}
+	// Under --initial-state unknown every read may come from the initial
+	// state, but one value per key only: a read of a value a committed
+	// transaction wrote takes that writer first (the initial state first
+	// gave concurrent reads of one key two initial values, a choice that
+	// fails, and with many such reads an unknown after the enumeration's
+	// bound).
+	viaInit := r.initial && (p.opts.InitialState != history.InitialUnknown || p.txns[t].reads[ri].val == history.Null)
+	if viaInit {
 		return len(r.srcs) // the initial state
 	}
 	for i, w := range r.srcs {
 		if h.Txns[w].Status == history.Committed {
 			return i
 		}
+	}
+	if r.initial {
+		return len(r.srcs)
 	}
 	return 0
 }

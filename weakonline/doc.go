@@ -94,6 +94,15 @@
 //	   is in trouble too.
 //	F4 After an alert the fast path is rebuilt without the core; a
 //	   restored engine rebuilds it from its transactions.
+//	F5 A list read takes one parse (each run of elements all of one
+//	   candidate appender's appends to the key; under an unknown
+//	   initial state after an initial list, one per key), and per list
+//	   key the longest version shown so far orders its appenders, its
+//	   last before every other appender of the key, so a topological
+//	   order is a version order every read shows a prefix of
+//	   (docs/SEMANTICS.md §5 "Lists in the fast path"). A read with no
+//	   such parse, or whose version neither extends nor is a prefix of
+//	   the longest, is trouble (F2).
 //
 // # Complexity
 //

@@ -2,6 +2,7 @@ package weakonline
 
 import (
 	"slices"
+	"strconv"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/online"
@@ -81,8 +82,19 @@ type fast struct {
 	succ   [][]int32
 	closed []bool
 	srcs   [][]int32 // chosen sources (nodes) of a closed node's reads
-	froms  [][]int32 // causal: the source of each read (-1: initial), parallel to reads
-	prev   []int32   // the node before in its session (-1: none)
+	// Lists (docs/SEMANTICS.md §5 "Lists in the fast path"): a node's
+	// appends, in op order, and its external list reads until it
+	// closes; per list key the longest version shown so far as its
+	// appenders (chain), the key's appenders not in it (pending), and
+	// under an unknown initial state the initial list every read
+	// shows first is kept with the registers' initial values
+	// (initVal, initialList).
+	appends [][]kv
+	lreads  [][]listRead
+	chain   map[int32][]int32
+	pending map[int32][]int32
+	froms   [][]int32 // causal: the source of each read (-1: initial), parallel to reads
+	prev    []int32   // the node before in its session (-1: none)
 
 	// rank, when the fast path was rebuilt from the exact check's
 	// witness (a commit order), is each transaction's place in it (-1:
@@ -111,6 +123,13 @@ type fast struct {
 }
 
 type posTxn struct{ pos, t int32 }
+
+// listRead is an external list read: its key and the elements it shows,
+// the reader's own appends so far taken off its end.
+type listRead struct {
+	k     int32
+	elems []kv
+}
 
 // denseVals is one key's window of integer values (fast.dense).
 type denseVals struct {
@@ -224,7 +243,8 @@ func lastEntry(ws []posTxn, p int32) *posTxn {
 // key table it shares (nil: a table of its own, for tests).
 func newFast(opts history.Options, sum *summary) *fast {
 	f := &fast{lv: opts.Level, opts: opts, so: opts.Level.SessionOrder(), sessions: map[string]int32{},
-		vals: map[kv]int32{}, taint: map[kv][]taintW{}, taintK: map[int32]bool{}, initVal: map[int32]kv{}, sum: sum}
+		vals: map[kv]int32{}, taint: map[kv][]taintW{}, taintK: map[int32]bool{}, initVal: map[int32]kv{}, sum: sum,
+		chain: map[int32][]int32{}, pending: map[int32][]int32{}}
 	if sum != nil {
 		f.kt = sum.kt
 	} else {
@@ -265,6 +285,8 @@ func (f *fast) grow(n int) {
 	f.srcs = extend(f.srcs, n, c, nil)
 	f.froms = extend(f.froms, n, c, nil)
 	f.prev = extend(f.prev, n, c, -1)
+	f.appends = extend(f.appends, n, c, nil)
+	f.lreads = extend(f.lreads, n, c, nil)
 	f.mark = extend(f.mark, n, c, 0)
 }
 
@@ -287,6 +309,16 @@ func extend[T any](s []T, n, c int, fill T) []T {
 // Each op's key is numbered here, once (kt), and its value read as an
 // integer if it is one: the pairs are what every later map lookup hashes.
 func parse(t *history.Txn, kt *keyTable) (finals, reads []kv, ok bool) {
+	finals, reads, _, _, ok = parseLists(t, kt, false)
+	return finals, reads, ok
+}
+
+// parseLists is parse with list ops when lists is set: appends are the
+// transaction's appends in op order, lreads its external list reads,
+// each without the reader's own appends so far to the key (which must
+// end it: ok is false otherwise, an internal inconsistency, as for a
+// register). Without lists a list op makes ok false.
+func parseLists(t *history.Txn, kt *keyTable, lists bool) (finals, reads, appends []kv, lreads []listRead, ok bool) {
 	ok = true
 	// Sized once: the pairs are kept as long as the transaction is.
 	nr := 0
@@ -303,7 +335,37 @@ func parse(t *history.Txn, kt *keyTable) (finals, reads []kv, ok bool) {
 	}
 	for _, op := range t.Ops {
 		if op.IsList || op.Kind == history.Append {
-			return nil, nil, false
+			if !lists {
+				return nil, nil, nil, nil, false
+			}
+			k := kt.id(op.Key)
+			if op.Kind == history.Append {
+				appends = append(appends, kt.pairOf(k, op.Value))
+				continue
+			}
+			// The reader's own appends so far end the list read.
+			var own []kv
+			for _, a := range appends {
+				if a.k == k {
+					own = append(own, a)
+				}
+			}
+			if len(own) > len(op.List) {
+				ok = false
+				continue
+			}
+			ext := len(op.List) - len(own)
+			lr := listRead{k: k, elems: make([]kv, ext)}
+			for j, v := range op.List {
+				r := kt.pairOf(k, v)
+				if j < ext {
+					lr.elems[j] = r
+				} else if r != own[j-ext] {
+					ok = false
+				}
+			}
+			lreads = append(lreads, lr)
+			continue
 		}
 		r := kt.pair(op.Key, op.Value)
 		if op.Kind != history.Read {
@@ -334,13 +396,13 @@ func parse(t *history.Txn, kt *keyTable) (finals, reads []kv, ok bool) {
 			reads = append(reads, r)
 		}
 	}
-	return finals, reads, ok
+	return finals, reads, appends, lreads, ok
 }
 
 // release adds member i (released, in release order).
 func (f *fast) release(i int, t *history.Txn) {
 	f.grow(i + 1)
-	finals, reads, ok := parse(t, f.kt)
+	finals, reads, appends, lreads, ok := parseLists(t, f.kt, true)
 	if !ok {
 		// An internal inconsistency of a committed transaction is an
 		// anomaly now (its internal reads count while it is open); one
@@ -362,10 +424,26 @@ func (f *fast) release(i int, t *history.Txn) {
 	f.node[i], f.usable[i] = true, true
 	f.ord[i] = f.nextOrd
 	f.nextOrd++
-	f.finals[i], f.reads[i] = finals, reads
 	for _, w := range finals {
 		f.addVal(w, int32(i))
 	}
+	// An appender: each element finds it as its writer, and it is a
+	// writer of each list key it appends to (finals holds the key once,
+	// for the forced edges of the session-order levels), after the
+	// key's longest version shown so far.
+	for j, a := range appends {
+		f.addVal(a, int32(i))
+		if slices.ContainsFunc(appends[:j], func(b kv) bool { return b.k == a.k }) {
+			continue
+		}
+		finals = append(finals, kv{k: a.k, str: listFinal})
+		if c := f.chain[a.k]; len(c) > 0 {
+			f.edge(c[len(c)-1], int32(i))
+		}
+		f.pending[a.k] = append(f.pending[a.k], int32(i))
+	}
+	f.finals[i], f.reads[i] = finals, reads
+	f.appends[i], f.lreads[i] = appends, lreads
 	if t.HasSession {
 		s, seen := f.sessions[t.Session]
 		if !seen {
@@ -487,6 +565,46 @@ func (f *fast) close(i int, txns []history.Txn) {
 			}
 		}
 	}
+	for _, lr := range f.lreads[i] {
+		if f.taintAll || f.taintK[lr.k] {
+			continue // dropped by the projection (a wildcard write)
+		}
+		if slices.ContainsFunc(lr.elems, func(e kv) bool { return f.tainted(i, e, txns) }) {
+			// An element a writer outside the instance (a dead letter,
+			// a quarantined core) may have appended: the projection
+			// drops the read (§3 for lists), and so does the graph; a
+			// read the instance drops for another appender outside it
+			// (of an own element) is kept, one constraint more (F1).
+			continue
+		}
+		app, ok := f.parseRead(i, lr, txns)
+		if !ok {
+			if t.Status == history.Unknown {
+				f.usable[i] = false
+				if f.chosen[i] {
+					f.fail("an unknown transaction read from has a read nothing explains")
+				}
+				continue
+			}
+			f.fail("a list read without a parse")
+			continue
+		}
+		src := int32(-1)
+		if len(app) > 0 {
+			src = app[len(app)-1]
+			for _, a := range app {
+				f.chosen[a] = true
+			}
+			f.edge(src, int32(i))
+			if !slices.Contains(srcs, src) {
+				srcs = append(srcs, src)
+			}
+		}
+		reads = append(reads, kv{k: lr.k, str: listFinal})
+		from = append(from, src)
+		f.extendChain(lr.k, app)
+	}
+	f.lreads[i] = nil
 	f.reads[i] = reads
 	f.srcs[i] = srcs
 	switch f.lv {
@@ -733,7 +851,9 @@ func (f *fast) forced(t1, t2 int32) {
 // choose picks the source of closed node i's read r (-1: the initial
 // state), as check_weak's likelySource does: the committed writer that
 // ended last before the reader ended, else the initial state if it can
-// be, else the first committed writer, else the first candidate.
+// be (under an unknown initial state, for a read of a value no committed
+// candidate wrote, initFallback), else the first committed writer, else
+// the initial state, else the first candidate.
 func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 	rt := &txns[i]
 	best, bestEnd := int32(-1), int64(0)
@@ -795,14 +915,143 @@ func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 	switch {
 	case best >= 0:
 		return best, true
-	case initial:
+	case initial && (!f.initFallback(r) || firstCommitted < 0):
 		return f.chooseInitial(r), true
 	case firstCommitted >= 0:
 		return firstCommitted, true
+	case initial:
+		return f.chooseInitial(r), true
 	case first >= 0:
 		return first, true
 	}
 	return 0, false
+}
+
+// initFallback reports whether the initial state is r's source of last
+// resort rather than its first: under --initial-state unknown a read of
+// a value some committed transaction wrote is taken from that writer
+// before the initial state (docs/SEMANTICS.md §5 "The weak levels under
+// an unknown initial state"). Every read may come from the unknown
+// initial state there, but only one value per key can: taking it for
+// each read whose writer ended after the reader (the usual concurrent
+// read) gave one key two initial values, trouble at nearly every step.
+func (f *fast) initFallback(r kv) bool {
+	return f.opts.InitialState == history.InitialUnknown && f.kt.text(r) != history.Null
+}
+
+// listFinal marks a kv that stands for a list key as a whole (in a
+// node's finals: it appends to the key; in its reads: a list read, its
+// source the last appender shown), never a value.
+const listFinal = 2
+
+// listInit marks an initial list's pair in initVal (initialList).
+const listInit = 3
+
+// parseRead is the one parse of closed node i's list read lr the fast
+// path takes: each element's appender, a run of consecutive elements
+// per appender (all its appends to the key, in order), under an unknown
+// initial state after a prefix of elements nobody appended (the initial
+// list, the same for every read of the key). ok is false when an
+// element has no single possible appender among the nodes (none, more
+// than one, one after the reader by the real-time read rule or in its
+// session, the reader itself) or an appender shows part of its appends:
+// the exact check then decides (F2).
+func (f *fast) parseRead(i int, lr listRead, txns []history.Txn) (app []int32, ok bool) {
+	rt := &txns[i]
+	var one [1]int32
+	j := 0
+	if f.opts.InitialState == history.InitialUnknown {
+		for j < len(lr.elems) && len(f.writers(lr.elems[j], &one)) == 0 {
+			j++
+		}
+		f.chooseInitial(f.initialList(lr.k, lr.elems[:j]))
+	}
+	for j < len(lr.elems) {
+		ws := f.writers(lr.elems[j], &one)
+		if len(ws) != 1 {
+			return nil, false
+		}
+		w := ws[0]
+		wt := &txns[w]
+		if int(w) == i || !f.node[w] || !f.usable[w] || (rt.HasTime && wt.HasTime && f.opts.Precedes(rt, wt)) ||
+			(f.so && f.sessOf[i] >= 0 && f.sessOf[w] == f.sessOf[i] && f.pos[w] > f.pos[i]) || slices.Contains(app, w) {
+			return nil, false
+		}
+		// The run from j must be w's appends to the key, all of them,
+		// in order.
+		for _, a := range f.appends[w] {
+			if a.k != lr.k {
+				continue
+			}
+			if j >= len(lr.elems) || lr.elems[j] != a {
+				return nil, false
+			}
+			j++
+		}
+		app = append(app, w)
+	}
+	return app, true
+}
+
+// initialList is the pair under which chooseInitial records list key
+// k's initial list shown as elems: the register pair of null when it is
+// empty (a register read of null of a list key is a read of the empty
+// list, as prepare has it), else the elements' text numbered under a
+// mark no register value carries (listInit).
+func (f *fast) initialList(k int32, elems []kv) kv {
+	if len(elems) == 0 {
+		return f.kt.pairOf(k, history.Null)
+	}
+	var b []byte
+	for _, e := range elems {
+		v := f.kt.value(e)
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	r := f.kt.pairOf(k, history.Value(b))
+	if r.str == 0 {
+		// The encoding always holds a ':', so it is never an integer.
+		panic("weakonline: an initial list numbered as an integer")
+	}
+	r.str = listInit
+	return r
+}
+
+// extendChain takes a read's version of list key k (app, its appenders
+// in order) into the key's version order: it must extend the longest
+// version shown so far or be a prefix of it (else two reads show
+// versions neither of which extends the other: trouble). A longer one
+// orders its new appenders after the old last, and its last before
+// every appender of the key it does not show (pending): with the chain
+// that is every order each read so far puts on the key's appenders (its
+// appenders in order, its last before every other appender).
+func (f *fast) extendChain(k int32, app []int32) {
+	c := f.chain[k]
+	n := min(len(c), len(app))
+	if !slices.Equal(c[:n], app[:n]) {
+		f.fail("two list versions neither of which extends the other")
+		return
+	}
+	if len(app) <= len(c) {
+		return
+	}
+	for j := len(c); j < len(app); j++ {
+		if j > 0 {
+			f.edge(app[j-1], app[j])
+		}
+	}
+	last := app[len(app)-1]
+	p := f.pending[k][:0]
+	for _, x := range f.pending[k] {
+		if slices.Contains(app[len(c):], x) {
+			continue
+		}
+		p = append(p, x)
+		f.edge(last, x)
+	}
+	f.pending[k] = p
+	f.chain[k] = slices.Clone(app)
 }
 
 // addVal records node w as a writer of r (after the ones recorded).

@@ -29,6 +29,11 @@ type feed struct {
 	// runs at every step that allows one (the most passes, the most
 	// chances to retire too early).
 	noRetire bool
+	// lateness, when set, replaces the history's whole span (which
+	// lets any arrival order through): a history given in start order
+	// can then have a transaction closed before a later one is
+	// released.
+	lateness int64
 }
 
 type firing struct {
@@ -50,6 +55,9 @@ func runFeed(t *testing.T, h *history.History, opts history.Options, f feed) ([]
 	t.Helper()
 	ctx := context.Background()
 	wcfg := window.Config{Partitions: 1, Lateness: span(h), Skew: opts.Skew, InDoubt: opts.InDoubt}
+	if f.lateness > 0 {
+		wcfg.Lateness = f.lateness
+	}
 	win, err := window.New(wcfg)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package weakonline
 
 import (
 	"context"
+	"strings"
 
 	"github.com/streamcheck/streamcheck/incremental"
 	"testing"
@@ -13,14 +14,18 @@ import (
 // (docs/SEMANTICS.md §5 "The window at the weak levels", WK1-WK3). Each
 // runs with and without the fast path; the alerts must be the same, and
 // as many as the exact engine raises.
-var regressions = []struct {
+type regression struct {
 	name   string
 	level  history.Level
 	tick   int64
 	batch  int
 	text   string
 	alerts int
-}{
+	// lateness: the window's, when not the history's whole span.
+	lateness int64
+}
+
+var regressions = []regression{
 	{
 		// WK1: T3 closes while its session predecessor T4 is open. The
 		// instance's causal past of T3 runs through T4 by session order
@@ -59,10 +64,50 @@ T6[88,110] r y null, w y 2, r y 2, w y 3, w x 3, r x 3, w x 2 (session c1)`,
 		text: `R[0,10] r x 1 (session a)
 W[20,30] w x 1 (session b)`,
 	},
+	// The fast path's lists (docs/SEMANTICS.md §5 "Lists in the fast
+	// path"), one history per rule, each a violation at every level
+	// that a fast path without the rule vouches for (tried as
+	// mutations): LF1 two reads whose versions fork; LF2 a read's last
+	// appender before an appender it does not show, released before
+	// the read closed; LF3 the same with the appender released after
+	// the read closed (lateness 20: R1 closes when B arrives).
+	{
+		name: "LF1 two versions neither of which extends the other", level: history.ReadCommitted, tick: 5, batch: 1, alerts: 1,
+		text: `A[0,10] append x 1 (session a)
+B[0,10] append x 2 (session b)
+R1[20,30] r x [1] (session c)
+R2[20,30] r x [2] (session d)`,
+	},
+	{
+		name: "LF2 the last appender shown before an appender not shown", level: history.ReadCommitted, tick: 5, batch: 1, alerts: 1,
+		text: `A[0,10] append x 1, r y 1 (session a)
+B[0,5] w y 1, append x 2 (session b)
+R1[20,30] r x [1] (session c)`,
+	},
+	{
+		name: "LF3 the same, the appender released after the read closed", level: history.ReadCommitted, tick: 5, batch: 1, alerts: 1, lateness: 20,
+		text: `A[0,1000] append x 1, r y 1 (session a)
+R1[0,10] r x [1] (session c)
+B[500,510] w y 1, append x 2 (session b)`,
+	},
 }
 
 func TestRegressionHistories(t *testing.T) {
+	var all []regression
 	for _, rc := range regressions {
+		all = append(all, rc)
+		if strings.HasPrefix(rc.name, "LF") {
+			// The list rules are the same at every weak level, and
+			// each history violates all three.
+			for _, lv := range []history.Level{history.ReadAtomic, history.Causal} {
+				at := rc
+				at.level = lv
+				at.name = strings.Replace(rc.name, " ", " at "+lv.String()+": ", 1)
+				all = append(all, at)
+			}
+		}
+	}
+	for _, rc := range all {
 		t.Run(rc.name, func(t *testing.T) {
 			h, err := history.ParseCompact(rc.text)
 			if err != nil {
@@ -77,7 +122,7 @@ func TestRegressionHistories(t *testing.T) {
 			for i := range order {
 				order[i] = i
 			}
-			f := feed{tick: rc.tick, order: order, batch: rc.batch, restart: -1}
+			f := feed{tick: rc.tick, order: order, batch: rc.batch, restart: -1, lateness: rc.lateness}
 			fast, _ := runFeed(t, h, opts, f)
 			f.noFast, f.noRetire = true, true
 			full, e := runFeed(t, h, opts, f)
@@ -89,7 +134,7 @@ func TestRegressionHistories(t *testing.T) {
 				t.Fatalf("%d alerts, want %d", len(fast), rc.alerts)
 			}
 			checkCores(t, h, opts, fast, e)
-			if rc.level == history.ReadCommitted {
+			if strings.HasPrefix(rc.name, "WK3") {
 				if !fast[0].alert.NeedsRealtime {
 					t.Logf("%+v", fast[0].alert)
 					t.Fatalf("WK3: the alert does not say needs_realtime")
