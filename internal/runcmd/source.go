@@ -35,9 +35,14 @@ type message struct {
 	end bool
 }
 
-// source delivers messages until ctx ends or the input does.
+// source delivers messages until ctx ends or the input does, in batches
+// (in order; the end of the input is the last message of its batch): one
+// channel send per batch instead of per event, which cost a select, a copy
+// of the message and often a goroutine wakeup on each side. A source sends
+// what it has whenever it would otherwise wait, so batching never holds a
+// message back (see lineSource.read).
 type source interface {
-	messages() <-chan message
+	messages() <-chan []message
 	// unreachable reports since when the source has been failing and
 	// why (zero time: fine).
 	unreachable() (time.Time, string)
@@ -47,14 +52,14 @@ type source interface {
 // lineSource reads native events line by line from stdin or a file,
 // following the file's growth when follow is set.
 type lineSource struct {
-	out    chan message
+	out    chan []message
 	cancel context.CancelFunc
 	done   chan struct{}
 	f      *os.File
 }
 
 func newLineSource(ctx context.Context, name string, r io.Reader, follow bool, poll time.Duration, offset int64, line int, maxEvent int) (*lineSource, error) {
-	s := &lineSource{out: make(chan message, 1024), done: make(chan struct{})}
+	s := &lineSource{out: make(chan []message, batchQueue), done: make(chan struct{})}
 	if r == nil {
 		f, err := os.Open(name)
 		if err != nil {
@@ -93,13 +98,52 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 	var lineLen int64
 	var last [2]byte
 	over := false
-	send := func(m message) bool {
+	// batch is the messages read and not sent yet, bytes their values
+	// (one array for a batch's lines instead of a copy of each).
+	var batch []message
+	var bytesOf []byte
+	flush := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		b := batch
+		batch, bytesOf = nil, nil
 		select {
-		case s.out <- m:
+		case s.out <- b:
 			return true
 		case <-ctx.Done():
 			return false
 		}
+	}
+	// send queues m; a full batch, or the end of the input, goes out.
+	send := func(m message) bool {
+		if batch == nil {
+			batch = make([]message, 0, maxBatch)
+		}
+		batch = append(batch, m)
+		if m.end || len(batch) == maxBatch || len(bytesOf) >= maxBatchBytes {
+			return flush()
+		}
+		return true
+	}
+	// keep copies a line's text into the batch's bytes. The slice is
+	// capped: a later line appended never writes into it, and one that
+	// moves the array leaves it where it was, unchanged.
+	keep := func(text []byte) []byte {
+		if bytesOf == nil {
+			bytesOf = make([]byte, 0, max(batchBytes, len(text)))
+		}
+		at := len(bytesOf)
+		bytesOf = append(bytesOf, text...)
+		return bytesOf[at:len(bytesOf):len(bytesOf)]
+	}
+	// lineBuffered says a whole line is in br's buffer, so that reading
+	// it will not wait for the input. Before waiting, the batch goes out:
+	// on a live stream no event waits for later ones (the loop's idle
+	// release and latency see each event when it arrived).
+	lineBuffered := func() bool {
+		buf, _ := br.Peek(br.Buffered())
+		return bytes.IndexByte(buf, '\n') >= 0
 	}
 	if !follow {
 		// Standard input may be gzipped: check detects gzip by its magic
@@ -148,7 +192,7 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 		if len(text) == 0 {
 			return true
 		}
-		m := message{offset: start, next: offset, line: line, value: bytes.Clone(text)}
+		m := message{offset: start, next: offset, line: line, value: keep(text)}
 		m.txn, m.err = dec.Decode(text, history.Pos{Source: name, Line: line, Offset: start})
 		m.facts = dec.Facts()
 		return send(m)
@@ -175,6 +219,9 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 		pending = append(pending, chunk...)
 	}
 	for {
+		if len(batch) > 0 && !lineBuffered() && !flush() {
+			return
+		}
 		chunk, err := br.ReadSlice('\n')
 		add(chunk)
 		switch {
@@ -193,6 +240,9 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 				return
 			}
 			// Follow: a partial last line waits for its newline.
+			if !flush() {
+				return
+			}
 			select {
 			case <-ctx.Done():
 				return
@@ -257,7 +307,17 @@ func firstLine(br *bufio.Reader) []byte {
 	}
 }
 
-func (s *lineSource) messages() <-chan message         { return s.out }
+// Batches (source): at most maxBatch messages, and a batch's bytes stop
+// growing past maxBatchBytes; batchQueue batches wait at most, as many
+// messages as the unbatched channel held.
+const (
+	maxBatch      = 256
+	batchQueue    = 4
+	batchBytes    = 64 << 10
+	maxBatchBytes = 256 << 10
+)
+
+func (s *lineSource) messages() <-chan []message       { return s.out }
 func (s *lineSource) unreachable() (time.Time, string) { return time.Time{}, "" }
 func (s *lineSource) close() error {
 	s.cancel()
@@ -272,23 +332,47 @@ func (s *lineSource) close() error {
 // kafkaSource adapts ingest.KafkaSource.
 type kafkaSource struct {
 	src  *ingest.KafkaSource
-	out  chan message
+	out  chan []message
 	done chan struct{}
 }
 
 func newKafkaSource(ctx context.Context, cfg ingest.KafkaConfig, start []int64) *kafkaSource {
-	s := &kafkaSource{src: ingest.NewKafkaSource(ctx, cfg, start), out: make(chan message, 1024), done: make(chan struct{})}
+	s := &kafkaSource{src: ingest.NewKafkaSource(ctx, cfg, start), out: make(chan []message, batchQueue), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer close(s.out)
-		for km := range s.src.Messages() {
-			s.out <- message{part: km.Partition, offset: km.Offset, next: km.Offset + 1, value: km.Value, txn: km.Txn, facts: km.Facts, err: km.Err, oversized: km.Oversized}
+		in := s.src.Messages()
+		conv := func(km ingest.KafkaMessage) message {
+			return message{part: km.Partition, offset: km.Offset, next: km.Offset + 1, value: km.Value, txn: km.Txn, facts: km.Facts, err: km.Err, oversized: km.Oversized}
+		}
+		for km := range in {
+			// A batch is what has arrived: the first message, and the
+			// ones already waiting behind it (never waiting for more).
+			batch := append(make([]message, 0, maxBatch), conv(km))
+			open := true
+		more:
+			for open && len(batch) < maxBatch {
+				select {
+				case km, ok := <-in:
+					if !ok {
+						open = false
+						break more
+					}
+					batch = append(batch, conv(km))
+				default:
+					break more
+				}
+			}
+			s.out <- batch
+			if !open {
+				return
+			}
 		}
 	}()
 	return s
 }
 
-func (s *kafkaSource) messages() <-chan message         { return s.out }
+func (s *kafkaSource) messages() <-chan []message       { return s.out }
 func (s *kafkaSource) unreachable() (time.Time, string) { return s.src.Unreachable() }
 func (s *kafkaSource) close() error {
 	// Drain so the forwarding goroutine can see Messages close.
@@ -308,23 +392,39 @@ func (s *kafkaSource) close() error {
 // encoding and decoding each one on the way to the engine. The channel's
 // close is the end of the input.
 type txnSource struct {
-	out    chan message
+	out    chan []message
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 func newTxnSource(ctx context.Context, name string, in <-chan history.Txn) *txnSource {
-	s := &txnSource{out: make(chan message, 1024), done: make(chan struct{})}
+	s := &txnSource{out: make(chan []message, batchQueue), done: make(chan struct{})}
 	ctx, s.cancel = context.WithCancel(ctx)
 	go func() {
 		defer close(s.done)
-		send := func(m message) bool {
+		var batch []message
+		flush := func() bool {
+			if len(batch) == 0 {
+				return true
+			}
+			b := batch
+			batch = nil
 			select {
-			case s.out <- m:
+			case s.out <- b:
 				return true
 			case <-ctx.Done():
 				return false
 			}
+		}
+		send := func(m message) bool {
+			if batch == nil {
+				batch = make([]message, 0, maxBatch)
+			}
+			batch = append(batch, m)
+			if m.end || len(batch) == maxBatch {
+				return flush()
+			}
+			return true
 		}
 		line := 0
 		for {
@@ -332,8 +432,17 @@ func newTxnSource(ctx context.Context, name string, in <-chan history.Txn) *txnS
 			var ok bool
 			select {
 			case t, ok = <-in:
-			case <-ctx.Done():
-				return
+			default:
+				// Nothing waiting: what was taken goes out before
+				// waiting (batching never holds a message back).
+				if !flush() {
+					return
+				}
+				select {
+				case t, ok = <-in:
+				case <-ctx.Done():
+					return
+				}
 			}
 			if !ok {
 				send(message{end: true})
@@ -352,7 +461,7 @@ func newTxnSource(ctx context.Context, name string, in <-chan history.Txn) *txnS
 	return s
 }
 
-func (s *txnSource) messages() <-chan message         { return s.out }
+func (s *txnSource) messages() <-chan []message       { return s.out }
 func (s *txnSource) unreachable() (time.Time, string) { return time.Time{}, "" }
 func (s *txnSource) close() error {
 	s.cancel()
