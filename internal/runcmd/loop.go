@@ -496,7 +496,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		select {
 		case <-ctx.Done():
 			return r.interrupted()
-		case batch, ok := <-msgs:
+		case b, ok := <-msgs:
 			if !ok {
 				return r.interrupted()
 			}
@@ -507,8 +507,8 @@ func (r *runner) run(ctx context.Context) (int, error) {
 			// handling (the clock costs tens of ns a reading here, read
 			// several times an event before).
 			r.lastInput = time.Now()
-			for i := range batch {
-				m := &batch[i]
+			for i := range b.msgs {
+				m := &b.msgs[i]
 				if m.end {
 					if m.err != nil {
 						// The input broke off (a truncated gzip stream, a
@@ -548,6 +548,9 @@ func (r *runner) run(ctx context.Context) (int, error) {
 					r.lastInput = time.Now()
 				}
 			}
+			// Handled whole: nothing of it is kept (handle copies what
+			// the driver, the engine and the dead letters keep).
+			r.src.recycle(b)
 		case <-ticker.C:
 			r.logIdle()
 			if err := r.releaseIdle(ctx); err != nil {

@@ -42,7 +42,11 @@ type message struct {
 // what it has whenever it would otherwise wait, so batching never holds a
 // message back (see lineSource.read).
 type source interface {
-	messages() <-chan []message
+	messages() <-chan *batch
+	// recycle takes back a batch the loop has handled whole, for the
+	// source to fill again (nothing of it may be kept: a message's value
+	// and txn are dead once handled).
+	recycle(b *batch)
 	// unreachable reports since when the source has been failing and
 	// why (zero time: fine).
 	unreachable() (time.Time, string)
@@ -52,14 +56,15 @@ type source interface {
 // lineSource reads native events line by line from stdin or a file,
 // following the file's growth when follow is set.
 type lineSource struct {
-	out    chan []message
+	out    chan *batch
+	free   chan *batch
 	cancel context.CancelFunc
 	done   chan struct{}
 	f      *os.File
 }
 
 func newLineSource(ctx context.Context, name string, r io.Reader, follow bool, poll time.Duration, offset int64, line int, maxEvent int) (*lineSource, error) {
-	s := &lineSource{out: make(chan []message, batchQueue), done: make(chan struct{})}
+	s := &lineSource{out: make(chan *batch, batchQueue), free: make(chan *batch, batchQueue+2), done: make(chan struct{})}
 	if r == nil {
 		f, err := os.Open(name)
 		if err != nil {
@@ -98,16 +103,15 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 	var lineLen int64
 	var last [2]byte
 	over := false
-	// batch is the messages read and not sent yet, bytes their values
-	// (one array for a batch's lines instead of a copy of each).
-	var batch []message
-	var bytesOf []byte
+	// cur is the batch being filled: the messages read and not sent
+	// yet, and their values in one array instead of a copy of each.
+	var cur *batch
 	flush := func() bool {
-		if len(batch) == 0 {
+		if cur == nil || len(cur.msgs) == 0 {
 			return true
 		}
-		b := batch
-		batch, bytesOf = nil, nil
+		b := cur
+		cur = nil
 		select {
 		case s.out <- b:
 			return true
@@ -115,13 +119,20 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 			return false
 		}
 	}
+	fill := func() {
+		if cur == nil {
+			select {
+			case cur = <-s.free:
+			default:
+				cur = &batch{msgs: make([]message, 0, maxBatch), bytes: make([]byte, 0, batchBytes)}
+			}
+		}
+	}
 	// send queues m; a full batch, or the end of the input, goes out.
 	send := func(m message) bool {
-		if batch == nil {
-			batch = make([]message, 0, maxBatch)
-		}
-		batch = append(batch, m)
-		if m.end || len(batch) == maxBatch || len(bytesOf) >= maxBatchBytes {
+		fill()
+		cur.msgs = append(cur.msgs, m)
+		if m.end || len(cur.msgs) == maxBatch || len(cur.bytes) >= maxBatchBytes {
 			return flush()
 		}
 		return true
@@ -130,12 +141,10 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 	// capped: a later line appended never writes into it, and one that
 	// moves the array leaves it where it was, unchanged.
 	keep := func(text []byte) []byte {
-		if bytesOf == nil {
-			bytesOf = make([]byte, 0, max(batchBytes, len(text)))
-		}
-		at := len(bytesOf)
-		bytesOf = append(bytesOf, text...)
-		return bytesOf[at:len(bytesOf):len(bytesOf)]
+		fill()
+		at := len(cur.bytes)
+		cur.bytes = append(cur.bytes, text...)
+		return cur.bytes[at:len(cur.bytes):len(cur.bytes)]
 	}
 	// lineBuffered says a whole line is in br's buffer, so that reading
 	// it will not wait for the input. Before waiting, the batch goes out:
@@ -219,7 +228,7 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 		pending = append(pending, chunk...)
 	}
 	for {
-		if len(batch) > 0 && !lineBuffered() && !flush() {
+		if cur != nil && len(cur.msgs) > 0 && !lineBuffered() && !flush() {
 			return
 		}
 		chunk, err := br.ReadSlice('\n')
@@ -317,7 +326,29 @@ const (
 	maxBatchBytes = 256 << 10
 )
 
-func (s *lineSource) messages() <-chan []message       { return s.out }
+// batch is what a source sends at once: messages, in order, and for a
+// line source the array their values are in.
+type batch struct {
+	msgs  []message
+	bytes []byte
+}
+
+func (s *lineSource) messages() <-chan *batch { return s.out }
+
+// recycle: the batch's messages are cleared (what they pointed to is
+// free) and its arrays filled again by the reader; an array a long line
+// grew past maxBatchBytes is left to the collector.
+func (s *lineSource) recycle(b *batch) {
+	if cap(b.bytes) > 2*maxBatchBytes {
+		return
+	}
+	clear(b.msgs)
+	b.msgs, b.bytes = b.msgs[:0], b.bytes[:0]
+	select {
+	case s.free <- b:
+	default:
+	}
+}
 func (s *lineSource) unreachable() (time.Time, string) { return time.Time{}, "" }
 func (s *lineSource) close() error {
 	s.cancel()
@@ -332,12 +363,12 @@ func (s *lineSource) close() error {
 // kafkaSource adapts ingest.KafkaSource.
 type kafkaSource struct {
 	src  *ingest.KafkaSource
-	out  chan []message
+	out  chan *batch
 	done chan struct{}
 }
 
 func newKafkaSource(ctx context.Context, cfg ingest.KafkaConfig, start []int64) *kafkaSource {
-	s := &kafkaSource{src: ingest.NewKafkaSource(ctx, cfg, start), out: make(chan []message, batchQueue), done: make(chan struct{})}
+	s := &kafkaSource{src: ingest.NewKafkaSource(ctx, cfg, start), out: make(chan *batch, batchQueue), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer close(s.out)
@@ -348,22 +379,22 @@ func newKafkaSource(ctx context.Context, cfg ingest.KafkaConfig, start []int64) 
 		for km := range in {
 			// A batch is what has arrived: the first message, and the
 			// ones already waiting behind it (never waiting for more).
-			batch := append(make([]message, 0, maxBatch), conv(km))
+			b := append(make([]message, 0, maxBatch), conv(km))
 			open := true
 		more:
-			for open && len(batch) < maxBatch {
+			for open && len(b) < maxBatch {
 				select {
 				case km, ok := <-in:
 					if !ok {
 						open = false
 						break more
 					}
-					batch = append(batch, conv(km))
+					b = append(b, conv(km))
 				default:
 					break more
 				}
 			}
-			s.out <- batch
+			s.out <- &batch{msgs: b}
 			if !open {
 				return
 			}
@@ -372,7 +403,8 @@ func newKafkaSource(ctx context.Context, cfg ingest.KafkaConfig, start []int64) 
 	return s
 }
 
-func (s *kafkaSource) messages() <-chan []message       { return s.out }
+func (s *kafkaSource) messages() <-chan *batch          { return s.out }
+func (s *kafkaSource) recycle(*batch)                   {}
 func (s *kafkaSource) unreachable() (time.Time, string) { return s.src.Unreachable() }
 func (s *kafkaSource) close() error {
 	// Drain so the forwarding goroutine can see Messages close.
@@ -392,36 +424,36 @@ func (s *kafkaSource) close() error {
 // encoding and decoding each one on the way to the engine. The channel's
 // close is the end of the input.
 type txnSource struct {
-	out    chan []message
+	out    chan *batch
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 func newTxnSource(ctx context.Context, name string, in <-chan history.Txn) *txnSource {
-	s := &txnSource{out: make(chan []message, batchQueue), done: make(chan struct{})}
+	s := &txnSource{out: make(chan *batch, batchQueue), done: make(chan struct{})}
 	ctx, s.cancel = context.WithCancel(ctx)
 	go func() {
 		defer close(s.done)
-		var batch []message
+		var pend []message
 		flush := func() bool {
-			if len(batch) == 0 {
+			if len(pend) == 0 {
 				return true
 			}
-			b := batch
-			batch = nil
+			b := pend
+			pend = nil
 			select {
-			case s.out <- b:
+			case s.out <- &batch{msgs: b}:
 				return true
 			case <-ctx.Done():
 				return false
 			}
 		}
 		send := func(m message) bool {
-			if batch == nil {
-				batch = make([]message, 0, maxBatch)
+			if pend == nil {
+				pend = make([]message, 0, maxBatch)
 			}
-			batch = append(batch, m)
-			if m.end || len(batch) == maxBatch {
+			pend = append(pend, m)
+			if m.end || len(pend) == maxBatch {
 				return flush()
 			}
 			return true
@@ -461,7 +493,8 @@ func newTxnSource(ctx context.Context, name string, in <-chan history.Txn) *txnS
 	return s
 }
 
-func (s *txnSource) messages() <-chan []message       { return s.out }
+func (s *txnSource) messages() <-chan *batch          { return s.out }
+func (s *txnSource) recycle(*batch)                   {}
 func (s *txnSource) unreachable() (time.Time, string) { return time.Time{}, "" }
 func (s *txnSource) close() error {
 	s.cancel()
