@@ -13,7 +13,7 @@ import (
 // history.
 //
 // State.Kinds is the record; kindCache answers most lookups before it
-// (docs/SEMANTICS.md §5 "The key kinds' cache"): a key seen before is
+// (docs/SEMANTICS.md §5 "The key kinds' cache (issue 29)"): a key seen before is
 // usually the very string the decoder interned for it, and the cache
 // finds it by its address instead of hashing its text.
 func (d *Driver) noteKinds(t *history.Txn) error {

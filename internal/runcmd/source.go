@@ -40,7 +40,8 @@ type message struct {
 // channel send per batch instead of per event, which cost a select, a copy
 // of the message and often a goroutine wakeup on each side. A source sends
 // what it has whenever it would otherwise wait, so batching never holds a
-// message back (see lineSource.read).
+// message back (see lineSource.read; docs/SEMANTICS.md §5 "Events read in
+// batches (issue 29)").
 type source interface {
 	messages() <-chan *batch
 	// recycle takes back a batch the loop has handled whole, for the
