@@ -125,6 +125,8 @@ type Driver struct {
 
 	// kindScratch is noteKinds' list of keys, reused from event to event.
 	kindScratch []history.Key
+	// kinds is a cache in front of st.Kinds (kinds.go).
+	kinds kindCache
 }
 
 // New returns a driver over win and eng (new, or restored from one
@@ -439,37 +441,6 @@ func (d *Driver) Flush(ctx context.Context) (Ready, error) {
 	// No checkpoint follows, so nothing would resume a catch-up left
 	// half done: its alerts are proven now or never (D5).
 	return d.catchAll(ctx, rd)
-}
-
-// noteKinds records what t uses its keys as; if t uses a key as a list
-// and as a register (against an earlier event or within itself), it
-// records nothing and returns the input error check gives for the same
-// history.
-func (d *Driver) noteKinds(t *history.Txn) error {
-	if d.st.Kinds == nil {
-		d.st.Kinds = map[history.Key]bool{}
-	}
-	added := d.kindScratch[:0]
-	defer func() { d.kindScratch = added[:0] }()
-	for _, op := range t.Ops {
-		list, decided := op.KeyKind()
-		if !decided {
-			continue
-		}
-		if prev, ok := d.st.Kinds[op.Key]; ok {
-			if prev != list {
-				// Undo this event's first uses: it is set aside whole.
-				for _, k := range added {
-					delete(d.st.Kinds, k)
-				}
-				return history.KindClash(t, op.Key, "")
-			}
-			continue
-		}
-		d.st.Kinds[op.Key] = list
-		added = append(added, op.Key)
-	}
-	return nil
 }
 
 func uncheckedBefore(a, b *Unchecked) bool {

@@ -132,26 +132,34 @@ type items struct {
 
 func (h *items) Len() int { return len(h.q) }
 
-// push adds x (container/heap.Push).
+// push adds x (container/heap.Push). The sifts move the other items
+// into a hole and write x once, where container/heap swaps at each level
+// (two writes of an item, and its pointer's write barriers, per level):
+// the comparisons are container/heap's, each against x where it sat at
+// q[i], so q ends in container/heap's layout (TestItemsAsContainerHeap).
 func (h *items) push(x item) {
 	h.q = append(h.q, x)
 	q := h.q
-	for j := len(q) - 1; j > 0; {
+	j := len(q) - 1
+	for j > 0 {
 		i := (j - 1) / 2
-		if !h.e.less(q[j], q[i]) {
+		if !h.e.less(x, q[i]) {
 			break
 		}
-		q[i], q[j] = q[j], q[i]
+		q[j] = q[i]
 		j = i
 	}
+	q[j] = x
 }
 
-// pop removes and returns the least item (container/heap.Pop).
+// pop removes and returns the least item (container/heap.Pop: the last
+// item moves to the root and down).
 func (h *items) pop() item {
 	q := h.q
 	n := len(q) - 1
-	q[0], q[n] = q[n], q[0]
-	for i := 0; ; {
+	top, x := q[0], q[n]
+	i := 0
+	for {
 		j := 2*i + 1
 		if j >= n {
 			break
@@ -159,16 +167,18 @@ func (h *items) pop() item {
 		if j2 := j + 1; j2 < n && h.e.less(q[j2], q[j]) {
 			j = j2
 		}
-		if !h.e.less(q[j], q[i]) {
+		if !h.e.less(q[j], x) {
 			break
 		}
-		q[i], q[j] = q[j], q[i]
+		q[i] = q[j]
 		i = j
 	}
-	x := q[n]
+	if n > 0 {
+		q[i] = x
+	}
 	q[n] = item{}
 	h.q = q[:n]
-	return x
+	return top
 }
 
 // member is a committed member of a session the fast path has seen.

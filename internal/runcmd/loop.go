@@ -107,7 +107,10 @@ type runner struct {
 	skipped  uint64
 	started  time.Time
 	// lastInput is when the source last delivered a message (idle_release).
-	lastInput  time.Time
+	lastInput time.Time
+	// steps counts the driver's steps (Ready), so that the loop reads the
+	// clock again only after a step.
+	steps      int
 	lastStatus time.Time
 	// lastStatusIn, lastStatusChecked: accepted and checked transactions
 	// at the last status line, for its rates.
@@ -493,44 +496,61 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		select {
 		case <-ctx.Done():
 			return r.interrupted()
-		case m, ok := <-msgs:
+		case b, ok := <-msgs:
 			if !ok {
 				return r.interrupted()
 			}
+			// One reading of the clock per batch, and again after
+			// whatever took time (a step, a checkpoint): each message
+			// is handled at a reading taken after it arrived and at most
+			// one message's decoding-free handling before its own
+			// handling (the clock costs tens of ns a reading here, read
+			// several times an event before).
 			r.lastInput = time.Now()
-			if m.end {
-				if m.err != nil {
-					// The input broke off (a truncated gzip stream, a
-					// read error): an input error, as for check, but
-					// what was read is still checked and its alerts
-					// delivered before exit 2.
-					r.readErr = m.err
-					if _, placed := errors.AsType[*history.Error](m.err); !placed {
-						r.readErr = fmt.Errorf("%s: read after line %d: %w", r.cfg.Source, r.st.Line, m.err)
+			for i := range b.msgs {
+				m := &b.msgs[i]
+				if m.end {
+					if m.err != nil {
+						// The input broke off (a truncated gzip stream, a
+						// read error): an input error, as for check, but
+						// what was read is still checked and its alerts
+						// delivered before exit 2.
+						r.readErr = m.err
+						if _, placed := errors.AsType[*history.Error](m.err); !placed {
+							r.readErr = fmt.Errorf("%s: read after line %d: %w", r.cfg.Source, r.st.Line, m.err)
+						}
+						fmt.Fprintf(r.stderr, "streamcheck run: %v; checking what was read\n", r.readErr)
 					}
-					fmt.Fprintf(r.stderr, "streamcheck run: %v; checking what was read\n", r.readErr)
+					return r.finish(ctx)
 				}
-				return r.finish(ctx)
-			}
-			if err := r.handle(ctx, &m); err != nil {
-				if errors.Is(err, errInterrupted) {
-					return r.interrupted()
-				}
-				return ExitError, err
-			}
-			if r.store != nil && r.cfg.State.CheckpointEvery > 0 && r.sinceCkpt >= r.cfg.State.CheckpointEvery {
-				if err := r.checkpoint(ctx); err != nil {
+				steps := r.steps
+				if err := r.handle(ctx, m, r.lastInput); err != nil {
+					if errors.Is(err, errInterrupted) {
+						return r.interrupted()
+					}
 					return ExitError, err
 				}
+				if r.store != nil && r.cfg.State.CheckpointEvery > 0 && r.sinceCkpt >= r.cfg.State.CheckpointEvery {
+					if err := r.checkpoint(ctx); err != nil {
+						return ExitError, err
+					}
+					steps = -1
+				}
+				if r.caughtUp() {
+					return r.finish(ctx)
+				}
+				if steps != r.steps {
+					// The time spent stepping and checkpointing is not
+					// quiet input: the source may have delivered
+					// meanwhile, unread. Counting it made a step longer
+					// than idle_release raise the watermark and
+					// dead-letter the events waiting behind it.
+					r.lastInput = time.Now()
+				}
 			}
-			if r.caughtUp() {
-				return r.finish(ctx)
-			}
-			// The time spent stepping and checkpointing is not quiet
-			// input: the source may have delivered meanwhile, unread.
-			// Counting it made a step longer than idle_release raise the
-			// watermark and dead-letter the events waiting behind it.
-			r.lastInput = time.Now()
+			// Handled whole: nothing of it is kept (handle copies what
+			// the driver, the engine and the dead letters keep).
+			r.src.recycle(b)
 		case <-ticker.C:
 			r.logIdle()
 			if err := r.releaseIdle(ctx); err != nil {
@@ -617,7 +637,10 @@ func (r *runner) caughtUp() bool {
 
 // handle counts one message and feeds it to the window; bad input is
 // dead-lettered with its position and reason and never stops the run.
-func (r *runner) handle(ctx context.Context, m *message) error {
+//
+// now is a reading of the wall clock taken after m arrived (the driver's
+// max-ahead bound against the wall clock reads it).
+func (r *runner) handle(ctx context.Context, m *message, now time.Time) error {
 	if m.offset < r.next[m.part] {
 		// Covered by the checkpoint already (a source that started
 		// before it, or a duplicate delivery): skip, do not count.
@@ -660,12 +683,12 @@ func (r *runner) handle(ctx context.Context, m *message) error {
 		return nil
 	}
 	r.al.m.EventsDecoded.Inc()
-	switch rej := r.drv.Accept(m.part, m.offset, m.txn, time.Now().UnixNano()); {
+	switch rej := r.drv.Accept(m.part, m.offset, m.txn, now.UnixNano()); {
 	case rej == nil:
 		if se, ok := r.engine.(stampEngine); ok {
 			se.NoteFacts(&m.txn, m.facts)
 		}
-		return r.advance(ctx)
+		return r.advanceAt(ctx, now)
 	case rej.Clash != nil:
 		r.st.Counters.Invalid++
 		r.al.m.Reject(alerts.ReasonInvalid)
@@ -760,8 +783,14 @@ func (r *runner) gap(ctx context.Context, p int, offset int64) {
 // advance steps the engine, through the driver, at every tick the
 // watermark has crossed (D1), handing each step's alerts to the sink.
 func (r *runner) advance(ctx context.Context) error {
+	return r.advanceAt(ctx, time.Now())
+}
+
+// advanceAt is advance with now a reading of the clock taken since the
+// watermark last moved (the time the watermark is recorded at).
+func (r *runner) advanceAt(ctx context.Context, now time.Time) error {
 	if r.al != nil {
-		r.al.noteWatermark(r.drv.Watermark(), time.Now())
+		r.al.noteWatermark(r.drv.Watermark(), now)
 	}
 	for r.drv.HasReady() {
 		if ctx.Err() != nil {
@@ -775,6 +804,7 @@ func (r *runner) advance(ctx context.Context) error {
 			return errInterrupted
 		}
 		t0 := time.Now()
+		r.steps++
 		rd, err := r.drv.Ready(ctx)
 		if err := r.stepped(rd, t0, err); err != nil {
 			return err

@@ -35,9 +35,19 @@ type message struct {
 	end bool
 }
 
-// source delivers messages until ctx ends or the input does.
+// source delivers messages until ctx ends or the input does, in batches
+// (in order; the end of the input is the last message of its batch): one
+// channel send per batch instead of per event, which cost a select, a copy
+// of the message and often a goroutine wakeup on each side. A source sends
+// what it has whenever it would otherwise wait, so batching never holds a
+// message back (see lineSource.read; docs/SEMANTICS.md §5 "Events read in
+// batches (issue 29)").
 type source interface {
-	messages() <-chan message
+	messages() <-chan *batch
+	// recycle takes back a batch the loop has handled whole, for the
+	// source to fill again (nothing of it may be kept: a message's value
+	// and txn are dead once handled).
+	recycle(b *batch)
 	// unreachable reports since when the source has been failing and
 	// why (zero time: fine).
 	unreachable() (time.Time, string)
@@ -47,14 +57,15 @@ type source interface {
 // lineSource reads native events line by line from stdin or a file,
 // following the file's growth when follow is set.
 type lineSource struct {
-	out    chan message
+	out    chan *batch
+	free   chan *batch
 	cancel context.CancelFunc
 	done   chan struct{}
 	f      *os.File
 }
 
 func newLineSource(ctx context.Context, name string, r io.Reader, follow bool, poll time.Duration, offset int64, line int, maxEvent int) (*lineSource, error) {
-	s := &lineSource{out: make(chan message, 1024), done: make(chan struct{})}
+	s := &lineSource{out: make(chan *batch, batchQueue), free: make(chan *batch, batchQueue+2), done: make(chan struct{})}
 	if r == nil {
 		f, err := os.Open(name)
 		if err != nil {
@@ -93,13 +104,56 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 	var lineLen int64
 	var last [2]byte
 	over := false
-	send := func(m message) bool {
+	// cur is the batch being filled: the messages read and not sent
+	// yet, and their values in one array instead of a copy of each.
+	var cur *batch
+	flush := func() bool {
+		if cur == nil || len(cur.msgs) == 0 {
+			return true
+		}
+		b := cur
+		cur = nil
 		select {
-		case s.out <- m:
+		case s.out <- b:
 			return true
 		case <-ctx.Done():
 			return false
 		}
+	}
+	fill := func() {
+		if cur == nil {
+			select {
+			case cur = <-s.free:
+			default:
+				cur = &batch{msgs: make([]message, 0, maxBatch), bytes: make([]byte, 0, batchBytes)}
+			}
+		}
+	}
+	// send queues m; a full batch, or the end of the input, goes out.
+	send := func(m message) bool {
+		fill()
+		cur.msgs = append(cur.msgs, m)
+		if m.end || len(cur.msgs) == maxBatch || len(cur.bytes) >= maxBatchBytes {
+			return flush()
+		}
+		return true
+	}
+	// keep copies a line's text into the batch's bytes. The slice is
+	// capped: a later line appended never writes into it, and one that
+	// moves the array leaves it where it was, unchanged.
+	keep := func(text []byte) []byte {
+		fill()
+		at := len(cur.bytes)
+		cur.bytes = append(cur.bytes, text...)
+		return cur.bytes[at:len(cur.bytes):len(cur.bytes)]
+	}
+	// lineBuffered says a whole line is in br's buffer, so that reading
+	// it will not wait for the input. Before waiting, the batch goes out:
+	// on a live stream no event waits for later ones (the loop's idle
+	// release and latency see each event when it arrived).
+	lineBuffered := func() bool {
+		buf, _ := br.Peek(br.Buffered())
+		return bytes.IndexByte(buf, '\n') >= 0
 	}
 	if !follow {
 		// Standard input may be gzipped: check detects gzip by its magic
@@ -148,7 +202,7 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 		if len(text) == 0 {
 			return true
 		}
-		m := message{offset: start, next: offset, line: line, value: bytes.Clone(text)}
+		m := message{offset: start, next: offset, line: line, value: keep(text)}
 		m.txn, m.err = dec.Decode(text, history.Pos{Source: name, Line: line, Offset: start})
 		m.facts = dec.Facts()
 		return send(m)
@@ -175,6 +229,9 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 		pending = append(pending, chunk...)
 	}
 	for {
+		if cur != nil && len(cur.msgs) > 0 && !lineBuffered() && !flush() {
+			return
+		}
 		chunk, err := br.ReadSlice('\n')
 		add(chunk)
 		switch {
@@ -193,6 +250,9 @@ func (s *lineSource) read(ctx context.Context, name string, r io.Reader, follow 
 				return
 			}
 			// Follow: a partial last line waits for its newline.
+			if !flush() {
+				return
+			}
 			select {
 			case <-ctx.Done():
 				return
@@ -257,7 +317,39 @@ func firstLine(br *bufio.Reader) []byte {
 	}
 }
 
-func (s *lineSource) messages() <-chan message         { return s.out }
+// Batches (source): at most maxBatch messages, and a batch's bytes stop
+// growing past maxBatchBytes; batchQueue batches wait at most, as many
+// messages as the unbatched channel held.
+const (
+	maxBatch      = 256
+	batchQueue    = 4
+	batchBytes    = 64 << 10
+	maxBatchBytes = 256 << 10
+)
+
+// batch is what a source sends at once: messages, in order, and for a
+// line source the array their values are in.
+type batch struct {
+	msgs  []message
+	bytes []byte
+}
+
+func (s *lineSource) messages() <-chan *batch { return s.out }
+
+// recycle: the batch's messages are cleared (what they pointed to is
+// free) and its arrays filled again by the reader; an array a long line
+// grew past maxBatchBytes is left to the collector.
+func (s *lineSource) recycle(b *batch) {
+	if cap(b.bytes) > 2*maxBatchBytes {
+		return
+	}
+	clear(b.msgs)
+	b.msgs, b.bytes = b.msgs[:0], b.bytes[:0]
+	select {
+	case s.free <- b:
+	default:
+	}
+}
 func (s *lineSource) unreachable() (time.Time, string) { return time.Time{}, "" }
 func (s *lineSource) close() error {
 	s.cancel()
@@ -272,23 +364,48 @@ func (s *lineSource) close() error {
 // kafkaSource adapts ingest.KafkaSource.
 type kafkaSource struct {
 	src  *ingest.KafkaSource
-	out  chan message
+	out  chan *batch
 	done chan struct{}
 }
 
 func newKafkaSource(ctx context.Context, cfg ingest.KafkaConfig, start []int64) *kafkaSource {
-	s := &kafkaSource{src: ingest.NewKafkaSource(ctx, cfg, start), out: make(chan message, 1024), done: make(chan struct{})}
+	s := &kafkaSource{src: ingest.NewKafkaSource(ctx, cfg, start), out: make(chan *batch, batchQueue), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer close(s.out)
-		for km := range s.src.Messages() {
-			s.out <- message{part: km.Partition, offset: km.Offset, next: km.Offset + 1, value: km.Value, txn: km.Txn, facts: km.Facts, err: km.Err, oversized: km.Oversized}
+		in := s.src.Messages()
+		conv := func(km ingest.KafkaMessage) message {
+			return message{part: km.Partition, offset: km.Offset, next: km.Offset + 1, value: km.Value, txn: km.Txn, facts: km.Facts, err: km.Err, oversized: km.Oversized}
+		}
+		for km := range in {
+			// A batch is what has arrived: the first message, and the
+			// ones already waiting behind it (never waiting for more).
+			b := append(make([]message, 0, maxBatch), conv(km))
+			open := true
+		more:
+			for open && len(b) < maxBatch {
+				select {
+				case km, ok := <-in:
+					if !ok {
+						open = false
+						break more
+					}
+					b = append(b, conv(km))
+				default:
+					break more
+				}
+			}
+			s.out <- &batch{msgs: b}
+			if !open {
+				return
+			}
 		}
 	}()
 	return s
 }
 
-func (s *kafkaSource) messages() <-chan message         { return s.out }
+func (s *kafkaSource) messages() <-chan *batch          { return s.out }
+func (s *kafkaSource) recycle(*batch)                   {}
 func (s *kafkaSource) unreachable() (time.Time, string) { return s.src.Unreachable() }
 func (s *kafkaSource) close() error {
 	// Drain so the forwarding goroutine can see Messages close.
@@ -308,23 +425,39 @@ func (s *kafkaSource) close() error {
 // encoding and decoding each one on the way to the engine. The channel's
 // close is the end of the input.
 type txnSource struct {
-	out    chan message
+	out    chan *batch
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 func newTxnSource(ctx context.Context, name string, in <-chan history.Txn) *txnSource {
-	s := &txnSource{out: make(chan message, 1024), done: make(chan struct{})}
+	s := &txnSource{out: make(chan *batch, batchQueue), done: make(chan struct{})}
 	ctx, s.cancel = context.WithCancel(ctx)
 	go func() {
 		defer close(s.done)
-		send := func(m message) bool {
+		var pend []message
+		flush := func() bool {
+			if len(pend) == 0 {
+				return true
+			}
+			b := pend
+			pend = nil
 			select {
-			case s.out <- m:
+			case s.out <- &batch{msgs: b}:
 				return true
 			case <-ctx.Done():
 				return false
 			}
+		}
+		send := func(m message) bool {
+			if pend == nil {
+				pend = make([]message, 0, maxBatch)
+			}
+			pend = append(pend, m)
+			if m.end || len(pend) == maxBatch {
+				return flush()
+			}
+			return true
 		}
 		line := 0
 		for {
@@ -332,8 +465,17 @@ func newTxnSource(ctx context.Context, name string, in <-chan history.Txn) *txnS
 			var ok bool
 			select {
 			case t, ok = <-in:
-			case <-ctx.Done():
-				return
+			default:
+				// Nothing waiting: what was taken goes out before
+				// waiting (batching never holds a message back).
+				if !flush() {
+					return
+				}
+				select {
+				case t, ok = <-in:
+				case <-ctx.Done():
+					return
+				}
 			}
 			if !ok {
 				send(message{end: true})
@@ -352,7 +494,8 @@ func newTxnSource(ctx context.Context, name string, in <-chan history.Txn) *txnS
 	return s
 }
 
-func (s *txnSource) messages() <-chan message         { return s.out }
+func (s *txnSource) messages() <-chan *batch          { return s.out }
+func (s *txnSource) recycle(*batch)                   {}
 func (s *txnSource) unreachable() (time.Time, string) { return time.Time{}, "" }
 func (s *txnSource) close() error {
 	s.cancel()
