@@ -159,6 +159,9 @@ type evictScratch struct {
 	why                                       []PinReason
 	to                                        timeOrder
 	sb                                        sessionBounds
+	// readsOfVersion's index (r4_reads.go).
+	byVersion map[[2]int32]int32
+	versions  [][]int32
 }
 
 // emptied returns n empty lists, reusing *s's lists and their arrays.

@@ -96,7 +96,8 @@ type evictStep struct {
 	openLit map[incremental.Lit]bool
 	// byVersion indexes the instance's reads by (key, candidate writer)
 	// (readsOfVersion, r4_reads.go); nil until R4 first asks.
-	byVersion map[[2]int32][]int32
+	byVersion map[[2]int32]int32
+	versions  [][]int32 // byVersion's lists (live_scratch.go)
 	// wLeft: per interned key, its writers not removed this step
 	// (writersLeft, r4_writers.go); nil until first asked.
 	wLeft     [][]int32
