@@ -47,9 +47,10 @@ type pruner struct {
 // the sort buffer and the forced map emptied. index builds a key's
 // table only where built is false and then writes all of it, and
 // orderedBefore answers an empty forced map as a nil one, so the answers
-// are a fresh pruner's (TestRecycledEncoderMatchesFresh, online's
-// TestRecycleStepByStep). A table per key per step was a twentieth of
-// the bytes `run` allocated on the PostgreSQL recording.
+// are a fresh pruner's (docs/SEMANTICS.md §5 "A step's other arrays
+// recycled"; online's TestRecycleStepByStep holds it). A table per key
+// per step was a twentieth of the bytes `run` allocated on the
+// PostgreSQL recording.
 func newPruner(e *encoder) *pruner {
 	old := e.prunePrev
 	e.prunePrev = nil

@@ -1,6 +1,6 @@
 package online
 
-// A step's flat arrays recycled (docs/SEMANTICS.md §5 "A step's arrays
+// A step's flat arrays recycled (docs/SEMANTICS.md §5 "A step's other arrays
 // recycled"; issue 22). newEvictStep made, at every step, a dozen arrays
 // of one entry per position or interned key (removed, tried, stuck, why,
 // lastEarlier, listTxn, opKeys, livePosOf), R4's writer lists
