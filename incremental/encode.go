@@ -175,6 +175,9 @@ type encoder struct {
 	parseInit map[int32]int32
 
 	prune *pruner // nil: no candidate pruning
+	// prunePrev is a recycled encoder's pruner, whose tables newPruner
+	// takes over (perf_prune.go).
+	prunePrev *pruner
 	// vbox: reachability pruning without real time (vbox_prune.go); nil
 	// when off.
 	vbox *vboxState
@@ -1329,5 +1332,6 @@ func (e *encoder) recycleFrom(old *encoder, n int, opts solver.Options) {
 	e.nodeTxn = old.nodeTxn[:0]
 	e.sessQ, e.evScratch = old.sessQ[:0], old.evScratch[:0]
 	e.chain, e.timeIn, e.timeOut = old.chain[:0], old.timeIn[:0], old.timeOut[:0]
+	e.prunePrev = old.prune
 	*old = encoder{}
 }

@@ -41,11 +41,44 @@ type pruner struct {
 	forced map[int32]int32
 }
 
+// newPruner returns e's pruner, nil when it prunes nothing. A recycled
+// encoder's pruner (prunePrev: the online engine's last step) gives its
+// tables, emptied as fresh ones are: keys and built zeroed, the arenas,
+// the sort buffer and the forced map emptied. index builds a key's
+// table only where built is false and then writes all of it, and
+// orderedBefore answers an empty forced map as a nil one, so the answers
+// are a fresh pruner's (docs/SEMANTICS.md §5 "A step's other arrays
+// recycled"; online's TestRecycleStepByStep holds it). A table per key
+// per step was a twentieth of the bytes `run` allocated on the
+// PostgreSQL recording.
 func newPruner(e *encoder) *pruner {
+	old := e.prunePrev
+	e.prunePrev = nil
 	if e.guarded || e.record || e.noPrune || !e.p.opts.Level.RealTime() {
 		return nil
 	}
-	return &pruner{e: e, keys: make([]rtWriters, len(e.p.keys)), built: make([]bool, len(e.p.keys))}
+	n := len(e.p.keys)
+	if old == nil {
+		return &pruner{e: e, keys: make([]rtWriters, n), built: make([]bool, n)}
+	}
+	pr := old
+	pr.e = e
+	pr.keys = resized(pr.keys, n)
+	pr.built = resized(pr.built, n)
+	pr.arena64, pr.arena32, pr.sorting = pr.arena64[:0], pr.arena32[:0], pr.sorting[:0]
+	clear(pr.forced)
+	return pr
+}
+
+// resized returns s with length n, every element zero, reusing its array
+// when large enough.
+func resized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // startOf is a writer and its adjusted start, sorted together.

@@ -150,6 +150,18 @@ type evictScratch struct {
 	readsOf                                   [][]int
 	pairsOf                                   [][]*incremental.PairVar
 	accessors, openAccessors, keptOut, keptIn [][]int32
+	// The step's flat per-position and per-key arrays and its time
+	// indexes (live_scratch.go): zeroed or emptied at each step, as the
+	// fresh arrays they replace were.
+	opKeys, wLeft                             [][]int32
+	removed, stuck, tried, listTxn, wLeftInit []bool
+	lastEarlier, livePosOf                    []int32
+	why                                       []PinReason
+	to                                        timeOrder
+	sb                                        sessionBounds
+	// readsOfVersion's index (r4_reads.go).
+	byVersion map[[2]int32]int32
+	versions  [][]int32
 }
 
 // emptied returns n empty lists, reusing *s's lists and their arrays.

@@ -96,7 +96,8 @@ type evictStep struct {
 	openLit map[incremental.Lit]bool
 	// byVersion indexes the instance's reads by (key, candidate writer)
 	// (readsOfVersion, r4_reads.go); nil until R4 first asks.
-	byVersion map[[2]int32][]int32
+	byVersion map[[2]int32]int32
+	versions  [][]int32 // byVersion's lists (live_scratch.go)
 	// wLeft: per interned key, its writers not removed this step
 	// (writersLeft, r4_writers.go); nil until first asked.
 	wLeft     [][]int32
@@ -112,6 +113,9 @@ type evictStep struct {
 	// r2Other is the other transaction of the constraint r2Decided last
 	// found undecided (-1: none, or t's own commit).
 	r2Other int32
+	// sx holds the step's arrays, reused from the last step's
+	// (live_scratch.go).
+	sx *evictScratch
 }
 
 // replacement is a read of another member that t's eviction replaces by
@@ -320,7 +324,8 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 		}
 	}
 	nt := len(r.h.Txns)
-	sx := &st.scratch
+	sx := o.scratchFor() // live_scratch.go
+	s.sx = sx
 	readsOf := emptied(&sx.readsOf, nt)
 	for ri := range e.Reads() {
 		readsOf[e.Reads()[ri].Txn()] = append(readsOf[e.Reads()[ri].Txn()], ri)
@@ -351,7 +356,7 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 	// instance dropped are constraints to come (R3). opKeys[t] are t's
 	// interned keys, in op order.
 	accessors := emptied(&sx.accessors, len(p.Keys()))
-	opKeys := make([][]int32, nt)
+	opKeys := zeroed(&sx.opKeys, nt)
 	next := 0 // the next kept transaction's first entry of p.opKeys
 	for t := range r.h.Txns {
 		ops := r.h.Txns[t].Ops
@@ -401,14 +406,14 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 	}
 	s.openAccessors = openAccessors
 	// touchesList, once per transaction rather than once per pass.
-	s.listTxn = make([]bool, nt)
+	s.listTxn = zeroed(&sx.listTxn, nt)
 	if slices.Contains(p.ListKeys(), true) {
 		for t := range r.h.Txns {
 			s.listTxn[t] = touchesList(p, &r.h.Txns[t])
 		}
 	}
-	s.removed = make([]bool, len(r.h.Txns))
-	s.to = newTimeOrder(r)
+	s.removed = zeroed(&sx.removed, nt)
+	s.to = newTimeOrderIn(r, &sx.to)
 	s.keptOut = emptied(&sx.keptOut, nt)
 	s.keptIn = emptied(&sx.keptIn, nt)
 	for _, k := range st.Kept {
@@ -422,11 +427,11 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 		}
 	}
 	s.keptSet = map[int32]map[int32]struct{}{}
-	s.livePosOf = make([]int32, len(p.Keys()))
-	s.lastEarlier = make([]int32, nt)
-	s.stuck = make([]bool, nt)
-	s.tried = make([]bool, nt)
-	s.why = make([]PinReason, nt)
+	s.livePosOf = zeroed(&sx.livePosOf, len(p.Keys()))
+	s.lastEarlier = zeroed(&sx.lastEarlier, nt)
+	s.stuck = zeroed(&sx.stuck, nt)
+	s.tried = zeroed(&sx.tried, nt)
+	s.why = zeroed(&sx.why, nt)
 	return s
 }
 
@@ -622,7 +627,7 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 			// on either side are all ordered with it (sessionBounds):
 			// the visit stops there.
 			if s.sb == nil {
-				s.sb = newSessionBounds(r)
+				s.sb = newSessionBoundsIn(r, &s.sx.sb)
 			}
 			sb := s.sb
 			ms := p.SessionMembers()[ss]

@@ -20,9 +20,13 @@ type timeOrder struct {
 	unknown []int32
 }
 
-func newTimeOrder(r *reduced) *timeOrder {
+func newTimeOrder(r *reduced) *timeOrder { return newTimeOrderIn(r, &timeOrder{}) }
+
+// newTimeOrderIn is newTimeOrder in to, whose arrays (the last step's,
+// live_scratch.go) it empties and reuses.
+func newTimeOrderIn(r *reduced, to *timeOrder) *timeOrder {
 	p := r.p
-	to := &timeOrder{}
+	to.byEnd, to.byStart, to.unknown = to.byEnd[:0], to.byStart[:0], to.unknown[:0]
 	for t := range r.h.Txns {
 		tx := &r.h.Txns[t]
 		if tx.HasTime {
@@ -38,11 +42,11 @@ func newTimeOrder(r *reduced) *timeOrder {
 	// stable order is unique, so the order is the one it gave.
 	slices.SortStableFunc(to.byEnd, func(a, b int32) int { return cmp.Compare(effEnd(a), effEnd(b)) })
 	slices.SortStableFunc(to.byStart, func(a, b int32) int { return cmp.Compare(p.History().Txns[a].Start, p.History().Txns[b].Start) })
-	to.ends = make([]int64, len(to.byEnd))
+	to.ends = zeroed(&to.ends, len(to.byEnd))
 	for i, t := range to.byEnd {
 		to.ends[i] = effEnd(t)
 	}
-	to.starts = make([]int64, len(to.byStart))
+	to.starts = zeroed(&to.starts, len(to.byStart))
 	for i, t := range to.byStart {
 		to.starts[i] = p.History().Txns[t].Start
 	}
@@ -117,13 +121,16 @@ type sessionBounds struct {
 	preOK, sufOK                                   []bool
 }
 
-func newSessionBounds(r *reduced) *sessionBounds {
+func newSessionBounds(r *reduced) *sessionBounds { return newSessionBoundsIn(r, &sessionBounds{}) }
+
+// newSessionBoundsIn is newSessionBounds in sb, whose arrays (the last
+// step's, live_scratch.go) it zeroes and reuses.
+func newSessionBoundsIn(r *reduced, sb *sessionBounds) *sessionBounds {
 	p, e := r.p, r.e
 	n := len(r.h.Txns)
-	sb := &sessionBounds{
-		preMaxEnd: make([]int64, n), preMaxStart: make([]int64, n), sufMinEnd: make([]int64, n), sufMinStart: make([]int64, n),
-		preOK: make([]bool, n), sufOK: make([]bool, n),
-	}
+	sb.preMaxEnd, sb.preMaxStart = zeroed(&sb.preMaxEnd, n), zeroed(&sb.preMaxStart, n)
+	sb.sufMinEnd, sb.sufMinStart = zeroed(&sb.sufMinEnd, n), zeroed(&sb.sufMinStart, n)
+	sb.preOK, sb.sufOK = zeroed(&sb.preOK, n), zeroed(&sb.sufOK, n)
 	// Far from the ends of int64, start-2Δ cannot wrap, so it is
 	// monotone in start as the bounds assume; elsewhere the bounds are
 	// left unusable (OK false) and remove scans the whole session.

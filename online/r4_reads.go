@@ -21,21 +21,55 @@ func (s *evictStep) readsOfVersion(k, w int32) []int32 {
 		w = -1
 	}
 	if s.byVersion == nil {
-		p, e := s.p, s.e
-		s.byVersion = map[[2]int32][]int32{}
-		for ri := range e.Reads() {
-			rv := &e.Reads()[ri]
-			rd := &p.Txns()[rv.Txn()].Reads()[rv.Read()]
-			if rd.IsList() {
+		s.indexVersions()
+	}
+	if j, ok := s.byVersion[[2]int32{k, w}]; ok {
+		return s.versions[j]
+	}
+	return nil
+}
+
+// indexVersions builds readsOfVersion's index: each (key, candidate)
+// names a list of s.versions, in the order its first read was met. The
+// map (cleared) and the lists (emptied) are the last step's
+// (live_scratch.go): a map of new lists per step was the largest of
+// eviction's allocations on the PostgreSQL recording. Every list is
+// emptied before the pass and filled in the pass's order, so each holds
+// what a fresh one would.
+func (s *evictStep) indexVersions() {
+	p, e, sx := s.p, s.e, s.sx
+	if sx.byVersion == nil {
+		sx.byVersion = map[[2]int32]int32{}
+	}
+	clear(sx.byVersion)
+	s.byVersion = sx.byVersion
+	lists := sx.versions[:0]
+	for ri := range e.Reads() {
+		rv := &e.Reads()[ri]
+		rd := &p.Txns()[rv.Txn()].Reads()[rv.Read()]
+		if rd.IsList() {
+			continue
+		}
+		for _, c := range e.Cands(rv) {
+			if c < -1 {
 				continue
 			}
-			for _, c := range e.Cands(rv) {
-				key := [2]int32{rd.Key(), c}
-				if rs := s.byVersion[key]; c >= -1 && (len(rs) == 0 || rs[len(rs)-1] != int32(ri)) {
-					s.byVersion[key] = append(rs, int32(ri))
+			key := [2]int32{rd.Key(), c}
+			j, ok := s.byVersion[key]
+			if !ok {
+				j = int32(len(lists))
+				if len(lists) < cap(lists) {
+					lists = lists[:j+1]
+					lists[j] = lists[j][:0]
+				} else {
+					lists = append(lists, nil)
 				}
+				s.byVersion[key] = j
+			}
+			if rs := lists[j]; len(rs) == 0 || rs[len(rs)-1] != int32(ri) {
+				lists[j] = append(rs, int32(ri))
 			}
 		}
 	}
-	return s.byVersion[[2]int32{k, w}]
+	sx.versions, s.versions = lists, lists
 }

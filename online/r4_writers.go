@@ -42,16 +42,18 @@ func (s *evictStep) writersLeft(k int32) []int32 {
 		return s.p.WritersOf()[k]
 	}
 	if s.wLeft == nil {
-		s.wLeft = make([][]int32, len(s.p.Keys()))
-		s.wLeftInit = make([]bool, len(s.p.Keys()))
+		sx := s.sx // live_scratch.go: the last step's lists, emptied
+		s.wLeft = emptied(&sx.wLeft, len(s.p.Keys()))
+		s.wLeftInit = zeroed(&sx.wLeftInit, len(s.p.Keys()))
 	}
 	ws := s.wLeft[k]
 	if !s.wLeftInit[k] {
 		// A copy (WritersOf is the prepared history's, shared with the
 		// encoder and the rest of the step), without the aborted
 		// writers, once: a status read per writer and call was a cache
-		// miss each (a transaction is a large struct).
-		ws = make([]int32, 0, len(s.p.WritersOf()[k]))
+		// miss each (a transaction is a large struct). The list's
+		// array is the last step's (emptied), or a new one.
+		ws = ws[:0]
 		for _, w := range s.p.WritersOf()[k] {
 			if s.r.h.Txns[w].Status != history.Aborted {
 				ws = append(ws, w)
