@@ -536,18 +536,9 @@ func (s *idSet) dup() bool {
 	if s.checked == len(s.hash) {
 		return s.found
 	}
-	sorted := radixSort(slices.Clone(s.hash), func(h uint64) uint64 { return h })
-	var twice map[uint64]bool
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i] == sorted[i-1] {
-			if twice == nil {
-				twice = map[uint64]bool{}
-			}
-			twice[sorted[i]] = true
-		}
-	}
+	twice := twiceHashes(s.hash)
 	s.checked, s.found = len(s.hash), false
-	if twice == nil {
+	if len(twice) == 0 {
 		return false
 	}
 	seen := map[string]bool{}
@@ -563,4 +554,53 @@ func (s *idSet) dup() bool {
 		seen[id] = true
 	}
 	return false
+}
+
+// dupBucketBits: twiceHashes spreads the hashes over 1<<dupBucketBits
+// buckets by their top bits, a table of counters that stays in the
+// cache.
+const dupBucketBits = 16
+
+// twiceHashes returns the hashes that occur more than once in hs. One
+// pass counts the hashes per bucket (their top dupBucketBits bits), one
+// places each hash's other bits in its bucket, and each bucket, a few
+// hashes long on average, is sorted on its own and read for equal
+// neighbours: two hashes are equal exactly when they share a bucket and
+// their other bits. Where the radix sort of every hash it replaces took
+// eight passes of counting and eight of placing over the whole array,
+// this takes two, and the sorting stays in the cache (BENCHMARKS.md
+// "stamps29", the second section).
+func twiceHashes(hs []uint64) map[uint64]bool {
+	const shift = 64 - dupBucketBits
+	start := make([]int32, 1<<dupBucketBits+1)
+	for _, h := range hs {
+		start[h>>shift+1]++
+	}
+	for b := 1; b < len(start); b++ {
+		start[b] += start[b-1]
+	}
+	at := slices.Clone(start[:1<<dupBucketBits])
+	low := make([]uint64, len(hs))
+	for _, h := range hs {
+		b := h >> shift
+		low[at[b]] = h << dupBucketBits
+		at[b]++
+	}
+	var twice map[uint64]bool
+	for b := range 1 << dupBucketBits {
+		bucket := low[start[b]:start[b+1]]
+		if len(bucket) < 2 {
+			continue
+		}
+		slices.Sort(bucket)
+		for i := 1; i < len(bucket); i++ {
+			if bucket[i] == bucket[i-1] {
+				if twice == nil {
+					twice = map[uint64]bool{}
+				}
+				twice[uint64(b)<<shift|bucket[i]>>dupBucketBits] = true
+			}
+		}
+	}
+	return twice
 }

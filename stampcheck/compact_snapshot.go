@@ -102,33 +102,49 @@ func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
 	if unknownInit {
 		bound, initReg, initList = make([]bool, nk), make([]int32, nk), make([][]int32, nk)
 	}
+	// own holds the reader's writes so far, one entry per key; ownOf[k]
+	// is 1 + the entry of key k when ownBy[k] is the reader (ti + 1), so
+	// a key's entry is found in one look whatever the transaction's size.
+	// Entries keep their appends' arrays from one reader to the next (no
+	// allocation per append).
 	var own []compactOwn
+	ownOf, ownBy := make([]int32, nk), make([]int32, nk)
+	var reader int32
 	find := func(k int32) *compactOwn {
-		for i := range own {
-			if own[i].k == k {
-				return &own[i]
-			}
+		if ownBy[k] == reader {
+			return &own[ownOf[k]-1]
 		}
 		return nil
 	}
+	add := func(k int32) *compactOwn {
+		if len(own) < cap(own) {
+			own = own[:len(own)+1]
+		} else {
+			own = append(own, compactOwn{})
+		}
+		w := &own[len(own)-1]
+		w.k, w.reg, w.val, w.apps = k, false, 0, w.apps[:0]
+		ownOf[k], ownBy[k] = int32(len(own)), reader
+		return w
+	}
 	begin := func(ti int32) bool {
-		own = own[:0]
+		own, reader = own[:0], ti+1
 		for _, op := range c.opsOf(ti) {
 			k := op.key()
 			switch op.kind() {
 			case history.Write:
-				if w := find(k); w != nil {
-					w.reg, w.val = true, op.val
-				} else {
-					own = append(own, compactOwn{k: k, reg: true, val: op.val})
+				w := find(k)
+				if w == nil {
+					w = add(k)
 				}
+				w.reg, w.val = true, op.val
 				continue
 			case history.Append:
-				if w := find(k); w != nil {
-					w.apps = append(w.apps, op.val)
-				} else {
-					own = append(own, compactOwn{k: k, apps: []int32{op.val}})
+				w := find(k)
+				if w == nil {
+					w = add(k)
 				}
+				w.apps = append(w.apps, op.val)
 				continue
 			}
 			mine := find(k)
