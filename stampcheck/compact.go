@@ -34,11 +34,13 @@ type Compact struct {
 	lists [][]int32 // list reads' value ids, in chunks of listChunk
 	ids   idSet
 
-	texts    map[history.Value]int32 // Add's numbering (AddIDs': the caller's)
-	keyOf    []int32                 // text id -> dense key id + 1 (0: not a key yet)
+	texts map[history.Value]int32 // Add's numbering (AddIDs': the caller's)
+	// keyOf: per text id of a key, (dense key id + 1)<<2 | its kind so
+	// far (0 undecided, kindReg, kindList: History.Validate's rule); 0
+	// for a text not seen as a key. One look per op finds both.
+	keyOf    []uint32
+	nkeys    int32 // dense key ids given
 	sessions *KeyIndex
-	kind     []uint8 // per key: 0 undecided, kindReg, kindList (History.Validate's rule)
-	list     []bool  // per key: used as a list (history.ListKeys)
 	facts    bool
 	// need: the stamps every committed transaction must carry for the
 	// level's witness (Require); a missing one ends the scan early.
@@ -193,36 +195,49 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 		ct.session = c.sessions.Get(history.Value(t.Session))
 	}
 	ops := c.opSpace(len(t.Ops))
-	ct.opChunk, ct.opLo, ct.opN = int32(len(c.ops)-1), int32(len(ops)), int32(len(t.Ops))
+	lo := len(ops)
+	ct.opChunk, ct.opLo, ct.opN = int32(len(c.ops)-1), int32(lo), int32(len(t.Ops))
+	ops = ops[:lo+len(t.Ops)]
+	dst := ops[lo:]
+	keyOf := c.keyOf
 	for n := range t.Ops {
 		op := &t.Ops[n]
 		kid := keyIDs[n]
-		for int(kid) >= len(c.keyOf) {
-			c.keyOf = append(c.keyOf, 0)
+		if uint(kid) >= uint(len(keyOf)) {
+			if kid < 0 {
+				c.not = "a key numbered as a value by the decoder"
+				return
+			}
+			keyOf = c.growKeyOf(int(kid))
 		}
-		k := c.keyOf[kid] - 1
-		if k < 0 {
-			if len(c.kind) == maxKeys {
+		// The key's entry: its dense id + 1 above the kind it is used
+		// as so far (History.Validate's rule, op.KeyKind: an append or
+		// a list read makes it a list, a write a register, a register
+		// read decides nothing).
+		e := keyOf[kid]
+		if e == 0 {
+			if c.nkeys == maxKeys {
 				c.not = "too many keys for the compact form"
 				return
 			}
-			k = int32(len(c.kind))
-			c.keyOf[kid] = k + 1
-			c.kind = append(c.kind, 0)
-			c.list = append(c.list, false)
+			c.nkeys++
+			e = uint32(c.nkeys) << 2
+			keyOf[kid] = e
 		}
-		if list, decided := op.KeyKind(); decided {
-			want := uint8(kindReg)
-			if list {
-				want = kindList
-				c.list[k] = true
-			}
-			if c.kind[k] == 0 {
-				c.kind[k] = want
-			} else if c.kind[k] != want {
+		var want uint32
+		switch {
+		case op.Kind == history.Append || op.Kind == history.Read && op.IsList:
+			want = kindList
+		case op.Kind == history.Write:
+			want = kindReg
+		}
+		if want != 0 && e&3 != want {
+			if e&3 != 0 {
 				c.not = "a key used as a list and as a register (an input error)"
 				return
 			}
+			e |= want
+			keyOf[kid] = e
 		}
 		val := valIDs[n]
 		if op.IsList {
@@ -236,10 +251,32 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 			*l = append(*l, listIDs[val:int(val)+len(op.List)]...)
 			val = at
 		}
-		ops = append(ops, newCop(k, op.Kind, op.IsList, val))
+		dst[n] = newCop(int32(e>>2)-1, op.Kind, op.IsList, val)
 	}
 	c.ops[len(c.ops)-1] = ops
 	c.txns = append(c.txns, ct)
+}
+
+// growKeyOf makes keyOf long enough for the decoder's id kid and returns
+// it.
+func (c *Compact) growKeyOf(kid int) []uint32 {
+	if kid >= cap(c.keyOf) {
+		c.keyOf = slices.Grow(c.keyOf, kid+1-len(c.keyOf))
+	}
+	c.keyOf = c.keyOf[:kid+1]
+	return c.keyOf
+}
+
+// keyKinds is each key's kind by its dense id (kindReg, kindList, 0 when
+// only register reads used it), from keyOf.
+func (c *Compact) keyKinds() []uint8 {
+	kinds := make([]uint8, c.nkeys)
+	for _, e := range c.keyOf {
+		if e != 0 {
+			kinds[e>>2-1] = uint8(e & 3)
+		}
+	}
+	return kinds
 }
 
 // opSpace returns the last op chunk with room for n more ops, starting a
@@ -441,7 +478,8 @@ func (c *Compact) replay(opts history.Options, order []int32) bool {
 		list  []int32
 		bound bool
 	}
-	st := make([]state, len(c.kind))
+	kinds := c.keyKinds()
+	st := make([]state, len(kinds))
 	for _, ti := range order {
 		for _, op := range c.opsOf(ti) {
 			s := &st[op.key()]
@@ -454,7 +492,7 @@ func (c *Compact) replay(opts history.Options, order []int32) bool {
 				s.bound = true
 				continue
 			}
-			if c.list[op.key()] {
+			if kinds[op.key()] == kindList {
 				var got []int32
 				switch {
 				case op.isList():

@@ -88,7 +88,8 @@ type compactOwn struct {
 // in stamp order, each read against the latest committed state with the
 // reader's own writes on top, first committer wins at each commit.
 func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
-	nk := len(c.kind)
+	kinds := c.keyKinds()
+	nk := len(kinds)
 	last := make([]int32, nk)
 	for k := range last {
 		last[k] = -1
@@ -148,7 +149,7 @@ func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
 				continue
 			}
 			mine := find(k)
-			if c.list[k] {
+			if kinds[k] == kindList {
 				var got []int32
 				switch {
 				case op.isList():
