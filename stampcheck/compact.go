@@ -59,17 +59,31 @@ const (
 	listChunk = 1 << listShift
 )
 
+// ctxn is one transaction in 48 bytes: its ops are ops[opChunk][opLo:
+// opLo+opN] (opLo fits 16 bits: a chunk holds opChunk ops, and a
+// transaction with more has a chunk of its own, from 0; only a
+// transaction without ops can start at opChunk, which wraps to 0 and
+// names the same empty slice).
 type ctxn struct {
 	start, end int64
 	cts, sts   int64
 	session    int32 // -1: none
 	opChunk    int32
-	opLo, opN  int32
+	opN        int32
+	opLo       uint16
 	status     history.Status
-	hasTime    bool
-	hasCTS     bool
-	hasSTS     bool
+	flags      uint8 // hasTime, hasCTS, hasSTS
 }
+
+const (
+	flagTime = 1 << iota
+	flagCTS
+	flagSTS
+)
+
+func (t *ctxn) hasTime() bool { return t.flags&flagTime != 0 }
+func (t *ctxn) hasCTS() bool  { return t.flags&flagCTS != 0 }
+func (t *ctxn) hasSTS() bool  { return t.flags&flagSTS != 0 }
 
 // cop is one op in 8 bytes: the key id with the kind and the list flag
 // in its low bits, and the value. Appending 16-byte ops was much of
@@ -189,14 +203,22 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 		c.not = "a committed transaction lacks a stamp the level's witness needs"
 		return
 	}
-	ct := ctxn{start: t.Start, end: t.End, cts: f.CommitTS, sts: f.StartTS, session: -1, status: t.Status, hasTime: t.HasTime,
-		hasCTS: f.Has&history.HasCommitTS != 0, hasSTS: f.Has&history.HasStartTS != 0}
+	ct := ctxn{start: t.Start, end: t.End, cts: f.CommitTS, sts: f.StartTS, session: -1, status: t.Status}
+	if t.HasTime {
+		ct.flags |= flagTime
+	}
+	if f.Has&history.HasCommitTS != 0 {
+		ct.flags |= flagCTS
+	}
+	if f.Has&history.HasStartTS != 0 {
+		ct.flags |= flagSTS
+	}
 	if t.HasSession {
 		ct.session = c.sessions.Get(history.Value(t.Session))
 	}
 	ops := c.opSpace(len(t.Ops))
 	lo := len(ops)
-	ct.opChunk, ct.opLo, ct.opN = int32(len(c.ops)-1), int32(lo), int32(len(t.Ops))
+	ct.opChunk, ct.opLo, ct.opN = int32(len(c.ops)-1), uint16(lo), int32(len(t.Ops))
 	ops = ops[:lo+len(t.Ops)]
 	dst := ops[lo:]
 	keyOf := c.keyOf
@@ -324,14 +346,15 @@ func (c *Compact) Why() string { return c.not }
 
 func (c *Compact) opsOf(i int32) []cop {
 	t := &c.txns[i]
-	return c.ops[t.opChunk][t.opLo : t.opLo+t.opN]
+	lo := int32(t.opLo)
+	return c.ops[t.opChunk][lo : lo+t.opN]
 }
 
 // txn is the part of a history.Txn that Options.Precedes and EffectiveEnd
 // read.
 func (c *Compact) txn(i int32) history.Txn {
 	t := &c.txns[i]
-	return history.Txn{Start: t.start, End: t.end, HasTime: t.hasTime, Status: t.status}
+	return history.Txn{Start: t.start, End: t.end, HasTime: t.hasTime(), Status: t.status}
 }
 
 // CheckSerial is the package's CheckSerial on the compact form, at a
@@ -349,7 +372,7 @@ func (c *Compact) CheckSerial(opts history.Options) (*incremental.Result, string
 		if t.status != history.Committed {
 			continue // aborted, or unknown and left out as CheckSerial does
 		}
-		if !t.hasCTS {
+		if !t.hasCTS() {
 			return nil, "a committed transaction has no commit_ts"
 		}
 		order = append(order, int32(i))
@@ -394,7 +417,7 @@ func (c *Compact) usable(opts history.Options) string {
 	}
 	if opts.Level.RealTime() {
 		for i := range c.txns {
-			if !c.txns[i].hasTime {
+			if !c.txns[i].hasTime() {
 				return "a transaction without client time at a real-time level (an input error)"
 			}
 		}
@@ -415,7 +438,7 @@ func (c *Compact) sessionLists() [][]int32 {
 	for i := range c.txns {
 		if s := c.txns[i].session; s >= 0 {
 			by[s] = append(by[s], int32(i))
-			timed[s] = timed[s] && c.txns[i].hasTime
+			timed[s] = timed[s] && c.txns[i].hasTime()
 		}
 	}
 	for s, mem := range by {

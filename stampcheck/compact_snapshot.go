@@ -26,7 +26,7 @@ func (c *Compact) CheckSnapshot(opts history.Options, rules SnapshotRules) (*inc
 		if t.status != history.Committed {
 			continue
 		}
-		if !t.hasCTS || !t.hasSTS {
+		if !t.hasCTS() || !t.hasSTS() {
 			return nil, "a committed transaction lacks start_ts or commit_ts"
 		}
 		committed = append(committed, int32(i))
