@@ -205,18 +205,21 @@ func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
 		}
 		return true
 	}
+	// lastCTS[k] is last[k]'s commit stamp, kept beside it: the previous
+	// writer's transaction, anywhere in the history, is not read again.
+	lastCTS := make([]int64, nk)
 	commit := func(ti int32) bool {
-		sts := c.txns[ti].sts
+		sts, cts := c.txns[ti].sts, c.txns[ti].cts
 		for _, op := range c.opsOf(ti) {
 			if op.kind() == history.Read {
 				continue
 			}
 			k := op.key()
 			if p := last[k]; p != ti {
-				if p >= 0 && c.txns[p].cts >= sts {
+				if p >= 0 && lastCTS[k] >= sts {
 					return false // first committer wins
 				}
-				last[k] = ti
+				last[k], lastCTS[k] = ti, cts
 			}
 			if op.kind() == history.Write {
 				val[k] = op.val
