@@ -453,6 +453,9 @@ func (c *Compact) sessionLists() [][]int32 {
 // order (sessions in start order when all their members have times,
 // input order otherwise: the package's sessions) and widened real time.
 func (c *Compact) levelOrderHolds(opts history.Options, order []int32) bool {
+	if !opts.Level.SessionOrder() && !opts.Level.RealTime() {
+		return true // serializable: no order of the level's own
+	}
 	pos := make([]int32, len(c.txns))
 	for i := range pos {
 		pos[i] = -1
@@ -566,6 +569,9 @@ type idSet struct {
 
 func (s *idSet) init(hint int) {
 	s.seed = maphash.MakeSeed()
+	// Room for ids of up to 8 bytes without growing (gen's and most
+	// recorders' are shorter); longer ones grow the text as before.
+	s.text = make([]byte, 0, 8*hint)
 	s.end = make([]int32, 0, hint)
 	s.hash = make([]uint64, 0, hint)
 }
