@@ -550,7 +550,7 @@ func (c *Compact) replay(opts history.Options, order []int32) bool {
 // idSet holds every transaction's id, back to back in one byte slice,
 // and finds duplicates (History.Validate's first rule) once the scan is
 // over: each id's 64-bit hash is appended as it is read (a write in
-// order), and dup sorts the hashes and compares the ids of equal ones by
+// order), and dup finds the hashes met twice (twiceHashes) and compares the ids of equal ones by
 // text. A table probed per id, as before, cost a cache miss per
 // transaction into a table of millions of slots: half of AddIDs' samples
 // in a profile of check at 1M (BENCHMARKS.md "stamps29"). The price: a duplicate is found at
@@ -635,8 +635,8 @@ const dupBucketBits = 16
 // neighbours: two hashes are equal exactly when they share a bucket and
 // their other bits. Where the radix sort of every hash it replaces took
 // eight passes of counting and eight of placing over the whole array,
-// this takes two, and the sorting stays in the cache (BENCHMARKS.md
-// "stamps29", the second section).
+// this takes two, and the sorting stays in the cache (docs/SEMANTICS.md
+// §10 "The compact form at 1M, second pass").
 func twiceHashes(hs []uint64) map[uint64]bool {
 	const shift = 64 - dupBucketBits
 	start := make([]int32, 1<<dupBucketBits+1)

@@ -423,7 +423,8 @@ const denseSpan = 4
 // sort's order; runs of equal stamps are the counters above one, sorted
 // by tie afterwards as in sortByStamp. The result is the (stamp, index)
 // order with ties by tie, exactly what the comparison sort gives
-// (TestSortByStamp).
+// (docs/SEMANTICS.md §10 "The compact form at 1M, second pass";
+// TestSortByStamp).
 func countByStamp(idx []int32, ps []stampPair, lo int64, span uint64, tie func(a, b int32) int) {
 	count := make([]int32, span+1)
 	for _, x := range ps {
