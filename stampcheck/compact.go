@@ -34,11 +34,13 @@ type Compact struct {
 	lists [][]int32 // list reads' value ids, in chunks of listChunk
 	ids   idSet
 
-	texts    map[history.Value]int32 // Add's numbering (AddIDs': the caller's)
-	keyOf    []int32                 // text id -> dense key id + 1 (0: not a key yet)
+	texts map[history.Value]int32 // Add's numbering (AddIDs': the caller's)
+	// keyOf: per text id of a key, (dense key id + 1)<<2 | its kind so
+	// far (0 undecided, kindReg, kindList: History.Validate's rule); 0
+	// for a text not seen as a key. One look per op finds both.
+	keyOf    []uint32
+	nkeys    int32 // dense key ids given
 	sessions *KeyIndex
-	kind     []uint8 // per key: 0 undecided, kindReg, kindList (History.Validate's rule)
-	list     []bool  // per key: used as a list (history.ListKeys)
 	facts    bool
 	// need: the stamps every committed transaction must carry for the
 	// level's witness (Require); a missing one ends the scan early.
@@ -57,17 +59,31 @@ const (
 	listChunk = 1 << listShift
 )
 
+// ctxn is one transaction in 48 bytes: its ops are ops[opChunk][opLo:
+// opLo+opN] (opLo fits 16 bits: a chunk holds opChunk ops, and a
+// transaction with more has a chunk of its own, from 0; only a
+// transaction without ops can start at opChunk, which wraps to 0 and
+// names the same empty slice).
 type ctxn struct {
 	start, end int64
 	cts, sts   int64
 	session    int32 // -1: none
 	opChunk    int32
-	opLo, opN  int32
+	opN        int32
+	opLo       uint16
 	status     history.Status
-	hasTime    bool
-	hasCTS     bool
-	hasSTS     bool
+	flags      uint8 // hasTime, hasCTS, hasSTS
 }
+
+const (
+	flagTime = 1 << iota
+	flagCTS
+	flagSTS
+)
+
+func (t *ctxn) hasTime() bool { return t.flags&flagTime != 0 }
+func (t *ctxn) hasCTS() bool  { return t.flags&flagCTS != 0 }
+func (t *ctxn) hasSTS() bool  { return t.flags&flagSTS != 0 }
 
 // cop is one op in 8 bytes: the key id with the kind and the list flag
 // in its low bits, and the value. Appending 16-byte ops was much of
@@ -187,42 +203,63 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 		c.not = "a committed transaction lacks a stamp the level's witness needs"
 		return
 	}
-	ct := ctxn{start: t.Start, end: t.End, cts: f.CommitTS, sts: f.StartTS, session: -1, status: t.Status, hasTime: t.HasTime,
-		hasCTS: f.Has&history.HasCommitTS != 0, hasSTS: f.Has&history.HasStartTS != 0}
+	ct := ctxn{start: t.Start, end: t.End, cts: f.CommitTS, sts: f.StartTS, session: -1, status: t.Status}
+	if t.HasTime {
+		ct.flags |= flagTime
+	}
+	if f.Has&history.HasCommitTS != 0 {
+		ct.flags |= flagCTS
+	}
+	if f.Has&history.HasStartTS != 0 {
+		ct.flags |= flagSTS
+	}
 	if t.HasSession {
 		ct.session = c.sessions.Get(history.Value(t.Session))
 	}
 	ops := c.opSpace(len(t.Ops))
-	ct.opChunk, ct.opLo, ct.opN = int32(len(c.ops)-1), int32(len(ops)), int32(len(t.Ops))
+	lo := len(ops)
+	ct.opChunk, ct.opLo, ct.opN = int32(len(c.ops)-1), uint16(lo), int32(len(t.Ops))
+	ops = ops[:lo+len(t.Ops)]
+	dst := ops[lo:]
+	keyOf := c.keyOf
 	for n := range t.Ops {
 		op := &t.Ops[n]
 		kid := keyIDs[n]
-		for int(kid) >= len(c.keyOf) {
-			c.keyOf = append(c.keyOf, 0)
+		if uint(kid) >= uint(len(keyOf)) {
+			if kid < 0 {
+				c.not = "a key numbered as a value by the decoder"
+				return
+			}
+			keyOf = c.growKeyOf(int(kid))
 		}
-		k := c.keyOf[kid] - 1
-		if k < 0 {
-			if len(c.kind) == maxKeys {
+		// The key's entry: its dense id + 1 above the kind it is used
+		// as so far (History.Validate's rule, op.KeyKind: an append or
+		// a list read makes it a list, a write a register, a register
+		// read decides nothing).
+		e := keyOf[kid]
+		if e == 0 {
+			if c.nkeys == maxKeys {
 				c.not = "too many keys for the compact form"
 				return
 			}
-			k = int32(len(c.kind))
-			c.keyOf[kid] = k + 1
-			c.kind = append(c.kind, 0)
-			c.list = append(c.list, false)
+			c.nkeys++
+			e = uint32(c.nkeys) << 2
+			keyOf[kid] = e
 		}
-		if list, decided := op.KeyKind(); decided {
-			want := uint8(kindReg)
-			if list {
-				want = kindList
-				c.list[k] = true
-			}
-			if c.kind[k] == 0 {
-				c.kind[k] = want
-			} else if c.kind[k] != want {
+		var want uint32
+		switch {
+		case op.Kind == history.Append || op.Kind == history.Read && op.IsList:
+			want = kindList
+		case op.Kind == history.Write:
+			want = kindReg
+		}
+		if want != 0 && e&3 != want {
+			if e&3 != 0 {
 				c.not = "a key used as a list and as a register (an input error)"
 				return
 			}
+			e |= want
+			keyOf[kid] = e
 		}
 		val := valIDs[n]
 		if op.IsList {
@@ -236,10 +273,32 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 			*l = append(*l, listIDs[val:int(val)+len(op.List)]...)
 			val = at
 		}
-		ops = append(ops, newCop(k, op.Kind, op.IsList, val))
+		dst[n] = newCop(int32(e>>2)-1, op.Kind, op.IsList, val)
 	}
 	c.ops[len(c.ops)-1] = ops
 	c.txns = append(c.txns, ct)
+}
+
+// growKeyOf makes keyOf long enough for the decoder's id kid and returns
+// it.
+func (c *Compact) growKeyOf(kid int) []uint32 {
+	if kid >= cap(c.keyOf) {
+		c.keyOf = slices.Grow(c.keyOf, kid+1-len(c.keyOf))
+	}
+	c.keyOf = c.keyOf[:kid+1]
+	return c.keyOf
+}
+
+// keyKinds is each key's kind by its dense id (kindReg, kindList, 0 when
+// only register reads used it), from keyOf.
+func (c *Compact) keyKinds() []uint8 {
+	kinds := make([]uint8, c.nkeys)
+	for _, e := range c.keyOf {
+		if e != 0 {
+			kinds[e>>2-1] = uint8(e & 3)
+		}
+	}
+	return kinds
 }
 
 // opSpace returns the last op chunk with room for n more ops, starting a
@@ -287,14 +346,15 @@ func (c *Compact) Why() string { return c.not }
 
 func (c *Compact) opsOf(i int32) []cop {
 	t := &c.txns[i]
-	return c.ops[t.opChunk][t.opLo : t.opLo+t.opN]
+	lo := int32(t.opLo)
+	return c.ops[t.opChunk][lo : lo+t.opN]
 }
 
 // txn is the part of a history.Txn that Options.Precedes and EffectiveEnd
 // read.
 func (c *Compact) txn(i int32) history.Txn {
 	t := &c.txns[i]
-	return history.Txn{Start: t.start, End: t.end, HasTime: t.hasTime, Status: t.status}
+	return history.Txn{Start: t.start, End: t.end, HasTime: t.hasTime(), Status: t.status}
 }
 
 // CheckSerial is the package's CheckSerial on the compact form, at a
@@ -312,7 +372,7 @@ func (c *Compact) CheckSerial(opts history.Options) (*incremental.Result, string
 		if t.status != history.Committed {
 			continue // aborted, or unknown and left out as CheckSerial does
 		}
-		if !t.hasCTS {
+		if !t.hasCTS() {
 			return nil, "a committed transaction has no commit_ts"
 		}
 		order = append(order, int32(i))
@@ -357,7 +417,7 @@ func (c *Compact) usable(opts history.Options) string {
 	}
 	if opts.Level.RealTime() {
 		for i := range c.txns {
-			if !c.txns[i].hasTime {
+			if !c.txns[i].hasTime() {
 				return "a transaction without client time at a real-time level (an input error)"
 			}
 		}
@@ -378,7 +438,7 @@ func (c *Compact) sessionLists() [][]int32 {
 	for i := range c.txns {
 		if s := c.txns[i].session; s >= 0 {
 			by[s] = append(by[s], int32(i))
-			timed[s] = timed[s] && c.txns[i].hasTime
+			timed[s] = timed[s] && c.txns[i].hasTime()
 		}
 	}
 	for s, mem := range by {
@@ -393,6 +453,9 @@ func (c *Compact) sessionLists() [][]int32 {
 // order (sessions in start order when all their members have times,
 // input order otherwise: the package's sessions) and widened real time.
 func (c *Compact) levelOrderHolds(opts history.Options, order []int32) bool {
+	if !opts.Level.SessionOrder() && !opts.Level.RealTime() {
+		return true // serializable: no order of the level's own
+	}
 	pos := make([]int32, len(c.txns))
 	for i := range pos {
 		pos[i] = -1
@@ -441,7 +504,8 @@ func (c *Compact) replay(opts history.Options, order []int32) bool {
 		list  []int32
 		bound bool
 	}
-	st := make([]state, len(c.kind))
+	kinds := c.keyKinds()
+	st := make([]state, len(kinds))
 	for _, ti := range order {
 		for _, op := range c.opsOf(ti) {
 			s := &st[op.key()]
@@ -454,7 +518,7 @@ func (c *Compact) replay(opts history.Options, order []int32) bool {
 				s.bound = true
 				continue
 			}
-			if c.list[op.key()] {
+			if kinds[op.key()] == kindList {
 				var got []int32
 				switch {
 				case op.isList():
@@ -486,7 +550,7 @@ func (c *Compact) replay(opts history.Options, order []int32) bool {
 // idSet holds every transaction's id, back to back in one byte slice,
 // and finds duplicates (History.Validate's first rule) once the scan is
 // over: each id's 64-bit hash is appended as it is read (a write in
-// order), and dup sorts the hashes and compares the ids of equal ones by
+// order), and dup finds the hashes met twice (twiceHashes) and compares the ids of equal ones by
 // text. A table probed per id, as before, cost a cache miss per
 // transaction into a table of millions of slots: half of AddIDs' samples
 // in a profile of check at 1M (BENCHMARKS.md "stamps29"). The price: a duplicate is found at
@@ -505,6 +569,9 @@ type idSet struct {
 
 func (s *idSet) init(hint int) {
 	s.seed = maphash.MakeSeed()
+	// Room for ids of up to 8 bytes without growing (gen's and most
+	// recorders' are shorter); longer ones grow the text as before.
+	s.text = make([]byte, 0, 8*hint)
 	s.end = make([]int32, 0, hint)
 	s.hash = make([]uint64, 0, hint)
 }
@@ -536,18 +603,9 @@ func (s *idSet) dup() bool {
 	if s.checked == len(s.hash) {
 		return s.found
 	}
-	sorted := radixSort(slices.Clone(s.hash), func(h uint64) uint64 { return h })
-	var twice map[uint64]bool
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i] == sorted[i-1] {
-			if twice == nil {
-				twice = map[uint64]bool{}
-			}
-			twice[sorted[i]] = true
-		}
-	}
+	twice := twiceHashes(s.hash)
 	s.checked, s.found = len(s.hash), false
-	if twice == nil {
+	if len(twice) == 0 {
 		return false
 	}
 	seen := map[string]bool{}
@@ -563,4 +621,53 @@ func (s *idSet) dup() bool {
 		seen[id] = true
 	}
 	return false
+}
+
+// dupBucketBits: twiceHashes spreads the hashes over 1<<dupBucketBits
+// buckets by their top bits, a table of counters that stays in the
+// cache.
+const dupBucketBits = 16
+
+// twiceHashes returns the hashes that occur more than once in hs. One
+// pass counts the hashes per bucket (their top dupBucketBits bits), one
+// places each hash's other bits in its bucket, and each bucket, a few
+// hashes long on average, is sorted on its own and read for equal
+// neighbours: two hashes are equal exactly when they share a bucket and
+// their other bits. Where the radix sort of every hash it replaces took
+// eight passes of counting and eight of placing over the whole array,
+// this takes two, and the sorting stays in the cache (docs/SEMANTICS.md
+// §10 "The compact form at 1M, second pass").
+func twiceHashes(hs []uint64) map[uint64]bool {
+	const shift = 64 - dupBucketBits
+	start := make([]int32, 1<<dupBucketBits+1)
+	for _, h := range hs {
+		start[h>>shift+1]++
+	}
+	for b := 1; b < len(start); b++ {
+		start[b] += start[b-1]
+	}
+	at := slices.Clone(start[:1<<dupBucketBits])
+	low := make([]uint64, len(hs))
+	for _, h := range hs {
+		b := h >> shift
+		low[at[b]] = h << dupBucketBits
+		at[b]++
+	}
+	var twice map[uint64]bool
+	for b := range 1 << dupBucketBits {
+		bucket := low[start[b]:start[b+1]]
+		if len(bucket) < 2 {
+			continue
+		}
+		slices.Sort(bucket)
+		for i := 1; i < len(bucket); i++ {
+			if bucket[i] == bucket[i-1] {
+				if twice == nil {
+					twice = map[uint64]bool{}
+				}
+				twice[uint64(b)<<shift|bucket[i]>>dupBucketBits] = true
+			}
+		}
+	}
+	return twice
 }

@@ -26,7 +26,7 @@ func (c *Compact) CheckSnapshot(opts history.Options, rules SnapshotRules) (*inc
 		if t.status != history.Committed {
 			continue
 		}
-		if !t.hasCTS || !t.hasSTS {
+		if !t.hasCTS() || !t.hasSTS() {
 			return nil, "a committed transaction lacks start_ts or commit_ts"
 		}
 		committed = append(committed, int32(i))
@@ -49,29 +49,35 @@ func (c *Compact) CheckSnapshot(opts history.Options, rules SnapshotRules) (*inc
 	res.Stats.Txns = len(c.txns)
 	// Every entry is written into one text and the witness slices it: a
 	// string per entry ("begin "+id) was an allocation per begin and per
-	// commit, a tenth of the snapshot check at 1M.
+	// commit, a tenth of the snapshot check at 1M. The merge of begins
+	// and commits runs twice, to write the text and then to slice it,
+	// where a table of the entries' ends cost 16 bytes an entry.
+	merge := func(entry func(word string, i int32)) {
+		b := 0
+		for _, x := range byCommit {
+			for b < len(byStart) && c.txns[byStart[b]].sts <= c.txns[x].cts {
+				entry("begin ", byStart[b])
+				b++
+			}
+			entry("commit ", x)
+		}
+	}
 	var text strings.Builder
 	text.Grow(len(byCommit)*len("begin commit ") + 2*len(c.ids.text))
-	ends := make([]int, 0, 2*len(byCommit))
-	entry := func(word string, i int32) {
+	n := 0
+	merge(func(word string, i int32) {
 		text.WriteString(word)
 		text.Write(c.ids.id(i))
-		ends = append(ends, text.Len())
-	}
-	b := 0
-	for _, x := range byCommit {
-		for b < len(byStart) && c.txns[byStart[b]].sts <= c.txns[x].cts {
-			entry("begin ", byStart[b])
-			b++
-		}
-		entry("commit ", x)
-	}
+		n++
+	})
 	all := text.String()
-	res.Witness = make([]string, len(ends))
-	lo := 0
-	for k, hi := range ends {
-		res.Witness[k], lo = all[lo:hi], hi
-	}
+	res.Witness = make([]string, n)
+	k, lo := 0, 0
+	merge(func(word string, i int32) {
+		a, b := c.ids.span(i)
+		hi := lo + len(word) + int(b-a)
+		res.Witness[k], k, lo = all[lo:hi], k+1, hi
+	})
 	return res, ""
 }
 
@@ -88,7 +94,8 @@ type compactOwn struct {
 // in stamp order, each read against the latest committed state with the
 // reader's own writes on top, first committer wins at each commit.
 func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
-	nk := len(c.kind)
+	kinds := c.keyKinds()
+	nk := len(kinds)
 	last := make([]int32, nk)
 	for k := range last {
 		last[k] = -1
@@ -102,37 +109,53 @@ func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
 	if unknownInit {
 		bound, initReg, initList = make([]bool, nk), make([]int32, nk), make([][]int32, nk)
 	}
+	// own holds the reader's writes so far, one entry per key; ownOf[k]
+	// is 1 + the entry of key k when ownBy[k] is the reader (ti + 1), so
+	// a key's entry is found in one look whatever the transaction's size.
+	// Entries keep their appends' arrays from one reader to the next (no
+	// allocation per append).
 	var own []compactOwn
+	ownOf, ownBy := make([]int32, nk), make([]int32, nk)
+	var reader int32
 	find := func(k int32) *compactOwn {
-		for i := range own {
-			if own[i].k == k {
-				return &own[i]
-			}
+		if ownBy[k] == reader {
+			return &own[ownOf[k]-1]
 		}
 		return nil
 	}
+	add := func(k int32) *compactOwn {
+		if len(own) < cap(own) {
+			own = own[:len(own)+1]
+		} else {
+			own = append(own, compactOwn{})
+		}
+		w := &own[len(own)-1]
+		w.k, w.reg, w.val, w.apps = k, false, 0, w.apps[:0]
+		ownOf[k], ownBy[k] = int32(len(own)), reader
+		return w
+	}
 	begin := func(ti int32) bool {
-		own = own[:0]
+		own, reader = own[:0], ti+1
 		for _, op := range c.opsOf(ti) {
 			k := op.key()
 			switch op.kind() {
 			case history.Write:
-				if w := find(k); w != nil {
-					w.reg, w.val = true, op.val
-				} else {
-					own = append(own, compactOwn{k: k, reg: true, val: op.val})
+				w := find(k)
+				if w == nil {
+					w = add(k)
 				}
+				w.reg, w.val = true, op.val
 				continue
 			case history.Append:
-				if w := find(k); w != nil {
-					w.apps = append(w.apps, op.val)
-				} else {
-					own = append(own, compactOwn{k: k, apps: []int32{op.val}})
+				w := find(k)
+				if w == nil {
+					w = add(k)
 				}
+				w.apps = append(w.apps, op.val)
 				continue
 			}
 			mine := find(k)
-			if c.list[k] {
+			if kinds[k] == kindList {
 				var got []int32
 				switch {
 				case op.isList():
@@ -182,18 +205,21 @@ func (c *Compact) stream(opts history.Options, byCommit, byStart []int32) bool {
 		}
 		return true
 	}
+	// lastCTS[k] is last[k]'s commit stamp, kept beside it: the previous
+	// writer's transaction, anywhere in the history, is not read again.
+	lastCTS := make([]int64, nk)
 	commit := func(ti int32) bool {
-		sts := c.txns[ti].sts
+		sts, cts := c.txns[ti].sts, c.txns[ti].cts
 		for _, op := range c.opsOf(ti) {
 			if op.kind() == history.Read {
 				continue
 			}
 			k := op.key()
 			if p := last[k]; p != ti {
-				if p >= 0 && c.txns[p].cts >= sts {
+				if p >= 0 && lastCTS[k] >= sts {
 					return false // first committer wins
 				}
-				last[k] = ti
+				last[k], lastCTS[k] = ti, cts
 			}
 			if op.kind() == history.Write {
 				val[k] = op.val

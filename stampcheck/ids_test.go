@@ -85,3 +85,59 @@ func TestRadixSort(t *testing.T) {
 		}
 	}
 }
+
+// TestSortByStamp holds sortByStamp to the comparison sort it stands
+// for, stable by stamp with runs of equal stamps ordered by tie (or by
+// index when tie is nil), on dense stamps (the counting sort), sparse
+// ones (the radix sort) and negative ones, with many ties and none, and
+// on index lists that are increasing (every caller's) and not.
+func TestSortByStamp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 2000 {
+		n := rng.IntN(200)
+		if round%100 == 0 {
+			n = 5000 + rng.IntN(5000)
+		}
+		stamps := make([]int64, n)
+		base := int64(rng.Uint64()) >> rng.IntN(64)
+		spread := []int64{1, 3, int64(n) + 1, 4*int64(n) + 1, 4*int64(n) + 2, 1 << 40}[rng.IntN(6)]
+		for i := range stamps {
+			stamps[i] = base + rng.Int64N(spread)
+			if round%7 == 0 {
+				stamps[i] = -stamps[i]
+			}
+		}
+		extra := make([]int, n) // the tie's key
+		for i := range extra {
+			extra[i] = rng.IntN(3)
+		}
+		idx := make([]int32, 0, n)
+		for i := range n {
+			if rng.IntN(4) != 0 {
+				idx = append(idx, int32(i))
+			}
+		}
+		if round%5 == 4 {
+			rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+		}
+		var tie func(a, b int32) int
+		if round%2 == 0 {
+			tie = func(a, b int32) int { return cmp.Or(cmp.Compare(extra[a], extra[b]), cmp.Compare(a, b)) }
+		}
+		want := slices.Clone(idx)
+		slices.SortFunc(want, func(a, b int32) int {
+			if c := cmp.Compare(stamps[a], stamps[b]); c != 0 {
+				return c
+			}
+			if tie != nil {
+				return tie(a, b)
+			}
+			return cmp.Compare(a, b)
+		})
+		got := slices.Clone(idx)
+		sortByStamp(got, func(i int32) int64 { return stamps[i] }, tie)
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d (n=%d, spread %d): got %v, want %v", round, n, spread, got, want)
+		}
+	}
+}

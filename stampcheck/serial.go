@@ -3,6 +3,7 @@ package stampcheck
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -366,12 +367,24 @@ func (w *writerIndex) closure(h *history.History, members []int32) []int32 {
 // are in index order already and a stable radix sort by stamp alone
 // gives the (stamp, index) order, in a few linear passes instead of
 // n log n comparisons (BENCHMARKS.md "stamps29").
+//
+// Stamps that span a range of at most denseSpan times len(idx) values
+// (a database's counters, gen's stamps) are sorted by counting instead
+// (countByStamp): one pass to count, one to place.
 func sortByStamp(idx []int32, stamp func(int32) int64, tie func(a, b int32) int) {
 	ps := make([]stampPair, len(idx))
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for p, i := range idx {
-		ps[p] = stampPair{stamp(i), i}
+		ts := stamp(i)
+		ps[p] = stampPair{ts, i}
+		lo, hi = min(lo, ts), max(hi, ts)
 	}
-	if slices.IsSorted(idx) {
+	sorted := slices.IsSorted(idx)
+	if sorted && len(idx) > 1 && uint64(hi)-uint64(lo) < denseSpan*uint64(len(idx)) {
+		countByStamp(idx, ps, lo, uint64(hi)-uint64(lo), tie)
+		return
+	}
+	if sorted {
 		// int64 to uint64 keeping the order: flip the sign bit.
 		ps = radixSort(ps, func(x stampPair) uint64 { return uint64(x.ts) ^ 1<<63 })
 	} else {
@@ -397,6 +410,42 @@ func sortByStamp(idx []int32, stamp func(int32) int64, tie func(a, b int32) int)
 			slices.SortFunc(idx[lo:hi], tie)
 		}
 		lo = hi
+	}
+}
+
+// denseSpan bounds the counting sort's table: at most denseSpan int32
+// counters per transaction sorted.
+const denseSpan = 4
+
+// countByStamp is sortByStamp's counting sort: ps holds (stamp, index)
+// in index order, every stamp in [lo, lo+span] (span < denseSpan*len(ps)).
+// Counting is stable, so equal stamps stay in index order, the radix
+// sort's order; runs of equal stamps are the counters above one, sorted
+// by tie afterwards as in sortByStamp. The result is the (stamp, index)
+// order with ties by tie, exactly what the comparison sort gives
+// (docs/SEMANTICS.md §10 "The compact form at 1M, second pass";
+// TestSortByStamp).
+func countByStamp(idx []int32, ps []stampPair, lo int64, span uint64, tie func(a, b int32) int) {
+	count := make([]int32, span+1)
+	for _, x := range ps {
+		count[uint64(x.ts)-uint64(lo)]++
+	}
+	var runs [][2]int32 // [from, to) of each run of equal stamps
+	pos := int32(0)
+	for d, n := range count {
+		count[d] = pos
+		if n > 1 && tie != nil {
+			runs = append(runs, [2]int32{pos, pos + n})
+		}
+		pos += n
+	}
+	for _, x := range ps {
+		d := uint64(x.ts) - uint64(lo)
+		idx[count[d]] = x.i
+		count[d]++
+	}
+	for _, r := range runs {
+		slices.SortFunc(idx[r[0]:r[1]], tie)
 	}
 }
 
