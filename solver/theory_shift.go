@@ -80,3 +80,21 @@ func (t *theory) shiftForward(lb, ub int32) {
 		w++
 	}
 }
+
+// ForceShiftForTesting makes every reorder of an insertion take
+// shiftForward (on) or none (off), for the tests of other packages that
+// compare the checker with brute force on histories too small for the
+// default thresholds; it returns the function that restores them. Not
+// safe while a solver runs on another goroutine.
+func ForceShiftForTesting(on bool) (restore func()) {
+	m, sh, no := shiftMinSpan, shiftSpanShare, noShift
+	if on {
+		shiftMinSpan, shiftSpanShare, noShift = 1, 1<<30, false
+	} else {
+		noShift = true
+	}
+	return func() { shiftMinSpan, shiftSpanShare, noShift = m, sh, no }
+}
+
+// ShiftsForTesting is the number of shiftForward reorders so far.
+func ShiftsForTesting() int { return shifts }

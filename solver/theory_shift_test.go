@@ -9,9 +9,7 @@ import (
 // withShift runs f with shiftForward taken at every reorder (or never,
 // with off), restoring the thresholds after.
 func withShift(off bool, f func()) {
-	m, sh, no := shiftMinSpan, shiftSpanShare, noShift
-	defer func() { shiftMinSpan, shiftSpanShare, noShift = m, sh, no }()
-	shiftMinSpan, shiftSpanShare, noShift = 1, 1<<30, off
+	defer ForceShiftForTesting(!off)()
 	f()
 }
 
