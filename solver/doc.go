@@ -121,6 +121,14 @@
 //	    docs/SEMANTICS.md §3 "P1") failed to prove the path: a path of
 //	    the snapshot is a path now, since permanent edges never leave
 //	    at level 0.
+//	T6: when the backward search of an insertion has collected more than
+//	    an eighth of the interval [ord v, ord u] (at least 256 wide), the
+//	    descendants of v alone move to the top of the interval, the
+//	    other nodes of the interval keeping their order below them: one
+//	    pass over the interval instead of both searches and a sort
+//	    (theory_shift.go has the argument that T1 holds). A reader's edge
+//	    to an unknown outcome that started long before it, on a burst,
+//	    reordered thousands of nodes each way.
 //
 // Conflicts found by the theory always involve the current level, except
 // those of the final check (below); handleConflict backtracks to the

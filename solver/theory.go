@@ -1,6 +1,9 @@
 package solver
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // edge is a theory edge from -> to. It is present when all of its
 // literals are true: a base edge has none (a == litUndef), a single edge
@@ -450,12 +453,22 @@ func (t *theory) insert(s *Solver, e int32) bool {
 			}
 		}
 	}
-	// Backward from u among nodes ordered above lb.
+	// Backward from u among nodes ordered above lb, within a budget: when
+	// the ancestors of u fill much of the interval, moving the
+	// descendants of v alone is cheaper (shiftForward, T6).
+	budget := math.MaxInt
+	if span := int(ub - lb); !noShift && span >= shiftMinSpan {
+		budget = span / shiftSpanShare
+	}
 	t.bgen++
 	t.deltaB = t.deltaB[:0]
 	t.stack = append(t.stack[:0], u)
 	t.bmark[u] = t.bgen
 	for len(t.stack) > 0 {
+		if len(t.deltaB) > budget {
+			t.shiftForward(lb, ub)
+			return true
+		}
 		x := t.stack[len(t.stack)-1]
 		t.stack = t.stack[:len(t.stack)-1]
 		t.deltaB = append(t.deltaB, x)
