@@ -155,6 +155,12 @@ type Engine struct {
 	// companions counts the in-doubt writers that left as companions
 	// of the ghost (companion.go).
 	companions int
+	// whole makes the engine take the ghost whole where it now takes
+	// the keys a step touches (summarize, replayOn) and write whole
+	// ghosts to the archive instead of undo records: the path before
+	// docs/SEMANTICS.md §5 "The ghost costs what changes, not the
+	// stream", which the tests hold this one to, step by step.
+	whole bool
 	// broken is an archive error that left the ghost ahead of the
 	// members (archiveChunks): every later step returns it.
 	broken error
@@ -752,6 +758,9 @@ type snapshot struct {
 	Resets       int               `json:",omitempty"`
 	Readmits     int               `json:",omitempty"`
 	ProbeFails   int               `json:",omitempty"`
+	// Journal is the last segment's journal when it is a Delta one
+	// (undo.go, encodeJournal).
+	Journal []byte `json:",omitempty"`
 }
 
 // snapshotVersion is 4 since the archive's ghosts are in the spill codec
@@ -762,7 +771,13 @@ type snapshot struct {
 // Version 5: an archive ghost may have companions (codec 2,
 // companion.go), which a build before it cannot read; versions 3 and 4
 // restore (their ghosts have none).
-const snapshotVersion = 5
+//
+// Version 6: segments may be Delta ones, whose ghost is found by undo
+// records (undo.go) that a build before it cannot read, and the
+// snapshot carries the last segment's journal; versions 3 to 5 restore
+// (their segments carry whole ghosts, and the segments opened after the
+// restore are Delta ones).
+const snapshotVersion = 6
 
 // ErrCorrupt marks a snapshot that does not decode.
 var ErrCorrupt = errors.New("sionline: corrupt snapshot")
@@ -783,7 +798,14 @@ func (e *Engine) snapshot() *snapshot {
 		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Undecided: e.undecided, Steps: e.steps, Checks: e.checks,
 		Unchecked: e.unchecked, Unknowns: e.unknowns, LastStart: e.lastStart, Conflicts: e.conflicts,
 		Seq: e.seq, Segs: e.arch.segs, Ghost: e.ghost, PendingClose: e.pendingClose, Evicted: e.evicted, Resets: e.resets,
-		Readmits: e.readmits, ProbeFails: e.probeFails}
+		Readmits: e.readmits, ProbeFails: e.probeFails, Journal: journalBytes(e.arch.jr)}
+}
+
+func journalBytes(j *journal) []byte {
+	if j == nil {
+		return nil
+	}
+	return encodeJournal(j)
 }
 
 // Restore rebuilds an engine from a Snapshot, for opts (the same level).
@@ -792,7 +814,7 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if s.Version != snapshotVersion && s.Version != 3 && s.Version != 4 {
+	if s.Version != snapshotVersion && (s.Version < 3 || s.Version > 5) {
 		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, s.Version, snapshotVersion)
 	}
 	if s.Promised != opts.Level.String() {
@@ -830,6 +852,17 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	if err := e.arch.restore(&s); err != nil {
 		return nil, err
 	}
+	if s.Journal != nil {
+		if e.arch.jr, err = decodeJournal(s.Journal); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+	}
+	if n := len(e.arch.segs); (n > 0 && e.arch.segs[n-1].Delta) != (e.arch.jr != nil) {
+		return nil, fmt.Errorf("%w: a journal without a Delta segment last, or one without a journal", ErrCorrupt)
+	}
+	if e.ghost != nil {
+		e.ghost.jr = e.arch.jr
+	}
 	return e, nil
 }
 
@@ -849,7 +882,7 @@ func (a *archive) restore(s *snapshot) error {
 		return nil
 	}
 	for _, g := range s.Segs {
-		if len(g.Ranges)%2 != 0 || g.Txns < 0 || g.GhostLen < 0 {
+		if len(g.Ranges)%2 != 0 || g.Txns < 0 || g.GhostLen < 0 || len(g.Undo)%2 != 0 {
 			return fmt.Errorf("%w: archive segment %+v", ErrCorrupt, g)
 		}
 	}
@@ -871,6 +904,9 @@ func (a *archive) restore(s *snapshot) error {
 		}
 		if g.GhostLen > 0 {
 			g.GhostAt -= s.ArchFrom
+		}
+		for r := 0; r+1 < len(g.Undo); r += 2 {
+			g.Undo[r] -= s.ArchFrom
 		}
 	}
 	a.buf = append(a.buf, s.ArchBytes...)
