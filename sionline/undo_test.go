@@ -76,8 +76,8 @@ func TestGhostDeltasMatchWhole(t *testing.T) {
 			}
 			readmits += delta.eng.readmits + delta.eng.diagnosed
 			undone += delta.eng.arch.undone
-			t.Logf("evicted %d, re-admissions %d, resets %d, ghosts found by undo %d, alerts %d (whole: evicted %d)",
-				delta.eng.evicted, delta.eng.readmits, delta.eng.resets, delta.eng.arch.undone, len(delta.fired), whole.eng.evicted)
+			t.Logf("evicted %d, re-admissions %d, resets %d, ghosts found by undo %d, probe fails %d, alerts %d (whole: evicted %d)",
+				delta.eng.evicted, delta.eng.readmits, delta.eng.resets, delta.eng.arch.undone, delta.eng.probeFails, len(delta.fired), whole.eng.evicted)
 		})
 	}
 	if count >= 8 && undone == 0 {
