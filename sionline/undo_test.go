@@ -281,3 +281,37 @@ func ghostDiff(a, b *ghost) string {
 func samePin(p, q history.Op) bool {
 	return p.Kind == q.Kind && p.IsList == q.IsList && p.Key == q.Key && p.Value == q.Value && slices.Equal(p.List, q.List)
 }
+
+// TestAgreeOnCompanionKeys: the comparison of the liveness rules' ghost
+// with the witness's replay (agrees) answers on the ghost restricted to
+// agreeKeys as on the whole ghost when the witness commits a companion
+// on a key the evicted members do not touch: the replay absorbs it, the
+// rules' ghost does not, so both paths say they disagree (no eviction).
+// Leaving the companions' keys out of agreeKeys fails it.
+func TestAgreeOnCompanionKeys(t *testing.T) {
+	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty, InDoubt: 5}
+	answers := map[bool]bool{}
+	for _, whole := range []bool{true, false} {
+		e, err := New(opts, Config{Stream: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.whole = whole
+		e.ghost = newGhost()
+		e.ghost.Time = 0
+		e.ghost.Reg["y"], e.ghost.Reg["z"] = "0", "7"
+		e.ghost.Comp = []companion{{Name: compPrefix + "u", Writes: []history.Op{w("y", "5")}, Keys: []history.Key{"y"}}}
+		a := txn("a", "s", 100, 110, r("x", "null"), w("x", "1"))
+		e.txs = []tx{{T: a, Name: "a", Fl: fClosed, Seq: 1}}
+		byName := map[string]*history.Txn{"a": &e.txs[0].T}
+		witness := []string{"begin " + ghostName, "commit " + ghostName, "begin " + compPrefix + "u", "commit " + compPrefix + "u", "begin a", "commit a"}
+		d, open, err := e.summarize([]int{0}, byName, 0)
+		if err != nil || open >= 0 {
+			t.Fatalf("summarize: open %d, %v", open, err)
+		}
+		answers[whole] = agrees(d, e.replayOn(e.ghost, []int{0}, byName, witness, e.agreeKeys([]int{0}, byName)))
+	}
+	if answers[true] || answers[false] {
+		t.Fatalf("agrees: %v with the whole ghost, %v on agreeKeys; want false for both (the replay commits the companion's y5)", answers[true], answers[false])
+	}
+}
