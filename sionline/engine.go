@@ -161,6 +161,9 @@ type Engine struct {
 	// docs/SEMANTICS.md §5 "The ghost costs what changes, not the
 	// stream", which the tests hold this one to, step by step.
 	whole bool
+	// leftOut counts the screens that left an unchecked writer out
+	// (screenOut).
+	leftOut int
 	// broken is an archive error that left the ghost ahead of the
 	// members (archiveChunks): every later step returns it.
 	broken error
@@ -564,6 +567,10 @@ func (e *Engine) instanceWith(screen, ghostOps bool) *history.History {
 	}
 	h := &history.History{Txns: make([]history.Txn, len(e.txs), len(e.txs)+1)}
 	members := make([]string, 0, len(e.txs)+1)
+	var out map[int]bool
+	if screen {
+		out = e.screenOut()
+	}
 	if screen && e.ghost != nil {
 		// After the members' slots (h.Txns[i] is e.txs[i] below).
 		// Only the keys a transaction of the screen touches (every key
@@ -623,6 +630,17 @@ func (e *Engine) instanceWith(screen, ghostOps bool) *history.History {
 		}
 		h.Txns[i] = t
 	}
+	if len(out) > 0 {
+		// The unchecked writers the screen leaves out (screenOut).
+		e.leftOut++
+		kept := h.Txns[:0]
+		for i := range h.Txns {
+			if i >= len(e.txs) || !out[i] {
+				kept = append(kept, h.Txns[i])
+			}
+		}
+		h.Txns = kept
+	}
 	if len(members) == len(h.Txns) {
 		return h
 	}
@@ -656,16 +674,83 @@ func (e *Engine) screenCompanions() []history.Txn {
 	return companionTxns(e.ghost, on, ct)
 }
 
-// allMembers says whether every transaction held is a member (none
-// quarantined, none unchecked): the instance is then not projected.
+// allMembers says whether every transaction the screen holds is a
+// member (none quarantined, no unchecked writer it takes, screenOut):
+// the screen is then not projected.
 func (e *Engine) allMembers() bool {
+	out := e.screenOut()
 	for i := range e.txs {
-		if e.txs[i].Fl&(fUnchecked|fQuarantined) != 0 {
+		if e.txs[i].Fl&(fUnchecked|fQuarantined) != 0 && !out[i] {
 			return false
 		}
 	}
 	return true
 }
+
+// screenOut returns the unchecked writers the screen leaves out
+// (docs/SEMANTICS.md §5 "An unchecked writer no member can meet leaves
+// the screen"): with nothing quarantined and no wildcard write, each
+// unchecked writer none of whose writes is on a key that a member or a
+// companion of the ghost touches. Such a writer shares no key with the
+// screen, so the projection drops no read for it, and a completion of
+// the screen without it is one with it not committed (its outcome is
+// unknown): the screen's verdict and witnesses are the same without it.
+// nil when there is none (or when KeepUnchecked keeps them all).
+func (e *Engine) screenOut() map[int]bool {
+	if KeepUnchecked || e.unchecked == 0 {
+		return nil
+	}
+	keys := map[history.Key]bool{}
+	for i := range e.txs {
+		x := &e.txs[i]
+		switch {
+		case x.Fl&fQuarantined != 0:
+			return nil
+		case x.Fl&fUnchecked != 0:
+			for _, op := range x.T.Ops {
+				if op.Kind != history.Read && (op.Value == online.Wild || op.Key == online.Wild) {
+					return nil
+				}
+			}
+		default:
+			for _, op := range x.T.Ops {
+				keys[op.Key] = true
+			}
+		}
+	}
+	if e.ghost != nil {
+		for _, c := range e.ghost.Comp {
+			for _, k := range c.Keys {
+				keys[k] = true
+			}
+			for _, op := range c.Writes {
+				keys[op.Key] = true
+			}
+		}
+	}
+	var out map[int]bool
+	for i := range e.txs {
+		x := &e.txs[i]
+		if x.Fl&fUnchecked == 0 {
+			continue
+		}
+		meets := false
+		for _, op := range x.T.Ops {
+			meets = meets || (op.Kind != history.Read && keys[op.Key])
+		}
+		if !meets {
+			if out == nil {
+				out = map[int]bool{}
+			}
+			out[i] = true
+		}
+	}
+	return out
+}
+
+// KeepUnchecked keeps every unchecked writer in the screen (the path
+// before screenOut, which the tests compare with).
+var KeepUnchecked = false
 
 // filterOps returns the ops keep accepts, given whether a read follows the
 // transaction's own write of its key; it shares ops when all are kept.

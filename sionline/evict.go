@@ -327,7 +327,12 @@ func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*histo
 	// every member); the others stay, or go, chunk by chunk
 	// (companion.go).
 	var committed map[string]bool
-	if len(g.Comp) > 0 || e.companionsAllowed() {
+	// Whether companions may be made is decided once, on the screen the
+	// witness is of: the ghost's companions change chunk by chunk, and
+	// with them which unchecked writers the screen would leave out
+	// (screenOut).
+	allowed := e.companionsAllowed()
+	if len(g.Comp) > 0 || allowed {
 		committed = committedIn(witness)
 	}
 	from, n := 0, 0
@@ -359,7 +364,7 @@ func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*histo
 			absorb(g, committed)
 		}
 		var pre *ghost
-		create := committed != nil && e.companionsAllowed()
+		create := committed != nil && allowed
 		if create {
 			pre = e.candidateKeys(g, xs, committed)
 		}
