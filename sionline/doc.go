@@ -53,6 +53,10 @@
 //	   could explain is dropped, never called an anomaly. Dead-lettered
 //	   writers (AddUnchecked) are held the same way from the start, a
 //	   wildcard write dropping every read of its key (or of every key).
+//	   A screen leaves out an unchecked writer that shares no key with
+//	   its members and the ghost's companions (screenOut, §5 "An
+//	   unchecked writer no member can meet leaves the screen"); A_t
+//	   holds them all.
 //	S6 When the checked level is stronger than the promise, an alert
 //	   whose core does not violate the promise on the stream released when
 //	   it fired (the core projected there at the promise, every read no
