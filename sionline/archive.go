@@ -32,6 +32,7 @@ const (
 	recTxn   = 'T'
 	recClose = 'C'
 	recGhost = 'G'
+	recUndo  = 'U'
 )
 
 // segTxns is how many evicted transactions a segment takes before the
@@ -57,6 +58,13 @@ type segment struct {
 	// its seq (segmentOf). 0 in a snapshot of an earlier build: then
 	// segmentOf names the newest segment, which is only less precise.
 	First uint64 `json:",omitempty"`
+	// Delta: the ghost before the segment is not written whole but
+	// found going back from the ghost in memory (undo.go): Undo holds
+	// the segment's undo records as (at, length) pairs of the file, in
+	// the order written. While the segment is the last one, the
+	// archive's journal holds what is not written yet.
+	Delta bool    `json:",omitempty"`
+	Undo  []int64 `json:",omitempty"`
 }
 
 // archive is the engine's body file and the segments in it. size is what
@@ -70,6 +78,13 @@ type archive struct {
 	err    error
 	// punched: the file's bytes before it were given back (Punch).
 	punched int64
+	// jr is the journal of the last segment when it is a Delta one
+	// (undo.go); whole makes new segments carry the whole ghost, as
+	// before undo records (the tests' reference path).
+	jr    *journal
+	whole bool
+	// undone counts the ghosts found by undo records.
+	undone int
 }
 
 func (a *archive) end() int64 { return a.size + int64(len(a.buf)) }
@@ -131,12 +146,27 @@ func (a *archive) evict(xs []*tx, g *ghost) error {
 		return err
 	}
 	if n := len(a.segs); n == 0 || a.segs[n-1].Txns >= segTxns {
+		if n > 0 && a.segs[n-1].Delta && a.jr != nil {
+			// The last segment's journal becomes its undo record,
+			// in its own ranges, before the next one opens.
+			b := encodeJournal(a.jr)
+			rec := append([]byte{recUndo, 0}, binary.AppendUvarint(nil, uint64(len(b)))...)
+			s := &a.segs[n-1]
+			s.Undo = append(s.Undo, a.end()+int64(len(rec)), int64(len(b)))
+			a.put(append(rec, b...))
+		}
+		a.jr = nil
 		a.segs = append(a.segs, segment{})
 		if len(xs) > 0 {
 			a.segs[len(a.segs)-1].First = xs[0].Seq
 		}
 		a.thin()
-		if g != nil {
+		if !a.whole {
+			// The ghost before it is what undo records give back
+			// (undo.go), from a journal that starts now.
+			a.segs[len(a.segs)-1].Delta = true
+			a.jr = newJournal(g)
+		} else if g != nil {
 			b := encodeGhost(g)
 			rec := append([]byte{recGhost, 0}, binary.AppendUvarint(nil, uint64(len(b)))...)
 			s := &a.segs[len(a.segs)-1]
@@ -175,6 +205,11 @@ func (a *archive) thin() {
 			}
 			s[i-2].Ranges = append(s[i-2].Ranges, r...)
 			s[i-2].Txns += s[i-1].Txns
+			if s[i-2].Delta {
+				// Undone newest first: the later segment's records,
+				// then the earlier's, give the earlier's ghost.
+				s[i-2].Undo = append(s[i-2].Undo, s[i-1].Undo...)
+			}
 			a.segs = append(s[:i-1], s[i:]...)
 			i = len(a.segs) - 1
 		}
@@ -203,7 +238,11 @@ var errArchive = errors.New("sionline: corrupt archive")
 // the closings recorded after them applied, in archive order; the ghost
 // before segment j; and the seqs of closings that name transactions of
 // earlier segments (the caller records them again: they stay archived).
-func (a *archive) readmit(j int) (out []tx, g *ghost, others []uint64, err error) {
+//
+// cur is the ghost in memory (the one after the last segment): a Delta
+// segment's ghost is found from it by undo records (undo.go), in place,
+// once every record has been read and decoded.
+func (a *archive) readmit(j int, cur *ghost) (out []tx, g *ghost, others []uint64, err error) {
 	if a.err != nil {
 		return nil, nil, nil, a.err
 	}
@@ -212,7 +251,60 @@ func (a *archive) readmit(j int) (out []tx, g *ghost, others []uint64, err error
 		return nil, nil, nil, a.err
 	}
 	s := a.segs[j]
-	if s.GhostLen > 0 {
+	if s.Delta {
+		// The journal, then each segment's records newest first, from
+		// the last segment back to j.
+		if a.jr == nil || !a.segs[len(a.segs)-1].Delta {
+			return nil, nil, nil, fmt.Errorf("%w: %s: segment %d has no journal to undo from", errArchive, a.file.Name(), j)
+		}
+		jrs := []*journal{a.jr}
+		for t := len(a.segs) - 1; t >= j; t-- {
+			u := a.segs[t].Undo
+			if !a.segs[t].Delta || len(u)%2 != 0 {
+				return nil, nil, nil, fmt.Errorf("%w: %s: segment %d's undo records", errArchive, a.file.Name(), t)
+			}
+			for r := len(u) - 2; r >= 0; r -= 2 {
+				if u[r+1] < 0 || u[r+1] > 1<<30 {
+					return nil, nil, nil, fmt.Errorf("%w: %s: an undo record of %d bytes", errArchive, a.file.Name(), u[r+1])
+				}
+				b := make([]byte, u[r+1])
+				if _, err := a.file.ReadAt(b, u[r]); err != nil {
+					return nil, nil, nil, fmt.Errorf("%w: %s: undo record: %v", errArchive, a.file.Name(), err)
+				}
+				jr, err := decodeJournal(b)
+				if err != nil {
+					return nil, nil, nil, fmt.Errorf("%w: %s: %v", errArchive, a.file.Name(), err)
+				}
+				jrs = append(jrs, jr)
+			}
+		}
+		defer func() {
+			if err != nil {
+				return
+			}
+			// Applied only now that every record decoded: cur is the
+			// engine's ghost, changed in place.
+			g = cur
+			if g == nil {
+				g = newGhost()
+			}
+			g.jr = nil
+			a.undone++
+			for _, jr := range jrs {
+				if g == nil {
+					g = newGhost() // a record of no ghost, and older ones after it
+				}
+				g = jr.undo(g)
+			}
+			a.jr = nil
+			if j > 0 && a.segs[j-1].Delta {
+				// Segment j-1 is the last again: its journal starts
+				// at the ghost before segment j (its records on file
+				// stay, older).
+				a.jr = newJournal(g)
+			}
+		}()
+	} else if s.GhostLen > 0 {
 		b := make([]byte, s.GhostLen)
 		if _, err := a.file.ReadAt(b, s.GhostAt); err != nil {
 			return nil, nil, nil, fmt.Errorf("%w: %s: ghost: %v", errArchive, a.file.Name(), err)
@@ -231,6 +323,9 @@ func (a *archive) readmit(j int) (out []tx, g *ghost, others []uint64, err error
 		}
 	}
 	a.segs = a.segs[:j]
+	// The last segment now (if any) is j-1: a Delta one gets its new
+	// journal in the deferred undo above; any other has none.
+	a.jr = nil
 	return out, g, others, nil
 }
 
@@ -272,7 +367,7 @@ func decodeRecords(rd *bufio.Reader, out []tx, at map[uint64]int, others []uint6
 			} else {
 				others = append(others, seq)
 			}
-		case recGhost:
+		case recGhost, recUndo:
 			if _, err := bytesOf(); err != nil {
 				return nil, nil, err
 			}
@@ -360,17 +455,41 @@ func encodeGhost(g *ghost) []byte {
 	out = append(out, rec...)
 	out = binary.AppendUvarint(out, uint64(len(g.Comp)))
 	for _, c := range g.Comp {
-		ct := history.Txn{ID: c.Name, Status: history.Unknown, Ops: slices.Clone(c.Writes)}
-		for _, k := range c.Keys {
-			if !slices.ContainsFunc(c.Writes, func(op history.Op) bool { return op.Key == k }) {
-				ct.Ops = append(ct.Ops, history.Op{Kind: history.Read, Key: k, Value: history.Null})
-			}
-		}
-		rec = online.AppendTxnRecord(rec[:0], &ct)
+		rec = appendCompanion(rec[:0], c)
 		out = binary.AppendUvarint(out, uint64(len(rec)))
 		out = append(out, rec...)
 	}
 	return out
+}
+
+// appendCompanion appends c's record: a transaction with its writes and,
+// as reads, the keys it only read.
+func appendCompanion(b []byte, c companion) []byte {
+	ct := history.Txn{ID: c.Name, Status: history.Unknown, Ops: slices.Clone(c.Writes)}
+	for _, k := range c.Keys {
+		if !slices.ContainsFunc(c.Writes, func(op history.Op) bool { return op.Key == k }) {
+			ct.Ops = append(ct.Ops, history.Op{Kind: history.Read, Key: k, Value: history.Null})
+		}
+	}
+	return online.AppendTxnRecord(b, &ct)
+}
+
+// decodeCompanion reads what appendCompanion wrote.
+func decodeCompanion(rec []byte) (companion, error) {
+	t, err := online.DecodeTxnRecord(rec)
+	if err != nil {
+		return companion{}, err
+	}
+	c := companion{Name: t.ID}
+	for _, op := range t.Ops {
+		if op.Kind != history.Read {
+			c.Writes = append(c.Writes, op)
+		}
+		c.Keys = append(c.Keys, op.Key)
+	}
+	slices.Sort(c.Keys)
+	c.Keys = slices.Compact(c.Keys)
+	return c, nil
 }
 
 // ghostCodecComp marks a ghost with companions.
@@ -405,19 +524,10 @@ func decodeCompGhost(b []byte) (*ghost, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := online.DecodeTxnRecord(rec)
+		c, err := decodeCompanion(rec)
 		if err != nil {
 			return nil, err
 		}
-		c := companion{Name: t.ID}
-		for _, op := range t.Ops {
-			if op.Kind != history.Read {
-				c.Writes = append(c.Writes, op)
-			}
-			c.Keys = append(c.Keys, op.Key)
-		}
-		slices.Sort(c.Keys)
-		c.Keys = slices.Compact(c.Keys)
 		g.Comp = append(g.Comp, c)
 	}
 	if len(b) != 0 {

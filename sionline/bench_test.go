@@ -22,6 +22,7 @@ import (
 // acceptance stream is seed 1), STREAMCHECK_SIBENCH_COMPANIONS=off
 // runs without companions,
 // STREAMCHECK_SIBENCH_WAIT=N sets WaitWindow to N,
+// STREAMCHECK_SIBENCH_SEG=N makes segments of N transactions (segTxns),
 // STREAMCHECK_SIBENCH_UNKNOWN=F the unknown-outcome ratio to F (what the
 // re-admissions owe to in-doubt writers).
 func BenchmarkRMW(b *testing.B) {
@@ -42,6 +43,10 @@ func BenchmarkRMW(b *testing.B) {
 	if os.Getenv("STREAMCHECK_SIBENCH_COMPANIONS") == "off" {
 		defer func(c bool) { NoCompanions = c }(NoCompanions)
 		NoCompanions = true
+	}
+	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_SEG")); err == nil && n > 0 {
+		defer func(s int) { segTxns = s }(segTxns)
+		segTxns = n
 	}
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_WAIT")); err == nil && n >= 0 {
 		defer func(w int) { WaitWindow = w }(WaitWindow)
@@ -69,6 +74,9 @@ func BenchmarkRMW(b *testing.B) {
 		b.ReportMetric(float64(eng.serialScreens), "serial-screens")
 		b.ReportMetric(float64(eng.companions), "companions")
 		b.ReportMetric(float64(st.Window), "window")
+		if eng.ghost != nil {
+			b.ReportMetric(float64(len(eng.ghost.Comp)), "companions-held")
+		}
 		b.ReportMetric(float64(st.Evicted), "evicted")
 	}
 }

@@ -118,6 +118,7 @@ func absorb(g *ghost, committed map[string]bool) {
 			continue
 		}
 		for _, op := range c.Writes {
+			g.touch(op.Key)
 			if op.Kind == history.Append {
 				// A copy: g's lists may be shared with another ghost.
 				l := g.List[op.Key]

@@ -53,6 +53,10 @@
 //	   could explain is dropped, never called an anomaly. Dead-lettered
 //	   writers (AddUnchecked) are held the same way from the start, a
 //	   wildcard write dropping every read of its key (or of every key).
+//	   A screen leaves out an unchecked writer that shares no key with
+//	   its members and the ghost's companions (screenOut, §5 "An
+//	   unchecked writer no member can meet leaves the screen"); A_t
+//	   holds them all.
 //	S6 When the checked level is stronger than the promise, an alert
 //	   whose core does not violate the promise on the stream released when
 //	   it fired (the core projected there at the promise, every read no
@@ -123,7 +127,12 @@
 // segment a read names"; an index of the newest archived writers'
 // versions, bounded, not in snapshots: precision only). A valid screen after a
 // reset evicts at once in chunks, so the archive never comes back as one
-// segment. The archive is in the body file (on disk in `run`; Punch frees
+// segment. A segment's ghost is not written whole: while the segment is
+// the last one a journal keeps each changed key's entry from before it,
+// written as an undo record when the next one opens, and a re-admission
+// undoes from the ghost in memory (undo.go, docs/SEMANTICS.md §5 "The
+// ghost costs what changes, not the stream"), so neither costs the
+// ghost's size. The archive is in the body file (on disk in `run`; Punch frees
 // what a reset left dead in a durable one); memory holds the window, the
 // ghost (each written key's last version: it grows with the keys) and
 // O(log n) segments. GSI keeps everything (E3); MemoryNote says so at

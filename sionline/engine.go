@@ -155,6 +155,15 @@ type Engine struct {
 	// companions counts the in-doubt writers that left as companions
 	// of the ghost (companion.go).
 	companions int
+	// whole makes the engine take the ghost whole where it now takes
+	// the keys a step touches (summarize, replayOn) and write whole
+	// ghosts to the archive instead of undo records: the path before
+	// docs/SEMANTICS.md §5 "The ghost costs what changes, not the
+	// stream", which the tests hold this one to, step by step.
+	whole bool
+	// leftOut counts the screens that left an unchecked writer out
+	// (screenOut).
+	leftOut int
 	// broken is an archive error that left the ghost ahead of the
 	// members (archiveChunks): every later step returns it.
 	broken error
@@ -558,6 +567,10 @@ func (e *Engine) instanceWith(screen, ghostOps bool) *history.History {
 	}
 	h := &history.History{Txns: make([]history.Txn, len(e.txs), len(e.txs)+1)}
 	members := make([]string, 0, len(e.txs)+1)
+	var out map[int]bool
+	if screen {
+		out = e.screenOut()
+	}
 	if screen && e.ghost != nil {
 		// After the members' slots (h.Txns[i] is e.txs[i] below).
 		// Only the keys a transaction of the screen touches (every key
@@ -617,6 +630,17 @@ func (e *Engine) instanceWith(screen, ghostOps bool) *history.History {
 		}
 		h.Txns[i] = t
 	}
+	if len(out) > 0 {
+		// The unchecked writers the screen leaves out (screenOut).
+		e.leftOut++
+		kept := h.Txns[:0]
+		for i := range h.Txns {
+			if i >= len(e.txs) || !out[i] {
+				kept = append(kept, h.Txns[i])
+			}
+		}
+		h.Txns = kept
+	}
 	if len(members) == len(h.Txns) {
 		return h
 	}
@@ -650,16 +674,83 @@ func (e *Engine) screenCompanions() []history.Txn {
 	return companionTxns(e.ghost, on, ct)
 }
 
-// allMembers says whether every transaction held is a member (none
-// quarantined, none unchecked): the instance is then not projected.
+// allMembers says whether every transaction the screen holds is a
+// member (none quarantined, no unchecked writer it takes, screenOut):
+// the screen is then not projected.
 func (e *Engine) allMembers() bool {
+	out := e.screenOut()
 	for i := range e.txs {
-		if e.txs[i].Fl&(fUnchecked|fQuarantined) != 0 {
+		if e.txs[i].Fl&(fUnchecked|fQuarantined) != 0 && !out[i] {
 			return false
 		}
 	}
 	return true
 }
+
+// screenOut returns the unchecked writers the screen leaves out
+// (docs/SEMANTICS.md §5 "An unchecked writer no member can meet leaves
+// the screen"): with nothing quarantined and no wildcard write, each
+// unchecked writer none of whose writes is on a key that a member or a
+// companion of the ghost touches. Such a writer shares no key with the
+// screen, so the projection drops no read for it, and a completion of
+// the screen without it is one with it not committed (its outcome is
+// unknown): the screen's verdict and witnesses are the same without it.
+// nil when there is none (or when KeepUnchecked keeps them all).
+func (e *Engine) screenOut() map[int]bool {
+	if KeepUnchecked || e.unchecked == 0 {
+		return nil
+	}
+	keys := map[history.Key]bool{}
+	for i := range e.txs {
+		x := &e.txs[i]
+		switch {
+		case x.Fl&fQuarantined != 0:
+			return nil
+		case x.Fl&fUnchecked != 0:
+			for _, op := range x.T.Ops {
+				if op.Kind != history.Read && (op.Value == online.Wild || op.Key == online.Wild) {
+					return nil
+				}
+			}
+		default:
+			for _, op := range x.T.Ops {
+				keys[op.Key] = true
+			}
+		}
+	}
+	if e.ghost != nil {
+		for _, c := range e.ghost.Comp {
+			for _, k := range c.Keys {
+				keys[k] = true
+			}
+			for _, op := range c.Writes {
+				keys[op.Key] = true
+			}
+		}
+	}
+	var out map[int]bool
+	for i := range e.txs {
+		x := &e.txs[i]
+		if x.Fl&fUnchecked == 0 {
+			continue
+		}
+		meets := false
+		for _, op := range x.T.Ops {
+			meets = meets || (op.Kind != history.Read && keys[op.Key])
+		}
+		if !meets {
+			if out == nil {
+				out = map[int]bool{}
+			}
+			out[i] = true
+		}
+	}
+	return out
+}
+
+// KeepUnchecked keeps every unchecked writer in the screen (the path
+// before screenOut, which the tests compare with).
+var KeepUnchecked = false
 
 // filterOps returns the ops keep accepts, given whether a read follows the
 // transaction's own write of its key; it shares ops when all are kept.
@@ -752,6 +843,9 @@ type snapshot struct {
 	Resets       int               `json:",omitempty"`
 	Readmits     int               `json:",omitempty"`
 	ProbeFails   int               `json:",omitempty"`
+	// Journal is the last segment's journal when it is a Delta one
+	// (undo.go, encodeJournal).
+	Journal []byte `json:",omitempty"`
 }
 
 // snapshotVersion is 4 since the archive's ghosts are in the spill codec
@@ -762,7 +856,13 @@ type snapshot struct {
 // Version 5: an archive ghost may have companions (codec 2,
 // companion.go), which a build before it cannot read; versions 3 and 4
 // restore (their ghosts have none).
-const snapshotVersion = 5
+//
+// Version 6: segments may be Delta ones, whose ghost is found by undo
+// records (undo.go) that a build before it cannot read, and the
+// snapshot carries the last segment's journal; versions 3 to 5 restore
+// (their segments carry whole ghosts, and the segments opened after the
+// restore are Delta ones).
+const snapshotVersion = 6
 
 // ErrCorrupt marks a snapshot that does not decode.
 var ErrCorrupt = errors.New("sionline: corrupt snapshot")
@@ -783,7 +883,14 @@ func (e *Engine) snapshot() *snapshot {
 		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Undecided: e.undecided, Steps: e.steps, Checks: e.checks,
 		Unchecked: e.unchecked, Unknowns: e.unknowns, LastStart: e.lastStart, Conflicts: e.conflicts,
 		Seq: e.seq, Segs: e.arch.segs, Ghost: e.ghost, PendingClose: e.pendingClose, Evicted: e.evicted, Resets: e.resets,
-		Readmits: e.readmits, ProbeFails: e.probeFails}
+		Readmits: e.readmits, ProbeFails: e.probeFails, Journal: journalBytes(e.arch.jr)}
+}
+
+func journalBytes(j *journal) []byte {
+	if j == nil {
+		return nil
+	}
+	return encodeJournal(j)
 }
 
 // Restore rebuilds an engine from a Snapshot, for opts (the same level).
@@ -792,7 +899,7 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if s.Version != snapshotVersion && s.Version != 3 && s.Version != 4 {
+	if s.Version != snapshotVersion && (s.Version < 3 || s.Version > 5) {
 		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, s.Version, snapshotVersion)
 	}
 	if s.Promised != opts.Level.String() {
@@ -830,6 +937,17 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	if err := e.arch.restore(&s); err != nil {
 		return nil, err
 	}
+	if s.Journal != nil {
+		if e.arch.jr, err = decodeJournal(s.Journal); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+	}
+	if n := len(e.arch.segs); (n > 0 && e.arch.segs[n-1].Delta) != (e.arch.jr != nil) {
+		return nil, fmt.Errorf("%w: a journal without a Delta segment last, or one without a journal", ErrCorrupt)
+	}
+	if e.ghost != nil {
+		e.ghost.jr = e.arch.jr
+	}
 	return e, nil
 }
 
@@ -849,7 +967,7 @@ func (a *archive) restore(s *snapshot) error {
 		return nil
 	}
 	for _, g := range s.Segs {
-		if len(g.Ranges)%2 != 0 || g.Txns < 0 || g.GhostLen < 0 {
+		if len(g.Ranges)%2 != 0 || g.Txns < 0 || g.GhostLen < 0 || len(g.Undo)%2 != 0 {
 			return fmt.Errorf("%w: archive segment %+v", ErrCorrupt, g)
 		}
 	}
@@ -871,6 +989,9 @@ func (a *archive) restore(s *snapshot) error {
 		}
 		if g.GhostLen > 0 {
 			g.GhostAt -= s.ArchFrom
+		}
+		for r := 0; r+1 < len(g.Undo); r += 2 {
+			g.Undo[r] -= s.ArchFrom
 		}
 	}
 	a.buf = append(a.buf, s.ArchBytes...)

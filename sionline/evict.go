@@ -50,6 +50,9 @@ type ghost struct {
 	// Comp are the in-doubt writers that left undecided (companion.go):
 	// each may commit after the ghost, before every member.
 	Comp []companion `json:",omitempty"`
+	// jr is the archive's journal when this is the engine's ghost
+	// (undo.go): touch records a key's entry before it changes.
+	jr *journal
 }
 
 // txn is the ghost as a transaction of the screen: the pins read first
@@ -263,7 +266,7 @@ func (e *Engine) evict(h *history.History, witness []string) error {
 				limit = below(firstOpen)
 				continue
 			}
-			if force == 0 && !agrees(d, e.replay(e.ghost, mem[:limit], byName, witness)) {
+			if force == 0 && !agrees(d, e.replayOn(e.ghost, mem[:limit], byName, witness, e.agreeKeys(mem[:limit], byName))) {
 				e.probeFails++
 				return nil
 			}
@@ -324,7 +327,12 @@ func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*histo
 	// every member); the others stay, or go, chunk by chunk
 	// (companion.go).
 	var committed map[string]bool
-	if len(g.Comp) > 0 || e.companionsAllowed() {
+	// Whether companions may be made is decided once, on the screen the
+	// witness is of: the ghost's companions change chunk by chunk, and
+	// with them which unchecked writers the screen would leave out
+	// (screenOut).
+	allowed := e.companionsAllowed()
+	if len(g.Comp) > 0 || allowed {
 		committed = committedIn(witness)
 	}
 	from, n := 0, 0
@@ -344,17 +352,19 @@ func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*histo
 		if c == 0 {
 			before = first // nil when nothing was evicted before
 		}
+		e.arch.whole = e.whole
 		if err := e.arch.evict(out, before); err != nil {
 			if c > 0 {
 				e.broken = err // the ghost is ahead of e.txs: no step may use it
 			}
 			return err
 		}
+		g.jr = e.arch.jr // a new segment starts a new journal
 		if c == 0 {
 			absorb(g, committed)
 		}
 		var pre *ghost
-		create := committed != nil && e.companionsAllowed()
+		create := committed != nil && allowed
 		if create {
 			pre = e.candidateKeys(g, xs, committed)
 		}
@@ -476,8 +486,22 @@ var WaitWindow = 128
 // the initial value each read of I saw before any write of its key (the
 // pins). The result is the ghost after X; before is left as it was.
 func (e *Engine) replay(before *ghost, xs []int, byName map[string]*history.Txn, witness []string) *ghost {
+	return e.replayOn(before, xs, byName, witness, nil)
+}
+
+// replayOn is replay with before's entries taken only on the keys on
+// holds (nil: all of them): a ghost that agrees compares on those keys
+// alone. on must hold every key xs touches and every key a companion of
+// before writes (agreeKeys), the only keys replay changes; off them the
+// whole replay is before's entry, as is the whole summary (summarize),
+// so agrees answers as on the whole ghosts (docs/SEMANTICS.md §5 "The
+// ghost costs what changes, not the stream").
+func (e *Engine) replayOn(before *ghost, xs []int, byName map[string]*history.Txn, witness []string, on map[history.Key]bool) *ghost {
 	g := newGhost()
-	if before != nil {
+	if before != nil && on != nil {
+		g = before.restrict(on)
+		absorb(g, committedIn(witness))
+	} else if before != nil {
 		// Its state, not its events: the ghost before a chunk other than
 		// the first, or after a reset, has no events in the witness
 		// (docs/SEMANTICS.md §5 "One witness, several evictions"); the
@@ -488,6 +512,52 @@ func (e *Engine) replay(before *ghost, xs []int, byName map[string]*history.Txn,
 	}
 	e.replayInto(g, map[history.Key]bool{}, xs, byName, witness)
 	return g
+}
+
+// agreeKeys is the set of keys on which summarize's ghost and the
+// witness's replay over members xs can differ from the ghost (replayOn):
+// every key a member of xs touches, and every key a companion of the
+// ghost writes (absorb). nil when the engine compares whole ghosts
+// (e.whole, the path the tests hold this one to).
+func (e *Engine) agreeKeys(xs []int, byName map[string]*history.Txn) map[history.Key]bool {
+	if e.whole {
+		return nil
+	}
+	on := map[history.Key]bool{}
+	for _, i := range xs {
+		if t := byName[e.txs[i].Name]; t != nil {
+			for _, op := range t.Ops {
+				on[op.Key] = true
+			}
+		}
+	}
+	if e.ghost != nil {
+		for _, c := range e.ghost.Comp {
+			for _, op := range c.Writes {
+				on[op.Key] = true
+			}
+		}
+	}
+	return on
+}
+
+// restrict is a copy of g's entries on the keys on holds (lists shared,
+// as clone shares them), with its time and companions.
+func (g *ghost) restrict(on map[history.Key]bool) *ghost {
+	c := newGhost()
+	c.Time, c.Comp = g.Time, slices.Clone(g.Comp)
+	for k := range on {
+		if v, ok := g.Reg[k]; ok {
+			c.Reg[k] = v
+		}
+		if l, ok := g.List[k]; ok {
+			c.List[k] = l
+		}
+		if p, ok := g.Pin[k]; ok {
+			c.Pin[k] = p
+		}
+	}
+	return c
 }
 
 func newGhost() *ghost {
@@ -521,6 +591,7 @@ func (e *Engine) replayInto(g *ghost, owned map[history.Key]bool, xs []int, byNa
 					_, w := g.Reg[op.Key]
 					_, p := g.Pin[op.Key]
 					if !w && !p {
+						g.touch(op.Key)
 						if op.IsList {
 							l := g.List[op.Key]
 							if len(op.List) >= len(l) {
@@ -537,9 +608,11 @@ func (e *Engine) replayInto(g *ghost, owned map[history.Key]bool, xs []int, byNa
 		for _, op := range t.Ops {
 			switch op.Kind {
 			case history.Write:
+				g.touch(op.Key)
 				g.Reg[op.Key] = op.Value
 				delete(g.Pin, op.Key)
 			case history.Append:
+				g.touch(op.Key)
 				if !owned[op.Key] {
 					g.List[op.Key] = slices.Clone(g.List[op.Key])
 					owned[op.Key] = true
@@ -697,7 +770,14 @@ func (e *Engine) summarize(xs []int, byName map[string]*history.Txn, force int) 
 	g := &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}, Pin: map[history.Key]history.Op{}, Time: math.MaxInt64}
 	switch {
 	case e.ghost != nil && only == nil:
-		g = e.ghost.clone()
+		// The ghost's entries on the keys the comparison with the
+		// witness's replay looks at (agreeKeys, replayOn): off them the
+		// summary is the ghost's entry, and so is the replay.
+		if on := e.agreeKeys(xs, byName); on != nil {
+			g = e.ghost.restrict(on)
+		} else {
+			g = e.ghost.clone()
+		}
 	case e.ghost != nil:
 		// The ghost's entries on the keys looked at: each key's
 		// decision reads and writes only its own.
@@ -951,7 +1031,7 @@ func (e *Engine) closeArchived(id string) bool {
 // one the eviction argument covers, so a valid one proves A_t valid as
 // the screen before the evictions it undid would have.
 func (e *Engine) readmit(j int) error {
-	back, g, others, err := e.arch.readmit(j)
+	back, g, others, err := e.arch.readmit(j, e.ghost)
 	if err != nil {
 		return err
 	}
@@ -989,6 +1069,9 @@ func (e *Engine) readmit(j int) error {
 		seen[all[i].Name] = true
 	}
 	e.txs, e.ghost = all, g
+	if g != nil {
+		g.jr = e.arch.jr
+	}
 	if j == 0 {
 		e.resets++
 		e.writes.reset()

@@ -101,10 +101,11 @@ func sameGhost(a, b *ghost) bool {
 	return reflect.DeepEqual(norm(a), norm(b))
 }
 
-// TestSnapshotVersions: a snapshot says version 5 (its archive's
-// ghosts may have companions, codec 2, which a build before it cannot
-// read); version 4 (the spill codec) and 3 (JSON ghosts), which
-// decodeGhost reads, still restore, and any other is refused.
+// TestSnapshotVersions: a snapshot says version 6 (its archive's
+// segments may be Delta ones, with undo records, undo.go, which a build
+// before it cannot read); version 5 (ghosts with companions, codec 2), 4
+// (the spill codec) and 3 (JSON ghosts), which decodeGhost reads, still
+// restore, and any other is refused.
 func TestSnapshotVersions(t *testing.T) {
 	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty}
 	e, err := New(opts, Config{Stream: "s"})
@@ -120,10 +121,10 @@ func TestSnapshotVersions(t *testing.T) {
 	if err := json.Unmarshal(snap, &m); err != nil {
 		t.Fatal(err)
 	}
-	if v := m["Version"]; v != float64(5) {
-		t.Fatalf("snapshot version %v, want 5", v)
+	if v := m["Version"]; v != float64(6) {
+		t.Fatalf("snapshot version %v, want 6", v)
 	}
-	for v, ok := range map[int]bool{2: false, 3: true, 4: true, 5: true, 6: false} {
+	for v, ok := range map[int]bool{2: false, 3: true, 4: true, 5: true, 6: true, 7: false} {
 		m["Version"] = v
 		b, err := json.Marshal(m)
 		if err != nil {

@@ -90,10 +90,19 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 	type kv struct{ k, v history.Value }
 	lists := map[history.Key]bool{}
 	unknownW := map[kv]uint8{} // bit 1: a read expects it; bit 2: a committed transaction writes it
-	if base != nil {
-		for k := range base.List {
-			lists[k] = true
+	// A key is a list when the screen appends to it or reads it as one,
+	// or when the ghost holds a list for it: the ghost's list keys are
+	// looked up per op, not copied into lists (the ghost keeps every list
+	// key the stream wrote, so a copy would cost the stream, not the step).
+	isList := func(k history.Key) bool {
+		if lists[k] {
+			return true
 		}
+		if base != nil {
+			_, ok := base.List[k]
+			return ok
+		}
+		return false
 	}
 	for i := range h.Txns {
 		if i == ghostAt {
@@ -127,7 +136,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		}
 		t := &h.Txns[i]
 		for _, op := range t.Ops {
-			if !op.IsList && op.Kind != history.Append && len(lists) > 0 && lists[op.Key] {
+			if !op.IsList && op.Kind != history.Append && isList(op.Key) {
 				return nil // a register write or read of a list key
 			}
 			if len(unknownW) == 0 {
