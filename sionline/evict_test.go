@@ -23,14 +23,19 @@ import (
 // (>= 0). It returns the alerts and the engine.
 func live(t *testing.T, h *history.History, opts history.Options, rng *rand.Rand, tick int64, batch, restart int) ([]*online.Alert, *Engine) {
 	t.Helper()
+	wcfg, order := liveOrder(h, opts, rng)
+	return feed(t, h, opts, wcfg, arrival{order: order, batch: batch, tick: tick, restart: restart})
+}
+
+// liveOrder is live's window and arrival order: start plus a random delay
+// below the lateness's slack, so nothing is late.
+func liveOrder(h *history.History, opts history.Options, rng *rand.Rand) (window.Config, []int) {
 	var longest int64
 	for _, x := range h.Txns {
 		longest = max(longest, x.End-x.Start)
 	}
 	delay := longest/2 + 1
 	wcfg := window.Config{Partitions: 1, Lateness: longest + delay + 2*opts.Skew + 1, Skew: opts.Skew, InDoubt: opts.InDoubt}
-	// Arrival order: start plus a random delay below the lateness's
-	// slack, so nothing is late.
 	order := make([]int, len(h.Txns))
 	key := make([]int64, len(h.Txns))
 	for i := range order {
@@ -38,7 +43,7 @@ func live(t *testing.T, h *history.History, opts history.Options, rng *rand.Rand
 		key[i] = h.Txns[i].Start + rng.Int64N(delay)
 	}
 	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(key[x], key[y]) })
-	return feed(t, h, opts, wcfg, arrival{order: order, batch: batch, tick: tick, restart: restart})
+	return wcfg, order
 }
 
 // TestEvictionMatchesCheck streams generated read-modify-write streams

@@ -1,7 +1,6 @@
 package sionline
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -90,19 +89,7 @@ func TestGhostDeltasMatchWhole(t *testing.T) {
 func lockStep(t *testing.T, h *history.History, opts history.Options, rng *rand.Rand, tick int64, batch, restart int, durable bool) (delta, whole *twin) {
 	t.Helper()
 	ctx := context.Background()
-	var longest int64
-	for _, x := range h.Txns {
-		longest = max(longest, x.End-x.Start)
-	}
-	delay := longest/2 + 1
-	wcfg := window.Config{Partitions: 1, Lateness: longest + delay + 2*opts.Skew + 1, Skew: opts.Skew, InDoubt: opts.InDoubt}
-	order := make([]int, len(h.Txns))
-	key := make([]int64, len(h.Txns))
-	for i := range order {
-		order[i] = i
-		key[i] = h.Txns[i].Start + rng.Int64N(delay)
-	}
-	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(key[x], key[y]) })
+	wcfg, order := liveOrder(h, opts, rng)
 	dcfg := driver.Config{Tick: tick, Skew: opts.Skew, Lateness: wcfg.Lateness}
 	start := func(w bool) *twin {
 		win, err := window.New(wcfg)
@@ -375,19 +362,7 @@ func TestUncheckedLeaveTheScreen(t *testing.T) {
 func feedAside(t *testing.T, h *history.History, opts history.Options, rng *rand.Rand, tick int64, batch int, aside map[int]bool) ([]*online.Alert, *Engine) {
 	t.Helper()
 	ctx := context.Background()
-	var longest int64
-	for _, x := range h.Txns {
-		longest = max(longest, x.End-x.Start)
-	}
-	delay := longest/2 + 1
-	wcfg := window.Config{Partitions: 1, Lateness: longest + delay + 2*opts.Skew + 1, Skew: opts.Skew, InDoubt: opts.InDoubt}
-	order := make([]int, len(h.Txns))
-	key := make([]int64, len(h.Txns))
-	for i := range order {
-		order[i] = i
-		key[i] = h.Txns[i].Start + rng.Int64N(delay)
-	}
-	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(key[x], key[y]) })
+	wcfg, order := liveOrder(h, opts, rng)
 	win, err := window.New(wcfg)
 	if err != nil {
 		t.Fatal(err)
