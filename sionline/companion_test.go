@@ -175,11 +175,7 @@ func TestCompanionsMatchNaive(t *testing.T) {
 			run := func(off bool) ([]string, *Engine) {
 				NoCompanions = off
 				fired, eng := live(t, h, opts, rand.New(rand.NewPCG(seed, 1)), tick, batch, restart)
-				var ids []string
-				for _, a := range fired {
-					ids = append(ids, a.ID)
-				}
-				return ids, eng
+				return alertIDs(fired), eng
 			}
 			naive, neng := run(true)
 			got, eng := run(false)

@@ -269,3 +269,12 @@ func mixedStream(t *testing.T, i int, rng *rand.Rand, minTxns, spread int, unkno
 	}
 	return h, cfg
 }
+
+// alertIDs lists the alerts' ids in the order they fired.
+func alertIDs(fired []*online.Alert) []string {
+	var ids []string
+	for _, a := range fired {
+		ids = append(ids, a.ID)
+	}
+	return ids
+}

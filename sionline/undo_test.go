@@ -337,11 +337,7 @@ func TestUncheckedLeaveTheScreen(t *testing.T) {
 			run := func(keep bool) ([]string, *Engine) {
 				KeepUnchecked = keep
 				fired, eng := feedAside(t, h, opts, rand.New(rand.NewPCG(seed, 1)), tick, batch, aside)
-				var ids []string
-				for _, a := range fired {
-					ids = append(ids, a.ID)
-				}
-				return ids, eng
+				return alertIDs(fired), eng
 			}
 			want, _ := run(true)
 			got, eng := run(false)
