@@ -114,7 +114,9 @@ const (
 	stampsGCEvery = 32
 )
 
-// stampsGC paces the collector for the stamps' fast path (above).
+// stampsGC paces the collector for the stamps' fast path (above). GOGC
+// is the process's: a process runs one `run` (the command, or a test
+// that calls it, none of them in parallel), which puts it back as it was.
 type stampsGC struct {
 	on      bool // GOGC is ours (set by retune)
 	prev    int  // GOGC before the first retune
