@@ -95,8 +95,9 @@ type Engine struct {
 	// The fast path (fast.go).
 	queue    items
 	pool     []*pend // replayed pends for reuse (newPend)
-	kx       *stampcheck.KeyIndex
+	kx       *keyIndex
 	keys     []keyState // by kx's id
+	cold     []keyCold  // by kx's id
 	sessions map[string]*session
 	open     map[string]int64 // released committed, not yet closed: commit_ts
 	own      []own
@@ -160,7 +161,7 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 // (New starts it, Restore resumes it).
 func newEngine(opts history.Options, cfg Config) *Engine {
 	e := &Engine{promised: opts.Level, opts: opts, cfg: cfg, si: sionline.Levels(opts.Level),
-		notes: map[noteKey]history.Facts{}, late: map[noteKey]history.Facts{}, kx: stampcheck.NewKeyIndex(),
+		notes: map[noteKey]history.Facts{}, late: map[noteKey]history.Facts{}, kx: newKeyIndex(),
 		sessions: map[string]*session{}, open: map[string]int64{}}
 	e.opts.Level = Checked(opts.Level)
 	e.queue.e = e
@@ -390,7 +391,7 @@ func (e *Engine) catchUp(ctx context.Context) ([]*online.Alert, error) {
 			return nil, err
 		}
 		e.catch = &catching{in: in}
-		e.queue.q, e.pool, e.kx, e.keys, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil, nil
+		e.queue.q, e.pool, e.kx, e.keys, e.cold, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil, nil, nil
 		clear(e.late)
 	}
 	c := e.catch

@@ -153,8 +153,8 @@ func (e *Engine) SnapshotDurable() ([]byte, func() error, error) {
 	if e.kx != nil {
 		names := e.kx.Keys()
 		for id := range e.keys {
-			k := &e.keys[id]
-			s.Keys = append(s.Keys, keyRec{Key: names[id], Val: k.val, Init: k.init, Apps: k.apps, InitVal: k.initVal,
+			k, c := &e.keys[id], &e.cold[id]
+			s.Keys = append(s.Keys, keyRec{Key: names[id], Val: k.val, Init: c.init, Apps: k.apps, InitVal: c.initVal,
 				LastCTS: k.lastCTS, LastBy: k.lastBy, Written: k.written, Bound: k.bound, Kind: k.kind})
 		}
 	}
@@ -275,8 +275,9 @@ func Restore(opts history.Options, cfg Config, snap []byte, restoreInner func(sn
 		if got := e.kx.Get(r.Key); int(got) != id {
 			return nil, fmt.Errorf("%w: key %s numbered %d, the snapshot says %d", ErrCorrupt, r.Key, got, id)
 		}
-		e.keys = append(e.keys, keyState{val: r.Val, init: r.Init, apps: r.Apps, initVal: r.InitVal,
+		e.keys = append(e.keys, keyState{val: r.Val, apps: r.Apps,
 			lastCTS: r.LastCTS, lastBy: r.LastBy, written: r.Written, bound: r.Bound, kind: r.Kind})
+		e.cold = append(e.cold, keyCold{init: r.Init, initVal: r.InitVal})
 	}
 	for name, r := range s.Sessions {
 		ss := &session{cut: r.Cut, m: make([]member, len(r.M))}
@@ -314,7 +315,7 @@ func Restore(opts history.Options, cfg Config, snap []byte, restoreInner func(sn
 		} else {
 			e.inner = in
 		}
-		e.queue.q, e.pool, e.kx, e.keys, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil, nil
+		e.queue.q, e.pool, e.kx, e.keys, e.cold, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil, nil, nil
 	}
 	return e, nil
 }

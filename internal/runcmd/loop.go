@@ -54,6 +54,8 @@ type counters struct {
 }
 
 type runner struct {
+	// gc paces the collector while the stamps vouch (stamps.go).
+	gc    stampsGC
 	cfg   *runConfig
 	stdin io.Reader
 	// txns, when set (MainTxns), stands for stdin: decoded transactions.
@@ -445,6 +447,7 @@ func (r *runner) newEngine() (runEngine, error) {
 }
 
 func (r *runner) run(ctx context.Context) (int, error) {
+	defer r.gc.restore()
 	r.started, r.lastStatus, r.lastCkpt, r.lastInput = time.Now(), time.Now(), time.Now(), time.Now()
 	if lv := r.cfg.opts.Level; weakonline.Levels(lv) {
 		fmt.Fprintf(r.stderr, "streamcheck run: checking %s (docs/SEMANTICS.md §5 \"The window at the weak levels\"): an alert with needs_realtime=true proves a read from a transaction that had not begun, not a proven %s violation\n", checkedAs(lv), lv)
@@ -820,6 +823,7 @@ var errInterrupted = errors.New("run: interrupted")
 // figures go to the metrics and its alerts to the sink. err is the
 // step's: the alerts it found are delivered first.
 func (r *runner) stepped(rd driver.Ready, t0 time.Time, err error) error {
+	r.retuneGC()
 	if a := r.al; a != nil {
 		// A step that ran checks counts them as solver calls; its time is
 		// one observation (the engine does not time calls separately).

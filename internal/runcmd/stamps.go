@@ -1,6 +1,10 @@
 package runcmd
 
 import (
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+
 	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/stamponline"
 	"github.com/streamcheck/streamcheck/state"
@@ -87,4 +91,114 @@ func (r *runner) restoreStamps(snap []byte, restore func([]byte) (runEngine, err
 		return nil, err
 	}
 	return stampEngine{e}, nil
+}
+
+// The collector's pace while the stamps vouch. The fast path keeps
+// little (the per-key state, the transactions above the frontier: tens
+// of MB), while the decoder allocates every transaction's ops and id, so
+// at the default GOGC=100 the collector ran every ~20 MB of allocation
+// (about 130 cycles for 1M stamped transactions), each marking the whole
+// per-key state: a quarter of `run --stamps`' instructions
+// (BENCHMARKS.md "stampsrun29"). While the stamps vouch, the heap's goal
+// is kept at least stampsHeapFloor (GOGC raised for a small live heap,
+// the default's goal once the live heap is half the floor or more), so
+// that memory stays flat at about the floor rather than twice the live
+// heap. Once the stream falls back, the black-box engine's heap is the
+// one that grows, and GOGC is put back as it was. A GOGC the user set
+// in the environment is left alone. It changes no verdict: the
+// collector's pace is invisible to the program's results.
+const (
+	stampsHeapFloor = 64 << 20
+	// stampsGCEvery is how many steps pass between two looks at the live
+	// heap (a step is a tick of event time).
+	stampsGCEvery = 32
+)
+
+// stampsGC paces the collector for the stamps' fast path (above). GOGC
+// is the process's: a process runs one `run` (the command, or a test
+// that calls it, none of them in parallel), which puts it back as it was.
+type stampsGC struct {
+	on      bool // GOGC is ours (set by retune)
+	prev    int  // GOGC before the first retune
+	percent int  // GOGC set last
+	steps   int  // steps since the last look
+	sample  []metrics.Sample
+	// set and live stand for debug.SetGCPercent and the live heap's
+	// size in tests (nil: the runtime's).
+	set  func(int) int
+	live func() int64
+}
+
+// stampsGCPercent is the GOGC that puts the heap's goal, live*(1+GOGC/100),
+// at the floor at least: the default's 100 once the live heap is half the
+// floor or more, at most 1000.
+func stampsGCPercent(live int64) int {
+	if live <= 0 || 2*live >= stampsHeapFloor {
+		return 100
+	}
+	return int(min(100*(stampsHeapFloor-live)/live, 1000))
+}
+
+func (g *stampsGC) setPercent(p int) int {
+	if g.set != nil {
+		return g.set(p)
+	}
+	return debug.SetGCPercent(p)
+}
+
+func (g *stampsGC) liveHeap() int64 {
+	if g.live != nil {
+		return g.live()
+	}
+	if g.sample == nil {
+		g.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	}
+	metrics.Read(g.sample)
+	if g.sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(g.sample[0].Value.Uint64())
+}
+
+// retune looks at the live heap every stampsGCEvery steps while the
+// stamps vouch, and sets GOGC so that the heap's goal is at least the
+// floor; once they stop vouching it puts GOGC back, for good.
+func (g *stampsGC) retune(vouch bool, userGOGC bool) {
+	if !vouch {
+		g.restore()
+		g.steps = -1 // never again: the black-box engine's heap is the one that grows
+		return
+	}
+	if g.steps < 0 || userGOGC && !g.on {
+		return
+	}
+	if g.steps++; g.steps < stampsGCEvery && g.on {
+		return
+	}
+	g.steps = 0
+	want := stampsGCPercent(g.liveHeap())
+	switch {
+	case !g.on:
+		g.prev = g.setPercent(want)
+		g.on, g.percent = true, want
+	case want != g.percent:
+		g.setPercent(want)
+		g.percent = want
+	}
+}
+
+// restore puts GOGC back as it was before the first retune.
+func (g *stampsGC) restore() {
+	if g.on {
+		g.setPercent(g.prev)
+		g.on = false
+	}
+}
+
+// retuneGC paces the collector after a step of the stamps' engine.
+func (r *runner) retuneGC() {
+	if se, ok := r.engine.(stampEngine); ok {
+		_, why := se.FastPath()
+		r.gc.retune(why == "", os.Getenv("GOGC") != "")
+	}
 }
