@@ -293,6 +293,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 	readersOf := map[kv][]int{}
 	writersOf := map[history.Key][]int{}
 	listReaders := map[history.Key][]int{}
+	appendersOf := map[history.Key][]int{} // per list key, its appenders (preferLower)
 	for i := range ps {
 		t := ps[i].t
 		// Per key met: its position in w, or -1 for a key read first
@@ -325,6 +326,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 				x := write{op: int32(j), last: op.Value}
 				if op.Kind == history.Append {
 					x.apps = []history.Value{op.Value}
+					appendersOf[op.Key] = append(appendersOf[op.Key], i)
 				} else {
 					writersOf[op.Key] = append(writersOf[op.Key], i)
 				}
@@ -401,10 +403,12 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		return false
 	}
 	// preferLower is the sweep's tie-break between writers of a register
-	// key that client time leaves unordered (docs/SEMANTICS.md §5 "The
-	// sweep orders concurrent writers by their values"): from the safe
-	// pick p, while another safe candidate writes, on a key p writes, a
-	// smaller integer than p's, that one runs first. Which safe candidate
+	// key, or appenders to a list key, that client time leaves unordered
+	// (docs/SEMANTICS.md §5 "The sweep orders concurrent writers by their
+	// values"): from the safe pick p, while another safe candidate
+	// writes, on a register key p writes, a smaller integer than p's last
+	// write there, or appends to a list key p appends to a smaller
+	// integer first than p does, that one runs first. Which safe candidate
 	// runs is the sweep's free choice: the order stays a witness by
 	// construction, only which completion it finds changes.
 	inCand := make([]int, len(ps)) // turn while a candidate this turn
@@ -419,21 +423,35 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 			next := -1
 			for _, x := range uses[p].write {
 				op := &ps[p].t.Ops[x.op]
-				if op.Kind != history.Write || !isInt(x.last) {
+				// A register key: p's last write there; a list key: p's
+				// first append there.
+				mine, others := x.last, writersOf[op.Key]
+				if op.Kind == history.Append {
+					mine, others = x.apps[0], appendersOf[op.Key]
+				}
+				if !isInt(mine) {
 					continue
 				}
 				// The other candidates writing the key a smaller integer,
 				// gathered first: clobbers compacts writersOf in place.
 				lower = lower[:0]
-				for _, c := range writersOf[op.Key] {
+				for _, c := range others {
 					if c == p || ps[c].done || inCand[c] != turn {
 						continue
 					}
 					for _, y := range uses[c].write {
-						if o := &ps[c].t.Ops[y.op]; o.Key == op.Key && o.Kind == history.Write && intLess(y.last, x.last) {
-							lower = append(lower, c)
-							break
+						o := &ps[c].t.Ops[y.op]
+						if o.Key != op.Key || o.Kind != op.Kind {
+							continue
 						}
+						theirs := y.last
+						if o.Kind == history.Append {
+							theirs = y.apps[0]
+						}
+						if intLess(theirs, mine) {
+							lower = append(lower, c)
+						}
+						break
 					}
 				}
 				for _, c := range lower {
