@@ -20,7 +20,8 @@ import (
 // STREAMCHECK_SIBENCH_TXNS=N streams N transactions instead,
 // STREAMCHECK_SIBENCH_SEED=S generates with seed S (issue 28's
 // acceptance stream is seed 1), STREAMCHECK_SIBENCH_COMPANIONS=off
-// runs without companions,
+// runs without companions, STREAMCHECK_SIBENCH_VALUEORDER=off without
+// the sweep's value order (NoValueOrder),
 // STREAMCHECK_SIBENCH_WAIT=N sets WaitWindow to N,
 // STREAMCHECK_SIBENCH_SEG=N makes segments of N transactions (segTxns),
 // STREAMCHECK_SIBENCH_UNKNOWN=F the unknown-outcome ratio to F (what the
@@ -43,6 +44,10 @@ func BenchmarkRMW(b *testing.B) {
 	if os.Getenv("STREAMCHECK_SIBENCH_COMPANIONS") == "off" {
 		defer func(c bool) { NoCompanions = c }(NoCompanions)
 		NoCompanions = true
+	}
+	if os.Getenv("STREAMCHECK_SIBENCH_VALUEORDER") == "off" {
+		defer func(c bool) { NoValueOrder = c }(NoValueOrder)
+		NoValueOrder = true
 	}
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_SEG")); err == nil && n > 0 {
 		defer func(s int) { segTxns = s }(segTxns)
