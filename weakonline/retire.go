@@ -487,7 +487,12 @@ func (e *Engine) retire() {
 	// witness takes from the initial state, each one a read nothing else
 	// can explain (R7): settled for the propagation, but held, their
 	// reads in the instance.
-	pin := e.initPins(member)
+	pin := e.initPins(member, func(w int) ([]kv, bool) {
+		// A parsed transaction without an intermediate write wrote
+		// exactly its finals' pairs: those, without hashing its ops.
+		p := &parsed[w]
+		return p.finals, member(w) && p.ok && !p.inter
+	})
 	var work []int32
 	ps := PassStats{Held: n}
 	for i := range e.txns {
@@ -662,7 +667,10 @@ const (
 // that takes an initial list is never counted forced (retirement stops
 // at the first list op anyway). Nil (all pinNone) under an empty initial
 // state.
-func (e *Engine) initPins(member func(int) bool) []uint8 {
+//
+// written(w) is w's final writes, and whether they are every (key,
+// value) it wrote (else its ops are read).
+func (e *Engine) initPins(member func(int) bool, written func(w int) ([]kv, bool)) []uint8 {
 	if e.opts.InitialState != history.InitialUnknown || e.naiveInit {
 		return make([]uint8, len(e.txns))
 	}
@@ -686,21 +694,28 @@ func (e *Engine) initPins(member func(int) bool) []uint8 {
 	if len(writer) == 0 {
 		return pin
 	}
+	note := func(r kv, w int) {
+		switch x, seen := writer[r]; {
+		case !seen || x == int32(w):
+		case x == -1:
+			writer[r] = int32(w)
+		default:
+			writer[r] = -2
+		}
+	}
 	for w := range e.txns {
+		if finals, all := written(w); all {
+			for _, r := range finals {
+				note(r, w)
+			}
+			continue
+		}
 		for _, op := range e.txns[w].Ops {
 			if op.Kind == history.Read {
 				continue
 			}
-			r, ok := e.sum.kt.lookup(op.Key, op.Value)
-			if !ok {
-				continue
-			}
-			switch x, seen := writer[r]; {
-			case !seen || x == int32(w):
-			case x == -1:
-				writer[r] = int32(w)
-			default:
-				writer[r] = -2
+			if r, ok := e.sum.kt.lookup(op.Key, op.Value); ok {
+				note(r, w)
 			}
 		}
 	}
