@@ -53,10 +53,10 @@
 //	   and Snapshot/Restore round-trip everything that decides a later
 //	   step.
 //
-//	R1 Retirement (retire.go) runs at read committed under an empty
-//	   initial state only, after a step that found the instance
-//	   satisfiable with no core waiting, when the transactions held have
-//	   doubled since the last pass.
+//	R1 Retirement (retire.go) runs at read committed only (under an
+//	   unknown initial state as R7 says), after a step that found the
+//	   instance satisfiable with no core waiting, when the transactions
+//	   held have doubled since the last pass.
 //	R2 A settled transaction (closed, committed or aborted, internally
 //	   consistent, every candidate of its reads settled: the greatest
 //	   such set) stays settled, and no edge of any later instance enters
@@ -78,6 +78,16 @@
 //	   of a dirty value brings the body into the instance (settled), and
 //	   a core naming it back into the engine, so a late G1a or G1b has the
 //	   keeping engine's core and id. Its name stays taken.
+//	R7 Under an unknown initial state a pass runs only with the fast
+//	   path on and untroubled, its graph the witness the pass reads the
+//	   initial state's uses from (fast.initReads). A member with a read
+//	   taken from the initial state that another transaction wrote the
+//	   value of is unsettled; one whose such reads nothing else wrote
+//	   (forced: every later witness takes them from the initial state)
+//	   counts as settled for its readers but stays held, its reads in
+//	   the instance, a pin of its keys' initial values
+//	   (docs/SEMANTICS.md §5 "Retirement under an unknown initial
+//	   state").
 //
 //	F1 The fast path (fast.go) keeps the graph of the alert instance under
 //	   one choice of sources, with at least every constraint of the
@@ -115,7 +125,8 @@
 // vouch for costs the offline weak check on the whole instance (O(n^1.5)
 // at read atomic, O(n·k) at causal, linear at read committed).
 //
-// Memory: at read committed a retirement pass costs the transactions
+// Memory (under an unknown initial state too, R7, with the pins held
+// besides): at read committed a retirement pass costs the transactions
 // held (hash maps of their reads and writes) and runs when they have
 // doubled, so O(1) per transaction amortized; what stays is the open and
 // unsettled transactions, the settled ones waiting under R4, and the

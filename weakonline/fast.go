@@ -94,7 +94,12 @@ type fast struct {
 	chain   map[int32][]int32
 	pending map[int32][]int32
 	froms   [][]int32 // causal: the source of each read (-1: initial), parallel to reads
-	prev    []int32   // the node before in its session (-1: none)
+	// initReads: under an unknown initial state, a closed node's reads
+	// whose chosen source is the initial state (a list read as its key
+	// marked listFinal). Retirement asks whether each is forced, a read
+	// no transaction but the initial state can explain (R7).
+	initReads [][]kv
+	prev      []int32 // the node before in its session (-1: none)
 
 	// rank, when the fast path was rebuilt from the exact check's
 	// witness (a commit order), is each transaction's place in it (-1:
@@ -284,6 +289,7 @@ func (f *fast) grow(n int) {
 	f.closed = extend(f.closed, n, c, false)
 	f.srcs = extend(f.srcs, n, c, nil)
 	f.froms = extend(f.froms, n, c, nil)
+	f.initReads = extend(f.initReads, n, c, nil)
 	f.prev = extend(f.prev, n, c, -1)
 	f.appends = extend(f.appends, n, c, nil)
 	f.lreads = extend(f.lreads, n, c, nil)
@@ -529,6 +535,7 @@ func (f *fast) close(i int, txns []history.Txn) {
 	var srcs []int32
 	var reads []kv
 	var from []int32
+	var initReads []kv
 	for _, r := range f.reads[i] {
 		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) {
 			continue // dropped by the projection (§3)
@@ -542,6 +549,14 @@ func (f *fast) close(i int, txns []history.Txn) {
 			// the instance has, which can only make the graph see
 			// trouble, never miss it (F2).
 			continue
+		}
+		if ok && src < 0 {
+			// The initial state, recorded only now: a read the summary
+			// dropped is in no instance and ties no initial value
+			// (recorded in choose, a retired value read under an
+			// unknown initial state gave its key a second initial
+			// value, trouble at nearly every step once R7 retired).
+			f.chooseInitial(r)
 		}
 		if !ok {
 			if t.Status == history.Unknown {
@@ -557,6 +572,9 @@ func (f *fast) close(i int, txns []history.Txn) {
 		}
 		reads = append(reads, r)
 		from = append(from, src)
+		if src < 0 && f.opts.InitialState == history.InitialUnknown {
+			initReads = append(initReads, r)
+		}
 		if src >= 0 {
 			f.chosen[src] = true
 			f.edge(src, int32(i))
@@ -602,8 +620,13 @@ func (f *fast) close(i int, txns []history.Txn) {
 		}
 		reads = append(reads, kv{k: lr.k, str: listFinal})
 		from = append(from, src)
+		if f.opts.InitialState == history.InitialUnknown {
+			// parseRead took an initial list (perhaps empty) for it.
+			initReads = append(initReads, kv{k: lr.k, str: listFinal})
+		}
 		f.extendChain(lr.k, app)
 	}
+	f.initReads[i] = initReads
 	f.lreads[i] = nil
 	f.reads[i] = reads
 	f.srcs[i] = srcs
@@ -849,7 +872,7 @@ func (f *fast) forced(t1, t2 int32) {
 }
 
 // choose picks the source of closed node i's read r (-1: the initial
-// state), as check_weak's likelySource does: the committed writer that
+// state, which the caller records with chooseInitial), as check_weak's likelySource does: the committed writer that
 // ended last before the reader ended, else the initial state if it can
 // be (under an unknown initial state, for a read of a value no committed
 // candidate wrote, initFallback), else the first committed writer, else
@@ -909,18 +932,18 @@ func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 			return best, true
 		}
 		if initial {
-			return f.chooseInitial(r), true
+			return -1, true
 		}
 	}
 	switch {
 	case best >= 0:
 		return best, true
 	case initial && (!f.initFallback(r) || firstCommitted < 0):
-		return f.chooseInitial(r), true
+		return -1, true
 	case firstCommitted >= 0:
 		return firstCommitted, true
 	case initial:
-		return f.chooseInitial(r), true
+		return -1, true
 	case first >= 0:
 		return first, true
 	}

@@ -79,6 +79,7 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(lv)+100*uint64(b2i(lists)), 26))
 				n := count(1500)
 				agreeOracle, invalid, fastOn, lostN, skips, retired, spilled := 0, 0, 0, 0, 0, 0, 0
+				retiredUnknown := 0 // under an unknown initial state (R7)
 				for i := range n {
 					h := releaseOrder(oracle.RandomTiny(rng, cfg))
 					opts := history.DefaultOptions()
@@ -106,6 +107,9 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 					f := randomFeed(rng, h, []int64{1, 3, 10, 40})
 					fired, e := runFeed(t, h, opts, f)
 					retired += e.sum.n
+					if opts.InitialState == history.InitialUnknown {
+						retiredUnknown += e.sum.n
+					}
 					sp, _ := e.Spilled()
 					spilled += sp
 					f.noFast = true
@@ -140,6 +144,10 @@ func TestTinyAgreesWithOffline(t *testing.T) {
 				if lv == history.ReadCommitted && retired == 0 && !lists {
 					t.Fatalf("%s: nothing retired: the comparison tests no retirement", lv)
 				}
+				if lv == history.ReadCommitted && retiredUnknown == 0 && !lists && n >= 100 {
+					t.Fatalf("%s: nothing retired under an unknown initial state: the comparison tests no R7", lv)
+				}
+				t.Logf("%s: %d transactions retired under an unknown initial state", lv, retiredUnknown)
 				if lv != history.ReadCommitted && spilled == 0 {
 					t.Fatalf("%s: no body left the heap: the comparison tests no body file", lv)
 				}
@@ -230,6 +238,7 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(lv), 261))
 			n := count(12)
 			invalid, fastUsed, retired, spilled := 0, 0, 0, 0
+			retiredUnknown := 0 // under an unknown initial state (R7)
 			for i := range n {
 				h, err := generated(rng, i, validAt[i%len(validAt)], injects[(i/len(validAt))%len(injects)])
 				if err != nil {
@@ -254,6 +263,9 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 				f := randomFeed(rng, h, []int64{1_000_000, 5_000_000, 50_000_000})
 				fired, e := runFeed(t, h, opts, f)
 				retired += e.sum.n
+				if opts.InitialState == history.InitialUnknown {
+					retiredUnknown += e.sum.n
+				}
 				sp, _ := e.Spilled()
 				spilled += sp
 				f.noFast = true
@@ -297,7 +309,7 @@ func TestGeneratedAgreesWithCheck(t *testing.T) {
 			if lv != history.ReadCommitted && spilled == 0 {
 				t.Fatalf("%s: no body left the heap in any stream: the comparison tests no body file", lv)
 			}
-			t.Logf("%s: %d streams, %d alerted, %d transactions retired", lv, n, invalid, retired)
+			t.Logf("%s: %d streams, %d alerted, %d transactions retired (%d under an unknown initial state)", lv, n, invalid, retired, retiredUnknown)
 		})
 	}
 }
@@ -316,6 +328,10 @@ func TestRestartSameAlerts(t *testing.T) {
 			}
 			opts := history.DefaultOptions()
 			opts.Level = lv
+			if i%2 == 1 {
+				// run's default: retirement under it (R7) round-trips too.
+				opts.InitialState = history.InitialUnknown
+			}
 			f := randomFeed(rng, h, []int64{1_000_000, 5_000_000})
 			plain, _ := runFeed(t, h, opts, f)
 			f.restart = rng.IntN(len(h.Txns))

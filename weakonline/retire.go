@@ -396,16 +396,15 @@ func (vs *valueSet) addRun(lo, hi int64) {
 	vs.runs = out
 }
 
-// retirable reports whether the engine retires at its level and initial
-// state: read committed only (R1), and not under an unknown initial
-// state, where a read of the initial value of a key constrains every
-// later read of that key's initial value (one value per key), a fact
-// between a settled and a later transaction that the summary does not
-// keep. At read atomic and causal a read arbitrarily late can make any
-// committed writer a member of every core of a violation (docs/SEMANTICS.md
-// §5 "Retirement at read atomic and causal"): nothing retires there.
+// retirable reports whether the engine retires at its level: read
+// committed only (R1). At read atomic and causal a read arbitrarily late
+// can make any committed writer a member of every core of a violation
+// (docs/SEMANTICS.md §5 "Retirement at read atomic and causal"): nothing
+// retires there. Under an unknown initial state a pass also needs the
+// fast path's graph as the witness it reads the initial state's uses
+// from (R7, maybeRetire).
 func (e *Engine) retirable() bool {
-	return !e.noRetire && !e.lists && (e.opts.Level == history.ReadCommitted || e.naiveRetire) && e.opts.InitialState != history.InitialUnknown
+	return !e.noRetire && !e.lists && (e.opts.Level == history.ReadCommitted || e.naiveRetire)
 }
 
 // maybeRetire runs a pass when the transactions held have doubled since
@@ -413,6 +412,12 @@ func (e *Engine) retirable() bool {
 // satisfiable, with no core waiting (R3).
 func (e *Engine) maybeRetire() {
 	if !e.retirable() || e.deferred || e.undecided || len(e.txns) < e.nextRetire {
+		return
+	}
+	if e.opts.InitialState == history.InitialUnknown && (e.fast == nil || e.fast.trouble) && !e.naiveInit {
+		// R7: which reads take the initial state is read off the fast
+		// path's acyclic graph, the witness of the instance; without
+		// one no pass runs (the next step that has one tries again).
 		return
 	}
 	e.retire()
@@ -478,20 +483,46 @@ func (e *Engine) retire() {
 		return !(rt.HasTime && wt.HasTime && e.opts.Precedes(rt, wt))
 	}
 	unsettled := make([]bool, n)
+	// pin: under an unknown initial state, the members whose reads the
+	// witness takes from the initial state, each one a read nothing else
+	// can explain (R7): settled for the propagation, but held, their
+	// reads in the instance.
+	pin := e.initPins(member, func(w int) ([]kv, bool) {
+		// A parsed transaction without an intermediate write wrote
+		// exactly its finals' pairs: those, without hashing its ops.
+		p := &parsed[w]
+		return p.finals, member(w) && p.ok && !p.inter
+	})
 	var work []int32
+	ps := PassStats{Held: n}
 	for i := range e.txns {
-		if !member(i) || e.flags[i]&fSettled != 0 {
+		if !member(i) {
+			ps.Outside++
+			continue
+		}
+		if e.flags[i]&fSettled != 0 {
 			continue
 		}
 		t := &e.txns[i]
 		if t.Status == history.Aborted {
 			continue // never a source, its reads unchecked: settled
 		}
-		if e.flags[i]&fClosed == 0 || t.Status == history.Unknown || !parsed[i].ok {
+		if e.flags[i]&fClosed == 0 || t.Status == history.Unknown || !parsed[i].ok || pin[i] == pinUnforced {
+			switch {
+			case e.flags[i]&fClosed == 0:
+				ps.Open++
+			case t.Status == history.Unknown:
+				ps.Unknown++
+			case !parsed[i].ok:
+				ps.Unparsed++
+			default:
+				ps.InitUnforced++
+			}
 			unsettled[i] = true
 			work = append(work, int32(i))
 		}
 	}
+	seeds := len(work)
 	for len(work) > 0 {
 		u := work[len(work)-1]
 		work = work[:len(work)-1]
@@ -523,12 +554,30 @@ func (e *Engine) retire() {
 			}
 		}
 	}
+	for i := range e.txns {
+		if unsettled[i] {
+			ps.Unsettled++
+		}
+		if member(i) && !unsettled[i] && pin[i] == pinForced {
+			ps.Pins++
+		}
+	}
+	ps.Unsettled -= seeds
 	keep := make([]bool, n)
 	retiredBody := make([]int32, n)
+	defer func() {
+		for i := range keep {
+			if !keep[i] {
+				ps.Retired++
+			}
+		}
+		ps.Waiting = n - ps.Retired - ps.Outside - ps.Open - ps.Unknown - ps.Unparsed - ps.InitUnforced - ps.Unsettled - ps.Pins
+		e.lastPass = ps
+	}()
 	for i := range e.txns {
 		retiredBody[i] = -1
 		keep[i] = true
-		if !member(i) || unsettled[i] {
+		if !member(i) || unsettled[i] || pin[i] == pinForced {
 			continue
 		}
 		e.flags[i] |= fSettled
@@ -575,6 +624,120 @@ func (e *Engine) retire() {
 		}
 	}
 	e.compact(keep, retiredBody)
+}
+
+// PassStats count what the last retirement pass held and why (a
+// transaction counted once, under the first reason that applies), for
+// the measurements in BENCHMARKS.md: nothing decides on them.
+type PassStats struct {
+	Held    int // transactions held when the pass began
+	Outside int // quarantined or unchecked: never retired
+	// Seeds of unsettledness: open, unknown outcome, not parsed
+	// (internally inconsistent), a read of the initial state another
+	// transaction wrote the value of (R7).
+	Open, Unknown, Unparsed, InitUnforced int
+	Unsettled                             int // unsettled through a read's candidate
+	Pins                                  int // forced reads of the initial state (R7)
+	// Waiting: settled and held (R4's writers, unknown or inconsistent
+	// settled ones, settled ones already flagged); Retired this pass.
+	Waiting, Retired int
+}
+
+// LastPass is what the last retirement pass held and why (zero before
+// the first).
+func (e *Engine) LastPass() PassStats { return e.lastPass }
+
+// A member's uses of the unknown initial state, as a pass sees them (R7).
+const (
+	pinNone     uint8 = iota // no read takes the initial state
+	pinForced                // each read that does has no other possible writer
+	pinUnforced              // some read that does has another possible writer
+)
+
+// initPins classes each closed member under an unknown initial state by
+// the reads the fast path's graph (the witness of the instance the pass
+// follows) takes from the initial state (R7; docs/SEMANTICS.md §5
+// "Retirement under an unknown initial state"). A register read is
+// forced when no transaction the engine knows of, of any status, held or
+// in the summary, other than the reader, wrote its (key, value): no
+// later instance gives it another source (a closed read's candidates are
+// all released, W1), so every witness of every later instance takes it
+// from the initial state, and a member whose such reads are all forced
+// ties the key's initial value the same way in every one. A list read
+// that takes an initial list is never counted forced (retirement stops
+// at the first list op anyway). Nil (all pinNone) under an empty initial
+// state.
+//
+// written(w) is w's final writes, and whether they are every (key,
+// value) it wrote (else its ops are read).
+func (e *Engine) initPins(member func(int) bool, written func(w int) ([]kv, bool)) []uint8 {
+	if e.opts.InitialState != history.InitialUnknown || e.naiveInit {
+		return make([]uint8, len(e.txns))
+	}
+	pin := make([]uint8, len(e.txns))
+	f := e.fast
+	// writer[(k, v)] for each pair a member's read takes from the
+	// initial state: its one writer (-1: none seen), -2 for two or more.
+	writer := map[kv]int32{}
+	for i := range e.txns {
+		if !member(i) || e.flags[i]&(fClosed|fSettled) != fClosed || i >= len(f.initReads) {
+			continue
+		}
+		for _, r := range f.initReads[i] {
+			if r.str == listFinal {
+				pin[i] = pinUnforced
+				continue
+			}
+			writer[r] = -1
+		}
+	}
+	if len(writer) == 0 {
+		return pin
+	}
+	note := func(r kv, w int) {
+		switch x, seen := writer[r]; {
+		case !seen || x == int32(w):
+		case x == -1:
+			writer[r] = int32(w)
+		default:
+			writer[r] = -2
+		}
+	}
+	for w := range e.txns {
+		if finals, all := written(w); all {
+			for _, r := range finals {
+				note(r, w)
+			}
+			continue
+		}
+		for _, op := range e.txns[w].Ops {
+			if op.Kind == history.Read {
+				continue
+			}
+			if r, ok := e.sum.kt.lookup(op.Key, op.Value); ok {
+				note(r, w)
+			}
+		}
+	}
+	for i := range e.txns {
+		if !member(i) || e.flags[i]&(fClosed|fSettled) != fClosed || i >= len(f.initReads) || pin[i] == pinUnforced {
+			continue
+		}
+		for _, r := range f.initReads[i] {
+			x := writer[r]
+			if (x != -1 && x != int32(i)) || e.sum.set(r.k).holds(r, e.sum.kt) {
+				pin[i] = pinUnforced
+				break
+			}
+			pin[i] = pinForced
+		}
+	}
+	return pin
+}
+
+// holds reports whether the set holds r's value, dirty or not (nil: no).
+func (vs *valueSet) holds(r kv, kt *keyTable) bool {
+	return vs != nil && vs.containsKV(r, kt)
 }
 
 // intermediate reports whether t wrote a value of a key that is not the
@@ -708,7 +871,16 @@ func (e *Engine) bodiesRead(wildAll bool, wildKeys map[history.Key]bool) ([]hist
 		if e.flags[i]&(fUnchecked|fQuarantined|fSettled|fClosed) != fClosed {
 			continue
 		}
-		for _, op := range e.txns[i].Ops {
+		// Whole, read back if spilled: once a list op stopped the
+		// passes, closed bodies go to the body file (B1), and a read of
+		// a dirty value retired before then must still find its body
+		// (e.txns[i].Ops was nil there: the G1a became a garbage read,
+		// TestDirtyReadAfterSpill).
+		t, err := e.txn(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, op := range t.Ops {
 			if op.Kind != history.Read || wildAll || wildKeys[op.Key] {
 				continue
 			}
