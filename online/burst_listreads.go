@@ -23,6 +23,8 @@ type burstIdx struct {
 	// (listReadersLeft); lrInit says whether key k's list is made.
 	lr     [][]listReader
 	lrInit []bool
+	// sess: r5Remove's session index (burst_session.go).
+	sess *sessionIdx
 }
 
 // The writer facts of burstIdx.wf.

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/incremental"
 )
 
 // List keys in the reduced instance (docs/SEMANTICS.md §5, "Lists: the
@@ -251,7 +250,15 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 		u, lists := lr.u, lr.lists
 		for _, ri := range lr.reads {
 			rv := &e.Reads()[ri]
-			for _, l := range append([]incremental.Lit{rv.G()}, e.Rfs(rv)...) {
+			// The read's guard, then its candidates, as one list: one
+			// allocation per read and fold was a seventh of the rule
+			// on the burst (issue 20, item 7).
+			rfs := e.Rfs(rv)
+			for li := -1; li < len(rfs); li++ {
+				l := rv.G()
+				if li >= 0 {
+					l = rfs[li]
+				}
 				if _, dec := s.decideOnce(l); !dec {
 					tracePin(tx, func() string {
 						return "list: a read of " + string(le.key) + " by " + r.h.Txns[u].ID + " is not decided"

@@ -623,39 +623,7 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 		// with the other predecessors and successors; the real-time
 		// ones are found by time below.
 		if ss := p.SessionOf()[t]; ss >= 0 && p.Opts().Level.SessionOrder() {
-			// Members beyond the first ones real time orders with t
-			// on either side are all ordered with it (sessionBounds):
-			// the visit stops there.
-			if s.sb == nil {
-				s.sb = newSessionBoundsIn(r, &s.sx.sb)
-			}
-			sb := s.sb
-			ms := p.SessionMembers()[ss]
-			lo, hi := 0, len(ms)
-			for k := p.SessionRank()[t] - 1; k >= 0; k-- {
-				if sb.allBefore(p, ms[k], t) {
-					lo = int(k) + 1
-					break
-				}
-			}
-			for k := p.SessionRank()[t] + 1; int(k) < len(ms); k++ {
-				if sb.allAfter(p, t, ms[k]) {
-					hi = int(k)
-					break
-				}
-			}
-			for _, u := range ms[lo:hi] {
-				if u == t || removed[u] {
-					continue
-				}
-				if p.SessionRank()[u] < p.SessionRank()[t] {
-					if c, _ := s.commitOf(u); c && !p.RealTimeBefore(u, t) {
-						preds = append(preds, u)
-					}
-				} else if !p.RealTimeBefore(t, u) {
-					succs = append(succs, u)
-				}
-			}
+			preds, succs = s.sessionNeighbours(t, ss, preds, succs) // burst_session.go
 		}
 	}
 	preds = append(preds, s.keptIn[t]...)

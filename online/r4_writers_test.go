@@ -70,11 +70,17 @@ func sameStatesAsNaive(t *testing.T, env string, naive *bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if sameStatesHist != nil {
+			sameStatesHist(h, rng)
+		}
 		opts := burstOptions()
 		if !burst {
 			// Unknowns whose horizon passes within the stream: they
 			// precede later transactions by real time.
 			opts.InDoubt = int64(rng.IntN(3)) * int64(time.Millisecond)
+		}
+		if sameStatesOpts != nil {
+			sameStatesOpts(&opts, rng)
 		}
 		run := func() []string {
 			var states []string
@@ -128,6 +134,15 @@ func sameStatesAsNaive(t *testing.T, env string, naive *bool) {
 // sameStatesShape, when set, changes sameStatesAsNaive's generator
 // config for each stream (after its defaults).
 var sameStatesShape func(*gen.Config, *rand.Rand)
+
+// sameStatesHist, when set, changes each generated history in place
+// before it is run.
+var sameStatesHist func(*history.History, *rand.Rand)
+
+// sameStatesOpts, when set, changes sameStatesAsNaive's options for each
+// stream (after its defaults; it may draw from the stream's rng, which
+// changes the streams that follow).
+var sameStatesOpts func(*history.Options, *rand.Rand)
 
 // TestUnknownBeforeIsTheScan holds undecidedUnknownBefore's index
 // (burst_unknowns.go) to the scan of every unknown it replaces: the
