@@ -356,6 +356,11 @@ func TestNativeFastDeclines(t *testing.T) {
 func FuzzNativeFast(f *testing.F) {
 	f.Add([]byte(`{"session":"c1","id":"c1-1","start":1,"end":2,"commit_ts":3,"start_ts":2,"status":"committed","ops":[["r","x",null],["w","x",1],["append","l",2],["r","l",[1,2]]]}` + "\n" + `{"status":"committed","ops":[["r",12345,[1234,"abcdefghijklmnopq"]],["w","x",99999999999]]}`))
 	f.Add([]byte(`{"xid":5,"snapshot":"3:9:4,6","status":"committed","ops":[]}` + "\n" + `{"xid":5,"snapshot":"3:9:4,6","status":"committed","ops":[]}`))
+	// Texts numbered after the line is read (resolve): a small integer
+	// first seen twice in one list and then as a value, a key that is a
+	// value too, texts of 8, 9, 16 and 17 bytes, a long integer value,
+	// and a line declined after its texts were read.
+	f.Add([]byte(`{"status":"committed","ops":[["r","l",[5,5,7,"x"]],["w","x",5],["w","12345678","12345678"],["r","abcdefghijklmn",["abcdefghijklmno","abcdefghijklmnop"]],["w",7,123456789012]]}` + "\n" + `{"status":"committed","ops":[["w","q","new"],["w","q",1.5]]}` + "\n" + `{"status":"committed","ops":[["r","q",["new",1023,1024]]]}`))
 	addSamples(f, ".jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if _, err := fastAgainstSlow(bytes.SplitAfter(data, []byte("\n"))); err != nil {

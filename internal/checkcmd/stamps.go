@@ -136,6 +136,9 @@ func (r *runner) compact(ctx context.Context) (*incremental.Result, *factsCheck)
 		tc = incremental.NewTimeCompact(hint)
 	}
 	stamps, times := true, tc != nil // the forms still feeding
+	// The stamps' form is recorded on a goroutine of its own while the
+	// scan decodes (stampcheck.Ahead): the same form, on two processors.
+	ah := cp.Ahead()
 	n := 0
 	err = ingest.ScanNative(f, c.file, func(e *ingest.Event) error {
 		if n++; n%compactEvery == 0 {
@@ -144,8 +147,8 @@ func (r *runner) compact(ctx context.Context) (*incremental.Result, *factsCheck)
 			}
 		}
 		if stamps {
-			cp.AddIDs(e.Txn, e.Facts, e.KeyIDs, e.ValIDs, e.ListIDs)
-			stamps = cp.Why() == ""
+			ah.Add(e.Txn, e.Facts, e.KeyIDs, e.ValIDs, e.ListIDs)
+			stamps = !ah.Refused()
 		}
 		if times {
 			tc.AddIDs(e.Txn, e.Facts, e.KeyIDs, e.ValIDs)
@@ -156,6 +159,10 @@ func (r *runner) compact(ctx context.Context) (*incremental.Result, *factsCheck)
 		}
 		return nil
 	})
+	ah.Close()
+	// What Refused had not told yet. A refusal is final, so a scan
+	// stopped for errCompactStop stays one where both forms refused.
+	stamps = cp.Why() == ""
 	if err != nil {
 		why := err.Error()
 		if err == errCompactStop {
