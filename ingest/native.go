@@ -47,6 +47,10 @@ type NativeDecoder struct {
 	// value's (a list read: the offset of its elements' ids in listIDs).
 	keyIDs, valIDs, listIDs []int32
 	lastID                  int32 // the id internKey gave, -1: none yet
+	// pending, in scratch mode on the fast path, are the line's texts
+	// still to be numbered (resolve).
+	pending []pendingID
+	touch   uint32 // resolve's loads ahead, summed
 
 	// facts are the database facts of the event just decoded (Facts).
 	facts history.Facts
@@ -1166,11 +1170,28 @@ func words(b []byte) (a, c uint64) {
 
 func (t *textIDs) shortOf(b []byte) int32 {
 	if t.short == nil {
-		t.short, t.shift = make([]shortSlot, 1<<12), 64-12
+		t.initShort()
 	}
-	a, c := words(b)
+	a, c, h := shortKey(b)
+	return t.shortHashed(b, a, c, h)
+}
+
+func (t *textIDs) initShort() {
+	t.short, t.shift = make([]shortSlot, 1<<12), 64-12
+}
+
+// shortKey is a text of 1 to 16 bytes as the short table keys it: its
+// words and its hash.
+func shortKey(b []byte) (a, c, h uint64) {
+	a, c = words(b)
+	h = (a ^ c*0xC2B2AE3D27D4EB4F ^ uint64(len(b))) * 0x9E3779B97F4A7C15
+	return a, c, h
+}
+
+// shortHashed is shortOf for b of 1 to 16 bytes, a, c and h its
+// shortKey, the table made.
+func (t *textIDs) shortHashed(b []byte, a, c, h uint64) int32 {
 	n := uint32(len(b))
-	h := (a ^ c*0xC2B2AE3D27D4EB4F ^ uint64(n)) * 0x9E3779B97F4A7C15
 	mask := len(t.short) - 1
 	for i := int(h >> t.shift); ; i = (i + 1) & mask {
 		e := &t.short[i]
@@ -1309,6 +1330,15 @@ func (t *textIDs) small(lit []byte, v history.Value) int32 {
 		n = n*10 + int(c-'0')
 	}
 	return t.smallN(n, v)
+}
+
+// smallKnown is the id of the small integer n when it has one, -1 when
+// it has not been seen yet.
+func (t *textIDs) smallKnown(n int) int32 {
+	if t.smallID == nil {
+		return -1
+	}
+	return t.smallID[n] - 1
 }
 
 // smallN is small for the integer n below len(smallInts), v its text.

@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"unsafe"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -46,8 +48,23 @@ var plainByte = func() (t [256]bool) {
 
 // plainEnd returns the index of the quote that closes a string whose
 // contents start at b[i], or -1 when a byte before it is not plainByte
-// (or the line ends first).
+// (or the line ends first). Eight bytes at a time (specialByte), then
+// byte by byte: as plainEndBytes, which the tests hold it to.
 func plainEnd(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := specialByte(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			k := i + bits.TrailingZeros64(m)>>3
+			if b[k] == '"' {
+				return k
+			}
+			return -1
+		}
+	}
+	return plainEndBytes(b, i)
+}
+
+// plainEndBytes is plainEnd one byte at a time.
+func plainEndBytes(b []byte, i int) int {
 	for ; i < len(b); i++ {
 		c := b[i]
 		if !plainByte[c] {
@@ -60,16 +77,46 @@ func plainEnd(b []byte, i int) int {
 	return -1
 }
 
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// specialByte flags, in the high bit of its byte, the first byte of the
+// little-endian word w that is not plainByte (a quote, a backslash, a
+// byte below 0x20, 0x7f or above): 0 when there is none. Bytes above
+// the first may be flagged wrongly (a borrow or a carry out of the first
+// one), so only the lowest flag is read. Each term flags exactly the
+// bytes of its class up to its own first one: a quote or a backslash is
+// a zero byte of w xor its repetition (the zero-byte test), a control
+// byte is below 0x20 with its high bit clear, 0x7f is the byte that
+// adding 1 gives a high bit, and a byte above 0x7f has it already.
+func specialByte(w uint64) uint64 {
+	q := w ^ '"'*ones
+	s := w ^ '\\'*ones
+	return ((q-ones)&^q | (s-ones)&^s | (w-0x20*ones)&^w | w | (w + ones)) & highs
+}
+
 // uintLit returns the literal of a canonical non-negative integer that
 // fits int64 starting at b[i], its value and the index after it; ok false
 // when b[i] is not a digit or the integer does not fit. The caller checks
 // the byte after it: a fraction, an exponent, or a digit after a leading
-// 0 is not structural there, and so declines.
+// 0 is not structural there, and so declines. Eight digits at a time
+// (eightDigits: the start and end times are 19), then one at a time: as
+// uintLitBytes, which the tests hold it to.
 func uintLit(b []byte, i int) (lit []byte, v int64, next int, ok bool) {
 	j, n := i, uint64(0)
 	if j < len(b) && b[j] == '0' {
 		j++
 	} else {
+		for j+8 <= len(b) {
+			d, all := eightDigits(binary.LittleEndian.Uint64(b[j:]))
+			if !all {
+				break
+			}
+			n = n*1e8 + d // wraps past 19 digits, which are refused below
+			j += 8
+		}
 		for j < len(b) && b[j]-'0' <= 9 {
 			n = n*10 + uint64(b[j]-'0')
 			j++
@@ -82,6 +129,41 @@ func uintLit(b []byte, i int) (lit []byte, v int64, next int, ok bool) {
 	return b[i:j], int64(n), j, true
 }
 
+// uintLitBytes is uintLit one digit at a time.
+func uintLitBytes(b []byte, i int) (lit []byte, v int64, next int, ok bool) {
+	j, n := i, uint64(0)
+	if j < len(b) && b[j] == '0' {
+		j++
+	} else {
+		for j < len(b) && b[j]-'0' <= 9 {
+			n = n*10 + uint64(b[j]-'0')
+			j++
+		}
+	}
+	if j == i || j-i > 19 || j-i == 19 && n > math.MaxInt64 {
+		return nil, 0, 0, false
+	}
+	return b[i:j], int64(n), j, true
+}
+
+// eightDigits is the value of the little-endian word w read as eight
+// decimal digits, first byte most significant; all false when a byte is
+// not a digit. A digit is 0x30 to 0x39: its high nibble is 3, and still
+// is after adding 6 (a carry out of a byte needs a byte of 0xfa or more,
+// which the first test refuses). The value: pairs, quads, then the
+// eight, each step a multiply that adds the higher-place part times 10,
+// 100, 10000 (the parse of simdjson's parse_eight_digits_unrolled).
+func eightDigits(w uint64) (v uint64, all bool) {
+	if w&(0xf0*ones) != 0x30*ones || (w+0x06*ones)&(0xf0*ones) != 0x30*ones {
+		return 0, false
+	}
+	w -= 0x30 * ones
+	w = (w * (10<<8 + 1)) >> 8 & 0x00ff00ff00ff00ff
+	w = (w * (100<<16 + 1)) >> 16 & 0x0000ffff0000ffff
+	w = (w * (10000<<32 + 1)) >> 32
+	return w, true
+}
+
 // decodeFast reads line if it has the common spelling (see above) and
 // is a valid event; ok false otherwise, and then the caller reads it
 // with decodeSlow.
@@ -91,6 +173,7 @@ func (d *NativeDecoder) decodeFast(line []byte, pos history.Pos) (t history.Txn,
 	d.facts = history.Facts{}
 	if d.scratch {
 		d.lists, d.keyIDs, d.valIDs, d.listIDs = d.lists[:0], d.keyIDs[:0], d.valIDs[:0], d.listIDs[:0]
+		d.pending = d.pending[:0]
 	}
 	// slabAt is where this line's ops start in the batch slab, -1 while
 	// it has none there: a declined line gives them back.
@@ -233,7 +316,83 @@ func (d *NativeDecoder) decodeFast(line []byte, pos history.Pos) (t history.Txn,
 	if d.finish(&t, seen, start, end, hasStart, hasEnd, pos) != nil {
 		return decline()
 	}
+	if d.scratch {
+		d.resolve()
+	}
 	return t, true
+}
+
+// pendingID is a text of the line whose id the scratch mode looks up
+// once the line is accepted (resolve): text, or the small integer n
+// when text is nil; the id goes to keyIDs, valIDs or listIDs (dst) at
+// index at.
+type pendingID struct {
+	text []byte
+	n    int32
+	dst  uint8
+	at   int32
+	// a, c and h are a short text's words and hash (shortKey), from
+	// resolve's first pass.
+	a, c, h uint64
+}
+
+const (
+	pendKey = iota
+	pendVal
+	pendList
+)
+
+// pend numbers text (nil: the small integer n) once the line is read.
+func (d *NativeDecoder) pend(text []byte, n int32, dst uint8, at int) {
+	d.pending = append(d.pending, pendingID{text: text, n: n, dst: dst, at: int32(at)})
+}
+
+// resolve gives each pending text of an accepted line its id, in the
+// order the line names them, which is the order decodeSlow numbers them
+// in (ids are dense in order of first sight, textIDs): the same ids.
+//
+// Why not one at a time as the line is read: the short table's slot of a
+// key is a cache miss (the table of a 1M history is a few MB, its hot
+// keys one per cache line), and between two keys the parsing of an op
+// is too long for the processor to reach the next key's load while the
+// last one waits. Here the lookups follow each other with nothing else
+// between them, so their misses overlap (docs/SEMANTICS.md §10 "The
+// scan's ids, looked up after the line").
+//
+// The first pass hashes the short texts and loads each one's home slot,
+// loads that depend on nothing but the line, so that the processor has
+// many of them in flight at once; the second pass then finds the slots
+// in the cache. The first pass decides nothing: a slot it loaded may
+// change before the second pass reads it (a new text of the same line
+// taking it), and the second pass reads it then.
+func (d *NativeDecoder) resolve() {
+	ids := &d.ids
+	if ids.short == nil {
+		ids.initShort()
+	}
+	var touch uint32
+	for k := range d.pending {
+		p := &d.pending[k]
+		if n := len(p.text); n > 0 && n <= 16 {
+			p.a, p.c, p.h = shortKey(p.text)
+			touch += ids.short[p.h>>ids.shift].n
+		}
+	}
+	d.touch = touch // kept, so that the loads are not dropped
+	dsts := [3][]int32{d.keyIDs, d.valIDs, d.listIDs}
+	for k := range d.pending {
+		p := &d.pending[k]
+		var id int32
+		switch n := len(p.text); {
+		case p.text == nil:
+			id = ids.smallN(int(p.n), smallInts[p.n])
+		case n <= 16:
+			id = ids.shortHashed(p.text, p.a, p.c, p.h)
+		default:
+			id = ids.ofMap(p.text)
+		}
+		dsts[p.dst][p.at] = id
+	}
 }
 
 // fastOps reads the ops array at b[i] like decodeOps (and its slab
@@ -332,27 +491,33 @@ func (d *NativeDecoder) fastOp(op *history.Op, b []byte, i int) (next int, ok bo
 	i++
 	// The key: as key(), a string's text with its quotes, an integer's
 	// literal; interned.
-	d.lastID = -1
+	var text []byte
 	switch c := b[i]; {
 	case c == '"':
 		j := plainEnd(b, i+1)
 		if j < 0 {
 			return 0, false
 		}
-		op.Key = d.fastKey(b[i : j+1])
-		i = j + 1
+		text, i = b[i:j+1], j+1
 	case '0' <= c && c <= '9':
 		lit, _, j, ok := uintLit(b, i)
 		if !ok || j >= len(b) || b[j] != ',' {
 			return 0, false // as fastScalar: the whole key, or nothing interned
 		}
-		op.Key = d.fastKey(lit)
-		i = j
+		text, i = lit, j
 	default:
 		return 0, false
 	}
 	if d.scratch {
-		d.keyIDs = append(d.keyIDs, d.lastID) // internKey's id
+		// The line's own bytes, which ScanNative's callers may read
+		// during their call only (as they may the ID): equal text to
+		// the table's. Its id is looked up once the line is read
+		// (resolve).
+		op.Key = history.Value(unsafe.String(unsafe.SliceData(text), len(text)))
+		d.keyIDs = append(d.keyIDs, 0)
+		d.pend(text, 0, pendKey, len(d.keyIDs)-1)
+	} else {
+		op.Key = d.internKey(text)
 	}
 	if i+1 >= len(b) || b[i] != ',' {
 		return 0, false
@@ -378,12 +543,24 @@ func (d *NativeDecoder) fastOp(op *history.Op, b []byte, i int) (next int, ok bo
 			i++
 		} else {
 			for {
-				v, id, j, ok := d.fastScalar(b, i)
-				if !ok || v == history.Null {
-					return 0, false
-				}
+				var v history.Value
+				j, ok := 0, false
 				if d.scratch {
-					d.listIDs = append(d.listIDs, id)
+					// The common element, a small integer numbered
+					// before (the counters of gen's lists), without the
+					// general scalar's call: fastScalar would read it
+					// alike.
+					if n, k := smallLit(b, i); k > 0 {
+						if id := d.ids.smallKnown(n); id >= 0 {
+							v, j, ok = smallInts[n], k, true
+							d.listIDs = append(d.listIDs, id)
+						}
+					}
+				}
+				if !ok {
+					if v, j, ok = d.fastScalar(b, i, pendList); !ok || v == history.Null {
+						return 0, false
+					}
 				}
 				vals = append(vals, v)
 				if i = j; i < len(b) && b[i] == ',' {
@@ -406,12 +583,9 @@ func (d *NativeDecoder) fastOp(op *history.Op, b []byte, i int) (next int, ok bo
 			op.List = append([]history.Value(nil), vals...)
 		}
 	} else {
-		v, id, j, ok := d.fastScalar(b, i)
+		v, j, ok := d.fastScalar(b, i, pendVal)
 		if !ok || v == history.Null && op.Kind != history.Read {
 			return 0, false
-		}
-		if d.scratch {
-			d.valIDs = append(d.valIDs, id)
 		}
 		op.Value, i = v, j
 	}
@@ -421,46 +595,28 @@ func (d *NativeDecoder) fastOp(op *history.Op, b []byte, i int) (next int, ok bo
 	return i + 1, true
 }
 
-// fastKey is internKey for a key text read from the line as it stands.
-// In scratch mode the op's Key is the line's own bytes, which ScanNative's
-// callers may read during their call only (as they may the ID): equal
-// text to the table's, without a load of the table's entry, a cache miss
-// per op on a history of many keys.
-func (d *NativeDecoder) fastKey(text []byte) history.Value {
-	if d.scratch {
-		d.lastID = d.ids.of(text)
-		return history.Value(unsafe.String(unsafe.SliceData(text), len(text)))
-	}
-	return d.internKey(text)
-}
-
-// fastScalar reads a value at b[i] as value() does, and, in scratch mode,
-// its id as idOf gives it: null, a plain string, a canonical non-negative
-// integer; ok false for anything else.
-func (d *NativeDecoder) fastScalar(b []byte, i int) (v history.Value, id int32, next int, ok bool) {
+// fastScalar reads a value at b[i] as value() does, and, in scratch
+// mode, appends its id (as idOf gives it) to valIDs or listIDs (dst),
+// now or once the line is read (resolve): null, a plain string, a
+// canonical non-negative integer; ok false for anything else.
+func (d *NativeDecoder) fastScalar(b []byte, i int, dst uint8) (v history.Value, next int, ok bool) {
 	if i >= len(b) {
-		return "", 0, 0, false
+		return "", 0, false
 	}
+	var text []byte
 	switch c := b[i]; {
 	case c == 'n':
 		if len(b)-i >= 4 && string(b[i:i+4]) == "null" {
-			return history.Null, NullID, i + 4, true
+			d.fastID(NullID, dst)
+			return history.Null, i + 4, true
 		}
+		return "", 0, false
 	case c == '"':
 		j := plainEnd(b, i+1)
 		if j < 0 {
-			return "", 0, 0, false
+			return "", 0, false
 		}
-		text := b[i : j+1]
-		if len(text) <= shortValue {
-			v = d.internKey(text)
-			return v, d.lastID, j + 1, true
-		}
-		v = history.Value(text)
-		if d.scratch {
-			id = d.ids.of(text)
-		}
-		return v, id, j + 1, true
+		text, next = b[i:j+1], j+1
 	case '0' <= c && c <= '9':
 		// The digits and their value in one pass (uintLit's rules).
 		j, n := i+1, uint64(c-'0')
@@ -472,33 +628,80 @@ func (d *NativeDecoder) fastScalar(b []byte, i int) (v history.Value, id int32, 
 		}
 		if j-i > 19 || j-i == 19 && n > math.MaxInt64 || j >= len(b) || b[j] != ',' && b[j] != ']' {
 			// Beyond int64, or not the whole number ("1.5", "1e3",
-			// "01"): declined before it is interned, so that no text
+			// "01"): declined before it is numbered, so that no text
 			// the general decoder never sees takes an id (textIDs are
 			// dense in order of first sight).
-			return "", 0, 0, false
+			return "", 0, false
 		}
-		lit := b[i:j]
 		if n < uint64(len(smallInts)) {
 			// smallInt's case: canonical and below 1024.
 			v = smallInts[n]
 			if d.scratch {
-				id = d.ids.smallN(int(n), v)
+				if id := d.ids.smallKnown(int(n)); id >= 0 {
+					d.fastID(id, dst)
+				} else {
+					d.fastID(0, dst)
+					d.pend(nil, int32(n), dst, d.lastAt(dst))
+				}
 			}
-			return v, id, j, true
+			return v, j, true
 		}
 		if d.scratch && j-i <= 9 {
 			// plainInt's case: numbered by itself.
-			return history.Value(lit), IntID(int32(n)), j, true
+			d.fastID(IntID(int32(n)), dst)
+			return history.Value(unsafe.String(unsafe.SliceData(b[i:j]), j-i)), j, true
 		}
-		if len(lit) <= shortValue {
-			v = d.internKey(lit)
-			return v, d.lastID, j, true
-		}
-		v = history.Value(lit)
-		if d.scratch {
-			id = d.ids.of(lit)
-		}
-		return v, id, j, true
+		text, next = b[i:j], j
+	default:
+		return "", 0, false
 	}
-	return "", 0, 0, false
+	if d.scratch {
+		// As the key's text (fastOp): the line's bytes, numbered once
+		// the line is read.
+		d.fastID(0, dst)
+		d.pend(text, 0, dst, d.lastAt(dst))
+		return history.Value(unsafe.String(unsafe.SliceData(text), len(text))), next, true
+	}
+	if len(text) <= shortValue {
+		return d.internKey(text), next, true
+	}
+	return history.Value(text), next, true
+}
+
+// smallLit reads a canonical integer below len(smallInts) at b[i] that
+// a ',' or a ']' follows (fastScalar's small case), and returns it and the
+// index after it; next 0 when b[i] starts anything else.
+func smallLit(b []byte, i int) (n, next int) {
+	j := i
+	for ; j < len(b) && j-i < 5; j++ {
+		c := b[j] - '0'
+		if c > 9 {
+			break
+		}
+		n = n*10 + int(c)
+	}
+	if j == i || j-i > 1 && b[i] == '0' || n >= len(smallInts) || j >= len(b) || b[j] != ',' && b[j] != ']' {
+		return 0, 0
+	}
+	return n, j
+}
+
+// fastID appends id to valIDs or listIDs (dst) in scratch mode.
+func (d *NativeDecoder) fastID(id int32, dst uint8) {
+	if !d.scratch {
+		return
+	}
+	if dst == pendVal {
+		d.valIDs = append(d.valIDs, id)
+	} else {
+		d.listIDs = append(d.listIDs, id)
+	}
+}
+
+// lastAt is the index of the id fastID appended last to dst.
+func (d *NativeDecoder) lastAt(dst uint8) int {
+	if dst == pendVal {
+		return len(d.valIDs) - 1
+	}
+	return len(d.listIDs) - 1
 }

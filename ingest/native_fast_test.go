@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -355,6 +356,11 @@ func TestNativeFastDeclines(t *testing.T) {
 func FuzzNativeFast(f *testing.F) {
 	f.Add([]byte(`{"session":"c1","id":"c1-1","start":1,"end":2,"commit_ts":3,"start_ts":2,"status":"committed","ops":[["r","x",null],["w","x",1],["append","l",2],["r","l",[1,2]]]}` + "\n" + `{"status":"committed","ops":[["r",12345,[1234,"abcdefghijklmnopq"]],["w","x",99999999999]]}`))
 	f.Add([]byte(`{"xid":5,"snapshot":"3:9:4,6","status":"committed","ops":[]}` + "\n" + `{"xid":5,"snapshot":"3:9:4,6","status":"committed","ops":[]}`))
+	// Texts numbered after the line is read (resolve): a small integer
+	// first seen twice in one list and then as a value, a key that is a
+	// value too, texts of 8, 9, 16 and 17 bytes, a long integer value,
+	// and a line declined after its texts were read.
+	f.Add([]byte(`{"status":"committed","ops":[["r","l",[5,5,7,"x"]],["w","x",5],["w","12345678","12345678"],["r","abcdefghijklmn",["abcdefghijklmno","abcdefghijklmnop"]],["w",7,123456789012]]}` + "\n" + `{"status":"committed","ops":[["w","q","new"],["w","q",1.5]]}` + "\n" + `{"status":"committed","ops":[["r","q",["new",1023,1024]]]}`))
 	addSamples(f, ".jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if _, err := fastAgainstSlow(bytes.SplitAfter(data, []byte("\n"))); err != nil {
@@ -428,5 +434,63 @@ func TestShortIntern(t *testing.T) {
 			t.Fatalf("get(%q) not shared", b)
 		}
 		seen[string(b)] = v
+	}
+}
+
+// TestWordAtATime holds the eight-bytes-at-a-time scans of the fast path
+// (plainEnd, uintLit) to their byte-at-a-time forms on random lines
+// drawn from the bytes that matter (quotes, backslashes, control bytes,
+// 0x7f, bytes above it, digits, plain letters) at every start, and
+// eightDigits to strconv on every word of digits it accepts.
+func TestWordAtATime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 1))
+	alphabet := []byte{'"', '\\', 0, 0x1f, 0x20, 0x21, 0x7e, 0x7f, 0x80, 0xff, 0xfa, '/', ':', '0', '1', '5', '9', 'a', 'x', ',', ']'}
+	for range 200000 {
+		b := make([]byte, rng.IntN(30))
+		for k := range b {
+			if rng.IntN(3) == 0 {
+				b[k] = alphabet[rng.IntN(len(alphabet))]
+			} else if rng.IntN(2) == 0 {
+				b[k] = byte('0' + rng.IntN(10))
+			} else {
+				b[k] = byte(rng.IntN(256))
+			}
+		}
+		for i := 0; i <= len(b); i++ {
+			if got, want := plainEnd(b, i), plainEndBytes(b, i); got != want {
+				t.Fatalf("plainEnd(%q, %d) = %d, want %d", b, i, got, want)
+			}
+			gl, gv, gn, gok := uintLit(b, i)
+			wl, wv, wn, wok := uintLitBytes(b, i)
+			if !bytes.Equal(gl, wl) || gv != wv || gn != wn || gok != wok {
+				t.Fatalf("uintLit(%q, %d) = %q %d %d %v, want %q %d %d %v", b, i, gl, gv, gn, gok, wl, wv, wn, wok)
+			}
+		}
+	}
+	// Long runs of digits: 19 digits fit or not, 20 never.
+	for _, lit := range []string{"9223372036854775807", "9223372036854775808", "1700000000000032572", "12345678901234567890", "99999999", "100000000", "1234567812345678"} {
+		for _, tail := range []string{"", ",", "]", "}\n"} {
+			b := []byte(lit + tail)
+			gl, gv, gn, gok := uintLit(b, 0)
+			wl, wv, wn, wok := uintLitBytes(b, 0)
+			if !bytes.Equal(gl, wl) || gv != wv || gn != wn || gok != wok {
+				t.Fatalf("uintLit(%q) = %q %d %d %v, want %q %d %d %v", b, gl, gv, gn, gok, wl, wv, wn, wok)
+			}
+		}
+	}
+	for range 100000 {
+		var w [8]byte
+		for k := range w {
+			w[k] = byte('0' + rng.IntN(10))
+			if rng.IntN(40) == 0 {
+				w[k] = byte(rng.IntN(256))
+			}
+		}
+		v, all := eightDigits(binary.LittleEndian.Uint64(w[:]))
+		n, err := strconv.ParseUint(string(w[:]), 10, 64)
+		allDigits := err == nil && !bytes.ContainsAny(w[:], "+-_")
+		if all != allDigits || all && v != n {
+			t.Fatalf("eightDigits(%q) = %d %v, want %d %v", w, v, all, n, allDigits)
+		}
 	}
 }

@@ -64,6 +64,8 @@ func scanRecords(data []byte, slow bool) ([]scanRecord, error) {
 // ReadHistory accepts the whole input.
 func FuzzScanNativeFast(f *testing.F) {
 	f.Add([]byte(`{"session":"c7","id":"c7-42","start":1,"end":2,"commit_ts":3,"start_ts":1,"status":"committed","ops":[["r","x",1023],["w","x",1024],["w","y",999999999],["w","z",1000000000],["r","l",[3,17,123456]]]}` + "\n" + `{"status":"committed","ops":[["r","x",1.5],["w","x",1]]}` + "\n"))
+	// As FuzzNativeFast's seed for the texts numbered after the line.
+	f.Add([]byte(`{"status":"committed","ops":[["r","l",[5,5,7,"x"]],["w","x",5],["w","12345678","12345678"],["r","abcdefghijklmn",["abcdefghijklmno","abcdefghijklmnop"]],["w",7,123456789012]]}` + "\n" + `{"status":"committed","ops":[["w","q","new"],["w","q",1.5]]}` + "\n" + `{"status":"committed","ops":[["r","q",["new",1023,1024]]]}` + "\n"))
 	addSamples(f, ".jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast, ferr := scanRecords(data, false)

@@ -35,6 +35,7 @@ type Compact struct {
 	ids   idSet
 
 	texts map[history.Value]int32 // Add's numbering (AddIDs': the caller's)
+	fops  []fop                   // AddIDs' scratch
 	// keyOf: per text id of a key, (dense key id + 1)<<2 | its kind so
 	// far (0 undecided, kindReg, kindList: History.Validate's rule); 0
 	// for a text not seen as a key. One look per op finds both.
@@ -175,12 +176,52 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 	if c.not != "" {
 		return
 	}
-	if len(c.ids.text)+len(t.ID) > math.MaxInt32-1 {
+	c.fops = flatOps(c.fops[:0], t.Ops)
+	c.add(headOf(t), t.ID, f, c.fops, keyIDs, valIDs, listIDs)
+}
+
+// txnHead is what Compact keeps of a transaction besides its id and ops.
+type txnHead struct {
+	start, end          int64
+	session             string
+	status              history.Status
+	hasTime, hasSession bool
+}
+
+func headOf(t *history.Txn) txnHead {
+	return txnHead{start: t.Start, end: t.End, session: t.Session, status: t.Status, hasTime: t.HasTime, hasSession: t.HasSession}
+}
+
+// fop is what Compact reads of an op besides its ids: its kind, whether
+// it is a list read, and the list's length.
+type fop struct {
+	n      int32
+	kind   history.Kind
+	isList bool
+}
+
+// flatOps appends ops' fops to dst.
+func flatOps(dst []fop, ops []history.Op) []fop {
+	for i := range ops {
+		op := &ops[i]
+		// A list longer than int32 counts is longer than listChunk too,
+		// and refused as such (listSpace).
+		dst = append(dst, fop{n: int32(min(len(op.List), math.MaxInt32)), kind: op.Kind, isList: op.IsList})
+	}
+	return dst
+}
+
+// add is AddIDs on the transaction's head, id and fops (Ahead's form).
+func (c *Compact) add(t txnHead, id string, f history.Facts, tops []fop, keyIDs, valIDs, listIDs []int32) {
+	if c.not != "" {
+		return
+	}
+	if len(c.ids.text)+len(id) > math.MaxInt32-1 {
 		c.not = "too large for int32 offsets"
 		return
 	}
-	c.ids.add(t.ID)
-	if t.HasTime && t.End < t.Start {
+	c.ids.add(id)
+	if t.hasTime && t.end < t.start {
 		c.not = "end before start (an input error)"
 		return
 	}
@@ -191,7 +232,7 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 	if f.Has != 0 {
 		c.facts = true
 	}
-	if f.Has&history.HasCommitTS != 0 && t.Status != history.Committed || t.Status == history.Aborted && f.Has != 0 {
+	if f.Has&history.HasCommitTS != 0 && t.status != history.Committed || t.status == history.Aborted && f.Has != 0 {
 		c.not = "a fact on a transaction that did not commit (an input error)"
 		return
 	}
@@ -199,12 +240,12 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 		c.not = "start_ts after commit_ts (an input error)"
 		return
 	}
-	if t.Status == history.Committed && f.Has&c.need != c.need {
+	if t.status == history.Committed && f.Has&c.need != c.need {
 		c.not = "a committed transaction lacks a stamp the level's witness needs"
 		return
 	}
-	ct := ctxn{start: t.Start, end: t.End, cts: f.CommitTS, sts: f.StartTS, session: -1, status: t.Status}
-	if t.HasTime {
+	ct := ctxn{start: t.start, end: t.end, cts: f.CommitTS, sts: f.StartTS, session: -1, status: t.status}
+	if t.hasTime {
 		ct.flags |= flagTime
 	}
 	if f.Has&history.HasCommitTS != 0 {
@@ -213,17 +254,17 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 	if f.Has&history.HasStartTS != 0 {
 		ct.flags |= flagSTS
 	}
-	if t.HasSession {
-		ct.session = c.sessions.Get(history.Value(t.Session))
+	if t.hasSession {
+		ct.session = c.sessions.Get(history.Value(t.session))
 	}
-	ops := c.opSpace(len(t.Ops))
+	ops := c.opSpace(len(tops))
 	lo := len(ops)
-	ct.opChunk, ct.opLo, ct.opN = int32(len(c.ops)-1), uint16(lo), int32(len(t.Ops))
-	ops = ops[:lo+len(t.Ops)]
+	ct.opChunk, ct.opLo, ct.opN = int32(len(c.ops)-1), uint16(lo), int32(len(tops))
+	ops = ops[:lo+len(tops)]
 	dst := ops[lo:]
 	keyOf := c.keyOf
-	for n := range t.Ops {
-		op := &t.Ops[n]
+	for n := range tops {
+		op := &tops[n]
 		kid := keyIDs[n]
 		if uint(kid) >= uint(len(keyOf)) {
 			if kid < 0 {
@@ -248,9 +289,9 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 		}
 		var want uint32
 		switch {
-		case op.Kind == history.Append || op.Kind == history.Read && op.IsList:
+		case op.kind == history.Append || op.kind == history.Read && op.isList:
 			want = kindList
-		case op.Kind == history.Write:
+		case op.kind == history.Write:
 			want = kindReg
 		}
 		if want != 0 && e&3 != want {
@@ -262,18 +303,18 @@ func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listID
 			keyOf[kid] = e
 		}
 		val := valIDs[n]
-		if op.IsList {
-			at, ok := c.listSpace(len(op.List) + 1)
+		if op.isList {
+			at, ok := c.listSpace(int(op.n) + 1)
 			if !ok {
 				c.not = "a list read too long for the compact form"
 				return
 			}
 			l := &c.lists[len(c.lists)-1]
-			*l = append(*l, int32(len(op.List)))
-			*l = append(*l, listIDs[val:int(val)+len(op.List)]...)
+			*l = append(*l, op.n)
+			*l = append(*l, listIDs[val:int(val)+int(op.n)]...)
 			val = at
 		}
-		dst[n] = newCop(int32(e>>2)-1, op.Kind, op.IsList, val)
+		dst[n] = newCop(int32(e>>2)-1, op.kind, op.isList, val)
 	}
 	c.ops[len(c.ops)-1] = ops
 	c.txns = append(c.txns, ct)

@@ -2,9 +2,11 @@ package stampcheck_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"testing"
@@ -45,6 +47,28 @@ func viaScan(text []byte, opts history.Options) (*incremental.Result, string) {
 		return nil
 	})
 	if err != nil {
+		return nil, err.Error()
+	}
+	return compactCheck(c, opts)
+}
+
+// viaAhead is viaScan with the Compact fed through an Ahead of batches
+// of batch transactions, as check's compact path feeds it, stopping the
+// scan once it is refused.
+func viaAhead(text []byte, opts history.Options, batch int) (*incremental.Result, string) {
+	c := stampcheck.NewCompact(0)
+	require(c, opts)
+	a := stampcheck.AheadSized(c, batch)
+	stop := errors.New("refused")
+	err := ingest.ScanNative(bytes.NewReader(text), "t", func(e *ingest.Event) error {
+		a.Add(e.Txn, e.Facts, e.KeyIDs, e.ValIDs, e.ListIDs)
+		if a.Refused() {
+			return stop
+		}
+		return nil
+	})
+	a.Close()
+	if err != nil && err != stop {
 		return nil, err.Error()
 	}
 	return compactCheck(c, opts)
@@ -127,14 +151,22 @@ func TestCompactAgainstFull(t *testing.T) {
 				opts := tinyOpts(rng, lv)
 				text := ingest.AppendNativeHistory(nil, h)
 				wantOK, want := fullWitness(text, opts)
+				scanRes, scanWhy := viaScan(text, opts)
+				batch := 1 + rng.IntN(4)
 				for _, path := range []struct {
 					name string
 					run  func() (*incremental.Result, string)
 				}{
-					{"scan", func() (*incremental.Result, string) { return viaScan(text, opts) }},
+					{"scan", func() (*incremental.Result, string) { return scanRes, scanWhy }},
 					{"add", func() (*incremental.Result, string) { return viaAdd(h, opts) }},
+					{"ahead", func() (*incremental.Result, string) { return viaAhead(text, opts, batch) }},
 				} {
 					got, why := path.run()
+					if path.name == "ahead" && (why != scanWhy || !reflect.DeepEqual(got, scanRes)) {
+						// The Compact fed through Ahead ends as the one
+						// fed directly: the same refusal, the same result.
+						t.Fatalf("ahead (batches of %d): %v %q, direct %v %q\n%s", batch, got, why, scanRes, scanWhy, text)
+					}
 					switch {
 					case (got != nil) != (want != nil):
 						t.Fatalf("%s: compact %v (%s), full witness %v; opts %+v\n%s", path.name, got != nil, why, want, opts, text)

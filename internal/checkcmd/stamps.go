@@ -136,6 +136,16 @@ func (r *runner) compact(ctx context.Context) (*incremental.Result, *factsCheck)
 		tc = incremental.NewTimeCompact(hint)
 	}
 	stamps, times := true, tc != nil // the forms still feeding
+	// With STREAMCHECK_COMPACT_AHEAD=1 the stamps' form is recorded on a
+	// goroutine of its own while the scan decodes (stampcheck.Ahead): the
+	// same form, on two processors. Off by default: measured at load
+	// 13-18 on 2 cores it cost 3-13% more CPU and its wall gain could not
+	// be told from the noise (BENCHMARKS.md "decode29 (issue 29)"); it is
+	// for a measurement with a free second core.
+	var ah *stampcheck.Ahead
+	if os.Getenv("STREAMCHECK_COMPACT_AHEAD") == "1" {
+		ah = cp.Ahead()
+	}
 	n := 0
 	err = ingest.ScanNative(f, c.file, func(e *ingest.Event) error {
 		if n++; n%compactEvery == 0 {
@@ -143,7 +153,10 @@ func (r *runner) compact(ctx context.Context) (*incremental.Result, *factsCheck)
 				return err
 			}
 		}
-		if stamps {
+		if stamps && ah != nil {
+			ah.Add(e.Txn, e.Facts, e.KeyIDs, e.ValIDs, e.ListIDs)
+			stamps = !ah.Refused()
+		} else if stamps {
 			cp.AddIDs(e.Txn, e.Facts, e.KeyIDs, e.ValIDs, e.ListIDs)
 			stamps = cp.Why() == ""
 		}
@@ -156,6 +169,12 @@ func (r *runner) compact(ctx context.Context) (*incremental.Result, *factsCheck)
 		}
 		return nil
 	})
+	if ah != nil {
+		ah.Close()
+	}
+	// What Refused had not told yet. A refusal is final, so a scan
+	// stopped for errCompactStop stays one where both forms refused.
+	stamps = cp.Why() == ""
 	if err != nil {
 		why := err.Error()
 		if err == errCompactStop {
