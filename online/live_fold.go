@@ -40,15 +40,17 @@ func (o *Online) foldable(g int, k history.Key, bk *bypassKey, bound int64) bool
 	if o.noFold || bk.mixed || !bk.hasVal || bk.minRead <= bound {
 		return false
 	}
+	// The value first: a scan of a short body, where the others are
+	// lookups in maps over every key ever written.
+	if v, ok := o.finalWrite(o.log.at(g), k); !ok || v != bk.readVal {
+		return false
+	}
 	st := &o.ev
 	if l, has := st.LiveOf[k]; !has || l != g {
 		return false
 	}
-	if holders := st.gx.byKey[k]; len(holders) != 1 || holders[0] != g {
-		return false
-	}
-	v, ok := o.finalWrite(o.log.at(g), k)
-	return ok && v == bk.readVal
+	holders := st.gx.byKey[k]
+	return len(holders) == 1 && holders[0] == g
 }
 
 // foldInit adds to the step's initial node the versions of the folded
