@@ -262,8 +262,14 @@ type reduced struct {
 	// GhostKeys while evict changes it: a map lookup per test was a
 	// twentieth of a step.
 	ghost []bool
-	p     *incremental.Prepared
-	e     *incremental.Encoder
+	// folded are the ghosts folded into the initial node (live_fold.go),
+	// foldSet the same as a set, initAt the initial node's position (-1:
+	// none).
+	folded  []int
+	foldSet map[int]bool
+	initAt  int32
+	p       *incremental.Prepared
+	e       *incremental.Encoder
 }
 
 func (o *Online) finalWrite(t *history.Txn, k history.Key) (history.Value, bool) {
@@ -357,6 +363,7 @@ func (o *Online) build() *reduced {
 	if selfCheck.Load() {
 		o.buildCheck(window, ghosts, touched, keptAt, covered)
 	}
+	o.foldNow = o.foldNow[:0]
 	ghosts = o.bypassGhosts(window, ghosts, keptAt, covered) // evict_bypass.go
 	members := mergeSorted(st.gx.inst[:0], window, ghosts)
 	st.gx.inst = members
@@ -377,7 +384,10 @@ func (o *Online) build() *reduced {
 			initKeys = append(initKeys, k)
 		}
 	}
+	initKeys = o.foldInit(touched, initKeys) // live_fold.go
 	slices.Sort(initKeys)
+	r.initAt = -1
+	r.folded, r.foldSet = o.foldNow, o.foldSet
 	if len(initLists) > 0 || len(initKeys) > 0 {
 		// One transaction holds every fixed initial value: it precedes
 		// everything in real time, as each would alone, and one node
@@ -386,9 +396,10 @@ func (o *Online) build() *reduced {
 		init := history.Txn{ID: "\x00init", Start: initTime, End: initTime + 1, HasTime: true, Status: history.Committed}
 		init.Ops = make([]history.Op, 0, len(initKeys)+len(initLists))
 		for _, k := range initKeys {
-			init.Ops = append(init.Ops, history.Op{Kind: history.Write, Key: k, Value: st.InitVal[k]})
+			init.Ops = append(init.Ops, history.Op{Kind: history.Write, Key: k, Value: o.initValue(k)})
 		}
 		init.Ops = append(init.Ops, initLists...)
+		r.initAt = int32(len(r.h.Txns))
 		r.h.Txns = append(r.h.Txns, init)
 		r.pos = append(r.pos, -1)
 		r.ghost = append(r.ghost, false)

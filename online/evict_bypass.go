@@ -58,6 +58,14 @@ import (
 type bypassKey struct {
 	read     bool
 	minWrite int64
+	// For the fold (live_fold.go): the value every register read of
+	// the key reads (hasVal), mixed once a second value, a list op or
+	// a reader without a time is met, and the earliest start of a
+	// register reader.
+	readVal history.Value
+	hasVal  bool
+	mixed   bool
+	minRead int64
 }
 
 // noteBypass records window member i's op (kept in the instance) for
@@ -65,10 +73,22 @@ type bypassKey struct {
 func (o *Online) noteBypass(i int, op *history.Op) {
 	bk, ok := o.bypass[op.Key]
 	if !ok {
-		bk = bypassKey{minWrite: math.MaxInt64}
+		bk = bypassKey{minWrite: math.MaxInt64, minRead: math.MaxInt64}
 	}
 	if op.Kind != history.Write || op.IsList {
 		bk.read = true
+		t := o.log.at(i)
+		switch {
+		case op.Kind != history.Read || op.IsList || !t.HasTime:
+			bk.mixed = true
+		case !bk.hasVal:
+			bk.readVal, bk.hasVal = op.Value, true
+		case bk.readVal != op.Value:
+			bk.mixed = true
+		}
+		if t.Start < bk.minRead {
+			bk.minRead = t.Start
+		}
 	} else if s := o.log.at(i).Start; s < bk.minWrite {
 		bk.minWrite = s
 	}
@@ -126,36 +146,56 @@ func (o *Online) bypassGhosts(window, ghosts []int, keptAt map[int]bool, cover k
 	}
 	out := ghosts[:0]
 	for _, g := range ghosts {
-		if !o.bypassable(g, skew2, keptAt, cover, sess) {
+		switch o.bypassable(g, skew2, keptAt, cover, sess) {
+		case ghostKept:
 			out = append(out, g)
-			continue
+		case ghostBypassed:
+			o.bypassed++
+		case ghostFolded:
+			o.foldNow = append(o.foldNow, g) // live_fold.go
+			o.folded++
 		}
-		o.bypassed++
 	}
 	return out
 }
 
-// bypassable reports B1-B4 for ghost g.
-func (o *Online) bypassable(g int, skew2 int64, keptAt map[int]bool, cover keptCoverSet, sess map[string][]sessEntry) bool {
+// What bypassable decides of a ghost: kept in the step's instance, left
+// out (B1-B4), or folded into the initial node (F1-F3, live_fold.go).
+const (
+	ghostKept = iota
+	ghostBypassed
+	ghostFolded
+)
+
+// bypassable reports B1-B4 for ghost g (ghostBypassed), or, where only
+// B2 fails, F1-F3 (ghostFolded, live_fold.go).
+func (o *Online) bypassable(g int, skew2 int64, keptAt map[int]bool, cover keptCoverSet, sess map[string][]sessEntry) int {
 	st := &o.ev
 	t := o.log.at(g)
 	if t.Status != history.Committed || !t.HasTime || st.Tail[g] != nil || keptAt[g] || cover.covered(g) {
-		return false
+		return ghostKept
 	}
 	end := o.opts.EffectiveEnd(t)
 	if end == math.MaxInt64 || end > math.MaxInt64-skew2-1 {
-		return false
+		return ghostKept
 	}
+	fate := ghostBypassed
 	for _, k := range st.GhostKeys[g] {
 		if _, l := st.ListPrefix[k]; l {
-			return false
+			return ghostKept
 		}
 		bk, ok := o.bypass[k]
 		if !ok {
 			continue // no op of the instance touches k
 		}
-		if bk.read || bk.minWrite <= end+skew2 {
-			return false
+		if bk.minWrite <= end+skew2 {
+			return ghostKept
+		}
+		if bk.read {
+			if !o.foldable(g, k, &bk, end+skew2) { // live_fold.go
+				return ghostKept
+			}
+			fate = ghostFolded
 		}
 	}
 	if t.HasSession {
@@ -171,11 +211,11 @@ func (o *Online) bypassable(g int, skew2 int64, keptAt map[int]bool, cover keptC
 			return cmp.Compare(a.i, b.i)
 		})
 		if !found || p+1 < len(l) && l[p+1].start == t.Start {
-			return false
+			return ghostKept
 		}
 		if m := l[p].maxBefore; m == math.MaxInt64 || m > t.Start-skew2-1 {
-			return false
+			return ghostKept
 		}
 	}
-	return true
+	return fate
 }

@@ -795,6 +795,9 @@ func (s *evictStep) livePos(k int32) int32 {
 	if g, has := s.st.LiveOf[s.p.Keys()[k]]; has {
 		if at, in := s.r.at[g]; in {
 			prev = at
+		} else if s.r.foldedLive(g) && s.r.initAt >= 0 {
+			// Its version is the initial node's (live_fold.go).
+			prev = s.r.initAt
 		}
 	}
 	s.livePosOf[k] = prev + 1

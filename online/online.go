@@ -149,6 +149,15 @@ type Online struct {
 	bypassSess map[string][]sessEntry
 	bypassed   int
 	noBypass   bool
+	// foldNow are the ghosts the step's build folded into the initial
+	// node (live_fold.go), foldVal their versions by key and foldSet
+	// the same ghosts as a set (both reused); folded counts them and
+	// noFold keeps them in (tests).
+	foldNow []int
+	foldVal map[history.Key]history.Value
+	foldSet map[int]bool
+	folded  int
+	noFold  bool
 	// goneAbsent are the ghosts a step's eviction retired that were not
 	// in its instance, for afterEvict.
 	goneAbsent []int
@@ -645,7 +654,9 @@ func (o *Online) localAlertHistory(r *reduced) (*history.History, []int, error) 
 			set = append(set, i)
 		}
 	}
-	return o.localHistory(set)
+	// A ghost folded into the initial node stands in the instance as
+	// that node's version: its body is the instance's (live_fold.go).
+	return o.localHistory(r.withFolded(set, func(g int) bool { return !o.quar.get(g) }))
 }
 
 // localHistory is H|S for the released transactions set (see
