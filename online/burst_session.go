@@ -225,15 +225,14 @@ func (s *evictStep) sessionIndex() *sessionIdx {
 		ok:       make([]bool, len(p.SessionMembers())),
 	}
 	ix.unsettled = make([][]int32, len(p.SessionMembers()))
-	sane := func(x int64) bool { return x > math.MinInt64/4 && x < math.MaxInt64/4 || x == math.MaxInt64 }
-	skewOK := p.Opts().Skew >= 0 && p.Opts().Skew < math.MaxInt64/16
+	skewOK := skewBoundable(p.Opts().Skew)
 	for ss, ms := range p.SessionMembers() {
 		ok := skewOK
 		var maxEnd, maxStart int64 = math.MinInt64, math.MinInt64
 		for _, u := range ms {
 			tx := &p.History().Txns[u]
 			end := p.Opts().EffectiveEnd(tx)
-			ok = ok && tx.HasTime && sane(tx.Start) && sane(end)
+			ok = ok && tx.HasTime && saneBound(tx.Start) && saneBound(end)
 			act := e.Act()[u]
 			settled := p.Txns()[u].Dropped() || tx.Status == history.Aborted || act == incremental.LitTrue || act == incremental.LitFalse
 			ix.settled[u] = settled

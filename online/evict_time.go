@@ -134,15 +134,14 @@ func newSessionBoundsIn(r *reduced, sb *sessionBounds) *sessionBounds {
 	// Far from the ends of int64, start-2Δ cannot wrap, so it is
 	// monotone in start as the bounds assume; elsewhere the bounds are
 	// left unusable (OK false) and remove scans the whole session.
-	sane := func(x int64) bool { return x > math.MinInt64/4 && x < math.MaxInt64/4 || x == math.MaxInt64 }
-	skewOK := p.Opts().Skew >= 0 && p.Opts().Skew < math.MaxInt64/16
+	skewOK := skewBoundable(p.Opts().Skew)
 	for _, ms := range p.SessionMembers() {
 		ok := skewOK
 		var maxEnd, maxStart int64 = math.MinInt64, math.MinInt64
 		for _, u := range ms {
 			tx := &p.History().Txns[u]
 			end := p.Opts().EffectiveEnd(tx)
-			ok = ok && tx.HasTime && sane(tx.Start) && sane(end) && (p.Txns()[u].Dropped() || tx.Status == history.Aborted || e.Act()[u] == incremental.LitTrue || e.Act()[u] == incremental.LitFalse)
+			ok = ok && tx.HasTime && saneBound(tx.Start) && saneBound(end) && (p.Txns()[u].Dropped() || tx.Status == history.Aborted || e.Act()[u] == incremental.LitTrue || e.Act()[u] == incremental.LitFalse)
 			maxEnd, maxStart = max(maxEnd, end), max(maxStart, tx.Start)
 			sb.preMaxEnd[u], sb.preMaxStart[u], sb.preOK[u] = maxEnd, maxStart, ok
 		}
@@ -152,7 +151,7 @@ func newSessionBoundsIn(r *reduced, sb *sessionBounds) *sessionBounds {
 			u := ms[k]
 			tx := &p.History().Txns[u]
 			end := p.Opts().EffectiveEnd(tx)
-			ok = ok && tx.HasTime && sane(tx.Start) && sane(end)
+			ok = ok && tx.HasTime && saneBound(tx.Start) && saneBound(end)
 			minEnd, minStart = min(minEnd, end), min(minStart, tx.Start)
 			sb.sufMinEnd[u], sb.sufMinStart[u], sb.sufOK[u] = minEnd, minStart, ok
 		}
@@ -185,3 +184,11 @@ func (sb *sessionBounds) allAfter(p *incremental.Prepared, t, u int32) bool {
 	return endT != math.MaxInt64 && endT <= sb.sufMinStart[u]-2*p.Opts().Skew &&
 		sb.sufMinEnd[u] > tt.Start-2*p.Opts().Skew
 }
+
+// saneBound says a time is far from the ends of int64 (or is the open
+// end, MaxInt64), so that start-2Δ cannot wrap and stays monotone in
+// start, as the session bounds (here and in burst_session.go) assume.
+func saneBound(x int64) bool { return x > math.MinInt64/4 && x < math.MaxInt64/4 || x == math.MaxInt64 }
+
+// skewBoundable says the skew is small enough for those bounds.
+func skewBoundable(skew int64) bool { return skew >= 0 && skew < math.MaxInt64/16 }

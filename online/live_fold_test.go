@@ -48,40 +48,8 @@ func TestFoldStepByStep(t *testing.T) {
 // in; it returns the ghosts folded.
 func foldCompare(t *testing.T, opts history.Options, txns []history.Txn, every int) int {
 	t.Helper()
-	ctx := context.Background()
-	fo := NewOnlineConfig(opts, OnlineConfig{Evict: true})
-	all := NewOnlineConfig(opts, OnlineConfig{Evict: true})
-	all.noFold = true
-	stepNo := 0
-	step := func() {
-		stepNo++
-		ga, err := fo.Step(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wa, err := all.Step(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, w := alertKeys(ga), alertKeys(wa)
-		slices.Sort(g)
-		slices.Sort(w)
-		if !slices.Equal(g, w) {
-			t.Fatalf("step %d: alerts folding %v, keeping the ghosts %v", stepNo, g, w)
-		}
-	}
-	feedAlike(opts, txns, func(i int) {
-		if (i+1)%every == 0 {
-			step()
-		}
-	}, fo, all)
-	fo.CloseAll()
-	all.CloseAll()
-	step()
-	if d := fo.Stats().Disagreements + all.Stats().Disagreements; d > 0 {
-		t.Fatalf("%d disagreements", d)
-	}
-	t.Logf("%d steps, %d ghosts folded, %d left out, window %d vs %d", stepNo, fo.folded, fo.bypassed, fo.Stats().Window, all.Stats().Window)
+	fo, all := twinCompare(t, opts, txns, every, "folding", func(e *Online) { e.noFold = true })
+	t.Logf("%d ghosts folded, %d left out, window %d vs %d", fo.folded, fo.bypassed, fo.Stats().Window, all.Stats().Window)
 	return fo.folded
 }
 
