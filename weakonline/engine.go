@@ -178,6 +178,10 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// naiveRebuild makes rebuild close node by node, each close propagating
+// (as before settleClocks): the tests' reference for the batch.
+var naiveRebuild bool
+
 // rebuild makes the fast path anew from the engine's transactions: after
 // a quarantine (the instance lost the core) and after a restore; with a
 // witness (the exact check's commit order, by name), its choices follow
@@ -220,11 +224,13 @@ func (e *Engine) rebuild(witness ...string) {
 			f.release(i, whole(i))
 		}
 	}
+	f.batch = !naiveRebuild
 	for i := range e.txns {
 		if e.flags[i]&(fUnchecked|fQuarantined|fClosed|fSettled) == fClosed {
 			f.close(i, e.txns)
 		}
 	}
+	f.settleClocks()
 	e.fast = f
 }
 

@@ -111,6 +111,10 @@ type fast struct {
 	// holds is out of the instance (R2), and so out of the graph.
 	sum *summary
 
+	// batch: Engine.rebuild is closing every closed node; clocks and
+	// forced edges wait for settleClocks.
+	batch bool
+
 	trouble bool
 	// why says what the first trouble was, for tests and metrics.
 	why string
@@ -651,8 +655,104 @@ func (f *fast) close(i int, txns []history.Txn) {
 		for _, src := range srcs {
 			f.succ[src] = append(f.succ[src], int32(i))
 		}
+		if f.batch {
+			// Engine.rebuild: settleClocks computes every clock and
+			// forced edge once, after the last close.
+			return
+		}
 		f.forcedCausal(int32(i), nil)
 		f.propagate(int32(i))
+	}
+}
+
+// settleClocks ends a batch of closes (Engine.rebuild): it computes every
+// node's clock once, in a topological order of the clocks' dependencies
+// (succ: session successor, closed readers), then each closed node's
+// forced edges from its final past. Closing node by node instead
+// propagated each close through every later clock of its session and
+// their readers, again and again: quadratic in the instance, and most
+// of run --level causal's time, since a rebuild follows every step the
+// fast path could not vouch for.
+//
+// The result is the one the closes by themselves give. Clocks: each is
+// the least solution of clockInto over its inputs, whatever the order
+// they are computed in (propagate iterates to it; here each input is
+// final before its dependants are computed). Forced edges: the closes
+// added, per read and session, an edge from the last writer in the
+// reader's past as it then was, unless it was in the source's past as
+// it then was; pasts only grow, so every such edge either is one of the
+// edges added here from the final pasts, or comes from an earlier writer
+// of the same session (which reaches the final last writer by session
+// order) or from a writer in the source's final past (which reaches the
+// source by session order and read-from edges, all in the graph): the
+// graphs have the same reachability, hence the same cycles, and a read
+// of the initial state meets a writer in its past in both or in neither.
+func (f *fast) settleClocks() {
+	f.batch = false
+	if f.lv != history.Causal {
+		return
+	}
+	n := len(f.node)
+	indeg := make([]int32, n)
+	for d := range n {
+		for _, w := range f.succ[d] {
+			indeg[w]++
+		}
+	}
+	queue := make([]int32, 0, n)
+	for d := range n {
+		if indeg[d] == 0 {
+			queue = append(queue, int32(d))
+		}
+	}
+	ns := len(f.sessLast)
+	done := 0
+	for len(queue) > 0 {
+		d := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		done++
+		if f.clock[d] != nil || f.closed[d] {
+			// clockInto reads only the inputs' clocks: d's own buffer
+			// can take the result when it is long enough.
+			buf := f.clock[d]
+			if len(buf) != ns {
+				buf = make([]int32, ns)
+			}
+			f.clock[d] = f.clockInto(d, buf)
+		}
+		for _, w := range f.succ[d] {
+			if indeg[w]--; indeg[w] == 0 {
+				queue = append(queue, w)
+			}
+		}
+	}
+	if done < n {
+		// A cycle of read-from and session order (the graph holds
+		// those edges: it is in trouble already). The nodes on or
+		// after it are iterated to the least solution as propagate
+		// does, from their clocks at release, which are below it.
+		work := f.work[:0]
+		for d := range n {
+			if indeg[d] > 0 && (f.clock[d] != nil || f.closed[d]) {
+				work = append(work, int32(d))
+			}
+		}
+		for len(work) > 0 {
+			d := work[len(work)-1]
+			work = work[:len(work)-1]
+			clk := f.clockInto(d, make([]int32, ns))
+			if sameClock(clk, f.clock[d]) {
+				continue
+			}
+			f.clock[d] = clk
+			work = append(work, f.succ[d]...)
+		}
+		f.work = work[:0]
+	}
+	for d := range n {
+		if f.closed[d] {
+			f.forcedCausal(int32(d), nil)
+		}
 	}
 }
 
