@@ -2,6 +2,7 @@ package weakonline
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -35,24 +36,12 @@ var retireInitRegressions = []struct {
 		// missed. P is held with its reads (a pin), yet Q, which reads
 		// P's write, retires: P is settled for the propagation.
 		name: "RI1 a forced read of the initial state, then another initial value",
-		calls: []rtCall{
+		calls: thenL([]rtCall{
 			{release: "P[0,10] r x null, w y 1 (session a)"},
 			{close: []string{"P"}, step: true},
 			{release: "Q[20,30] r y 1, w z 1 (session b)"},
 			{close: []string{"Q"}, step: true},
-			// Others, so that the transactions held double and a pass
-			// runs (maybeRetire) before L arrives.
-			{release: "U1[31,32] w u 1 (session d)"}, {close: []string{"U1"}, step: true},
-			{release: "U2[32,33] w u 2 (session d)"}, {close: []string{"U2"}, step: true},
-			{release: "U3[33,34] w u 3 (session d)"}, {close: []string{"U3"}, step: true},
-			{release: "U4[34,35] w u 4 (session d)"}, {close: []string{"U4"}, step: true},
-			{release: "U5[35,36] w u 5 (session d)"}, {close: []string{"U5"}, step: true},
-			{release: "U6[36,37] w u 6 (session d)"}, {close: []string{"U6"}, step: true},
-			{release: "U7[37,38] w u 7 (session d)"}, {close: []string{"U7"}, step: true},
-			{release: "U8[38,39] w u 8 (session d)"}, {close: []string{"U8"}, step: true},
-			{release: "L[40,50] r x 5 (session c)"},
-			{close: []string{"L"}, step: true},
-		},
+		}, "L[40,50] r x 5 (session c)"),
 		want:        []struct{ class, member string }{{"cycle", "P"}},
 		retires:     "Q",
 		naiveMisses: true,
@@ -61,24 +50,12 @@ var retireInitRegressions = []struct {
 		// RI2: the same reads of the initial value null again, late,
 		// after P retired its neighbours: valid, nothing raised.
 		name: "RI2 the pinned value read again",
-		calls: []rtCall{
+		calls: thenL([]rtCall{
 			{release: "P[0,10] r x null, w y 1 (session a)"},
 			{close: []string{"P"}, step: true},
 			{release: "Q[20,30] r y 1, w z 1 (session b)"},
 			{close: []string{"Q"}, step: true},
-			// Others, so that the transactions held double and a pass
-			// runs (maybeRetire) before L arrives.
-			{release: "U1[31,32] w u 1 (session d)"}, {close: []string{"U1"}, step: true},
-			{release: "U2[32,33] w u 2 (session d)"}, {close: []string{"U2"}, step: true},
-			{release: "U3[33,34] w u 3 (session d)"}, {close: []string{"U3"}, step: true},
-			{release: "U4[34,35] w u 4 (session d)"}, {close: []string{"U4"}, step: true},
-			{release: "U5[35,36] w u 5 (session d)"}, {close: []string{"U5"}, step: true},
-			{release: "U6[36,37] w u 6 (session d)"}, {close: []string{"U6"}, step: true},
-			{release: "U7[37,38] w u 7 (session d)"}, {close: []string{"U7"}, step: true},
-			{release: "U8[38,39] w u 8 (session d)"}, {close: []string{"U8"}, step: true},
-			{release: "L[40,50] r x null, r z 1 (session c)"},
-			{close: []string{"L"}, step: true},
-		},
+		}, "L[40,50] r x null, r z 1 (session c)"),
 		retires: "Q",
 	},
 	{
@@ -94,7 +71,7 @@ var retireInitRegressions = []struct {
 		// value is 5) is missed. N pins q and z to null, so that W and
 		// Q cannot take their reads from the initial state instead.
 		name: "RI3 an initial read another writer could explain",
-		calls: []rtCall{
+		calls: thenL([]rtCall{
 			{release: "N[0,3] r q null, r z null (session f)"},
 			{close: []string{"N"}, step: true},
 			{release: "R[0,20] r x null, w z 1 (session a)"},
@@ -103,22 +80,22 @@ var retireInitRegressions = []struct {
 			{close: []string{"R"}, step: true},
 			{close: []string{"Q"}, step: true},
 			{close: []string{"W"}, step: true},
-			// Others, so that the transactions held double and a pass
-			// runs (maybeRetire) before L arrives.
-			{release: "U1[31,32] w u 1 (session d)"}, {close: []string{"U1"}, step: true},
-			{release: "U2[32,33] w u 2 (session d)"}, {close: []string{"U2"}, step: true},
-			{release: "U3[33,34] w u 3 (session d)"}, {close: []string{"U3"}, step: true},
-			{release: "U4[34,35] w u 4 (session d)"}, {close: []string{"U4"}, step: true},
-			{release: "U5[35,36] w u 5 (session d)"}, {close: []string{"U5"}, step: true},
-			{release: "U6[36,37] w u 6 (session d)"}, {close: []string{"U6"}, step: true},
-			{release: "U7[37,38] w u 7 (session d)"}, {close: []string{"U7"}, step: true},
-			{release: "U8[38,39] w u 8 (session d)"}, {close: []string{"U8"}, step: true},
-			{release: "L[40,50] r x 5 (session e)"},
-			{close: []string{"L"}, step: true},
-		},
+		}, "L[40,50] r x 5 (session e)"),
 		want:        []struct{ class, member string }{{history.G1c, "W"}},
 		naiveMisses: true,
 	},
+}
+
+// thenL is calls followed by eight unrelated writers, each closed with a
+// step (so that the transactions held double and a pass runs,
+// maybeRetire, before L arrives), then L released, closed and stepped.
+func thenL(calls []rtCall, l string) []rtCall {
+	for i := 1; i <= 8; i++ {
+		calls = append(calls,
+			rtCall{release: fmt.Sprintf("U%d[%d,%d] w u %d (session d)", i, 30+i, 31+i, i)},
+			rtCall{close: []string{fmt.Sprintf("U%d", i)}, step: true})
+	}
+	return append(calls, rtCall{release: l}, rtCall{close: []string{"L"}, step: true})
 }
 
 func TestRetireInitRegressions(t *testing.T) {
@@ -134,30 +111,8 @@ func TestRetireInitRegressions(t *testing.T) {
 					t.Fatal(err)
 				}
 				var got []*online.Alert
-				for _, c := range rc.calls {
-					if c.release != "" {
-						h, err := history.ParseCompact(c.release)
-						if err != nil {
-							t.Fatal(err)
-						}
-						h.Txns[0].Pos = history.Pos{}
-						e.Release(h.Txns[0])
-					}
-					e.Close(c.close...)
-					if c.step {
-						as, err := e.Step(ctx)
-						if err != nil {
-							t.Fatal(err)
-						}
-						got = append(got, as...)
-					}
-				}
-				e.CloseAll()
-				as, err := e.Step(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return append(got, as...), e
+				feedCalls(ctx, t, e, rc.calls, func(as []*online.Alert) { got = append(got, as...) })
+				return got, e
 			}
 			ids := func(as []*online.Alert) []string {
 				var out []string

@@ -26,6 +26,35 @@ type rtCall struct {
 	step    bool
 }
 
+// feedCalls makes calls on e in order, then closes everything and steps
+// once more, handing each step's alerts to alerts.
+func feedCalls(ctx context.Context, t *testing.T, e *Engine, calls []rtCall, alerts func([]*online.Alert)) {
+	t.Helper()
+	step := func() {
+		as, err := e.Step(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alerts(as)
+	}
+	for _, c := range calls {
+		if c.release != "" {
+			h, err := history.ParseCompact(c.release)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Txns[0].Pos = history.Pos{}
+			e.Release(h.Txns[0])
+		}
+		e.Close(c.close...)
+		if c.step {
+			step()
+		}
+	}
+	e.CloseAll()
+	step()
+}
+
 var retireRegressions = []struct {
 	name  string
 	calls []rtCall
@@ -144,30 +173,7 @@ func TestRetireRegressions(t *testing.T) {
 							}
 						}
 					}
-					for _, c := range rc.calls {
-						if c.release != "" {
-							h, err := history.ParseCompact(c.release)
-							if err != nil {
-								t.Fatal(err)
-							}
-							h.Txns[0].Pos = history.Pos{}
-							e.Release(h.Txns[0])
-						}
-						e.Close(c.close...)
-						if c.step {
-							as, err := e.Step(ctx)
-							if err != nil {
-								t.Fatal(err)
-							}
-							check(as)
-						}
-					}
-					e.CloseAll()
-					as, err := e.Step(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					check(as)
+					feedCalls(ctx, t, e, rc.calls, check)
 					if len(got) != len(rc.want) {
 						t.Fatalf("retire=%v fast=%v: %d alerts, want %d", !cfg.NoRetire, !noFast, len(got), len(rc.want))
 					}
