@@ -53,11 +53,16 @@ func numberKeys(h *history.History) *keyed {
 // keyed by the string's data pointer and length: an open-addressing
 // table with a multiplicative hash of the pointer, a few instructions
 // and one cache line, where a Go map hashes both words with aeshash. A
-// miss falls back to the key's text. Each slot holds its string, so the
-// bytes a pointer names stay alive as long as the index (and Go's heap
-// does not move them): equal pointers and lengths mean equal keys, also
-// online, where the transactions that brought a key are long gone
-// (stamponline); equal keys with different pointers meet in the text map.
+// miss falls back to the key's text. A slot is 16 bytes (the pointer,
+// the length, the id): the index is probed for every op, offline and
+// in stamponline's replay, where with the keys' states it is most of
+// the cache misses (BENCHMARKS.md "stampsrun29"). The slot holds the
+// data pointer as an unsafe.Pointer, which keeps those bytes alive as
+// long as the index (and Go's heap does not move them): equal pointers
+// and lengths mean equal keys, also online, where the transactions that
+// brought a key are long gone; equal keys with different pointers meet
+// in the text map, each pointer then getting a slot of its own for the
+// same id.
 type KeyIndex struct {
 	slots []ptrSlot
 	used  int
@@ -66,7 +71,8 @@ type KeyIndex struct {
 }
 
 type ptrSlot struct {
-	k  history.Key // "": empty
+	p  unsafe.Pointer // nil: empty
+	n  uint32
 	id int32
 }
 
@@ -79,19 +85,19 @@ func NewKeyIndex() *KeyIndex {
 func (x *KeyIndex) Get(k history.Key) int32 { return x.get(k) }
 
 func (x *KeyIndex) get(k history.Key) int32 {
-	p := uintptr(unsafe.Pointer(unsafe.StringData(string(k))))
-	if p == 0 {
+	p := unsafe.Pointer(unsafe.StringData(string(k)))
+	if p == nil || uint64(len(k)) > 1<<32-1 {
 		return x.text(k) // the empty key has no data pointer
 	}
 	mask := len(x.slots) - 1
-	for s := int((uint64(p) * 0x9E3779B97F4A7C15) >> x.shift); ; s = (s + 1) & mask {
+	for s := int((uint64(uintptr(p)) * 0x9E3779B97F4A7C15) >> x.shift); ; s = (s + 1) & mask {
 		e := &x.slots[s]
-		if len(e.k) == len(k) && uintptr(unsafe.Pointer(unsafe.StringData(string(e.k)))) == p {
+		if e.p == p && e.n == uint32(len(k)) {
 			return e.id
 		}
-		if e.k == "" {
+		if e.p == nil {
 			id := x.text(k)
-			*e = ptrSlot{k: k, id: id}
+			*e = ptrSlot{p: p, n: uint32(len(k)), id: id}
 			if x.used++; 2*x.used > len(x.slots) {
 				x.grow()
 			}
@@ -115,11 +121,11 @@ func (x *KeyIndex) grow() {
 	x.shift--
 	mask := len(x.slots) - 1
 	for _, e := range old {
-		if e.k == "" {
+		if e.p == nil {
 			continue
 		}
-		s := int((uint64(uintptr(unsafe.Pointer(unsafe.StringData(string(e.k))))) * 0x9E3779B97F4A7C15) >> x.shift)
-		for x.slots[s].k != "" {
+		s := int((uint64(uintptr(e.p)) * 0x9E3779B97F4A7C15) >> x.shift)
+		for x.slots[s].p != nil {
 			s = (s + 1) & mask
 		}
 		x.slots[s] = e

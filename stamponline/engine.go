@@ -95,7 +95,7 @@ type Engine struct {
 	// The fast path (fast.go).
 	queue    items
 	pool     []*pend // replayed pends for reuse (newPend)
-	kx       *keyIndex
+	kx       *stampcheck.KeyIndex
 	keys     []keyState // by kx's id
 	cold     []keyCold  // by kx's id
 	sessions map[string]*session
@@ -161,7 +161,7 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 // (New starts it, Restore resumes it).
 func newEngine(opts history.Options, cfg Config) *Engine {
 	e := &Engine{promised: opts.Level, opts: opts, cfg: cfg, si: sionline.Levels(opts.Level),
-		notes: map[noteKey]history.Facts{}, late: map[noteKey]history.Facts{}, kx: newKeyIndex(),
+		notes: map[noteKey]history.Facts{}, late: map[noteKey]history.Facts{}, kx: stampcheck.NewKeyIndex(),
 		sessions: map[string]*session{}, open: map[string]int64{}}
 	e.opts.Level = Checked(opts.Level)
 	e.queue.e = e

@@ -552,7 +552,7 @@ func (e *Engine) readOK(id int32, k *keyState, op *history.Op, o *own) bool {
 }
 
 // key returns the id and state of key x, creating it. Keys are numbered
-// by a keyIndex (keys.go: a pointer table over the decoder's interned
+// by a stampcheck.KeyIndex (a pointer table over the decoder's interned
 // keys), their states kept in one slice: no map in the replay. The
 // pointer is good until the next call (a new key may move the slice):
 // what outlives one op keeps the id.
