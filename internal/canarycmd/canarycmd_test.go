@@ -125,6 +125,30 @@ func confirmCore(t *testing.T, h *history.History, a alertLine) {
 	}
 }
 
+// unexplained is the class of a proven core whose cycle was not drawn.
+const unexplained = "cycle"
+
+// keptPromise holds an alert's core, projected from the recorded history
+// (docs/SEMANTICS.md §3), to the level the database promises: a core
+// that violates it would be an anomaly the isolation forbids, that is a
+// false alarm of the checker (or a database bug worth its own report).
+func keptPromise(t *testing.T, h *history.History, a alertLine, promised history.Level) {
+	t.Helper()
+	opts := onlineOpts
+	opts.Level = promised
+	core := incremental.Project(h, opts, a.Core)
+	if len(core.Txns) != len(a.Core) {
+		t.Fatalf("alert %s names %d transactions, %d of them recorded", a.ID, len(a.Core), len(core.Txns))
+	}
+	res, err := incremental.Check(context.Background(), core, opts, incremental.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != incremental.Valid {
+		t.Errorf("alert %s (%s): its core violates %s, which the database promises: %v", a.ID, a.Type, promised, res.Verdict)
+	}
+}
+
 func statuses(h *history.History) map[history.Status]int {
 	n := map[history.Status]int{}
 	for _, tx := range h.Txns {
@@ -161,6 +185,11 @@ type weak struct {
 	name, dsn string
 	args      []string
 	allowed   *regexp.Regexp
+	// promised is the level the isolation keeps (docs/LEVELS.md): every
+	// alert's core, projected from the recorded history, must pass it on
+	// its own, whatever the alert is named. That is the false-alarm
+	// oracle; the names only say which shape was found.
+	promised history.Level
 }
 
 // Anomalies each isolation allows. Read committed (PostgreSQL) and
@@ -174,15 +203,15 @@ type weak struct {
 // real-time or session order (T3 ended before T1 began, so T1 saw T3).
 var weakControls = []weak{
 	{"postgres-read-committed", pgDSN, []string{"--isolation", "read-committed"},
-		regexp.MustCompile(`^(lost-update|read-skew|write-skew|G1c|G-single|G-nonadjacent|G2-item)(-realtime|-process)?$`)},
+		regexp.MustCompile(`^(lost-update|read-skew|write-skew|G1c|G-single|G-nonadjacent|G2-item)(-realtime|-process)?$`), history.ReadCommitted},
 	// Write skew is the only cycle PostgreSQL's repeatable read allows, and
 	// the mixed workload spreads it over 16 rows of one workload in five: it
 	// found none in 20 s now and then. The write-skew workload on four rows
 	// meets it within seconds.
 	{"postgres-repeatable-read", pgDSN, []string{"--isolation", "repeatable-read", "--workload", "write-skew", "--keys", "4"},
-		regexp.MustCompile(`^(write-skew|G2-item)(-realtime|-process)?$`)},
+		regexp.MustCompile(`^(write-skew|G2-item)(-realtime|-process)?$`), history.StrongSnapshotIsolation},
 	{"mariadb-repeatable-read", mysqlDSN, []string{"--isolation", "repeatable-read", "--innodb-snapshot-isolation", "off"},
-		regexp.MustCompile(`^(lost-update|read-skew|write-skew|internal|G1c|G-single|G-nonadjacent|G2-item)(-realtime|-process)?$`)},
+		regexp.MustCompile(`^(lost-update|read-skew|write-skew|internal|G1c|G-single|G-nonadjacent|G2-item)(-realtime|-process)?$`), history.ReadCommitted},
 }
 
 func runWeak(t *testing.T, w weak, budget time.Duration) {
@@ -196,6 +225,14 @@ func runWeak(t *testing.T, w weak, budget time.Duration) {
 	t.Logf("%d alerts, run took %s", len(o.alerts), time.Since(start).Round(time.Millisecond))
 	for _, a := range o.alerts {
 		if a.Updated {
+			continue
+		}
+		keptPromise(t, o.hist, a, w.promised)
+		if a.Class == unexplained {
+			// The explanation's case analysis went deeper than it prints
+			// (incremental/describe.go): the core is proven but carries no
+			// class to hold to the list; keptPromise above is the check.
+			t.Logf("alert %s is unexplained (%s); its core passes %s", a.ID, a.Type, w.promised)
 			continue
 		}
 		if !w.allowed.MatchString(a.Type) && !w.allowed.MatchString(a.Class) {

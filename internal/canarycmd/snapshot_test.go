@@ -41,7 +41,7 @@ func TestSnapshotLevelCanary(t *testing.T) {
 		}
 	})
 	t.Run("read-committed", func(t *testing.T) {
-		w := weak{"postgres-read-committed", pgDSN, []string{"--isolation", "read-committed", "--level", history.SnapshotIsolation.String()}, weakControls[0].allowed}
+		w := weak{"postgres-read-committed", pgDSN, []string{"--isolation", "read-committed", "--level", history.SnapshotIsolation.String()}, weakControls[0].allowed, weakControls[0].promised}
 		runWeak(t, w, 20*time.Second)
 	})
 }
