@@ -69,7 +69,7 @@ func describe(ctx context.Context, p *prepared, core []int32) Anomaly {
 	}
 	x := newExplainer(e)
 	x.ctx = ctx
-	forced, cycle := x.run(3)
+	forced, cycle, note := x.explain(3)
 	if x.stopped {
 		return timedOutAnomaly(a, p.opts.Level)
 	}
@@ -91,6 +91,9 @@ func describe(ctx context.Context, p *prepared, core []int32) Anomaly {
 	a.Type = pattern(pe, a.Cycle, a.Class)
 	for _, f := range a.Forced {
 		a.Text = append(a.Text, fmt.Sprintf("%s, because the other order would close the cycle %s.", f.Order, cycleString(f.Cycle)))
+	}
+	if note != "" {
+		a.Text = append(a.Text, note)
 	}
 	for _, s := range a.Cycle {
 		a.Text = append(a.Text, s.Why+".")

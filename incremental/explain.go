@@ -11,9 +11,25 @@ import (
 // explainer replays the reasoning behind a small unsatisfiable instance:
 // 1-width pruning (VeriStrong §6.1.1) done by hand, recording why.
 type explainer struct {
-	e      *encoder
-	assign map[lit]bool
-	adj    map[int32][]int // node -> indices into e.edges
+	e *encoder
+	// assign holds, per solver variable, whether its positive literal is
+	// true (1), false (-1) or undecided (0); ver counts its changes, so
+	// that the reachability below is rebuilt only when it is stale.
+	assign []int8
+	ver    uint64
+	adj    [][]int // node -> indices into e.edges
+	// byLit lists, per literal, the edges it conditions (as a or b).
+	byLit [][]int32
+	// reach answers "can this choice close a cycle at all" without a
+	// search (explain_reach.go); plain turns it off, so that a test can
+	// hold the filtered explanation to the unfiltered one.
+	reach reachCache
+	plain bool
+	// BFS scratch of path, reused across searches.
+	seen  []uint32
+	stamp uint32
+	prev  []int32
+	queue []int32
 	// searches counts cycle searches: case splits multiply them, and a
 	// core with many choices (a counter that lost dozens of updates) made
 	// the explanation outlast the check by minutes. Past explainBudget no
@@ -25,6 +41,14 @@ type explainer struct {
 	// returns nothing, so run unwinds at once.
 	ctx     context.Context
 	stopped bool
+	// work counts the edges the searches have scanned; past explainWork
+	// the step-by-step replay stops (exhausted) and explain finishes in
+	// batches (explain_reach.go).
+	work      int
+	exhausted bool
+	// batchLog is what batch did, in order: litTrue for a unit
+	// propagation, else a literal it set false (tests replay it).
+	batchLog []lit
 }
 
 // done reports whether the deadline has passed, polling the context.
@@ -37,6 +61,16 @@ func (x *explainer) done() bool {
 
 const explainBudget = 20000
 
+// explainWork bounds the edges the step-by-step replay scans (a fraction
+// of a second): one forced order per step, each step a search per
+// undecided choice, is quadratic in the choices, and a core of 158 list
+// transactions has 8,391 of them.
+var explainWork = 40_000_000
+
+// explainPlain turns the closure filter off in every new explainer
+// (tests: the filtered explanation must be the search's own).
+var explainPlain = false
+
 type forcedStep struct {
 	what  string
 	cycle []edgeRec
@@ -46,11 +80,36 @@ type forcedStep struct {
 }
 
 func newExplainer(e *encoder) *explainer {
-	x := &explainer{e: e, assign: map[lit]bool{}, adj: map[int32][]int{}}
+	nodes := 0
+	vars := e.s.NumVars()
+	for _, r := range e.edges {
+		nodes = max(nodes, int(r.from)+1, int(r.to)+1)
+		for _, l := range []lit{r.a, r.b} {
+			if l >= 0 {
+				vars = max(vars, int(l>>1)+1)
+			}
+		}
+	}
+	x := &explainer{e: e, assign: make([]int8, vars), adj: make([][]int, nodes), byLit: make([][]int32, 2*vars)}
 	for i, r := range e.edges {
 		x.adj[r.from] = append(x.adj[r.from], i)
+		for _, l := range []lit{r.a, r.b} {
+			if l >= 0 && (l != r.b || r.a != r.b) {
+				x.byLit[l] = append(x.byLit[l], int32(i))
+			}
+		}
 	}
+	x.seen = make([]uint32, nodes)
+	x.prev = make([]int32, nodes)
+	x.plain = explainPlain
 	return x
+}
+
+// grow makes room for variable v (a literal the edges did not mention).
+func (x *explainer) grow(v int) {
+	for len(x.assign) <= v {
+		x.assign = append(x.assign, 0)
+	}
 }
 
 func (x *explainer) value(l lit) (val, ok bool) {
@@ -60,21 +119,27 @@ func (x *explainer) value(l lit) (val, ok bool) {
 	case litFalse:
 		return false, true
 	}
-	if v, ok := x.assign[l]; ok {
-		return v, true
+	if int(l>>1) >= len(x.assign) {
+		return false, false
 	}
-	if v, ok := x.assign[l.not()]; ok {
-		return !v, true
+	a := x.assign[l>>1]
+	if a == 0 {
+		return false, false
 	}
-	return false, false
+	return (a > 0) == (l&1 == 0), true
 }
 
 func (x *explainer) set(l lit, v bool) {
 	if l == litTrue || l == litFalse {
 		return
 	}
-	delete(x.assign, l.not())
-	x.assign[l] = v
+	x.grow(int(l >> 1))
+	a := int8(-1)
+	if v == (l&1 == 0) {
+		a = 1
+	}
+	x.assign[l>>1] = a
+	x.ver++
 }
 
 // holds reports whether an edge is present, treating extra as true.
@@ -95,28 +160,47 @@ func (x *explainer) holds(r *edgeRec, extra lit) bool {
 // when extra is litTrue.
 func (x *explainer) cycle(extra lit) []edgeRec {
 	x.searches++
+	if !x.plain && x.cannotClose(extra) {
+		return nil
+	}
 	var best []edgeRec
-	for i := range x.e.edges {
+	try := func(i int) bool {
 		// Each edge may start a search through the whole core: poll the
 		// deadline every few of them.
 		if i&63 == 0 && x.done() {
-			return nil
+			return false
 		}
 		r := &x.e.edges[i]
 		if !x.holds(r, extra) {
-			continue
-		}
-		if extra != litTrue && r.a != extra && r.b != extra {
-			continue
+			return true
 		}
 		// Shortest path r.to ~> r.from by BFS.
 		path := x.path(r.to, r.from, extra)
 		if path == nil {
-			continue
+			return true
 		}
 		c := append([]edgeRec{*r}, path...)
 		if best == nil || weight(c) < weight(best) {
 			best = c
+		}
+		return true
+	}
+	if extra != litTrue && extra >= 0 && int(extra) < len(x.byLit) && !x.plain {
+		// Only the edges extra conditions, in the same (index) order.
+		for _, i := range x.byLit[extra] {
+			if !try(int(i)) {
+				return nil
+			}
+		}
+		return best
+	}
+	for i := range x.e.edges {
+		r := &x.e.edges[i]
+		if extra != litTrue && r.a != extra && r.b != extra {
+			continue
+		}
+		if !try(i) {
+			return nil
 		}
 	}
 	return best
@@ -155,21 +239,31 @@ func (x *explainer) path(from, to int32, extra lit) []edgeRec {
 	if from == to {
 		return []edgeRec{}
 	}
-	prev := map[int32]int{from: -1}
-	queue := []int32{from}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
+	// Breadth first from `from`, nodes marked with this search's stamp
+	// (a node not yet marked has no prev edge); the same visiting order
+	// as a map of predecessors, without one.
+	x.stamp++
+	if x.stamp == 0 {
+		clear(x.seen)
+		x.stamp = 1
+	}
+	x.seen[from] = x.stamp
+	queue := append(x.queue[:0], from)
+	defer func() { x.queue = queue[:0] }()
+	for qi := 0; qi < len(queue); qi++ {
+		n := queue[qi]
+		x.work += len(x.adj[n])
 		for _, ei := range x.adj[n] {
 			r := &x.e.edges[ei]
-			if _, seen := prev[r.to]; seen || !x.holds(r, extra) {
+			if x.seen[r.to] == x.stamp || !x.holds(r, extra) {
 				continue
 			}
-			prev[r.to] = ei
+			x.seen[r.to] = x.stamp
+			x.prev[r.to] = int32(ei)
 			if r.to == to {
 				var out []edgeRec
 				for at := to; at != from; {
-					ei := prev[at]
+					ei := x.prev[at]
 					out = append([]edgeRec{x.e.edges[ei]}, out...)
 					at = x.e.edges[ei].from
 				}
@@ -213,6 +307,12 @@ func (x *explainer) run(depth int) ([]forcedStep, []edgeRec) {
 	var forced []forcedStep
 	choices := x.choices()
 	for iter := 0; iter < 1000 && !x.done(); iter++ {
+		if x.work > explainWork {
+			x.exhausted = true
+		}
+		if x.exhausted {
+			break
+		}
 		x.unitPropagate()
 		if c := x.cycle(litTrue); c != nil {
 			return forced, c
@@ -240,13 +340,13 @@ func (x *explainer) run(depth int) ([]forcedStep, []edgeRec) {
 			forced = append(forced, f)
 			continue
 		}
-		if depth == 0 || x.searches > explainBudget {
+		if depth == 0 || x.searches > explainBudget || x.exhausted {
 			break
 		}
 		// Split on read-from choices first: "either T read from A or from
 		// B" is how a person argues about duplicate values.
 		for _, l := range x.splitOrder(choices) {
-			if x.searches > explainBudget {
+			if x.searches > explainBudget || x.exhausted {
 				break
 			}
 			if _, ok := x.value(l); ok {
@@ -295,19 +395,13 @@ func (x *explainer) splitOrder(choices []lit) []lit {
 	return append(rf, rest...)
 }
 
-func (x *explainer) snapshot() map[lit]bool {
-	m := make(map[lit]bool, len(x.assign))
-	for k, v := range x.assign {
-		m[k] = v
-	}
-	return m
+func (x *explainer) snapshot() []int8 {
+	return append([]int8(nil), x.assign...)
 }
 
-func (x *explainer) restore(m map[lit]bool) {
-	x.assign = make(map[lit]bool, len(m))
-	for k, v := range m {
-		x.assign[k] = v
-	}
+func (x *explainer) restore(m []int8) {
+	x.assign = append(x.assign[:0], m...)
+	x.ver++
 }
 
 // unitPropagate applies each read's exactly-one and a chosen writer's

@@ -55,7 +55,7 @@ func describeSI(ctx context.Context, p *prepared, core []int32) Anomaly {
 	}
 	x := newExplainer(e)
 	x.ctx = ctx
-	forced, cycle := x.run(3)
+	forced, cycle, note := x.explain(3)
 	if x.stopped {
 		return timedOutAnomaly(a, p.opts.Level)
 	}
@@ -83,6 +83,9 @@ func describeSI(ctx context.Context, p *prepared, core []int32) Anomaly {
 	a.Type = pattern(pe, a.Cycle, a.Class)
 	for _, f := range a.Forced {
 		a.Text = append(a.Text, fmt.Sprintf("%s, because the other order would close the cycle %s.", f.Order, cycleString(f.Cycle)))
+	}
+	if note != "" {
+		a.Text = append(a.Text, note)
 	}
 	for _, s := range a.Cycle {
 		a.Text = append(a.Text, s.Why+".")
