@@ -31,6 +31,105 @@ import (
 // against: every in-doubt writer takes the witness's choice).
 var NoCompanions = false
 
+// NoOverwrite turns off the rule that lets a companion outlive an
+// overwrite of one of its versions (overwritten): the rule before it,
+// against which the tests compare.
+var NoOverwrite = false
+
+// overwritten returns, among the register keys that the companions
+// comps write and that chunk xs touches (touched), those whose first
+// access by a member of xs in the witness is the commit of a write: no
+// member of xs reads the key from outside before that commit (an
+// external read is at its reader's begin; a member with no begin in the
+// witness counts as reading first). A key a member appends to or reads
+// as a list is never one.
+func overwritten(e *Engine, comps []companion, xs []int, witness []string, touched map[history.Key]bool) map[history.Key]bool {
+	want := map[history.Key]bool{}
+	for _, c := range comps {
+		for _, op := range c.Writes {
+			if op.Kind == history.Write && touched[op.Key] {
+				want[op.Key] = true
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	// Per member of xs touching a wanted key: whether it reads it from
+	// outside (its first op on the key a read), writes it, or uses it as
+	// a list.
+	type use struct{ read, write bool }
+	uses := map[string]map[history.Key]use{}
+	bad := map[history.Key]bool{}
+	for _, i := range xs {
+		x := &e.txs[i]
+		var m map[history.Key]use
+		for _, op := range x.T.Ops {
+			if !want[op.Key] {
+				continue
+			}
+			if op.IsList || op.Kind == history.Append || (op.Kind != history.Read && op.Kind != history.Write) {
+				bad[op.Key] = true
+				continue
+			}
+			if m == nil {
+				m = map[history.Key]use{}
+			}
+			u, seen := m[op.Key]
+			if op.Kind == history.Read && !seen {
+				u.read = true
+			}
+			if op.Kind == history.Write {
+				u.write = true
+			}
+			m[op.Key] = u
+		}
+		if m != nil {
+			uses[x.Name] = m
+		}
+	}
+	over := map[history.Key]bool{}
+	began := map[string]bool{}
+	for _, ev := range witness {
+		commit := strings.HasPrefix(ev, "commit ")
+		name := ev[strings.IndexByte(ev, ' ')+1:]
+		m, ok := uses[name]
+		if !ok {
+			continue
+		}
+		if !commit {
+			began[name] = true
+			for k, u := range m {
+				if u.read && !over[k] {
+					bad[k] = true // read before any overwrite
+				}
+			}
+			continue
+		}
+		for k, u := range m {
+			if u.write && !bad[k] {
+				over[k] = true
+			}
+		}
+	}
+	// A reader with no begin in the witness (not ordered) counts as a
+	// read before every overwrite.
+	for name, m := range uses {
+		if began[name] {
+			continue
+		}
+		for k, u := range m {
+			if u.read {
+				bad[k] = true
+			}
+		}
+	}
+	for k := range bad {
+		delete(over, k)
+	}
+	return over
+}
+
 // compPrefix begins every companion's name in the screen; no member's
 // name begins with it (add names members by released IDs, "unchecked:"
 // ones, or ID@start).
@@ -173,15 +272,34 @@ func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, comm
 			touched[op.Key] = true
 		}
 	}
+	var over map[history.Key]bool
+	if !NoOverwrite {
+		over = overwritten(e, g.Comp, xs, witness, touched)
+	}
 	used := map[history.Key]bool{}
 	var kept []companion
 	for _, c := range g.Comp {
-		drop := false
+		// A register version of c that a member of the chunk overwrote
+		// before any member read it is dead: c's commit where it stands
+		// (before the chunk) changes no read of the chunk there, and the
+		// ghost after it holds the overwriting version either way
+		// (docs/SEMANTICS.md §5 "A companion outlives the overwrites of
+		// its versions"). Any other touch drops c.
+		drop, dead := false, 0
 		for _, op := range c.Writes {
-			drop = drop || touched[op.Key]
+			switch {
+			case !touched[op.Key]:
+			case over[op.Key]:
+				dead++
+			default:
+				drop = true
+			}
 		}
-		if drop {
+		if drop || dead == len(c.Writes) {
 			continue
+		}
+		if dead > 0 {
+			c.Writes = slices.DeleteFunc(slices.Clone(c.Writes), func(op history.Op) bool { return over[op.Key] })
 		}
 		kept = append(kept, c)
 		for _, k := range c.Keys {

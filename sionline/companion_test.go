@@ -146,7 +146,9 @@ func TestCompanionKeepsAnomalies(t *testing.T) {
 // aborts, an injected anomaly in every other one), in the same arrival
 // order, batches and ticks, the witness's choices taken at once
 // (WaitWindow 0): the same alerts (ids, in order), the first verdict
-// check's, and companions made. STREAMCHECK_SIONLINE_COMP=N runs N
+// check's, and companions made. The engine with companions runs also
+// with NoOverwrite (a companion leaves at the first touch of a key it
+// writes), with the same alerts. STREAMCHECK_SIONLINE_COMP=N runs N
 // streams (default 12).
 func TestCompanionsMatchNaive(t *testing.T) {
 	count := 12
@@ -156,7 +158,7 @@ func TestCompanionsMatchNaive(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIONLINE_COMP")); err == nil && n > 0 {
 		count = n
 	}
-	defer func(w, s int, c bool) { WaitWindow, segTxns, NoCompanions = w, s, c }(WaitWindow, segTxns, NoCompanions)
+	defer func(w, s int, c, o bool) { WaitWindow, segTxns, NoCompanions, NoOverwrite = w, s, c, o }(WaitWindow, segTxns, NoCompanions, NoOverwrite)
 	WaitWindow = 0
 	made, fewer := 0, 0
 	for i := 0; i < count; i++ {
@@ -178,9 +180,15 @@ func TestCompanionsMatchNaive(t *testing.T) {
 				return alertIDs(fired), eng
 			}
 			naive, neng := run(true)
+			NoOverwrite = true
+			before, _ := run(false)
+			NoOverwrite = false
 			got, eng := run(false)
 			if !slices.Equal(got, naive) {
 				t.Fatalf("alerts %v with companions, %v without", got, naive)
+			}
+			if !slices.Equal(got, before) {
+				t.Fatalf("alerts %v with overwritten versions dead, %v without (NoOverwrite)", got, before)
 			}
 			want, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1})
 			if err != nil {
@@ -199,5 +207,108 @@ func TestCompanionsMatchNaive(t *testing.T) {
 	t.Logf("%d streams: %d companions, fewer re-admissions and resets on %d", count, made, fewer)
 	if count >= 8 && made == 0 {
 		t.Error("no companion made: the rule is not exercised")
+	}
+}
+
+// overwriteHistories are the histories of TestCompanionOverwrites: u,
+// in doubt, reads x0 and writes x1 and y1 (with a list l in "list"),
+// leaves as a companion, then a later chunk touches y (or l), and v,
+// long after, reads x1, so that u committed.
+//
+//   - valid: m blindly overwrites y (y2) and n then reads y2. u
+//     committed before m: the history is valid, and u's companion, its
+//     y version dead, is what v's read finds (no screen fails);
+//   - readfirst: k, after u in real time, reads y0 (so u's commit
+//     follows k's begin, which real time forbids), then m overwrites y:
+//     a read before the overwrite keeps the key live, and the companion
+//     leaves (the naive rule, any overwrite in the chunk, hides it);
+//   - list: u read l as [] and appended 1, m appends 2 blindly, n reads
+//     l as [2] a chunk later: u overlapped m on l, invalid; an append is
+//     no overwrite (the list keeps u's element), so the companion leaves
+//     at m.
+func overwriteHistories() map[string][]history.Txn {
+	unknown := func(x history.Txn) history.Txn { x.Status = history.Unknown; return x }
+	app := func(k, v string) history.Op {
+		return history.Op{Kind: history.Append, Key: history.Key(k), Value: history.Value(v)}
+	}
+	rl := func(k string, vs ...history.Value) history.Op {
+		return history.Op{Kind: history.Read, Key: history.Key(k), IsList: true, List: vs}
+	}
+	// tail: fillers, mid, fillers, late, fillers, v, fillers (late a
+	// chunk or more after mid).
+	tail := func(late []history.Txn, mid ...history.Txn) []history.Txn {
+		out := append(append([]history.Txn{}, fillers("e", 60, 1500)...), mid...)
+		out = append(out, fillers("f", 2200, 3000)...)
+		out = append(out, late...)
+		out = append(out, fillers("p", 3100, 3900)...)
+		out = append(out, txn("v", "c", 4100, 4101, r("x", "1")))
+		return append(out, fillers("g", 4200, 4400)...)
+	}
+	head := []history.Txn{
+		txn("i", "a", 0, 10, w("x", "0"), w("y", "0")),
+		unknown(txn("u", "e", 40, 50, r("x", "0"), w("x", "1"), w("y", "1"))),
+	}
+	return map[string][]history.Txn{
+		"valid": append(slices.Clone(head), tail(nil,
+			txn("m", "d", 2100, 2110, w("y", "2")),
+			txn("n", "h", 2120, 2130, r("y", "2")))...),
+		"readfirst": append(slices.Clone(head), tail(nil,
+			txn("k", "h", 2100, 2110, r("y", "0")),
+			txn("m", "d", 2105, 2120, w("y", "2")))...),
+		"list": append([]history.Txn{
+			txn("i", "a", 0, 10, w("x", "0")),
+			unknown(txn("u", "e", 40, 50, r("x", "0"), w("x", "1"), rl("l"), app("l", "1"))),
+		}, tail([]history.Txn{txn("n", "h", 3050, 3060, rl("l", "2"))},
+			txn("m", "d", 2100, 2110, app("l", "2")))...),
+	}
+}
+
+// TestCompanionOverwrites (docs/SEMANTICS.md §5 "A companion outlives
+// the overwrites of its versions"): on "valid" the companion outlives
+// m's overwrite of its y, and v's read of x1 commits it: no screen
+// fails, nothing comes back (with NoOverwrite, the rule before, the
+// companion leaves at m and v's screen fails). "readfirst" and "list"
+// are invalid at strong SI and alerted, on every arrival order tried:
+// each breaks the naive rule (any write in the chunk kills the key).
+func TestCompanionOverwrites(t *testing.T) {
+	defer func(w, s int, o bool) { WaitWindow, segTxns, NoOverwrite = w, s, o }(WaitWindow, segTxns, NoOverwrite)
+	WaitWindow, segTxns = 0, 4
+	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty, InDoubt: 1000}
+	for name, txns := range overwriteHistories() {
+		t.Run(name, func(t *testing.T) {
+			h := &history.History{Txns: txns}
+			res, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := name == "valid"; want != (res.Verdict == incremental.Valid) {
+				t.Fatalf("check says %s", res.Verdict)
+			}
+			for seed := range uint64(4) {
+				NoOverwrite = false
+				fired, eng := live(t, h, opts, rand.New(rand.NewPCG(seed, 28)), 2000, 1, -1)
+				if name != "valid" {
+					if len(fired) == 0 {
+						t.Fatalf("seed %d: no alert (companions made %d, evicted %d)", seed, eng.companions, eng.evicted)
+					}
+					continue
+				}
+				if len(fired) > 0 {
+					t.Fatalf("seed %d: false alarm %v", seed, fired[0].Core)
+				}
+				if eng.companions == 0 || eng.evicted == 0 {
+					t.Fatalf("seed %d: companions %d, evicted %d: the case does not reach the rule", seed, eng.companions, eng.evicted)
+				}
+				if eng.failedScreens > 0 || eng.readmits > 0 || eng.resets > 0 || eng.diagnosed > 0 {
+					t.Fatalf("seed %d: failed screens %d, readmits %d, resets %d, diagnosed %d: u's companion should outlive m's overwrite",
+						seed, eng.failedScreens, eng.readmits, eng.resets, eng.diagnosed)
+				}
+				NoOverwrite = true
+				_, neng := live(t, h, opts, rand.New(rand.NewPCG(seed, 28)), 2000, 1, -1)
+				if neng.failedScreens+neng.diagnosed == 0 {
+					t.Fatalf("seed %d: without the rule nothing fails either: the case does not show it", seed)
+				}
+			}
+		})
 	}
 }

@@ -2,7 +2,11 @@ package sionline
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -165,4 +169,55 @@ func TestEverySuffixReadmitsValid(t *testing.T) {
 	if tried == 0 {
 		t.Fatal("no segment to re-admit: the test checks nothing")
 	}
+}
+
+// TestDiagnoseAfterSweep (docs/SEMANTICS.md §5 "A read names its
+// segment after the sweep"): the step asks diagnose only when the serial
+// sweep cannot order the screen; on generated read-modify-write streams
+// with unknown outcomes, lists and an injected anomaly in every other
+// one, the engine gives the same alerts (ids, in order) as with the
+// detour asked first (DiagnoseFirst, the order before), and its first
+// verdict is check's. STREAMCHECK_SIONLINE_DIAG=N runs N streams
+// (default 8). TestReadNamesItsSegment holds the detour itself: never
+// asking it fails there.
+func TestDiagnoseAfterSweep(t *testing.T) {
+	count := 8
+	if testing.Short() {
+		count = 3
+	}
+	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIONLINE_DIAG")); err == nil && n > 0 {
+		count = n
+	}
+	defer func(w, s int, d bool) { WaitWindow, segTxns, DiagnoseFirst = w, s, d }(WaitWindow, segTxns, DiagnoseFirst)
+	WaitWindow = 0
+	detours := 0
+	for i := 0; i < count; i++ {
+		rng := rand.New(rand.NewPCG(uint64(i), 2830))
+		h, cfg := mixedStream(t, i, rng, 200, 300, []float64{0.05, 0.1, 0.2})
+		opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 5_000_000, InitialState: history.InitialEmpty}
+		segTxns = []int{2, 8, 256}[i%3]
+		tick, batch := 100_000+rng.Int64N(2_000_000), 1+rng.IntN(8)
+		seed := rng.Uint64()
+		t.Run(fmt.Sprintf("%d/unknown=%.2f/inject=%v/seg=%d", i, cfg.UnknownRatio, cfg.Inject, segTxns), func(t *testing.T) {
+			run := func(first bool) ([]string, *Engine) {
+				DiagnoseFirst = first
+				fired, eng := live(t, h, opts, rand.New(rand.NewPCG(seed, 1)), tick, batch, -1)
+				return alertIDs(fired), eng
+			}
+			before, _ := run(true)
+			got, eng := run(false)
+			if !slices.Equal(got, before) {
+				t.Fatalf("alerts %v with the detour after the sweep, %v before it", got, before)
+			}
+			want, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(got) > 0) != (want.Verdict == incremental.Invalid) {
+				t.Fatalf("%d alerts, check says %s", len(got), want.Verdict)
+			}
+			detours += eng.diagnosed
+		})
+	}
+	t.Logf("%d streams: %d steps sent to a segment", count, detours)
 }

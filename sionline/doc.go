@@ -104,7 +104,10 @@
 // in-doubt writer leaves undecided: the ghost's companions"): an
 // unknown-outcome transaction of later screens, after the ghost and
 // before every member, that writes its versions; a later read of them
-// commits it instead of failing the screen.
+// commits it instead of failing the screen. A later member's blind
+// overwrite of one of its register versions (no member of the chunk
+// reading the key before it) leaves it with its other versions (§5 "A
+// companion outlives the overwrites of its versions").
 //
 // The screen's verdict comes first from a serial order that a greedy
 // sweep over client time builds, each read checked as it goes
@@ -123,9 +126,11 @@
 // deferred cores, a contradicted witness choice older than half the
 // archive). A read of the screen whose value only an archived writer
 // wrote (a contradicted choice) names that writer's segment, which
-// comes back before any check (diagnose.go, §5 "Re-admitting the
-// segment a read names"; an index of the newest archived writers'
-// versions, bounded, not in snapshots: precision only). A valid screen after a
+// comes back before the search, asked only when the serial sweep cannot
+// order the screen (diagnose.go, §5 "Re-admitting the segment a read
+// names", "A read names its segment after the sweep"; an index of the
+// newest archived writers' versions, bounded, not in snapshots:
+// precision only). A valid screen after a
 // reset evicts at once in chunks, so the archive never comes back as one
 // segment. A segment's ghost is not written whole: while the segment is
 // the last one a journal keeps each changed key's entry from before it,

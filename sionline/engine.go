@@ -286,6 +286,19 @@ func (e *Engine) AlertTxn(_ *online.Alert, name string) *history.Txn {
 // valid, it evicts the sealed prefix its witness allows and the step is
 // done. Its verdict is returned either way (an error stops the step).
 func (e *Engine) screen(ctx context.Context) (incremental.Verdict, error) {
+	v, _, err := e.screenOr(ctx, nil)
+	return v, err
+}
+
+// screenOr is screen with a detour: when the serial sweep cannot order
+// the screen and named is not nil, named() may send the step elsewhere
+// before the search (a read that names an archived writer's segment,
+// diagnose.go); it returns true when it did, and the screen's verdict
+// is then not known (Unknown). Which way a step goes is precision only:
+// a serial witness proves the screen valid whatever a read names, and
+// the detour is one the step took before the sweep as well
+// (docs/SEMANTICS.md §5 "A read names its segment after the sweep").
+func (e *Engine) screenOr(ctx context.Context, named func() (bool, error)) (incremental.Verdict, bool, error) {
 	e.checks++
 	if e.evicting() && !NoSerialWitness {
 		// A serial order from client time, when the sweep finds one, is
@@ -302,22 +315,34 @@ func (e *Engine) screen(ctx context.Context) (incremental.Verdict, error) {
 				serialCheck(e.instance(true), e.opts, w)
 			}
 			e.dirty, e.undecided = false, false
-			return incremental.Valid, e.evict(h, w)
+			return incremental.Valid, false, e.evict(h, w)
+		}
+	}
+	if named != nil {
+		if went, err := named(); went || err != nil {
+			if went {
+				e.checks-- // no screen decided: counted as when the detour came first
+			}
+			return incremental.Unknown, went, err
 		}
 	}
 	h := e.instance(true)
 	res, err := incremental.Check(ctx, h, e.opts, screenCheck)
 	if err != nil {
-		return incremental.Unknown, fmt.Errorf("sionline: step %d: %w", e.steps, err)
+		return incremental.Unknown, false, fmt.Errorf("sionline: step %d: %w", e.steps, err)
 	}
 	e.conflicts += res.Stats.Conflicts
 	if res.Verdict != incremental.Valid {
 		e.failedScreens++
-		return res.Verdict, nil
+		return res.Verdict, false, nil
 	}
 	e.dirty, e.undecided = false, false
-	return res.Verdict, e.evict(h, res.Witness)
+	return res.Verdict, false, e.evict(h, res.Witness)
 }
+
+// DiagnoseFirst asks diagnose before the serial sweep, at every step
+// (the order before the sweep came first); the tests compare against it.
+var DiagnoseFirst = false
 
 // Step checks the alert instance if anything changed since the last
 // check and returns the alerts it raises.
@@ -330,27 +355,58 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 		return nil, nil
 	}
 	if e.evicting() && !e.deferred {
-		if j := e.diagnose(); j >= 1 {
-			// A read of the screen names an archived writer: its
-			// segment comes back before any check (diagnose.go), and
-			// older ones after it if need be.
+		// A read of the screen that names an archived writer sends the
+		// step to its segment, which comes back before the search
+		// (diagnose.go), and older ones after it if need be; asked only
+		// when the serial sweep cannot order the screen, since a screen
+		// the sweep orders needs no segment (docs/SEMANTICS.md §5 "A
+		// read names its segment after the sweep").
+		var back bool
+		named := func() (bool, error) {
+			j := e.diagnose()
+			if j < 1 {
+				return false, nil
+			}
 			e.diagnosed++
-			if ok, err := e.readmitFrom(ctx, j); ok || err != nil {
+			var err error
+			back, err = e.readmitFrom(ctx, j)
+			return true, err
+		}
+		var went bool
+		if DiagnoseFirst {
+			var err error
+			if went, err = named(); err != nil {
 				return nil, err
 			}
+		}
+		if went {
+			if back {
+				return nil, nil
+			}
 		} else {
+			if DiagnoseFirst {
+				named = nil
+			}
 			// The screen: the held members, the ghost, and the reads
 			// of in-doubt members whose client interval closed. Valid,
 			// it proves A_t valid (docs/SEMANTICS.md §5 "Eviction at
 			// strong snapshot isolation") and the step evicts;
 			// otherwise archive segments come back, and failing that
 			// A_t itself decides, on every body (reset).
-			verdict, err := e.screen(ctx)
-			if verdict == incremental.Valid || err != nil {
+			verdict, went, err := e.screenOr(ctx, named)
+			switch {
+			case err != nil:
 				return nil, err
-			}
-			if ok, err := e.readmitSuffix(ctx, verdict); ok || err != nil {
-				return nil, err
+			case went:
+				if back {
+					return nil, nil
+				}
+			case verdict == incremental.Valid:
+				return nil, nil
+			default:
+				if ok, err := e.readmitSuffix(ctx, verdict); ok || err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
