@@ -198,10 +198,20 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 		tracePin(tx, func() string { return "list: not after the prefix of " + string(le.key) })
 		return nil, false, false
 	}
+	// Appenders that real time puts after t are passed over, and the
+	// scan stops at the first that starts after effEnd(t)+2Δ: every
+	// later one follows t in real time too (docs/SEMANTICS.md §5 "Lists:
+	// appenders that real time puts after the fold", evict_list_later.go).
+	rtEnd, rtStop := s.laterAppenders(t)
 	for _, w := range s.writersLeft(k) { // r4_writers.go
 		if w == t || w == g || r.pos[w] < 0 || s.removed[w] || s.isAborted(w) { // burst_listreads.go
 			// The holder (a ghost, or the initial node, pos -1, when
 			// the prefix passed to it) precedes t (L1, L4).
+			continue
+		}
+		if skip, stop := s.laterAppender(t, w, rtEnd, rtStop); stop {
+			break
+		} else if skip {
 			continue
 		}
 		if s.isDropped(w) {
