@@ -150,7 +150,9 @@ func (s *evictStep) foldLists(t int32) (all, tailOK bool, tail []listEntry) {
 //   - every open transaction that touches k follows t (R3 on k);
 //   - t follows g in every completion;
 //   - every other member appender of k that may commit (its commit
-//     decided) follows t in every completion;
+//     decided) follows t in every completion; one that the level's
+//     order puts after t does in every completion that commits it,
+//     whatever its commit (evict_list_later.go);
 //   - every read of k in the instance is decided; another member's shows
 //     P followed by t's appends (it stays as it is) or exactly P (it is
 //     replaced by the orders g -> reader -> t it implied); t's own show
