@@ -150,7 +150,9 @@ func (s *evictStep) foldLists(t int32) (all, tailOK bool, tail []listEntry) {
 //   - every open transaction that touches k follows t (R3 on k);
 //   - t follows g in every completion;
 //   - every other member appender of k that may commit (its commit
-//     decided) follows t in every completion;
+//     decided) follows t in every completion; one that the level's
+//     order puts after t does in every completion that commits it,
+//     whatever its commit (evict_list_later.go);
 //   - every read of k in the instance is decided; another member's shows
 //     P followed by t's appends (it stays as it is) or exactly P (it is
 //     replaced by the orders g -> reader -> t it implied); t's own show
@@ -198,10 +200,20 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 		tracePin(tx, func() string { return "list: not after the prefix of " + string(le.key) })
 		return nil, false, false
 	}
+	// Appenders that real time puts after t are passed over, and the
+	// scan stops at the first that starts after effEnd(t)+2Δ: every
+	// later one follows t in real time too (docs/SEMANTICS.md §5 "Lists:
+	// appenders that real time puts after the fold", evict_list_later.go).
+	rtEnd, rtStop := s.laterAppenders(t)
 	for _, w := range s.writersLeft(k) { // r4_writers.go
 		if w == t || w == g || r.pos[w] < 0 || s.removed[w] || s.isAborted(w) { // burst_listreads.go
 			// The holder (a ghost, or the initial node, pos -1, when
 			// the prefix passed to it) precedes t (L1, L4).
+			continue
+		}
+		if skip, stop := s.laterAppender(t, w, rtEnd, rtStop); stop {
+			break
+		} else if skip {
 			continue
 		}
 		if s.isDropped(w) {
