@@ -324,6 +324,13 @@ func (x *explainer) run(depth int) ([]forcedStep, []edgeRec) {
 		var bestLit lit
 		var best []edgeRec
 		for _, l := range choices {
+			if x.work > explainWork {
+				// One scan of a large core's choices can outlast the
+				// bound many times over: stop within it, force nothing
+				// half-compared, and let explain finish in batches.
+				x.exhausted = true
+				return forced, nil
+			}
 			if _, ok := x.value(l); ok {
 				continue
 			}
