@@ -54,6 +54,9 @@ type feed struct {
 	// blackBox steps the level's black-box engine alone, as `run`
 	// without --stamps (runStream then returns no *Engine).
 	blackBox bool
+	// downgrade makes runCrashing restore each checkpoint as a version
+	// 2 one, its call log without key numbers (keyedlog_test.go).
+	downgrade bool
 }
 
 func randomFeed(rng *rand.Rand, h *history.History) feed {

@@ -92,8 +92,9 @@
 //
 // While the stamps vouch: per transaction O(ops) map lookups and one
 // heap push and pop per item (O(log w), w the transactions released and
-// not yet replayed), plus one log record (online.AppendBody's encoding)
-// written in 64 KiB blocks. Memory: the released transactions above the
+// not yet replayed), plus one log record (online.AppendBodyKeyed's
+// encoding: each op's key a number, looked up once, at the release, and
+// kept for the replay) written in 64 KiB blocks. Memory: the released transactions above the
 // frontier, one state per key (its latest value, or a list key's list),
 // per session up to 2*keepMembers committed members (F4), and the facts
 // of late writers until the driver gives them. After a fallback: the black-box engine's.

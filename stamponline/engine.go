@@ -94,9 +94,8 @@ type Engine struct {
 
 	// The fast path (fast.go).
 	queue    items
-	pool     []*pend // replayed pends for reuse (newPend)
-	kx       *stampcheck.KeyIndex
-	keys     []keyState // by kx's id
+	pool     []*pend    // replayed pends for reuse (newPend)
+	keys     []keyState // by the log's key id (callLog.keyIDs)
 	cold     []keyCold  // by kx's id
 	sessions map[string]*session
 	open     map[string]int64 // released committed, not yet closed: commit_ts
@@ -161,11 +160,11 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 // (New starts it, Restore resumes it).
 func newEngine(opts history.Options, cfg Config) *Engine {
 	e := &Engine{promised: opts.Level, opts: opts, cfg: cfg, si: sionline.Levels(opts.Level),
-		notes: map[noteKey]history.Facts{}, late: map[noteKey]history.Facts{}, kx: stampcheck.NewKeyIndex(),
+		notes: map[noteKey]history.Facts{}, late: map[noteKey]history.Facts{},
 		sessions: map[string]*session{}, open: map[string]int64{}}
 	e.opts.Level = Checked(opts.Level)
 	e.queue.e = e
-	e.log.file = cfg.Log
+	e.log.file, e.log.kx = cfg.Log, stampcheck.NewKeyIndex()
 	if e.log.file == nil {
 		e.log.file = online.NewMemBodyFile(false)
 	}
@@ -238,7 +237,7 @@ func (e *Engine) Release(txns ...history.Txn) {
 	for i := range txns {
 		t := &txns[i]
 		f := e.factsOf(t)
-		e.log.release(t, &f)
+		ids := e.log.release(t, &f)
 		e.released++
 		e.seq++
 		if e.inner != nil {
@@ -246,7 +245,7 @@ func (e *Engine) Release(txns ...history.Txn) {
 			continue
 		}
 		if e.failed == "" {
-			e.failed = e.admit(t, &f, e.seq, false)
+			e.failed = e.admit(t, &f, e.seq, false, ids)
 		}
 	}
 }
@@ -302,7 +301,7 @@ func (e *Engine) AddUnchecked(t history.Txn) {
 		return
 	}
 	e.seq++
-	e.failed = e.admit(&t, &f, e.seq, true)
+	e.failed = e.admit(&t, &f, e.seq, true, e.log.keyIDs(&t))
 }
 
 // Step replays what the frontier allows; once the stamps stop vouching
@@ -391,7 +390,7 @@ func (e *Engine) catchUp(ctx context.Context) ([]*online.Alert, error) {
 			return nil, err
 		}
 		e.catch = &catching{in: in}
-		e.queue.q, e.pool, e.kx, e.keys, e.cold, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil, nil, nil
+		e.queue.q, e.pool, e.keys, e.cold, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil, nil
 		clear(e.late)
 	}
 	c := e.catch

@@ -72,6 +72,7 @@ type item struct {
 // pend is a released transaction the replay has not finished with.
 type pend struct {
 	t        history.Txn
+	ids      []int32 // ids[n]: the log's number for op n's key (callLog.keyIDs)
 	cts, sts int64
 	seq      int64
 	items    int8 // its items still queued: at 0 it goes back to the free list
@@ -95,10 +96,11 @@ func (e *Engine) newPend() *pend {
 
 // free returns p, replayed to its last item, to the free list; nothing
 // refers to it any more (the queue held its only references). Its body
-// is dropped, so that the list keeps no ops alive.
+// is dropped, so that the list keeps no ops alive; its ids' array (no
+// pointers) is kept for the next pend.
 func (e *Engine) free(p *pend) {
 	if len(e.pool) < maxFree {
-		*p = pend{}
+		*p = pend{ids: p.ids[:0]}
 		e.pool = append(e.pool, p)
 	}
 }
@@ -257,7 +259,10 @@ func (e *Engine) placeInSession(t *history.Txn, p *pend) string {
 // takes), and it takes its place among the members of its session by its
 // start (placeInSession). It is never closed (the window never
 // released it), so it does not move the frontier.
-func (e *Engine) admit(t *history.Txn, f *history.Facts, seq int64, late bool) string {
+//
+// ids are the log's numbers of t's ops' keys (callLog.keyIDs): the
+// replay indexes the keys' states by them.
+func (e *Engine) admit(t *history.Txn, f *history.Facts, seq int64, late bool, ids []int32) string {
 	if t.Status != history.Committed {
 		// Aborted and unknown transactions take no part in the witness
 		// (the completion in which no unknown one committed is tried); a
@@ -272,7 +277,7 @@ func (e *Engine) admit(t *history.Txn, f *history.Facts, seq int64, late bool) s
 		return "committed txn " + t.ID + " has no commit_ts" + map[bool]string{true: " and start_ts", false: ""}[e.si]
 	}
 	p := e.newPend()
-	*p = pend{t: *t, cts: f.CommitTS, sts: f.StartTS, seq: seq}
+	*p = pend{t: *t, ids: append(p.ids[:0], ids...), cts: f.CommitTS, sts: f.StartTS, seq: seq}
 	first := p.cts // the item of p that must not sort before the frontier
 	if e.si {
 		first = p.sts
@@ -362,7 +367,8 @@ func (e *Engine) serial(p *pend) string {
 	}
 	for n := range t.Ops {
 		op := &t.Ops[n]
-		id, k := e.key(op.Key)
+		id := p.ids[n]
+		k := e.state(id)
 		if !e.use(id, k, op) {
 			return "key " + string(op.Key) + " is used as a list and as a register"
 		}
@@ -395,7 +401,8 @@ func (e *Engine) begin(p *pend) string {
 	mine := e.own[:0]
 	for n := range t.Ops {
 		op := &t.Ops[n]
-		id, k := e.key(op.Key)
+		id := p.ids[n]
+		k := e.state(id)
 		if !e.use(id, k, op) {
 			return "key " + string(op.Key) + " is used as a list and as a register"
 		}
@@ -449,7 +456,7 @@ func (e *Engine) commit(p *pend) string {
 		if op.Kind == history.Read {
 			continue
 		}
-		_, k := e.key(op.Key)
+		k := e.state(p.ids[n])
 		if k.written && k.lastBy != p.seq && k.lastCTS >= p.sts && e.naive&naiveFCW == 0 {
 			// The key's latest writer committed inside p's snapshot
 			// interval; stamps increase along a key's writers, so the
@@ -551,16 +558,18 @@ func (e *Engine) readOK(id int32, k *keyState, op *history.Op, o *own) bool {
 	}
 }
 
-// key returns the id and state of key x, creating it. Keys are numbered
-// by a stampcheck.KeyIndex (a pointer table over the decoder's interned
-// keys), their states kept in one slice: no map in the replay. The
-// pointer is good until the next call (a new key may move the slice):
-// what outlives one op keeps the id.
-func (e *Engine) key(x history.Key) (int32, *keyState) {
-	id := e.kx.Get(x)
-	if int(id) == len(e.keys) {
+// state returns the state of key id, creating it (and those of the ids
+// below it the replay has not met yet: ids are given at release, in
+// release order, which is not the witness order). Keys are numbered by
+// the call log (callLog.keyIDs: a stampcheck.KeyIndex, a pointer table
+// over the decoder's interned keys) when it writes the release, and the
+// pend keeps the numbers, so the replay looks no key up: its states are
+// one slice indexed by id. The pointer is good until the next call (a
+// new key may move the slice): what outlives one op keeps the id.
+func (e *Engine) state(id int32) *keyState {
+	for int(id) >= len(e.keys) {
 		e.keys = append(e.keys, keyState{val: history.Null})
 		e.cold = append(e.cold, keyCold{initVal: history.Null})
 	}
-	return id, &e.keys[id]
+	return &e.keys[id]
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/online"
+	"github.com/streamcheck/streamcheck/stampcheck"
 )
 
 // The call log: every call the driver made, in order, so that the
@@ -20,13 +21,23 @@ import (
 //
 // Record: one kind byte, a uvarint payload length, the payload. A
 // release's payload is its facts (facts bits, commit_ts, start_ts, xid,
-// snapshot text) then the body in online.AppendBody's encoding.
+// snapshot text) then the body: in online.AppendBodyKeyed's encoding
+// (recReleaseKeyed), each op's key a number of the log's key numbering
+// (keyIDs), or in online.AppendBody's (recRelease, what logs written
+// before the numbering hold; still read, never written).
+//
+// The numbering is not in the log: it is the log's in memory (names),
+// which a checkpoint stores (snapshot.go, LogKeys) beside the log's
+// length, and which only grows, so every record up to that length names
+// keys the checkpoint holds, whatever came before a restart
+// (docs/SEMANTICS.md §10 "The call log by key ids").
 const (
 	recRelease byte = 1 + iota
 	recClose
 	recCloseAll
 	recUnchecked
 	recStep
+	recReleaseKeyed
 )
 
 // flushAt is the buffered size at which the log is written out.
@@ -38,6 +49,15 @@ type callLog struct {
 	size int64  // bytes written to file
 	rec  []byte // scratch payload
 	err  error
+
+	// kx numbers the keys of the released bodies, names[id] being key
+	// id's text: the fast path's numbering too (Engine.kx), so that a key
+	// is looked up once per op, at its release, and the replay indexes
+	// its state by the id the log wrote. It outlives the fast path: the
+	// log is written until the end.
+	kx    *stampcheck.KeyIndex
+	names []history.Key
+	ids   []int32 // keyIDs' scratch
 }
 
 func (l *callLog) start() error {
@@ -86,25 +106,58 @@ func (l *callLog) flush() {
 	l.buf = l.buf[:0]
 }
 
-func (l *callLog) release(t *history.Txn, f *history.Facts) {
-	l.rec = appendRelease(l.rec[:0], t, f)
-	l.put(recRelease, l.rec)
+// release logs a release and returns the ids of t's ops' keys (valid
+// until the next call).
+func (l *callLog) release(t *history.Txn, f *history.Facts) []int32 {
+	ids := l.keyIDs(t)
+	l.rec = appendFacts(l.rec[:0], f)
+	l.rec = online.AppendBodyKeyed(l.rec, t, ids)
+	l.put(recReleaseKeyed, l.rec)
+	return ids
 }
 
-// appendRelease appends a release's payload: t's facts, then its body
-// (readRelease reads it back).
-func appendRelease(b []byte, t *history.Txn, f *history.Facts) []byte {
-	b = appendFacts(b, f)
-	return online.AppendBody(b, t)
+// keyIDs numbers t's ops' keys, new keys at the end of names; the slice
+// is the log's scratch, valid until the next call.
+func (l *callLog) keyIDs(t *history.Txn) []int32 {
+	ids := l.ids[:0]
+	for n := range t.Ops {
+		k := t.Ops[n].Key
+		id := l.kx.Get(k)
+		if int(id) == len(l.names) {
+			l.names = append(l.names, k)
+		}
+		ids = append(ids, id)
+	}
+	l.ids = ids
+	return ids
 }
 
-// readRelease reads what appendRelease wrote.
-func readRelease(b []byte) (history.Txn, history.Facts, error) {
+// restoreKeys numbers keys in order (a checkpoint's LogKeys, or an older
+// checkpoint's fast-path keys): key i must get id i, which it does on
+// an empty log numbering and keys without repeats.
+func (l *callLog) restoreKeys(keys []history.Key) error {
+	for i, k := range keys {
+		if got := l.kx.Get(k); int(got) != i || len(l.names) != i {
+			return fmt.Errorf("%w: key %s numbered %d, the snapshot says %d", ErrCorrupt, k, got, i)
+		}
+		l.names = append(l.names, k)
+	}
+	return nil
+}
+
+// readRelease reads a release's payload: its facts, then its body,
+// keyed (recReleaseKeyed, with names the numbering) or not.
+func readRelease(b []byte, keyed bool, names []history.Key) (history.Txn, history.Facts, error) {
 	f, b, err := readFacts(b)
 	if err != nil {
 		return history.Txn{}, f, err
 	}
-	t, err := online.DecodeBody(b)
+	var t history.Txn
+	if keyed {
+		t, err = online.DecodeBodyKeyed(b, names)
+	} else {
+		t, err = online.DecodeBody(b)
+	}
 	return t, f, err
 }
 
@@ -176,10 +229,11 @@ func (l *callLog) eachFrom(off int64, fn func(c *call) (stop bool, err error)) (
 		switch kind {
 		case recClose:
 			c.id = string(payload)
-		case recRelease:
-			if c.txn, c.facts, err = readRelease(payload); err != nil {
+		case recRelease, recReleaseKeyed:
+			if c.txn, c.facts, err = readRelease(payload, kind == recReleaseKeyed, l.names); err != nil {
 				return off, l.corrupt(err)
 			}
+			c.kind = recRelease // one kind for the callers, keyed or not
 		case recUnchecked:
 			if c.txn, err = online.DecodeBody(payload); err != nil {
 				return off, l.corrupt(err)

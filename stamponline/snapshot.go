@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/online"
@@ -21,9 +22,13 @@ import (
 // the snapshot's length on restore, so a crash between the two leaves
 // the previous checkpoint whole.
 
-// snapshotVersion is the snapshot's format; Restore reads it and version
-// 1 (before the catch-up, E6: no CatchOff) and refuses any other.
-const snapshotVersion = 2
+// snapshotVersion is the snapshot's format; Restore reads it, version 2
+// (before the call log's key numbering: no LogKeys, and a log of
+// unnumbered releases) and version 1 (before the catch-up, E6: no
+// CatchOff), and refuses any other. Version 3's log is not one an older
+// build can read (recReleaseKeyed), so it refuses the snapshot rather
+// than misread the log.
+const snapshotVersion = 3
 
 // ErrCorrupt says a snapshot cannot be read back.
 var ErrCorrupt = errors.New("stamponline: corrupt snapshot")
@@ -46,9 +51,16 @@ type snapshot struct {
 	// the ID and start they were noted under).
 	Fifo, ByKey, Late []noteRec `json:",omitempty"`
 
+	// LogKeys is the call log's key numbering (log.go), key id at index
+	// id: what the log's keyed releases up to LogEnd name, and what the
+	// log goes on numbering from. Version 3 on; before, the fast path's
+	// keys (Keys) were numbered afresh in their order.
+	LogKeys []history.Key `json:",omitempty"`
+
 	// The fast path: the queue's pending transactions (each once) and
-	// its heap array, items naming their transaction by index; the keys
-	// in id order (KeyIndex numbers them again in that order).
+	// its heap array, items naming their transaction by index; the keys'
+	// states in id order (the log's ids; before version 3 the fast
+	// path's own, in that order).
 	Pends    []pendRec          `json:",omitempty"`
 	Items    []itemRec          `json:",omitempty"`
 	Keys     []keyRec           `json:",omitempty"`
@@ -150,13 +162,14 @@ func (e *Engine) SnapshotDurable() ([]byte, func() error, error) {
 		}
 		s.Items = append(s.Items, itemRec{Stamp: it.stamp, Commit: it.commit, P: i})
 	}
-	if e.kx != nil {
-		names := e.kx.Keys()
-		for id := range e.keys {
-			k, c := &e.keys[id], &e.cold[id]
-			s.Keys = append(s.Keys, keyRec{Key: names[id], Val: k.val, Init: c.init, Apps: k.apps, InitVal: c.initVal,
-				LastCTS: k.lastCTS, LastBy: k.lastBy, Written: k.written, Bound: k.bound, Kind: k.kind})
-		}
+	// The log's numbering whatever the fast path's fate; the keys'
+	// states while it holds them (nil once the black-box engine has
+	// taken over).
+	s.LogKeys = e.log.names
+	for id := range e.keys {
+		k, c := &e.keys[id], &e.cold[id]
+		s.Keys = append(s.Keys, keyRec{Key: e.log.names[id], Val: k.val, Init: c.init, Apps: k.apps, InitVal: c.initVal,
+			LastCTS: k.lastCTS, LastBy: k.lastBy, Written: k.written, Bound: k.bound, Kind: k.kind})
 	}
 	if len(e.sessions) > 0 {
 		s.Sessions = make(map[string]sessRec, len(e.sessions))
@@ -210,7 +223,7 @@ func Restore(opts history.Options, cfg Config, snap []byte, restoreInner func(sn
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if s.Version != snapshotVersion && s.Version != 1 {
+	if s.Version < 1 || s.Version > snapshotVersion {
 		return nil, fmt.Errorf("%w: version %d, this build reads version %d", ErrCorrupt, s.Version, snapshotVersion)
 	}
 	if s.Promised != opts.Level.String() {
@@ -255,13 +268,38 @@ func Restore(opts history.Options, cfg Config, snap []byte, restoreInner func(sn
 			set.to[k] = f
 		}
 	}
+	// The log's numbering first: the keys' states and the pends' ids
+	// are by it.
+	logKeys := s.LogKeys
+	if s.Version < 3 {
+		// The fast path's keys were numbered in this order; the log
+		// numbered nothing (its releases carry their keys' text), so it
+		// can go on from these.
+		logKeys = make([]history.Key, len(s.Keys))
+		for id, r := range s.Keys {
+			logKeys[id] = r.Key
+		}
+	}
+	if err := e.log.restoreKeys(logKeys); err != nil {
+		return nil, err
+	}
+	for id, r := range s.Keys {
+		if id >= len(e.log.names) || e.log.names[id] != r.Key {
+			return nil, fmt.Errorf("%w: key %s's state at id %d, not the log's", ErrCorrupt, r.Key, id)
+		}
+		e.keys = append(e.keys, keyState{val: r.Val, apps: r.Apps,
+			lastCTS: r.LastCTS, lastBy: r.LastBy, written: r.Written, bound: r.Bound, kind: r.Kind})
+		e.cold = append(e.cold, keyCold{init: r.Init, initVal: r.InitVal})
+	}
 	pends := make([]*pend, len(s.Pends))
 	for i, r := range s.Pends {
 		t, err := online.DecodeBody(r.Body)
 		if err != nil {
 			return nil, fmt.Errorf("%w: pending transaction %d: %v", ErrCorrupt, i, err)
 		}
-		pends[i] = &pend{t: t, cts: r.CTS, sts: r.STS, seq: r.Seq}
+		// Numbered as at its release: every key of a version 3 pend is
+		// in LogKeys already; an older one's may be new here.
+		pends[i] = &pend{t: t, ids: slices.Clone(e.log.keyIDs(&t)), cts: r.CTS, sts: r.STS, seq: r.Seq}
 	}
 	for _, r := range s.Items {
 		if r.P < 0 || r.P >= len(pends) {
@@ -270,14 +308,6 @@ func Restore(opts history.Options, cfg Config, snap []byte, restoreInner func(sn
 		// The heap array as it was: its order is the heap's invariant.
 		e.queue.q = append(e.queue.q, item{stamp: r.Stamp, commit: r.Commit, p: pends[r.P]})
 		pends[r.P].items++
-	}
-	for id, r := range s.Keys {
-		if got := e.kx.Get(r.Key); int(got) != id {
-			return nil, fmt.Errorf("%w: key %s numbered %d, the snapshot says %d", ErrCorrupt, r.Key, got, id)
-		}
-		e.keys = append(e.keys, keyState{val: r.Val, apps: r.Apps,
-			lastCTS: r.LastCTS, lastBy: r.LastBy, written: r.Written, bound: r.Bound, kind: r.Kind})
-		e.cold = append(e.cold, keyCold{init: r.Init, initVal: r.InitVal})
 	}
 	for name, r := range s.Sessions {
 		ss := &session{cut: r.Cut, m: make([]member, len(r.M))}
@@ -315,7 +345,7 @@ func Restore(opts history.Options, cfg Config, snap []byte, restoreInner func(sn
 		} else {
 			e.inner = in
 		}
-		e.queue.q, e.pool, e.kx, e.keys, e.cold, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil, nil, nil
+		e.queue.q, e.pool, e.keys, e.cold, e.sessions, e.open, e.own = nil, nil, nil, nil, nil, nil, nil
 	}
 	return e, nil
 }
