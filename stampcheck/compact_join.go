@@ -1,17 +1,84 @@
 package stampcheck
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // Part returns an empty compact form for a later part of the same input
 // (ingest.ScanNativeSplit's), to be filled by AddIDs in that part's own
 // numbering of texts and joined after c (Join): it requires what c
 // requires and hashes ids with c's seed (idSet.dup compares the hashes of
-// both). sizeHint is the part's expected number of transactions.
+// both). Call it before c is filled: it notes c's arrays.
+//
+// The part's transactions are stored, when they fit, in c's own arrays
+// (its sizeHint's room) from the index of the first one's line (its
+// Pos.Line - 1): no more transactions than lines come before it, so c,
+// filled from those lines, never reaches them, and Join finds them in
+// place when every line before was a transaction, instead of copying
+// them (a copy of about 60 MB at 1M, a tenth of the split scan's cost;
+// docs/SEMANTICS.md §10 "The split scan"). Where they do not fit, or the
+// line is not known, they have arrays of their own and Join copies them.
 func (c *Compact) Part(sizeHint int) *Compact {
-	p := NewCompact(sizeHint)
+	p := NewCompact(0)
+	p.ids.text = make([]byte, 0, 8*sizeHint) // as init's: ids of up to 8 bytes without growing
 	p.need = c.need
 	p.ids.seed = c.ids.seed
+	p.place = &placement{txns: c.txns[:cap(c.txns)], end: c.ids.end[:cap(c.ids.end)], hash: c.ids.hash[:cap(c.ids.hash)], hint: sizeHint}
 	return p
+}
+
+// placement is where a Part may store its per-transaction arrays: its
+// first form's, at their capacity (taken before that form is filled, so
+// that the two goroutines share no slice header, only disjoint elements).
+type placement struct {
+	txns []ctxn
+	end  []int32
+	hash []uint64
+	hint int
+}
+
+// placeAt places a Part's arrays at index at of its first form's (see
+// Part), or gives them their own room when they do not fit there.
+func (c *Compact) placeAt(at int) {
+	pl := c.place
+	c.place = nil
+	if len(c.txns) > 0 {
+		return // placed already
+	}
+	if at >= 0 && at < len(pl.txns) && at < len(pl.end) && at < len(pl.hash) {
+		c.txns = pl.txns[at:at:len(pl.txns)]
+		c.ids.end = pl.end[at:at:len(pl.end)]
+		c.ids.hash = pl.hash[at:at:len(pl.hash)]
+		return
+	}
+	c.txns = make([]ctxn, 0, pl.hint)
+	c.ids.end = make([]int32, 0, pl.hint)
+	c.ids.hash = make([]uint64, 0, pl.hint)
+}
+
+// follows reports whether b starts right after a's end in a's array: a
+// can then grow over it without a copy.
+func follows[T any](a, b []T) bool {
+	return len(b) > 0 && cap(a)-len(a) >= len(b) && &a[:len(a)+1][len(a)] == &b[0]
+}
+
+// overlaps reports whether a and b share an element.
+func overlaps[T any](a, b []T) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	size := unsafe.Sizeof(a[0])
+	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return pa <= pb && pb < pa+uintptr(len(a))*size || pb <= pa && pa < pb+uintptr(len(b))*size
+}
+
+// extend is append(a, b...) without the copy when b follows a (follows).
+func extend[T any](a, b []T) []T {
+	if follows(a, b) {
+		return a[:len(a)+len(b)]
+	}
+	return append(a, b...)
 }
 
 // HasFacts reports whether a transaction added carried a database fact
@@ -45,6 +112,13 @@ func (c *Compact) Join(p *Compact, remap []int32) {
 	if c.texts != nil || p.texts != nil {
 		// Add numbers texts itself, per form: no remap relates the two.
 		c.not = "a compact form filled by Add cannot be joined"
+		return
+	}
+	if overlaps(c.txns, p.txns) || overlaps(c.ids.end, p.ids.end) || overlaps(c.ids.hash, p.ids.hash) {
+		// c grew into the room p was placed in: p's first line was not
+		// after c's lines (a caller's error), and one of them is
+		// overwritten. Refused, never read.
+		c.not = "a part placed over its first form's transactions"
 		return
 	}
 	if len(c.ids.text)+len(p.ids.text) > math.MaxInt32-1 {
@@ -129,13 +203,14 @@ func (c *Compact) Join(p *Compact, remap []int32) {
 	}
 	c.ops = append(c.ops, p.ops...)
 	c.lists = append(c.lists, p.lists...)
-	c.txns = append(c.txns, p.txns...)
+	c.txns = extend(c.txns, p.txns)
 	textBase := int32(len(c.ids.text))
 	c.ids.text = append(c.ids.text, p.ids.text...)
-	for _, e := range p.ids.end {
-		c.ids.end = append(c.ids.end, e+textBase)
+	for i := range p.ids.end {
+		p.ids.end[i] += textBase
 	}
-	c.ids.hash = append(c.ids.hash, p.ids.hash...)
+	c.ids.end = extend(c.ids.end, p.ids.end)
+	c.ids.hash = extend(c.ids.hash, p.ids.hash)
 	c.ids.checked, c.ids.found = 0, false
 	c.facts = c.facts || p.facts
 	*p = Compact{not: "joined to another compact form"}
