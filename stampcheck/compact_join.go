@@ -16,7 +16,7 @@ import (
 // Pos.Line - 1): no more transactions than lines come before it, so c,
 // filled from those lines, never reaches them, and Join finds them in
 // place when every line before was a transaction, instead of copying
-// them (a copy of about 60 MB at 1M, a tenth of the split scan's cost;
+// them (a copy of about 30 MB at 1M, 0.2 of 2.9 profiled CPU s;
 // docs/SEMANTICS.md §10 "The split scan"). Where they do not fit, or the
 // line is not known, they have arrays of their own and Join copies them.
 func (c *Compact) Part(sizeHint int) *Compact {
