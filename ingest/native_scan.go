@@ -55,15 +55,26 @@ func scanNative(r io.Reader, source string, slow bool, fn func(e *Event) error) 
 	if f, derr := detect(head); derr != nil || f != FormatNative {
 		return ErrNotScannable
 	}
-	off := int64(0)
 	d := NativeDecoder{scratch: true, slow: slow}
+	return d.scanLines(br, source, 1, 0, nil, fn)
+}
+
+// scanLines decodes br's lines with d, numbering them from line and
+// their offsets from off (ScanNative's loop: 1 and 0; ScanNativeSplit
+// runs one per part, from the part's first line). stop, when not nil, is
+// called before each line: true, the scan returns errSplitStopped (a
+// part before this one failed).
+func (d *NativeDecoder) scanLines(br *bufio.Reader, source string, line int, off int64, stop func() bool, fn func(e *Event) error) error {
 	// One transaction and one event for the whole scan: fn's arguments
 	// are valid only during the call, and a fresh pair per line was the
 	// scan's main allocation.
 	var t history.Txn
 	ev := Event{Txn: &t}
 	var long []byte // a line longer than the reader's buffer
-	for line := 1; ; line++ {
+	for ; ; line++ {
+		if stop != nil && stop() {
+			return errSplitStopped
+		}
 		b, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			long = append(long[:0], b...)

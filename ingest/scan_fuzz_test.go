@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -44,15 +42,7 @@ type scanRecord struct {
 func scanRecords(data []byte, slow bool) ([]scanRecord, error) {
 	var out []scanRecord
 	err := scanNative(bytes.NewReader(data), "t", slow, func(e *Event) error {
-		t := *e.Txn
-		t.ID = strings.Clone(t.ID)
-		t.Ops = slices.Clone(t.Ops)
-		for i := range t.Ops {
-			t.Ops[i].Key = history.Value(strings.Clone(string(t.Ops[i].Key)))
-			t.Ops[i].List = slices.Clone(t.Ops[i].List)
-		}
-		out = append(out, scanRecord{Txn: t, Facts: e.Facts, KeyIDs: slices.Clone(e.KeyIDs), ValIDs: slices.Clone(e.ValIDs),
-			ListIDs: slices.Clone(e.ListIDs), Texts: slices.Clone(e.Texts)})
+		out = append(out, copyRecord(e))
 		return nil
 	})
 	return out, err

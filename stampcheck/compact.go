@@ -49,6 +49,10 @@ type Compact struct {
 	// not, when set, is why the compact form cannot vouch; Add stops
 	// recording.
 	not string
+	// place, in a Part, is its first form's per-transaction arrays at
+	// their capacity, where AddIDs places the part's own at its first
+	// transaction (Part).
+	place *placement
 }
 
 const (
@@ -175,6 +179,9 @@ func (c *Compact) Add(t *history.Txn, f history.Facts) {
 func (c *Compact) AddIDs(t *history.Txn, f history.Facts, keyIDs, valIDs, listIDs []int32) {
 	if c.not != "" {
 		return
+	}
+	if c.place != nil {
+		c.placeAt(t.Pos.Line - 1)
 	}
 	c.fops = flatOps(c.fops[:0], t.Ops)
 	c.add(headOf(t), t.ID, f, c.fops, keyIDs, valIDs, listIDs)
