@@ -90,20 +90,21 @@ func (s *bodyStore) ops(off int64, n int32) ([]history.Op, error) {
 	return t.Ops, nil
 }
 
-// spills reports whether the engine moves closed bodies to its body
-// file: at the levels where nothing retires (read committed's pass reads
-// the bodies it retires, and keeps those of aborted writers itself), with
-// the fast path on (without it every step's exact check would read every
-// body back).
-func (e *Engine) spills() bool {
-	return e.store != nil && e.store.err == nil && !e.retirable() && e.fast != nil
+// spills reports whether the engine moves closed member i's body to its
+// body file: with the fast path on (without it every step's exact check
+// would read every body back), at the levels where nothing retires, and
+// at read committed for a member with a list op, which is held (R8): the
+// pass reads the bodies it retires, and keeps those of aborted writers
+// itself, but never those of list members.
+func (e *Engine) spills(i int) bool {
+	return e.store != nil && e.store.err == nil && e.fast != nil && (!e.retirable() || e.flags[i]&fList != 0)
 }
 
 // spill moves closed member i's ops to the body file (Close calls it,
 // after the fast path took the reads it needs).
 func (e *Engine) spill(i int) {
 	s := e.store
-	if !e.spills() || s.off[i] >= 0 || e.flags[i]&(fUnchecked|fQuarantined) != 0 || len(e.txns[i].Ops) == 0 {
+	if !e.spills(i) || s.off[i] >= 0 || e.flags[i]&(fUnchecked|fQuarantined) != 0 || len(e.txns[i].Ops) == 0 {
 		return
 	}
 	if !s.started {

@@ -31,9 +31,10 @@ func MemoryNote(opts history.Options) string {
 	if opts.Level == history.ReadCommitted {
 		note := fmt.Sprintf("at %s settled transactions retire into a per-key value summary (docs/SEMANTICS.md §5 \"Retirement at read committed\"; aborted ones and ones with an intermediate write leave their bodies in it, encoded); open transactions and readers that depend on an unknown outcome stay", opts.Level)
 		if opts.InitialState == history.InitialUnknown {
-			note += ", and so do the readers of a key's initial value that nothing else explains (§5 \"Retirement under an unknown initial state\"); a stream with list keys retires nothing after its first list op"
+			note += ", and so do the readers of a key's initial value that nothing else explains (§5 \"Retirement under an unknown initial state\")"
 		}
-		return note
+		// R8: list members never retire; their bodies alone leave the heap.
+		return note + "; transactions with a list op stay (their graph in memory grows with them, their bodies go to a temporary body file), and so do the readers of their register writes (§5 \"Retirement beside list keys\")"
 	}
 	why := "a late read can make any committed writer a member of every core of a violation, docs/SEMANTICS.md §5 \"Retirement at read atomic and causal\""
 	return fmt.Sprintf("warning: at %s the window keeps every released transaction (issue 26: %s; the real-time read rule does not let one go, §5 \"Retirement under the real-time read rule\"): closed ones' bodies go to a temporary body file, their place in the fast path's graph stays in memory, which grows with the stream", opts.Level, why)
@@ -51,6 +52,10 @@ const (
 	// fSettled: closed, and every possible writer of its reads settled
 	// (retire.go, R1); its reads are out of the instance (R2).
 	fSettled
+	// fList: it appends to or reads a list key (set when it is added,
+	// from its ops, which may later leave for the body file): at read
+	// committed it is held, never settled (R8).
+	fList
 )
 
 // Config tunes an engine.
@@ -137,11 +142,6 @@ type Engine struct {
 	naiveInit             bool
 	retireMin, nextRetire int
 	lastPass              PassStats
-	// lists is set once a list op was added: retirement stops for good
-	// (docs/SEMANTICS.md §5 "Lists online at the weak levels"). Restore
-	// sets it again from the transactions held, which include every one
-	// added since (none of them retired).
-	lists bool
 	// nWindow and nPinned are Stats' Window and Pinned, kept as flags
 	// change.
 	nWindow, nPinned int
@@ -247,6 +247,9 @@ func (e *Engine) add(t history.Txn, fl uint8) {
 		}
 	}
 	i := len(e.txns)
+	if hasListOp(&t) {
+		fl |= fList
+	}
 	e.txns = append(e.txns, t)
 	e.names = append(e.names, name)
 	e.flags = append(e.flags, fl)
@@ -257,7 +260,6 @@ func (e *Engine) add(t history.Txn, fl uint8) {
 	}
 	e.byName[name] = i
 	e.dirty = true
-	e.lists = e.lists || hasListOp(&t)
 }
 
 // hasListOp reports whether t appends to or reads a list.
@@ -780,7 +782,11 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 		e.nextRetire = s.NextRetire
 	}
 	for i := range e.txns {
-		e.lists = e.lists || hasListOp(&e.txns[i])
+		// A snapshot from before R8 has no list flag; the bodies in it
+		// are whole.
+		if hasListOp(&e.txns[i]) {
+			e.flags[i] |= fList
+		}
 	}
 	e.blob = s.Blob
 	if e.blob == nil {

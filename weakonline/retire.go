@@ -404,7 +404,7 @@ func (vs *valueSet) addRun(lo, hi int64) {
 // fast path's graph as the witness it reads the initial state's uses
 // from (R7, maybeRetire).
 func (e *Engine) retirable() bool {
-	return !e.noRetire && !e.lists && (e.opts.Level == history.ReadCommitted || e.naiveRetire)
+	return !e.noRetire && (e.opts.Level == history.ReadCommitted || e.naiveRetire)
 }
 
 // maybeRetire runs a pass when the transactions held have doubled since
@@ -457,15 +457,34 @@ func (e *Engine) retire() {
 		if f := e.fast; f != nil && i < len(f.node) && f.node[i] {
 			// The fast path parsed it at release; its reads are the
 			// ones its graph keeps (a read dropped from the instance
-			// stays dropped: taint and the summary only grow).
+			// stays dropped: taint and the summary only grow). A list
+			// member's finals hold its register writes and a mark per
+			// list key it appends to.
 			p.finals, p.reads, p.ok = f.finals[i], f.reads[i], true
+		} else if e.flags[i]&fList != 0 {
+			// A list member the graph does not hold (aborted, unknown
+			// and not chosen, inconsistent, or no fast path): its
+			// register writes must still unsettle their readers (R8),
+			// so its ops are parsed with the list ops, read back if
+			// they went to the body file.
+			whole, err := e.txn(i)
+			if err != nil {
+				// Without its writes no reader of them can be
+				// settled soundly: no pass (the step reports it).
+				e.readErr = err
+				return
+			}
+			p.finals, p.reads, _, _, p.ok = parseLists(&whole, e.sum.kt, true)
 		} else {
 			p.finals, p.reads, p.ok = parse(t, e.sum.kt)
 		}
 		if !p.ok {
 			continue
 		}
-		p.inter = intermediate(t, p.finals, e.sum.kt)
+		// A list member counts as having an intermediate write, so that
+		// R7's scan of who wrote what reads its ops (its finals do not
+		// name every pair it wrote); it never retires (R8).
+		p.inter = e.flags[i]&fList != 0 || intermediate(t, p.finals, e.sum.kt)
 		if e.flags[i]&fSettled == 0 {
 			for _, r := range p.reads {
 				push(readers, r, i)
@@ -504,6 +523,17 @@ func (e *Engine) retire() {
 			continue
 		}
 		t := &e.txns[i]
+		if e.flags[i]&fList != 0 {
+			// R8: a member with a list op is held (its appends' places
+			// in the version order and its list reads' versions are
+			// facts no summary keeps), aborted ones too (a late read of
+			// an aborted append is a G1a naming it); what it wrote
+			// unsettles its readers like an open writer's.
+			ps.List++
+			unsettled[i] = true
+			work = append(work, int32(i))
+			continue
+		}
 		if t.Status == history.Aborted {
 			continue // never a source, its reads unchecked: settled
 		}
@@ -571,7 +601,7 @@ func (e *Engine) retire() {
 				ps.Retired++
 			}
 		}
-		ps.Waiting = n - ps.Retired - ps.Outside - ps.Open - ps.Unknown - ps.Unparsed - ps.InitUnforced - ps.Unsettled - ps.Pins
+		ps.Waiting = n - ps.Retired - ps.Outside - ps.List - ps.Open - ps.Unknown - ps.Unparsed - ps.InitUnforced - ps.Unsettled - ps.Pins
 		e.lastPass = ps
 	}()
 	for i := range e.txns {
@@ -632,6 +662,7 @@ func (e *Engine) retire() {
 type PassStats struct {
 	Held    int // transactions held when the pass began
 	Outside int // quarantined or unchecked: never retired
+	List    int // a list op: held (R8), a seed of unsettledness
 	// Seeds of unsettledness: open, unknown outcome, not parsed
 	// (internally inconsistent), a read of the initial state another
 	// transaction wrote the value of (R7).
@@ -664,8 +695,8 @@ const (
 // all released, W1), so every witness of every later instance takes it
 // from the initial state, and a member whose such reads are all forced
 // ties the key's initial value the same way in every one. A list read
-// that takes an initial list is never counted forced (retirement stops
-// at the first list op anyway). Nil (all pinNone) under an empty initial
+// that takes an initial list is never counted forced (its reader has a
+// list op, and is held anyway: R8). Nil (all pinNone) under an empty initial
 // state.
 //
 // written(w) is w's final writes, and whether they are every (key,
@@ -710,7 +741,17 @@ func (e *Engine) initPins(member func(int) bool, written func(w int) ([]kv, bool
 			}
 			continue
 		}
-		for _, op := range e.txns[w].Ops {
+		// Whole: a list member's ops may be in the body file (R8).
+		t, err := e.txn(w)
+		if err != nil {
+			// Who else wrote what it wrote is unknown: every read of
+			// the initial state counts as unforced (its reader stays).
+			for r := range writer {
+				writer[r] = -2
+			}
+			continue
+		}
+		for _, op := range t.Ops {
 			if op.Kind == history.Read {
 				continue
 			}
@@ -797,8 +838,15 @@ func (e *Engine) compact(keep []bool, bodies []int32) {
 	e.recount()
 	e.blob = append(make([]int32, 0, room), e.blob[:k]...)
 	if st := e.store; st != nil {
-		// Nothing is spilled where retirement runs (spills); the marks
-		// follow the transactions.
+		// The held list members' bodies may be in the body file (R8):
+		// each mark follows its transaction.
+		j := 0
+		for i := range keep {
+			if keep[i] {
+				st.off[j], st.n[j] = st.off[i], st.n[i]
+				j++
+			}
+		}
 		st.off, st.n = st.off[:k], st.n[:k]
 	}
 	for id, i := range e.index {
