@@ -56,6 +56,10 @@ const (
 	// from its ops, which may later leave for the body file): at read
 	// committed it is held, never settled (R8).
 	fList
+	// fInter: it wrote a register value that is not its key's final
+	// one (set when it is added, so that a pass need not read back the
+	// ops of a member whose body went to the body file, R8).
+	fInter
 )
 
 // Config tunes an engine.
@@ -142,6 +146,10 @@ type Engine struct {
 	naiveInit             bool
 	retireMin, nextRetire int
 	lastPass              PassStats
+	// spillAll: the last pass let none go, so members closing now are
+	// likely to stay: their bodies go to the body file at close (R8).
+	// Memory only: a pass reads back what it retires.
+	spillAll bool
 	// nWindow and nPinned are Stats' Window and Pinned, kept as flags
 	// change.
 	nWindow, nPinned int
@@ -247,9 +255,7 @@ func (e *Engine) add(t history.Txn, fl uint8) {
 		}
 	}
 	i := len(e.txns)
-	if hasListOp(&t) {
-		fl |= fList
-	}
+	fl |= opFlags(&t)
 	e.txns = append(e.txns, t)
 	e.names = append(e.names, name)
 	e.flags = append(e.flags, fl)
@@ -260,6 +266,39 @@ func (e *Engine) add(t history.Txn, fl uint8) {
 	}
 	e.byName[name] = i
 	e.dirty = true
+}
+
+// opFlags are the flags t's ops decide: fList, fInter.
+func opFlags(t *history.Txn) uint8 {
+	var fl uint8
+	if hasListOp(t) {
+		fl |= fList
+	}
+	if hasIntermediate(t) {
+		fl |= fInter
+	}
+	return fl
+}
+
+// hasIntermediate reports whether t wrote a register value that is not
+// its key's last write (list appends are never intermediate here: a list
+// member never retires, R8).
+func hasIntermediate(t *history.Txn) bool {
+	for j, op := range t.Ops {
+		if op.Kind != history.Write {
+			continue
+		}
+		final := op.Value
+		for _, l := range t.Ops[j+1:] {
+			if l.Kind == history.Write && l.Key == op.Key {
+				final = l.Value
+			}
+		}
+		if final != op.Value {
+			return true
+		}
+	}
+	return false
 }
 
 // hasListOp reports whether t appends to or reads a list.
@@ -295,7 +334,9 @@ func (e *Engine) Close(ids ...string) {
 			e.dirty = true
 			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
 				e.fast.close(i, e.txns)
-				e.spill(i)
+				if e.spillsAtClose(i) {
+					e.spill(i)
+				}
 			}
 		}
 	}
@@ -309,7 +350,9 @@ func (e *Engine) CloseAll() {
 			e.dirty = true
 			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
 				e.fast.close(i, e.txns)
-				e.spill(i)
+				if e.spillsAtClose(i) {
+					e.spill(i)
+				}
 			}
 		}
 	}
@@ -782,11 +825,9 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 		e.nextRetire = s.NextRetire
 	}
 	for i := range e.txns {
-		// A snapshot from before R8 has no list flag; the bodies in it
+		// A snapshot from before R8 has no op flags; the bodies in it
 		// are whole.
-		if hasListOp(&e.txns[i]) {
-			e.flags[i] |= fList
-		}
+		e.flags[i] |= opFlags(&e.txns[i])
 	}
 	e.blob = s.Blob
 	if e.blob == nil {
@@ -821,7 +862,7 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	}
 	e.rebuild()
 	for i := range e.txns {
-		if e.flags[i]&fClosed != 0 {
+		if e.flags[i]&fClosed != 0 && e.spillsAtClose(i) {
 			e.spill(i)
 		}
 	}

@@ -420,8 +420,38 @@ func (e *Engine) maybeRetire() {
 		// one no pass runs (the next step that has one tries again).
 		return
 	}
+	if len(e.txns) >= retireFloor {
+		lists := 0
+		for _, fl := range e.flags {
+			if fl&fList != 0 {
+				lists++
+			}
+		}
+		if 2*lists > len(e.txns) {
+			// More than half of what is held has a list op and stays
+			// (R8); on gen's list streams what it wrote unsettles
+			// nearly everything else, and a pass (hash maps of every
+			// held read) found nothing to retire while its garbage
+			// raised the peak heap by a fifth. Skipped, like a pass
+			// that let none go; memory only: no pass is needed for
+			// exactness.
+			e.spillAll = true
+			e.nextRetire = max(e.retireMin, 4*len(e.txns))
+			return
+		}
+	}
+	before := e.sum.n
 	e.retire()
 	e.nextRetire = max(e.retireMin, 2*len(e.txns))
+	if e.sum.n == before && len(e.txns) >= retireFloor {
+		// Nothing left (on a list stream most members are held, R8):
+		// the next pass waits for four times as many, so that passes
+		// that find nothing cost O(1) per transaction at a quarter of
+		// the rate. Which transactions retire, and when, only decides
+		// memory: any pass is exact (the tests' passes at every
+		// doubling, below the floor, keep the schedule they had).
+		e.nextRetire = max(e.retireMin, 4*len(e.txns))
+	}
 }
 
 // retire is one pass (R1-R4).
@@ -452,7 +482,6 @@ func (e *Engine) retire() {
 		if !member(i) {
 			continue
 		}
-		t := &e.txns[i]
 		p := &parsed[i]
 		if f := e.fast; f != nil && i < len(f.node) && f.node[i] {
 			// The fast path parsed it at release; its reads are the
@@ -461,12 +490,12 @@ func (e *Engine) retire() {
 			// member's finals hold its register writes and a mark per
 			// list key it appends to.
 			p.finals, p.reads, p.ok = f.finals[i], f.reads[i], true
-		} else if e.flags[i]&fList != 0 {
-			// A list member the graph does not hold (aborted, unknown
-			// and not chosen, inconsistent, or no fast path): its
-			// register writes must still unsettle their readers (R8),
-			// so its ops are parsed with the list ops, read back if
-			// they went to the body file.
+		} else {
+			// The graph does not hold it (aborted, unknown and not
+			// chosen, inconsistent, or no fast path): its ops, read
+			// back if they went to the body file (R8). A list member's
+			// are parsed with the list ops: its register writes must
+			// still unsettle their readers.
 			whole, err := e.txn(i)
 			if err != nil {
 				// Without its writes no reader of them can be
@@ -474,17 +503,18 @@ func (e *Engine) retire() {
 				e.readErr = err
 				return
 			}
-			p.finals, p.reads, _, _, p.ok = parseLists(&whole, e.sum.kt, true)
-		} else {
-			p.finals, p.reads, p.ok = parse(t, e.sum.kt)
+			if e.flags[i]&fList != 0 {
+				p.finals, p.reads, _, _, p.ok = parseLists(&whole, e.sum.kt, true)
+			} else {
+				p.finals, p.reads, p.ok = parse(&whole, e.sum.kt)
+			}
 		}
 		if !p.ok {
 			continue
 		}
-		// A list member counts as having an intermediate write, so that
-		// R7's scan of who wrote what reads its ops (its finals do not
-		// name every pair it wrote); it never retires (R8).
-		p.inter = e.flags[i]&fList != 0 || intermediate(t, p.finals, e.sum.kt)
+		// From the ops when it was added (its body may be in the body
+		// file now).
+		p.inter = e.flags[i]&fInter != 0
 		if e.flags[i]&fSettled == 0 {
 			for _, r := range p.reads {
 				push(readers, r, i)
@@ -572,6 +602,18 @@ func (e *Engine) retire() {
 	// reader of (k, v) with times; a writer that began 2Δ after it is no
 	// possible writer of that read, so it cannot enter the summary yet
 	// (R4).
+	// Only the pairs a settled committed member wrote are asked, so only
+	// those are entered: on a list stream nearly every member is
+	// unsettled (R8), and a map of all their reads was the pass's
+	// largest allocation.
+	written := map[kv]bool{}
+	for i := range e.txns {
+		if member(i) && !unsettled[i] && e.txns[i].Status == history.Committed {
+			for _, w := range parsed[i].finals {
+				written[w] = true
+			}
+		}
+	}
 	firstEnd := map[kv]int64{}
 	for i := range e.txns {
 		if !unsettled[i] || !e.txns[i].HasTime {
@@ -579,6 +621,9 @@ func (e *Engine) retire() {
 		}
 		end := e.opts.EffectiveEnd(&e.txns[i])
 		for _, r := range parsed[i].reads {
+			if !written[r] {
+				continue
+			}
 			if old, ok := firstEnd[r]; !ok || end < old {
 				firstEnd[r] = end
 			}
@@ -604,6 +649,7 @@ func (e *Engine) retire() {
 		ps.Waiting = n - ps.Retired - ps.Outside - ps.List - ps.Open - ps.Unknown - ps.Unparsed - ps.InitUnforced - ps.Unsettled - ps.Pins
 		e.lastPass = ps
 	}()
+	var leave []int
 	for i := range e.txns {
 		retiredBody[i] = -1
 		keep[i] = true
@@ -625,6 +671,21 @@ func (e *Engine) retire() {
 		if wait {
 			continue
 		}
+		leave = append(leave, i)
+	}
+	e.spillAll = len(leave)*16 < n
+	if e.spillAll {
+		// Too few leave to pay for the compaction (the fast path is
+		// rebuilt from every held body, read back from the body file):
+		// they stay, settled (their reads out, as a waiting writer's
+		// under R4), and leave at a later pass. On list streams most
+		// of what is held stays (R8), and passes that retired a few
+		// each doubled run's CPU.
+		leave = nil
+	}
+	for _, i := range leave {
+		t := &e.txns[i]
+		p := &parsed[i]
 		keep[i] = false
 		e.sum.n++
 		if t.Status == history.Committed {
@@ -636,7 +697,13 @@ func (e *Engine) retire() {
 			}
 		}
 		// Aborted, or with an intermediate write: its body goes to the
-		// summary, for the G1a or G1b core a later read may need (R6).
+		// summary, for the G1a or G1b core a later read may need (R6),
+		// read back whole if it went to the body file.
+		whole, err := e.txn(i)
+		if err != nil {
+			panic(fmt.Sprintf("weakonline: reading back a retiring body: %v", err))
+		}
+		t = &whole
 		b := e.blob[i]
 		if b < 0 {
 			enc, err := json.Marshal(body{e.names[i], *t})
@@ -654,6 +721,14 @@ func (e *Engine) retire() {
 		}
 	}
 	e.compact(keep, retiredBody)
+	// What this pass found unsettled is likely to stay a while (R8: on
+	// list streams nearly everything): its body goes to the body file,
+	// as a list member's does when it closes.
+	for i := range e.txns {
+		if e.flags[i]&(fClosed|fSettled) == fClosed {
+			e.spill(i)
+		}
+	}
 }
 
 // PassStats count what the last retirement pass held and why (a
@@ -779,33 +854,6 @@ func (e *Engine) initPins(member func(int) bool, written func(w int) ([]kv, bool
 // holds reports whether the set holds r's value, dirty or not (nil: no).
 func (vs *valueSet) holds(r kv, kt *keyTable) bool {
 	return vs != nil && vs.containsKV(r, kt)
-}
-
-// intermediate reports whether t wrote a value of a key that is not the
-// key's final one (finals, from parse). A transaction with no more writes
-// than final values has none, and is not looked at op by op.
-func intermediate(t *history.Txn, finals []kv, kt *keyTable) bool {
-	writes := 0
-	for _, op := range t.Ops {
-		if op.Kind != history.Read {
-			writes++
-		}
-	}
-	if writes <= len(finals) {
-		return false
-	}
-	for _, op := range t.Ops {
-		if op.Kind == history.Read {
-			continue
-		}
-		r := kt.pair(op.Key, op.Value)
-		for _, f := range finals {
-			if f.k == r.k && f != r {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // compact drops the transactions not kept, renumbering the rest in their

@@ -206,6 +206,27 @@ var retireRegressions = []struct {
 		want:    []struct{ class, member string }{{history.IncompatibleOrder, "R1"}},
 		retired: 2,
 	},
+	{
+		// RL4 (R8): a member a pass finds unsettled goes to the body
+		// file; when it settles later and retires with an intermediate
+		// write, its body must be read back for the summary, or the
+		// late G1b names a transaction without ops (a garbage read).
+		name: "RL4 a spilled intermediate writer retires later",
+		calls: []rtCall{
+			{release: "T[0,100] w y 1 (session b)"},
+			{release: "I[10,20] r y 1, w x 1, w x 2 (session a)"},
+			{close: []string{"I"}, step: true},
+			{release: "X[30,40] w z 1 (session c)"},
+			{close: []string{"X"}, step: true},
+			{close: []string{"T"}, step: true},
+			{release: "Y[110,115] w z 2 (session c)"},
+			{close: []string{"Y"}, step: true},
+			{release: "R[120,130] r x 1 (session d)"},
+			{close: []string{"R"}, step: true},
+		},
+		want:    []struct{ class, member string }{{history.G1b, "I"}},
+		retired: 4,
+	},
 }
 
 func TestRetireRegressions(t *testing.T) {
