@@ -604,18 +604,6 @@ func (e *Engine) retire() {
 	// reader of (k, v) with times; a writer that began 2Δ after it is no
 	// possible writer of that read, so it cannot enter the summary yet
 	// (R4).
-	// Only the pairs a settled committed member wrote are asked, so only
-	// those are entered: on a list stream nearly every member is
-	// unsettled (R8), and a map of all their reads was the pass's
-	// largest allocation.
-	written := map[kv]bool{}
-	for i := range e.txns {
-		if member(i) && !unsettled[i] && e.txns[i].Status == history.Committed {
-			for _, w := range parsed[i].finals {
-				written[w] = true
-			}
-		}
-	}
 	firstEnd := map[kv]int64{}
 	for i := range e.txns {
 		if !unsettled[i] || !e.txns[i].HasTime {
@@ -623,9 +611,6 @@ func (e *Engine) retire() {
 		}
 		end := e.opts.EffectiveEnd(&e.txns[i])
 		for _, r := range parsed[i].reads {
-			if !written[r] {
-				continue
-			}
 			if old, ok := firstEnd[r]; !ok || end < old {
 				firstEnd[r] = end
 			}
