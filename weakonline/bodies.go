@@ -91,16 +91,24 @@ func (s *bodyStore) ops(off int64, n int32) ([]history.Op, error) {
 }
 
 // spills reports whether the engine moves closed bodies to its body
-// file: at the levels where nothing retires (read committed's pass reads
-// the bodies it retires, and keeps those of aborted writers itself), with
-// the fast path on (without it every step's exact check would read every
-// body back).
+// file: with the fast path on (without it every step's exact check
+// would read every body back).
 func (e *Engine) spills() bool {
-	return e.store != nil && e.store.err == nil && !e.retirable() && e.fast != nil
+	return e.store != nil && e.store.err == nil && e.fast != nil
 }
 
-// spill moves closed member i's ops to the body file (Close calls it,
-// after the fast path took the reads it needs).
+// spillsAtClose reports whether member i's body goes to the body file
+// when it closes: at the levels where nothing retires, and at read
+// committed for a member with a list op, which is held (R8); the other
+// members at read committed mostly retire soon, and go to the file only
+// when a pass finds them unsettled (retire), or when they close after a
+// pass that let none go (spillAll: on a list stream, R8).
+func (e *Engine) spillsAtClose(i int) bool {
+	return !e.retirable() || e.flags[i]&fList != 0 || e.spillAll
+}
+
+// spill moves closed member i's ops to the body file (after the fast
+// path took the reads it needs); a pass that retires it reads them back.
 func (e *Engine) spill(i int) {
 	s := e.store
 	if !e.spills() || s.off[i] >= 0 || e.flags[i]&(fUnchecked|fQuarantined) != 0 || len(e.txns[i].Ops) == 0 {

@@ -88,6 +88,15 @@
 //	   the instance, a pin of its keys' initial values
 //	   (docs/SEMANTICS.md §5 "Retirement under an unknown initial
 //	   state").
+//	R8 A member with a list op (an append or a list read; fList, set
+//	   when it is added) is held, aborted ones too, and counts as a
+//	   seed of unsettledness like an open one: what it wrote, its
+//	   register writes included, unsettles every reader of it. The
+//	   members without one retire as R1-R7 say, before and after the
+//	   first list op; with a body file the held list members' ops go
+//	   to it once closed (B1) and come back whole (Engine.txn) for a
+//	   pass that must parse them (docs/SEMANTICS.md §5 "Retirement
+//	   beside list keys").
 //
 //	F1 The fast path (fast.go) keeps the graph of the alert instance under
 //	   one choice of sources, with at least every constraint of the
@@ -132,7 +141,9 @@
 // unsettled transactions, the settled ones waiting under R4, and the
 // summary: one entry per key and per run of consecutive integer values
 // (plus one per other value), and the encoded bodies of retired aborted
-// and intermediate writers (growing with their number only). At read
+// and intermediate writers (growing with their number only); and every
+// member with a list op and the readers of its register writes (R8: the
+// graph of each, its body in the body file where there is one). At read
 // atomic and causal every released transaction is kept, with its node,
 // its edges and at causal its clock of one int32 per session
 // (docs/SEMANTICS.md §5 "Retirement at read atomic and causal": a read
@@ -143,7 +154,8 @@
 // (bodies.go, B1 below), so what grows on the heap is the graph, not the
 // bodies.
 //
-//	B1 At read atomic and causal (nothing retires there) with the fast
+//	B1 At read atomic and causal (nothing retires there), and at read
+//	   committed for a member with a list op (held, R8), with the fast
 //	   path on, a closed member's ops leave the heap for Config.Bodies
 //	   once the fast path has parsed them; every reader of ops (the
 //	   instance, an alert, a rebuild, a snapshot) reads them back

@@ -31,9 +31,10 @@ func MemoryNote(opts history.Options) string {
 	if opts.Level == history.ReadCommitted {
 		note := fmt.Sprintf("at %s settled transactions retire into a per-key value summary (docs/SEMANTICS.md §5 \"Retirement at read committed\"; aborted ones and ones with an intermediate write leave their bodies in it, encoded); open transactions and readers that depend on an unknown outcome stay", opts.Level)
 		if opts.InitialState == history.InitialUnknown {
-			note += ", and so do the readers of a key's initial value that nothing else explains (§5 \"Retirement under an unknown initial state\"); a stream with list keys retires nothing after its first list op"
+			note += ", and so do the readers of a key's initial value that nothing else explains (§5 \"Retirement under an unknown initial state\")"
 		}
-		return note
+		// R8: list members never retire; their bodies alone leave the heap.
+		return note + "; transactions with a list op stay (their graph in memory grows with them, their bodies go to a temporary body file), and so do the readers of their register writes (§5 \"Retirement beside list keys\")"
 	}
 	why := "a late read can make any committed writer a member of every core of a violation, docs/SEMANTICS.md §5 \"Retirement at read atomic and causal\""
 	return fmt.Sprintf("warning: at %s the window keeps every released transaction (issue 26: %s; the real-time read rule does not let one go, §5 \"Retirement under the real-time read rule\"): closed ones' bodies go to a temporary body file, their place in the fast path's graph stays in memory, which grows with the stream", opts.Level, why)
@@ -51,6 +52,14 @@ const (
 	// fSettled: closed, and every possible writer of its reads settled
 	// (retire.go, R1); its reads are out of the instance (R2).
 	fSettled
+	// fList: it appends to or reads a list key (set when it is added,
+	// from its ops, which may later leave for the body file): at read
+	// committed it is held, never settled (R8).
+	fList
+	// fInter: it wrote a register value that is not its key's final
+	// one (set when it is added, so that a pass need not read back the
+	// ops of a member whose body went to the body file, R8).
+	fInter
 )
 
 // Config tunes an engine.
@@ -137,11 +146,10 @@ type Engine struct {
 	naiveInit             bool
 	retireMin, nextRetire int
 	lastPass              PassStats
-	// lists is set once a list op was added: retirement stops for good
-	// (docs/SEMANTICS.md §5 "Lists online at the weak levels"). Restore
-	// sets it again from the transactions held, which include every one
-	// added since (none of them retired).
-	lists bool
+	// spillAll: the last pass let none go, so members closing now are
+	// likely to stay: their bodies go to the body file at close (R8).
+	// Memory only: a pass reads back what it retires.
+	spillAll bool
 	// nWindow and nPinned are Stats' Window and Pinned, kept as flags
 	// change.
 	nWindow, nPinned int
@@ -247,6 +255,7 @@ func (e *Engine) add(t history.Txn, fl uint8) {
 		}
 	}
 	i := len(e.txns)
+	fl |= opFlags(&t)
 	e.txns = append(e.txns, t)
 	e.names = append(e.names, name)
 	e.flags = append(e.flags, fl)
@@ -257,7 +266,39 @@ func (e *Engine) add(t history.Txn, fl uint8) {
 	}
 	e.byName[name] = i
 	e.dirty = true
-	e.lists = e.lists || hasListOp(&t)
+}
+
+// opFlags are the flags t's ops decide: fList, fInter.
+func opFlags(t *history.Txn) uint8 {
+	var fl uint8
+	if hasListOp(t) {
+		fl |= fList
+	}
+	if hasIntermediate(t) {
+		fl |= fInter
+	}
+	return fl
+}
+
+// hasIntermediate reports whether t wrote a register value that is not
+// its key's last write (list appends are never intermediate here: a list
+// member never retires, R8).
+func hasIntermediate(t *history.Txn) bool {
+	for j, op := range t.Ops {
+		if op.Kind != history.Write {
+			continue
+		}
+		final := op.Value
+		for _, l := range t.Ops[j+1:] {
+			if l.Kind == history.Write && l.Key == op.Key {
+				final = l.Value
+			}
+		}
+		if final != op.Value {
+			return true
+		}
+	}
+	return false
 }
 
 // hasListOp reports whether t appends to or reads a list.
@@ -293,7 +334,9 @@ func (e *Engine) Close(ids ...string) {
 			e.dirty = true
 			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
 				e.fast.close(i, e.txns)
-				e.spill(i)
+				if e.spillsAtClose(i) {
+					e.spill(i)
+				}
 			}
 		}
 	}
@@ -307,7 +350,9 @@ func (e *Engine) CloseAll() {
 			e.dirty = true
 			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
 				e.fast.close(i, e.txns)
-				e.spill(i)
+				if e.spillsAtClose(i) {
+					e.spill(i)
+				}
 			}
 		}
 	}
@@ -780,7 +825,9 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 		e.nextRetire = s.NextRetire
 	}
 	for i := range e.txns {
-		e.lists = e.lists || hasListOp(&e.txns[i])
+		// A snapshot from before R8 has no op flags; the bodies in it
+		// are whole.
+		e.flags[i] |= opFlags(&e.txns[i])
 	}
 	e.blob = s.Blob
 	if e.blob == nil {
@@ -815,7 +862,7 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	}
 	e.rebuild()
 	for i := range e.txns {
-		if e.flags[i]&fClosed != 0 {
+		if e.flags[i]&fClosed != 0 && e.spillsAtClose(i) {
 			e.spill(i)
 		}
 	}

@@ -24,15 +24,20 @@ func TestPassStats(t *testing.T) {
 		t.Skip("WEAKONLINE_PASSSTATS=<transactions> runs it")
 	}
 	ctx := context.Background()
-	for _, shape := range []string{"default", "unique"} {
+	for _, shape := range []string{"default", "unique", "few-lists"} {
 		for _, init := range []history.InitialState{history.InitialUnknown, history.InitialEmpty} {
 			c, err := gen.Preset("mixed")
 			if err != nil {
 				t.Fatal(err)
 			}
 			c.Txns, c.Seed, c.UnknownRatio = n, 1, 0
-			if shape == "unique" {
+			switch shape {
+			case "unique":
 				c.ListRatio, c.DupValueRatio, c.AbortRatio = 0, 0, 0
+			case "few-lists":
+				// A list key in a hundred: the list members are held
+				// and the rest retire beside them (R8).
+				c.ListRatio = 0.01
 			}
 			h, _, err := gen.Generate(c)
 			if err != nil {

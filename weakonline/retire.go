@@ -404,7 +404,7 @@ func (vs *valueSet) addRun(lo, hi int64) {
 // fast path's graph as the witness it reads the initial state's uses
 // from (R7, maybeRetire).
 func (e *Engine) retirable() bool {
-	return !e.noRetire && !e.lists && (e.opts.Level == history.ReadCommitted || e.naiveRetire)
+	return !e.noRetire && (e.opts.Level == history.ReadCommitted || e.naiveRetire)
 }
 
 // maybeRetire runs a pass when the transactions held have doubled since
@@ -420,8 +420,40 @@ func (e *Engine) maybeRetire() {
 		// one no pass runs (the next step that has one tries again).
 		return
 	}
+	if len(e.txns) >= retireFloor {
+		lists := 0
+		for _, fl := range e.flags {
+			if fl&fList != 0 {
+				lists++
+			}
+		}
+		if 2*lists > len(e.txns) {
+			// More than half of what is held has a list op and stays
+			// (R8); on gen's list streams what it wrote unsettles
+			// nearly everything else, and a pass (hash maps of every
+			// held read) found nothing to retire while its garbage
+			// raised the peak heap by a fifth. Skipped, like a pass
+			// that let none go; memory only: no pass is needed for
+			// exactness.
+			e.spillAll = true
+			e.nextRetire = max(e.retireMin, 4*len(e.txns))
+			return
+		}
+	}
+	before := e.sum.n
 	e.retire()
 	e.nextRetire = max(e.retireMin, 2*len(e.txns))
+	if e.sum.n == before && len(e.txns) >= retireFloor {
+		// Nothing left (on a list stream most members are held, R8):
+		// the next pass waits for eight times as many, so that passes
+		// that find nothing cost O(1) per transaction at an eighth of
+		// the rate (at four times, gen's stream with one list key in a
+		// hundred still paid a third more CPU than main, which runs no
+		// pass there). Which transactions retire, and when, only
+		// decides memory: any pass is exact (the tests' passes at every
+		// doubling, below the floor, keep the schedule they had).
+		e.nextRetire = max(e.retireMin, 8*len(e.txns))
+	}
 }
 
 // retire is one pass (R1-R4).
@@ -452,20 +484,39 @@ func (e *Engine) retire() {
 		if !member(i) {
 			continue
 		}
-		t := &e.txns[i]
 		p := &parsed[i]
 		if f := e.fast; f != nil && i < len(f.node) && f.node[i] {
 			// The fast path parsed it at release; its reads are the
 			// ones its graph keeps (a read dropped from the instance
-			// stays dropped: taint and the summary only grow).
+			// stays dropped: taint and the summary only grow). A list
+			// member's finals hold its register writes and a mark per
+			// list key it appends to.
 			p.finals, p.reads, p.ok = f.finals[i], f.reads[i], true
 		} else {
-			p.finals, p.reads, p.ok = parse(t, e.sum.kt)
+			// The graph does not hold it (aborted, unknown and not
+			// chosen, inconsistent, or no fast path): its ops, read
+			// back if they went to the body file (R8). A list member's
+			// are parsed with the list ops: its register writes must
+			// still unsettle their readers.
+			whole, err := e.txn(i)
+			if err != nil {
+				// Without its writes no reader of them can be
+				// settled soundly: no pass (the step reports it).
+				e.readErr = err
+				return
+			}
+			if e.flags[i]&fList != 0 {
+				p.finals, p.reads, _, _, p.ok = parseLists(&whole, e.sum.kt, true)
+			} else {
+				p.finals, p.reads, p.ok = parse(&whole, e.sum.kt)
+			}
 		}
 		if !p.ok {
 			continue
 		}
-		p.inter = intermediate(t, p.finals, e.sum.kt)
+		// From the ops when it was added (its body may be in the body
+		// file now).
+		p.inter = e.flags[i]&fInter != 0
 		if e.flags[i]&fSettled == 0 {
 			for _, r := range p.reads {
 				push(readers, r, i)
@@ -504,6 +555,17 @@ func (e *Engine) retire() {
 			continue
 		}
 		t := &e.txns[i]
+		if e.flags[i]&fList != 0 {
+			// R8: a member with a list op is held (its appends' places
+			// in the version order and its list reads' versions are
+			// facts no summary keeps), aborted ones too (a late read of
+			// an aborted append is a G1a naming it); what it wrote
+			// unsettles its readers like an open writer's.
+			ps.List++
+			unsettled[i] = true
+			work = append(work, int32(i))
+			continue
+		}
 		if t.Status == history.Aborted {
 			continue // never a source, its reads unchecked: settled
 		}
@@ -571,9 +633,10 @@ func (e *Engine) retire() {
 				ps.Retired++
 			}
 		}
-		ps.Waiting = n - ps.Retired - ps.Outside - ps.Open - ps.Unknown - ps.Unparsed - ps.InitUnforced - ps.Unsettled - ps.Pins
+		ps.Waiting = n - ps.Retired - ps.Outside - ps.List - ps.Open - ps.Unknown - ps.Unparsed - ps.InitUnforced - ps.Unsettled - ps.Pins
 		e.lastPass = ps
 	}()
+	var leave []int
 	for i := range e.txns {
 		retiredBody[i] = -1
 		keep[i] = true
@@ -595,6 +658,21 @@ func (e *Engine) retire() {
 		if wait {
 			continue
 		}
+		leave = append(leave, i)
+	}
+	e.spillAll = len(leave)*16 < n
+	if e.spillAll {
+		// Too few leave to pay for the compaction (the fast path is
+		// rebuilt from every held body, read back from the body file):
+		// they stay, settled (their reads out, as a waiting writer's
+		// under R4), and leave at a later pass. On list streams most
+		// of what is held stays (R8), and passes that retired a few
+		// each doubled run's CPU.
+		leave = nil
+	}
+	for _, i := range leave {
+		t := &e.txns[i]
+		p := &parsed[i]
 		keep[i] = false
 		e.sum.n++
 		if t.Status == history.Committed {
@@ -606,7 +684,13 @@ func (e *Engine) retire() {
 			}
 		}
 		// Aborted, or with an intermediate write: its body goes to the
-		// summary, for the G1a or G1b core a later read may need (R6).
+		// summary, for the G1a or G1b core a later read may need (R6),
+		// read back whole if it went to the body file.
+		whole, err := e.txn(i)
+		if err != nil {
+			panic(fmt.Sprintf("weakonline: reading back a retiring body: %v", err))
+		}
+		t = &whole
 		b := e.blob[i]
 		if b < 0 {
 			enc, err := json.Marshal(body{e.names[i], *t})
@@ -624,6 +708,14 @@ func (e *Engine) retire() {
 		}
 	}
 	e.compact(keep, retiredBody)
+	// What this pass found unsettled is likely to stay a while (R8: on
+	// list streams nearly everything): its body goes to the body file,
+	// as a list member's does when it closes.
+	for i := range e.txns {
+		if e.flags[i]&(fClosed|fSettled) == fClosed {
+			e.spill(i)
+		}
+	}
 }
 
 // PassStats count what the last retirement pass held and why (a
@@ -632,6 +724,7 @@ func (e *Engine) retire() {
 type PassStats struct {
 	Held    int // transactions held when the pass began
 	Outside int // quarantined or unchecked: never retired
+	List    int // a list op: held (R8), a seed of unsettledness
 	// Seeds of unsettledness: open, unknown outcome, not parsed
 	// (internally inconsistent), a read of the initial state another
 	// transaction wrote the value of (R7).
@@ -664,8 +757,8 @@ const (
 // all released, W1), so every witness of every later instance takes it
 // from the initial state, and a member whose such reads are all forced
 // ties the key's initial value the same way in every one. A list read
-// that takes an initial list is never counted forced (retirement stops
-// at the first list op anyway). Nil (all pinNone) under an empty initial
+// that takes an initial list is never counted forced (its reader has a
+// list op, and is held anyway: R8). Nil (all pinNone) under an empty initial
 // state.
 //
 // written(w) is w's final writes, and whether they are every (key,
@@ -710,7 +803,17 @@ func (e *Engine) initPins(member func(int) bool, written func(w int) ([]kv, bool
 			}
 			continue
 		}
-		for _, op := range e.txns[w].Ops {
+		// Whole: a list member's ops may be in the body file (R8).
+		t, err := e.txn(w)
+		if err != nil {
+			// Who else wrote what it wrote is unknown: every read of
+			// the initial state counts as unforced (its reader stays).
+			for r := range writer {
+				writer[r] = -2
+			}
+			continue
+		}
+		for _, op := range t.Ops {
 			if op.Kind == history.Read {
 				continue
 			}
@@ -738,33 +841,6 @@ func (e *Engine) initPins(member func(int) bool, written func(w int) ([]kv, bool
 // holds reports whether the set holds r's value, dirty or not (nil: no).
 func (vs *valueSet) holds(r kv, kt *keyTable) bool {
 	return vs != nil && vs.containsKV(r, kt)
-}
-
-// intermediate reports whether t wrote a value of a key that is not the
-// key's final one (finals, from parse). A transaction with no more writes
-// than final values has none, and is not looked at op by op.
-func intermediate(t *history.Txn, finals []kv, kt *keyTable) bool {
-	writes := 0
-	for _, op := range t.Ops {
-		if op.Kind != history.Read {
-			writes++
-		}
-	}
-	if writes <= len(finals) {
-		return false
-	}
-	for _, op := range t.Ops {
-		if op.Kind == history.Read {
-			continue
-		}
-		r := kt.pair(op.Key, op.Value)
-		for _, f := range finals {
-			if f.k == r.k && f != r {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // compact drops the transactions not kept, renumbering the rest in their
@@ -797,8 +873,15 @@ func (e *Engine) compact(keep []bool, bodies []int32) {
 	e.recount()
 	e.blob = append(make([]int32, 0, room), e.blob[:k]...)
 	if st := e.store; st != nil {
-		// Nothing is spilled where retirement runs (spills); the marks
-		// follow the transactions.
+		// The held list members' bodies may be in the body file (R8):
+		// each mark follows its transaction.
+		j := 0
+		for i := range keep {
+			if keep[i] {
+				st.off[j], st.n[j] = st.off[i], st.n[i]
+				j++
+			}
+		}
 		st.off, st.n = st.off[:k], st.n[:k]
 	}
 	for id, i := range e.index {

@@ -61,6 +61,9 @@ var retireRegressions = []struct {
 	// want: the class of each alert, in order, and one member its core
 	// must hold.
 	want []struct{ class, member string }
+	// retired: at least this many transactions retire (with the fast
+	// path), so that the history tests a pass that ran.
+	retired int
 }{
 	{
 		// RT1: T1 is closed and its read is explained, but its source T2
@@ -129,13 +132,13 @@ var retireRegressions = []struct {
 		want: []struct{ class, member string }{{history.G1b, "I"}},
 	},
 	{
-		// RT-list: RT1 with a list op in T2. The retirement pass takes
-		// no list op (its parse refuses them, so T2 is unsettled but
-		// lends its register writes to no reader's unsettling), so T1,
-		// whose read of y can only come from T2, would settle and
-		// retire, and the G1c be missed: retirement stops at the first
-		// list op (docs/SEMANTICS.md §5 "Lists online at the weak
-		// levels").
+		// RT-list: RT1 with a list op in T2. A pass whose parse refused
+		// list ops left T2 unsettled but lending its register writes
+		// to no reader's unsettling, so T1, whose read of y can only
+		// come from T2, would settle and retire, and the G1c be missed.
+		// A list member's register writes unsettle their readers like
+		// an open writer's (R8; without the fast path its ops are
+		// parsed with the list ops).
 		name: "RT-list a list op in the open writer",
 		calls: []rtCall{
 			{release: "T2[0,100] append q 1, r x 1, w y 1 (session b)"},
@@ -147,6 +150,83 @@ var retireRegressions = []struct {
 		},
 		want: []struct{ class, member string }{{history.G1c, "T1"}},
 	},
+	{
+		// RL1 (R8): a closed appender that reads nothing is settled by
+		// the register rule, and retiring it would leave its append to
+		// no one: R's later read of [1] would have no appender, a
+		// garbage read where the keeping engine raises nothing. A
+		// member with a list op is held.
+		name: "RL1 an appender that reads nothing, read late",
+		calls: []rtCall{
+			{release: "A[0,10] append q 1 (session a)"},
+			{close: []string{"A"}, step: true},
+			{release: "X[20,30] w z 1 (session c)"},
+			{close: []string{"X"}, step: true},
+			{release: "Y[25,35] r z 1, w z 2 (session c)"},
+			{close: []string{"Y"}, step: true},
+			{release: "R[40,50] r q [1], r z 2 (session b)"},
+			{close: []string{"R"}, step: true},
+		},
+	},
+	{
+		// RL2 (R8): an aborted appender. Retired with its body like an
+		// aborted register writer (RT3), its append would be a dirty
+		// register pair no list read finds: R's read of [1] would be a
+		// garbage read instead of the keeping engine's G1a naming A.
+		name: "RL2 an aborted appender read late",
+		calls: []rtCall{
+			{release: "A[0,10] append q 1 (aborted, session a)"},
+			{close: []string{"A"}, step: true},
+			{release: "X[20,30] w z 1 (session c)"},
+			{close: []string{"X"}, step: true},
+			{release: "R[40,50] r q [1] (session b)"},
+			{close: []string{"R"}, step: true},
+		},
+		want: []struct{ class, member string }{{history.G1a, "A"}},
+	},
+	{
+		// RL3 (R8): register transactions retire while list members
+		// are held: X and Y settle and leave, the appenders A and B
+		// stay (their ops in the body file, where there is one, each
+		// found again after X, released first, left), and the fork
+		// R1/R2 shows later is the keeping engine's incompatible
+		// order, with X's value read late from the summary.
+		name: "RL3 registers retire beside held list members",
+		calls: []rtCall{
+			{release: "X[0,8] w z 1 (session c)"},
+			{release: "A[1,10] append q 1 (session a)"},
+			{release: "B[2,10] append q 2 (session d)"},
+			{close: []string{"A", "B", "X"}, step: true},
+			{release: "Y[20,30] r z 1, w z 2 (session c)"},
+			{close: []string{"Y"}, step: true},
+			{release: "R1[40,50] r q [1], r z 1 (session b)"},
+			{release: "R2[40,50] r q [2], r z 2 (session e)"},
+			{close: []string{"R1", "R2"}, step: true},
+		},
+		want:    []struct{ class, member string }{{history.IncompatibleOrder, "R1"}},
+		retired: 2,
+	},
+	{
+		// RL4 (R8): a member a pass finds unsettled goes to the body
+		// file; when it settles later and retires with an intermediate
+		// write, its body must be read back for the summary, or the
+		// late G1b names a transaction without ops (a garbage read).
+		name: "RL4 a spilled intermediate writer retires later",
+		calls: []rtCall{
+			{release: "T[0,100] w y 1 (session b)"},
+			{release: "I[10,20] r y 1, w x 1, w x 2 (session a)"},
+			{close: []string{"I"}, step: true},
+			{release: "X[30,40] w z 1 (session c)"},
+			{close: []string{"X"}, step: true},
+			{close: []string{"T"}, step: true},
+			{release: "Y[110,115] w z 2 (session c)"},
+			{close: []string{"Y"}, step: true},
+			{release: "R[120,130] r x 1 (session d)"},
+			{close: []string{"R"}, step: true},
+		},
+		want:    []struct{ class, member string }{{history.G1b, "I"}},
+		retired: 4,
+	},
 }
 
 func TestRetireRegressions(t *testing.T) {
@@ -155,10 +235,15 @@ func TestRetireRegressions(t *testing.T) {
 	opts.Level = history.ReadCommitted
 	for _, rc := range retireRegressions {
 		t.Run(rc.name, func(t *testing.T) {
-			var ids [2][]string
-			for k, cfg := range []Config{{retireMin: 1}, {NoRetire: true}} {
+			var ids [3][]string
+			// Retiring (with a body file, where a held list member's
+			// ops go, read back from the file), and keeping.
+			for k, cfg := range []Config{{retireMin: 1}, {retireMin: 1, Bodies: online.NewMemBodyFile(false), bodyFlush: 1}, {NoRetire: true}} {
 				for _, noFast := range []bool{false, true} {
 					cfg.NoFast = noFast
+					if cfg.Bodies != nil {
+						cfg.Bodies = online.NewMemBodyFile(false) // one per engine
+					}
 					e, err := New(opts, cfg)
 					if err != nil {
 						t.Fatal(err)
@@ -179,11 +264,14 @@ func TestRetireRegressions(t *testing.T) {
 					}
 					if !noFast {
 						ids[k] = got
+						if !cfg.NoRetire && e.sum.n < rc.retired {
+							t.Fatalf("body file=%v: %d retired, want at least %d", cfg.Bodies != nil, e.sum.n, rc.retired)
+						}
 					}
 				}
 			}
-			if !slices.Equal(ids[0], ids[1]) {
-				t.Fatalf("alert ids retiring %v, keeping %v", ids[0], ids[1])
+			if !slices.Equal(ids[0], ids[2]) || !slices.Equal(ids[1], ids[2]) {
+				t.Fatalf("alert ids retiring %v, with a body file %v, keeping %v", ids[0], ids[1], ids[2])
 			}
 		})
 	}
