@@ -100,7 +100,10 @@
 // recycled").
 //
 // "Is this order decided" (prober.forced) asks the step's compact closure
-// (closure/, evict_closure.go) before it spends a solver probe.
+// (closure/, evict_closure.go) before it spends a solver probe; the
+// closure is built from the step's instance at its first question, so a
+// step that asks none pays nothing for it (§5 "The closure built at a
+// step's first question").
 //
 // # Alert steps (online.go)
 //

@@ -137,11 +137,8 @@ type evictState struct {
 	// pinnedBy counts the pinned members by reason at the last step that
 	// evicted (evictStep.countPinned; derived, not in a snapshot).
 	pinnedBy PinnedBy
-	// cl is the compact closure of the members' fixed orders, kept
-	// across steps (evict_closure.go; not in a snapshot).
-	cl      *liveClosure
-	scc     sccScratch
-	scratch evictScratch
+	scc      sccScratch
+	scratch  evictScratch
 }
 
 // evictScratch holds evict's lists from one step to the next, emptied at
@@ -613,12 +610,14 @@ type prober struct {
 	noProbe bool
 	// proven are the orders forced has proven.
 	proven map[[2]solver.Node]bool
-	// live is the compact closure kept across steps (evict_closure.go),
-	// synced at the step's start (nil: none, or dropped); cl is it by
-	// this step's solver nodes, mapped on the first question about r.
-	live *liveClosure
-	cl   *stepClosure
-	r    *reduced
+	// o builds the step's closure at its first question (build, set
+	// when the closure is on); cl is it (evict_closure.go), nil before
+	// that question or once it is dropped (noCl).
+	o     *Online
+	build bool
+	noCl  bool
+	cl    *stepClosure
+	r     *reduced
 	// stats is the engine's closure counters (Online.closureStats).
 	stats *ClosureStats
 	// ms and claimed: the models seen (burst_probe.go).
@@ -626,11 +625,12 @@ type prober struct {
 	claimed bool
 }
 
-// closure is the step's view of the live closure (nil: none).
+// closure is the step's closure, built at its first question (nil: off,
+// or dropped for a cycle of facts).
 func (pr *prober) closure() *stepClosure {
-	if pr.cl == nil && pr.live != nil {
-		if pr.cl = pr.live.forStep(pr.r); pr.cl == nil {
-			pr.live = nil
+	if pr.cl == nil && pr.build && !pr.noCl {
+		if pr.cl = pr.o.buildStepClosure(pr.r); pr.cl == nil {
+			pr.noCl = true
 		}
 	}
 	return pr.cl
@@ -784,10 +784,8 @@ func (pr *prober) prove(from, to solver.Node) {
 	pr.s.AddBaseEdge(from, to)
 	if pr.cl != nil && !pr.cl.add(from, to) {
 		// A cycle of facts: not a satisfiable instance's. The closure
-		// is dropped (afterEvict then does nothing, the next step
-		// builds it afresh).
-		pr.live.broken = true
-		pr.cl, pr.live = nil, nil
+		// is dropped for the rest of the step.
+		pr.cl, pr.noCl = nil, true
 	}
 }
 

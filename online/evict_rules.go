@@ -189,7 +189,6 @@ func (o *Online) evict(ctx context.Context, r *reduced) {
 	}
 	s.keepFacts()
 	st.dropBackoffs()
-	o.afterEvict(r)
 	s.countPinned()
 }
 
@@ -292,9 +291,7 @@ func (s *evictStep) dropGhostKey(g int, k history.Key) {
 		if at, in := r.at[g]; in {
 			s.r5Remove(at, true)
 		} else {
-			// A ghost not in this step's instance (evict_bypass.go):
-			// afterEvict takes it out of the live closure.
-			s.o.goneAbsent = append(s.o.goneAbsent, g)
+			// A ghost not in this step's instance (evict_bypass.go).
 			st.Member.set(g, false)
 			st.ghostGone(g) // ghost_index.go
 			delete(st.GhostKeys, g)
@@ -314,7 +311,7 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 	p, e := r.p, r.e
 	s := &evictStep{o: o, ctx: ctx, r: r, st: st, p: p, e: e}
 	s.pr = &prober{ctx: ctx, s: e.Solver(), model: true, budget: probeBudget, stats: &o.closureStats}
-	s.pr.live, s.pr.r = o.syncClosure(), r
+	s.pr.o, s.pr.build, s.pr.r = o, o.closureOn(), r
 	s.pinned = map[int]bool{}
 	for _, a := range o.pending {
 		for _, id := range a.Core {

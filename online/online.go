@@ -158,14 +158,11 @@ type Online struct {
 	foldSet map[int]bool
 	folded  int
 	noFold  bool
-	// goneAbsent are the ghosts a step's eviction retired that were not
-	// in its instance, for afterEvict.
-	goneAbsent []int
-
 	// noClosure is OnlineConfig.NoClosure; closureStats counts what the
 	// closure answered (evict_closure.go).
 	noClosure    bool
 	closureStats ClosureStats
+	clScratch    closureScratch
 }
 
 // OnlineConfig tunes an engine.

@@ -32,7 +32,7 @@ type runFlags struct {
 	odd   []oddWord
 	n     int
 	// ones is how many flags are true, kept by every change (count): the
-	// instance's size without a visit of its members (syncClosure).
+	// number of members without a visit of them.
 	ones int
 }
 
