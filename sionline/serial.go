@@ -613,8 +613,9 @@ type firsts struct {
 	flag []bool // nil: scan
 }
 
-// smallTxn is the most ops a transaction may have for firsts to scan.
-const smallTxn = 32
+// smallTxn is the most ops a transaction may have for firsts and the
+// sweep to scan (a var: the tests set it to 0 to run the map paths).
+var smallTxn = 32
 
 func newFirsts(ops []history.Op) firsts {
 	f := firsts{ops: ops}
