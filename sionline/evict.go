@@ -437,9 +437,9 @@ func sealedPrefixes(witness []string, index map[string]int, n int, byName map[st
 			if k < 0 {
 				continue // the ghost's pins: it begins before everything
 			}
-			seen := map[history.Key]bool{}
-			for _, op := range t.Ops {
-				if op.Kind == history.Read && !seen[op.Key] {
+			fs := newFirsts(t.Ops)
+			for j, op := range t.Ops {
+				if op.Kind == history.Read && fs.first(j) {
 					if w, ok := lastWriter[op.Key]; ok && w > k {
 						mark(k, w)
 					}
@@ -447,7 +447,6 @@ func sealedPrefixes(witness []string, index map[string]int, n int, byName map[st
 						lastReader[op.Key] = k
 					}
 				}
-				seen[op.Key] = true
 			}
 			continue
 		}
@@ -585,9 +584,9 @@ func (e *Engine) replayInto(g *ghost, owned map[history.Key]bool, xs []int, byNa
 			if !unknownInit {
 				continue
 			}
-			seen := map[history.Key]bool{}
-			for _, op := range t.Ops {
-				if op.Kind == history.Read && !seen[op.Key] {
+			fs := newFirsts(t.Ops)
+			for j, op := range t.Ops {
+				if op.Kind == history.Read && fs.first(j) {
 					_, w := g.Reg[op.Key]
 					_, p := g.Pin[op.Key]
 					if !w && !p {
@@ -601,7 +600,6 @@ func (e *Engine) replayInto(g *ghost, owned map[history.Key]bool, xs []int, byNa
 						g.Pin[op.Key] = op
 					}
 				}
-				seen[op.Key] = true
 			}
 			continue
 		}
@@ -701,11 +699,11 @@ func (e *Engine) summarize(xs []int, byName map[string]*history.Txn, force int) 
 		v := view{t: t, status: t.Status, start: t.Start, end: t.End, sess: t.Session, hasSes: t.HasSession, kEnd: math.MaxInt64}
 		if touches(t) {
 			v.reads, v.writes, v.appends = map[history.Key]history.Op{}, map[history.Key]history.Value{}, map[history.Key][]history.Value{}
-			seen := map[history.Key]bool{}
-			for _, op := range t.Ops {
+			fs := newFirsts(t.Ops)
+			for q, op := range t.Ops {
 				switch op.Kind {
 				case history.Read:
-					if !seen[op.Key] {
+					if fs.first(q) {
 						v.reads[op.Key] = op
 					}
 				case history.Write:
@@ -713,7 +711,6 @@ func (e *Engine) summarize(xs []int, byName map[string]*history.Txn, force int) 
 				case history.Append:
 					v.appends[op.Key] = append(v.appends[op.Key], op.Value)
 				}
-				seen[op.Key] = true
 			}
 		}
 		vs[j] = v

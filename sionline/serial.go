@@ -296,33 +296,52 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 	appendersOf := map[history.Key][]int{} // per list key, its appenders (preferLower)
 	for i := range ps {
 		t := ps[i].t
-		// Per key met: its position in w, or -1 for a key read first
-		// and not written so far. A map, as the ghost may hold
-		// thousands of keys.
-		at := make(map[history.Key]int, len(t.Ops))
+		// Per key met: its position in w (q), or -1 for a key read
+		// first and not written so far. Looked up among the ops before
+		// (firsts) and the writes so far: a participant holds a handful
+		// of ops, and a map per participant per step was most of the
+		// sweep's map growth; past smallTxn ops, a map (at).
 		var w []write
+		fs := newFirsts(t.Ops)
+		var at map[history.Key]int
+		if len(t.Ops) > smallTxn {
+			at = make(map[history.Key]int, len(t.Ops))
+		}
 		for j := range t.Ops {
 			op := &t.Ops[j]
-			q, met := at[op.Key]
+			q := -1
+			if at != nil {
+				if y, ok := at[op.Key]; ok {
+					q = y
+				}
+			} else {
+				for y := range w {
+					if t.Ops[w[y].op].Key == op.Key {
+						q = y
+						break
+					}
+				}
+			}
 			switch {
 			case op.Kind == history.Read:
-				if met {
+				if !fs.first(j) {
 					continue // a later or an internal read
 				}
-				at[op.Key] = -1
 				uses[i].first = append(uses[i].first, int32(j))
 				if op.IsList {
 					listReaders[op.Key] = append(listReaders[op.Key], i)
 				} else {
 					readersOf[kv{op.Key, op.Value}] = append(readersOf[kv{op.Key, op.Value}], i)
 				}
-			case met && q >= 0:
+			case q >= 0:
 				w[q].last = op.Value
 				if op.Kind == history.Append {
 					w[q].apps = append(w[q].apps, op.Value)
 				}
 			default:
-				at[op.Key] = len(w)
+				if at != nil {
+					at[op.Key] = len(w)
+				}
 				x := write{op: int32(j), last: op.Value}
 				if op.Kind == history.Append {
 					x.apps = []history.Value{op.Value}
@@ -581,6 +600,48 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		emit(pick)
 	}
 	return out
+}
+
+// firsts says, per op of one transaction, whether it is the first op
+// on its key. A transaction holds a handful of ops, so first scans the
+// ops before (a map per transaction per step was most of the sweep's
+// and summarize's map growth); past smallTxn ops, where the scan's
+// quadratic cost would show, the answers are computed once with a map.
+// The answers are the same either way.
+type firsts struct {
+	ops  []history.Op
+	flag []bool // nil: scan
+}
+
+// smallTxn is the most ops a transaction may have for firsts and the
+// sweep to scan (a var: the tests set it to 0 to run the map paths).
+var smallTxn = 32
+
+func newFirsts(ops []history.Op) firsts {
+	f := firsts{ops: ops}
+	if len(ops) > smallTxn {
+		f.flag = make([]bool, len(ops))
+		seen := make(map[history.Key]bool, len(ops))
+		for j := range ops {
+			f.flag[j] = !seen[ops[j].Key]
+			seen[ops[j].Key] = true
+		}
+	}
+	return f
+}
+
+// first says whether ops[j] is the first op on its key.
+func (f firsts) first(j int) bool {
+	if f.flag != nil {
+		return f.flag[j]
+	}
+	k := f.ops[j].Key
+	for i := 0; i < j; i++ {
+		if f.ops[i].Key == k {
+			return false
+		}
+	}
+	return true
 }
 
 // hasPrefix says whether l begins with p.
