@@ -19,6 +19,19 @@ func appendStr(b []byte, s string) []byte {
 }
 
 func appendTxn(b []byte, t *history.Txn) []byte {
+	b = appendTxnHead(b, t)
+	for n := range t.Ops {
+		op := &t.Ops[n]
+		b = appendOpKind(b, op)
+		b = appendStr(b, string(op.Key))
+		b = appendOpValues(b, op)
+	}
+	return b
+}
+
+// appendTxnHead writes everything of t before its ops, and their count:
+// the part every record kind shares (appendTxn, AppendBodyKeyed).
+func appendTxnHead(b []byte, t *history.Txn) []byte {
 	b = appendStr(b, t.ID)
 	b = appendStr(b, t.Session)
 	b = binary.AppendVarint(b, t.Start)
@@ -34,24 +47,27 @@ func appendTxn(b []byte, t *history.Txn) []byte {
 	b = appendStr(b, t.Pos.Source)
 	b = binary.AppendVarint(b, int64(t.Pos.Line))
 	b = binary.AppendVarint(b, t.Pos.Offset)
-	b = binary.AppendUvarint(b, uint64(len(t.Ops)))
-	for _, op := range t.Ops {
-		isList := byte(0)
-		if op.IsList {
-			isList = 1
-		}
-		b = append(b, byte(op.Kind), isList)
-		b = appendStr(b, string(op.Key))
-		b = appendStr(b, string(op.Value))
-		// 0: a nil list; n+1: n values.
-		if op.List == nil {
-			b = binary.AppendUvarint(b, 0)
-			continue
-		}
-		b = binary.AppendUvarint(b, uint64(len(op.List))+1)
-		for _, v := range op.List {
-			b = appendStr(b, string(v))
-		}
+	return binary.AppendUvarint(b, uint64(len(t.Ops)))
+}
+
+func appendOpKind(b []byte, op *history.Op) []byte {
+	isList := byte(0)
+	if op.IsList {
+		isList = 1
+	}
+	return append(b, byte(op.Kind), isList)
+}
+
+// appendOpValues writes op's value and list: 0 for a nil list, n+1 and
+// the values for n of them.
+func appendOpValues(b []byte, op *history.Op) []byte {
+	b = appendStr(b, string(op.Value))
+	if op.List == nil {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(op.List))+1)
+	for _, v := range op.List {
+		b = appendStr(b, string(v))
 	}
 	return b
 }
@@ -127,6 +143,26 @@ func (r *spillReader) str() string {
 
 func decodeTxn(b []byte) (history.Txn, error) {
 	r := &spillReader{b: b}
+	t, err := r.headAndOps()
+	if err != nil {
+		return t, err
+	}
+	for i := range t.Ops {
+		op := &t.Ops[i]
+		r.opKind(op)
+		op.Key = history.Key(r.str())
+		if err := r.opValues(op); err != nil {
+			return t, err
+		}
+	}
+	if r.err != nil {
+		return t, r.err
+	}
+	return t, nil
+}
+
+// headAndOps reads what appendTxnHead wrote and makes t's ops.
+func (r *spillReader) headAndOps() (history.Txn, error) {
 	t := r.head()
 	t.Pos.Source = r.str()
 	t.Pos.Line = int(r.varint())
@@ -138,24 +174,25 @@ func decodeTxn(b []byte) (history.Txn, error) {
 	if n > 0 {
 		t.Ops = make([]history.Op, n)
 	}
-	for i := range t.Ops {
-		op := &t.Ops[i]
-		op.Kind = history.Kind(r.byte())
-		op.IsList = r.byte() == 1
-		op.Key = history.Key(r.str())
-		op.Value = history.Value(r.str())
-		if m := r.uvarint(); m > 0 {
-			if m-1 > uint64(len(r.b)) {
-				return t, errSpillRecord
-			}
-			op.List = make([]history.Value, m-1)
-			for j := range op.List {
-				op.List[j] = history.Value(r.str())
-			}
+	return t, nil
+}
+
+func (r *spillReader) opKind(op *history.Op) {
+	op.Kind = history.Kind(r.byte())
+	op.IsList = r.byte() == 1
+}
+
+// opValues reads what appendOpValues wrote.
+func (r *spillReader) opValues(op *history.Op) error {
+	op.Value = history.Value(r.str())
+	if m := r.uvarint(); m > 0 {
+		if m-1 > uint64(len(r.b)) {
+			return errSpillRecord
+		}
+		op.List = make([]history.Value, m-1)
+		for j := range op.List {
+			op.List[j] = history.Value(r.str())
 		}
 	}
-	if r.err != nil {
-		return t, r.err
-	}
-	return t, nil
+	return nil
 }
