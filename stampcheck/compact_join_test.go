@@ -10,7 +10,6 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/ingest"
-	"github.com/streamcheck/streamcheck/internal/oracle"
 	"github.com/streamcheck/streamcheck/stampcheck"
 )
 
@@ -74,20 +73,7 @@ func TestCompactSplit(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(lv)+29, 92))
 			var witnessed int
 			for i := 0; i < n; i++ {
-				var h *history.History
-				if i%4 == 3 {
-					h = mutatedGen(t, rng)
-				} else {
-					kind := oracle.CommitOnly
-					if rng.IntN(2) == 0 {
-						kind = oracle.CommitStart
-					}
-					h = oracle.RandomTinyStamps(rng, oracle.DefaultTinyConfig(), kind, 0.5)
-					if rng.IntN(2) == 0 {
-						coarsen(h)
-					}
-					tinyInputErrors(rng, h)
-				}
+				h := compactCase(t, rng, i)
 				opts := tinyOpts(rng, lv)
 				text := ingest.AppendNativeHistory(nil, h)
 				want, wantWhy := viaScan(text, opts)

@@ -134,20 +134,7 @@ func TestCompactAgainstFull(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(lv)+31, 77))
 			var witnessed, fellBack, inputErr int
 			for i := 0; i < n; i++ {
-				var h *history.History
-				if i%4 == 3 {
-					h = mutatedGen(t, rng)
-				} else {
-					kind := oracle.CommitOnly
-					if rng.IntN(2) == 0 {
-						kind = oracle.CommitStart
-					}
-					h = oracle.RandomTinyStamps(rng, oracle.DefaultTinyConfig(), kind, 0.5)
-					if rng.IntN(2) == 0 {
-						coarsen(h)
-					}
-					tinyInputErrors(rng, h)
-				}
+				h := compactCase(t, rng, i)
 				opts := tinyOpts(rng, lv)
 				text := ingest.AppendNativeHistory(nil, h)
 				wantOK, want := fullWitness(text, opts)
@@ -194,6 +181,27 @@ func TestCompactAgainstFull(t *testing.T) {
 }
 
 // countLines counts the transactions (lines) of a native text.
+// compactCase is case i of the compact tests' sources: every fourth a
+// mutated generated history, the others the oracle's tiny stamped ones
+// (commit stamps only or both), coarsened half the time, with input
+// errors.
+func compactCase(t *testing.T, rng *rand.Rand, i int) *history.History {
+	t.Helper()
+	if i%4 == 3 {
+		return mutatedGen(t, rng)
+	}
+	kind := oracle.CommitOnly
+	if rng.IntN(2) == 0 {
+		kind = oracle.CommitStart
+	}
+	h := oracle.RandomTinyStamps(rng, oracle.DefaultTinyConfig(), kind, 0.5)
+	if rng.IntN(2) == 0 {
+		coarsen(h)
+	}
+	tinyInputErrors(rng, h)
+	return h
+}
+
 func countLines(text []byte) int { return bytes.Count(text, []byte{'\n'}) }
 
 // fullWitness is the full path's answer: ok is false on an input error
