@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // TestLastOccurrenceIsTheDefinition: lastOccurrence, lastStart's scan of
@@ -48,29 +47,7 @@ func TestLastStartScanIsTheMap(t *testing.T) {
 	defer func(v int) { lastStartScanMax = v }(lastStartScanMax)
 	unwalked := 0
 	for i := range tinyCount(60) {
-		rng := rand.New(rand.NewPCG(uint64(i), 0xb0b5))
-		cfg, _ := gen.Preset("mixed")
-		cfg.Seed = uint64(i + 1)
-		cfg.Txns = 40 + rng.IntN(200)
-		cfg.Keys = 3 + rng.IntN(20)
-		cfg.UnknownRatio = 0.03
-		cfg.DupValueRatio = 0.1
-		if i%2 == 0 {
-			cfg.Latency = 8000
-		}
-		types := gen.InjectTypes()
-		for range i % 3 {
-			cfg.Inject = append(cfg.Inject, types[rng.IntN(len(types))])
-		}
-		h, _, err := gen.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := history.DefaultOptions()
-		opts.Level = history.StrictSerializable
-		opts.InitialState = history.InitialUnknown
-		opts.InDoubt = 5_000_000
-		p := prepare(h, opts)
+		p, injected := burstCase(t, i)
 		encode := func(scanMax int) (vars, edges int, verdict string, spared int) {
 			lastStartScanMax = scanMax
 			e := newEncoder(p, encodeConfig{})
@@ -81,7 +58,7 @@ func TestLastStartScanIsTheMap(t *testing.T) {
 		v1, e1, s1, u1 := encode(1 << 20)
 		v0, e0, s0, u0 := encode(-1)
 		if v1 != v0 || e1 != e0 || s1 != s0 || u1 != u0 {
-			t.Fatalf("history %d (%v): scanned %d vars %d edges %s %d unwalked, map %d vars %d edges %s %d unwalked", i, cfg.Inject, v1, e1, s1, u1, v0, e0, s0, u0)
+			t.Fatalf("history %d (%v): scanned %d vars %d edges %s %d unwalked, map %d vars %d edges %s %d unwalked", i, injected, v1, e1, s1, u1, v0, e0, s0, u0)
 		}
 		unwalked += u1
 	}

@@ -62,21 +62,7 @@ func (x *explainer) cannotClose(extra lit) bool {
 		// G0 is acyclic (ok), and litFalse adds no edge.
 		return true
 	}
-	if extra < 0 || int(extra) >= len(x.byLit) {
-		return true // it conditions no edge
-	}
-	// E_l: the edges extra conditions that hold with it assumed.
-	el := r.el[:0]
-	for _, ei := range x.byLit[extra] {
-		if x.holds(&x.e.edges[ei], extra) {
-			el = append(el, ei)
-		}
-	}
-	r.el = el
-	if len(el) == 0 {
-		return true
-	}
-	return !r.smallCycle(x.e.edges, el)
+	return !x.closes(extra)
 }
 
 // reaches reports whether v = u or v reaches u in G0.

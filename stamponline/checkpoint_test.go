@@ -203,6 +203,26 @@ func alertIDSet(fired []*online.Alert) []string {
 // same fast-path outcome (items replayed, why it fell back). The sweep
 // must have restarted from snapshots taken before and after a fallback
 // and died after a fallback its snapshot predates.
+// restartHistory is history i of the restart sweeps: below n a tiny
+// stamped one (nil when two of a session's transactions tie), from n
+// on a longer generated stream whose anomalies make it fall back after
+// many steps on the stamps.
+func restartHistory(t *testing.T, rng *rand.Rand, cfg oracle.TinyConfig, i, n int) *history.History {
+	t.Helper()
+	if i < n {
+		h := oracle.RandomTinyStamps(rng, cfg, oracle.CommitStart, 0.5)
+		if sessionTies(h) {
+			return nil
+		}
+		return h
+	}
+	h, _, err := gen.GenerateStamps(gen.Config{Txns: 200, Seed: uint64(i), Inject: []string{"lost-update", "write-skew"}, UnknownRatio: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func TestCheckpointRestart(t *testing.T) {
 	n := sweep(t, 80)
 	for _, lv := range []history.Level{history.Serializable, history.StrongSessionSerializable, history.SnapshotIsolation, history.StrongSessionSnapshotIsolation} {
@@ -212,19 +232,9 @@ func TestCheckpointRestart(t *testing.T) {
 			cfg.Timestamps, cfg.Sessions = true, true
 			for i := 0; i < n+2; i++ {
 				rng := rand.New(rand.NewPCG(uint64(i), 2902))
-				var h *history.History
-				if i < n {
-					h = oracle.RandomTinyStamps(rng, cfg, oracle.CommitStart, 0.5)
-					if sessionTies(h) {
-						continue
-					}
-				} else {
-					// Longer streams, whose anomalies make them fall back
-					// after many steps on the stamps.
-					var err error
-					if h, _, err = gen.GenerateStamps(gen.Config{Txns: 200, Seed: uint64(i), Inject: []string{"lost-update", "write-skew"}, UnknownRatio: 0}); err != nil {
-						t.Fatal(err)
-					}
+				h := restartHistory(t, rng, cfg, i, n)
+				if h == nil {
+					continue
 				}
 				opts := history.DefaultOptions()
 				opts.Level = lv

@@ -121,17 +121,9 @@ func TestCheckpointFromVersion2(t *testing.T) {
 			cfg.Timestamps, cfg.Sessions = true, true
 			for i := 0; i < n+2; i++ {
 				rng := rand.New(rand.NewPCG(uint64(i), 2903))
-				var h *history.History
-				if i < n {
-					h = oracle.RandomTinyStamps(rng, cfg, oracle.CommitStart, 0.5)
-					if sessionTies(h) {
-						continue
-					}
-				} else {
-					var err error
-					if h, _, err = gen.GenerateStamps(gen.Config{Txns: 200, Seed: uint64(i), Inject: []string{"lost-update", "write-skew"}, UnknownRatio: 0}); err != nil {
-						t.Fatal(err)
-					}
+				h := restartHistory(t, rng, cfg, i, n)
+				if h == nil {
+					continue
 				}
 				opts := history.DefaultOptions()
 				opts.Level = lv
