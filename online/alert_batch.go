@@ -29,6 +29,9 @@ import (
 // It returns the anomalies (nil: H|S is consistent) with the checks,
 // conflicts and constraints it spent, for the engine's counters.
 func (o *Online) batchCores(ctx context.Context, h *history.History) ([]incremental.Anomaly, error) {
+	if stormRegions {
+		return o.stormCores(ctx, h) // storm_regions.go
+	}
 	ph := incremental.Prepare(h, o.opts)
 	cf := incremental.NewCoreFinder(ph)
 	g := cf.G()
