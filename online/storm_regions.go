@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
@@ -40,6 +41,10 @@ import (
 // tests can hold it to the search on the whole alert history).
 var stormRegions = true
 
+// stormRegionCores counts the cores found in a region rather than in the
+// rest (for the tests: the regions must find some).
+var stormRegionCores atomic.Int64
+
 // stormCores is batchCores by region (see above).
 func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremental.Anomaly, error) {
 	regions := keyRegions(h)
@@ -55,7 +60,7 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 	var out []incremental.Anomaly
 	// check finds the cores of H|in, in ⊆ remaining, and takes them out
 	// of remaining.
-	check := func(in []bool) error {
+	check := func(in []bool, region bool) error {
 		o.checks++
 		res, err := incremental.Check(ctx, ph.Project(in), o.opts, incremental.Explaining(incremental.Config{MaxAnomalies: batchAnomalies - len(out)}))
 		if err != nil {
@@ -79,6 +84,9 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 				remaining[t] = false
 			}
 			out = append(out, an)
+			if region {
+				stormRegionCores.Add(1)
+			}
 		}
 		return nil
 	}
@@ -97,7 +105,7 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 			for _, t := range r {
 				in[t] = true
 			}
-			if err := check(in); err != nil {
+			if err := check(in, true); err != nil {
 				return out, err
 			}
 			for _, t := range r {
@@ -108,7 +116,7 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 			}
 		}
 	}
-	if err := check(remaining); err != nil {
+	if err := check(remaining, false); err != nil {
 		return out, err
 	}
 	return out, nil

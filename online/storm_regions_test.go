@@ -75,6 +75,7 @@ func TestStormRegionsAsWhole(t *testing.T) {
 		return out
 	}
 	var alerts, differ int
+	before := stormRegionCores.Load()
 	for i := range n {
 		h, opts, cfg, _ := generatedCase(t, i, 2222, 80, 120, 4+i%6)
 		res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
@@ -98,9 +99,10 @@ func TestStormRegionsAsWhole(t *testing.T) {
 		}
 		alerts += o.Stats().Alerts
 	}
-	t.Logf("%d histories, %d alerts, %d id sets differ", n, alerts, differ)
-	if alerts == 0 {
-		t.Fatalf("no alert: the test compares nothing")
+	inRegions := stormRegionCores.Load() - before
+	t.Logf("%d histories, %d alerts, %d id sets differ, %d cores found in a region", n, alerts, differ, inRegions)
+	if alerts == 0 || inRegions == 0 {
+		t.Fatalf("%d alerts, %d cores found in a region: the test compares nothing", alerts, inRegions)
 	}
 	if differ > n/4 {
 		t.Errorf("%d of %d histories alert different ids by region", differ, n)
