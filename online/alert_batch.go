@@ -28,7 +28,16 @@ import (
 //
 // It returns the anomalies (nil: H|S is consistent) with the checks,
 // conflicts and constraints it spent, for the engine's counters.
+//
+// By default the cores are found region by region (stormCores,
+// storm_regions.go, §5 "Alert batches by region"): under an unknown
+// initial state each guarded solve of a storm's H|S cost seconds. The
+// search on the one guarded encoding below stays as the model the tests
+// hold the regions to (stormRegions off).
 func (o *Online) batchCores(ctx context.Context, h *history.History) ([]incremental.Anomaly, error) {
+	if stormRegions {
+		return o.stormCores(ctx, h) // storm_regions.go
+	}
 	ph := incremental.Prepare(h, o.opts)
 	cf := incremental.NewCoreFinder(ph)
 	g := cf.G()
