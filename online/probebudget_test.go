@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/ingest"
@@ -26,6 +27,9 @@ import (
 //	STREAMCHECK_PROBE_TRACE=u2.jsonl go test ./online -run TestProbeBudgetTrace -v
 //
 // STREAMCHECK_PROBE_TRACE_N caps the transactions read,
+// STREAMCHECK_PROBE_TRACE_INDOUBT sets the in-doubt horizon (1m),
+// STREAMCHECK_PROBE_TRACE_INITIAL the initial state (empty),
+// STREAMCHECK_PROBE_TRACE_FULL logs in full the reasons that start so,
 // STREAMCHECK_PROBE_TRACE_STEP sets the releases per step (256; run's
 // tick of 100 ms is about 800 releases on those streams).
 func TestProbeBudgetTrace(t *testing.T) {
@@ -43,6 +47,12 @@ func TestProbeBudgetTrace(t *testing.T) {
 	opts := history.DefaultOptions()
 	opts.Level = history.StrictSerializable
 	opts.InDoubt = 60_000_000_000
+	if s, err := history.ParseInitialState(os.Getenv("STREAMCHECK_PROBE_TRACE_INITIAL")); err == nil {
+		opts.InitialState = s // run's default is unknown
+	}
+	if d, err := time.ParseDuration(os.Getenv("STREAMCHECK_PROBE_TRACE_INDOUBT")); err == nil {
+		opts.InDoubt = d.Nanoseconds()
+	}
 	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 	ctx := context.Background()
 	probes := map[string][2]int{}
@@ -114,6 +124,14 @@ func TestProbeBudgetTrace(t *testing.T) {
 			reasons[r]++
 		}
 		t.Logf("  why members stayed at the last step: %v", reasons)
+		if pre := os.Getenv("STREAMCHECK_PROBE_TRACE_FULL"); pre != "" {
+			// Every member whose reason starts so, in full.
+			for id, w := range why {
+				if strings.HasPrefix(w, pre) {
+					t.Logf("    %s: %s", id, w)
+				}
+			}
+		}
 		if st.Disagreements != 0 {
 			t.Fatalf("%d disagreements", st.Disagreements)
 		}
