@@ -301,6 +301,12 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		l []history.Value
 	}
 	var tent []fix
+	// awaited says whether a participant not run yet, that t does not
+	// precede, writes v as its last write on register k: t's read of v
+	// then waits for it rather than fix the initial value to v (the
+	// sweep's choice: either is a witness when it completes, and the
+	// writer is the source a stream's values nearly always mean).
+	var awaited func(t *history.Txn, k history.Key, v history.Value) bool
 	tentOf := func(k history.Key) (fix, bool) {
 		for _, f := range tent {
 			if f.k == k {
@@ -362,6 +368,9 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 					}
 				}
 				if !fixed {
+					if awaited(t, op.Key, op.Value) {
+						return false
+					}
 					tent = append(tent, fix{k: op.Key, v: op.Value})
 					continue
 				}
@@ -461,6 +470,22 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 			}
 		}
 		uses[i].write = w
+	}
+	awaited = func(t *history.Txn, k history.Key, v history.Value) bool {
+		for _, w := range writersOf[k] {
+			if ps[w].done || ps[w].t == t || e.opts.Precedes(t, ps[w].t) {
+				continue
+			}
+			for _, x := range uses[w].write {
+				if t := ps[w].t; t.Ops[x.op].Key == k {
+					if x.last == v {
+						return true
+					}
+					break
+				}
+			}
+		}
+		return false
 	}
 	// pending drops the participants run from xs, in place.
 	pending := func(xs []int) []int {
@@ -735,7 +760,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 				pick = c
 				break
 			}
-			if pick < 0 {
+			if pick == -1 {
 				pick = -2 - c // the fallback, kept apart from a safe pick
 			}
 		}
