@@ -59,8 +59,11 @@ type serialTxn struct {
 // that nothing not yet run precedes in real time (or session order); of
 // these it runs the first, by end, whose reads match the state and whose
 // writes overwrite no version another candidate still reads, else the
-// first whose reads match, else it gives up. Register keys and list keys
-// under the empty initial state only; a written null, a key both written
+// first whose reads match, else it gives up. Register keys and list keys,
+// under the empty initial state or an unknown one (the first read of a
+// key nothing wrote fixes its initial value or list, unless
+// SerialEmptyOnly; docs/SEMANTICS.md §5 "The serial witness under an
+// unknown initial state"); a written null, a key both written
 // and appended, or a non-list read of a list key make it give up (the
 // search decides them). Cost: O(n log n) for the sorts, and per turn a
 // scan of the candidates (the transactions that overlap the earliest
