@@ -25,7 +25,9 @@ import (
 // STREAMCHECK_SIBENCH_WAIT=N sets WaitWindow to N,
 // STREAMCHECK_SIBENCH_SEG=N makes segments of N transactions (segTxns),
 // STREAMCHECK_SIBENCH_UNKNOWN=F the unknown-outcome ratio to F (what the
-// re-admissions owe to in-doubt writers).
+// re-admissions owe to in-doubt writers), STREAMCHECK_SIBENCH_INIT=unknown
+// an unknown initial state and STREAMCHECK_SIBENCH_TICK=NS a tick of NS
+// nanoseconds (`run`'s defaults: unknown, 100ms).
 func BenchmarkRMW(b *testing.B) {
 	cfg, err := gen.Preset("mixed")
 	if err != nil {
@@ -62,6 +64,13 @@ func BenchmarkRMW(b *testing.B) {
 		b.Fatal(err)
 	}
 	opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 60e9, InitialState: history.InitialEmpty}
+	if os.Getenv("STREAMCHECK_SIBENCH_INIT") == "unknown" {
+		opts.InitialState = history.InitialUnknown
+	}
+	tick := int64(10e6)
+	if n, err := strconv.ParseInt(os.Getenv("STREAMCHECK_SIBENCH_TICK"), 10, 64); err == nil && n > 0 {
+		tick = n
+	}
 	wcfg := window.Config{Partitions: 1, Lateness: 10e6, InDoubt: opts.InDoubt}
 	order := make([]int, len(h.Txns))
 	for i := range order {
@@ -69,7 +78,7 @@ func BenchmarkRMW(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		_, eng := feed(b, h, opts, wcfg, arrival{order: order, batch: 1, tick: 10e6, restart: -1})
+		_, eng := feed(b, h, opts, wcfg, arrival{order: order, batch: 1, tick: tick, restart: -1})
 		st := eng.Stats()
 		b.ReportMetric(float64(st.Checks), "checks")
 		b.ReportMetric(float64(eng.resets), "resets")

@@ -59,14 +59,18 @@ type serialTxn struct {
 // that nothing not yet run precedes in real time (or session order); of
 // these it runs the first, by end, whose reads match the state and whose
 // writes overwrite no version another candidate still reads, else the
-// first whose reads match, else it gives up. Register keys and list keys
-// under the empty initial state only; a written null, a key both written
+// first whose reads match, else it gives up. Register keys and list keys,
+// under the empty initial state or an unknown one (the first read of a
+// key nothing wrote fixes its initial value or list, unless
+// SerialEmptyOnly; docs/SEMANTICS.md §5 "The serial witness under an
+// unknown initial state"); a written null, a key both written
 // and appended, or a non-list read of a list key make it give up (the
 // search decides them). Cost: O(n log n) for the sorts, and per turn a
 // scan of the candidates (the transactions that overlap the earliest
 // end, about the number of sessions).
 func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
-	if e.opts.InitialState != history.InitialEmpty || len(h.Txns) == 0 {
+	unknownInit := e.opts.InitialState == history.InitialUnknown
+	if (e.opts.InitialState != history.InitialEmpty && !(unknownInit && !SerialEmptyOnly)) || len(h.Txns) == 0 {
 		return nil
 	}
 	// The ghost, wherever h has it, is no participant: it runs first
@@ -99,10 +103,28 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 			return true
 		}
 		if base != nil {
-			_, ok := base.List[k]
-			return ok
+			if _, ok := base.List[k]; ok {
+				return true
+			}
+			if unknownInit {
+				p, ok := base.Pin[k]
+				return ok && p.IsList
+			}
 		}
 		return false
+	}
+	// Under an unknown initial state, a register the ghost holds (a
+	// version or a fixed initial value) is never a list: a list op on
+	// one sends the screen to the search.
+	regInGhost := func(k history.Key) bool {
+		if base == nil {
+			return false
+		}
+		if _, ok := base.Reg[k]; ok {
+			return true
+		}
+		p, ok := base.Pin[k]
+		return ok && !p.IsList
 	}
 	for i := range h.Txns {
 		if i == ghostAt {
@@ -138,6 +160,9 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		for _, op := range t.Ops {
 			if !op.IsList && op.Kind != history.Append && isList(op.Key) {
 				return nil // a register write or read of a list key
+			}
+			if unknownInit && (op.IsList || op.Kind == history.Append) && regInGhost(op.Key) {
+				return nil // a list op on a register the ghost holds
 			}
 			if len(unknownW) == 0 {
 				continue
@@ -209,18 +234,56 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 	slices.SortStableFunc(byEnd, func(a, b int) int { return cmp.Compare(ps[a].end, ps[b].end) })
 
 	// The state: what the participants run so far wrote, over base.
+	// Under an unknown initial state also the initial values and lists
+	// the reads run so far fixed (rinit, linit; base's pins before
+	// them): the first read of a key nothing wrote fixes its initial
+	// value, as the oracle's replay does (docs/SEMANTICS.md §5 "The
+	// serial witness under an unknown initial state").
 	reg := map[history.Key]history.Value{}
 	list := map[history.Key][]history.Value{}
-	regValue := func(k history.Key) history.Value {
+	var rinit map[history.Key]history.Value
+	var linit map[history.Key][]history.Value
+	if unknownInit {
+		rinit, linit = map[history.Key]history.Value{}, map[history.Key][]history.Value{}
+	}
+	// regValue is k's current value, and false when it is the initial
+	// value of an unknown initial state that no read has fixed yet
+	// (any value then reads right, and fixes it).
+	regValue := func(k history.Key) (history.Value, bool) {
 		if v, ok := reg[k]; ok {
-			return v
+			return v, true
 		}
 		if base != nil {
 			if v, ok := base.Reg[k]; ok {
-				return v
+				return v, true
 			}
 		}
-		return history.Null
+		if !unknownInit {
+			return history.Null, true
+		}
+		if base != nil {
+			if p, ok := base.Pin[k]; ok && !p.IsList {
+				return p.Value, true
+			}
+		}
+		v, ok := rinit[k]
+		return v, ok
+	}
+	// initList is k's initial list, and false when it is not fixed yet
+	// (unknown initial state only).
+	initList := func(k history.Key) ([]history.Value, bool) {
+		if !unknownInit {
+			return nil, true
+		}
+		if l, ok := linit[k]; ok {
+			return l, true
+		}
+		if base != nil {
+			if p, ok := base.Pin[k]; ok && p.IsList {
+				return p.List, true
+			}
+		}
+		return nil, false
 	}
 	listOf := func(k history.Key) []history.Value {
 		if l, ok := list[k]; ok {
@@ -232,8 +295,31 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		return nil
 	}
 	// reads says whether t's reads match the state: every read, own
-	// writes visible, as the serial order would give it.
+	// writes visible, as the serial order would give it. An initial
+	// value or list not fixed yet is fixed by t's first read of it, for
+	// t's later reads (tent: this call's fixes, a handful).
+	type fix struct {
+		k history.Key
+		v history.Value
+		l []history.Value
+	}
+	var tent []fix
+	// awaited says whether a participant not run yet, that t does not
+	// precede, writes v as its last write on register k: t's read of v
+	// then waits for it rather than fix the initial value to v (the
+	// sweep's choice: either is a witness when it completes, and the
+	// writer is the source a stream's values nearly always mean).
+	var awaited func(t *history.Txn, k history.Key, v history.Value) bool
+	tentOf := func(k history.Key) (fix, bool) {
+		for _, f := range tent {
+			if f.k == k {
+				return f, true
+			}
+		}
+		return fix{}, false
+	}
 	reads := func(t *history.Txn) bool {
+		tent = tent[:0]
 		for j, op := range t.Ops {
 			if op.Kind != history.Read {
 				continue
@@ -255,16 +341,43 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 			}
 			if op.IsList {
 				l := listOf(op.Key)
-				if len(op.List) != len(l)+appended || !slices.Equal(op.List[:len(l)], l) {
+				ini, fixed := initList(op.Key)
+				if !fixed {
+					if f, ok := tentOf(op.Key); ok {
+						ini, fixed = f.l, true
+					}
+				}
+				if !fixed {
+					if len(op.List) < len(l)+appended {
+						return false
+					}
+					ini = op.List[:len(op.List)-len(l)-appended]
+					tent = append(tent, fix{k: op.Key, l: ini})
+				}
+				n := len(ini)
+				if len(op.List) != n+len(l)+appended || !slices.Equal(op.List[:n], ini) || !slices.Equal(op.List[n:n+len(l)], l) {
 					return false
 				}
-				if appended > 0 && !slices.Equal(op.List[len(l):], ownAppends(t.Ops[:j], op.Key, appended)) {
+				if appended > 0 && !slices.Equal(op.List[n+len(l):], ownAppends(t.Ops[:j], op.Key, appended)) {
 					return false
 				}
 				continue
 			}
 			if !wrote {
-				own = regValue(op.Key)
+				v, fixed := regValue(op.Key)
+				if !fixed {
+					if f, ok := tentOf(op.Key); ok {
+						v, fixed = f.v, true
+					}
+				}
+				if !fixed {
+					if awaited(t, op.Key, op.Value) {
+						return false
+					}
+					tent = append(tent, fix{k: op.Key, v: op.Value})
+					continue
+				}
+				own = v
 			}
 			if op.Value != own {
 				return false
@@ -291,6 +404,10 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 	}
 	uses := make([]use, len(ps))
 	readersOf := map[kv][]int{}
+	var readersK map[history.Key][]int // unknown initial state: per register key its first readers
+	if unknownInit {
+		readersK = map[history.Key][]int{}
+	}
 	writersOf := map[history.Key][]int{}
 	listReaders := map[history.Key][]int{}
 	appendersOf := map[history.Key][]int{} // per list key, its appenders (preferLower)
@@ -332,6 +449,9 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 					listReaders[op.Key] = append(listReaders[op.Key], i)
 				} else {
 					readersOf[kv{op.Key, op.Value}] = append(readersOf[kv{op.Key, op.Value}], i)
+					if readersK != nil {
+						readersK[op.Key] = append(readersK[op.Key], i)
+					}
 				}
 			case q >= 0:
 				w[q].last = op.Value
@@ -353,6 +473,22 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 			}
 		}
 		uses[i].write = w
+	}
+	awaited = func(t *history.Txn, k history.Key, v history.Value) bool {
+		for _, w := range writersOf[k] {
+			if ps[w].done || ps[w].t == t || e.opts.Precedes(t, ps[w].t) {
+				continue
+			}
+			for _, x := range uses[w].write {
+				if t := ps[w].t; t.Ops[x.op].Key == k {
+					if x.last == v {
+						return true
+					}
+					break
+				}
+			}
+		}
+		return false
 	}
 	// pending drops the participants run from xs, in place.
 	pending := func(xs []int) []int {
@@ -377,7 +513,14 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 			op := &t.Ops[x.op]
 			k := op.Key
 			if op.Kind == history.Write {
-				for _, r := range readersOf[kv{k, regValue(k)}] {
+				cur, fixed := regValue(k)
+				cr := readersOf[kv{k, cur}]
+				if !fixed {
+					// The initial value, not fixed: every first reader
+					// of k may still want it.
+					cr = readersK[k]
+				}
+				for _, r := range cr {
 					if r != i && !ps[r].done && !e.opts.Precedes(t, ps[r].t) {
 						return true
 					}
@@ -407,6 +550,25 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 				continue
 			}
 			cur := listOf(k)
+			if ini, fixed := initList(k); !fixed {
+				// The initial list, not fixed: a first read ending in
+				// the current appends may still be read, one ending in
+				// them no longer once these go after them.
+				after := append(cur[:len(cur):len(cur)], x.apps...)
+				for _, r := range rs {
+					if r == i {
+						continue
+					}
+					for _, f := range uses[r].first {
+						if rd := &ps[r].t.Ops[f]; rd.Key == k && hasSuffix(rd.List, cur) && !hasSuffix(rd.List, after) {
+							return true
+						}
+					}
+				}
+				continue
+			} else if len(ini) > 0 {
+				cur = append(slices.Clone(ini), cur...)
+			}
 			after := append(cur[:len(cur):len(cur)], x.apps...)
 			for _, r := range rs {
 				if r == i {
@@ -494,6 +656,22 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 	run := func(t *history.Txn) {
 		for _, op := range t.Ops {
 			switch op.Kind {
+			case history.Read:
+				// The first read of an initial value or list not fixed
+				// fixes it (reads checked it against the state; own
+				// writes and appends before it are in the state
+				// already).
+				if !unknownInit {
+					continue
+				}
+				if op.IsList {
+					if _, fixed := initList(op.Key); !fixed {
+						l := listOf(op.Key)
+						linit[op.Key] = op.List[:len(op.List)-len(l)]
+					}
+				} else if _, fixed := regValue(op.Key); !fixed {
+					rinit[op.Key] = op.Value
+				}
 			case history.Write:
 				reg[op.Key] = op.Value
 			case history.Append:
@@ -585,7 +763,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 				pick = c
 				break
 			}
-			if pick < 0 {
+			if pick == -1 {
 				pick = -2 - c // the fallback, kept apart from a safe pick
 			}
 		}
@@ -643,6 +821,16 @@ func (f firsts) first(j int) bool {
 	}
 	return true
 }
+
+// hasSuffix says whether l ends with p.
+func hasSuffix(l, p []history.Value) bool {
+	return len(l) >= len(p) && slices.Equal(l[len(l)-len(p):], p)
+}
+
+// SerialEmptyOnly makes the sweep give up under an unknown initial
+// state, as it did before it fixed initial values (the tests' reference
+// path: the search decides those screens).
+var SerialEmptyOnly = false
 
 // hasPrefix says whether l begins with p.
 func hasPrefix(l, p []history.Value) bool {

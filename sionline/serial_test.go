@@ -1,6 +1,8 @@
 package sionline
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/internal/oracle"
 )
 
@@ -73,21 +76,63 @@ func tinyMixed(rng *rand.Rand) *history.History {
 // history the oracle finds invalid; and it orders most valid ones, or it
 // would settle nothing.
 func TestSerialWitnessAgainstOracle(t *testing.T) {
+	serialAgainstOracle(t, history.InitialEmpty, 2828)
+}
+
+// TestSerialWitnessUnknownInit is TestSerialWitnessAgainstOracle under
+// an unknown initial state (docs/SEMANTICS.md §5 "The serial witness
+// under an unknown initial state"): the first read of a key nothing
+// wrote fixes its initial value or list, every later read must agree,
+// and the ghost's pins fix some of them from the start. Mutations it
+// catches: a second read of the initial value not held to the first
+// (tent), a list's initial prefix not held to the first read's, pins
+// ignored.
+func TestSerialWitnessUnknownInit(t *testing.T) {
+	serialAgainstOracle(t, history.InitialUnknown, 2829)
+}
+
+func serialAgainstOracle(t *testing.T, init history.InitialState, seed uint64) {
 	count := 3000
 	if testing.Short() {
 		count = 500
 	}
 	found, valid := 0, 0
 	for i := 0; i < count; i++ {
-		rng := rand.New(rand.NewPCG(uint64(i), 2828))
+		rng := rand.New(rand.NewPCG(uint64(i), seed))
 		h := tinyMixed(rng)
-		opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 3, Skew: rng.Int64N(2), InitialState: history.InitialEmpty}
+		if init == history.InitialUnknown {
+			// A second read of the list in some transactions, the same
+			// list or one element short: both reads of one transaction
+			// must agree on the initial list.
+			for i := range h.Txns {
+				tx := &h.Txns[i]
+				for _, op := range tx.Ops {
+					if op.IsList && rng.IntN(3) == 0 {
+						l := op.List
+						if len(l) > 0 && rng.IntN(2) == 0 {
+							l = l[:len(l)-1]
+						}
+						tx.Ops = append(tx.Ops, history.Op{Kind: history.Read, Key: "l", IsList: true, List: l})
+						break
+					}
+				}
+			}
+		}
+		opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 3, Skew: rng.Int64N(2), InitialState: init}
 		var g *ghost
 		if rng.IntN(3) == 0 {
 			// A ghost: committed, at or before every start, as
 			// instance(true) puts it (last, as the engine does, or
 			// first); its versions are ones the members may read.
 			g = &ghost{Reg: map[history.Key]history.Value{"k0": "1"}, List: map[history.Key][]history.Value{"l": {"0"}}, Pin: map[history.Key]history.Op{}, Time: h.Txns[0].Start}
+			if init == history.InitialUnknown && rng.IntN(2) == 0 {
+				// Pins: no versions, k1's initial value and l's
+				// initial list fixed.
+				delete(g.Reg, "k0")
+				delete(g.List, "l")
+				g.Pin["k1"] = history.Op{Kind: history.Read, Key: "k1", Value: history.Value(strconv.Itoa(rng.IntN(3)))}
+				g.Pin["l"] = history.Op{Kind: history.Read, Key: "l", IsList: true, List: []history.Value{"1"}[:rng.IntN(2)]}
+			}
 			if rng.IntN(2) == 0 {
 				h.Txns = append([]history.Txn{g.txn(nil)}, h.Txns...)
 			} else {
@@ -134,5 +179,56 @@ func TestSerialWitnessAgainstOracle(t *testing.T) {
 	t.Logf("%d histories, %d valid, %d ordered by the sweep", count, valid, found)
 	if valid < count/10 || found < valid/2 {
 		t.Errorf("%d valid of %d, %d ordered: the test would say nothing", valid, count, found)
+	}
+}
+
+// TestUnknownInitSweepMatchesSearch streams generated read-modify-write
+// streams (unknown outcomes, lists, injected anomalies) under an unknown
+// initial state twice, in the same arrivals: with the sweep fixing
+// initial values, and with the sweep off there (SerialEmptyOnly, the
+// search deciding every screen, as before). The alert ids and their
+// order are the same, the first verdict is check's, and the sweep
+// settles some screens (or the test would compare the search with
+// itself). Every serial witness taken is replayed by the oracle
+// (TestMain).
+func TestUnknownInitSweepMatchesSearch(t *testing.T) {
+	count := 6
+	if testing.Short() {
+		count = 2
+	}
+	defer func(w, s int, o bool) { WaitWindow, segTxns, SerialEmptyOnly = w, s, o }(WaitWindow, segTxns, SerialEmptyOnly)
+	WaitWindow = 0
+	serial := 0
+	for i := 0; i < count; i++ {
+		rng := rand.New(rand.NewPCG(uint64(i), 2831))
+		h, cfg := mixedStream(t, i, rng, 200, 300, []float64{0.05, 0.1, 0.2})
+		opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 5_000_000, InitialState: history.InitialUnknown}
+		segTxns = []int{2, 8, 256}[i%3]
+		tick, batch := 100_000+rng.Int64N(2_000_000), 1+rng.IntN(8)
+		seed := rng.Uint64()
+		t.Run(fmt.Sprintf("%d/unknown=%.2f/inject=%v/seg=%d", i, cfg.UnknownRatio, cfg.Inject, segTxns), func(t *testing.T) {
+			run := func(emptyOnly bool) ([]string, *Engine) {
+				SerialEmptyOnly = emptyOnly
+				fired, eng := live(t, h, opts, rand.New(rand.NewPCG(seed, 1)), tick, batch, -1)
+				return alertIDs(fired), eng
+			}
+			before, _ := run(true)
+			got, eng := run(false)
+			if !slices.Equal(got, before) {
+				t.Fatalf("alerts %v with the sweep under an unknown initial state, %v without", got, before)
+			}
+			want, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(got) > 0) != (want.Verdict == incremental.Invalid) {
+				t.Fatalf("%d alerts, check says %s", len(got), want.Verdict)
+			}
+			serial += eng.serialScreens
+		})
+	}
+	t.Logf("%d streams: %d screens settled by the sweep", count, serial)
+	if serial == 0 {
+		t.Errorf("no screen settled by the sweep: the test compares the search with itself")
 	}
 }
