@@ -38,9 +38,11 @@ func (o *Online) markUnobservable(members []int) {
 		t := o.log.at(u)
 		ok := t.Writes()
 		for _, op := range t.Ops {
-			if op.IsList || op.Kind == history.Append {
+			if op.Kind == history.Append {
 				// A list read shows every append before it: no writer
 				// overwrites an append (list keys are evict_list.go's).
+				// U's own list reads, as its register reads, are
+				// guarded by its commit and vanish with it.
 				ok = false
 				break
 			}
