@@ -233,12 +233,18 @@ func (e *Engine) rebuild(witness ...string) {
 		}
 	}
 	f.batch = !naiveRebuild
+	// The rebuild's closes keep choose's picks (fast.reconsider): the
+	// batch adds no forced edges until settleClocks, so a look-ahead
+	// would see less in it than closing node by node, and the two must
+	// agree (TestSettleClocksAsNaive); a witness guides them anyway.
+	f.rebuilding = true
 	for i := range e.txns {
 		if e.flags[i]&(fUnchecked|fQuarantined|fClosed|fSettled) == fClosed {
 			f.close(i, e.txns)
 		}
 	}
 	f.settleClocks()
+	f.rebuilding = false
 	e.fast = f
 }
 
