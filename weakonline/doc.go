@@ -103,6 +103,10 @@
 //	   instance (session, read-from, forced; causal pasts exact for the
 //	   instance as ancestors close), acyclic by a dynamic topological
 //	   order. While it is acyclic and untroubled a step runs no check.
+//	   At a reader's close a read of a repeated value whose pick would
+//	   close a cycle takes another possible writer if one closes none
+//	   (docs/SEMANTICS.md §5 "Repeated values: the next writer at a
+//	   close"): a choice, never a constraint less.
 //	F2 Whatever it cannot vouch for is trouble, and the step runs the
 //	   exact check (incremental.CheckWeakOnline on the instance), which
 //	   alone raises alerts: the fast path changes which steps check, never

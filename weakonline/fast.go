@@ -114,6 +114,9 @@ type fast struct {
 	// batch: Engine.rebuild is closing every closed node; clocks and
 	// forced edges wait for settleClocks.
 	batch bool
+	// rebuilding: Engine.rebuild's closes, which keep choose's picks
+	// (reconsider).
+	rebuilding bool
 
 	trouble bool
 	// why says what the first trouble was, for tests and metrics.
@@ -545,6 +548,9 @@ func (f *fast) close(i int, txns []history.Txn) {
 			continue // dropped by the projection (§3)
 		}
 		src, ok := f.choose(i, r, txns)
+		if ok && src >= 0 && f.so && !f.rebuilding {
+			src = f.reconsider(i, r, src, srcs, txns)
+		}
 		if (!ok || src < 0) && f.sum.hasKV(r) {
 			// Dropped by retirement (R2). The summary is asked only
 			// for a read no held writer explains (most reads are of a
@@ -1352,4 +1358,150 @@ func (f *fast) edge(u, v int32) {
 	}
 	f.out[u] = append(f.out[u], v)
 	f.in[v] = append(f.in[v], u)
+}
+
+// reconsider is the source closed node i's read r takes, src being
+// choose's pick: src unless one of the edges its choice adds at i's close
+// (the wr edge into i, the forced edges into src) is seen to close a
+// cycle and another committed writer of the value is not (docs/SEMANTICS.md
+// §5 "Repeated values: the next writer at a close"). srcs are the sources
+// i's earlier reads took. Any possible writer is as good a choice as
+// choose's (F1: the graph is a witness under whatever choice it holds);
+// the prediction only looks ahead, and close and forcedCausal then add
+// every edge of the choice made, so a wrong guess is trouble (F2), never
+// a missing constraint.
+func (f *fast) reconsider(i int, r kv, src int32, srcs []int32, txns []history.Txn) int32 {
+	var one [1]int32
+	ws := f.writers(r, &one)
+	if len(ws) < 2 || !f.wouldCycle(int32(i), r.k, src, srcs) {
+		return src
+	}
+	rt := &txns[i]
+	for j := len(ws) - 1; j >= 0; j-- {
+		w := ws[j]
+		if w == src || int(w) == i || !f.usable[w] || !f.node[w] {
+			continue
+		}
+		wt := &txns[w]
+		if wt.Status != history.Committed {
+			continue
+		}
+		if rt.HasTime && wt.HasTime && f.opts.Precedes(rt, wt) {
+			continue // the real-time read rule
+		}
+		if f.sessOf[i] >= 0 && f.sessOf[w] == f.sessOf[i] && f.pos[w] > f.pos[i] {
+			continue // later in the reader's own session
+		}
+		if f.rankOf(int32(i)) >= 0 && (f.rankOf(w) < 0 || f.rank[w] > f.rank[i]) {
+			continue // the witness's order, when there is one
+		}
+		if !f.wouldCycle(int32(i), r.k, w, srcs) {
+			return w
+		}
+	}
+	return src
+}
+
+// wouldCycle reports whether taking c as the source of closed node n's
+// read of key k closes a cycle through the wr edge c -> n or through a
+// forced edge into c that the read adds at n's close, with n's past (at
+// causal) from its session predecessor, srcs and c. It is a prediction:
+// other reads' sources can still grow n's past.
+func (f *fast) wouldCycle(n, k, c int32, srcs []int32) bool {
+	if f.reaches(n, c) {
+		return true
+	}
+	kw := f.keyWriters(k)
+	if kw == nil {
+		return false
+	}
+	own := f.sessOf[n]
+	ownP := f.pos[n] - 1
+	switch f.lv {
+	case history.ReadAtomic:
+		if own >= 0 {
+			if t1 := f.lastWriter(own, k, ownP); t1 >= 0 && t1 != c && f.reaches(c, t1) {
+				return true
+			}
+		}
+		for _, s := range srcs {
+			if s != c && writes(f.finals[s], k) && f.reaches(c, s) {
+				return true
+			}
+		}
+	case history.Causal:
+		clk := make([]int32, len(f.sessLast))
+		for j := range clk {
+			clk[j] = -1
+		}
+		join := func(x []int32) {
+			for j, v := range x {
+				if j < len(clk) {
+					clk[j] = max(clk[j], v)
+				}
+			}
+		}
+		if p := f.prev[n]; p >= 0 {
+			join(f.clock[p])
+		}
+		for _, s := range srcs {
+			join(f.clock[s])
+		}
+		join(f.clock[c])
+		c2 := f.clock[c]
+		for j, s := range kw.sessions {
+			if int(s) >= len(clk) {
+				continue
+			}
+			p := clk[s]
+			if s == own {
+				p = ownP
+			}
+			if p < 0 {
+				continue
+			}
+			w := lastEntry(kw.lists[j], p)
+			if w == nil || w.t == n || w.t == c || (int(s) < len(c2) && c2[s] >= w.pos) {
+				continue
+			}
+			if f.reaches(c, w.t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reaches reports whether the graph has a path from u to v (u == v
+// included): never when v is before u in the topological order, else a
+// search forward from u through the nodes ordered before v.
+func (f *fast) reaches(u, v int32) bool {
+	if u == v {
+		return true
+	}
+	if f.ord[u] > f.ord[v] {
+		return false
+	}
+	ub := f.ord[v]
+	f.epoch++
+	if f.epoch == 0 {
+		clear(f.mark)
+		f.epoch = 1
+	}
+	f.stack = append(f.stack[:0], u)
+	f.mark[u] = f.epoch
+	for len(f.stack) > 0 {
+		x := f.stack[len(f.stack)-1]
+		f.stack = f.stack[:len(f.stack)-1]
+		for _, w := range f.out[x] {
+			if w == v {
+				return true
+			}
+			if f.mark[w] != f.epoch && f.ord[w] < ub {
+				f.mark[w] = f.epoch
+				f.stack = append(f.stack, w)
+			}
+		}
+	}
+	return false
 }
