@@ -103,6 +103,9 @@ func (s *Solver) Retire(v Var) error {
 			}
 		}
 	}
+	if s.val[PosLit(v)] == 0 {
+		s.nFree-- // unassigned, and no longer live
+	}
 	s.retired[v] = true
 	s.heap.remove(v)
 	s.pendingRet = append(s.pendingRet, v)

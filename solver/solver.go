@@ -2,6 +2,7 @@ package solver
 
 import (
 	"context"
+	"fmt"
 	"slices"
 )
 
@@ -32,7 +33,11 @@ type Solver struct {
 	retired  []bool // retired, waiting for purge or for reuse
 	tReason  []int32
 
-	freeVars    []Var // purged indices that NewVar may recycle
+	freeVars []Var // purged indices that NewVar may recycle
+	// nFree counts the live variables left unassigned: val 0 and not
+	// retired (allAssigned; kept by NewVar, enqueue, cancelUntil and
+	// Retire, the only places that change either).
+	nFree       int
 	pendingRet  []Var // retired, not yet purged
 	heap        varHeap
 	varInc      float64
@@ -150,6 +155,7 @@ func (s *Solver) NewVar() Var {
 	s.userPh[v] = 0
 	s.reason[v] = crefUndef
 	s.heap.insert(v)
+	s.nFree++ // fresh, or purged (val 0) and no longer retired
 	return v
 }
 
@@ -222,6 +228,9 @@ func (s *Solver) enqueue(p Lit, from cref) {
 	s.reason[v] = from
 	s.trailPos[v] = int32(len(s.trail))
 	s.trail = append(s.trail, p)
+	if !s.retired[v] {
+		s.nFree--
+	}
 }
 
 func (s *Solver) newDecisionLevel() { s.trailLim = append(s.trailLim, int32(len(s.trail))) }
@@ -245,6 +254,9 @@ func (s *Solver) cancelUntil(lvl int) {
 		}
 		s.reason[v] = crefUndef
 		s.heap.insert(v)
+		if !s.retired[v] {
+			s.nFree++
+		}
 	}
 	s.trail = s.trail[:lim]
 	s.trailLim = s.trailLim[:lvl]
@@ -969,9 +981,33 @@ func (s *Solver) reuseLevel() int {
 	return s.decisionLevel()
 }
 
-// allAssigned reports whether the decision heap has nothing left (cheap
-// pre-test for the final check).
+// allAssigned reports whether every live variable is assigned (the
+// pre-test for the final check), from the count nFree.
+//
+// It used to pop the heap until an unassigned variable came to its top,
+// which held the same answer (every unassigned live variable is in the
+// heap) but emptied the heap of every variable that propagation, not a
+// decision, had assigned, and cancelUntil put each back: a sift down and
+// a sift up per variable and solve. On the online engine's probes, each
+// a solve of a whole window in which most variables are implied, that
+// was most of the heap's cost (issue 20, item 7). The heap's content
+// does not change which variable pickBranch and reuseLevel find first
+// (the unassigned live one of greatest activity, ties by index: one
+// order, however the heap is arranged), so the search decides exactly
+// as before (TestFreeCountKeepsTheSearch).
 func (s *Solver) allAssigned() bool {
+	if verifyFree {
+		s.checkFree()
+	}
+	if allAssignedByHeap {
+		return s.allAssignedHeap()
+	}
+	return s.nFree == 0
+}
+
+// allAssignedHeap is the old test, popping the heap (tests:
+// allAssignedByHeap).
+func (s *Solver) allAssignedHeap() bool {
 	for !s.heap.empty() {
 		v := s.heap.heap[0]
 		if s.val[PosLit(v)] == 0 && !s.retired[v] {
@@ -981,3 +1017,21 @@ func (s *Solver) allAssigned() bool {
 	}
 	return true
 }
+
+// checkFree panics when nFree is not the number of unassigned live
+// variables (tests: verifyFree).
+func (s *Solver) checkFree() {
+	n := 0
+	for v := range s.level {
+		if s.val[PosLit(Var(v))] == 0 && !s.retired[v] {
+			n++
+		}
+	}
+	if n != s.nFree {
+		panic(fmt.Sprintf("solver: nFree %d, %d unassigned live variables", s.nFree, n))
+	}
+}
+
+// Test switches: verifyFree makes allAssigned check nFree against a
+// count; allAssignedByHeap restores the popping test.
+var verifyFree, allAssignedByHeap bool
