@@ -232,6 +232,7 @@ func (s *Solver) Compact() {
 	}
 	s.cancelUntil(0)
 	s.hasModel = false
+	s.compacts++ // clauses shorten in place: flip.go's index is rebuilt
 	if s.propagate() != nil {
 		s.ok = false
 		return

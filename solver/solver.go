@@ -77,8 +77,12 @@ type Solver struct {
 
 	rng uint64
 
-	occ    []bool // occursUnsatisfied cache
-	occKey [3]int
+	occ []bool // occursUnsatisfied cache
+	// compacts counts Compact calls; flip is FlipKeepsModel's index
+	// (flip.go).
+	compacts int
+	flip     flipIndex
+	occKey   [3]int
 
 	th theory
 
