@@ -1,6 +1,8 @@
 package online
 
 import (
+	"sync/atomic"
+
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/solver"
 )
@@ -160,22 +162,47 @@ func (pr *prober) noteModel() {
 	}
 }
 
-// seenBoth reports whether models seen set l's variable both ways: l is
-// not decided. With verifySeen (tests) it answers false after checking
-// the claim by the probe decide then makes, so that the engine runs as
-// without the record.
+// seenBoth reports whether models seen set l's variable both ways, or
+// the model in hand does with the variable flipped (solver F1;
+// docs/SEMANTICS.md §5, "A flip of the model answers 'not decided'"): l
+// is not decided. With verifySeen
+// (tests) it answers false after checking the claim by the probe decide
+// then makes, so that the engine runs as without the record.
 func (pr *prober) seenBoth(l solver.Lit) bool {
 	if !pr.ms.on {
 		return false
 	}
 	v := int(l.Var())
 	both := v < len(pr.ms.seen) && pr.ms.seen[v] == 3
+	if !both && pr.flipped(l.Var()) {
+		both = true
+		if v < len(pr.ms.seen) {
+			pr.ms.seen[v] = 3
+		}
+	}
 	if both && verifySeen {
 		seenClaims++
 		pr.claimed = true
 		return false
 	}
 	return both
+}
+
+// flipped reports whether the model in hand with v flipped is a model
+// too (solver.FlipKeepsModel, against the model's order, rank). decide
+// asks it only with the model in hand, which is a model of the solver as
+// it is once the record of models seen is on (startSeen), as the header
+// argues; a "yes" on a model that was not one would only keep a member
+// longer.
+func (pr *prober) flipped(v solver.Var) bool {
+	if noFlip || !pr.model || !pr.fillRank() {
+		return false
+	}
+	if !pr.s.FlipKeepsModel(v, pr.rank) {
+		return false
+	}
+	flipHits.Add(1)
+	return true
 }
 
 // checkSeenClaim is verifySeen's check of a claim seenBoth made about
@@ -196,4 +223,11 @@ func (pr *prober) checkSeenClaim(st solver.Status) {
 var (
 	noModelsSeen, verifySeen bool
 	seenClaims, seenLies     int
+)
+
+// noFlip (tests) turns the flip test off; flipHits counts the literals
+// it called undecided.
+var (
+	noFlip   bool
+	flipHits atomic.Int64
 )

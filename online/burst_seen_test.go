@@ -45,3 +45,24 @@ func TestModelsSeenAnswerAsTheProbe(t *testing.T) {
 	}
 	t.Logf("%d answers of the models seen, each confirmed by a probe", claims)
 }
+
+// TestFlipAnswersAsTheProbe holds the flip test (solver F1, seenBoth's
+// flipped; docs/SEMANTICS.md §5 "A flip of the model answers 'not
+// decided'") to the probe it replaces, on the streams of
+// TestModelsSeenAnswerAsTheProbe: every literal it calls undecided is
+// probed, and the probe must be satisfiable. It fails if the flip never
+// answered, so that it cannot pass on streams that do not exercise it.
+//
+//	STREAMCHECK_KEPTMODEL_N=400 STREAMCHECK_SEEN_N=100 go test ./online -run TestFlipAnswers
+func TestFlipAnswersAsTheProbe(t *testing.T) {
+	flipHits.Store(0)
+	claims, lies := withSeenCheck(t, modelCases(t))
+	flips := flipHits.Load()
+	if lies > 0 {
+		t.Fatalf("%d of %d claims refuted by a probe (%d flips)", lies, claims, flips)
+	}
+	if flips == 0 {
+		t.Fatal("the flip answered no question: the streams do not exercise it")
+	}
+	t.Logf("%d flips among %d claims, each confirmed by a probe", flips, claims)
+}

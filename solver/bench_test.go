@@ -424,3 +424,52 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkProbes is the online prober's pattern (issue 20, item 7): one
+// satisfiable instance, then a solve under one assumption per variable
+// asked, each from level 0, most variables implied. heap=pop is the
+// allAssigned that popped the heap (allAssignedByHeap), heap=count the
+// count of unassigned live variables; flip: the probes the flip test
+// (F1) answers are not solved.
+//
+//	go test ./solver -run '^$' -bench Probes -benchtime 3x
+func BenchmarkProbes(b *testing.B) {
+	for _, mode := range []string{"pop", "count", "count+flip"} {
+		b.Run("heap="+mode, func(b *testing.B) {
+			allAssignedByHeap = mode == "pop"
+			defer func() { allAssignedByHeap = false }()
+			var solves, flips int
+			for b.Loop() {
+				s := New(Options{})
+				chainInstance(s, rand.New(rand.NewPCG(7, 2)), 16, 100, 2000, true, "time")
+				if s.Solve(context.Background()) != Sat {
+					b.Fatal("satisfiable chain instance")
+				}
+				rank := make([]int32, s.NumNodes())
+				for i, n := range s.Order() {
+					rank[n] = int32(i)
+				}
+				for v := range min(s.NumVars(), 100) {
+					p := PosLit(Var(v))
+					if s.Value(p) {
+						p = p.Not()
+					}
+					if mode == "count+flip" && s.FlipKeepsModel(Var(v), rank) {
+						flips++
+						continue
+					}
+					solves++
+					if s.Solve(context.Background(), p) == Sat {
+						for i, n := range s.Order() {
+							rank[n] = int32(i)
+						}
+					} else {
+						s.AddClause(p.Not())
+					}
+				}
+			}
+			b.ReportMetric(float64(solves)/float64(b.N), "solves/op")
+			b.ReportMetric(float64(flips)/float64(b.N), "flips/op")
+		})
+	}
+}

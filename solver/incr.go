@@ -103,6 +103,9 @@ func (s *Solver) Retire(v Var) error {
 			}
 		}
 	}
+	if s.val[PosLit(v)] == 0 {
+		s.nFree-- // unassigned, and no longer live
+	}
 	s.retired[v] = true
 	s.heap.remove(v)
 	s.pendingRet = append(s.pendingRet, v)
@@ -229,6 +232,7 @@ func (s *Solver) Compact() {
 	}
 	s.cancelUntil(0)
 	s.hasModel = false
+	s.compacts++ // clauses shorten in place: flip.go's index is rebuilt
 	if s.propagate() != nil {
 		s.ok = false
 		return
