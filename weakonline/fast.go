@@ -904,13 +904,7 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 		}
 		lastPos := kw.lastPos[:len(kw.sessions)]
 		for j, s := range kw.sessions {
-			if int(s) >= len(clk) {
-				continue
-			}
-			p := clk[s]
-			if s == own {
-				p = ownP
-			}
+			p := pastPos(clk, s, own, ownP)
 			if p < 0 {
 				continue
 			}
@@ -940,6 +934,18 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 			}
 		}
 	}
+}
+
+// pastPos is session s's last position in the past clk of a node of
+// session own (ownP for own: a node is not in its own past); -1: none.
+func pastPos(clk []int32, s, own, ownP int32) int32 {
+	if int(s) >= len(clk) {
+		return -1
+	}
+	if s == own {
+		return ownP
+	}
+	return clk[s]
 }
 
 // lastWriter is session s's last writer of k at a position <= p (-1:
@@ -990,16 +996,10 @@ func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 	var one [1]int32
 	ws := f.writers(r, &one)
 	for _, w := range ws {
-		if int(w) == i || !f.usable[w] {
+		if !f.mayRead(i, w, txns) {
 			continue
 		}
 		wt := &txns[w]
-		if rt.HasTime && wt.HasTime && f.opts.Precedes(rt, wt) {
-			continue // the real-time read rule
-		}
-		if f.so && f.sessOf[i] >= 0 && f.sessOf[w] == f.sessOf[i] && f.pos[w] > f.pos[i] {
-			continue // later in the reader's own session
-		}
 		if first < 0 {
 			first = w
 		}
@@ -1020,14 +1020,7 @@ func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 		// witness order, so the graph stays acyclic).
 		best, bestRank := int32(-1), int32(-1)
 		for _, w := range ws {
-			if int(w) == i || !f.usable[w] || f.rankOf(w) < 0 || f.rank[w] > f.rank[i] {
-				continue
-			}
-			wt := &txns[w]
-			if rt.HasTime && wt.HasTime && f.opts.Precedes(rt, wt) {
-				continue
-			}
-			if f.so && f.sessOf[i] >= 0 && f.sessOf[w] == f.sessOf[i] && f.pos[w] > f.pos[i] {
+			if f.rankOf(w) < 0 || f.rank[w] > f.rank[i] || !f.mayRead(i, w, txns) {
 				continue
 			}
 			if f.rank[w] > bestRank {
@@ -1054,6 +1047,20 @@ func (f *fast) choose(i int, r kv, txns []history.Txn) (int32, bool) {
 		return first, true
 	}
 	return 0, false
+}
+
+// mayRead reports whether w can be the source of a read of closed node
+// i: not i itself, usable, not begun after i ended (the real-time read
+// rule), and not later in i's own session where sessions count.
+func (f *fast) mayRead(i int, w int32, txns []history.Txn) bool {
+	if int(w) == i || !f.usable[w] {
+		return false
+	}
+	rt, wt := &txns[i], &txns[w]
+	if rt.HasTime && wt.HasTime && f.opts.Precedes(rt, wt) {
+		return false
+	}
+	return !(f.so && f.sessOf[i] >= 0 && f.sessOf[w] == f.sessOf[i] && f.pos[w] > f.pos[i])
 }
 
 // initFallback reports whether the initial state is r's source of last
@@ -1376,21 +1383,10 @@ func (f *fast) reconsider(i int, r kv, src int32, srcs []int32, txns []history.T
 	if len(ws) < 2 || !f.wouldCycle(int32(i), r.k, src, srcs) {
 		return src
 	}
-	rt := &txns[i]
 	for j := len(ws) - 1; j >= 0; j-- {
 		w := ws[j]
-		if w == src || int(w) == i || !f.usable[w] || !f.node[w] {
+		if w == src || !f.node[w] || txns[w].Status != history.Committed || !f.mayRead(i, w, txns) {
 			continue
-		}
-		wt := &txns[w]
-		if wt.Status != history.Committed {
-			continue
-		}
-		if rt.HasTime && wt.HasTime && f.opts.Precedes(rt, wt) {
-			continue // the real-time read rule
-		}
-		if f.sessOf[i] >= 0 && f.sessOf[w] == f.sessOf[i] && f.pos[w] > f.pos[i] {
-			continue // later in the reader's own session
 		}
 		if f.rankOf(int32(i)) >= 0 && (f.rankOf(w) < 0 || f.rank[w] > f.rank[i]) {
 			continue // the witness's order, when there is one
@@ -1450,13 +1446,7 @@ func (f *fast) wouldCycle(n, k, c int32, srcs []int32) bool {
 		join(f.clock[c])
 		c2 := f.clock[c]
 		for j, s := range kw.sessions {
-			if int(s) >= len(clk) {
-				continue
-			}
-			p := clk[s]
-			if s == own {
-				p = ownP
-			}
+			p := pastPos(clk, s, own, ownP)
 			if p < 0 {
 				continue
 			}
