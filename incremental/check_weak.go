@@ -804,6 +804,9 @@ func translate(sh *saturation.History, m saturation.Model, cyc []saturation.Edge
 
 // checkWeak is Check for the levels of the polynomial back end.
 func checkWeak(ctx context.Context, h *history.History, opts history.Options, cfg Config) (*Result, error) {
+	if res, ok := checkWeakFast(ctx, h, opts); ok {
+		return res, nil // check_weak_fast.go: determined and valid
+	}
 	return checkWeakPrepared(ctx, prepare(h, opts), cfg)
 }
 

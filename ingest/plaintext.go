@@ -37,11 +37,15 @@ import (
 //
 // It is check's whole reading of a peer's 1M-transaction history (10M
 // lines), so it allocates little per line: a transaction's consecutive
-// lines are gathered and given their ops at once from a shared slab,
-// keys are interned, values are cut from a shared byte slab
-// (textValues), and a line of the transaction before it looks nothing
-// up. Decoding this format took 1.6x the native decoder's CPU at 1M
-// transactions (BENCHMARKS "weak5").
+// lines are decoded straight into a shared slab of ops and handed to it
+// as one slice, keys are interned, values (and ids) below smallValues
+// are made once and shared, larger ones cut from a shared byte slab
+// (textValues), the transactions are sized once from the first lines,
+// and a line of the transaction before it looks nothing up. Decoding
+// this format took 1.6x the native decoder's CPU at 1M transactions
+// (BENCHMARKS "weak5"); gathering lines in a buffer and copying them to
+// the slab, and growing the transactions by doubling, were half of
+// what was left (BENCHMARKS "weak26 (issue 26 acceptance 4)").
 func readText(all []byte, source string, st *Stats) (*history.History, error) {
 	h := &history.History{}
 	var byTxn txnIndex             // txn number -> index in h.Txns
@@ -50,33 +54,51 @@ func readText(all []byte, source string, st *Stats) (*history.History, error) {
 	var sessOf []int64 // per transaction, its session's number
 	var vals textValues
 	var keys textKeys
-	// cur gathers the ops of consecutive lines of transaction at (-1:
-	// none); flush gives them to it.
+	// The ops of consecutive lines of transaction at (-1: none) are
+	// decoded straight into slab, from run on; flush hands them to it.
+	// Once handed over they are never written again.
 	at, atTxn := -1, int64(0)
-	var cur []history.Op
 	var slab []history.Op
+	run := 0
 	flush := func() {
-		if at < 0 || len(cur) == 0 {
+		if at < 0 || len(slab) == run {
 			return
 		}
 		t := &h.Txns[at]
+		// Full slice expression: a later append to these ops copies
+		// them rather than overwrite the next transaction's.
+		ops := slab[run:len(slab):len(slab)]
 		if t.Ops == nil {
-			if len(slab) < len(cur) {
-				slab = make([]history.Op, max(4096, len(cur)))
-			}
-			// Full slice expression: a later append to these ops
-			// copies them rather than overwrite the next transaction's.
-			t.Ops = slab[:len(cur):len(cur)]
-			slab = slab[len(cur):]
-			copy(t.Ops, cur)
+			t.Ops = ops
 		} else {
-			t.Ops = append(t.Ops, cur...)
+			t.Ops = append(t.Ops, ops...)
 		}
-		cur = cur[:0]
+		run = len(slab)
+	}
+	// push adds op to the current run, moving the run to a new slab when
+	// this one is full.
+	push := func(op history.Op) {
+		if len(slab) == cap(slab) {
+			n := len(slab) - run
+			next := make([]history.Op, n, max(textSlabOps, 2*n))
+			copy(next, slab[run:])
+			slab, run = next, 0
+		}
+		slab = append(slab, op)
 	}
 	line := 0
+	lines := 0 // all's lines, counted once the first estimateAfter are read
 	for len(all) > 0 {
 		line++
+		if line == estimateAfter && len(h.Txns) > 0 {
+			// Size the transactions once from the first lines' ratio of
+			// transactions to lines, rather than double and copy a
+			// million of them (a tenth of decoding).
+			lines = line + bytes.Count(all, []byte{'\n'})
+			if est := int(int64(lines)*int64(len(h.Txns))/int64(line)) + len(h.Txns)/8 + 16; est > cap(h.Txns) {
+				h.Txns = slices.Grow(h.Txns, est-len(h.Txns))
+			}
+		}
 		var l []byte
 		if nl := bytes.IndexByte(all, '\n'); nl >= 0 {
 			l, all = all[:nl], all[nl+1:]
@@ -119,7 +141,7 @@ func readText(all []byte, source string, st *Stats) (*history.History, error) {
 			if !ok {
 				i = len(h.Txns)
 				byTxn.set(txn, i)
-				h.Txns = append(h.Txns, history.Txn{ID: strconv.FormatInt(txn, 10), Session: strconv.FormatInt(sess, 10), HasSession: true, Pos: history.Pos{Source: source, Line: line}})
+				h.Txns = append(h.Txns, history.Txn{ID: string(vals.of(txn)), Session: string(vals.of(sess)), HasSession: true, Pos: history.Pos{Source: source, Line: line}})
 				sessOf = append(sessOf, sess)
 			}
 			at, atTxn = i, txn
@@ -130,11 +152,19 @@ func readText(all []byte, source string, st *Stats) (*history.History, error) {
 		if kind == history.Write && val == 0 {
 			zeroWrites[at]++
 		}
-		cur = append(cur, op)
+		push(op)
 	}
 	flush()
 	return dropInitialStates(h, zeroWrites, st)
 }
+
+// textSlabOps is the size of one slab of ops (a transaction's run of
+// lines longer than that gets a slab of twice its length).
+const textSlabOps = 1 << 14
+
+// estimateAfter is the line after which readText sizes its
+// transactions from the ratio seen so far.
+const estimateAfter = 1 << 12
 
 // txnIndex maps a text history's txn numbers to their transactions:
 // numbers below denseTxns (peers number transactions from 0) by index,
@@ -214,7 +244,14 @@ func (x *textKeys) of(key int64) history.Value {
 // so the slab lives as long as they do and holds nothing else.
 type textValues struct {
 	slab []byte
+	// small holds the text of each value below smallValues once made:
+	// a generated history's values are per-key counters, each read and
+	// written many times, so most are made once and then shared.
+	small []history.Value
 }
+
+// smallValues bounds the values textValues makes once and shares.
+const smallValues = 1 << 16
 
 // slabSize is the size of one slab of value text.
 const slabSize = 1 << 16
@@ -223,6 +260,22 @@ func (x *textValues) of(v int64) history.Value {
 	if 0 <= v && v < 100 {
 		return history.IntValue(v) // strconv's constant, no allocation
 	}
+	if v < smallValues && v >= 0 {
+		if x.small == nil {
+			x.small = make([]history.Value, smallValues)
+		}
+		if s := x.small[v]; s != "" {
+			return s
+		}
+		s := x.make(v)
+		x.small[v] = s
+		return s
+	}
+	return x.make(v)
+}
+
+// make writes v's digits to the slab.
+func (x *textValues) make(v int64) history.Value {
 	if cap(x.slab)-len(x.slab) < 20 {
 		x.slab = make([]byte, 0, slabSize)
 	}

@@ -225,3 +225,59 @@ func parseTextLineRef(l []byte) (history.Kind, [4]int64, string, error) {
 	}
 	return kind, nums, "", nil
 }
+
+// TestReadTextLargeAgainstReference is TestReadTextAgainstReference at
+// the sizes where readText's own bookkeeping acts: more lines than
+// estimateAfter (the transactions sized from the first lines' ratio,
+// here an underestimate: short transactions first, long ones after), a
+// transaction's run of lines longer than a slab (moved to a new slab),
+// and transactions revisited after many others (their ops appended
+// beside a slab's).
+func TestReadTextLargeAgainstReference(t *testing.T) {
+	var b bytes.Buffer
+	txn := int64(0)
+	for i := range estimateAfter + 500 {
+		fmt.Fprintf(&b, "w(%d,%d,%d,%d)\n", i%50, i+1, txn%3, txn)
+		if i%2 == 1 {
+			txn++
+		}
+	}
+	for i := range textSlabOps + 300 {
+		fmt.Fprintf(&b, "r(%d,%d,%d,%d)\n", i%50, i%200+1, txn%3, txn)
+	}
+	for i := range 3 * textSlabOps {
+		u := txn + 1 + int64(i/37)
+		fmt.Fprintf(&b, "w(%d,%d,%d,%d)\n", 60+i%7, i+1, u%3, u)
+		if i%1000 == 999 {
+			fmt.Fprintf(&b, "r(1,0,0,0)\nr(2,7,%d,%d)\n", txn%3, txn) // revisits
+		}
+	}
+	var st1, st2 Stats
+	h1, err1 := readText(b.Bytes(), "x", &st1)
+	h2, err2 := readTextRef(b.Bytes(), "x", &st2)
+	if err1 != nil || err2 != nil || st1 != st2 {
+		t.Fatalf("err %v, want %v; stats %+v, want %+v", err1, err2, st1, st2)
+	}
+	if !reflect.DeepEqual(h1, h2) {
+		t.Fatalf("the histories differ (%d and %d transactions)", len(h1.Txns), len(h2.Txns))
+	}
+}
+
+// FuzzReadText: on any input readText gives readTextRef's history,
+// stats and error (line and field).
+func FuzzReadText(f *testing.F) {
+	for seed := range uint64(20) {
+		f.Add(randomText(rand.New(rand.NewPCG(seed, 7))))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var st1, st2 Stats
+		h1, err1 := readText(b, "x", &st1)
+		h2, err2 := readTextRef(b, "x", &st2)
+		if fmt.Sprint(err1) != fmt.Sprint(err2) || st1 != st2 {
+			t.Fatalf("err %v, want %v; stats %+v, want %+v", err1, err2, st1, st2)
+		}
+		if err1 == nil && !reflect.DeepEqual(h1, h2) {
+			t.Fatalf("got  %+v\nwant %+v", h1, h2)
+		}
+	})
+}
