@@ -128,14 +128,18 @@ func stormStream(t *testing.T, i int) (*history.History, history.Options) {
 }
 
 // TestStormBackoffsAsBefore holds the list rule's back-off, the isolated
-// groups' back-off and the region memo to the engine without them, on
+// groups' back-off, the region memo, the regions left out of the last
+// check and the batch ended at its regions' cores to the engine without
+// them, on
 // generated storms: the same first verdict as check, the same alert ids
 // and cores, every core a minimal violation (checkAlertCores), no
 // disagreement with the bodies; and the rules must act (a list back-off
 // given, an isolated group held, a region answered by the memo).
 // STREAMCHECK_STORM_N sets the number of histories (4, 2 under -short).
 func TestStormBackoffsAsBefore(t *testing.T) {
-	defer func(a, b, c bool) { listBackoff, isolatedBackoff, stormMemo = a, b, c }(listBackoff, isolatedBackoff, stormMemo)
+	defer func(a, b, c, d, e bool) {
+		listBackoff, isolatedBackoff, stormMemo, stormSeparate, stormEndOnRegionCore = a, b, c, d, e
+	}(listBackoff, isolatedBackoff, stormMemo, stormSeparate, stormEndOnRegionCore)
 	n := 4
 	if testing.Short() {
 		n = 2
@@ -150,9 +154,9 @@ func TestStormBackoffsAsBefore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		listBackoff, isolatedBackoff, stormMemo = false, false, false
+		listBackoff, isolatedBackoff, stormMemo, stormSeparate, stormEndOnRegionCore = false, false, false, false, false
 		want, wo := sweep(t, h, opts)
-		listBackoff, isolatedBackoff, stormMemo = true, true, true
+		listBackoff, isolatedBackoff, stormMemo, stormSeparate, stormEndOnRegionCore = true, true, true, true, true
 		got, o := sweep(t, h, opts)
 		if (len(got) > 0) != (res.Verdict == incremental.Invalid) {
 			t.Fatalf("history %d: %d alerts, check %s", i, len(got), res.Verdict)

@@ -3,6 +3,7 @@ package online
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -171,5 +172,48 @@ func TestStormRegionHistoryIsProjection(t *testing.T) {
 	}
 	if differs == 0 {
 		t.Log("no region minus a member differed from its projection")
+	}
+}
+
+// TestStormEndOnRegionCore is a step whose batch has a core in a small
+// region and another in the largest one, which only the last check of a
+// batch looks at (docs/SEMANTICS.md §5 "A batch ends at its regions'
+// cores"): with the rule, the batch ends at the region's core and the
+// step's next solve of the instance must still raise the other, in the
+// same step, with the same cores as the batch that made the last check.
+func TestStormEndOnRegionCore(t *testing.T) {
+	defer func(b bool) { stormEndOnRegionCore = b }(stormEndOnRegionCore)
+	h := &history.History{Txns: []history.Txn{
+		stormTxn("L1", "l1", 0, 10, rOp("p", string(history.Null)), wOp("p", "1")),
+		stormTxn("L2", "l2", 0, 10, rOp("p", string(history.Null)), wOp("p", "2")),
+		stormTxn("S1", "s1", 0, 10, rOp("g", "9")),
+		stormTxn("L3", "l3", 20, 30, rOp("p", "2")),
+		stormTxn("L4", "l4", 40, 50, wOp("p", "3")),
+		stormTxn("L5", "l5", 60, 70, rOp("p", "3")),
+	}}
+	opts := history.DefaultOptions()
+	opts.Level = history.StrictSerializable
+	run := func(on bool) []string {
+		stormEndOnRegionCore = on
+		o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+		o.Release(h.Txns...)
+		o.CloseAll()
+		alerts, err := o.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, a := range alerts {
+			out = append(out, a.ID+" "+a.Class+" "+strings.Join(a.Core, ","))
+		}
+		slices.Sort(out)
+		return out
+	}
+	want, got := run(false), run(true)
+	if len(want) != 2 {
+		t.Fatalf("the batch with its last check raised %v: the history does not test the rule", want)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("a step ending its batch at the region's core raised\n%v\nwith the last check\n%v", got, want)
 	}
 }

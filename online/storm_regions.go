@@ -145,6 +145,12 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 			}
 		}
 	}
+	if len(out) > 0 && stormEndOnRegionCore {
+		// The regions found cores: the batch ends here, and the step's
+		// next solve of the instance without them says whether anything
+		// is left (storm_separate.go).
+		return out, nil
+	}
 	last := remaining
 	if left != nil {
 		last = make([]bool, len(h.Txns))
