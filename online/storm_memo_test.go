@@ -166,8 +166,14 @@ func TestStormRegionHistoryIsProjection(t *testing.T) {
 			}
 		}
 		o := &Online{opts: opts}
-		if enc(o.lastHistory(h, regions, last)) != enc(ph.Project(last)) {
+		hl, pl := o.lastHistory(h, regions, last)
+		if enc(hl) != enc(ph.Project(last)) {
 			t.Fatalf("history %d: the last check's history is not the projection", i)
+		}
+		for k, p := range pl {
+			if !last[p] || hl.Txns[k].ID != h.Txns[p].ID {
+				t.Fatalf("history %d: position %d of the last check's history is %d", i, k, p)
+			}
 		}
 	}
 	if differs == 0 {

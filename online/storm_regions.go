@@ -48,10 +48,6 @@ var stormRegionCores atomic.Int64
 // stormCores is batchCores by region (see above).
 func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremental.Anomaly, error) {
 	regions := keyRegions(h)
-	at := make(map[string]int32, len(h.Txns))
-	for i := range h.Txns {
-		at[h.Txns[i].ID] = int32(i)
-	}
 	remaining := make([]bool, len(h.Txns))
 	for i := range remaining {
 		remaining[i] = true
@@ -60,7 +56,10 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 	// check finds the cores of hp = H|in, in ⊆ remaining, and takes them
 	// out of remaining.
 	var buf []byte
-	check := func(hp *history.History, region bool) error {
+	// check's pos are hp's positions in h: a core's ids are looked up
+	// among them (a map of all of h's ids per confirmation was a tenth
+	// of the search once regions were remembered).
+	check := func(hp *history.History, pos []int32, region bool) error {
 		// A region whose projection was found consistent before is
 		// consistent (storm_memo.go); the last check, of all that is
 		// left, is always made.
@@ -90,6 +89,13 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 				return err
 			}
 			return errors.New("engine: alert check gave up")
+		}
+		var at map[string]int32
+		if len(res.Anomalies) > 0 {
+			at = make(map[string]int32, len(pos))
+			for k, t := range pos {
+				at[hp.Txns[k].ID] = t
+			}
 		}
 		for _, an := range res.Anomalies {
 			for _, id := range an.Core {
@@ -122,7 +128,7 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 			found := len(out)
 			// A region is closed under "touches a key": H|R is its
 			// transactions as they are (storm_regions.go, regionHistory).
-			if err := check(regionHistory(h, r), true); err != nil {
+			if err := check(regionHistory(h, r), r, true); err != nil {
 				return out, err
 			}
 			if len(out) >= batchAnomalies {
@@ -158,7 +164,8 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 			last[i] = remaining[i] && !left[i]
 		}
 	}
-	if err := check(o.lastHistory(h, regions, last), false); err != nil {
+	hl, pl := o.lastHistory(h, regions, last)
+	if err := check(hl, pl, false); err != nil {
 		return out, err
 	}
 	return out, nil
@@ -180,11 +187,11 @@ func regionHistory(h *history.History, r []int32) *history.History {
 	return out
 }
 
-// lastHistory is H|last: the regions wholly in last as they are
+// lastHistory is H|last, with its transactions' positions in h: the regions wholly in last as they are
 // (regionHistory), the regions partly in it (those that lost a core)
 // projected on their own, which is their projection in h (a region holds
 // every possible writer of its reads), in h's order.
-func (o *Online) lastHistory(h *history.History, regions [][]int32, last []bool) *history.History {
+func (o *Online) lastHistory(h *history.History, regions [][]int32, last []bool) (*history.History, []int32) {
 	var dirty []int32 // the members of regions partly in last, in order
 	for _, r := range regions {
 		in, out := false, false
@@ -214,17 +221,19 @@ func (o *Online) lastHistory(h *history.History, regions [][]int32, last []bool)
 		}
 	}
 	out := &history.History{}
+	var pos []int32
 	for t := range h.Txns {
 		if !last[t] {
 			continue
 		}
+		pos = append(pos, int32(t))
 		if p, ok := proj[int32(t)]; ok {
 			out.Txns = append(out.Txns, p)
 		} else {
 			out.Txns = append(out.Txns, h.Txns[t])
 		}
 	}
-	return out
+	return out, pos
 }
 
 // keyRegions splits h's transactions into the classes of "touches a key
