@@ -57,53 +57,64 @@ type stormMemoKey struct {
 // memoGens is the memo: two generations of keys found consistent.
 type memoGens struct {
 	sync.Mutex
-	cur, old map[stormMemoKey]struct{}
+	cur, old map[stormMemoKey]checkCost
+}
+
+// checkCost is what a region's check added to the engine's counters
+// (Online.checks is one more): a check the memo answers adds the same, so
+// that an engine's counters, which its snapshot carries, do not depend on
+// what other engines of the process, or it before a restore, checked
+// (TestSnapshotBodiesRoundTrip compares a restored engine's snapshot with
+// that of one that ran through, both in one process). Check is
+// deterministic: the same history gives the same counts.
+type checkCost struct {
+	conflicts, constraints, pruned int64
 }
 
 var regionMemo memoGens
 
 // memoConsistent reports whether H|R, encoded as proj under opts, was
-// found consistent before.
-func memoConsistent(opts history.Options, proj string) bool {
-	if !stormMemo {
-		return false
+// found consistent before, and what its check cost.
+func memoConsistent(opts history.Options, proj string) (checkCost, bool) {
+	if !stormMemo || proj == "" {
+		return checkCost{}, false
 	}
 	k := stormMemoKey{opts, proj}
 	m := &regionMemo
 	m.Lock()
 	defer m.Unlock()
-	if _, ok := m.cur[k]; ok {
-		return true
+	if c, ok := m.cur[k]; ok {
+		return c, true
 	}
-	if _, ok := m.old[k]; ok {
-		m.addLocked(k)
-		return true
+	if c, ok := m.old[k]; ok {
+		m.addLocked(k, c)
+		return c, true
 	}
-	return false
+	return checkCost{}, false
 }
 
 // rememberConsistent notes that H|R, encoded as proj, is consistent
-// under opts.
-func rememberConsistent(opts history.Options, proj string) {
+// under opts, and what its check cost.
+func rememberConsistent(opts history.Options, proj string, c checkCost) {
 	if !stormMemo {
 		return
 	}
 	m := &regionMemo
 	m.Lock()
 	defer m.Unlock()
-	m.addLocked(stormMemoKey{opts, proj})
+	m.addLocked(stormMemoKey{opts, proj}, c)
 }
 
 // addLocked adds k to the newer generation, which becomes the older one
 // once full.
-func (m *memoGens) addLocked(k stormMemoKey) {
+func (m *memoGens) addLocked(k stormMemoKey, c checkCost) {
 	if len(m.cur) >= stormMemoGen {
 		m.old, m.cur = m.cur, nil
 	}
 	if m.cur == nil {
-		m.cur = make(map[stormMemoKey]struct{})
+		m.cur = make(map[stormMemoKey]checkCost)
 	}
-	m.cur[k] = struct{}{}
+	m.cur[k] = c
 }
 
 // encodeProjection appends to buf every field of h's transactions, in

@@ -68,8 +68,14 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 		if region {
 			buf, memo = encodeProjection(buf[:0], hp)
 			enc = buf
-			if memo && memoConsistent(o.opts, string(enc)) {
+			if c, ok := memoConsistent(o.opts, string(enc)); ok && memo {
+				// Counted as the check it stands for (storm_memo.go,
+				// checkCost).
 				stormMemoHits.Add(1)
+				o.checks++
+				o.conflicts += c.conflicts
+				o.constraints += c.constraints
+				o.pruned += c.pruned
 				return nil
 			}
 		}
@@ -79,7 +85,11 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 			return err
 		}
 		if memo && res.Verdict == incremental.Valid && len(res.Anomalies) == 0 && !res.Stats.TimedOutAny {
-			rememberConsistent(o.opts, string(enc))
+			rememberConsistent(o.opts, string(enc), checkCost{
+				conflicts:   res.Stats.Conflicts,
+				constraints: int64(res.Stats.Reads + res.Stats.Pairs),
+				pruned:      int64(res.Stats.Pruned),
+			})
 		}
 		o.conflicts += res.Stats.Conflicts
 		o.constraints += int64(res.Stats.Reads + res.Stats.Pairs)
