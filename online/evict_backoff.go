@@ -1,6 +1,10 @@
 package online
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/streamcheck/streamcheck/history"
+)
 
 // The probe back-off (docs/SEMANTICS.md §5, "The probe back-off (issue
 // 22)").
@@ -110,7 +114,8 @@ func (s *evictStep) backoffOver(t int32, b probeBackoff) bool {
 	if v := s.backoffSeen[t]; v != 0 {
 		return v > 0 // asked at an earlier pass, or backed off now
 	}
-	over := s.o.log.len() >= b.At+b.Wait
+	waited := s.o.log.len() >= b.At+b.Wait
+	over := waited && !isolatedBackoff
 	var u int32 = -1
 	if !over && b.Other >= 0 {
 		var in bool
@@ -132,6 +137,13 @@ func (s *evictStep) backoffOver(t int32, b probeBackoff) bool {
 			}
 		}
 	}
+	if !over && waited {
+		// The wait has passed and no arrival ended the back-off: it
+		// lasts on, up to backoffIsolated, for a member of an isolated
+		// group, whose orders only arrivals on its keys or sessions can
+		// decide (isolatedGroup).
+		over = s.o.log.len() >= b.At+backoffIsolated || !s.isolatedGroup(t, b.At)
+	}
 	if s.backoffSeen == nil {
 		s.backoffSeen = map[int32]int8{}
 	}
@@ -150,4 +162,126 @@ func (st *evictState) dropBackoffs() {
 			delete(st.Backoff, i)
 		}
 	}
+}
+
+// backOffList backs member t off after the list rule left one of its
+// lists unfolded on a read, or a reader's commit, that is not decided
+// (docs/SEMANTICS.md §5 "The list rule backs off too"): with budget to
+// spare, t gets the back-off R2's undecided probe gives (held, b: the one
+// it had), with no other transaction named, so that an arrival on any of
+// its keys ends it. Until then foldLists and R2 judge t on what is
+// decided without a probe.
+func (s *evictStep) backOffList(t int32, held bool, b probeBackoff) {
+	if s.pr.budget <= 0 {
+		return // for want of budget: asked again at the next step
+	}
+	st := s.st
+	i := s.r.pos[t]
+	w := backoffFirst
+	if held {
+		w = min(2*b.Wait, backoffMax)
+	}
+	if st.Backoff == nil {
+		st.Backoff = map[int]probeBackoff{}
+	}
+	st.Backoff[i] = probeBackoff{At: s.o.log.len(), Wait: w, Other: -1}
+	if s.backoffSeen == nil {
+		s.backoffSeen = map[int32]int8{}
+	}
+	s.backoffSeen[t] = backedOffNow
+}
+
+// isolatedBackoff turns the back-off of isolated groups on (tests turn it
+// off to compare).
+var isolatedBackoff = true
+
+// backoffIsolated bounds the back-off of a member of an isolated group:
+// the arrivals that end it are seen only at steps that ask about the
+// member (one pinned by a pending alert is not asked), so a bound, long
+// against backoffMax, remains.
+const backoffIsolated = 1 << 16
+
+// isolatedGroupMax bounds the group isolatedGroup walks.
+const isolatedGroupMax = 16
+
+// isolatedGroup reports whether t's key region in this step's instance (t
+// and, closed transitively, every instance transaction that touches a
+// key a member touches, open members with their whole bodies) is an
+// isolated group (docs/SEMANTICS.md §5 "Isolated groups stay backed
+// off"): at most isolatedGroupMax window members, none a ghost, each
+// released before at (no arrival since touched its keys), time-closed
+// and committed, kept by prepare, with no kept order at it, alone in its
+// session when the level orders sessions, with a start before its end
+// when the level has real time; the initial node, which touches every
+// key, precedes each in real time and is not walked; and no unknown of
+// the step is closed by its session. Then the choices among the group's
+// members that some completion makes are those their own sub-instance
+// allows, whatever the rest decides: every edge between the group and
+// the rest is one of real time, so a cycle through the rest shortens to
+// one in the rest alone (the argument is in §5). Only an arrival on the
+// group's keys (which joins the group) or a change of the group can
+// decide what a probe found undecided.
+func (s *evictStep) isolatedGroup(t int32, at int) bool {
+	r, p := s.r, s.p
+	if len(s.o.doubt.closedBy) > 0 {
+		return false
+	}
+	opts := p.Opts()
+	lv := opts.Level
+	group := []int32{t}
+	var inits []int32
+	for q := 0; q < len(group); q++ {
+		u := group[q]
+		i := r.pos[u]
+		tx := &r.h.Txns[u]
+		if i < 0 || r.ghost[u] || i >= at || !s.o.closed.get(i) || tx.Status != history.Committed || p.Txns()[u].Dropped() {
+			return false
+		}
+		if len(s.keptOut[u]) > 0 || len(s.keptIn[u]) > 0 {
+			return false
+		}
+		if lv.SessionOrder() {
+			if ss := p.SessionOf()[u]; ss >= 0 && len(p.SessionMembers()[ss]) > 1 {
+				return false
+			}
+		}
+		if lv.RealTime() && (!tx.HasTime || tx.Start >= tx.End) {
+			// Real time is what ties the group to the rest: the
+			// argument needs each member's interval to have a length.
+			return false
+		}
+		for _, k := range s.opKeys[u] {
+			if int(k) >= len(s.accessors) {
+				return false
+			}
+			for _, a := range s.accessors[k] {
+				if r.pos[a] < 0 {
+					// The initial node: first in every completion, its
+					// keys are every key; asked below to precede the
+					// group in real time, and not walked.
+					if !slices.Contains(inits, a) {
+						inits = append(inits, a)
+					}
+					continue
+				}
+				if !slices.Contains(group, a) {
+					if len(group) >= isolatedGroupMax {
+						return false
+					}
+					group = append(group, a)
+				}
+			}
+		}
+	}
+	if len(inits) > 0 && !lv.RealTime() {
+		return false
+	}
+	for _, a := range inits {
+		for _, g := range group {
+			if !opts.Precedes(&r.h.Txns[a], &r.h.Txns[g]) {
+				return false
+			}
+		}
+	}
+	return true
 }

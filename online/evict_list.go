@@ -125,13 +125,24 @@ func (s *evictStep) foldLists(t int32) (all, tailOK bool, tail []listEntry) {
 	st, r := s.st, s.r
 	i := r.pos[t]
 	all, tailOK = true, true
+	// A member backed off is judged without probes, here as in R2
+	// (docs/SEMANTICS.md §5 "The list rule backs off too"): only what is
+	// decided already folds it.
+	b, held := st.Backoff[i]
+	backed := held && !s.backoffOver(t, b)
+	if backed {
+		s.pr.noProbe = true
+		defer func() { s.pr.noProbe = false }()
+	}
+	undecided := false
 	for _, le := range s.listAppends(t) {
 		if slices.Contains(st.Folded[i], le.key) {
 			continue
 		}
-		repl, ok, order := s.listPrefix(t, le)
+		repl, ok, order, open := s.listPrefix(t, le)
 		if !ok {
 			all = false
+			undecided = undecided || open
 			if order {
 				tail = append(tail, le)
 			} else {
@@ -141,8 +152,15 @@ func (s *evictStep) foldLists(t int32) (all, tailOK bool, tail []listEntry) {
 		}
 		s.applyFold(t, le, repl)
 	}
+	if undecided && !backed && listBackoff {
+		s.backOffList(t, held, b)
+	}
 	return all, tailOK, tail
 }
+
+// listBackoff turns the list rule's back-off on (tests turn it off to
+// compare).
+var listBackoff = true
 
 // listPrefix tells whether committed, time-closed t's appends le to list
 // key k may join k's committed prefix P, held by g:
@@ -162,7 +180,11 @@ func (s *evictStep) foldLists(t int32) (all, tailOK bool, tail []listEntry) {
 // says that the one that failed is the order of t against another
 // appender (the loop over the key's appenders), the only failure that
 // leaves t a tail ghost of the key.
-func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, order bool) {
+//
+// open says that the one that failed is a read of k, or a reader's commit,
+// that is not decided (a probe came back undecided, or is known to), the
+// failure the list back-off waits out (evict_backoff.go).
+func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, order, open bool) {
 	r, p, e, pr, st := s.r, s.p, s.e, s.pr, s.st
 	tx := &r.h.Txns[t]
 	before := func(a, b int32) bool { // a precedes b in every completion
@@ -170,12 +192,12 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 	}
 	k := le.k
 	if c, dec := s.commitOf(t); !dec || !c {
-		return nil, false, false
+		return nil, false, false, false
 	}
 	for _, u := range s.openAccessors[k] {
 		if u != t && !p.Before(t, u) {
 			tracePin(tx, func() string { return "list: an open neighbour on " + string(le.key) })
-			return nil, false, false
+			return nil, false, false, false
 		}
 	}
 	g := int32(-1)
@@ -191,14 +213,14 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 			// touches, so build keeps it; a state where it does not is
 			// not one to reason from.
 			tracePin(tx, func() string { return "list: the prefix holder of " + string(le.key) + " is not in the instance" })
-			return nil, false, false
+			return nil, false, false, false
 		}
 		g = at
 	}
 	prefix := st.ListPrefix[le.key]
 	if g >= 0 && !before(g, t) {
 		tracePin(tx, func() string { return "list: not after the prefix of " + string(le.key) })
-		return nil, false, false
+		return nil, false, false, false
 	}
 	// Appenders that real time puts after t are passed over, and the
 	// scan stops at the first that starts after effEnd(t)+2Δ: every
@@ -224,7 +246,7 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 				continue
 			}
 			tracePin(tx, func() string { return "list: appender " + r.h.Txns[w].Compact() + " may still commit" })
-			return nil, false, true
+			return nil, false, true, false
 		}
 		if i := r.pos[w]; i >= 0 && (r.ghost[w] && !slices.Contains(st.GhostKeys[i], le.key) || !r.ghost[w] && slices.Contains(st.Folded[i], le.key)) {
 			// An appender whose appends joined the prefix earlier (in
@@ -234,17 +256,17 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 		}
 		if c, dec := s.commitOf(w); !dec {
 			tracePin(tx, func() string { return "list: the commit of appender " + r.h.Txns[w].Compact() + " is not decided" })
-			return nil, false, true
+			return nil, false, true, false
 		} else if !c {
 			continue // its appends are in no list
 		}
 		if p.Before(w, t) {
 			tracePin(tx, func() string { return "list: after appender " + r.h.Txns[w].Compact() })
-			return nil, false, true
+			return nil, false, true, false
 		}
 		if !before(t, w) {
 			tracePin(tx, func() string { return "list: not before appender " + r.h.Txns[w].Compact() })
-			return nil, false, true
+			return nil, false, true, false
 		}
 	}
 	// Every read of k shows the initial list I and then the prefix
@@ -275,7 +297,7 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 					tracePin(tx, func() string {
 						return "list: a read of " + string(le.key) + " by " + r.h.Txns[u].ID + " is not decided"
 					})
-					return nil, false, false
+					return nil, false, false, true
 				}
 			}
 		}
@@ -294,7 +316,7 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 				continue
 			} else {
 				tracePin(tx, func() string { return "list: the initial list of " + string(le.key) + " is not decided" })
-				return nil, false, false
+				return nil, false, false, true
 			}
 		}
 		shows, exact := 0, 0
@@ -314,7 +336,7 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 			// (nothing passes through one that does not commit).
 			if c, dec := s.commitOf(u); !dec {
 				tracePin(tx, func() string { return "list: the commit of reader " + r.h.Txns[u].ID + " is not decided" })
-				return nil, false, false
+				return nil, false, false, true
 			} else if !c {
 				repl = append(repl, replacement{reader: u, key: le.key, prev: -1})
 				continue
@@ -331,10 +353,10 @@ func (s *evictStep) listPrefix(t int32, le listEntry) (repl []replacement, ok, o
 			tracePin(tx, func() string {
 				return "list: a read of " + string(le.key) + " by " + r.h.Txns[u].ID + " shows neither the prefix nor it"
 			})
-			return nil, false, false
+			return nil, false, false, false
 		}
 	}
-	return repl, true, false
+	return repl, true, false, false
 }
 
 // applyFold makes t the holder of le's key: its appends join the prefix,

@@ -128,7 +128,7 @@ func (s *evictStep) foldTails() {
 				// and the order test would not see them.
 				continue
 			}
-			repl, ok, _ := s.listPrefix(int32(t), le)
+			repl, ok, _, _ := s.listPrefix(int32(t), le)
 			if !ok {
 				continue
 			}

@@ -48,23 +48,48 @@ var stormRegionCores atomic.Int64
 // stormCores is batchCores by region (see above).
 func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremental.Anomaly, error) {
 	regions := keyRegions(h)
-	at := make(map[string]int32, len(h.Txns))
-	for i := range h.Txns {
-		at[h.Txns[i].ID] = int32(i)
-	}
-	ph := incremental.Prepare(h, o.opts)
 	remaining := make([]bool, len(h.Txns))
 	for i := range remaining {
 		remaining[i] = true
 	}
 	var out []incremental.Anomaly
-	// check finds the cores of H|in, in ⊆ remaining, and takes them out
-	// of remaining.
-	check := func(in []bool, region bool) error {
+	// check finds the cores of hp = H|in, in ⊆ remaining, and takes them
+	// out of remaining.
+	var buf []byte
+	// check's pos are hp's positions in h: a core's ids are looked up
+	// among them (a map of all of h's ids per confirmation was a tenth
+	// of the search once regions were remembered).
+	check := func(hp *history.History, pos []int32, region bool) error {
+		// A region whose projection was found consistent before is
+		// consistent (storm_memo.go); the last check, of all that is
+		// left, is always made.
+		var enc []byte
+		memo := false
+		if region {
+			buf, memo = encodeProjection(buf[:0], hp)
+			enc = buf
+			if c, ok := memoConsistent(o.opts, string(enc)); ok && memo {
+				// Counted as the check it stands for (storm_memo.go,
+				// checkCost).
+				stormMemoHits.Add(1)
+				o.checks++
+				o.conflicts += c.conflicts
+				o.constraints += c.constraints
+				o.pruned += c.pruned
+				return nil
+			}
+		}
 		o.checks++
-		res, err := incremental.Check(ctx, ph.Project(in), o.opts, incremental.Explaining(incremental.Config{MaxAnomalies: batchAnomalies - len(out)}))
+		res, err := incremental.Check(ctx, hp, o.opts, incremental.Explaining(incremental.Config{MaxAnomalies: batchAnomalies - len(out)}))
 		if err != nil {
 			return err
+		}
+		if memo && res.Verdict == incremental.Valid && len(res.Anomalies) == 0 && !res.Stats.TimedOutAny {
+			rememberConsistent(o.opts, string(enc), checkCost{
+				conflicts:   res.Stats.Conflicts,
+				constraints: int64(res.Stats.Reads + res.Stats.Pairs),
+				pruned:      int64(res.Stats.Pruned),
+			})
 		}
 		o.conflicts += res.Stats.Conflicts
 		o.constraints += int64(res.Stats.Reads + res.Stats.Pairs)
@@ -74,6 +99,13 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 				return err
 			}
 			return errors.New("engine: alert check gave up")
+		}
+		var at map[string]int32
+		if len(res.Anomalies) > 0 {
+			at = make(map[string]int32, len(pos))
+			for k, t := range pos {
+				at[hp.Txns[k].ID] = t
+			}
 		}
 		for _, an := range res.Anomalies {
 			for _, id := range an.Core {
@@ -90,6 +122,8 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 		}
 		return nil
 	}
+	var left []bool // the regions the last check leaves out (storm_separate.go)
+	var sessions map[string]int
 	if len(regions) > 1 {
 		largest := 0
 		for k, r := range regions {
@@ -97,29 +131,119 @@ func (o *Online) stormCores(ctx context.Context, h *history.History) ([]incremen
 				largest = k
 			}
 		}
-		in := make([]bool, len(h.Txns))
 		for k, r := range regions {
 			if k == largest {
 				continue
 			}
-			for _, t := range r {
-				in[t] = true
-			}
-			if err := check(in, true); err != nil {
+			found := len(out)
+			// A region is closed under "touches a key": H|R is its
+			// transactions as they are (storm_regions.go, regionHistory).
+			if err := check(regionHistory(h, r), r, true); err != nil {
 				return out, err
-			}
-			for _, t := range r {
-				in[t] = false
 			}
 			if len(out) >= batchAnomalies {
 				return out, nil
 			}
+			if len(out) == found && stormSeparate {
+				if sessions == nil {
+					sessions = sessionCounts(h)
+				}
+				if separable(h, r, o.opts, sessions) {
+					// Consistent, and tied to the rest by real time
+					// alone: the last check need not hold it.
+					if left == nil {
+						left = make([]bool, len(h.Txns))
+					}
+					for _, t := range r {
+						left[t] = true
+					}
+				}
+			}
 		}
 	}
-	if err := check(remaining, false); err != nil {
+	if len(out) > 0 && stormEndOnRegionCore {
+		// The regions found cores: the batch ends here, and the step's
+		// next solve of the instance without them says whether anything
+		// is left (storm_separate.go).
+		return out, nil
+	}
+	last := remaining
+	if left != nil {
+		last = make([]bool, len(h.Txns))
+		for i := range last {
+			last[i] = remaining[i] && !left[i]
+		}
+	}
+	hl, pl := o.lastHistory(h, regions, last)
+	if err := check(hl, pl, false); err != nil {
 		return out, err
 	}
 	return out, nil
+}
+
+// regionHistory is H|R for a key region r of h (positions, in order): r's
+// transactions as they are. Every possible writer of a read of key k
+// writes k, so it touches k and lies in r: the projection keeps every
+// read (all its writers are members, or it has none, or it is internal),
+// and a list read's appenders are members too. Preparing all of h to
+// project each region was a fifth of a storm's alert search.
+// TestStormRegionHistoryIsProjection holds it to incremental's
+// projection.
+func regionHistory(h *history.History, r []int32) *history.History {
+	out := &history.History{Txns: make([]history.Txn, len(r))}
+	for k, t := range r {
+		out.Txns[k] = h.Txns[t]
+	}
+	return out
+}
+
+// lastHistory is H|last, with its transactions' positions in h: the regions wholly in last as they are
+// (regionHistory), the regions partly in it (those that lost a core)
+// projected on their own, which is their projection in h (a region holds
+// every possible writer of its reads), in h's order.
+func (o *Online) lastHistory(h *history.History, regions [][]int32, last []bool) (*history.History, []int32) {
+	var dirty []int32 // the members of regions partly in last, in order
+	for _, r := range regions {
+		in, out := false, false
+		for _, t := range r {
+			in = in || last[t]
+			out = out || !last[t]
+		}
+		if in && out {
+			dirty = append(dirty, r...)
+		}
+	}
+	proj := map[int32]history.Txn{}
+	if len(dirty) > 0 {
+		slices.Sort(dirty)
+		sub := regionHistory(h, dirty)
+		in := make([]bool, len(dirty))
+		for k, t := range dirty {
+			in[k] = last[t]
+		}
+		hp := incremental.Prepare(sub, o.opts).Project(in)
+		k := 0
+		for j, t := range dirty {
+			if in[j] {
+				proj[t] = hp.Txns[k]
+				k++
+			}
+		}
+	}
+	out := &history.History{}
+	var pos []int32
+	for t := range h.Txns {
+		if !last[t] {
+			continue
+		}
+		pos = append(pos, int32(t))
+		if p, ok := proj[int32(t)]; ok {
+			out.Txns = append(out.Txns, p)
+		} else {
+			out.Txns = append(out.Txns, h.Txns[t])
+		}
+	}
+	return out, pos
 }
 
 // keyRegions splits h's transactions into the classes of "touches a key
