@@ -208,7 +208,8 @@
 // clauses and edges that change can break and against everything added
 // since the model was saved, with the edges that go backward inserted
 // into a copy of its order. A pass is a Sat answer with that model and
-// order saved; anything else searches as before. F2 never answers Unsat.
+// order saved; anything else searches as before. F2 never answers Unsat
+// (a conflict of the propagation is learnt from, as the search would).
 //
 // # Oracle
 //

@@ -43,13 +43,20 @@ import "slices"
 // (a satisfiable solve found it, with its order), and 1-3 cover every
 // change since: the test needs nothing from the caller. Its answer "Sat"
 // is a model with p true, saved as a solve's would be (values and order);
-// when it cannot tell, Solve searches as before. It never answers Unsat.
+// when it cannot tell, Solve searches as before. It never answers Unsat:
+// when the propagation of p conflicts, the test learns from the conflict
+// as the search does after the same decision (handleConflict) and stops,
+// so that the search that follows, or a second test, does not meet that
+// conflict again (explaining a theory conflict is a search of the
+// present edges).
 //
-// The test leaves the solver as it found it apart from the theory's
-// order (insertions reorder nodes; an order of a graph stays one of its
-// subgraphs, T2), the watch lists' arrangement and statistics; the saved
-// phases of the variables it assigned are put back, so that a search
-// after it decides as it would have.
+// Without a conflict the test leaves the solver as it found it apart
+// from the theory's order (insertions reorder nodes; an order of a graph
+// stays one of its subgraphs, T2), the watch lists' arrangement and
+// statistics; the saved phases of the variables it assigned are put
+// back, so that a search after it decides as it would have. After a
+// conflict it leaves what the search's first conflict would have: the
+// clause learnt, its literal asserted at level 0, the phases saved.
 
 // keptScratch is the test's working memory, reused from call to call.
 type keptScratch struct {
@@ -116,7 +123,15 @@ func (s *Solver) keptModel(p Lit, save bool) bool {
 		s.newDecisionLevel()
 		s.enqueue(p, crefUndef)
 		if confl := s.propagate(); confl != nil {
-			s.undoLevel1()
+			// The search would meet this conflict at once, after the
+			// same decision: learn from it as the search does, so that
+			// neither the search nor a second test finds it again (a
+			// theory conflict's explanation is a search over the
+			// present edges).
+			if !s.handleConflict(confl) {
+				s.ok = false
+			}
+			s.cancelUntil(0)
 			return false
 		}
 	}

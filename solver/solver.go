@@ -849,10 +849,15 @@ func (s *Solver) Solve(ctx context.Context, assumptions ...Lit) Status {
 		s.ok = false
 		return Unsat
 	}
-	if s.probeFromModel && len(assumptions) == 1 && s.keptModel(assumptions[0], true) {
-		// F2 (flip_prop.go): the saved model with the assumption's
-		// consequences in place of its own values is a model.
-		return Sat
+	if s.probeFromModel && len(assumptions) == 1 {
+		if s.keptModel(assumptions[0], true) {
+			// F2 (flip_prop.go): the saved model with the assumption's
+			// consequences in place of its own values is a model.
+			return Sat
+		}
+		if !s.ok {
+			return Unsat
+		}
 	}
 	s.simplify()
 	done := ctx.Done()
