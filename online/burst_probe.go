@@ -127,6 +127,9 @@ func (s *evictStep) decideOnce(l incremental.Lit) (bool, bool) {
 type modelsSeen struct {
 	on   bool
 	seen []uint8
+	// flipBuf is assumed's scratch: the literals the second model sets
+	// the other way.
+	flipBuf []solver.Lit
 }
 
 // startSeen starts the record once the irrelevance rule has added its
@@ -137,6 +140,12 @@ type modelsSeen struct {
 func (pr *prober) startSeen() {
 	pr.ms.on = !noModelsSeen
 	pr.ms.seen = pr.ms.seen[:0]
+	// From here every probe is a solve under one assumption whose model
+	// is mostly the last one: the solver answers the satisfiable ones
+	// from its saved model where it can (solver F2).
+	// The tests that confirm the prober's answers by probes (verifySeen,
+	// verifyModel) get probes that search.
+	pr.s.SetProbeFromModel(!noAssume && !verifySeen && !verifyModel)
 	if pr.model && !keepStaleModel {
 		pr.noteModel()
 	}
@@ -180,6 +189,9 @@ func (pr *prober) seenBoth(l solver.Lit) bool {
 			pr.ms.seen[v] = 3
 		}
 	}
+	if !both && pr.assumed(l) {
+		both = true
+	}
 	if both && verifySeen {
 		seenClaims++
 		pr.claimed = true
@@ -202,6 +214,43 @@ func (pr *prober) flipped(v solver.Var) bool {
 		return false
 	}
 	flipHits.Add(1)
+	return true
+}
+
+// assumed reports whether the solver's saved model, with l's variable
+// set the way it does not set it and the values that propagating that
+// literal forces put in place of its own, is a model too (solver F2,
+// ProbeKeepsModel; docs/SEMANTICS.md §5, "A probe answered from the
+// kept model under its assumption"): then the probe decide would make
+// is satisfiable, and l is not decided. The test checks the second model
+// against the instance as it is, so the answer holds whatever the
+// prober's model is. The saved model stays (the prober's rank is its
+// order); the second one goes into the models seen: every variable it
+// sets the other way is not decided either.
+func (pr *prober) assumed(l solver.Lit) bool {
+	if noAssume || !pr.model {
+		return false
+	}
+	other := l
+	if pr.s.Value(l) {
+		other = l.Not()
+	}
+	ok, fl := pr.s.ProbeKeepsModel(other, false, pr.ms.flipBuf[:0])
+	pr.ms.flipBuf = fl
+	if !ok {
+		return false
+	}
+	assumeHits.Add(1)
+	if n := pr.s.NumVars(); len(pr.ms.seen) < n {
+		pr.ms.seen = append(pr.ms.seen, make([]uint8, n-len(pr.ms.seen))...)
+	}
+	for _, q := range fl {
+		if q.IsNeg() {
+			pr.ms.seen[q.Var()] |= 2
+		} else {
+			pr.ms.seen[q.Var()] |= 1
+		}
+	}
 	return true
 }
 
@@ -230,4 +279,11 @@ var (
 var (
 	noFlip   bool
 	flipHits atomic.Int64
+)
+
+// noAssume (tests) turns the test under the assumption off; assumeHits
+// counts the literals it called undecided.
+var (
+	noAssume   bool
+	assumeHits atomic.Int64
 )

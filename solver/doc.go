@@ -198,6 +198,19 @@
 // It is meant for settled nodes (every edge touching n decided at level
 // 0): learned clauses and lemmas stay, and they remain implied only then.
 //
+// # Probes from the saved model
+//
+// FlipKeepsModel (flip.go, F1) tests whether the saved model with one
+// variable flipped is a model. With SetProbeFromModel on, a Solve with
+// exactly one assumption first tries F2 (flip_prop.go): the assumption
+// asserted over the level-0 trail and propagated, the saved model with
+// the propagated values in place of its own, checked against the
+// clauses and edges that change can break and against everything added
+// since the model was saved, with the edges that go backward inserted
+// into a copy of its order. A pass is a Sat answer with that model and
+// order saved; anything else searches as before. F2 never answers Unsat
+// (a conflict of the propagation is learnt from, as the search would).
+//
 // # Oracle
 //
 // SetBaseOracle adds base reachability that is not given as edges (the

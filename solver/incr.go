@@ -157,6 +157,7 @@ func (s *Solver) RemoveNode(n Node) {
 	}
 	s.cancelUntil(0)
 	s.hasModel = false
+	s.removes++ // F2 (flip_prop.go) reads no model saved before a removal
 	if s.ok && s.propagate() != nil {
 		s.ok = false
 	}

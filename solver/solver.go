@@ -56,6 +56,13 @@ type Solver struct {
 	model    []int8
 	order    []Node
 	hasModel bool
+	// modelGen counts the models saved. probeFromModel turns F2 on
+	// (flip_prop.go), kept is its scratch and where the instance stood
+	// at the save; removes counts RemoveNode calls.
+	modelGen       int64
+	probeFromModel bool
+	kept           keptScratch
+	removes        int
 
 	// Restart and reduction schedule.
 	lubyIdx      int
@@ -114,8 +121,12 @@ func New(opts Options) *Solver {
 	s.rng = opts.Seed*0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D
 	s.nextReduce = int64(opts.ReduceBase)
 	s.lvlStamp = []uint32{0}
+	s.probeFromModel = probeAlways
 	return s
 }
+
+// probeAlways (tests) turns F2 on in every new solver.
+var probeAlways bool
 
 func (s *Solver) rand() uint64 {
 	// xorshift64*: small, deterministic, good enough for tie breaking.
@@ -838,6 +849,16 @@ func (s *Solver) Solve(ctx context.Context, assumptions ...Lit) Status {
 		s.ok = false
 		return Unsat
 	}
+	if s.probeFromModel && len(assumptions) == 1 {
+		if s.keptModel(assumptions[0], true) {
+			// F2 (flip_prop.go): the saved model with the assumption's
+			// consequences in place of its own values is a model.
+			return Sat
+		}
+		if !s.ok {
+			return Unsat
+		}
+	}
 	s.simplify()
 	done := ctx.Done()
 	st := Unknown
@@ -878,6 +899,8 @@ func (s *Solver) saveModel() {
 	}
 	s.order = s.th.order(s, s.order[:0])
 	s.hasModel = true
+	s.modelGen++
+	s.markSaved()
 }
 
 // search runs CDCL for up to budget conflicts (then returns Unknown for a

@@ -134,6 +134,7 @@ type Stats struct {
 	PruneLemmas        int64 // edges pruned when added (doc.go, T5)
 	PruneIndexHits     int64 // of those, proven by the snapshot index
 	PruneIndexBuilds   int64 // snapshots built (reachindex.go)
+	KeptModelSolves    int64 // solves answered from the saved model (flip_prop.go, F2)
 }
 
 // ReachOracle tells base reachability that the solver does not hold as
