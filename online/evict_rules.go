@@ -623,8 +623,14 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 			preds, succs = s.sessionNeighbours(t, ss, preds, succs) // burst_session.go
 		}
 	}
-	preds = append(preds, s.keptIn[t]...)
-	succs = append(succs, s.keptOut[t]...)
+	if committed {
+		// A kept order out of t holds if t commits (the orders out of
+		// an unknown whose commit is open are guarded by it,
+		// evict_guarded.go): none passes through one that does not.
+		preds = append(preds, s.keptIn[t]...)
+		succs = append(succs, s.keptOut[t]...)
+		preds, succs = s.guardedNeighbours(t, preds, succs) // evict_guarded.go
+	}
 	removed[t] = true
 	for _, a := range preds {
 		for _, b := range succs {
@@ -713,6 +719,9 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 		}
 		if u := e.NodeTxn()[other]; u >= 0 && s.behindAnchor(u, t) {
 			return // implied or impossible: evict_unknown.go
+		}
+		if u := e.NodeTxn()[other]; u >= 0 && s.guardedEdge(u, a, two) {
+			return // holds exactly when u commits; R5 keeps it (evict_guarded.go)
 		}
 		if all && s.commitOpen(e.NodeTxn()[other]) && !s.fixedEdge(a, b, two) {
 			// An edge with an unknown whose commit a probe left open
@@ -983,8 +992,18 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 					continue
 				}
 				v, dec := s.decideOnce(e.Rfs(rv)[ci])
+				if !dec && guardedReads && s.guardedRead(u, e.Rfs(rv)[ci]) {
+					// It reads from's version in every completion that
+					// commits u, and is no read in the others: replaced
+					// by orders out of u, which hold if u commits
+					// (evict_guarded.go).
+					v, dec = true, true
+				}
 				if !dec {
 					undecided = true
+					tracePin(tx, func() string {
+						return "R4: a read of the version it overwrites is not decided: " + r.h.Txns[u].Compact()
+					})
 				} else if v {
 					kr = append(kr, replacement{u, p.Keys()[k], from, after})
 				}

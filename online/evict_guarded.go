@@ -1,0 +1,93 @@
+package online
+
+import (
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/solver"
+)
+
+// Reads guarded by their reader's commit (docs/SEMANTICS.md §5 "Reads
+// guarded by their reader's commit").
+//
+// An unknown transaction u whose commit no completion fixes stays in
+// the window past its in-doubt horizon: nothing to come need decide it
+// (an append on a list nobody reads, a write on a key nobody
+// overwrites). Its read of a version with one candidate has the
+// read-from literal u's own commit: it holds in every completion that
+// commits u, and in every other there is no read. R4 asked every read
+// of the version a writer t overwrites to be decided, and such a read
+// never is: t stayed, then every later writer of the key, for good
+// (r4-version-order, most of the mixed stream's window at a 1 s
+// horizon).
+//
+// Such a read is now replaced like a decided one (the source before u,
+// u before every writer that follows the source), and the orders out of
+// u that the engine keeps are encoded as edges guarded by u's commit
+// (incremental/encode.go, keptGuard): in every completion that commits
+// u they are exactly the edges the read implied, in every other u has
+// no outgoing edge (I1), as without the read.
+
+// guardedReads switches the rule (tests break it on purpose to see a
+// history fail).
+var guardedReads = true
+
+// guardedRead: rf, a read-from literal of a read by u, is u's commit
+// literal, and that commit is open: u is an unknown transaction, the
+// read has that one candidate (an unguarded register read's literal is
+// then its reader's commit, incremental/encode.go chooseOne), and no
+// level-0 unit fixes it.
+func (s *evictStep) guardedRead(u int32, rf incremental.Lit) bool {
+	if s.r.h.Txns[u].Status != history.Unknown || s.r.pos[u] < 0 || s.p.Txns()[u].Dropped() {
+		return false
+	}
+	act := s.e.Act()[u]
+	if rf != act {
+		return false
+	}
+	_, fixed := fixedLit(s.e.Solver(), act)
+	return !fixed
+}
+
+// guardedEdge: an edge between u and another member, on the one literal
+// a, holds exactly when u commits (a is u's commit literal), and u is an
+// unknown whose commit is open. R2 counts it as decided: in every
+// completion that commits u it holds, in every other u has no outgoing
+// edge and an edge into u lies on no cycle (I1); R5 keeps it through the
+// member that leaves (guardedNeighbours).
+func (s *evictStep) guardedEdge(u int32, a solver.Lit, two bool) bool {
+	if !guardedReads || two || u < 0 || s.r.h.Txns[u].Status != history.Unknown || s.r.pos[u] < 0 || s.p.Txns()[u].Dropped() {
+		return false
+	}
+	act := s.e.Act()[u]
+	if incremental.Lit(a) != act {
+		return false
+	}
+	_, fixed := fixedLit(s.e.Solver(), act)
+	return !fixed
+}
+
+// guardedNeighbours adds to R5's predecessors and successors of t the
+// unknowns u with a guarded edge (guardedEdge) into or out of t: the
+// orders kept through t are then a -> b for a and b among them too.
+// Each holds in every completion that commits t, a and b (a -> t -> b),
+// and is kept as an edge that holds if its first end commits (an
+// unknown whose commit is open: incremental/encode.go, keptGuard); an
+// order into an unknown that does not commit lies on no cycle.
+func (s *evictStep) guardedNeighbours(t int32, preds, succs []int32) ([]int32, []int32) {
+	n := s.e.Node()[t]
+	if !guardedReads || n < 0 || len(s.to.unknown) == 0 {
+		return preds, succs
+	}
+	s.e.Solver().IncidentEdges(n, func(other solver.Node, out bool, a, _ solver.Lit, two bool) {
+		u := s.e.NodeTxn()[other]
+		if u < 0 || !s.guardedEdge(u, a, two) {
+			return
+		}
+		if out {
+			succs = append(succs, u)
+		} else {
+			preds = append(preds, u)
+		}
+	})
+	return preds, succs
+}
