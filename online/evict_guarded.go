@@ -91,3 +91,8 @@ func (s *evictStep) guardedNeighbours(t int32, preds, succs []int32) ([]int32, [
 	})
 	return preds, succs
 }
+
+// staleForUnknown switches the stale ghost for an overtaken unknown
+// past its horizon (r4LiveVersion; docs/SEMANTICS.md §5 "Reads guarded
+// by their reader's commit"): tests break it on purpose.
+var staleForUnknown = true

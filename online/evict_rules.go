@@ -892,7 +892,7 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 		prev := s.livePos(k)
 		// overtaken: prev, the live version, follows t: t's version of
 		// k is overwritten (an earlier eviction overtook t).
-		overtaken := false
+		overtaken, stale := false, false
 		var earlier, later []int32           // member writers of k decided before / after t
 		for _, w := range s.writersLeft(k) { // r4_writers.go
 			if s.r4Skip(w, t) { // burst_listreads.go
@@ -958,6 +958,10 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 				case prev >= 0 && s.behindAnchor(w, prev):
 					// Before the live version whenever it commits
 					// (evict_unknown.go): as decided before it.
+				case prev >= 0 && s.undecidedAgainst(w, prev) && staleForUnknown && r.ghost[prev] && !s.o.closedBySession(r.pos[w]):
+					// Past its horizon, its commit open: prev keeps
+					// its version, as a stale ghost (evict_guarded.go).
+					stale = true
 				case prev >= 0 && s.undecidedAgainst(w, prev): // evict_unknown.go
 					ok = false
 					tracePin(tx, func() string {
@@ -976,6 +980,15 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 			if !ok {
 				break
 			}
+		}
+		if stale {
+			// prev keeps its version of k and every read of it, as a
+			// stale ghost does ("Stale ghosts" in docs/SEMANTICS.md §5):
+			// an overtaken unknown is not ordered with it.
+			live = append(live, p.Keys()[k])
+			liveK = append(liveK, k)
+			keepPrev = append(keepPrev, true)
+			continue
 		}
 		var kr []replacement
 		undecided := false
