@@ -31,21 +31,49 @@ import (
 // history fail).
 var guardedReads = true
 
-// guardedRead: rf, a read-from literal of a read by u, is u's commit
-// literal, and that commit is open: u is an unknown transaction, the
-// read has that one candidate (an unguarded register read's literal is
-// then its reader's commit, incremental/encode.go chooseOne), and no
-// level-0 unit fixes it.
-func (s *evictStep) guardedRead(u int32, rf incremental.Lit) bool {
+// guardedRead: rf, the read-from literal of u's read ri of from's
+// version of register key k, is u's commit literal, and that commit is
+// open: u is an unknown transaction, the read has that one candidate
+// (an unguarded register read's literal is then its reader's commit,
+// incremental/encode.go chooseOne), and no level-0 unit fixes it.
+//
+// Of the initial version (from < 0) under an unknown initial state, the
+// read also names k's initial value when u commits, and the replacement
+// forgets it. That is safe when every read of the initial version of k
+// in the instance names the same value (initialAgrees): the reads to
+// come follow the writer that overwrites it (R3) and read it in no
+// completion, so only the instance's own reads could contradict it.
+func (s *evictStep) guardedRead(u, ri int32, rf incremental.Lit, k, from int32) bool {
+	rv := &s.e.Reads()[ri]
 	if s.r.h.Txns[u].Status != history.Unknown || s.r.pos[u] < 0 || s.p.Txns()[u].Dropped() {
 		return false
 	}
 	act := s.e.Act()[u]
-	if rf != act {
+	if rf != act || len(s.e.Cands(rv)) != 1 {
 		return false
 	}
-	_, fixed := fixedLit(s.e.Solver(), act)
-	return !fixed
+	rd := &s.p.Txns()[u].Reads()[rv.Read()]
+	if rd.IsList() {
+		return false
+	}
+	if _, fixed := fixedLit(s.e.Solver(), act); fixed {
+		return false
+	}
+	return from >= 0 || s.o.opts.InitialState != history.InitialUnknown || s.initialAgrees(k, rd.Val())
+}
+
+// initialAgrees: every register read of k's initial version in the
+// instance (a read with the initial version as a candidate) reads v.
+func (s *evictStep) initialAgrees(k int32, v history.Value) bool {
+	e, p := s.e, s.p
+	for _, ri := range s.readsOfVersion(k, -1) {
+		rv := &e.Reads()[ri]
+		rd := &p.Txns()[rv.Txn()].Reads()[rv.Read()]
+		if rd.IsList() || rd.Val() != v {
+			return false
+		}
+	}
+	return true
 }
 
 // guardedEdge: an edge between u and another member, on the one literal

@@ -1005,7 +1005,7 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 					continue
 				}
 				v, dec := s.decideOnce(e.Rfs(rv)[ci])
-				if !dec && guardedReads && s.guardedRead(u, e.Rfs(rv)[ci]) {
+				if !dec && guardedReads && s.guardedRead(u, ri, e.Rfs(rv)[ci], k, from) {
 					// It reads from's version in every completion that
 					// commits u, and is no read in the others: replaced
 					// by orders out of u, which hold if u commits
