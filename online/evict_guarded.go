@@ -124,3 +124,47 @@ func (s *evictStep) guardedNeighbours(t int32, preds, succs []int32) ([]int32, [
 // past its horizon (r4LiveVersion; docs/SEMANTICS.md §5 "Reads guarded
 // by their reader's commit"): tests break it on purpose.
 var staleForUnknown = true
+
+// staleInitial switches G5 (docs/SEMANTICS.md §5 "Reads guarded by
+// their reader's commit"): a writer that overwrites the initial version
+// of k while a read of it is not decided leaves all the same, and the
+// first ghost after the initial version keeps its version of k while
+// such a read stays. Tests break it on purpose.
+var staleInitial = true
+
+// firstAfterInitial: ghost g, k's live version, is the only ghost that
+// holds k, and a read of k's initial version in the instance is not
+// decided at level 0 (its reader is not removed). Then g keeps its
+// version of k when a writer overwrites it (G5): g is the first
+// writer of k after the initial version in the instance, and the
+// anti-dependency from such a reader, if it read the initial version,
+// runs to g; with g gone it would run to the next writer, and the
+// orders out of g that the reader also precedes would be lost.
+func (s *evictStep) firstAfterInitial(k, g int32) bool {
+	if !staleInitial {
+		return false
+	}
+	hs := s.st.gx.byKey[s.p.Keys()[k]]
+	if len(hs) != 1 {
+		return false
+	}
+	if at, in := s.r.at[hs[0]]; !in || at != g {
+		return false
+	}
+	e := s.e
+	for _, ri := range s.readsOfVersion(k, -1) {
+		rv := &e.Reads()[ri]
+		if s.removed[rv.Txn()] {
+			continue
+		}
+		for ci, c := range e.Cands(rv) {
+			if c != -1 {
+				continue
+			}
+			if _, fixed := fixedLit(e.Solver(), e.Rfs(rv)[ci]); !fixed {
+				return true
+			}
+		}
+	}
+	return false
+}

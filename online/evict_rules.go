@@ -1028,11 +1028,18 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 			// version is a ghost's, the ghost keeps it ("Stale ghosts" in
 			// docs/SEMANTICS.md §5): no read is replaced, and t leaves
 			// as if it overwrote nothing still read. Else t stays.
-			if overtaken || from < 0 || !r.ghost[from] {
+			// The initial version stays too, a candidate of those
+			// reads in every later instance (evict_guarded.go, G5).
+			if overtaken || from >= 0 && !r.ghost[from] || from < 0 && !staleInitial {
 				ok = false
 				break
 			}
 			keep, kr = true, nil
+		} else if !overtaken && from >= 0 && r.ghost[from] && s.firstAfterInitial(k, from) {
+			// prev is the first version after the initial one, whose
+			// reads are not all decided: it keeps its version of k
+			// (G5).
+			keep = true
 		}
 		repl = append(repl, kr...)
 		if overtaken {
