@@ -137,6 +137,10 @@ type encoder struct {
 	chainBusy map[[2]int32]bool
 	chained   int
 	kept      [][2]int32
+	// keptGuard[i]: kept orders out of position i are edges "if i
+	// commits" (an unknown whose commit the config does not decide
+	// true; see encodeConfig.kept).
+	keptGuard []bool
 	// pruned counts read sources and list parses that real time rules
 	// out before search (perf_prune.go).
 	pruned int
@@ -219,8 +223,12 @@ type encodeConfig struct {
 	// it rules out only what the instance's own base edges rule out.
 	readsToCome bool
 	// kept are orders between transactions (positions) that hold in every
-	// completion: facts the online engine kept when it evicted the
-	// transactions that proved them (docs/SEMANTICS.md §5, R5). Base edges.
+	// completion that commits their first end: facts the online engine
+	// kept when it evicted the transactions that proved them
+	// (docs/SEMANTICS.md §5, R5). Base edges, except an order out of an
+	// unknown transaction whose commit decided does not fix: the edge
+	// then holds if it commits (I1; docs/SEMANTICS.md §5 "Reads guarded
+	// by their reader's commit").
 	kept [][2]int32
 	// decided are commit decisions of unknown transactions (positions) that
 	// the online engine kept: units on their commit choice. Their status
@@ -303,12 +311,19 @@ func newEncoder(p *prepared, cfg encodeConfig) *encoder {
 				continue
 			}
 			e.com[i] = e.newLit()
-			if d, ok := cfg.decided[int32(i)]; ok {
+			d, ok := cfg.decided[int32(i)]
+			if ok {
 				if d {
 					e.clause(e.com[i])
 				} else {
 					e.clause(e.com[i].not())
 				}
+			}
+			if !d && len(cfg.kept) > 0 {
+				if e.keptGuard == nil {
+					e.keptGuard = make([]bool, len(p.h.Txns))
+				}
+				e.keptGuard[i] = true
 			}
 		default:
 			e.com[i] = litTrue
@@ -590,7 +605,13 @@ func (e *encoder) encode() {
 		e.encodeRealTime()
 	}
 	for _, k := range e.kept {
-		e.edge(litTrue, litTrue, e.node[k[0]], e.node[k[1]], edgeRec{kind: kindAux, writer: -1})
+		g := litTrue
+		if e.keptGuard != nil && e.keptGuard[k[0]] {
+			// Out of an unknown whose commit is open: the order holds
+			// in the completions that commit it (I1).
+			g = e.act[k[0]]
+		}
+		e.edge(g, litTrue, e.node[k[0]], e.node[k[1]], edgeRec{kind: kindAux, writer: -1})
 	}
 	e.prune = newPruner(e)
 	e.encodeReads()

@@ -57,6 +57,16 @@
 //     p -> t -> s becomes a kept edge p -> s (real-time pairs excepted,
 //     being orders of the level already). Nothing passes through a
 //     transaction that does not commit (incremental I1).
+//   - G1-G5 (evict_guarded.go): an unknown whose commit nothing will
+//     decide pins nothing for good. Its read with one candidate holds
+//     exactly when it commits, and is replaced as a decided one; the
+//     orders kept out of it are edges on its commit (incremental
+//     keptGuard); an edge on its commit alone counts as decided for R2
+//     and R5 keeps orders through it; an overtaken one not ordered with
+//     the live version leaves that version a stale ghost; and an
+//     undecided read of the initial version leaves it a candidate, the
+//     first ghost after it keeping its key (docs/SEMANTICS.md §5 "Reads
+//     guarded by their reader's commit").
 //
 // Then t becomes the live version of the keys it wrote last
 // (becomeGhost) or leaves entirely; under an unknown initial state its

@@ -623,8 +623,14 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 			preds, succs = s.sessionNeighbours(t, ss, preds, succs) // burst_session.go
 		}
 	}
-	preds = append(preds, s.keptIn[t]...)
-	succs = append(succs, s.keptOut[t]...)
+	if committed {
+		// A kept order out of t holds if t commits (the orders out of
+		// an unknown whose commit is open are guarded by it,
+		// evict_guarded.go): none passes through one that does not.
+		preds = append(preds, s.keptIn[t]...)
+		succs = append(succs, s.keptOut[t]...)
+		preds, succs = s.guardedNeighbours(t, preds, succs) // evict_guarded.go
+	}
 	removed[t] = true
 	for _, a := range preds {
 		for _, b := range succs {
@@ -713,6 +719,9 @@ func (s *evictStep) r2Decided(t int32) (committed bool, ok bool) {
 		}
 		if u := e.NodeTxn()[other]; u >= 0 && s.behindAnchor(u, t) {
 			return // implied or impossible: evict_unknown.go
+		}
+		if u := e.NodeTxn()[other]; u >= 0 && s.guardedEdge(u, a, two) {
+			return // holds exactly when u commits; R5 keeps it (evict_guarded.go)
 		}
 		if all && s.commitOpen(e.NodeTxn()[other]) && !s.fixedEdge(a, b, two) {
 			// An edge with an unknown whose commit a probe left open
@@ -883,7 +892,7 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 		prev := s.livePos(k)
 		// overtaken: prev, the live version, follows t: t's version of
 		// k is overwritten (an earlier eviction overtook t).
-		overtaken := false
+		overtaken, stale := false, false
 		var earlier, later []int32           // member writers of k decided before / after t
 		for _, w := range s.writersLeft(k) { // r4_writers.go
 			if s.r4Skip(w, t) { // burst_listreads.go
@@ -949,6 +958,10 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 				case prev >= 0 && s.behindAnchor(w, prev):
 					// Before the live version whenever it commits
 					// (evict_unknown.go): as decided before it.
+				case prev >= 0 && s.undecidedAgainst(w, prev) && staleForUnknown && r.ghost[prev] && !s.o.closedBySession(r.pos[w]):
+					// Past its horizon, its commit open: prev keeps
+					// its version, as a stale ghost (evict_guarded.go).
+					stale = true
 				case prev >= 0 && s.undecidedAgainst(w, prev): // evict_unknown.go
 					ok = false
 					tracePin(tx, func() string {
@@ -968,6 +981,15 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 				break
 			}
 		}
+		if stale {
+			// prev keeps its version of k and every read of it, as a
+			// stale ghost does ("Stale ghosts" in docs/SEMANTICS.md §5):
+			// an overtaken unknown is not ordered with it.
+			live = append(live, p.Keys()[k])
+			liveK = append(liveK, k)
+			keepPrev = append(keepPrev, true)
+			continue
+		}
 		var kr []replacement
 		undecided := false
 		// The reads with from's version of k as a candidate, in the
@@ -983,8 +1005,18 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 					continue
 				}
 				v, dec := s.decideOnce(e.Rfs(rv)[ci])
+				if !dec && guardedReads && s.guardedRead(u, ri, e.Rfs(rv)[ci], k, from) {
+					// It reads from's version in every completion that
+					// commits u, and is no read in the others: replaced
+					// by orders out of u, which hold if u commits
+					// (evict_guarded.go).
+					v, dec = true, true
+				}
 				if !dec {
 					undecided = true
+					tracePin(tx, func() string {
+						return "R4: a read of the version it overwrites is not decided: " + r.h.Txns[u].Compact()
+					})
 				} else if v {
 					kr = append(kr, replacement{u, p.Keys()[k], from, after})
 				}
@@ -996,11 +1028,18 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 			// version is a ghost's, the ghost keeps it ("Stale ghosts" in
 			// docs/SEMANTICS.md §5): no read is replaced, and t leaves
 			// as if it overwrote nothing still read. Else t stays.
-			if overtaken || from < 0 || !r.ghost[from] {
+			// The initial version stays too, a candidate of those
+			// reads in every later instance (evict_guarded.go, G5).
+			if overtaken || from >= 0 && !r.ghost[from] || from < 0 && !staleInitial {
 				ok = false
 				break
 			}
 			keep, kr = true, nil
+		} else if !overtaken && from >= 0 && r.ghost[from] && s.firstAfterInitial(k, from) {
+			// prev is the first version after the initial one, whose
+			// reads are not all decided: it keeps its version of k
+			// (G5).
+			keep = true
 		}
 		repl = append(repl, kr...)
 		if overtaken {
