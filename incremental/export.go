@@ -60,7 +60,9 @@ func ReuseEmpty[T any](s []T, n int) []T { return reuseEmpty(s, n) }
 
 // WindowEncodeConfig is the encoding of an online window's instance:
 // reads not yet released may still read its values, kept are orders
-// (positions) that hold in every completion, and decided are commit
+// (positions) that hold in every completion that commits their first
+// end (an edge on that commit when it is an unknown that decided does
+// not fix true: encode.go keptGuard), and decided are commit
 // decisions of unknown transactions (positions).
 func WindowEncodeConfig(kept [][2]int32, decided map[int32]bool) EncodeConfig {
 	return encodeConfig{readsToCome: true, kept: kept, decided: decided}

@@ -761,6 +761,14 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	sel := pr.s.NewSelector()
 	pr.s.AddEdge(sel, to, from)
 	st := pr.s.Solve(pr.ctx, sel)
+	if st == solver.Sat {
+		// The solver's values are now the probe's model, and pr.rank
+		// the old model's order: a flip test (F1) mixing the two could
+		// say "not decided" where neither model does. Take the order
+		// of the new model before AddClause drops it.
+		pr.rank = nil
+		pr.fillRank()
+	}
 	if probeTrace != nil {
 		probeTrace("forced", st == solver.Unsat)
 	}
