@@ -58,6 +58,8 @@ func TestPastBeginTable(t *testing.T) {
 		valid  bool // at strong snapshot isolation, by the oracle
 		serial bool // the serial sweep (NoPastBegin) orders it
 		past   bool // the sweep with begins in the past orders it
+		// unknown: under an unknown initial state (else the empty one)
+		unknown bool
 	}{
 		{
 			// R reads x before W's commit and writes z; T, after W
@@ -155,6 +157,46 @@ func TestPastBeginTable(t *testing.T) {
 			},
 		},
 		{
+			// Under an unknown initial state, R and U each read x's
+			// initial value at a begin in the past, 5 and 6: only one
+			// initial value exists. A begin in the past that does not
+			// fix the initial value its read takes lets both through.
+			name: "two initial values read in the past",
+			txns: []history.Txn{
+				rt("R", "s1", 0, 100, "r x 5", "w z 1"),
+				rt("U", "s2", 0, 100, "r x 6", "w q 1"),
+				rt("W", "s3", 10, 20, "w x 1", "w y 1"),
+				rt("T", "s4", 30, 40, "r y 1", "r z null"),
+				rt("V", "s5", 30, 40, "r y 1", "r q null"),
+			},
+			unknown: true,
+		},
+		{
+			// The same with one initial value: valid.
+			name: "one initial value read in the past",
+			txns: []history.Txn{
+				rt("R", "s1", 0, 100, "r x 5", "w z 1"),
+				rt("U", "s2", 0, 100, "r x 5", "w q 1"),
+				rt("W", "s3", 10, 20, "w x 1", "w y 1"),
+				rt("T", "s4", 30, 40, "r y 1", "r z null"),
+				rt("V", "s5", 30, 40, "r y 1", "r q null"),
+			},
+			unknown: true, valid: true, past: true,
+		},
+		{
+			// The list form: R reads l as [5] and U as [6] before W's
+			// append, so the initial list would be both.
+			name: "two initial lists read in the past",
+			txns: []history.Txn{
+				rt("R", "s1", 0, 100, "rl l 5", "w z 1"),
+				rt("U", "s2", 0, 100, "rl l 6", "w q 1"),
+				rt("W", "s3", 10, 20, "a l 1", "w y 1"),
+				rt("T", "s4", 30, 40, "r y 1", "r z null"),
+				rt("V", "s5", 30, 40, "r y 1", "r q null"),
+			},
+			unknown: true,
+		},
+		{
 			// Serializable: the serial sweep orders it, and the sweep
 			// with begins in the past orders it the same way.
 			name: "serial",
@@ -168,6 +210,9 @@ func TestPastBeginTable(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := &history.History{Txns: c.txns}
 			opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 3, InitialState: history.InitialEmpty}
+			if c.unknown {
+				opts.InitialState = history.InitialUnknown
+			}
 			ok, _, err := oracle.Check(h, opts)
 			if err != nil {
 				t.Fatal(err)
