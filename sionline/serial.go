@@ -24,6 +24,13 @@ import (
 // an order it returns is a witness by construction, and a screen it
 // cannot order goes to the search as before (nil says nothing about the
 // screen). It never decides that a screen is invalid.
+//
+// Where no serial step fits, a transaction may begin in the past: its
+// reads at the state after an earlier commit, its commit now, as SI's
+// own witness has it (docs/SEMANTICS.md §5 "Begin and commit apart: a
+// begin in the past"). A long reader beside a blind writer, or a write
+// skew, then has an order; no commit between its begin and its commit
+// may write a key it writes, or precede it in real time or its session.
 
 // NoSerialWitness turns the serial witness off: every screen goes to
 // the search (the differential tests run both ways).
@@ -67,7 +74,10 @@ type serialTxn struct {
 // and appended, or a non-list read of a list key make it give up (the
 // search decides them). Cost: O(n log n) for the sorts, and per turn a
 // scan of the candidates (the transactions that overlap the earliest
-// end, about the number of sessions).
+// end, about the number of sessions). A turn with no safe serial pick
+// also walks back over at most maxPastWalk commits per candidate
+// (pastBegin), and each register write and list append is logged with
+// its commit's number (a map append) for the state at a snapshot.
 func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 	unknownInit := e.opts.InitialState == history.InitialUnknown
 	if (e.opts.InitialState != history.InitialEmpty && !(unknownInit && !SerialEmptyOnly)) || len(h.Txns) == 0 {
