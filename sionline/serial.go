@@ -106,7 +106,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 	// and commit apart: a begin in the past", what it costs). kid[i]
 	// holds the ids of h.Txns[i]'s ops.
 	ids := make(map[history.Key]int32, nops/2+1)
-	var ks []sweepKey
+	var keys []history.Key
 	flat := make([]int32, nops)
 	kid := make([][]int32, len(h.Txns))
 	for i := range h.Txns {
@@ -119,12 +119,18 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 			k := ops[j].Key
 			id, ok := ids[k]
 			if !ok {
-				id = int32(len(ks))
+				id = int32(len(keys))
 				ids[k] = id
-				ks = append(ks, newSweepKey(k, base, unknownInit))
+				keys = append(keys, k)
 			}
 			kid[i][j] = id
 		}
+	}
+	// Allocated once, in place: a growing slice of these would copy
+	// them (and their pointers) at every doubling.
+	ks := make([]sweepKey, len(keys))
+	for id, k := range keys {
+		ks[id].init(k, base, unknownInit)
 	}
 	// Which keys are lists (appended, or read as lists), and which
 	// versions the unknown transactions write: an unknown writer joins
@@ -435,13 +441,67 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		write []write
 	}
 	uses := make([]use, len(ps))
+	// The indexes' slices carved out of one array each, sized by a
+	// count first (per key a handful of entries: appends from nil were
+	// a third of the sweep's time), and each participant's first reads
+	// and writes out of arrays of the screen's op count.
+	{
+		nr := make([]int32, 4*len(ks)) // per key: readers, list readers, writers, appenders
+		for i := range ps {
+			ops, kid := ps[i].t.Ops, ps[i].kid
+			fs := newFirsts(ops)
+			for j := range ops {
+				k := kid[j]
+				switch {
+				case ops[j].Kind == history.Read:
+					if !fs.first(j) {
+						continue
+					}
+					if ops[j].IsList {
+						nr[4*k+1]++
+					} else {
+						nr[4*k]++
+					}
+				case !writtenBefore(ops, kid, j):
+					if ops[j].Kind == history.Append {
+						nr[4*k+3]++
+					} else {
+						nr[4*k+2]++
+					}
+				}
+			}
+		}
+		var sr, sl, sw, sa int32
+		for k := range ks {
+			sr += nr[4*k]
+			sl += nr[4*k+1]
+			sw += nr[4*k+2]
+			sa += nr[4*k+3]
+		}
+		fr := make([]firstRead, sr)
+		ints := make([]int, sl+sw+sa)
+		for k := range ks {
+			x := &ks[k]
+			c := nr[4*k]
+			x.readers, fr = fr[:0:c], fr[c:]
+			c = nr[4*k+1]
+			x.listReaders, ints = ints[:0:c], ints[c:]
+			c = nr[4*k+2]
+			x.writers, ints = ints[:0:c], ints[c:]
+			c = nr[4*k+3]
+			x.appenders, ints = ints[:0:c], ints[c:]
+		}
+	}
+	firstArr := make([]int32, 0, nops)
+	writeArr := make([]write, 0, nops)
 	for i := range ps {
 		t, kid := ps[i].t, ps[i].kid
 		// Per key met: its position in w (q), or -1 for a key read
 		// first and not written so far. Looked up among the writes so
 		// far (a participant holds a handful of ops); past smallTxn
 		// ops, a map (at).
-		var w []write
+		w := writeArr[:0:len(t.Ops)]
+		uses[i].first = firstArr[:0:len(t.Ops)]
 		fs := newFirsts(t.Ops)
 		var at map[int32]int
 		if len(t.Ops) > smallTxn {
@@ -494,6 +554,10 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 			}
 		}
 		uses[i].write = w
+		// The rest of the arrays for the next participant (these never
+		// grow again).
+		writeArr = writeArr[len(w):len(w)]
+		firstArr = firstArr[len(uses[i].first):len(uses[i].first)]
 	}
 	awaited = func(i int, k int32, v history.Value) bool {
 		t := ps[i].t
@@ -986,11 +1050,10 @@ type firstRead struct {
 	v history.Value
 }
 
-// newSweepKey looks up k's entries in the ghost base (nil: none).
-func newSweepKey(k history.Key, base *ghost, unknownInit bool) sweepKey {
-	var x sweepKey
+// init looks up k's entries in the ghost base (nil: none).
+func (x *sweepKey) init(k history.Key, base *ghost, unknownInit bool) {
 	if base == nil {
-		return x
+		return
 	}
 	x.base, x.hasBase = base.Reg[k]
 	x.baseList, x.hasList = base.List[k]
@@ -1003,7 +1066,17 @@ func newSweepKey(k history.Key, base *ghost, unknownInit bool) sweepKey {
 			}
 		}
 	}
-	return x
+}
+
+// writtenBefore says whether an op before ops[j] writes or appends to
+// its key (kid: the ops' key ids).
+func writtenBefore(ops []history.Op, kid []int32, j int) bool {
+	for i := 0; i < j; i++ {
+		if kid[i] == kid[j] && ops[i].Kind != history.Read {
+			return true
+		}
+	}
+	return false
 }
 
 // isList says whether the key is a list: the screen appends to it or
