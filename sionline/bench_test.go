@@ -51,6 +51,10 @@ func BenchmarkRMW(b *testing.B) {
 		defer func(c bool) { NoValueOrder = c }(NoValueOrder)
 		NoValueOrder = true
 	}
+	if os.Getenv("STREAMCHECK_SIBENCH_UCOMP") == "off" {
+		defer func(c bool) { NoUnknownInitCompanions = c }(NoUnknownInitCompanions)
+		NoUnknownInitCompanions = true
+	}
 	if os.Getenv("STREAMCHECK_SIBENCH_PASTBEGIN") == "off" {
 		defer func(c bool) { NoPastBegin = c }(NoPastBegin)
 		NoPastBegin = true
