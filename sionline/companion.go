@@ -544,17 +544,20 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 	// A fresh fix only on a key no other member of the chunk touches: a
 	// member's read of the key's initial value in the witness may have
 	// been pinned and then unpinned by a later write in the same chunk,
-	// and u's fix must not contradict it.
-	chunkKeys := map[history.Key]bool{}
-	if unknownInit {
+	// and u's fix must not contradict it. Asked only for a fresh fix (a
+	// scan of the chunk's ops: no set built per candidate).
+	chunkTouches := func(k history.Key) bool {
 		for _, i := range xs {
 			if &e.txs[i] == u {
 				continue
 			}
 			for _, op := range e.txs[i].T.Ops {
-				chunkKeys[op.Key] = true
+				if op.Key == k {
+					return true
+				}
 			}
 		}
+		return false
 	}
 	fresh := map[history.Key]history.Op{}
 	own := map[history.Key]history.Value{}
@@ -581,7 +584,7 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 						}
 						if !ok {
 							n := len(op.List) - len(l) - len(apps[op.Key])
-							if n < 0 || chunkKeys[op.Key] {
+							if n < 0 || chunkTouches(op.Key) {
 								return false
 							}
 							p = history.Op{Kind: history.Read, Key: op.Key, IsList: true, List: slices.Clone(op.List[:n])}
@@ -606,7 +609,7 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 								p, ok = fresh[op.Key]
 							}
 							if !ok {
-								if chunkKeys[op.Key] {
+								if chunkTouches(op.Key) {
 									return false
 								}
 								p = history.Op{Kind: history.Read, Key: op.Key, Value: op.Value}
