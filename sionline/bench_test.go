@@ -51,6 +51,14 @@ func BenchmarkRMW(b *testing.B) {
 		defer func(c bool) { NoValueOrder = c }(NoValueOrder)
 		NoValueOrder = true
 	}
+	if os.Getenv("STREAMCHECK_SIBENCH_UCOMP") == "off" {
+		defer func(c bool) { NoUnknownInitCompanions = c }(NoUnknownInitCompanions)
+		NoUnknownInitCompanions = true
+	}
+	if os.Getenv("STREAMCHECK_SIBENCH_PASTBEGIN") == "off" {
+		defer func(c bool) { NoPastBegin = c }(NoPastBegin)
+		NoPastBegin = true
+	}
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_SIBENCH_SEG")); err == nil && n > 0 {
 		defer func(s int) { segTxns = s }(segTxns)
 		segTxns = n
@@ -87,6 +95,8 @@ func BenchmarkRMW(b *testing.B) {
 		b.ReportMetric(float64(eng.failedScreens), "failed-screens")
 		b.ReportMetric(float64(eng.serialScreens), "serial-screens")
 		b.ReportMetric(float64(eng.companions), "companions")
+		b.ReportMetric(float64(eng.pastBegins), "past-begins")
+		b.ReportMetric(float64(eng.sweepGaveUp), "sweep-gave-up")
 		b.ReportMetric(float64(st.Window), "window")
 		if eng.ghost != nil {
 			b.ReportMetric(float64(len(eng.ghost.Comp)), "companions-held")

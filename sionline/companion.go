@@ -31,6 +31,17 @@ import (
 // against: every in-doubt writer takes the witness's choice).
 var NoCompanions = false
 
+// NoUnknownInitCompanions makes no companion under an unknown initial
+// state, as before the rule that allows them there (the tests' naive
+// model to compare against).
+var NoUnknownInitCompanions = false
+
+// NoInitialRefusal is the naive rule under an unknown initial state
+// (tests only): a candidate's read of an initial value compared with
+// null and of an initial list with the empty one, as under an empty
+// initial state, instead of refusing the candidate.
+var NoInitialRefusal = false
+
 // NoOverwrite turns off the rule that lets a companion outlive an
 // overwrite of one of its versions (overwritten): the rule before it,
 // against which the tests compare.
@@ -143,6 +154,10 @@ type companion struct {
 	Name   string
 	Writes []history.Op
 	Keys   []history.Key
+	// pins are the initial values the candidate's reads fixed (an
+	// unknown initial state): they join the ghost's pins when it leaves
+	// as a companion. Not kept after that (not encoded).
+	pins []history.Op
 }
 
 func isCompanion(name string) bool { return strings.HasPrefix(name, compPrefix) }
@@ -186,10 +201,13 @@ func companionTxns(g *ghost, on map[history.Key]bool, ct int64) []history.Txn {
 
 // companionsAllowed says whether this engine makes companions: an empty
 // initial state (so a read of a key no one wrote is of null, and no pin
-// is involved), a bounded in-doubt time, and a screen on members alone
-// (no projection).
+// is involved) or an unknown one (a candidate that reads an initial
+// value or list is then refused: newCompanion, docs/SEMANTICS.md §5
+// "Companions under an unknown initial state"), a bounded in-doubt
+// time, and a screen on members alone (no projection).
 func (e *Engine) companionsAllowed() bool {
-	return !NoCompanions && e.opts.InitialState == history.InitialEmpty && e.opts.InDoubt >= 0 && e.allMembers()
+	init := e.opts.InitialState == history.InitialEmpty || (e.opts.InitialState == history.InitialUnknown && !NoUnknownInitCompanions)
+	return !NoCompanions && init && e.opts.InDoubt >= 0 && e.allMembers()
 }
 
 // committedIn returns the names the witness commits.
@@ -238,7 +256,7 @@ func absorb(g *ghost, committed map[string]bool) {
 // list before it appends to one it does not own, and appends to one it
 // owns only beyond the length held here.
 func (e *Engine) candidateKeys(g *ghost, xs []int, committed map[string]bool) *ghost {
-	pre := &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}}
+	pre := &ghost{Reg: map[history.Key]history.Value{}, List: map[history.Key][]history.Value{}, Pin: map[history.Key]history.Op{}}
 	for _, i := range xs {
 		x := &e.txs[i]
 		if x.T.Status != history.Unknown || committed[x.Name] {
@@ -250,6 +268,9 @@ func (e *Engine) candidateKeys(g *ghost, xs []int, committed map[string]bool) *g
 			}
 			if l, ok := g.List[op.Key]; ok {
 				pre.List[op.Key] = l
+			}
+			if p, ok := g.Pin[op.Key]; ok {
+				pre.Pin[op.Key] = p
 			}
 		}
 	}
@@ -329,6 +350,11 @@ func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, comm
 		for _, k := range c.Keys {
 			used[k] = true
 		}
+		for _, p := range c.pins {
+			g.touch(p.Key)
+			g.Pin[p.Key] = p
+		}
+		c.pins = nil
 		g.Comp = append(g.Comp, c)
 		e.companions++
 	}
@@ -363,6 +389,7 @@ func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, comm
 // or against g's use of it, is refused), no null written, times known.
 func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) (companion, bool) {
 	t := &u.T
+	unknownInit := e.opts.InitialState == history.InitialUnknown
 	if !t.HasTime {
 		return companion{}, false
 	}
@@ -440,7 +467,10 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 		if _, gr := g.Reg[op.Key]; gr && l {
 			return companion{}, false
 		}
-		if _, p := g.Pin[op.Key]; p {
+		if p, ok := g.Pin[op.Key]; ok && (!unknownInit || p.IsList != l) {
+			return companion{}, false
+		}
+		if p, ok := pre.Pin[op.Key]; ok && (!unknownInit || p.IsList != l) {
 			return companion{}, false
 		}
 		if op.Kind == history.Write && op.Value == history.Null {
@@ -494,11 +524,48 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 	}
 	// reads runs u's ops from the state: whether each read sees what it
 	// read (u's own writes and appends visible to its later reads).
+	//
+	// Under an unknown initial state a read that sees the initial value
+	// or list (a register no version holds at the point; a list's
+	// prefix before the appends) reads the ghost's pin when there is
+	// one (before the chunk or after it: one initial value per key);
+	// otherwise it fixes the initial value (fresh), and u leaves only
+	// with that fix added to the ghost's pins: the screens after it
+	// carry u's writes, not its reads, so the fix must be the ghost's
+	// (docs/SEMANTICS.md §5 "Companions under an unknown initial
+	// state").
+	pinOf := func(k history.Key) (history.Op, bool) {
+		if p, ok := pre.Pin[k]; ok {
+			return p, true
+		}
+		p, ok := g.Pin[k]
+		return p, ok
+	}
+	// A fresh fix only on a key no other member of the chunk touches: a
+	// member's read of the key's initial value in the witness may have
+	// been pinned and then unpinned by a later write in the same chunk,
+	// and u's fix must not contradict it. Asked only for a fresh fix (a
+	// scan of the chunk's ops: no set built per candidate).
+	chunkTouches := func(k history.Key) bool {
+		for _, i := range xs {
+			if &e.txs[i] == u {
+				continue
+			}
+			for _, op := range e.txs[i].T.Ops {
+				if op.Key == k {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	fresh := map[history.Key]history.Op{}
 	own := map[history.Key]history.Value{}
 	apps := map[history.Key][]history.Value{}
 	reads := func() bool {
 		clear(own)
 		clear(apps)
+		clear(fresh)
 		for _, op := range t.Ops {
 			switch op.Kind {
 			case history.Write:
@@ -508,6 +575,23 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 			case history.Read:
 				if op.IsList {
 					l := list[op.Key]
+					if unknownInit && !NoInitialRefusal {
+						// The initial prefix: the pin's, a fix made by
+						// an earlier read of u, or this read's.
+						p, ok := pinOf(op.Key)
+						if !ok {
+							p, ok = fresh[op.Key]
+						}
+						if !ok {
+							n := len(op.List) - len(l) - len(apps[op.Key])
+							if n < 0 || chunkTouches(op.Key) {
+								return false
+							}
+							p = history.Op{Kind: history.Read, Key: op.Key, IsList: true, List: slices.Clone(op.List[:n])}
+							fresh[op.Key] = p
+						}
+						l = append(slices.Clone(p.List), l...)
+					}
 					if !hasPrefix(op.List, l) || !slices.Equal(op.List[len(l):], apps[op.Key]) {
 						return false
 					}
@@ -517,6 +601,22 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 				if !ok {
 					if cur, ok = reg[op.Key]; !ok {
 						cur = history.Null
+						if unknownInit && !NoInitialRefusal {
+							// The initial value: the pin's, a fix made
+							// by an earlier read of u, or this read's.
+							p, ok := pinOf(op.Key)
+							if !ok {
+								p, ok = fresh[op.Key]
+							}
+							if !ok {
+								if chunkTouches(op.Key) {
+									return false
+								}
+								p = history.Op{Kind: history.Read, Key: op.Key, Value: op.Value}
+								fresh[op.Key] = p
+							}
+							cur = p.Value
+						}
 					}
 				}
 				if op.Value != cur {
@@ -540,7 +640,14 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 	if len(written) == 0 {
 		return companion{}, false
 	}
+	// The initial values u's reads fixed become the ghost's pins (the
+	// caller keeps u only if its keys are free; fixes of a refused
+	// candidate are not made: pins is returned for the caller).
 	c := companion{Name: compPrefix + strconv.FormatUint(u.Seq, 10)}
+	for _, p := range fresh {
+		c.pins = append(c.pins, p)
+	}
+	slices.SortFunc(c.pins, func(a, b history.Op) int { return strings.Compare(string(a.Key), string(b.Key)) })
 	for k := range keys {
 		c.Keys = append(c.Keys, k)
 	}

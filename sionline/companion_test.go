@@ -161,10 +161,17 @@ func TestCompanionsMatchNaive(t *testing.T) {
 	defer func(w, s int, c, o bool) { WaitWindow, segTxns, NoCompanions, NoOverwrite = w, s, c, o }(WaitWindow, segTxns, NoCompanions, NoOverwrite)
 	WaitWindow = 0
 	made, fewer := 0, 0
-	for i := 0; i < count; i++ {
+	// Each stream under the empty initial state, then under an unknown
+	// one (docs/SEMANTICS.md §5 "Companions under an unknown initial
+	// state"; the naive model there is the same: no companion).
+	for n := 0; n < 2*count; n++ {
+		i, init := n%count, history.InitialEmpty
+		if n >= count {
+			init = history.InitialUnknown
+		}
 		rng := rand.New(rand.NewPCG(uint64(i), 2829))
 		h, cfg := mixedStream(t, i, rng, 200, 300, []float64{0.05, 0.1, 0.2})
-		opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 5_000_000, InitialState: history.InitialEmpty}
+		opts := history.Options{Level: history.StrongSnapshotIsolation, InDoubt: 5_000_000, InitialState: init}
 		segTxns = []int{2, 8, 256}[i%3]
 		tick, batch := 100_000+rng.Int64N(2_000_000), 1+rng.IntN(8)
 		restart := -1
@@ -172,7 +179,7 @@ func TestCompanionsMatchNaive(t *testing.T) {
 			restart = len(h.Txns) / 2
 		}
 		seed := rng.Uint64()
-		name := fmt.Sprintf("%d/lists=%.1f/unknown=%.2f/inject=%v/seg=%d", i, cfg.ListRatio, cfg.UnknownRatio, cfg.Inject, segTxns)
+		name := fmt.Sprintf("%d/init=%v/lists=%.1f/unknown=%.2f/inject=%v/seg=%d", i, init, cfg.ListRatio, cfg.UnknownRatio, cfg.Inject, segTxns)
 		t.Run(name, func(t *testing.T) {
 			run := func(off bool) ([]string, *Engine) {
 				NoCompanions = off
@@ -204,7 +211,7 @@ func TestCompanionsMatchNaive(t *testing.T) {
 			t.Logf("companions %d; re-admissions %d (without: %d), resets %d (%d), evicted %d (%d)", eng.companions, eng.readmits, neng.readmits, eng.resets, neng.resets, eng.evicted, neng.evicted)
 		})
 	}
-	t.Logf("%d streams: %d companions, fewer re-admissions and resets on %d", count, made, fewer)
+	t.Logf("%d streams, each under both initial states: %d companions, fewer re-admissions and resets on %d", count, made, fewer)
 	if count >= 8 && made == 0 {
 		t.Error("no companion made: the rule is not exercised")
 	}

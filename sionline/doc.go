@@ -107,13 +107,19 @@
 // commits it instead of failing the screen. A later member's blind
 // overwrite of one of its register versions (no member of the chunk
 // reading the key before it) leaves it with its other versions (§5 "A
-// companion outlives the overwrites of its versions").
+// companion outlives the overwrites of its versions"). Under an
+// unknown initial state a candidate's reads of initial values read the
+// ghost's pins or fix ones that join them (§5 "Companions under an
+// unknown initial state").
 //
 // The screen's verdict comes first from a serial order that a greedy
 // sweep over client time builds, each read checked as it goes
 // (serial.go, docs/SEMANTICS.md §5 "A serial witness for the screen"): a
 // witness by construction, with the ghost's versions looked up in the
-// ghost; only a screen it cannot order goes to incremental's search.
+// ghost; where no serial step fits, a transaction may begin at an
+// earlier commit and commit now (§5 "Begin and commit apart: a begin in
+// the past"); only a screen it cannot order goes to incremental's
+// search.
 //
 // # Complexity and what is left
 //

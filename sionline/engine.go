@@ -152,6 +152,10 @@ type Engine struct {
 	// serialScreens counts the screens a serial witness from client
 	// time settled (serial.go).
 	serialScreens int
+	// pastBegins counts the begins in the past the sweep placed in the
+	// witnesses it returned, and sweepGaveUp the screens it could not
+	// order (the search then decides them).
+	pastBegins, sweepGaveUp int
 	// companions counts the in-doubt writers that left as companions
 	// of the ghost (companion.go).
 	companions int
@@ -309,7 +313,11 @@ func (e *Engine) screenOr(ctx context.Context, named func() (bool, error)) (incr
 		// its ops (the eviction never reads them), when that is the same
 		// screen: no projection on it.
 		h := e.instanceWith(true, false)
-		if w := e.serialWitness(h, e.ghost); w != nil {
+		w := e.serialWitness(h, e.ghost)
+		if w == nil {
+			e.sweepGaveUp++
+		}
+		if w != nil {
 			e.serialScreens++
 			if serialCheck != nil {
 				serialCheck(e.instance(true), e.opts, w)

@@ -24,6 +24,13 @@ import (
 // an order it returns is a witness by construction, and a screen it
 // cannot order goes to the search as before (nil says nothing about the
 // screen). It never decides that a screen is invalid.
+//
+// Where no serial step fits, a transaction may begin in the past: its
+// reads at the state after an earlier commit, its commit now, as SI's
+// own witness has it (docs/SEMANTICS.md §5 "Begin and commit apart: a
+// begin in the past"). A long reader beside a blind writer, or a write
+// skew, then has an order; no commit between its begin and its commit
+// may write a key it writes, or precede it in real time or its session.
 
 // NoSerialWitness turns the serial witness off: every screen goes to
 // the search (the differential tests run both ways).
@@ -39,7 +46,8 @@ var serialCheck func(h *history.History, opts history.Options, witness []string)
 // expects (taken as committed); others are left out (aborted).
 type serialTxn struct {
 	t   *history.Txn
-	end int64 // effective end: +∞ for an unknown outcome in doubt
+	kid []int32 // the dense ids of t's ops' keys (sweepKey)
+	end int64   // effective end: +∞ for an unknown outcome in doubt
 	// pred is the participant just before it in its session (by start),
 	// or -1.
 	pred int
@@ -67,7 +75,10 @@ type serialTxn struct {
 // and appended, or a non-list read of a list key make it give up (the
 // search decides them). Cost: O(n log n) for the sorts, and per turn a
 // scan of the candidates (the transactions that overlap the earliest
-// end, about the number of sessions).
+// end, about the number of sessions). A turn with no safe serial pick
+// also walks back over at most maxPastWalk commits per candidate
+// (pastBegin), and each register write and list append is logged with
+// its commit's number (a map append) for the state at a snapshot.
 func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 	unknownInit := e.opts.InitialState == history.InitialUnknown
 	if (e.opts.InitialState != history.InitialEmpty && !(unknownInit && !SerialEmptyOnly)) || len(h.Txns) == 0 {
@@ -77,69 +88,73 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 	// (W3: it precedes every member), and its versions are base's,
 	// looked up per key (the screen may carry it without its ops).
 	ghostAt := -1
+	nops := 0
 	for i := range h.Txns {
 		if h.Txns[i].ID == ghostName {
 			if base == nil {
 				return nil
 			}
 			ghostAt = i
+			continue
 		}
+		nops += len(h.Txns[i].Ops)
+	}
+	// Dense key ids: each key the screen's ops name gets an index into
+	// ks, looked up once per op here; everything the sweep keeps per key
+	// (the ghost's entries, the state, the indexes below) is a field of
+	// ks, not a map keyed by the key's text (docs/SEMANTICS.md §5 "Begin
+	// and commit apart: a begin in the past", what it costs). kid[i]
+	// holds the ids of h.Txns[i]'s ops.
+	ids := make(map[history.Key]int32, nops/2+1)
+	var keys []history.Key
+	flat := make([]int32, nops)
+	kid := make([][]int32, len(h.Txns))
+	for i := range h.Txns {
+		if i == ghostAt {
+			continue
+		}
+		ops := h.Txns[i].Ops
+		kid[i], flat = flat[:len(ops):len(ops)], flat[len(ops):]
+		for j := range ops {
+			k := ops[j].Key
+			id, ok := ids[k]
+			if !ok {
+				id = int32(len(keys))
+				ids[k] = id
+				keys = append(keys, k)
+			}
+			kid[i][j] = id
+		}
+	}
+	// Allocated once, in place: a growing slice of these would copy
+	// them (and their pointers) at every doubling.
+	ks := make([]sweepKey, len(keys))
+	for id, k := range keys {
+		ks[id].init(k, base, unknownInit)
 	}
 	// Which keys are lists (appended, or read as lists), and which
 	// versions the unknown transactions write: an unknown writer joins
 	// the sweep when a read expects one of its versions that no
-	// committed transaction also writes. Inserts only for the few (list
-	// keys, unknown writers' versions); the many register ops are looked
-	// up, on a second pass.
-	type kv struct{ k, v history.Value }
-	lists := map[history.Key]bool{}
+	// committed transaction also writes.
+	type kv struct {
+		k int32
+		v history.Value
+	}
 	unknownW := map[kv]uint8{} // bit 1: a read expects it; bit 2: a committed transaction writes it
-	// A key is a list when the screen appends to it or reads it as one,
-	// or when the ghost holds a list for it: the ghost's list keys are
-	// looked up per op, not copied into lists (the ghost keeps every list
-	// key the stream wrote, so a copy would cost the stream, not the step).
-	isList := func(k history.Key) bool {
-		if lists[k] {
-			return true
-		}
-		if base != nil {
-			if _, ok := base.List[k]; ok {
-				return true
-			}
-			if unknownInit {
-				p, ok := base.Pin[k]
-				return ok && p.IsList
-			}
-		}
-		return false
-	}
-	// Under an unknown initial state, a register the ghost holds (a
-	// version or a fixed initial value) is never a list: a list op on
-	// one sends the screen to the search.
-	regInGhost := func(k history.Key) bool {
-		if base == nil {
-			return false
-		}
-		if _, ok := base.Reg[k]; ok {
-			return true
-		}
-		p, ok := base.Pin[k]
-		return ok && !p.IsList
-	}
 	for i := range h.Txns {
 		if i == ghostAt {
 			continue
 		}
 		t := &h.Txns[i]
-		for _, op := range t.Ops {
+		for j, op := range t.Ops {
 			switch {
 			case op.Kind == history.Append || op.IsList:
-				lists[op.Key] = true
+				ks[kid[i][j]].list = true
 			case op.Kind == history.Write && op.Value == history.Null:
 				return nil
 			}
 			if op.Kind != history.Read && t.Status == history.Unknown {
-				unknownW[kv{op.Key, op.Value}] = 0
+				unknownW[kv{kid[i][j], op.Value}] = 0
 			}
 		}
 	}
@@ -147,7 +162,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		// The ghost is committed: a version it holds needs no unknown
 		// writer.
 		for x, f := range unknownW {
-			if v, ok := base.Reg[x.k]; (ok && v == x.v) || slices.Contains(base.List[x.k], x.v) {
+			if k := &ks[x.k]; (k.hasBase && k.base == x.v) || slices.Contains(k.baseList, x.v) {
 				unknownW[x] = f | 2
 			}
 		}
@@ -157,30 +172,31 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 			continue
 		}
 		t := &h.Txns[i]
-		for _, op := range t.Ops {
-			if !op.IsList && op.Kind != history.Append && isList(op.Key) {
+		for j, op := range t.Ops {
+			k := &ks[kid[i][j]]
+			if !op.IsList && op.Kind != history.Append && k.isList() {
 				return nil // a register write or read of a list key
 			}
-			if unknownInit && (op.IsList || op.Kind == history.Append) && regInGhost(op.Key) {
+			if unknownInit && (op.IsList || op.Kind == history.Append) && k.regInGhost() {
 				return nil // a list op on a register the ghost holds
 			}
 			if len(unknownW) == 0 {
 				continue
 			}
-			switch {
+			switch x := (kv{kid[i][j], op.Value}); {
 			case op.Kind != history.Read:
-				if f, ok := unknownW[kv{op.Key, op.Value}]; ok && t.Status == history.Committed {
-					unknownW[kv{op.Key, op.Value}] = f | 2
+				if f, ok := unknownW[x]; ok && t.Status == history.Committed {
+					unknownW[x] = f | 2
 				}
 			case op.IsList:
 				for _, v := range op.List {
-					if f, ok := unknownW[kv{op.Key, v}]; ok {
-						unknownW[kv{op.Key, v}] = f | 1
+					if f, ok := unknownW[kv{x.k, v}]; ok {
+						unknownW[kv{x.k, v}] = f | 1
 					}
 				}
 			default:
-				if f, ok := unknownW[kv{op.Key, op.Value}]; ok {
-					unknownW[kv{op.Key, op.Value}] = f | 1
+				if f, ok := unknownW[x]; ok {
+					unknownW[x] = f | 1
 				}
 			}
 		}
@@ -198,8 +214,8 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		case history.Committed:
 		case history.Unknown:
 			need := false
-			for _, op := range t.Ops {
-				if op.Kind != history.Read && unknownW[kv{op.Key, op.Value}] == 1 {
+			for j, op := range t.Ops {
+				if op.Kind != history.Read && unknownW[kv{kid[i][j], op.Value}] == 1 {
 					need = true
 					break
 				}
@@ -210,7 +226,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		default:
 			continue
 		}
-		ps = append(ps, serialTxn{t: t, end: e.opts.EffectiveEnd(t), pred: -1})
+		ps = append(ps, serialTxn{t: t, kid: kid[i], end: e.opts.EffectiveEnd(t), pred: -1})
 	}
 	if len(ps) == 0 {
 		return nil
@@ -233,84 +249,101 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 	}
 	slices.SortStableFunc(byEnd, func(a, b int) int { return cmp.Compare(ps[a].end, ps[b].end) })
 
-	// The state: what the participants run so far wrote, over base.
-	// Under an unknown initial state also the initial values and lists
-	// the reads run so far fixed (rinit, linit; base's pins before
-	// them): the first read of a key nothing wrote fixes its initial
-	// value, as the oracle's replay does (docs/SEMANTICS.md §5 "The
-	// serial witness under an unknown initial state").
-	reg := map[history.Key]history.Value{}
-	list := map[history.Key][]history.Value{}
-	var rinit map[history.Key]history.Value
-	var linit map[history.Key][]history.Value
-	if unknownInit {
-		rinit, linit = map[history.Key]history.Value{}, map[history.Key][]history.Value{}
-	}
+	// The state: what the participants run so far wrote, over base
+	// (sweepKey's rlog, cur and llog). Under an unknown initial state
+	// also the initial values and lists the reads run so far fixed
+	// (rinit, linit; base's pins before them): the first read of a key
+	// nothing wrote fixes its initial value, as the oracle's replay does
+	// (docs/SEMANTICS.md §5 "The serial witness under an unknown initial
+	// state").
+	//
 	// regValue is k's current value, and false when it is the initial
 	// value of an unknown initial state that no read has fixed yet
 	// (any value then reads right, and fixes it).
-	regValue := func(k history.Key) (history.Value, bool) {
-		if v, ok := reg[k]; ok {
-			return v, true
+	regValue := func(k int32) (history.Value, bool) {
+		x := &ks[k]
+		if n := len(x.rlog); n > 0 {
+			return x.rlog[n-1].v, true
 		}
-		if base != nil {
-			if v, ok := base.Reg[k]; ok {
-				return v, true
-			}
-		}
-		if !unknownInit {
-			return history.Null, true
-		}
-		if base != nil {
-			if p, ok := base.Pin[k]; ok && !p.IsList {
-				return p.Value, true
-			}
-		}
-		v, ok := rinit[k]
-		return v, ok
+		return x.regBefore(unknownInit)
 	}
 	// initList is k's initial list, and false when it is not fixed yet
 	// (unknown initial state only).
-	initList := func(k history.Key) ([]history.Value, bool) {
+	initList := func(k int32) ([]history.Value, bool) {
 		if !unknownInit {
 			return nil, true
 		}
-		if l, ok := linit[k]; ok {
-			return l, true
+		x := &ks[k]
+		if x.hasLinit {
+			return x.linit, true
 		}
-		if base != nil {
-			if p, ok := base.Pin[k]; ok && p.IsList {
-				return p.List, true
-			}
+		if x.hasPinList {
+			return x.pinList, true
 		}
 		return nil, false
 	}
-	listOf := func(k history.Key) []history.Value {
-		if l, ok := list[k]; ok {
+	listOf := func(k int32) []history.Value {
+		if x := &ks[k]; x.hasCur {
+			return x.cur
+		}
+		return ks[k].baseList
+	}
+	// The versions the participants run so far committed, per key, in
+	// commit order (a begin in the past reads the state at an earlier
+	// commit: docs/SEMANTICS.md §5 "Begin and commit apart: a begin in
+	// the past"). A register's entry holds the value, a list's the
+	// length of listOf(k) after the commit; at is the commit's number
+	// (1 for the first participant run; 0 is the ghost, base).
+	//
+	// lastAt is the last entry of vs committed at or before snapshot s.
+	lastAt := func(vs []ver, s int) (ver, bool) {
+		for q := len(vs) - 1; q >= 0; q-- {
+			if int(vs[q].at) <= s {
+				return vs[q], true
+			}
+		}
+		return ver{}, false
+	}
+	// regAt and listAt are regValue and listOf at snapshot s (the state
+	// after the s-th commit); s < 0 is the current state.
+	regAt := func(k int32, s int) (history.Value, bool) {
+		if s < 0 {
+			return regValue(k)
+		}
+		if x, ok := lastAt(ks[k].rlog, s); ok {
+			return x.v, true
+		}
+		return ks[k].regBefore(unknownInit)
+	}
+	listAt := func(k int32, s int) []history.Value {
+		l := listOf(k)
+		if s < 0 {
 			return l
 		}
-		if base != nil {
-			return base.List[k]
+		if x, ok := lastAt(ks[k].llog, s); ok {
+			return l[:x.n:x.n]
 		}
-		return nil
+		n := len(ks[k].baseList)
+		return l[:n:n]
 	}
 	// reads says whether t's reads match the state: every read, own
 	// writes visible, as the serial order would give it. An initial
 	// value or list not fixed yet is fixed by t's first read of it, for
 	// t's later reads (tent: this call's fixes, a handful).
 	type fix struct {
-		k history.Key
-		v history.Value
-		l []history.Value
+		k    int32
+		v    history.Value
+		l    []history.Value
+		list bool
 	}
 	var tent []fix
-	// awaited says whether a participant not run yet, that t does not
-	// precede, writes v as its last write on register k: t's read of v
-	// then waits for it rather than fix the initial value to v (the
-	// sweep's choice: either is a witness when it completes, and the
-	// writer is the source a stream's values nearly always mean).
-	var awaited func(t *history.Txn, k history.Key, v history.Value) bool
-	tentOf := func(k history.Key) (fix, bool) {
+	// awaited says whether a participant not run yet, that ps[i] does
+	// not precede, writes v as its last write on register k: ps[i]'s
+	// read of v then waits for it rather than fix the initial value to
+	// v (the sweep's choice: either is a witness when it completes, and
+	// the writer is the source a stream's values nearly always mean).
+	var awaited func(i int, k int32, v history.Value) bool
+	tentOf := func(k int32) (fix, bool) {
 		for _, f := range tent {
 			if f.k == k {
 				return f, true
@@ -318,18 +351,23 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		}
 		return fix{}, false
 	}
-	reads := func(t *history.Txn) bool {
+	// readsAt is reads at snapshot s (s < 0: the current state).
+	var readsAt func(i int, s int) bool
+	reads := func(i int) bool { return readsAt(i, -1) }
+	readsAt = func(i int, s int) bool {
+		t, kid := ps[i].t, ps[i].kid
 		tent = tent[:0]
 		for j, op := range t.Ops {
 			if op.Kind != history.Read {
 				continue
 			}
+			k := kid[j]
 			// Own writes and appends before the read, looked up among
 			// the ops before it (a handful: no map).
 			var own history.Value
 			wrote, appended := false, 0
-			for _, o := range t.Ops[:j] {
-				if o.Key != op.Key {
+			for jj, o := range t.Ops[:j] {
+				if kid[jj] != k {
 					continue
 				}
 				switch o.Kind {
@@ -340,10 +378,10 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 				}
 			}
 			if op.IsList {
-				l := listOf(op.Key)
-				ini, fixed := initList(op.Key)
+				l := listAt(k, s)
+				ini, fixed := initList(k)
 				if !fixed {
-					if f, ok := tentOf(op.Key); ok {
+					if f, ok := tentOf(k); ok {
 						ini, fixed = f.l, true
 					}
 				}
@@ -352,7 +390,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 						return false
 					}
 					ini = op.List[:len(op.List)-len(l)-appended]
-					tent = append(tent, fix{k: op.Key, l: ini})
+					tent = append(tent, fix{k: k, l: ini, list: true})
 				}
 				n := len(ini)
 				if len(op.List) != n+len(l)+appended || !slices.Equal(op.List[:n], ini) || !slices.Equal(op.List[n:n+len(l)], l) {
@@ -364,17 +402,17 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 				continue
 			}
 			if !wrote {
-				v, fixed := regValue(op.Key)
+				v, fixed := regAt(k, s)
 				if !fixed {
-					if f, ok := tentOf(op.Key); ok {
+					if f, ok := tentOf(k); ok {
 						v, fixed = f.v, true
 					}
 				}
 				if !fixed {
-					if awaited(t, op.Key, op.Value) {
+					if awaited(i, k, op.Value) {
 						return false
 					}
-					tent = append(tent, fix{k: op.Key, v: op.Value})
+					tent = append(tent, fix{k: k, v: op.Value})
 					continue
 				}
 				own = v
@@ -386,10 +424,10 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		return true
 	}
 	// Per participant, each key it reads first (the version before it)
-	// and each key it writes, once; per register version the
-	// participants that read it first, per register key its writers
-	// and per list key its first readers (entries of participants run
-	// are dropped as met).
+	// and each key it writes, once; per register key the participants
+	// that read it first (with the value they read), its writers, per
+	// list key its first readers and its appenders (entries of
+	// participants run are dropped as met).
 	// write is one key a participant writes: its first op on the key,
 	// the last value it writes there (registers), the values it appends
 	// there (lists).
@@ -403,37 +441,83 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		write []write
 	}
 	uses := make([]use, len(ps))
-	readersOf := map[kv][]int{}
-	var readersK map[history.Key][]int // unknown initial state: per register key its first readers
-	if unknownInit {
-		readersK = map[history.Key][]int{}
+	// The indexes' slices carved out of one array each, sized by a
+	// count first (per key a handful of entries: appends from nil were
+	// a third of the sweep's time), and each participant's first reads
+	// and writes out of arrays of the screen's op count.
+	{
+		nr := make([]int32, 4*len(ks)) // per key: readers, list readers, writers, appenders
+		for i := range ps {
+			ops, kid := ps[i].t.Ops, ps[i].kid
+			fs := newFirsts(ops)
+			for j := range ops {
+				k := kid[j]
+				switch {
+				case ops[j].Kind == history.Read:
+					if !fs.first(j) {
+						continue
+					}
+					if ops[j].IsList {
+						nr[4*k+1]++
+					} else {
+						nr[4*k]++
+					}
+				case !writtenBefore(ops, kid, j):
+					if ops[j].Kind == history.Append {
+						nr[4*k+3]++
+					} else {
+						nr[4*k+2]++
+					}
+				}
+			}
+		}
+		var sr, sl, sw, sa int32
+		for k := range ks {
+			sr += nr[4*k]
+			sl += nr[4*k+1]
+			sw += nr[4*k+2]
+			sa += nr[4*k+3]
+		}
+		fr := make([]firstRead, sr)
+		ints := make([]int, sl+sw+sa)
+		for k := range ks {
+			x := &ks[k]
+			c := nr[4*k]
+			x.readers, fr = fr[:0:c], fr[c:]
+			c = nr[4*k+1]
+			x.listReaders, ints = ints[:0:c], ints[c:]
+			c = nr[4*k+2]
+			x.writers, ints = ints[:0:c], ints[c:]
+			c = nr[4*k+3]
+			x.appenders, ints = ints[:0:c], ints[c:]
+		}
 	}
-	writersOf := map[history.Key][]int{}
-	listReaders := map[history.Key][]int{}
-	appendersOf := map[history.Key][]int{} // per list key, its appenders (preferLower)
+	firstArr := make([]int32, 0, nops)
+	writeArr := make([]write, 0, nops)
 	for i := range ps {
-		t := ps[i].t
+		t, kid := ps[i].t, ps[i].kid
 		// Per key met: its position in w (q), or -1 for a key read
-		// first and not written so far. Looked up among the ops before
-		// (firsts) and the writes so far: a participant holds a handful
-		// of ops, and a map per participant per step was most of the
-		// sweep's map growth; past smallTxn ops, a map (at).
-		var w []write
+		// first and not written so far. Looked up among the writes so
+		// far (a participant holds a handful of ops); past smallTxn
+		// ops, a map (at).
+		w := writeArr[:0:len(t.Ops)]
+		uses[i].first = firstArr[:0:len(t.Ops)]
 		fs := newFirsts(t.Ops)
-		var at map[history.Key]int
+		var at map[int32]int
 		if len(t.Ops) > smallTxn {
-			at = make(map[history.Key]int, len(t.Ops))
+			at = make(map[int32]int, len(t.Ops))
 		}
 		for j := range t.Ops {
 			op := &t.Ops[j]
+			k := kid[j]
 			q := -1
 			if at != nil {
-				if y, ok := at[op.Key]; ok {
+				if y, ok := at[k]; ok {
 					q = y
 				}
 			} else {
 				for y := range w {
-					if t.Ops[w[y].op].Key == op.Key {
+					if kid[w[y].op] == k {
 						q = y
 						break
 					}
@@ -446,12 +530,9 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 				}
 				uses[i].first = append(uses[i].first, int32(j))
 				if op.IsList {
-					listReaders[op.Key] = append(listReaders[op.Key], i)
+					ks[k].listReaders = append(ks[k].listReaders, i)
 				} else {
-					readersOf[kv{op.Key, op.Value}] = append(readersOf[kv{op.Key, op.Value}], i)
-					if readersK != nil {
-						readersK[op.Key] = append(readersK[op.Key], i)
-					}
+					ks[k].readers = append(ks[k].readers, firstRead{i, op.Value})
 				}
 			case q >= 0:
 				w[q].last = op.Value
@@ -460,27 +541,32 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 				}
 			default:
 				if at != nil {
-					at[op.Key] = len(w)
+					at[k] = len(w)
 				}
 				x := write{op: int32(j), last: op.Value}
 				if op.Kind == history.Append {
 					x.apps = []history.Value{op.Value}
-					appendersOf[op.Key] = append(appendersOf[op.Key], i)
+					ks[k].appenders = append(ks[k].appenders, i)
 				} else {
-					writersOf[op.Key] = append(writersOf[op.Key], i)
+					ks[k].writers = append(ks[k].writers, i)
 				}
 				w = append(w, x)
 			}
 		}
 		uses[i].write = w
+		// The rest of the arrays for the next participant (these never
+		// grow again).
+		writeArr = writeArr[len(w):len(w)]
+		firstArr = firstArr[len(uses[i].first):len(uses[i].first)]
 	}
-	awaited = func(t *history.Txn, k history.Key, v history.Value) bool {
-		for _, w := range writersOf[k] {
-			if ps[w].done || ps[w].t == t || e.opts.Precedes(t, ps[w].t) {
+	awaited = func(i int, k int32, v history.Value) bool {
+		t := ps[i].t
+		for _, w := range ks[k].writers {
+			if ps[w].done || w == i || e.opts.Precedes(t, ps[w].t) {
 				continue
 			}
 			for _, x := range uses[w].write {
-				if t := ps[w].t; t.Ops[x.op].Key == k {
+				if ps[w].kid[x.op] == k {
 					if x.last == v {
 						return true
 					}
@@ -511,41 +597,42 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		t := ps[i].t
 		for _, x := range uses[i].write {
 			op := &t.Ops[x.op]
-			k := op.Key
+			k := ps[i].kid[x.op]
 			if op.Kind == history.Write {
 				cur, fixed := regValue(k)
-				cr := readersOf[kv{k, cur}]
-				if !fixed {
-					// The initial value, not fixed: every first reader
-					// of k may still want it.
-					cr = readersK[k]
-				}
-				for _, r := range cr {
-					if r != i && !ps[r].done && !e.opts.Precedes(t, ps[r].t) {
+				// Not fixed: the initial value, which every first
+				// reader of k may still want.
+				for _, r := range ks[k].readers {
+					if (!fixed || r.v == cur) && r.i != i && !ps[r.i].done && !e.opts.Precedes(t, ps[r.i].t) {
 						return true
 					}
 				}
-				last := x.last
-				rs := readersOf[kv{k, last}]
-				if len(rs) == 0 {
+				last, any := x.last, false
+				for _, r := range ks[k].readers {
+					if r.v == last {
+						any = true
+						break
+					}
+				}
+				if !any {
 					continue
 				}
-				ws := pending(writersOf[k])
-				writersOf[k] = ws
-				for _, r := range rs {
-					if r == i || ps[r].done {
+				ws := pending(ks[k].writers)
+				ks[k].writers = ws
+				for _, r := range ks[k].readers {
+					if r.v != last || r.i == i || ps[r.i].done {
 						continue
 					}
 					for _, w := range ws {
-						if w != i && e.opts.Precedes(ps[w].t, ps[r].t) {
+						if w != i && e.opts.Precedes(ps[w].t, ps[r.i].t) {
 							return true
 						}
 					}
 				}
 				continue
 			}
-			rs := pending(listReaders[k])
-			listReaders[k] = rs
+			rs := pending(ks[k].listReaders)
+			ks[k].listReaders = rs
 			if len(rs) == 0 {
 				continue
 			}
@@ -560,7 +647,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 						continue
 					}
 					for _, f := range uses[r].first {
-						if rd := &ps[r].t.Ops[f]; rd.Key == k && hasSuffix(rd.List, cur) && !hasSuffix(rd.List, after) {
+						if rd := &ps[r].t.Ops[f]; ps[r].kid[f] == k && hasSuffix(rd.List, cur) && !hasSuffix(rd.List, after) {
 							return true
 						}
 					}
@@ -575,7 +662,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 					continue
 				}
 				for _, f := range uses[r].first {
-					if rd := &ps[r].t.Ops[f]; rd.Key == k && hasPrefix(rd.List, cur) && !hasPrefix(rd.List, after) {
+					if rd := &ps[r].t.Ops[f]; ps[r].kid[f] == k && hasPrefix(rd.List, cur) && !hasPrefix(rd.List, after) {
 						return true
 					}
 				}
@@ -604,17 +691,18 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 			next := -1
 			for _, x := range uses[p].write {
 				op := &ps[p].t.Ops[x.op]
+				k := ps[p].kid[x.op]
 				// A register key: p's last write there; a list key: p's
 				// first append there.
-				mine, others := x.last, writersOf[op.Key]
+				mine, others := x.last, ks[k].writers
 				if op.Kind == history.Append {
-					mine, others = x.apps[0], appendersOf[op.Key]
+					mine, others = x.apps[0], ks[k].appenders
 				}
 				if !isInt(mine) {
 					continue
 				}
 				// The other candidates writing the key a smaller integer,
-				// gathered first: clobbers compacts writersOf in place.
+				// gathered first: clobbers compacts the writers in place.
 				lower = lower[:0]
 				for _, c := range others {
 					if c == p || ps[c].done || inCand[c] != turn {
@@ -622,7 +710,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 					}
 					for _, y := range uses[c].write {
 						o := &ps[c].t.Ops[y.op]
-						if o.Key != op.Key || o.Kind != op.Kind {
+						if ps[c].kid[y.op] != k || o.Kind != op.Kind {
 							continue
 						}
 						theirs := y.last
@@ -636,7 +724,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 					}
 				}
 				for _, c := range lower {
-					if reads(ps[c].t) && !clobbers(c) {
+					if reads(c) && !clobbers(c) {
 						next = c
 						break
 					}
@@ -653,30 +741,37 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		}
 		return p
 	}
-	run := func(t *history.Txn) {
-		for _, op := range t.Ops {
+	// run applies ps[i]'s writes and appends as the at-th commit. With
+	// fixReads, a read of an initial value or list not fixed fixes it as
+	// the current state has it (ps[i] begins at the current state); a
+	// begin in the past fixes them from tent instead (emit).
+	run := func(i int, at int, fixReads bool) {
+		for j, op := range ps[i].t.Ops {
+			k := ps[i].kid[j]
+			x := &ks[k]
 			switch op.Kind {
 			case history.Read:
 				// The first read of an initial value or list not fixed
 				// fixes it (reads checked it against the state; own
 				// writes and appends before it are in the state
 				// already).
-				if !unknownInit {
+				if !unknownInit || !fixReads {
 					continue
 				}
 				if op.IsList {
-					if _, fixed := initList(op.Key); !fixed {
-						l := listOf(op.Key)
-						linit[op.Key] = op.List[:len(op.List)-len(l)]
+					if _, fixed := initList(k); !fixed {
+						l := listOf(k)
+						x.linit, x.hasLinit = op.List[:len(op.List)-len(l)], true
 					}
-				} else if _, fixed := regValue(op.Key); !fixed {
-					rinit[op.Key] = op.Value
+				} else if _, fixed := regValue(k); !fixed {
+					x.rinit, x.hasRinit = op.Value, true
 				}
 			case history.Write:
-				reg[op.Key] = op.Value
+				x.rlog = append(x.rlog, ver{at: int32(at), v: op.Value})
 			case history.Append:
-				l := listOf(op.Key)
-				list[op.Key] = append(l[:len(l):len(l)], op.Value)
+				l := listOf(k)
+				x.cur, x.hasCur = append(l[:len(l):len(l)], op.Value), true
+				x.llog = append(x.llog, ver{at: int32(at), n: int32(len(l) + 1)})
 			}
 		}
 	}
@@ -705,11 +800,78 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 		}
 		return r
 	}
-	emit := func(i int) {
+	// committed[j] is the participant of the j-th commit (committed[0]:
+	// the ghost, or nothing); bsnap[i] the snapshot participant i began
+	// at, the number of the commit its begin follows.
+	committed := make([]int, 1, len(ps)+1)
+	committed[0] = -1
+	bsnap := make([]int32, len(ps))
+	past, npast := false, 0
+	// emit runs ps[i]: its begin at snapshot s (s < 0: the current
+	// state, a serial step), its commit now.
+	emit := func(i, s int) {
 		ps[i].done = true
 		nxS[i], nxE[posE[i]] = i+1, posE[i]+1
-		run(ps[i].t)
-		out = append(out, "begin "+ps[i].t.ID, "commit "+ps[i].t.ID)
+		at := len(committed)
+		committed = append(committed, i)
+		if s < 0 {
+			bsnap[i] = int32(at - 1)
+			run(i, at, true)
+			out = append(out, "begin "+ps[i].t.ID, "commit "+ps[i].t.ID)
+			return
+		}
+		// A begin in the past: its reads checked at s again, for tent
+		// (the fixes of initial values they make), which then holds.
+		if !readsAt(i, s) {
+			panic("sionline: a begin in the past that no longer reads right")
+		}
+		for _, f := range tent {
+			if x := &ks[f.k]; f.list {
+				x.linit, x.hasLinit = f.l, true
+			} else {
+				x.rinit, x.hasRinit = f.v, true
+			}
+		}
+		past = true
+		npast++
+		bsnap[i] = int32(s)
+		run(i, at, false)
+	}
+	// pastBegin returns a snapshot s before the current state at which
+	// ps[i] may begin and still commit now, or -1 (docs/SEMANTICS.md §5
+	// "Begin and commit apart: a begin in the past"): walking back over
+	// the commits from the last, it stops at the first that must
+	// precede ps[i]'s begin (its session predecessor, a transaction
+	// that precedes it in real time) or that writes a key ps[i] writes
+	// (the two would overlap); before each commit that writes a key
+	// ps[i] reads, the reads are tried at the snapshot just before it.
+	pastBegin := func(i int) int {
+		t := ps[i].t
+		n := len(committed) - 1
+		for j := n; j >= 1 && n-j < maxPastWalk; j-- {
+			x := committed[j]
+			if x == ps[i].pred || e.opts.Precedes(ps[x].t, t) {
+				return -1
+			}
+			touches := false
+			for _, wx := range uses[x].write {
+				kx := ps[x].kid[wx.op]
+				for _, wi := range uses[i].write {
+					if ps[i].kid[wi.op] == kx {
+						return -1
+					}
+				}
+				for _, f := range uses[i].first {
+					if ps[i].kid[f] == kx {
+						touches = true
+					}
+				}
+			}
+			if touches && readsAt(i, j-1) {
+				return j - 1
+			}
+		}
+		return -1
 	}
 	// blocked says whether a participant not run precedes ps[i] in real
 	// time: those by end from the earliest not run on, while their end
@@ -752,11 +914,14 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 			cands = append(cands, i)
 		}
 		// By end, the first that reads right and clobbers no other
-		// candidate's read; else the first that reads right.
+		// candidate's read; else the first that reads right at an
+		// earlier snapshot and clobbers none (a begin in the past); else
+		// the first that reads right; else the first that reads right
+		// at an earlier snapshot.
 		slices.SortFunc(cands, func(a, b int) int { return cmp.Compare(ps[a].end, ps[b].end) })
 		pick := -1
 		for _, c := range cands {
-			if !reads(ps[c].t) {
+			if !reads(c) {
 				continue
 			}
 			if !clobbers(c) {
@@ -767,17 +932,177 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 				pick = -2 - c // the fallback, kept apart from a safe pick
 			}
 		}
-		if pick < -1 {
-			pick = -2 - pick
-		} else if pick >= 0 && !NoValueOrder {
-			pick = preferLower(pick, cands)
+		if pick >= 0 {
+			if !NoValueOrder {
+				pick = preferLower(pick, cands)
+			}
+			emit(pick, -1)
+			continue
 		}
-		if pick < 0 {
+		if !NoPastBegin {
+			pp, ps0 := -1, -1 // the first past begin that clobbers a read
+			done := false
+			for _, c := range cands {
+				if reads(c) {
+					continue // it reads right now, and clobbers
+				}
+				s := pastBegin(c)
+				if s < 0 {
+					continue
+				}
+				if !clobbers(c) {
+					emit(c, s)
+					done = true
+					break
+				}
+				if pp < 0 {
+					pp, ps0 = c, s
+				}
+			}
+			if done {
+				continue
+			}
+			if pick == -1 && pp >= 0 {
+				emit(pp, ps0)
+				continue
+			}
+		}
+		if pick == -1 {
 			return nil
 		}
-		emit(pick)
+		emit(-2-pick, -1)
+	}
+	if past {
+		e.pastBegins += npast
+		// Begins apart from their commits: the events rebuilt by
+		// snapshot, each begin after the commit it follows.
+		begins := make([][]int, len(committed))
+		for _, i := range committed[1:] {
+			begins[bsnap[i]] = append(begins[bsnap[i]], i)
+		}
+		out = out[:0]
+		if ghostAt >= 0 {
+			out = append(out, "begin "+ghostName, "commit "+ghostName)
+		}
+		for s := range committed {
+			for _, i := range begins[s] {
+				out = append(out, "begin "+ps[i].t.ID)
+			}
+			if s+1 < len(committed) {
+				out = append(out, "commit "+ps[committed[s+1]].t.ID)
+			}
+		}
 	}
 	return out
+}
+
+// NoPastBegin keeps the sweep serial: no begin in the past (the tests'
+// reference, and the naive model of the screens it now orders).
+var NoPastBegin = false
+
+// maxPastWalk bounds how many commits a begin in the past walks back
+// over (precision only: a snapshot further back is not tried).
+var maxPastWalk = 512
+
+// sweepKey is what the sweep keeps per key of the screen, under the
+// key's dense id: the ghost's entries (looked up once per key, not per
+// op), the state the participants run so far left, and the indexes of
+// who reads and writes the key.
+type sweepKey struct {
+	list bool // appended or read as a list in the screen
+	// The ghost's entries: its version (base), its list (baseList, nil
+	// for none), and under an unknown initial state its pin.
+	base, pin         history.Value
+	hasBase, hasPin   bool // hasPin: a register pin
+	baseList, pinList []history.Value
+	hasList           bool // the ghost holds a list for the key
+	hasPinList        bool
+	// The state: the versions committed by the participants run so far
+	// (rlog: register values; llog: list lengths, cur the list), and
+	// the initial value or list the reads fixed.
+	rlog, llog []ver
+	cur        []history.Value
+	hasCur     bool
+	rinit      history.Value
+	hasRinit   bool
+	linit      []history.Value
+	hasLinit   bool
+	// The indexes: the participants reading the key first as a
+	// register (with the value read) or as a list, writing it, and
+	// appending to it.
+	readers            []firstRead
+	listReaders        []int
+	writers, appenders []int
+}
+
+// ver is one version of a key committed by the sweep: at is the
+// commit's number, v a register's value, n a list's length after it.
+type ver struct {
+	at int32
+	n  int32
+	v  history.Value
+}
+
+// firstRead is a participant (i) reading a register key first, and the
+// value it reads (v).
+type firstRead struct {
+	i int
+	v history.Value
+}
+
+// init looks up k's entries in the ghost base (nil: none).
+func (x *sweepKey) init(k history.Key, base *ghost, unknownInit bool) {
+	if base == nil {
+		return
+	}
+	x.base, x.hasBase = base.Reg[k]
+	x.baseList, x.hasList = base.List[k]
+	if unknownInit {
+		if p, ok := base.Pin[k]; ok {
+			if p.IsList {
+				x.pinList, x.hasPinList = p.List, true
+			} else {
+				x.pin, x.hasPin = p.Value, true
+			}
+		}
+	}
+}
+
+// writtenBefore says whether an op before ops[j] writes or appends to
+// its key (kid: the ops' key ids).
+func writtenBefore(ops []history.Op, kid []int32, j int) bool {
+	for i := 0; i < j; i++ {
+		if kid[i] == kid[j] && ops[i].Kind != history.Read {
+			return true
+		}
+	}
+	return false
+}
+
+// isList says whether the key is a list: the screen appends to it or
+// reads it as one, or the ghost holds a list for it (or, under an
+// unknown initial state, pins an initial list).
+func (x *sweepKey) isList() bool { return x.list || x.hasList || x.hasPinList }
+
+// regInGhost says whether the ghost holds the key as a register (a
+// version, or a fixed initial value under an unknown initial state): a
+// list op on it sends the screen to the search.
+func (x *sweepKey) regInGhost() bool { return x.hasBase || x.hasPin }
+
+// regBefore is the key's value before every commit of the sweep: the
+// ghost's version, else the empty initial state's null, else the
+// ghost's pin, else the initial value a read fixed (false: not fixed).
+func (x *sweepKey) regBefore(unknownInit bool) (history.Value, bool) {
+	if x.hasBase {
+		return x.base, true
+	}
+	if !unknownInit {
+		return history.Null, true
+	}
+	if x.hasPin {
+		return x.pin, true
+	}
+	return x.rinit, x.hasRinit
 }
 
 // firsts says, per op of one transaction, whether it is the first op
