@@ -1,7 +1,5 @@
 package solver
 
-import "slices"
-
 // F2: a solve under one assumption answered from the saved model (issue
 // 20, item 7; docs/SEMANTICS.md §5, "A probe answered from the kept
 // model under its assumption").
@@ -389,26 +387,7 @@ func (s *Solver) reorderKept() bool {
 			}
 		}
 		// dB takes the lowest of the pooled positions, dF the highest.
-		byRank := func(a, b Node) int { return int(k.rank[a] - k.rank[b]) }
-		slices.SortFunc(k.dB, byRank)
-		slices.SortFunc(k.dF, byRank)
-		k.ords = k.ords[:0]
-		for _, x := range k.dB {
-			k.ords = append(k.ords, k.rank[x])
-		}
-		for _, x := range k.dF {
-			k.ords = append(k.ords, k.rank[x])
-		}
-		slices.Sort(k.ords)
-		i := 0
-		for _, x := range k.dB {
-			k.rank[x] = k.ords[i]
-			i++
-		}
-		for _, x := range k.dF {
-			k.rank[x] = k.ords[i]
-			i++
-		}
+		k.ords = reorder(k.rank, k.dB, k.dF, k.ords)
 	}
 	return true
 }

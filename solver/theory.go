@@ -482,27 +482,12 @@ func (t *theory) insert(s *Solver, e int32) bool {
 	}
 	// Reorder: the ancestors of u take the lowest of the freed positions,
 	// the descendants of v the highest, each group keeping its order.
-	byOrd := func(a, b Node) int { return int(t.ord[a] - t.ord[b]) }
-	slices.SortFunc(t.deltaB, byOrd)
-	slices.SortFunc(t.deltaF, byOrd)
-	t.ords = t.ords[:0]
+	t.ords = reorder(t.ord, t.deltaB, t.deltaF, t.ords)
 	for _, x := range t.deltaB {
-		t.ords = append(t.ords, t.ord[x])
+		t.pos[t.ord[x]] = x
 	}
 	for _, x := range t.deltaF {
-		t.ords = append(t.ords, t.ord[x])
-	}
-	slices.Sort(t.ords)
-	i := 0
-	for _, x := range t.deltaB {
-		t.ord[x] = t.ords[i]
-		t.pos[t.ords[i]] = x
-		i++
-	}
-	for _, x := range t.deltaF {
-		t.ord[x] = t.ords[i]
-		t.pos[t.ords[i]] = x
-		i++
+		t.pos[t.ord[x]] = x
 	}
 	return true
 }
@@ -906,4 +891,33 @@ func (h *nodeMinHeap) pop() Node {
 		h.a[m], h.a[i] = h.a[i], h.a[m]
 		i = m
 	}
+}
+
+// reorder is Pearce and Kelly's last step, shared by the theory and the
+// saved model's test (flip_prop.go): the ancestors dB of an inserted
+// edge's head take the lowest of the positions the two groups held, the
+// descendants dF of its tail the highest, each group keeping its order.
+// It sorts dB and dF by ord and returns ords, the scratch it used.
+func reorder(ord []int32, dB, dF []Node, ords []int32) []int32 {
+	byOrd := func(a, b Node) int { return int(ord[a] - ord[b]) }
+	slices.SortFunc(dB, byOrd)
+	slices.SortFunc(dF, byOrd)
+	ords = ords[:0]
+	for _, x := range dB {
+		ords = append(ords, ord[x])
+	}
+	for _, x := range dF {
+		ords = append(ords, ord[x])
+	}
+	slices.Sort(ords)
+	i := 0
+	for _, x := range dB {
+		ord[x] = ords[i]
+		i++
+	}
+	for _, x := range dF {
+		ord[x] = ords[i]
+		i++
+	}
+	return ords
 }
