@@ -208,6 +208,13 @@ type keyWriters struct {
 	// (each key written by every one of 32 sessions). Later sessions are
 	// scanned.
 	at []int32
+	// writes counts the writes added (add); cover is t+1 for the last
+	// node t whose causal past was found to hold every session's last
+	// writer of the key (lastPos), when writes was coverAt (0: none).
+	// A past only grows (a clock joins its inputs', which only grow)
+	// and lastPos changes only by a write, so while writes is still
+	// coverAt, a read of the key from t forces nothing (forcedCausal).
+	writes, cover, coverAt int32
 }
 
 // indexedSessions bounds the sessions keyWriters.at indexes (at most a
@@ -252,6 +259,7 @@ func (kw *keyWriters) add(s, pos, t int32) {
 	}
 	kw.lists[j] = append(kw.lists[j], posTxn{pos, t})
 	kw.lastPos[j] = max(kw.lastPos[j], pos)
+	kw.writes++
 }
 
 // lastAt is the last writer at a position <= p in ws (-1: none).
@@ -926,12 +934,26 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 		if kw == nil {
 			continue
 		}
+		if t2 >= 0 && kw.cover == t2+1 && kw.coverAt == kw.writes {
+			// t2's past held every session's last writer of the key
+			// when it had no later write, and still does: no session
+			// has a writer in n's past that t2's lacks
+			// (docs/SEMANTICS.md §5 "A read whose source's past holds every writer of its key").
+			continue
+		}
 		var c2 []int32 // t2's past (nil: the initial state)
 		if t2 >= 0 {
 			c2 = f.clock[t2]
 		}
 		lastPos := kw.lastPos[:len(kw.sessions)]
+		all := t2 >= 0 // so far every session's last writer is in c2
 		for j, s := range kw.sessions {
+			if int(s) < len(c2) && c2[s] >= lastPos[j] {
+				// Every writer of the session is in t2's past: most
+				// sessions of a read end here, whatever n's past.
+				continue
+			}
+			all = false
 			p := pastPos(clk, s, own, ownP)
 			if p < 0 {
 				continue
@@ -948,10 +970,9 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 					continue // nothing new in n's past of s
 				}
 			}
-			if int(s) < len(c2) && (c2[s] >= p || c2[s] >= lastPos[j]) {
+			if int(s) < len(c2) && c2[s] >= p {
 				// Every writer of the session in n's past is in t2's
-				// too (inPast below, without the search): most
-				// sessions of a read end here.
+				// too (inPast below, without the search).
 				continue
 			}
 			// The session's last writer in n's past; in t2's past
@@ -960,6 +981,9 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 			if w := lastEntry(kw.lists[j], p); w != nil && w.t != n && !(int(s) < len(c2) && c2[s] >= w.pos) {
 				f.forced(w.t, t2)
 			}
+		}
+		if all {
+			kw.cover, kw.coverAt = t2+1, kw.writes
 		}
 	}
 }
