@@ -134,7 +134,10 @@
 // after that are keyed by two integers, and a key's integer values find
 // their writer in a slice, fast.dense), an edge insertion each (Pearce-Kelly: the affected region of
 // the order), and at causal O(k) per read for k sessions that wrote its
-// key, plus the clock updates when an ancestor closes. A step it cannot
+// key (none for a read whose source's past was found to hold every
+// writer of the key, while the key has no later write: docs/SEMANTICS.md
+// §5 "A read whose source's past holds every writer of its key"), plus
+// the clock updates when an ancestor closes. A step it cannot
 // vouch for costs the offline weak check on the whole instance (O(n^1.5)
 // at read atomic, O(n·k) at causal, linear at read committed).
 //

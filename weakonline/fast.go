@@ -60,6 +60,10 @@ type fast struct {
 	// A slot is a value's single writer (>= 0), slotNone (never written
 	// while in the window: vals may hold it, written before the window
 	// reached it) or slotMap (more than one writer: vals holds them all).
+	// The window grows down a little as well as up, moves on (its
+	// writers to vals) when a value lands far past it, and vals is asked
+	// only for a key's values in the range it holds (denseVals.spilled):
+	// a lookup that can find nothing is no lookup.
 	dense []denseVals
 	// taint: the transactions outside the instance (quarantined,
 	// unchecked) that wrote each (key, value), any write op; a closed
@@ -147,13 +151,37 @@ type listRead struct {
 type denseVals struct {
 	base  int64
 	slots []int32
+	// spilled: vals holds integer values of this key (written outside
+	// the window, or with several writers, or moved there when the
+	// window moved on), all between lo and hi. A value of the key with
+	// no writer in its slot (slotNone, or outside the window) and
+	// outside [lo, hi] has no writer at all, and neither addVal nor
+	// writers asks the map for it.
+	spilled bool
+	lo, hi  int64
+	// strs: some value of the key that is no integer was written (only
+	// then can the map hold one: a read of one, null under an unknown
+	// initial state above all, asks the map only then).
+	strs bool
+}
+
+// mayHold: vals may hold integer value n of the key.
+func (d *denseVals) mayHold(n int64) bool { return d.spilled && d.lo <= n && n <= d.hi }
+
+// spill notes that vals holds integer value n of the key.
+func (d *denseVals) spill(n int64) {
+	if !d.spilled {
+		d.spilled, d.lo, d.hi = true, n, n
+		return
+	}
+	d.lo, d.hi = min(d.lo, n), max(d.hi, n)
 }
 
 const (
 	slotNone = -1
 	slotMap  = -2
-	// denseGap is how far past its window a value may be and still
-	// extend it (the slots between are slotNone).
+	// denseGap is how far past (or below) its window a value may be and
+	// still extend it (the slots between are slotNone).
 	denseGap = 64
 )
 
@@ -180,6 +208,13 @@ type keyWriters struct {
 	// (each key written by every one of 32 sessions). Later sessions are
 	// scanned.
 	at []int32
+	// writes counts the writes added (add); cover is t+1 for the last
+	// node t whose causal past was found to hold every session's last
+	// writer of the key (lastPos), when writes was coverAt (0: none).
+	// A past only grows (a clock joins its inputs', which only grow)
+	// and lastPos changes only by a write, so while writes is still
+	// coverAt, a read of the key from t forces nothing (forcedCausal).
+	writes, cover, coverAt int32
 }
 
 // indexedSessions bounds the sessions keyWriters.at indexes (at most a
@@ -224,6 +259,7 @@ func (kw *keyWriters) add(s, pos, t int32) {
 	}
 	kw.lists[j] = append(kw.lists[j], posTxn{pos, t})
 	kw.lastPos[j] = max(kw.lastPos[j], pos)
+	kw.writes++
 }
 
 // lastAt is the last writer at a position <= p in ws (-1: none).
@@ -898,12 +934,26 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 		if kw == nil {
 			continue
 		}
+		if t2 >= 0 && kw.cover == t2+1 && kw.coverAt == kw.writes {
+			// t2's past held every session's last writer of the key
+			// when it had no later write, and still does: no session
+			// has a writer in n's past that t2's lacks
+			// (docs/SEMANTICS.md §5 "A read whose source's past holds every writer of its key").
+			continue
+		}
 		var c2 []int32 // t2's past (nil: the initial state)
 		if t2 >= 0 {
 			c2 = f.clock[t2]
 		}
 		lastPos := kw.lastPos[:len(kw.sessions)]
+		all := t2 >= 0 // so far every session's last writer is in c2
 		for j, s := range kw.sessions {
+			if int(s) < len(c2) && c2[s] >= lastPos[j] {
+				// Every writer of the session is in t2's past: most
+				// sessions of a read end here, whatever n's past.
+				continue
+			}
+			all = false
 			p := pastPos(clk, s, own, ownP)
 			if p < 0 {
 				continue
@@ -920,10 +970,9 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 					continue // nothing new in n's past of s
 				}
 			}
-			if int(s) < len(c2) && (c2[s] >= p || c2[s] >= lastPos[j]) {
+			if int(s) < len(c2) && c2[s] >= p {
 				// Every writer of the session in n's past is in t2's
-				// too (inPast below, without the search): most
-				// sessions of a read end here.
+				// too (inPast below, without the search).
 				continue
 			}
 			// The session's last writer in n's past; in t2's past
@@ -932,6 +981,9 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 			if w := lastEntry(kw.lists[j], p); w != nil && w.t != n && !(int(s) < len(c2) && c2[s] >= w.pos) {
 				f.forced(w.t, t2)
 			}
+		}
+		if all {
+			kw.cover, kw.coverAt = t2+1, kw.writes
 		}
 	}
 }
@@ -1195,6 +1247,10 @@ func (f *fast) addVal(r kv, w int32) {
 	if d := f.slot(r, true); d != nil {
 		switch x := *d; {
 		case x == slotNone:
+			if !f.dense[r.k].mayHold(r.n) {
+				*d = w
+				return
+			}
 			if _, seen := f.vals[r]; !seen {
 				*d = w
 				return
@@ -1204,6 +1260,14 @@ func (f *fast) addVal(r kv, w int32) {
 			*d = slotMap
 			f.vals[r] = x
 		}
+	}
+	// slot(r, true) made the key's entry if r is an integer; a value
+	// that is no integer makes it here.
+	f.denseOf(r.k)
+	if r.str == 0 {
+		f.dense[r.k].spill(r.n)
+	} else {
+		f.dense[r.k].strs = true
 	}
 	x, seen := f.vals[r]
 	switch {
@@ -1217,9 +1281,19 @@ func (f *fast) addVal(r kv, w int32) {
 	}
 }
 
+// denseOf is key k's entry, made (empty) if there is none yet.
+func (f *fast) denseOf(k int32) *denseVals {
+	if int(k) >= len(f.dense) {
+		f.dense = append(f.dense, make([]denseVals, int(k)+1-len(f.dense))...)
+	}
+	return &f.dense[k]
+}
+
 // slot is r's slot in its key's dense window (nil: r is no integer, or
-// outside the window). With grow, a value just past the window (at most
-// denseGap) extends it, and a key's first integer value opens it.
+// outside the window). With grow, a value just past the window or just
+// below it (at most denseGap) extends it, a value farther past it moves
+// the window there (its writers go to the map), and a key's first
+// integer value opens it.
 func (f *fast) slot(r kv, grow bool) *int32 {
 	if r.str != 0 {
 		return nil
@@ -1228,7 +1302,7 @@ func (f *fast) slot(r kv, grow bool) *int32 {
 		if !grow {
 			return nil
 		}
-		f.dense = append(f.dense, make([]denseVals, int(r.k)+1-len(f.dense))...)
+		f.denseOf(r.k)
 	}
 	d := &f.dense[r.k]
 	if len(d.slots) == 0 {
@@ -1237,13 +1311,52 @@ func (f *fast) slot(r kv, grow bool) *int32 {
 		}
 		d.base = r.n
 	}
+	if r.n < d.base {
+		// Below the window. Released in start order, a key's writers
+		// come a little out of their values' order (a later start
+		// wrote the next value first), and after a rebuild each key's
+		// window opens at the first value released: the window grows
+		// down by what is missing, and by as much again as it holds
+		// (at most denseGap), so a run of such values moves it once.
+		below := d.base - r.n
+		if !grow || below <= 0 || below > denseGap {
+			return nil // far below (or an overflow)
+		}
+		pad := below + min(int64(len(d.slots)), denseGap)
+		if r.n-pad > r.n {
+			pad = below // the lowest integers: no slack below them
+		}
+		slots := make([]int32, int64(len(d.slots))+pad, int64(cap(d.slots))+pad)
+		for j := range pad {
+			slots[j] = slotNone
+		}
+		copy(slots[pad:], d.slots)
+		d.slots, d.base = slots, d.base-pad
+	}
 	off := r.n - d.base
-	if r.n < d.base || off < 0 {
-		return nil // below the window (or an overflow)
+	if off < 0 {
+		return nil // an overflow
 	}
 	if off >= int64(len(d.slots)) {
-		if !grow || off >= int64(len(d.slots))+denseGap {
+		if !grow {
 			return nil
+		}
+		if off >= int64(len(d.slots))+denseGap {
+			// Far past the window: the window moves here, its single
+			// writers to the map (the slotMap ones are there already).
+			// Under an unknown initial state the writers a rebuild
+			// releases first are the pinned ones (R7), of a key's
+			// first values, and the key's current values were all
+			// past their window and in the map (11% of run --level
+			// read-committed's profile on u300k).
+			for j, x := range d.slots {
+				if x >= 0 {
+					v := d.base + int64(j)
+					f.vals[kv{k: r.k, n: v}] = x
+					d.spill(v)
+				}
+			}
+			d.base, d.slots, off = r.n, d.slots[:0], 0
 		}
 		for int64(len(d.slots)) <= off {
 			d.slots = append(d.slots, slotNone)
@@ -1255,9 +1368,19 @@ func (f *fast) slot(r kv, grow bool) *int32 {
 // writers are r's writer nodes in release order; a single one is
 // returned in one, which the caller provides.
 func (f *fast) writers(r kv, one *[1]int32) []int32 {
-	if d := f.slot(r, false); d != nil && *d >= 0 {
-		one[0] = *d
-		return one[:]
+	if int(r.k) >= len(f.dense) {
+		return nil // no value of the key was ever written
+	}
+	if r.str == 0 {
+		if d := f.slot(r, false); d != nil && *d >= 0 {
+			one[0] = *d
+			return one[:]
+		}
+		if !f.dense[r.k].mayHold(r.n) {
+			return nil // not in the window, and not in the map
+		}
+	} else if !f.dense[r.k].strs {
+		return nil // no value of the key that is no integer was written
 	}
 	x, seen := f.vals[r]
 	switch {

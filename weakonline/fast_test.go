@@ -16,7 +16,10 @@ import (
 // inline, or in its key's dense window) or several (valsMulti), and
 // nothing for a value never written; a map of slices is the model. The
 // values are counters, values below and far past a key's window, values
-// the window reaches after they were written, and strings.
+// the window reaches after they were written, values just below a
+// window (it grows down) and at the lowest integers, and strings; a
+// key's map is asked only once it holds one of its integer values
+// (denseVals.spilled).
 func TestFastValueWriters(t *testing.T) {
 	for round := range 200 {
 		f := newFast(history.DefaultOptions(), nil)
@@ -30,7 +33,11 @@ func TestFastValueWriters(t *testing.T) {
 			case 1:
 				return history.IntValue(rng.Int64N(3*denseGap*span) - denseGap*span)
 			case 2:
-				return history.IntValue([]int64{math.MinInt64, math.MaxInt64, -1, 0}[rng.IntN(4)])
+				return history.IntValue([]int64{math.MinInt64, math.MaxInt64, -1, 0, math.MinInt64 + 1, math.MinInt64 + denseGap}[rng.IntN(6)])
+			case 3:
+				// Just below a window opened at a counter (it grows
+				// down), or just beyond how far it grows.
+				return history.IntValue(rng.Int64N(span) - 1 - rng.Int64N(2*denseGap+2))
 			}
 			return history.IntValue(rng.Int64N(span))
 		}

@@ -90,6 +90,31 @@ R1[20,30] r x [1] (session c)`,
 R1[0,10] r x [1] (session c)
 B[500,510] w y 1, append x 2 (session b)`,
 	},
+	{
+		// CV1 (docs/SEMANTICS.md §5 "A read whose source's past holds
+		// every writer of its key"): R1's close finds T2's past holding
+		// every writer of x (T2 alone) and notes it; W then writes x,
+		// after T2 causally (it read y from T2), and N, after W in its
+		// session, reads x from T2: the forced edge W -> T2 closes a
+		// cycle. A note that outlived W's write skipped N's read and
+		// vouched for the stream.
+		name: "CV1 a write to the key after its source's past was found to hold every writer", level: history.Causal, tick: 5, batch: 1, alerts: 1, lateness: 5,
+		text: `T2[0,10] w x 1, w y 1 (session a)
+R1[20,30] r x 1 (session c)
+W[40,50] r y 1, w x 2 (session b)
+N[60,70] r x 1 (session b)`,
+	},
+	{
+		// CV2: R1 reads x from T2 while T2's past lacks W, a writer of
+		// x (R1's past lacks it too: nothing is forced). Noted as if
+		// T2's past held every writer, N's read of x from T2 (W in its
+		// past: N read z from it) was skipped in the same way.
+		name: "CV2 a source whose past lacks a writer of the key", level: history.Causal, tick: 5, batch: 1, alerts: 1, lateness: 5,
+		text: `T2[0,10] w x 1, w y 1 (session a)
+W[20,30] r y 1, w x 2, w z 1 (session b)
+R1[40,50] r x 1 (session c)
+N[60,70] r z 1, r x 1 (session d)`,
+	},
 }
 
 func TestRegressionHistories(t *testing.T) {
