@@ -2,7 +2,11 @@ package online
 
 import (
 	"context"
+	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/streamcheck/streamcheck/internal/gen"
 
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/solver"
@@ -86,4 +90,52 @@ func TestCheapProbesBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCheapRefundSameAlerts: giving back the probes answered from the
+// saved model changes how many questions a step may ask, never an alert:
+// bursts with injected anomalies, stepped as run steps them, give the
+// same alert ids with the refund on and off, and the refund happens on
+// them.
+func TestCheapRefundSameAlerts(t *testing.T) {
+	types := gen.InjectTypes()
+	defer func() { noCheapRefund = false }()
+	refunds, alerts := int64(0), 0
+	for i := range 6 {
+		rng := rand.New(rand.NewPCG(uint64(i), 0x63686561))
+		cfg, _ := gen.Preset("mixed")
+		cfg.Seed = uint64(200 + i)
+		cfg.Txns = 1000 + rng.IntN(2000)
+		cfg.Keys = 20 + rng.IntN(200)
+		cfg.Latency = 8000
+		cfg.UnknownRatio = 0.02
+		cfg.DupValueRatio = 0.05 * float64(i%2)
+		for range 1 + rng.IntN(3) {
+			cfg.Inject = append(cfg.Inject, types[rng.IntN(len(types))])
+		}
+		h, _, err := gen.Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := func(off bool) []string {
+			noCheapRefund = off
+			var out []string
+			for _, a := range burstRun(t, h, burstOptions(), false) {
+				out = append(out, a.ID)
+			}
+			slices.Sort(out)
+			return out
+		}
+		before := cheapRefunds.Load()
+		on := ids(false)
+		refunds += cheapRefunds.Load() - before
+		alerts += len(on)
+		if off := ids(true); !slices.Equal(on, off) {
+			t.Fatalf("burst %d (%v): alerts %v with the refund, %v without", i, cfg.Inject, on, off)
+		}
+	}
+	if refunds == 0 || alerts == 0 {
+		t.Fatalf("%d probes refunded, %d alerts: the comparison does not exercise the refund", refunds, alerts)
+	}
+	t.Logf("%d probes refunded; %d alerts, the same both ways", refunds, alerts)
 }

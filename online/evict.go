@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
@@ -658,12 +659,20 @@ const cheapBudget = 4 * probeBudget
 func (pr *prober) solve(assume solver.Lit) solver.Status {
 	k := pr.s.Stats().KeptModelSolves
 	st := pr.s.Solve(pr.ctx, assume)
-	if st == solver.Sat && pr.cheap > 0 && pr.s.Stats().KeptModelSolves > k {
+	if st == solver.Sat && pr.cheap > 0 && !noCheapRefund && pr.s.Stats().KeptModelSolves > k {
 		pr.cheap--
 		pr.budget++
+		cheapRefunds.Add(1)
 	}
 	return st
 }
+
+// noCheapRefund (tests) turns the refund off; cheapRefunds counts the
+// probes given back.
+var (
+	noCheapRefund bool
+	cheapRefunds  atomic.Int64
+)
 
 func (pr *prober) ensureModel() bool {
 	if pr.model {
