@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/incremental"
@@ -603,8 +604,11 @@ type prober struct {
 	// orderBuf holds the model's order while rank is filled from it.
 	orderBuf []solver.Node
 	// budget bounds the probes of one step; an undecided answer for want
-	// of budget only delays an eviction to a later step.
+	// of budget only delays an eviction to a later step. cheap bounds
+	// the probes the solver answers from its saved model, which the
+	// budget gives back (solve).
 	budget int
+	cheap  int
 	// noProbe: the member asked about is backed off (evict_backoff.go):
 	// only level-0 facts, the model's order and the closure answer.
 	noProbe bool
@@ -639,6 +643,36 @@ func (pr *prober) closure() *stepClosure {
 // probeBudget is the probes one step may spend. Each probe is a solve,
 // and one after a unit pays a level-0 simplification of the instance.
 const probeBudget = 256
+
+// cheapBudget is the probes one step may have refunded: a probe the
+// solver answers from its saved model without a search (F2) costs a
+// propagation and a copy of the order, not a search, and gives its unit
+// of probeBudget back while this lasts. A step so makes at most
+// probeBudget + cheapBudget probes (SEMANTICS.md §5, "Probes answered
+// from the saved model do not spend the budget").
+const cheapBudget = 4 * probeBudget
+
+// solve is a probe's solve under one assumption, spent beforehand: if
+// the solver answered it from the saved model and cheap lasts, the
+// probe goes back to the budget. It changes how many probes a step
+// makes, never an answer.
+func (pr *prober) solve(assume solver.Lit) solver.Status {
+	k := pr.s.Stats().KeptModelSolves
+	st := pr.s.Solve(pr.ctx, assume)
+	if st == solver.Sat && pr.cheap > 0 && !noCheapRefund && pr.s.Stats().KeptModelSolves > k {
+		pr.cheap--
+		pr.budget++
+		cheapRefunds.Add(1)
+	}
+	return st
+}
+
+// noCheapRefund (tests) turns the refund off; cheapRefunds counts the
+// probes given back.
+var (
+	noCheapRefund bool
+	cheapRefunds  atomic.Int64
+)
 
 func (pr *prober) ensureModel() bool {
 	if pr.model {
@@ -691,7 +725,7 @@ func (pr *prober) decide(l incremental.Lit) (bool, bool) {
 		return false, false
 	}
 	pr.fillRank() // the model outlives the probe (burst_probe.go)
-	st := pr.s.Solve(pr.ctx, other)
+	st := pr.solve(other)
 	pr.checkSeenClaim(st)
 	if probeTrace != nil {
 		probeTrace("decide", st == solver.Unsat)
@@ -760,7 +794,7 @@ func (pr *prober) forced(from, to solver.Node) bool {
 	pr.stats.Probes++
 	sel := pr.s.NewSelector()
 	pr.s.AddEdge(sel, to, from)
-	st := pr.s.Solve(pr.ctx, sel)
+	st := pr.solve(sel)
 	if st == solver.Sat {
 		// The solver's values are now the probe's model, and pr.rank
 		// the old model's order: a flip test (F1) mixing the two could

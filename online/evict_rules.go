@@ -310,7 +310,7 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 	st := &o.ev
 	p, e := r.p, r.e
 	s := &evictStep{o: o, ctx: ctx, r: r, st: st, p: p, e: e}
-	s.pr = &prober{ctx: ctx, s: e.Solver(), model: true, budget: probeBudget, stats: &o.closureStats}
+	s.pr = &prober{ctx: ctx, s: e.Solver(), model: true, budget: probeBudget, cheap: cheapBudget, stats: &o.closureStats}
 	s.pr.o, s.pr.build, s.pr.r = o, o.closureOn(), r
 	s.pinned = map[int]bool{}
 	for _, a := range o.pending {
