@@ -679,19 +679,7 @@ func buildWeak(p *prepared, reads [][]weakRead, taken []bool, chosen func(int32,
 	}
 	readsFlat := make([]saturation.Read, 0, nReads)
 	writesFlat := make([]int32, 0, nWrites)
-	sessFlat := make([]int32, 0, n)
-	for _, members := range p.sessionMembers {
-		first := len(sessFlat)
-		for _, t := range members {
-			if l := local[t]; l >= 0 {
-				sh.Session[l], sh.Pos[l] = int32(len(sh.Sessions)), int32(len(sessFlat)-first)
-				sessFlat = append(sessFlat, l)
-			}
-		}
-		if len(sessFlat) > first {
-			sh.Sessions = append(sh.Sessions, sessFlat[first:len(sessFlat):len(sessFlat)])
-		}
-	}
+	sessFlat := layoutSessions(sh, p.sessionMembers, local, make([]int32, 0, n))
 	initVal := map[int32]history.Value{}
 	initBy := map[int32]int32{}
 	type pendingList struct {
@@ -1179,4 +1167,27 @@ func strongerWitness(ctx context.Context, h *history.History, opts history.Optio
 		return nil, false
 	}
 	return r.Witness, true
+}
+
+// layoutSessions lays out sh's sessions from members (by session, in rank
+// order, as positions of the history): each member kept by local (its
+// local index, or -1) joins its session's slice of sessFlat, carved so
+// that no append runs into the next, and gets its session and position;
+// an empty session is left out. The general path and the fast path
+// (check_weak_fast.go) share it, so that both give saturation the same
+// input. It returns sessFlat.
+func layoutSessions(sh *saturation.History, members [][]int32, local []int32, sessFlat []int32) []int32 {
+	for _, ms := range members {
+		first := len(sessFlat)
+		for _, t := range ms {
+			if l := local[t]; l >= 0 {
+				sh.Session[l], sh.Pos[l] = int32(len(sh.Sessions)), int32(len(sessFlat)-first)
+				sessFlat = append(sessFlat, l)
+			}
+		}
+		if len(sessFlat) > first {
+			sh.Sessions = append(sh.Sessions, sessFlat[first:len(sessFlat):len(sessFlat)])
+		}
+	}
+	return sessFlat
 }

@@ -1,7 +1,6 @@
 package incremental
 
 import (
-	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -285,13 +284,7 @@ func checkWeakFast(ctx context.Context, h *history.History, opts history.Options
 	}
 	for si, ms := range members {
 		if timed {
-			slices.SortStableFunc(ms, func(a, b int32) int {
-				ta, tb := &h.Txns[a], &h.Txns[b]
-				if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
-					return cmp.Compare(ta.Start, tb.Start)
-				}
-				return cmp.Compare(a, b)
-			})
+			slices.SortStableFunc(ms, bySessionRank(h))
 		}
 		for r, ti := range ms {
 			sessionOf[ti], rank[ti] = int32(si), int32(r)
@@ -386,19 +379,7 @@ func checkWeakFast(ctx context.Context, h *history.History, opts history.Options
 	}
 	// Sessions as buildWeak lays them out: the named ones in order, then
 	// one of its own for each committed transaction without a session.
-	sessFlat := make([]int32, 0, taken)
-	for _, ms := range members {
-		first := len(sessFlat)
-		for _, t := range ms {
-			if l := local[t]; l >= 0 {
-				sh.Session[l], sh.Pos[l] = int32(len(sh.Sessions)), int32(len(sessFlat)-first)
-				sessFlat = append(sessFlat, l)
-			}
-		}
-		if len(sessFlat) > first {
-			sh.Sessions = append(sh.Sessions, sessFlat[first:len(sessFlat):len(sessFlat)])
-		}
-	}
+	sessFlat := layoutSessions(sh, members, local, make([]int32, 0, taken))
 	idx := make([]int32, 0, taken)
 	for ti := range h.Txns {
 		if local[ti] >= 0 {

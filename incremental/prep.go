@@ -430,13 +430,7 @@ func (p *prepared) rankSessions(old *prepared) {
 		// Stable, as sort.SliceStable was (the same algorithm, without
 		// reflection): the comparison is not transitive when only some
 		// members have times, and ranks must not change with the sort.
-		slices.SortStableFunc(members, func(a, b int32) int {
-			ta, tb := &h.Txns[a], &h.Txns[b]
-			if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
-				return cmp.Compare(ta.Start, tb.Start)
-			}
-			return cmp.Compare(a, b)
-		})
+		slices.SortStableFunc(members, bySessionRank(h))
 		for r, ti := range members {
 			p.sessionOf[ti] = int32(si)
 			p.sessionRank[ti] = int32(r)
@@ -638,4 +632,17 @@ func (p *prepared) possiblyRead() []bool {
 // case; the result is valid until one is reused.
 func (p *prepared) writersOfValue(k int32, v history.Value, one *[1]int32) []int32 {
 	return p.valueWriters.get(keyVal{k, v}, one)
+}
+
+// bySessionRank orders a session's members by start time where both have
+// one, and by input position otherwise: the rank prepare gives, shared by
+// the weak levels' fast path (check_weak_fast.go). Sort stably with it.
+func bySessionRank(h *history.History) func(a, b int32) int {
+	return func(a, b int32) int {
+		ta, tb := &h.Txns[a], &h.Txns[b]
+		if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
+			return cmp.Compare(ta.Start, tb.Start)
+		}
+		return cmp.Compare(a, b)
+	}
 }

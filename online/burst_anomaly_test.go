@@ -13,6 +13,43 @@ import (
 	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
+// injectedBurst generates gen's mixed workload as one burst (8 µs
+// transactions, 2% unknown outcomes, repeated values when i is odd) of
+// txns transactions over keys keys, with minInject to minInject+2
+// anomalies of types drawn from rng injected. It returns the history and
+// the configuration (its Inject names the anomalies).
+func injectedBurst(t *testing.T, rng *rand.Rand, seed uint64, txns, keys, i, minInject int) (*history.History, gen.Config) {
+	t.Helper()
+	types := gen.InjectTypes()
+	cfg, _ := gen.Preset("mixed")
+	cfg.Seed = seed
+	cfg.Txns = txns
+	cfg.Keys = keys
+	cfg.Latency = 8000
+	cfg.UnknownRatio = 0.02
+	cfg.DupValueRatio = 0.05 * float64(i%2)
+	for range minInject + rng.IntN(3) {
+		cfg.Inject = append(cfg.Inject, types[rng.IntN(len(types))])
+	}
+	h, _, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, cfg
+}
+
+// burstAlertIDs steps h as run does (burstRun) and returns its alerts'
+// ids, sorted.
+func burstAlertIDs(t *testing.T, h *history.History) []string {
+	t.Helper()
+	var out []string
+	for _, a := range burstRun(t, h, burstOptions(), false) {
+		out = append(out, a.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // burstRun steps a burst as run does (BenchmarkBurstRun): everything
 // released at once, a step with the unknown outcomes still open, then
 // every transaction closed and a last step; one, if oneStep, closes
@@ -49,27 +86,13 @@ func burstRun(t *testing.T, h *history.History, opts history.Options, oneStep bo
 //
 //	STREAMCHECK_BURST_N=40 go test ./online -run TestBurstAnomaliesAlerted -timeout 2h
 func TestBurstAnomaliesAlerted(t *testing.T) {
-	types := gen.InjectTypes()
 	n := 2
 	if v, err := strconv.Atoi(os.Getenv("STREAMCHECK_BURST_N")); err == nil && v > 0 {
 		n = v
 	}
 	for i := range n {
 		rng := rand.New(rand.NewPCG(uint64(i), 0xb1a5))
-		cfg, _ := gen.Preset("mixed")
-		cfg.Seed = uint64(i + 1)
-		cfg.Txns = 200 + rng.IntN(600)
-		cfg.Keys = 20 + rng.IntN(100)
-		cfg.Latency = 8000
-		cfg.UnknownRatio = 0.02
-		cfg.DupValueRatio = 0.05 * float64(i%2)
-		for range 1 + rng.IntN(3) {
-			cfg.Inject = append(cfg.Inject, types[rng.IntN(len(types))])
-		}
-		h, _, err := gen.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		h, cfg := injectedBurst(t, rng, uint64(i+1), 200+rng.IntN(600), 20+rng.IntN(100), i, 1)
 		opts := burstOptions()
 		res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
 		if err != nil {

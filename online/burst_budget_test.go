@@ -6,8 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/streamcheck/streamcheck/internal/gen"
-
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/solver"
 )
@@ -98,33 +96,14 @@ func TestCheapProbesBounded(t *testing.T) {
 // same alert ids with the refund on and off, and the refund happens on
 // them.
 func TestCheapRefundSameAlerts(t *testing.T) {
-	types := gen.InjectTypes()
 	defer func() { noCheapRefund = false }()
 	refunds, alerts := int64(0), 0
 	for i := range 6 {
 		rng := rand.New(rand.NewPCG(uint64(i), 0x63686561))
-		cfg, _ := gen.Preset("mixed")
-		cfg.Seed = uint64(200 + i)
-		cfg.Txns = 1000 + rng.IntN(2000)
-		cfg.Keys = 20 + rng.IntN(200)
-		cfg.Latency = 8000
-		cfg.UnknownRatio = 0.02
-		cfg.DupValueRatio = 0.05 * float64(i%2)
-		for range 1 + rng.IntN(3) {
-			cfg.Inject = append(cfg.Inject, types[rng.IntN(len(types))])
-		}
-		h, _, err := gen.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		h, cfg := injectedBurst(t, rng, uint64(200+i), 1000+rng.IntN(2000), 20+rng.IntN(200), i, 1)
 		ids := func(off bool) []string {
 			noCheapRefund = off
-			var out []string
-			for _, a := range burstRun(t, h, burstOptions(), false) {
-				out = append(out, a.ID)
-			}
-			slices.Sort(out)
-			return out
+			return burstAlertIDs(t, h)
 		}
 		before := cheapRefunds.Load()
 		on := ids(false)

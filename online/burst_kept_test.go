@@ -4,8 +4,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"github.com/streamcheck/streamcheck/internal/gen"
 )
 
 // TestKeptModelProbesSameAlerts: the probes answered from the kept model
@@ -16,33 +14,14 @@ import (
 // give the same alert ids with the test on and off, and the test
 // answers some questions on them.
 func TestKeptModelProbesSameAlerts(t *testing.T) {
-	types := gen.InjectTypes()
 	defer func() { noAssume = false }()
 	hits, alerts := int64(0), 0
 	for i := range 6 {
 		rng := rand.New(rand.NewPCG(uint64(i), 0x6b657074))
-		cfg, _ := gen.Preset("mixed")
-		cfg.Seed = uint64(100 + i)
-		cfg.Txns = 300 + rng.IntN(900)
-		cfg.Keys = 20 + rng.IntN(200)
-		cfg.Latency = 8000
-		cfg.UnknownRatio = 0.02
-		cfg.DupValueRatio = 0.05 * float64(i%2)
-		for range rng.IntN(3) {
-			cfg.Inject = append(cfg.Inject, types[rng.IntN(len(types))])
-		}
-		h, _, err := gen.Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		h, cfg := injectedBurst(t, rng, uint64(100+i), 300+rng.IntN(900), 20+rng.IntN(200), i, 0)
 		ids := func(off bool) []string {
 			noAssume = off
-			var out []string
-			for _, a := range burstRun(t, h, burstOptions(), false) {
-				out = append(out, a.ID)
-			}
-			slices.Sort(out)
-			return out
+			return burstAlertIDs(t, h)
 		}
 		before := assumeHits.Load()
 		on := ids(false)
