@@ -844,7 +844,8 @@ func (vs *valueSet) holds(r kv, kt *keyTable) bool {
 }
 
 // compact drops the transactions not kept, renumbering the rest in their
-// order, and rebuilds the fast path on them.
+// order, and drops them from the fast path (compactInPlace; a rebuild on
+// the rest where that does not apply).
 func (e *Engine) compact(keep []bool, bodies []int32) {
 	if !slices.Contains(keep, false) {
 		return
@@ -903,7 +904,11 @@ func (e *Engine) compact(keep []bool, bodies []int32) {
 			delete(e.byName, name)
 		}
 	}
-	e.rebuild()
+	if e.fast != nil && !naiveCompact && e.fast.compactInPlace(at, k) {
+		e.compacted++
+	} else {
+		e.rebuild()
+	}
 	if e.fast != nil && e.fast.trouble {
 		// The rebuilt fast path chose otherwise than the one the last
 		// witness guided (F3): the next step checks.

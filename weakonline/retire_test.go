@@ -83,6 +83,27 @@ var retireRegressions = []struct {
 		want: []struct{ class, member string }{{history.G1c, "T1"}},
 	},
 	{
+		// CP1: RT1 with a pass that retires T3 and T4 while T1 and T2
+		// are held: the fast path is compacted in place (compactInPlace),
+		// and T1's read-from edge from T2, both held, must stay, for T2's
+		// later read of x=1 from T1 closes the G1c. A compaction that
+		// kept the held nodes but not their edges vouched for the cycle
+		// (docs/SEMANTICS.md §5 "The fast path compacted in place at a
+		// pass").
+		name: "CP1 an edge between held nodes across an in-place compaction",
+		calls: []rtCall{
+			{release: "T2[0,100] r x 1, w y 1 (session b)"},
+			{release: "T1[10,20] w x 1, r y 1 (session a)"},
+			{close: []string{"T1"}, step: true},
+			{release: "T3[30,40] w z 1 (session c)"},
+			{release: "T4[31,41] w z 2 (session d)"},
+			{close: []string{"T3", "T4"}, step: true},
+			{close: []string{"T2"}, step: true},
+		},
+		want:    []struct{ class, member string }{{history.G1c, "T1"}},
+		retired: 2,
+	},
+	{
 		// RT2: X began after R ended, so X is no possible writer of R's
 		// read of x=1 (the real-time read rule). While R is open, X is
 		// settled (it reads nothing); entering x=1 into the summary,
