@@ -104,6 +104,24 @@ var retireRegressions = []struct {
 		retired: 2,
 	},
 	{
+		// ST1: unsettledness reaches R through U, which is released
+		// after it: O is open, U reads O's w=1, R reads U's v=1, and O
+		// will read R's z=1 (G1c R -> O -> U -> R). A pass that scanned
+		// the held readers once against what the unsettled wrote marked
+		// U but not R (scanned before U was marked), retired R, and its
+		// z=1 explained O's read from the summary: the G1c was missed
+		// (docs/SEMANTICS.md §5 "A pass finds the unsettled by scans").
+		name: "ST1 a reader unsettled through a later-released writer",
+		calls: []rtCall{
+			{release: "R[0,20] r v 1, w z 1 (session a)"},
+			{release: "U[1,15] r w 1, w v 1 (session b)"},
+			{release: "O[2,100] r z 1, w w 1 (session c)"},
+			{close: []string{"U", "R"}, step: true},
+			{close: []string{"O"}, step: true},
+		},
+		want: []struct{ class, member string }{{history.G1c, "R"}},
+	},
+	{
 		// RT2: X began after R ended, so X is no possible writer of R's
 		// read of x=1 (the real-time read rule). While R is open, X is
 		// settled (it reads nothing); entering x=1 into the summary,
