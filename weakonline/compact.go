@@ -67,6 +67,28 @@ func (f *fast) compactInPlace(at []int, k int) bool {
 	for s, last := range f.sessLast {
 		f.sessLast[s] = lastHeld(last, oldPrev, at)
 	}
+	// The sessions with a held node keep a number, renumbered in their
+	// order; the others leave (a rebuild knew only the held ones, and
+	// a stream of short sessions would otherwise keep one entry per
+	// session it ever saw).
+	renum := make([]int32, len(f.sessLast))
+	kept := 0
+	for s, last := range f.sessLast {
+		renum[s] = -1
+		if last >= 0 {
+			renum[s] = int32(kept)
+			f.sessLast[kept] = last
+			kept++
+		}
+	}
+	f.sessLast = f.sessLast[:kept]
+	for name, s := range f.sessions {
+		if renum[s] < 0 {
+			delete(f.sessions, name)
+		} else {
+			f.sessions[name] = renum[s]
+		}
+	}
 	// The held nodes, by their old index, in the order ord gives them.
 	held := make([]int32, 0, k)
 	for i := range n {
@@ -88,7 +110,11 @@ func (f *fast) compactInPlace(at []int, k int) bool {
 		f.out[j], f.in[j] = keepList(f.out[i]), keepList(f.in[i])
 		f.finals[j], f.reads[j] = f.finals[i], f.reads[i]
 		f.node[j], f.usable[j] = f.node[i], f.usable[i]
-		f.sessOf[j], f.pos[j], f.prev[j] = f.sessOf[i], f.pos[i], lastHeld(oldPrev[i], oldPrev, at)
+		so := f.sessOf[i]
+		if so >= 0 {
+			so = renum[so]
+		}
+		f.sessOf[j], f.pos[j], f.prev[j] = so, f.pos[i], lastHeld(oldPrev[i], oldPrev, at)
 		f.clock[j], f.succ[j], f.closed[j] = f.clock[i], f.succ[i], f.closed[i]
 		f.srcs[j], f.froms[j], f.initReads[j] = keepList(f.srcs[i]), f.froms[i], f.initReads[i]
 		f.appends[j], f.lreads[j] = nil, nil

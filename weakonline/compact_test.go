@@ -69,6 +69,14 @@ func checkCompacted(t *testing.T, e *Engine) {
 			}
 		}
 	}
+	if len(f.sessions) != len(g.sessions) || len(f.sessLast) != len(f.sessions) {
+		t.Fatalf("%d sessions (%d last nodes), rebuilt %d", len(f.sessions), len(f.sessLast), len(g.sessions))
+	}
+	for i := range min(n, len(e.txns)) {
+		if s := f.sessOf[i]; f.node[i] && e.txns[i].HasSession && (s < 0 || sessionName(f, s) != e.txns[i].Session) {
+			t.Fatalf("node %d: session %d (%q), its transaction's %q", i, s, sessionName(f, s), e.txns[i].Session)
+		}
+	}
 	for s, last := range f.sessLast {
 		want := int32(-1) // no node of the session held
 		if gs, ok := g.sessions[sessionName(f, int32(s))]; ok {
