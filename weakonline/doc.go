@@ -97,6 +97,13 @@
 //	   to it once closed (B1) and come back whole (Engine.txn) for a
 //	   pass that must parse them (docs/SEMANTICS.md §5 "Retirement
 //	   beside list keys").
+//	R9 A pass drops the retired nodes from the fast path in place
+//	   (compact.go) at read committed when the graph is untroubled and
+//	   holds no list op: the held nodes, their edges between them and
+//	   their order stay; a read whose source retired is out of the
+//	   instance (R3) and loses its edge. Otherwise the pass rebuilds
+//	   (docs/SEMANTICS.md §5 "The fast path compacted in place at a
+//	   pass").
 //
 //	F1 The fast path (fast.go) keeps the graph of the alert instance under
 //	   one choice of sources, with at least every constraint of the

@@ -136,6 +136,9 @@ type Engine struct {
 	// skipped counts the steps the fast path vouched for without a check,
 	// rebuilds its rebuilds from a witness.
 	skipped, rebuilds int
+	// compacted counts the passes that compacted the fast path in
+	// place (compactInPlace) rather than rebuilding it.
+	compacted int
 
 	// sum is what retired transactions left behind (retire.go);
 	// nextRetire the number of transactions held at which the next pass
@@ -199,6 +202,12 @@ func (e *Engine) rebuild(witness ...string) {
 		e.fast = nil
 		return
 	}
+	e.fast = e.built(witness...)
+}
+
+// built is a fast path made anew from the engine's transactions
+// (rebuild).
+func (e *Engine) built(witness ...string) *fast {
 	f := newFast(e.opts, e.sum)
 	if witness != nil {
 		f.rank = make([]int32, len(e.txns))
@@ -245,7 +254,7 @@ func (e *Engine) rebuild(witness ...string) {
 	}
 	f.settleClocks()
 	f.rebuilding = false
-	e.fast = f
+	return f
 }
 
 // SetStream sets the stream alert ids are scoped to, on a restored

@@ -130,6 +130,10 @@ type fast struct {
 	work       []int32
 	clkScratch []int32
 
+	// slab is what is left of the block new edge lists are carved
+	// from (adj).
+	slab []int32
+
 	// scratch for the topological order's searches.
 	mark       []uint32
 	epoch      uint32
@@ -575,9 +579,16 @@ func (f *fast) close(i int, txns []history.Txn) {
 		return
 	}
 	t := &txns[i]
+	// The reads kept overwrite the parsed ones in place (a read is
+	// written at or before the place it was read from), and the sources
+	// are sized once: four appends from nothing per close were a tenth
+	// of run --level causal's allocation time.
 	var srcs []int32
-	var reads []kv
+	reads := f.reads[i][:0]
 	var from []int32
+	if nr := len(f.reads[i]) + len(f.lreads[i]); nr > 0 {
+		srcs, from = make([]int32, 0, nr), make([]int32, 0, nr)
+	}
 	var initReads []kv
 	for _, r := range f.reads[i] {
 		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) {
@@ -702,10 +713,46 @@ func (f *fast) close(i int, txns []history.Txn) {
 			// forced edge once, after the last close.
 			return
 		}
-		f.forcedCausal(int32(i), nil)
-		f.propagate(int32(i))
+		f.closeClock(int32(i))
 	}
 }
+
+// closeClock takes closed node n's sources into its past, adds its
+// forced edges from that past, once, and passes the change on to the
+// clocks computed from n's (docs/SEMANTICS.md §5 "A close visits its
+// reads once"). Visiting the reads first under n's past at release (its
+// session predecessor's) and again, through propagate, for the sessions
+// its sources added visited each read of u300k twice, the second time
+// over every session of the key again.
+func (f *fast) closeClock(n int32) {
+	if naiveCloseClock {
+		f.forcedCausal(n, nil)
+		f.propagate(n)
+		return
+	}
+	prev := f.clock[n]
+	scratch := f.clkScratch
+	if len(scratch) != len(f.sessLast) {
+		scratch = make([]int32, len(f.sessLast))
+	}
+	clk := f.clockInto(n, scratch)
+	if sameClock(clk, prev) {
+		// Nothing computed from n's clock changes.
+		f.clkScratch = clk
+		f.forcedCausal(n, nil)
+		return
+	}
+	// A clock belongs to its node alone: the replaced one is the next
+	// scratch (propagate).
+	f.clock[n], f.clkScratch = clk, prev
+	f.forcedCausal(n, nil)
+	f.propagateFrom(f.succ[n])
+}
+
+// naiveCloseClock makes a close visit its reads under its past at
+// release and again for what its sources added (the tests' reference
+// for closeClock).
+var naiveCloseClock bool
 
 // settleClocks ends a batch of closes (Engine.rebuild): it computes every
 // node's clock once, in a topological order of the clocks' dependencies
@@ -876,7 +923,14 @@ func (f *fast) propagate(n int32) {
 	// so the walk stops there. The work stack and the scratch clock are
 	// the fast path's, reused from close to close: an allocation each
 	// per close before.
-	work := append(f.work[:0], n)
+	f.work = append(f.work[:0], n)
+	f.propagateFrom(f.work)
+}
+
+// propagateFrom is propagate from the nodes in from (which may be
+// f.work itself).
+func (f *fast) propagateFrom(from []int32) {
+	work := append(f.work[:0], from...)
 	scratch := f.clkScratch
 	for len(work) > 0 {
 		d := work[len(work)-1]
@@ -1421,8 +1475,8 @@ func (f *fast) edge(u, v int32) {
 		return
 	}
 	if f.ord[u] < f.ord[v] {
-		f.out[u] = append(f.out[u], v)
-		f.in[v] = append(f.in[v], u)
+		f.out[u] = f.adj(f.out[u], v)
+		f.in[v] = f.adj(f.in[v], u)
 		return
 	}
 	ub, lb := f.ord[u], f.ord[v]
@@ -1486,8 +1540,34 @@ func (f *fast) edge(u, v int32) {
 		f.ord[n] = f.ordScratch[k]
 		k++
 	}
-	f.out[u] = append(f.out[u], v)
-	f.in[v] = append(f.in[v], u)
+	f.out[u] = f.adj(f.out[u], v)
+	f.in[v] = f.adj(f.in[v], u)
+}
+
+// adjFirst is the capacity a node's first edge list of a direction
+// gets, carved from a shared block (adjSlab): a node has some five to
+// ten edges each way at read atomic and causal (read-from, session,
+// forced), and append grew each list 1, 2, 4, 8, four allocations a
+// list (edge's growth was a tenth of run --level causal's allocation
+// time on u300k).
+const (
+	adjFirst = 8
+	adjSlab  = 1 << 12
+)
+
+// adj is l with v appended; an empty list starts in the shared block.
+// A list that outgrows its piece is moved by append, as before. Only
+// the levels where nothing retires take pieces (a retirement pass keeps
+// a few nodes of each block alive, so at read committed the block would
+// outlive its transactions).
+func (f *fast) adj(l []int32, v int32) []int32 {
+	if cap(l) == 0 && f.so {
+		if len(f.slab) < adjFirst {
+			f.slab = make([]int32, adjSlab)
+		}
+		l, f.slab = f.slab[:0:adjFirst], f.slab[adjFirst:]
+	}
+	return append(l, v)
 }
 
 // reconsider is the source closed node i's read r takes, src being

@@ -89,6 +89,7 @@ func runFeed(t *testing.T, h *history.History, opts history.Options, f feed) ([]
 				out = append(out, firing{a, n})
 			}
 			naiveStats(t, eng)
+			checkCompacted(t, eng)
 		}
 	}
 	for n, i := range f.order {

@@ -465,21 +465,6 @@ func (e *Engine) retire() {
 		ok            bool
 		inter         bool // a write that is not its key's final one
 	}, n)
-	// readers of each (key, value), as chains through links (head: the
-	// last link's index + 1): one map entry per pair and no slice per
-	// pair.
-	type link struct{ t, next int32 }
-	var links []link
-	readers := make(map[kv]int32, 2*n)
-	push := func(m map[kv]int32, r kv, t int) {
-		links = append(links, link{int32(t), m[r] - 1})
-		m[r] = int32(len(links))
-	}
-	each := func(m map[kv]int32, r kv, fn func(t int32)) {
-		for l := m[r] - 1; l >= 0; l = links[l].next {
-			fn(links[l].t)
-		}
-	}
 	for i := range e.txns {
 		if !member(i) {
 			continue
@@ -517,11 +502,6 @@ func (e *Engine) retire() {
 		// From the ops when it was added (its body may be in the body
 		// file now).
 		p.inter = e.flags[i]&fInter != 0
-		if e.flags[i]&fSettled == 0 {
-			for _, r := range p.reads {
-				push(readers, r, i)
-			}
-		}
 	}
 	// candidate: w may be the source of i's read (§5's real-time read
 	// rule; check_weak's candidate set, with intermediate writes of
@@ -585,18 +565,26 @@ func (e *Engine) retire() {
 		}
 	}
 	seeds := len(work)
-	for len(work) > 0 {
-		u := work[len(work)-1]
-		work = work[:len(work)-1]
-		for _, w := range parsed[u].finals {
-			each(readers, w, func(r int32) {
-				if !unsettled[r] && candidate(int(r), u) {
-					unsettled[r] = true
-					work = append(work, r)
-				}
-			})
-		}
+	// reader: a member whose reads can be unsettled (parsed, not
+	// settled by an earlier pass).
+	reader := func(i int) bool {
+		return member(i) && parsed[i].ok && e.flags[i]&fSettled == 0
 	}
+	if naiveSettle || settleCompare {
+		want := slices.Clone(unsettled)
+		settleByReaders(len(e.txns), reader, func(i int) []kv { return parsed[i].reads }, func(i int) []kv { return parsed[i].finals }, candidate, want, slices.Clone(work))
+		if naiveSettle {
+			unsettled = want
+		} else {
+			settleByScans(len(e.txns), reader, func(i int) []kv { return parsed[i].reads }, func(i int) []kv { return parsed[i].finals }, candidate, unsettled, work)
+			if !slices.Equal(unsettled, want) {
+				panic("weakonline: the settle by scans differs from the settle by readers")
+			}
+		}
+	} else {
+		settleByScans(len(e.txns), reader, func(i int) []kv { return parsed[i].reads }, func(i int) []kv { return parsed[i].finals }, candidate, unsettled, work)
+	}
+	work = nil
 	// Reads the instance drops (a possible writer outside it, a
 	// wildcard dead letter of their key) are not special-cased: counting
 	// their candidates only unsettles more.
@@ -844,7 +832,8 @@ func (vs *valueSet) holds(r kv, kt *keyTable) bool {
 }
 
 // compact drops the transactions not kept, renumbering the rest in their
-// order, and rebuilds the fast path on them.
+// order, and drops them from the fast path (compactInPlace; a rebuild on
+// the rest where that does not apply).
 func (e *Engine) compact(keep []bool, bodies []int32) {
 	if !slices.Contains(keep, false) {
 		return
@@ -903,7 +892,11 @@ func (e *Engine) compact(keep []bool, bodies []int32) {
 			delete(e.byName, name)
 		}
 	}
-	e.rebuild()
+	if e.fast != nil && !naiveCompact && e.fast.compactInPlace(at, k) {
+		e.compacted++
+	} else {
+		e.rebuild()
+	}
 	if e.fast != nil && e.fast.trouble {
 		// The rebuilt fast path chose otherwise than the one the last
 		// witness guided (F3): the next step checks.
@@ -987,4 +980,103 @@ func (e *Engine) bodiesRead(wildAll bool, wildKeys map[history.Key]bool) ([]hist
 		}
 	}
 	return out, ids, nil
+}
+
+// naiveSettle makes a pass find the unsettled by a map of every held
+// read (settleByReaders), as before settleByScans; settleCompare runs
+// both and panics when they differ (the tests set it).
+var naiveSettle, settleCompare bool
+
+// settleByReaders marks unsettled (from the seeds in work, marked
+// already) every reader some read of which an unsettled transaction's
+// write is a candidate of, transitively: a map from each held read's
+// (key, value) to its readers, walked from each unsettled writer's
+// final writes.
+func settleByReaders(n int, reader func(int) bool, reads, finals func(int) []kv, candidate func(int, int32) bool, unsettled []bool, work []int32) {
+	// readers of each (key, value), as chains through links (head: the
+	// last link's index + 1): one map entry per pair and no slice per
+	// pair.
+	type link struct{ t, next int32 }
+	var links []link
+	readers := make(map[kv]int32, 2*n)
+	for i := range n {
+		if !reader(i) {
+			continue
+		}
+		for _, r := range reads(i) {
+			links = append(links, link{int32(i), readers[r] - 1})
+			readers[r] = int32(len(links))
+		}
+	}
+	for len(work) > 0 {
+		u := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, w := range finals(int(u)) {
+			for l := readers[w] - 1; l >= 0; l = links[l].next {
+				if r := links[l].t; !unsettled[r] && candidate(int(r), u) {
+					unsettled[r] = true
+					work = append(work, r)
+				}
+			}
+		}
+	}
+}
+
+// settleScanRounds bounds settleByScans' scans before it hands the rest
+// to settleByReaders (a long chain of readers would cost a scan each).
+const settleScanRounds = 4
+
+// settleByScans is settleByReaders' result found the other way round
+// (docs/SEMANTICS.md §5 "A pass finds the unsettled by scans"): a map
+// of the values the unsettled wrote (a handful: the open transactions'
+// and what they unsettle), and scans of the held readers against it
+// until one marks nothing, each reader marked adding its own writes at
+// once. Both compute the least set holding the seeds and every reader
+// of a value an unsettled transaction wrote, when it is a candidate of
+// that read; building the map of every held read was the largest part
+// of a pass on u300k.
+func settleByScans(n int, reader func(int) bool, reads, finals func(int) []kv, candidate func(int, int32) bool, unsettled []bool, work []int32) {
+	type link struct{ t, next int32 }
+	var links []link
+	bad := map[kv]int32{}
+	wrote := func(u int32) {
+		for _, w := range finals(int(u)) {
+			links = append(links, link{u, bad[w] - 1})
+			bad[w] = int32(len(links))
+		}
+	}
+	for _, u := range work {
+		wrote(u)
+	}
+	for round := 0; len(bad) > 0; round++ {
+		if round == settleScanRounds {
+			var all []int32
+			for i := range n {
+				if unsettled[i] {
+					all = append(all, int32(i))
+				}
+			}
+			settleByReaders(n, reader, reads, finals, candidate, unsettled, all)
+			return
+		}
+		marked := false
+		for i := range n {
+			if unsettled[i] || !reader(i) {
+				continue
+			}
+		scan:
+			for _, r := range reads(i) {
+				for l := bad[r] - 1; l >= 0; l = links[l].next {
+					if candidate(i, links[l].t) {
+						unsettled[i], marked = true, true
+						wrote(int32(i))
+						break scan
+					}
+				}
+			}
+		}
+		if !marked {
+			return
+		}
+	}
 }

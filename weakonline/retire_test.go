@@ -83,6 +83,45 @@ var retireRegressions = []struct {
 		want: []struct{ class, member string }{{history.G1c, "T1"}},
 	},
 	{
+		// CP1: RT1 with a pass that retires T3 and T4 while T1 and T2
+		// are held: the fast path is compacted in place (compactInPlace),
+		// and T1's read-from edge from T2, both held, must stay, for T2's
+		// later read of x=1 from T1 closes the G1c. A compaction that
+		// kept the held nodes but not their edges vouched for the cycle
+		// (docs/SEMANTICS.md §5 "The fast path compacted in place at a
+		// pass").
+		name: "CP1 an edge between held nodes across an in-place compaction",
+		calls: []rtCall{
+			{release: "T2[0,100] r x 1, w y 1 (session b)"},
+			{release: "T1[10,20] w x 1, r y 1 (session a)"},
+			{close: []string{"T1"}, step: true},
+			{release: "T3[30,40] w z 1 (session c)"},
+			{release: "T4[31,41] w z 2 (session d)"},
+			{close: []string{"T3", "T4"}, step: true},
+			{close: []string{"T2"}, step: true},
+		},
+		want:    []struct{ class, member string }{{history.G1c, "T1"}},
+		retired: 2,
+	},
+	{
+		// ST1: unsettledness reaches R through U, which is released
+		// after it: O is open, U reads O's w=1, R reads U's v=1, and O
+		// will read R's z=1 (G1c R -> O -> U -> R). A pass that scanned
+		// the held readers once against what the unsettled wrote marked
+		// U but not R (scanned before U was marked), retired R, and its
+		// z=1 explained O's read from the summary: the G1c was missed
+		// (docs/SEMANTICS.md §5 "A pass finds the unsettled by scans").
+		name: "ST1 a reader unsettled through a later-released writer",
+		calls: []rtCall{
+			{release: "R[0,20] r v 1, w z 1 (session a)"},
+			{release: "U[1,15] r w 1, w v 1 (session b)"},
+			{release: "O[2,100] r z 1, w w 1 (session c)"},
+			{close: []string{"U", "R"}, step: true},
+			{close: []string{"O"}, step: true},
+		},
+		want: []struct{ class, member string }{{history.G1c, "R"}},
+	},
+	{
 		// RT2: X began after R ended, so X is no possible writer of R's
 		// read of x=1 (the real-time read rule). While R is open, X is
 		// settled (it reads nothing); entering x=1 into the summary,
