@@ -27,7 +27,9 @@ import (
 // STREAMCHECK_SIBENCH_UNKNOWN=F the unknown-outcome ratio to F (what the
 // re-admissions owe to in-doubt writers), STREAMCHECK_SIBENCH_INIT=unknown
 // an unknown initial state and STREAMCHECK_SIBENCH_TICK=NS a tick of NS
-// nanoseconds (`run`'s defaults: unknown, 100ms).
+// nanoseconds (`run`'s defaults: unknown, 100ms);
+// STREAMCHECK_SIBENCH_NAMEINIT=off names no segment for a read an
+// unknown initial state could explain (NoNameInitial).
 func BenchmarkRMW(b *testing.B) {
 	cfg, err := gen.Preset("mixed")
 	if err != nil {
@@ -54,6 +56,10 @@ func BenchmarkRMW(b *testing.B) {
 	if os.Getenv("STREAMCHECK_SIBENCH_UCOMP") == "off" {
 		defer func(c bool) { NoUnknownInitCompanions = c }(NoUnknownInitCompanions)
 		NoUnknownInitCompanions = true
+	}
+	if os.Getenv("STREAMCHECK_SIBENCH_NAMEINIT") == "off" {
+		defer func(c bool) { NoNameInitial = c }(NoNameInitial)
+		NoNameInitial = true
 	}
 	if os.Getenv("STREAMCHECK_SIBENCH_PASTBEGIN") == "off" {
 		defer func(c bool) { NoPastBegin = c }(NoPastBegin)

@@ -75,9 +75,13 @@ func (w *writes) reset() { w.cur, w.prev = nil, nil }
 // version some read of the screen saw and no transaction of the screen
 // (the ghost included) wrote, or -1 when there is none, or none the
 // index knows, or the step should take the usual path (a wildcard
-// dead-lettered write, whose reads the screen drops anyway). Under an
-// unknown initial state a register read on a key the ghost does not hold
-// and every list read may be of the initial state, so they name nothing.
+// dead-lettered write, whose reads the screen drops anyway). A value
+// the ghost's pin holds (the initial value or list an evicted read
+// fixed) names nothing. Under an unknown initial state a list read, or
+// a register read on a key the ghost does not hold, may have seen the
+// key's initial value: it names a segment all the same (docs/SEMANTICS.md
+// §5 "A read an unknown initial state could explain names its segment
+// too"), since which suffix comes back is precision only.
 func (e *Engine) diagnose() int {
 	if len(e.arch.segs) < 2 || e.ghost == nil {
 		return -1
@@ -111,7 +115,15 @@ func (e *Engine) diagnose() int {
 		if comp[writeKey{k, v}] {
 			return true // a companion's version (companion.go)
 		}
-		return slices.Contains(e.ghost.List[k], v)
+		if slices.Contains(e.ghost.List[k], v) {
+			return true
+		}
+		// An initial value or element an evicted read fixed (a pin):
+		// what the read may have seen, not a version to name.
+		if p, ok := e.ghost.Pin[k]; ok && !NoNameInitial {
+			return p.Value == v || (p.IsList && slices.Contains(p.List, v))
+		}
+		return false
 	}
 	j := -1
 	name := func(k history.Key, v history.Value) {
@@ -137,7 +149,7 @@ func (e *Engine) diagnose() int {
 			}
 			switch {
 			case op.IsList:
-				if unknownInit {
+				if unknownInit && NoNameInitial {
 					continue
 				}
 				for _, v := range op.List {
@@ -149,7 +161,7 @@ func (e *Engine) diagnose() int {
 				// The initial state, or a null written: never diagnosed.
 			default:
 				_, held := e.ghost.Reg[op.Key]
-				if (!unknownInit || held) && !sourced(op.Key, op.Value) {
+				if (!unknownInit || held || !NoNameInitial) && !sourced(op.Key, op.Value) {
 					name(op.Key, op.Value)
 				}
 			}
@@ -157,6 +169,13 @@ func (e *Engine) diagnose() int {
 	}
 	return j
 }
+
+// NoNameInitial is the rule before docs/SEMANTICS.md §5 "A read an
+// unknown initial state could explain names its segment too": under an
+// unknown initial state, diagnose named nothing for a list read, nor for
+// a register read of a key the ghost does not hold, and a pin's value
+// was not a source (the tests compare).
+var NoNameInitial = false
 
 // readmitFrom re-admits the archive's segments from top back, the
 // screen checked after each (docs/SEMANTICS.md §5 "Re-admitting a
