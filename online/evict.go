@@ -139,7 +139,10 @@ type evictState struct {
 	// evicted (evictStep.countPinned; derived, not in a snapshot).
 	pinnedBy PinnedBy
 	scc      sccScratch
-	scratch  evictScratch
+	// hg is the irrelevance rule's graph, split once per step
+	// (build22_hgraph.go).
+	hg      hScratch
+	scratch evictScratch
 }
 
 // evictScratch holds evict's lists from one step to the next, emptied at
@@ -1159,8 +1162,11 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 		oriented := len(fix)
 		defer func() { irrelevanceTrace(len(cands), len(rfCands), oriented, len(fix)) }()
 	}
+	// H is read from the solver once for all rounds (build22_hgraph.go).
+	hs := &o.ev.hg
+	hs.reset()
 	for len(fix) > 0 {
-		comp := o.componentsUnder(r, chosen)
+		comp := o.componentsRound(hs, r, chosen)
 		kept := fix[:0]
 		for _, f := range fix {
 			if f.cyclic(e.Solver(), comp) {
