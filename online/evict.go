@@ -131,6 +131,8 @@ type evictState struct {
 	// set.
 	ghostOps map[int][]history.Op
 	touched  map[history.Key]bool
+	// keptAt is build's set of the kept orders' ends, as touched.
+	keptAt map[int]bool
 	// listOpsOf holds each list prefix's appends as last built (listOps),
 	// rebuilt when the prefix has grown.
 	listOpsOf map[history.Key][]history.Op
@@ -355,7 +357,15 @@ func (o *Online) build() *reduced {
 			o.noteBypass(i, &o.log.at(i).Ops[j]) // evict_bypass.go
 		}
 	}
-	keptAt := map[int]bool{}
+	// The kept orders' ends, in a set kept from one step to the next
+	// (cleared: nothing in it outlives build; st.Kept names every member
+	// a kept order holds, which at 100K transactions is most ghosts, and
+	// a fresh map grew to that size at every step).
+	if st.keptAt == nil {
+		st.keptAt = map[int]bool{}
+	}
+	keptAt := st.keptAt
+	clear(keptAt)
 	for _, k := range st.Kept {
 		keptAt[k[0]], keptAt[k[1]] = true, true
 	}
