@@ -133,6 +133,10 @@ type evictState struct {
 	touched  map[history.Key]bool
 	// keptAt is build's set of the kept orders' ends, as touched.
 	keptAt map[int]bool
+	// mk indexes the members' bodies by key across steps, mkOut is its
+	// answer (build22_keyidx.go; derived, not in a snapshot).
+	mk    memberKeys
+	mkOut []int
 	// listOpsOf holds each list prefix's appends as last built (listOps),
 	// rebuilt when the prefix has grown.
 	listOpsOf map[history.Key][]history.Op
