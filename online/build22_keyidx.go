@@ -26,8 +26,8 @@ import (
 //     held in sig, so that its array is not reused for another body
 //     while the entry stands.
 //   - MK2: an entry may be stale (a member gone, or a body indexed
-//     before): the query keeps only members (Member) and the caller reads
-//     their ops as before, so a stale entry costs a look, never a fact.
+//     before): the query keeps only members (Member) whose ops as they
+//     are now touch one of the keys, so a stale entry costs a look.
 //   - MK3 (memory): when the entries outnumber twice the members' own,
 //     the index is rebuilt from the members, so it is bounded by the
 //     members, not by the stream; sig drops a member once it has left.
@@ -116,7 +116,12 @@ func (mk *memberKeys) touching(o *Online, keys map[history.Key]bool, out []int) 
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	out = slices.Compact(out)
+	// MK2: an entry may be of a body the member no longer has (stubbed,
+	// or folded): keep the members whose ops now touch a key.
+	return slices.DeleteFunc(out, func(i int) bool {
+		return !slices.ContainsFunc(o.log.at(i).Ops, func(op history.Op) bool { return keys[op.Key] })
+	})
 }
 
 // memberKeysOff turns the index off (tests: the pass over every member).
