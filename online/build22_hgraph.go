@@ -52,7 +52,7 @@ type hEdge struct {
 type hScratch struct {
 	fixed [][]int32 // H1, per node (the future node last)
 	vary  []hEdge   // H2
-	adj   [][]int32 // a round's H
+	adj   [][]int32 // a round's H: H1's lists, copied where H2 adds
 	built bool
 }
 
@@ -160,8 +160,12 @@ func (o *Online) componentsRound(hs *hScratch, r *reduced, chosen map[solver.Var
 		hs.adj = append(hs.adj, nil)
 	}
 	adj := hs.adj[:n]
+	// A round's lists are H1's, capped: an edge of H2 appended to one
+	// copies that list into a new array, so H1 is never written and no
+	// round copies the whole graph (a burst's instance is the stream).
 	for u := range adj {
-		adj[u] = append(adj[u][:0], hs.fixed[u]...)
+		f := hs.fixed[u]
+		adj[u] = f[:len(f):len(f)]
 	}
 	possible := func(q solver.Lit, ok bool) bool {
 		if c, in := chosen[q.Var()]; in {
