@@ -127,6 +127,11 @@ func (mk *memberKeys) touching(o *Online, keys map[history.Key]bool, out []int) 
 // memberKeysOff turns the index off (tests: the pass over every member).
 var memberKeysOff bool
 
+// memberKeysFrom: the index is used once the members are this many times
+// the window (ghosts are most of them); below, the pass over every member
+// (on a burst the index only cost its build and 20-30 MB).
+var memberKeysFrom = 2
+
 // memberKeysChecked counts the queries the self-check compared.
 var memberKeysChecked atomic.Int64
 
@@ -135,7 +140,9 @@ var memberKeysChecked atomic.Int64
 // index off). Under the self-check the index's answer is compared with
 // the pass over every member.
 func (o *Online) unobservableScope(members []int, keys map[history.Key]bool) []int {
-	if memberKeysOff {
+	if memberKeysOff || len(members) < memberKeysFrom*len(o.ev.windowList()) {
+		// Few ghosts (a burst: the members are the window): the pass
+		// costs less than the index's build and memory.
 		return members
 	}
 	mk := &o.ev.mk
