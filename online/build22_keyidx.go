@@ -13,7 +13,7 @@ import (
 //
 // markUnobservable needs, for the few keys the step's candidates write,
 // every member whose body reads or writes one of them: ghosts included,
-// and on read-modify-write streams the ghosts grow with the stream (17K
+// and on read-modify-write streams the ghosts grow with the stream (25K
 // members at 100K transactions), so a pass over every member's ops at
 // every step cost the stream, not the window. memberKeys indexes the
 // members' bodies by key once and keeps the index:
