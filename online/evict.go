@@ -131,6 +131,12 @@ type evictState struct {
 	// set.
 	ghostOps map[int][]history.Op
 	touched  map[history.Key]bool
+	// keptAt is build's set of the kept orders' ends, as touched.
+	keptAt map[int]bool
+	// mk indexes the members' bodies by key across steps, mkOut is its
+	// answer (build22_keyidx.go; derived, not in a snapshot).
+	mk    memberKeys
+	mkOut []int
 	// listOpsOf holds each list prefix's appends as last built (listOps),
 	// rebuilt when the prefix has grown.
 	listOpsOf map[history.Key][]history.Op
@@ -139,7 +145,10 @@ type evictState struct {
 	// evicted (evictStep.countPinned; derived, not in a snapshot).
 	pinnedBy PinnedBy
 	scc      sccScratch
-	scratch  evictScratch
+	// hg is the irrelevance rule's graph, split once per step
+	// (build22_hgraph.go).
+	hg      hScratch
+	scratch evictScratch
 }
 
 // evictScratch holds evict's lists from one step to the next, emptied at
@@ -352,7 +361,15 @@ func (o *Online) build() *reduced {
 			o.noteBypass(i, &o.log.at(i).Ops[j]) // evict_bypass.go
 		}
 	}
-	keptAt := map[int]bool{}
+	// The kept orders' ends, in a set kept from one step to the next
+	// (cleared: nothing in it outlives build; st.Kept names every member
+	// a kept order holds, which at 100K transactions is most ghosts, and
+	// a fresh map grew to that size at every step).
+	if st.keptAt == nil {
+		st.keptAt = map[int]bool{}
+	}
+	keptAt := st.keptAt
+	clear(keptAt)
 	for _, k := range st.Kept {
 		keptAt[k[0]], keptAt[k[1]] = true, true
 	}
@@ -1159,8 +1176,11 @@ func (o *Online) fixIrrelevant(ctx context.Context, r *reduced, pr *prober, pinn
 		oriented := len(fix)
 		defer func() { irrelevanceTrace(len(cands), len(rfCands), oriented, len(fix)) }()
 	}
+	// H is read from the solver once for all rounds (build22_hgraph.go).
+	hs := &o.ev.hg
+	hs.reset()
 	for len(fix) > 0 {
-		comp := o.componentsUnder(r, chosen)
+		comp := o.componentsRound(hs, r, chosen)
 		kept := fix[:0]
 		for _, f := range fix {
 			if f.cyclic(e.Solver(), comp) {

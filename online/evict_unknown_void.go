@@ -69,7 +69,9 @@ func (o *Online) markUnobservable(members []int) {
 	}
 	read := map[keyVal]bool{}
 	writers := map[history.Key][]int{}
-	for _, i := range members {
+	// Only the members with an op on those keys do anything below: the
+	// index kept across steps names them (build22_keyidx.go).
+	for _, i := range o.unobservableScope(members, keys) {
 		t := o.log.at(i)
 		writer := t.Status == history.Committed && o.closed.get(i) && !o.quar.get(i) && t.HasTime
 		for _, op := range t.Ops {
