@@ -116,6 +116,10 @@ type evictStep struct {
 	// sx holds the step's arrays, reused from the last step's
 	// (live_scratch.go).
 	sx *evictScratch
+	// lx: R4's cut and firstAfterInitial's cursors (burst20c_later.go),
+	// taken from a pool at the first question and given back at the
+	// step's end.
+	lx *r4Later
 }
 
 // replacement is a read of another member that t's eviction replaces by
@@ -152,6 +156,7 @@ func (s *evictStep) replaceReads(repl []replacement) {
 // rules allow, in release order, and updates the summaries.
 func (o *Online) evict(ctx context.Context, r *reduced) {
 	s := newEvictStep(ctx, o, r)
+	defer s.releaseLater() // burst20c_later.go
 	o.fixIrrelevant(ctx, r, s.pr, s.pinned)
 	s.pr.startSeen() // burst_probe.go: the models seen from here on
 	order := s.r1Candidates()
@@ -852,7 +857,7 @@ func (s *evictStep) r4Earlier(t int32) int32 {
 	}
 	start := r.h.Txns[t].Start
 	for _, kv := range p.Txns()[t].Finals() {
-		for _, w := range s.writersLeft(kv.Key()) { // r4_writers.go
+		for _, w := range s.writersStartingBy(kv.Key(), start) { // burst20c_later.go
 			if r.h.Txns[w].Start > start {
 				break
 			}
@@ -893,44 +898,70 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 		// overtaken: prev, the live version, follows t: t's version of
 		// k is overwritten (an earlier eviction overtook t).
 		overtaken, stale := false, false
-		var earlier, later []int32           // member writers of k decided before / after t
-		for _, w := range s.writersLeft(k) { // r4_writers.go
-			if s.r4Skip(w, t) { // burst_listreads.go
-				continue
+		var earlier, later []int32 // member writers of k decided before / after t
+		// The writers up to the cut, then those after it only if t is
+		// overtaken on k: else they follow t in real time and are
+		// reached through t (burst20c_later.go).
+		bound, cut := s.r4Cut(k, t, prev)
+		var pre []int32
+		if cut {
+			pre = s.writersUpTo(k, bound)
+		} else {
+			pre = s.writersLeft(k)
+		}
+		for phase := 0; phase < 2; phase++ {
+			list := pre
+			if phase == 1 {
+				if !cut {
+					break
+				}
+				if r4LaterCount != nil {
+					r4LaterCount(overtaken)
+				}
+				if !overtaken {
+					s.r4SuffixUnknowns(k, t, bound)
+					break
+				}
+				list = s.writersLeft(k)[len(pre):]
 			}
-			if i := r.pos[w]; w != prev && i >= 0 && r.ghost[w] && !slices.Contains(st.GhostKeys[i], p.Keys()[k]) {
-				// A ghost that an eviction earlier in this step
-				// overwrote on k: it precedes prev, which t must
-				// follow, so it holds t back no more than prev.
-				continue
-			}
-			if w == prev || r.pos[w] < 0 {
-				if overtaken {
+			for _, w := range list { // r4_writers.go
+				if s.r4Skip(w, t) { // burst_listreads.go
 					continue
 				}
-				if !before(w, t) {
-					if before(t, w) && w == prev {
-						// The live version follows t: overtaken.
-						overtaken = true
+				if i := r.pos[w]; w != prev && i >= 0 && r.ghost[w] && !slices.Contains(st.GhostKeys[i], p.Keys()[k]) {
+					// A ghost that an eviction earlier in this step
+					// overwrote on k: it precedes prev, which t must
+					// follow, so it holds t back no more than prev.
+					continue
+				}
+				if w == prev || r.pos[w] < 0 {
+					if overtaken {
 						continue
 					}
-					ok = false
-					tracePin(tx, func() string { return "R4: not after the live version " + r.h.Txns[w].Compact() })
+					if !before(w, t) {
+						if before(t, w) && w == prev {
+							// The live version follows t: overtaken.
+							overtaken = true
+							continue
+						}
+						ok = false
+						tracePin(tx, func() string { return "R4: not after the live version " + r.h.Txns[w].Compact() })
+					}
+					continue
 				}
-				continue
-			}
-			switch {
-			case p.Before(t, w):
-				later = append(later, w)
-			case p.Before(w, t) || s.behindAnchor(w, t): // evict_unknown.go
-				earlier = append(earlier, w)
-			case pr.forced(e.Node()[t], e.Node()[w]):
-				later = append(later, w)
-			case pr.forced(e.Node()[w], e.Node()[t]):
-				earlier = append(earlier, w)
-			default:
-				ok = false
-				tracePin(tx, func() string { return "R4: not ordered with writer " + r.h.Txns[w].Compact() })
+				switch {
+				case p.Before(t, w):
+					later = append(later, w)
+				case p.Before(w, t) || s.behindAnchor(w, t): // evict_unknown.go
+					earlier = append(earlier, w)
+				case pr.forced(e.Node()[t], e.Node()[w]):
+					later = append(later, w)
+				case pr.forced(e.Node()[w], e.Node()[t]):
+					earlier = append(earlier, w)
+				default:
+					ok = false
+					tracePin(tx, func() string { return "R4: not ordered with writer " + r.h.Txns[w].Compact() })
+				}
 			}
 		}
 		if !ok {
@@ -1035,7 +1066,7 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 				break
 			}
 			keep, kr = true, nil
-		} else if !overtaken && from >= 0 && r.ghost[from] && s.firstAfterInitial(k, from) {
+		} else if !overtaken && from >= 0 && r.ghost[from] && s.firstAfterInitialAt(k, from) { // burst20c_later.go
 			// prev is the first version after the initial one, whose
 			// reads are not all decided: it keeps its version of k
 			// (G5).
