@@ -57,6 +57,7 @@ type r4Later struct {
 	special []int64
 	unk     [][]int32
 	fi      []int32
+	ps      pairStamps // burst20c_pairs.go: not reset, its stamps only grow
 }
 
 // r4LaterPool holds the indexes between steps (and engines): a new set

@@ -637,11 +637,7 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 		preds, succs = s.guardedNeighbours(t, preds, succs) // evict_guarded.go
 	}
 	removed[t] = true
-	for _, a := range preds {
-		for _, b := range succs {
-			s.addKept(a, b)
-		}
-	}
+	s.keepPairs(preds, succs) // burst20c_pairs.go
 	// An order a -> t -> b with both steps real time is itself real
 	// time (e_a+2Δ <= s_t <= e_t <= s_b-2Δ), so those pairs, old ghosts
 	// times the window, need no kept edge. Of the pairs with one
