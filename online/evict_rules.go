@@ -557,6 +557,14 @@ func (s *evictStep) commitOf(t int32) (bool, bool) {
 	case p.Txns()[t].Dropped() || r.h.Txns[t].Status == history.Aborted:
 		return false, true
 	}
+	return s.commitOfLit(t)
+}
+
+// commitOfLit is commitOf for a member t that prepare kept and that did
+// not abort (burst_session.go asks it of a session's unknowns, whose
+// commit is a literal of the encoding: the two tests above are false
+// for them, and each was a cache miss per question).
+func (s *evictStep) commitOfLit(t int32) (bool, bool) {
 	act := s.e.Act()[t]
 	if s.openCommit[t] {
 		if v, ok := fixedLit(s.e.Solver(), act); ok {
