@@ -14,15 +14,15 @@ package online
 // on a 300K burst.
 //
 // keepPairs asks the same questions of the same pairs, in the same
-// order, and appends the same orders in the same order: for each a it
-// stamps a's kept successors (keptOut[a]) in an array by position, and
-// "kept already" is then an array read; an order it appends is stamped
-// too, as addKept's set would record it. A stamp is fresh for each a
-// (a counter that only grows; the array is zeroed when it wraps), so no
-// mark of another a, or of another step, is read as a's. It is used for
-// the a whose kept successors are not many more than t's successors
-// (stamping them costs their number); for the others the pairs go
-// through addKept as before.
+// order, and appends the same orders in the same order. For an a with a
+// long kept list, "kept already" reads a's row of keptSet, a bit per
+// position (keptBits, evict_rules.go; it was a map per row). For an a
+// with a short one it stamps a's kept successors (keptOut[a]) in an
+// array by position, and reads the array; an order it appends is
+// stamped too, as hasKept would then find it. A stamp is fresh for each
+// a (a counter that only grows; the array is zeroed when it wraps), so
+// no mark of another a, or of another step, is read as a's. Removals
+// with few successors go through addKept as before.
 
 // pairStamps is keepPairs' array and counter, kept in the step's pooled
 // index (burst20c_later.go).
@@ -67,14 +67,23 @@ func (s *evictStep) keepPairs(preds, succs []int32) {
 	n := len(s.r.h.Txns)
 	stamped := 0
 	for _, a := range preds {
-		if len(s.keptOut[a]) > 4*len(succs) {
-			for _, b := range succs {
-				s.addKept(a, b)
-			}
-			continue
-		}
 		if removed[a] {
 			continue // addKept keeps nothing out of a
+		}
+		if len(s.keptOut[a]) >= keptSetMin {
+			// a's row of kept orders (hasKept would make it at the
+			// first pair): a bit read per pair.
+			bs := s.keptRow(a)
+			stamped += len(succs)
+			for _, b := range succs {
+				if a == b || removed[b] || p.Before(a, b) || bs.has(b) {
+					continue
+				}
+				s.keptOut[a] = append(s.keptOut[a], b)
+				s.keptIn[b] = append(s.keptIn[b], a)
+				bs.set(b)
+			}
+			continue
 		}
 		st := ps.next(n)
 		mark := ps.mark
@@ -82,7 +91,7 @@ func (s *evictStep) keepPairs(preds, succs []int32) {
 		for _, x := range s.keptOut[a] {
 			mark[x] = st
 		}
-		m, indexed := s.keptSet[a]
+		bs, indexed := s.keptSet[a]
 		for _, b := range succs {
 			if a == b || removed[b] || p.Before(a, b) || mark[b] == st {
 				continue
@@ -90,7 +99,7 @@ func (s *evictStep) keepPairs(preds, succs []int32) {
 			s.keptOut[a] = append(s.keptOut[a], b)
 			s.keptIn[b] = append(s.keptIn[b], a)
 			if indexed {
-				m[b] = struct{}{}
+				bs.set(b)
 			}
 			mark[b] = st
 		}

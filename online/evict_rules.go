@@ -71,7 +71,7 @@ type evictStep struct {
 	// one step evicts, and a scan per addKept made that step quadratic
 	// (issue 20, item 7). Short lists are scanned; the set never changes
 	// keptOut's order, which the rest of the step follows.
-	keptSet map[int32]map[int32]struct{}
+	keptSet map[int32]keptBits
 	// livePosOf caches livePos (plus one; 0: not looked up).
 	livePosOf []int32
 	// heldBy is, per list key folded this step, the position of the
@@ -428,7 +428,7 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 			s.outside = append(s.outside, k)
 		}
 	}
-	s.keptSet = map[int32]map[int32]struct{}{}
+	s.keptSet = map[int32]keptBits{}
 	s.livePosOf = zeroed(&sx.livePosOf, len(p.Keys()))
 	s.lastEarlier = zeroed(&sx.lastEarlier, nt)
 	s.stuck = zeroed(&sx.stuck, nt)
@@ -511,21 +511,39 @@ const keptSetMin = 32
 
 // hasKept reports whether a -> b is a kept order of this step.
 func (s *evictStep) hasKept(a, b int32) bool {
-	if m, ok := s.keptSet[a]; ok {
-		_, in := m[b]
-		return in
+	if bs, ok := s.keptSet[a]; ok {
+		return bs.has(b)
 	}
 	if len(s.keptOut[a]) < keptSetMin {
 		return slices.Contains(s.keptOut[a], b)
 	}
-	m := make(map[int32]struct{}, 2*len(s.keptOut[a]))
-	for _, x := range s.keptOut[a] {
-		m[x] = struct{}{}
-	}
-	s.keptSet[a] = m
-	_, in := m[b]
-	return in
+	return s.keptRow(a).has(b)
 }
+
+// keptRow is keptSet[a], made from keptOut[a] at the first question.
+func (s *evictStep) keptRow(a int32) keptBits {
+	if bs, ok := s.keptSet[a]; ok {
+		return bs
+	}
+	bs := make(keptBits, (len(s.r.h.Txns)+63)/64)
+	for _, x := range s.keptOut[a] {
+		bs.set(x)
+	}
+	s.keptSet[a] = bs
+	return bs
+}
+
+// keptBits is a row of keptSet: a bit per position of the step's
+// instance. A map per row was a lookup with cache misses per pair: on a
+// 300K burst the rows of unknowns in doubt hold ten thousand orders each,
+// and R5 asks each of them about a thousand pairs per removal (a sixth
+// of run's CPU). A row is a bit per position (an eighth of a byte per
+// transaction of the step), made only for the few members with long
+// kept lists, and dropped with the step.
+type keptBits []uint64
+
+func (bs keptBits) has(b int32) bool { return bs[b>>6]&(1<<(uint(b)&63)) != 0 }
+func (bs keptBits) set(b int32)      { bs[b>>6] |= 1 << (uint(b) & 63) }
 
 // addKept keeps a -> b unless the level or an earlier kept order already
 // gives it, or an end has left.
@@ -535,8 +553,8 @@ func (s *evictStep) addKept(a, b int32) {
 	}
 	s.keptOut[a] = append(s.keptOut[a], b)
 	s.keptIn[b] = append(s.keptIn[b], a)
-	if m, ok := s.keptSet[a]; ok {
-		m[b] = struct{}{}
+	if bs, ok := s.keptSet[a]; ok {
+		bs.set(b)
 	}
 }
 
