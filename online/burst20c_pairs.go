@@ -31,7 +31,8 @@ type pairStamps struct {
 	stamp uint32
 }
 
-// r5PairsNaive (tests) sends every pair through addKept.
+// r5PairsNaive (tests) sends every pair through addKept, and makes
+// hasKept scan keptOut[a] (no row, no stamp): the reference.
 var r5PairsNaive bool
 
 // r5PairsCount (tests) is told how many pairs each call decided by

@@ -511,6 +511,9 @@ const keptSetMin = 32
 
 // hasKept reports whether a -> b is a kept order of this step.
 func (s *evictStep) hasKept(a, b int32) bool {
+	if r5PairsNaive {
+		return slices.Contains(s.keptOut[a], b) // the reference (tests)
+	}
 	if bs, ok := s.keptSet[a]; ok {
 		return bs.has(b)
 	}
