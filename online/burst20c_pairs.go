@@ -10,7 +10,7 @@ package online
 // and when one whose commit got decided leaves, its predecessors are
 // other unknowns in doubt and its successors a thousand transactions,
 // most of them already kept after each predecessor: addKept's "kept
-// already" was a map lookup per pair (keptSet), a sixth of `run`'s CPU
+// already" was a map lookup per pair (keptSet), a fifth of `run`'s CPU
 // on a 300K burst.
 //
 // keepPairs asks the same questions of the same pairs, in the same

@@ -539,7 +539,7 @@ func (s *evictStep) keptRow(a int32) keptBits {
 // keptBits is a row of keptSet: a bit per position of the step's
 // instance. A map per row was a lookup with cache misses per pair: on a
 // 300K burst the rows of unknowns in doubt hold ten thousand orders each,
-// and R5 asks each of them about a thousand pairs per removal (a sixth
+// and R5 asks each of them about a thousand pairs per removal (a fifth
 // of run's CPU). A row is a bit per position (an eighth of a byte per
 // transaction of the step), made only for the few members with long
 // kept lists, and dropped with the step.
