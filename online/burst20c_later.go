@@ -46,8 +46,8 @@ import (
 // cut are visited as before.
 
 // r4Later is the step's index for the cut, per interned key, built at
-// R4's first question for the key: whether k's writers (aborted left
-// out) all have a time and come in start order (else no cut), the
+// R4's first question for the key: whether k's writers (aborted ones
+// too) all have a time and come in start order (else no cut), the
 // latest start of a writer that is no window member (a fixed initial
 // value: the cut must pass it), and k's unknown writers in position
 // order. fi is firstAfterInitial's cursor (firstAfterInitialAt).
@@ -115,14 +115,16 @@ func (s *evictStep) r4KeyFacts(k int32) {
 	last := int64(math.MinInt64)
 	unk := x.unk[k][:0]
 	for _, w := range s.p.WritersOf()[k] {
+		// Aborted writers count for the order: writersLeftNaive's list
+		// (tests) keeps them.
 		tw := &r.h.Txns[w]
-		if tw.Status == history.Aborted {
-			continue
-		}
 		if !tw.HasTime || tw.Start < last {
 			sorted = false
 		}
 		last = tw.Start
+		if tw.Status == history.Aborted {
+			continue
+		}
 		if r.pos[w] < 0 {
 			special = max(special, tw.Start)
 		}
