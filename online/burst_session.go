@@ -68,9 +68,11 @@ func (s *evictStep) sessionNeighbours(t int32, ss int32, preds, succs []int32) (
 	i, j := len(down)-1, 0
 	for i >= 0 || j < len(uns) && p.SessionRank()[uns[j]] < rank {
 		var u int32
+		settled := false
 		if j >= len(uns) || p.SessionRank()[uns[j]] >= rank || i >= 0 && p.SessionRank()[down[i]] < p.SessionRank()[uns[j]] {
 			u = down[i]
 			i--
+			settled = true
 		} else {
 			u = uns[j]
 			j++
@@ -78,7 +80,15 @@ func (s *evictStep) sessionNeighbours(t int32, ss int32, preds, succs []int32) (
 		if u == t || s.removed[u] {
 			continue
 		}
-		if c, _ := s.commitOf(u); c && !p.RealTimeBefore(u, t) {
+		var c bool
+		if settled {
+			c, _ = s.commitOf(u)
+		} else {
+			// An unsettled member is a kept, unaborted member whose
+			// commit is a literal: commitOf's first tests are false.
+			c, _ = s.commitOfLit(u)
+		}
+		if c && !p.RealTimeBefore(u, t) {
 			preds = append(preds, u)
 		}
 	}

@@ -71,7 +71,7 @@ type evictStep struct {
 	// one step evicts, and a scan per addKept made that step quadratic
 	// (issue 20, item 7). Short lists are scanned; the set never changes
 	// keptOut's order, which the rest of the step follows.
-	keptSet map[int32]map[int32]struct{}
+	keptSet map[int32]keptBits
 	// livePosOf caches livePos (plus one; 0: not looked up).
 	livePosOf []int32
 	// heldBy is, per list key folded this step, the position of the
@@ -116,6 +116,10 @@ type evictStep struct {
 	// sx holds the step's arrays, reused from the last step's
 	// (live_scratch.go).
 	sx *evictScratch
+	// lx: R4's cut and firstAfterInitial's cursors (burst20c_later.go),
+	// taken from a pool at the first question and given back at the
+	// step's end.
+	lx *r4Later
 }
 
 // replacement is a read of another member that t's eviction replaces by
@@ -152,6 +156,7 @@ func (s *evictStep) replaceReads(repl []replacement) {
 // rules allow, in release order, and updates the summaries.
 func (o *Online) evict(ctx context.Context, r *reduced) {
 	s := newEvictStep(ctx, o, r)
+	defer s.releaseLater() // burst20c_later.go
 	o.fixIrrelevant(ctx, r, s.pr, s.pinned)
 	s.pr.startSeen() // burst_probe.go: the models seen from here on
 	order := s.r1Candidates()
@@ -423,7 +428,7 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 			s.outside = append(s.outside, k)
 		}
 	}
-	s.keptSet = map[int32]map[int32]struct{}{}
+	s.keptSet = map[int32]keptBits{}
 	s.livePosOf = zeroed(&sx.livePosOf, len(p.Keys()))
 	s.lastEarlier = zeroed(&sx.lastEarlier, nt)
 	s.stuck = zeroed(&sx.stuck, nt)
@@ -506,21 +511,42 @@ const keptSetMin = 32
 
 // hasKept reports whether a -> b is a kept order of this step.
 func (s *evictStep) hasKept(a, b int32) bool {
-	if m, ok := s.keptSet[a]; ok {
-		_, in := m[b]
-		return in
+	if r5PairsNaive {
+		return slices.Contains(s.keptOut[a], b) // the reference (tests)
+	}
+	if bs, ok := s.keptSet[a]; ok {
+		return bs.has(b)
 	}
 	if len(s.keptOut[a]) < keptSetMin {
 		return slices.Contains(s.keptOut[a], b)
 	}
-	m := make(map[int32]struct{}, 2*len(s.keptOut[a]))
-	for _, x := range s.keptOut[a] {
-		m[x] = struct{}{}
-	}
-	s.keptSet[a] = m
-	_, in := m[b]
-	return in
+	return s.keptRow(a).has(b)
 }
+
+// keptRow is keptSet[a], made from keptOut[a] at the first question.
+func (s *evictStep) keptRow(a int32) keptBits {
+	if bs, ok := s.keptSet[a]; ok {
+		return bs
+	}
+	bs := make(keptBits, (len(s.r.h.Txns)+63)/64)
+	for _, x := range s.keptOut[a] {
+		bs.set(x)
+	}
+	s.keptSet[a] = bs
+	return bs
+}
+
+// keptBits is a row of keptSet: a bit per position of the step's
+// instance. A map per row was a lookup with cache misses per pair: on a
+// 300K burst the rows of unknowns in doubt hold ten thousand orders each,
+// and R5 asks each of them about a thousand pairs per removal (a fifth
+// of run's CPU). A row is a bit per position (an eighth of a byte per
+// transaction of the step), made only for the few members with long
+// kept lists, and dropped with the step.
+type keptBits []uint64
+
+func (bs keptBits) has(b int32) bool { return bs[b>>6]&(1<<(uint(b)&63)) != 0 }
+func (bs keptBits) set(b int32)      { bs[b>>6] |= 1 << (uint(b) & 63) }
 
 // addKept keeps a -> b unless the level or an earlier kept order already
 // gives it, or an end has left.
@@ -530,8 +556,8 @@ func (s *evictStep) addKept(a, b int32) {
 	}
 	s.keptOut[a] = append(s.keptOut[a], b)
 	s.keptIn[b] = append(s.keptIn[b], a)
-	if m, ok := s.keptSet[a]; ok {
-		m[b] = struct{}{}
+	if bs, ok := s.keptSet[a]; ok {
+		bs.set(b)
 	}
 }
 
@@ -552,6 +578,14 @@ func (s *evictStep) commitOf(t int32) (bool, bool) {
 	case p.Txns()[t].Dropped() || r.h.Txns[t].Status == history.Aborted:
 		return false, true
 	}
+	return s.commitOfLit(t)
+}
+
+// commitOfLit is commitOf for a member t that prepare kept and that did
+// not abort (burst_session.go asks it of a session's unknowns, whose
+// commit is a literal of the encoding: the two tests above are false
+// for them, and each was a cache miss per question).
+func (s *evictStep) commitOfLit(t int32) (bool, bool) {
 	act := s.e.Act()[t]
 	if s.openCommit[t] {
 		if v, ok := fixedLit(s.e.Solver(), act); ok {
@@ -632,11 +666,7 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 		preds, succs = s.guardedNeighbours(t, preds, succs) // evict_guarded.go
 	}
 	removed[t] = true
-	for _, a := range preds {
-		for _, b := range succs {
-			s.addKept(a, b)
-		}
-	}
+	s.keepPairs(preds, succs) // burst20c_pairs.go
 	// An order a -> t -> b with both steps real time is itself real
 	// time (e_a+2Δ <= s_t <= e_t <= s_b-2Δ), so those pairs, old ghosts
 	// times the window, need no kept edge. Of the pairs with one
@@ -852,7 +882,7 @@ func (s *evictStep) r4Earlier(t int32) int32 {
 	}
 	start := r.h.Txns[t].Start
 	for _, kv := range p.Txns()[t].Finals() {
-		for _, w := range s.writersLeft(kv.Key()) { // r4_writers.go
+		for _, w := range s.writersStartingBy(kv.Key(), start) { // burst20c_later.go
 			if r.h.Txns[w].Start > start {
 				break
 			}
@@ -893,44 +923,70 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 		// overtaken: prev, the live version, follows t: t's version of
 		// k is overwritten (an earlier eviction overtook t).
 		overtaken, stale := false, false
-		var earlier, later []int32           // member writers of k decided before / after t
-		for _, w := range s.writersLeft(k) { // r4_writers.go
-			if s.r4Skip(w, t) { // burst_listreads.go
-				continue
+		var earlier, later []int32 // member writers of k decided before / after t
+		// The writers up to the cut, then those after it only if t is
+		// overtaken on k: else they follow t in real time and are
+		// reached through t (burst20c_later.go).
+		bound, cut := s.r4Cut(k, t, prev)
+		var pre []int32
+		if cut {
+			pre = s.writersUpTo(k, bound)
+		} else {
+			pre = s.writersLeft(k)
+		}
+		for phase := 0; phase < 2; phase++ {
+			list := pre
+			if phase == 1 {
+				if !cut {
+					break
+				}
+				if r4LaterCount != nil {
+					r4LaterCount(overtaken)
+				}
+				if !overtaken {
+					s.r4SuffixUnknowns(k, t, bound)
+					break
+				}
+				list = s.writersLeft(k)[len(pre):]
 			}
-			if i := r.pos[w]; w != prev && i >= 0 && r.ghost[w] && !slices.Contains(st.GhostKeys[i], p.Keys()[k]) {
-				// A ghost that an eviction earlier in this step
-				// overwrote on k: it precedes prev, which t must
-				// follow, so it holds t back no more than prev.
-				continue
-			}
-			if w == prev || r.pos[w] < 0 {
-				if overtaken {
+			for _, w := range list { // r4_writers.go
+				if s.r4Skip(w, t) { // burst_listreads.go
 					continue
 				}
-				if !before(w, t) {
-					if before(t, w) && w == prev {
-						// The live version follows t: overtaken.
-						overtaken = true
+				if i := r.pos[w]; w != prev && i >= 0 && r.ghost[w] && !slices.Contains(st.GhostKeys[i], p.Keys()[k]) {
+					// A ghost that an eviction earlier in this step
+					// overwrote on k: it precedes prev, which t must
+					// follow, so it holds t back no more than prev.
+					continue
+				}
+				if w == prev || r.pos[w] < 0 {
+					if overtaken {
 						continue
 					}
-					ok = false
-					tracePin(tx, func() string { return "R4: not after the live version " + r.h.Txns[w].Compact() })
+					if !before(w, t) {
+						if before(t, w) && w == prev {
+							// The live version follows t: overtaken.
+							overtaken = true
+							continue
+						}
+						ok = false
+						tracePin(tx, func() string { return "R4: not after the live version " + r.h.Txns[w].Compact() })
+					}
+					continue
 				}
-				continue
-			}
-			switch {
-			case p.Before(t, w):
-				later = append(later, w)
-			case p.Before(w, t) || s.behindAnchor(w, t): // evict_unknown.go
-				earlier = append(earlier, w)
-			case pr.forced(e.Node()[t], e.Node()[w]):
-				later = append(later, w)
-			case pr.forced(e.Node()[w], e.Node()[t]):
-				earlier = append(earlier, w)
-			default:
-				ok = false
-				tracePin(tx, func() string { return "R4: not ordered with writer " + r.h.Txns[w].Compact() })
+				switch {
+				case p.Before(t, w):
+					later = append(later, w)
+				case p.Before(w, t) || s.behindAnchor(w, t): // evict_unknown.go
+					earlier = append(earlier, w)
+				case pr.forced(e.Node()[t], e.Node()[w]):
+					later = append(later, w)
+				case pr.forced(e.Node()[w], e.Node()[t]):
+					earlier = append(earlier, w)
+				default:
+					ok = false
+					tracePin(tx, func() string { return "R4: not ordered with writer " + r.h.Txns[w].Compact() })
+				}
 			}
 		}
 		if !ok {
@@ -1035,7 +1091,7 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 				break
 			}
 			keep, kr = true, nil
-		} else if !overtaken && from >= 0 && r.ghost[from] && s.firstAfterInitial(k, from) {
+		} else if !overtaken && from >= 0 && r.ghost[from] && s.firstAfterInitialAt(k, from) { // burst20c_later.go
 			// prev is the first version after the initial one, whose
 			// reads are not all decided: it keeps its version of k
 			// (G5).

@@ -41,26 +41,8 @@ func (s *evictStep) writersLeft(k int32) []int32 {
 	if writersLeftNaive {
 		return s.p.WritersOf()[k]
 	}
-	if s.wLeft == nil {
-		sx := s.sx // live_scratch.go: the last step's lists, emptied
-		s.wLeft = emptied(&sx.wLeft, len(s.p.Keys()))
-		s.wLeftInit = zeroed(&sx.wLeftInit, len(s.p.Keys()))
-	}
+	s.writersLeftInit(k)
 	ws := s.wLeft[k]
-	if !s.wLeftInit[k] {
-		// A copy (WritersOf is the prepared history's, shared with the
-		// encoder and the rest of the step), without the aborted
-		// writers, once: a status read per writer and call was a cache
-		// miss each (a transaction is a large struct). The list's
-		// array is the last step's (emptied), or a new one.
-		ws = ws[:0]
-		for _, w := range s.p.WritersOf()[k] {
-			if s.r.h.Txns[w].Status != history.Aborted {
-				ws = append(ws, w)
-			}
-		}
-		s.wLeftInit[k] = true
-	}
 	j := 0
 	for _, w := range ws {
 		if !s.writerGone(w, k) {
@@ -74,6 +56,31 @@ func (s *evictStep) writersLeft(k int32) []int32 {
 	ws = ws[:j]
 	s.wLeft[k] = ws
 	return ws
+}
+
+// writersLeftInit makes k's list at the step's first question.
+func (s *evictStep) writersLeftInit(k int32) {
+	if s.wLeft == nil {
+		sx := s.sx // live_scratch.go: the last step's lists, emptied
+		s.wLeft = emptied(&sx.wLeft, len(s.p.Keys()))
+		s.wLeftInit = zeroed(&sx.wLeftInit, len(s.p.Keys()))
+	}
+	if s.wLeftInit[k] {
+		return
+	}
+	// A copy (WritersOf is the prepared history's, shared with the
+	// encoder and the rest of the step), without the aborted writers,
+	// once: a status read per writer and call was a cache miss each (a
+	// transaction is a large struct). The list's array is the last
+	// step's (emptied), or a new one.
+	ws := s.wLeft[k][:0]
+	for _, w := range s.p.WritersOf()[k] {
+		if s.r.h.Txns[w].Status != history.Aborted {
+			ws = append(ws, w)
+		}
+	}
+	s.wLeft[k] = ws
+	s.wLeftInit[k] = true
 }
 
 // writerGone: every scan of k's writers skips w for the rest of the step
