@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -56,8 +57,12 @@ type parkIndex struct {
 	members, readmitted int
 }
 
-// parkGroups turns parking on (tests turn it off to compare).
-var parkGroups = true
+// parkGroups turns parking on (tests turn it off to compare), and
+// parkTrace counts the groups parked (tests).
+var (
+	parkGroups = true
+	parkTrace  atomic.Int64
+)
 
 // parkAfter is how many releases a member's back-off must have lasted
 // before its group is parked: a group that some arrival is about to
@@ -207,6 +212,7 @@ func (o *Online) park(group []int32, r *reduced) {
 		st.Parked = map[int]parkedGroup{}
 	}
 	st.Parked[id] = g
+	parkTrace.Add(1)
 	px := st.parkIdx()
 	for _, k := range g.Keys {
 		px.keys[k] = id
