@@ -207,14 +207,14 @@ func parkStorm(t *testing.T, i int) (*history.History, history.Options) {
 // and cores, no disagreement; and groups must park and be re-admitted. A
 // third engine, restored from its snapshot before every step, must hold
 // the same members and parked groups as the one that never stops.
-// STREAMCHECK_PARK_N sets the number of histories (4, 2 under -short).
+// STREAMCHECK_PARK_N sets the number of histories (2, 1 under -short).
 func TestParkStormsAsBefore(t *testing.T) {
 	defer func(p bool, e int) { parkGroups, rewindEvery = p, e }(parkGroups, rewindEvery)
 	defer SetSelfCheck(SetSelfCheck(true))
 	rewindEvery = 512
-	n := 4
+	n := 2
 	if testing.Short() {
-		n = 2
+		n = 1
 	}
 	if v, err := strconv.Atoi(os.Getenv("STREAMCHECK_PARK_N")); err == nil {
 		n = v
