@@ -112,6 +112,13 @@ type evictState struct {
 	// Backoff are the window members whose R2 probe came back undecided
 	// and that are not probed again yet (evict_backoff.go).
 	Backoff map[int]probeBackoff `json:",omitempty"`
+	// Parked are the isolated groups parked out of the instance, by
+	// their first member, and ParkSeen the releases checked for
+	// arrivals that re-admit one (park_group.go). // park22
+	Parked   map[int]parkedGroup `json:",omitempty"` // park22
+	ParkSeen int                 `json:",omitempty"` // park22
+
+	park parkIndex // park22: derived from Parked, not in a snapshot
 
 	Evicted, Ghosts, Disagreements int
 
@@ -333,6 +340,7 @@ func (o *Online) taintedBy(r int, tk string) bool {
 // the ghosts they can meet (instanceGhosts, ghost_index.go), in released
 // order.
 func (o *Online) build() *reduced {
+	o.unparkArrivals() // park22: park_group.go
 	st := &o.ev
 	window := st.windowList()
 	o.markInDoubt(window) // evict_unknown.go

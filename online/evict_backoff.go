@@ -222,9 +222,19 @@ const isolatedGroupMax = 16
 // group's keys (which joins the group) or a change of the group can
 // decide what a probe found undecided.
 func (s *evictStep) isolatedGroup(t int32, at int) bool {
+	_, ok := s.isolatedGroupOf(t, at, false)
+	return ok
+}
+
+// isolatedGroupOf is isolatedGroup returning the group too (nil when it
+// is not isolated). With inner, a kept order between two members of the
+// group is allowed (parkIsolated: a fact of the group's own
+// sub-instance, parked with it); a kept order with one end outside the
+// group never is.
+func (s *evictStep) isolatedGroupOf(t int32, at int, inner bool) ([]int32, bool) {
 	r, p := s.r, s.p
 	if len(s.o.doubt.closedBy) > 0 {
-		return false
+		return nil, false
 	}
 	opts := p.Opts()
 	lv := opts.Level
@@ -235,24 +245,24 @@ func (s *evictStep) isolatedGroup(t int32, at int) bool {
 		i := r.pos[u]
 		tx := &r.h.Txns[u]
 		if i < 0 || r.ghost[u] || i >= at || !s.o.closed.get(i) || tx.Status != history.Committed || p.Txns()[u].Dropped() {
-			return false
+			return nil, false
 		}
-		if len(s.keptOut[u]) > 0 || len(s.keptIn[u]) > 0 {
-			return false
+		if (len(s.keptOut[u]) > 0 || len(s.keptIn[u]) > 0) && !inner {
+			return nil, false
 		}
 		if lv.SessionOrder() {
 			if ss := p.SessionOf()[u]; ss >= 0 && len(p.SessionMembers()[ss]) > 1 {
-				return false
+				return nil, false
 			}
 		}
 		if lv.RealTime() && (!tx.HasTime || tx.Start >= tx.End) {
 			// Real time is what ties the group to the rest: the
 			// argument needs each member's interval to have a length.
-			return false
+			return nil, false
 		}
 		for _, k := range s.opKeys[u] {
 			if int(k) >= len(s.accessors) {
-				return false
+				return nil, false
 			}
 			for _, a := range s.accessors[k] {
 				if r.pos[a] < 0 {
@@ -266,7 +276,7 @@ func (s *evictStep) isolatedGroup(t int32, at int) bool {
 				}
 				if !slices.Contains(group, a) {
 					if len(group) >= isolatedGroupMax {
-						return false
+						return nil, false
 					}
 					group = append(group, a)
 				}
@@ -274,14 +284,27 @@ func (s *evictStep) isolatedGroup(t int32, at int) bool {
 		}
 	}
 	if len(inits) > 0 && !lv.RealTime() {
-		return false
+		return nil, false
 	}
 	for _, a := range inits {
 		for _, g := range group {
 			if !opts.Precedes(&r.h.Txns[a], &r.h.Txns[g]) {
-				return false
+				return nil, false
 			}
 		}
 	}
-	return true
+	if inner {
+		// A kept order at a member must have its other end in the
+		// group too.
+		for _, g := range group {
+			for _, l := range [][]int32{s.keptOut[g], s.keptIn[g]} {
+				for _, u := range l {
+					if !slices.Contains(group, u) {
+						return nil, false
+					}
+				}
+			}
+		}
+	}
+	return group, true
 }

@@ -36,6 +36,10 @@ const (
 	// PinBackoff: an R2 probe came back undecided at an earlier step and
 	// nothing that could decide it has arrived since (evict_backoff.go).
 	PinBackoff
+	// PinParked is not a pin: it counts the members of the isolated
+	// groups parked out of the instance (park_group.go), which are in
+	// neither the window nor Pinned.
+	PinParked
 	numPinReasons
 )
 
@@ -52,6 +56,7 @@ var pinReasonNames = [numPinReasons]string{
 	PinVersionOrder:  "r4-version-order",
 	PinProbeBudget:   "probe-budget",
 	PinBackoff:       "probe-backoff",
+	PinParked:        "parked",
 }
 
 // String is the reason's name in the status line and metrics.
@@ -86,12 +91,17 @@ func (s *evictStep) pin(t int32, why PinReason) {
 
 // countPinned counts the time-closed members still in the window with
 // their bodies after the step, by the reason each stays.
+//
+// The isolated groups that may leave the instance are parked first
+// (parkIsolated): the count is of the members that stay, and by[PinParked]
+// of the parked ones.
 func (s *evictStep) countPinned() {
+	s.parkIsolated() // park_group.go
 	r := s.r
 	var by PinnedBy
 	for t := range r.h.Txns {
 		i := r.pos[t]
-		if i < 0 || s.removed[t] || r.ghost[t] || !s.o.closed.get(i) {
+		if i < 0 || s.removed[t] || r.ghost[t] || !s.o.closed.get(i) || !s.st.Member.get(i) {
 			continue
 		}
 		why := s.why[t]
@@ -100,5 +110,6 @@ func (s *evictStep) countPinned() {
 		}
 		by[why]++
 	}
+	by[PinParked] = s.st.parkedCount()
 	s.st.pinnedBy = by
 }

@@ -71,7 +71,8 @@ type rewindPoint struct {
 	members []int
 }
 
-// memberList returns the point's members in released order.
+// memberList returns the point's members in released order, then its
+// parked members: retention keeps the bodies of both.
 func (p *rewindPoint) memberList() ([]int, error) {
 	if p.members == nil && p.st != nil {
 		p.members = []int{}
@@ -80,9 +81,17 @@ func (p *rewindPoint) memberList() ([]int, error) {
 				p.members = append(p.members, i)
 			}
 		}
+		// A parked member's body is needed by a replay from the point
+		// as a member's is (park_group.go).
+		for _, g := range p.st.parked {
+			p.members = append(p.members, g.Members...)
+		}
 	}
 	if p.members == nil {
-		var st struct{ Member runFlags }
+		var st struct {
+			Member runFlags
+			Parked map[int]parkedGroup
+		}
 		if err := json.Unmarshal(p.State, &st); err != nil {
 			return nil, fmt.Errorf("engine: rewind point at %d: %w", p.Pos, err)
 		}
@@ -91,6 +100,9 @@ func (p *rewindPoint) memberList() ([]int, error) {
 			if st.Member.get(i) {
 				p.members = append(p.members, i)
 			}
+		}
+		for _, g := range st.Parked {
+			p.members = append(p.members, g.Members...)
 		}
 	}
 	return p.members, nil
@@ -102,7 +114,7 @@ func (o *Online) takeRewind(pos int) {
 	if !o.evicting || pos < o.nextRewind {
 		return
 	}
-	p := rewindPoint{Pos: pos, st: o.ev.flat(), members: slices.Clone(o.ev.memberList())}
+	p := rewindPoint{Pos: pos, st: o.ev.flat(), members: append(slices.Clone(o.ev.memberList()), o.ev.parkedMembers()...)}
 	if selfCheck.Load() {
 		o.checkRewindCopy(&p)
 	}

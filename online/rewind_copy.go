@@ -38,6 +38,9 @@ type flatState struct {
 	kept                           [][2]int
 	tail                           map[int][]history.Op
 	evicted, ghosts, disagreements int
+	// parked and parkSeen are Parked and ParkSeen (park_group.go).
+	parked   map[int]parkedGroup
+	parkSeen int
 }
 
 // flat copies st's exported fields but Taint.
@@ -55,6 +58,7 @@ func (st *evictState) flat() *flatState {
 		backoff:    flattenMap(st.Backoff),
 		kept:       slices.Clone(st.Kept),
 		evicted:    st.Evicted, ghosts: st.Ghosts, disagreements: st.Disagreements,
+		parked: cloneParked(st.Parked), parkSeen: st.ParkSeen,
 	}
 	if st.Tail != nil {
 		f.tail = make(map[int][]history.Op, len(st.Tail))
@@ -83,6 +87,8 @@ func (f *flatState) state() evictState {
 		Evicted:       f.evicted,
 		Ghosts:        f.ghosts,
 		Disagreements: f.disagreements,
+		Parked:        cloneParked(f.parked),
+		ParkSeen:      f.parkSeen,
 	}
 	if f.tail != nil {
 		c.Tail = make(map[int][]history.Op, len(f.tail))
@@ -257,4 +263,17 @@ func (p *rewindPoint) checkUnchanged() error {
 		return fmt.Errorf("online self-check: rewind point at %d changed since it was taken", p.Pos)
 	}
 	return nil
+}
+
+// cloneParked copies the parked groups, sharing nothing but strings (nil
+// for none, as JSON's omitempty gives back).
+func cloneParked(m map[int]parkedGroup) map[int]parkedGroup {
+	if len(m) == 0 {
+		return nil
+	}
+	c := make(map[int]parkedGroup, len(m))
+	for id, g := range m {
+		c[id] = parkedGroup{Members: slices.Clone(g.Members), Keys: slices.Clone(g.Keys), Sessions: slices.Clone(g.Sessions), Kept: slices.Clone(g.Kept)}
+	}
+	return c
 }

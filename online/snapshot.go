@@ -15,7 +15,12 @@ import (
 // snapshotVersion changes whenever the snapshot's meaning changes; a
 // snapshot of another version is refused rather than misread, because a
 // misread engine state would silently change verdicts.
-const snapshotVersion = 7
+const snapshotVersion = 8
+
+// snapshotVersionNoParked is version 8 before isolated groups were parked
+// out of the instance (park_group.go): its state has no Parked, which a
+// version 7 reader would drop, losing the parked members for ever.
+const snapshotVersionNoParked = 7
 
 // snapshotVersionNoListInit is version 7 before list keys left under an
 // unknown initial state (evict_list_init.go): its state has no InitList,
@@ -665,7 +670,7 @@ func RestoreOnlineAt(opts history.Options, bodies BodyFile, snap []byte, each fu
 	if err := json.Unmarshal(snap, &s); err != nil {
 		return nil, fmt.Errorf("engine snapshot: %w", err)
 	}
-	if s.Version != snapshotVersion && s.Version != snapshotVersionNoListInit && s.Version != snapshotVersionNoBackoff && s.Version != snapshotVersionNoCRC && s.Version != snapshotVersionNoRetention && s.Version != snapshotVersionFlagsAsBools {
+	if s.Version != snapshotVersion && s.Version != snapshotVersionNoParked && s.Version != snapshotVersionNoListInit && s.Version != snapshotVersionNoBackoff && s.Version != snapshotVersionNoCRC && s.Version != snapshotVersionNoRetention && s.Version != snapshotVersionFlagsAsBools {
 		return nil, fmt.Errorf("engine snapshot: version %d, this build reads version %d", s.Version, snapshotVersion)
 	}
 	want := NewOnline(opts)
