@@ -400,9 +400,18 @@ func TestScreenVerdictOnly(t *testing.T) {
 // any test relies on it.
 func contradictedHistory(t *testing.T, fillerStep int64) (*history.History, history.Options) {
 	t.Helper()
-	u := txn("u", "a", 1500, 1510, r("x", "0"), w("x", "1"))
+	return contradictedWith(t, fillerStep, history.InitialEmpty, w("x", "0"), []history.Op{r("x", "0"), w("x", "1")}, r("x", "1"))
+}
+
+// contradictedWith builds contradictedHistory's shape: i runs first, the
+// in-doubt u's ops at 1500, 147 fillers before it, fillers every
+// fillerStep after it, then v's read at 2100 and 20 more fillers; it
+// fails the test unless check finds the history valid (u committed).
+func contradictedWith(t *testing.T, fillerStep int64, init history.InitialState, first history.Op, uOps []history.Op, read history.Op) (*history.History, history.Options) {
+	t.Helper()
+	u := txn("u", "a", 1500, 1510, uOps...)
 	u.Status = history.Unknown
-	txns := []history.Txn{txn("i", "a", 0, 10, w("x", "0"))}
+	txns := []history.Txn{txn("i", "a", 0, 10, first)}
 	for s := int64(20); s < 1500; s += 10 {
 		txns = append(txns, txn(fmt.Sprint("e", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
 	}
@@ -410,12 +419,12 @@ func contradictedHistory(t *testing.T, fillerStep int64) (*history.History, hist
 	for s := int64(1600); s < 2000; s += fillerStep {
 		txns = append(txns, txn(fmt.Sprint("f", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
 	}
-	txns = append(txns, txn("v", "c", 2100, 2101, r("x", "1")))
+	txns = append(txns, txn("v", "c", 2100, 2101, read))
 	for s := int64(2200); s < 2400; s += 10 {
 		txns = append(txns, txn(fmt.Sprint("g", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
 	}
 	h := &history.History{Txns: txns}
-	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty, InDoubt: 1000}
+	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: init, InDoubt: 1000}
 	if res, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1}); err != nil || res.Verdict != incremental.Valid {
 		t.Fatalf("the history should be valid (u committed): %v %v", res.Verdict, err)
 	}

@@ -32,6 +32,15 @@ func TestReadNamesItsSegment(t *testing.T) {
 	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
 	WaitWindow, segTxns = 0, 4
 	h, opts := contradictedHistory(t, 5)
+	wantSegmentNamed(t, h, opts)
+}
+
+// wantSegmentNamed runs h live (one transaction a batch) and fails the
+// test unless v's read of the archived u's version named u's segment
+// before any check: a step diagnosed, no screen failed, one suffix
+// re-admitted, no reset, no alert.
+func wantSegmentNamed(t *testing.T, h *history.History, opts history.Options) {
+	t.Helper()
 	fired, eng := live(t, h, opts, rand.New(rand.NewPCG(28, 28)), 2000, 1, -1)
 	if len(fired) > 0 {
 		t.Fatalf("false alarm: %v", fired[0].Core)
@@ -39,7 +48,7 @@ func TestReadNamesItsSegment(t *testing.T) {
 	t.Logf("diagnosed %d, failed screens %d, readmits %d, resets %d, checks %d", eng.diagnosed, eng.failedScreens, eng.readmits, eng.resets, eng.checks)
 	switch {
 	case eng.diagnosed == 0:
-		t.Fatal("no step named a segment: v's read of the archived u's x1 went unnoticed")
+		t.Fatal("no step named a segment: v's read of the archived u's version went unnoticed")
 	case eng.failedScreens > 0:
 		t.Fatalf("%d screens failed: the step should have re-admitted u's segment before checking", eng.failedScreens)
 	case eng.readmits != 1 || eng.resets > 0:

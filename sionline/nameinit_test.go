@@ -30,26 +30,7 @@ func contradictedUnknownInit(t *testing.T, list bool, fillerStep int64) (*histor
 	if list {
 		first, write, read = lr("l"), history.Op{Kind: history.Append, Key: "l", Value: "1"}, lr("l", "1")
 	}
-	u := txn("u", "a", 1500, 1510, write)
-	u.Status = history.Unknown
-	txns := []history.Txn{txn("i", "a", 0, 10, first)}
-	for s := int64(20); s < 1500; s += 10 {
-		txns = append(txns, txn(fmt.Sprint("e", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
-	}
-	txns = append(txns, u)
-	for s := int64(1600); s < 2000; s += fillerStep {
-		txns = append(txns, txn(fmt.Sprint("f", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
-	}
-	txns = append(txns, txn("v", "c", 2100, 2101, read))
-	for s := int64(2200); s < 2400; s += 10 {
-		txns = append(txns, txn(fmt.Sprint("g", s), "b", s, s+1, w(fmt.Sprint("k", s), "1")))
-	}
-	h := &history.History{Txns: txns}
-	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialUnknown, InDoubt: 1000}
-	if res, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1}); err != nil || res.Verdict != incremental.Valid {
-		t.Fatalf("the history should be valid (u committed): %v %v", res.Verdict, err)
-	}
-	return h, opts
+	return contradictedWith(t, fillerStep, history.InitialUnknown, first, []history.Op{write}, read)
 }
 
 // TestReadNamesItsSegmentUnknownInit (docs/SEMANTICS.md §5 "A read an
@@ -69,19 +50,7 @@ func TestReadNamesItsSegmentUnknownInit(t *testing.T) {
 	for _, list := range []bool{true, false} {
 		t.Run(fmt.Sprintf("list=%v", list), func(t *testing.T) {
 			h, opts := contradictedUnknownInit(t, list, 5)
-			fired, eng := live(t, h, opts, rand.New(rand.NewPCG(28, 28)), 2000, 1, -1)
-			if len(fired) > 0 {
-				t.Fatalf("false alarm: %v", fired[0].Core)
-			}
-			t.Logf("diagnosed %d, failed screens %d, readmits %d, resets %d, checks %d", eng.diagnosed, eng.failedScreens, eng.readmits, eng.resets, eng.checks)
-			switch {
-			case eng.diagnosed == 0:
-				t.Fatal("no step named a segment: v's read of the archived u's version went unnoticed")
-			case eng.failedScreens > 0:
-				t.Fatalf("%d screens failed: the step should have re-admitted u's segment before checking", eng.failedScreens)
-			case eng.readmits != 1 || eng.resets > 0:
-				t.Fatalf("%d suffixes re-admitted, %d full resets: want one suffix", eng.readmits, eng.resets)
-			}
+			wantSegmentNamed(t, h, opts)
 		})
 	}
 }
