@@ -283,35 +283,14 @@ func (s *evictStep) firstAfterInitialAt(k, g int32) bool {
 	if r4LaterOff {
 		return s.firstAfterInitial(k, g)
 	}
-	if !staleInitial {
+	if !s.initialGhostIs(k, g) {
 		return false
 	}
-	hs := s.st.gx.byKey[s.p.Keys()[k]]
-	if len(hs) != 1 {
-		return false
-	}
-	if at, in := s.r.at[hs[0]]; !in || at != g {
-		return false
-	}
-	x, e := s.later(), s.e
+	x := s.later()
 	rs := s.readsOfVersion(k, -1)
 	i := int(x.fi[k])
 	for ; i < len(rs); i++ {
-		rv := &e.Reads()[rs[i]]
-		if s.removed[rv.Txn()] {
-			continue
-		}
-		open := false
-		for ci, c := range e.Cands(rv) {
-			if c != -1 {
-				continue
-			}
-			if _, fixed := fixedLit(e.Solver(), e.Rfs(rv)[ci]); !fixed {
-				open = true
-				break
-			}
-		}
-		if open {
+		if s.initialReadOpen(rs[i]) {
 			break
 		}
 	}

@@ -141,6 +141,20 @@ var staleInitial = true
 // runs to g; with g gone it would run to the next writer, and the
 // orders out of g that the reader also precedes would be lost.
 func (s *evictStep) firstAfterInitial(k, g int32) bool {
+	if !s.initialGhostIs(k, g) {
+		return false
+	}
+	for _, ri := range s.readsOfVersion(k, -1) {
+		if s.initialReadOpen(ri) {
+			return true
+		}
+	}
+	return false
+}
+
+// initialGhostIs reports whether the stale-initial rule applies to k at
+// g: it is on, and k's only ghost is g's member in this step.
+func (s *evictStep) initialGhostIs(k, g int32) bool {
 	if !staleInitial {
 		return false
 	}
@@ -148,22 +162,25 @@ func (s *evictStep) firstAfterInitial(k, g int32) bool {
 	if len(hs) != 1 {
 		return false
 	}
-	if at, in := s.r.at[hs[0]]; !in || at != g {
+	at, in := s.r.at[hs[0]]
+	return in && at == g
+}
+
+// initialReadOpen reports whether read ri, of a member still here, may
+// still read the initial version: one of its initial-version choices is
+// not fixed at level 0.
+func (s *evictStep) initialReadOpen(ri int32) bool {
+	e := s.e
+	rv := &e.Reads()[ri]
+	if s.removed[rv.Txn()] {
 		return false
 	}
-	e := s.e
-	for _, ri := range s.readsOfVersion(k, -1) {
-		rv := &e.Reads()[ri]
-		if s.removed[rv.Txn()] {
+	for ci, c := range e.Cands(rv) {
+		if c != -1 {
 			continue
 		}
-		for ci, c := range e.Cands(rv) {
-			if c != -1 {
-				continue
-			}
-			if _, fixed := fixedLit(e.Solver(), e.Rfs(rv)[ci]); !fixed {
-				return true
-			}
+		if _, fixed := fixedLit(e.Solver(), e.Rfs(rv)[ci]); !fixed {
+			return true
 		}
 	}
 	return false
