@@ -115,9 +115,16 @@ func (o *Online) bypassGhosts(window, ghosts []int, keptAt map[int]bool, cover k
 	// B4: per session, the instance's transactions in it by start, with
 	// the prefix maxima of their effective ends: one binary search per
 	// ghost, not a pass over its session.
+	// A session no transaction of the last step's instance was in leaves
+	// the map: kept, the reset visited every session ever seen at every
+	// step (the anomaly storm's fresh sessions, issue 22).
 	sess := o.bypassSess
 	for k, l := range sess {
-		sess[k] = l[:0]
+		if len(l) == 0 {
+			delete(sess, k)
+		} else {
+			sess[k] = l[:0]
+		}
 	}
 	for _, list := range [][]int{window, ghosts} {
 		for _, i := range list {

@@ -3,6 +3,7 @@ package online
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -26,7 +27,9 @@ import (
 // an array per entry. Copied maps made a point about three times its
 // JSON's size (the ghosts' maps dominate: one entry per key), and four
 // points are kept; flat, a point is about its JSON's size. Strings are
-// shared (Go's are immutable); nothing else is.
+// shared (Go's are immutable), and so are the parked groups' arrays,
+// which nothing writes once a group is parked (cloneParked); nothing
+// else is.
 type flatState struct {
 	member                         runFlags
 	ghostKeys, replaced, folded    flatLists[int, history.Key]
@@ -265,15 +268,17 @@ func (p *rewindPoint) checkUnchanged() error {
 	return nil
 }
 
-// cloneParked copies the parked groups, sharing nothing but strings (nil
-// for none, as JSON's omitempty gives back).
+// cloneParked copies the parked groups' map. The groups themselves are
+// shared, not copied (docs/SEMANTICS.md §5 "Rewind points share the
+// parked groups"): a parkedGroup's slices are made by park and never
+// written after (unpark reads them and deletes the entry; a snapshot's
+// restore makes fresh ones), so a point and the live state, or a replay
+// and the point it started from, may hold the same arrays. Each of the
+// four points used to hold its own copy of every group parked since the
+// stream began (nil for none, as JSON's omitempty gives back).
 func cloneParked(m map[int]parkedGroup) map[int]parkedGroup {
 	if len(m) == 0 {
 		return nil
 	}
-	c := make(map[int]parkedGroup, len(m))
-	for id, g := range m {
-		c[id] = parkedGroup{Members: slices.Clone(g.Members), Keys: slices.Clone(g.Keys), Sessions: slices.Clone(g.Sessions), Kept: slices.Clone(g.Kept)}
-	}
-	return c
+	return maps.Clone(m)
 }
