@@ -123,7 +123,10 @@ type encoder struct {
 	// unwalked counts the initial prefixes lastStart spared listParses
 	// (tests).
 	unwalked int
-	noPrune  bool
+	// lastStarts counts lastStart's passes over a read's appenders
+	// (tests: one per list read, burst20d_laststart_test.go).
+	lastStarts int
+	noPrune    bool
 	// dropUnobserved: encodeConfig.dropUnobserved.
 	dropUnobserved bool
 	// sameValue turns on the duplicate-value rules D1 and D2
@@ -1263,8 +1266,13 @@ func (e *encoder) listParses(rv *readVar, r *pread) (appenders []int32, parses [
 	const maxParses = 256
 	starts := []int{0}
 	if unknownInit {
+		// lastStart once per read: in the loop's condition it was
+		// called again for every prefix, each call a pass over the
+		// key's appenders (O(list length x appenders) per read, the
+		// superlinear part of the encode on a burst, issue 20 item 7).
+		last := e.lastStart(rv, r, appenders)
 		starts = starts[:0]
-		for j := 0; j <= e.lastStart(rv, r, appenders); j++ {
+		for j := 0; j <= last; j++ {
 			starts = append(starts, j)
 		}
 	}
@@ -1295,6 +1303,7 @@ func (e *encoder) lastStart(rv *readVar, r *pread, appenders []int32) int {
 	if e.prune == nil || noStartBound {
 		return len(list)
 	}
+	e.lastStarts++
 	p := e.p
 	bound := len(list)
 	// at lists each value's positions in the list, last first, built at
