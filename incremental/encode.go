@@ -126,6 +126,12 @@ type encoder struct {
 	// lastStarts counts lastStart's passes over a read's appenders
 	// (tests: one per list read, burst20d_laststart_test.go).
 	lastStarts int
+	// parseMark[t] == parseStamp: t appends in the list parse
+	// encodeListRead is drawing. recycleFrom carries both: every mark
+	// left by an earlier encoder is below the stamp, so it names no
+	// member of a later parse.
+	parseMark  []uint32
+	parseStamp uint32
 	noPrune    bool
 	// dropUnobserved: encodeConfig.dropUnobserved.
 	dropUnobserved bool
@@ -877,12 +883,23 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 		val = joinValues(r.lr.list)
 	}
 	rfs := e.rfs(rv)
-	inParse := map[int32]bool{}
+	// inParse: the parse's appenders, as a stamp per transaction (a
+	// transaction is in the current parse iff its stamp is the current
+	// one) rather than a map cleared and filled per parse.
+	if len(e.parseMark) < len(e.p.txns) {
+		e.parseMark, e.parseStamp = make([]uint32, len(e.p.txns)), 0
+	}
 	for i, ps := range parses {
 		rf := rfs[i]
-		clear(inParse)
+		if e.parseStamp == math.MaxUint32 {
+			// Stamps carried from encoder to encoder (recycleFrom) wrap
+			// only after 2^32 parses: start over from a clean slate.
+			clear(e.parseMark)
+			e.parseStamp = 0
+		}
+		e.parseStamp++
 		for _, a := range ps.appenders {
-			inParse[a] = true
+			e.parseMark[a] = e.parseStamp
 		}
 		for j, a := range ps.appenders {
 			e.clause(rf.not(), e.act[a])
@@ -895,7 +912,7 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 			e.edge(rf, litTrue, e.node[last], e.node[rv.txn], edgeRec{kind: kindWR, key: r.key, val: val, writer: last})
 		}
 		for _, a := range appenders {
-			if !inParse[a] { // a set: a parse may hold every appender
+			if e.parseMark[a] != e.parseStamp { // a set: a parse may hold every appender
 				e.edge(rf, litTrue, e.node[rv.txn], e.node[a], edgeRec{kind: kindRW, key: r.key, val: val, writer: -1})
 			}
 		}
@@ -1393,5 +1410,6 @@ func (e *encoder) recycleFrom(old *encoder, n int, opts solver.Options) {
 	e.sessQ, e.evScratch = old.sessQ[:0], old.evScratch[:0]
 	e.chain, e.timeIn, e.timeOut = old.chain[:0], old.timeIn[:0], old.timeOut[:0]
 	e.prunePrev = old.prune
+	e.parseMark, e.parseStamp = old.parseMark, old.parseStamp
 	*old = encoder{}
 }
