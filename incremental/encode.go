@@ -123,7 +123,16 @@ type encoder struct {
 	// unwalked counts the initial prefixes lastStart spared listParses
 	// (tests).
 	unwalked int
-	noPrune  bool
+	// lastStarts counts lastStart's passes over a read's appenders
+	// (tests: one per list read, burst20d_laststart_test.go).
+	lastStarts int
+	// parseMark[t] == parseStamp: t appends in the list parse
+	// encodeListRead is drawing. recycleFrom carries both: every mark
+	// left by an earlier encoder is below the stamp, so it names no
+	// member of a later parse.
+	parseMark  []uint32
+	parseStamp uint32
+	noPrune    bool
 	// dropUnobserved: encodeConfig.dropUnobserved.
 	dropUnobserved bool
 	// sameValue turns on the duplicate-value rules D1 and D2
@@ -874,12 +883,23 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 		val = joinValues(r.lr.list)
 	}
 	rfs := e.rfs(rv)
-	inParse := map[int32]bool{}
+	// inParse: the parse's appenders, as a stamp per transaction (a
+	// transaction is in the current parse iff its stamp is the current
+	// one) rather than a map cleared and filled per parse.
+	if len(e.parseMark) < len(e.p.txns) {
+		e.parseMark, e.parseStamp = make([]uint32, len(e.p.txns)), 0
+	}
 	for i, ps := range parses {
 		rf := rfs[i]
-		clear(inParse)
+		if e.parseStamp == math.MaxUint32 {
+			// Stamps carried from encoder to encoder (recycleFrom) wrap
+			// only after 2^32 parses: start over from a clean slate.
+			clear(e.parseMark)
+			e.parseStamp = 0
+		}
+		e.parseStamp++
 		for _, a := range ps.appenders {
-			inParse[a] = true
+			e.parseMark[a] = e.parseStamp
 		}
 		for j, a := range ps.appenders {
 			e.clause(rf.not(), e.act[a])
@@ -892,7 +912,7 @@ func (e *encoder) encodeListRead(rv *readVar, r *pread, initial bool) {
 			e.edge(rf, litTrue, e.node[last], e.node[rv.txn], edgeRec{kind: kindWR, key: r.key, val: val, writer: last})
 		}
 		for _, a := range appenders {
-			if !inParse[a] { // a set: a parse may hold every appender
+			if e.parseMark[a] != e.parseStamp { // a set: a parse may hold every appender
 				e.edge(rf, litTrue, e.node[rv.txn], e.node[a], edgeRec{kind: kindRW, key: r.key, val: val, writer: -1})
 			}
 		}
@@ -1263,8 +1283,13 @@ func (e *encoder) listParses(rv *readVar, r *pread) (appenders []int32, parses [
 	const maxParses = 256
 	starts := []int{0}
 	if unknownInit {
+		// lastStart once per read: in the loop's condition it was
+		// called again for every prefix, each call a pass over the
+		// key's appenders (O(list length x appenders) per read, the
+		// superlinear part of the encode on a burst, issue 20 item 7).
+		last := e.lastStart(rv, r, appenders)
 		starts = starts[:0]
-		for j := 0; j <= e.lastStart(rv, r, appenders); j++ {
+		for j := 0; j <= last; j++ {
 			starts = append(starts, j)
 		}
 	}
@@ -1295,6 +1320,7 @@ func (e *encoder) lastStart(rv *readVar, r *pread, appenders []int32) int {
 	if e.prune == nil || noStartBound {
 		return len(list)
 	}
+	e.lastStarts++
 	p := e.p
 	bound := len(list)
 	// at lists each value's positions in the list, last first, built at
@@ -1384,5 +1410,6 @@ func (e *encoder) recycleFrom(old *encoder, n int, opts solver.Options) {
 	e.sessQ, e.evScratch = old.sessQ[:0], old.evScratch[:0]
 	e.chain, e.timeIn, e.timeOut = old.chain[:0], old.timeIn[:0], old.timeOut[:0]
 	e.prunePrev = old.prune
+	e.parseMark, e.parseStamp = old.parseMark, old.parseStamp
 	*old = encoder{}
 }
