@@ -85,7 +85,7 @@ func (s *summary) set(k int32) *valueSet {
 
 // valuesOf is key k's value set, by name (nil: none).
 func (s *summary) valuesOf(k history.Key) *valueSet {
-	if i, ok := s.kt.idOf(k); ok {
+	if i, ok := s.kt.ids[k]; ok {
 		return s.set(i)
 	}
 	return nil
