@@ -42,8 +42,10 @@ type fast struct {
 	// kt numbers the keys (keys.go): the summary's table, shared.
 	kt *keyTable
 	// writersOf[key number]: per session that wrote the key, the
-	// positions and nodes of its writers (nil: none).
-	writersOf []*keyWriters
+	// positions and nodes of its writers (no session: none). Held by
+	// value: a pointer per key was one more cache miss on every write
+	// and every read of the session-order levels.
+	writersOf []keyWriters
 
 	// vals: (key, value) -> its writer nodes, in release order. Most
 	// values have one writer: it is held inline (v >= 0); a value with
@@ -533,15 +535,10 @@ func (f *fast) release(i int, t *history.Txn) {
 				// last writer of a key (forced edges).
 				break
 			}
-			for int(w.k) >= len(f.writersOf) {
-				f.writersOf = append(f.writersOf, nil)
+			if int(w.k) >= len(f.writersOf) {
+				f.writersOf = extend(f.writersOf, int(w.k)+1, max(int(w.k)+1, 2*len(f.writersOf), 64), keyWriters{})
 			}
-			kw := f.writersOf[w.k]
-			if kw == nil {
-				kw = &keyWriters{}
-				f.writersOf[w.k] = kw
-			}
-			kw.add(s, f.pos[i], int32(i))
+			f.writersOf[w.k].add(s, f.pos[i], int32(i))
 		}
 	} else if f.lv == history.Causal {
 		// A transaction without a session is a session of its own; the
@@ -1068,10 +1065,13 @@ func (f *fast) lastWriter(s int32, k int32, p int32) int32 {
 	return lastAt(kw.lists[j], p)
 }
 
-// keyWriters is key number k's writers by session (nil: none).
+// keyWriters is key number k's writers by session (nil: none). The
+// pointer is into writersOf: good until a write of a key not yet in it.
 func (f *fast) keyWriters(k int32) *keyWriters {
 	if int(k) < len(f.writersOf) {
-		return f.writersOf[k]
+		if kw := &f.writersOf[k]; len(kw.sessions) > 0 {
+			return kw
+		}
 	}
 	return nil
 }
