@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/streamcheck/streamcheck/history"
 	"github.com/streamcheck/streamcheck/solver"
 )
 
@@ -117,29 +116,7 @@ func (o *Online) split(hs *hScratch, r *reduced, chosen map[solver.Var]solver.Li
 			}
 		})
 	}
-	for t := range r.h.Txns {
-		i, u := r.pos[t], e.Node()[t]
-		if u < 0 {
-			continue
-		}
-		if i < 0 || r.ghost[t] || o.closed.get(i) || o.closedBySession(i) {
-			hs.fixed[u] = append(hs.fixed[u], future)
-			continue
-		}
-		hs.fixed[future] = append(hs.fixed[future], int32(u))
-		for _, op := range o.log.at(i).Ops {
-			if op.Kind != history.Read {
-				continue
-			}
-			if k, has := p.KeyIndex()[op.Key]; has {
-				for _, w := range p.WritersOf()[k] {
-					if w != int32(t) && e.Node()[w] >= 0 && !p.Before(w, int32(t)) && !o.anchoredBefore(r, w, int32(t)) {
-						hs.fixed[u] = append(hs.fixed[u], int32(e.Node()[w]))
-					}
-				}
-			}
-		}
-	}
+	o.addFutureEdges(hs.fixed, r, future) // evict.go
 	hs.built = true
 }
 

@@ -1298,6 +1298,18 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 			adj[u] = append(adj[u], int32(other))
 		})
 	}
+	o.addFutureEdges(adj, r, future)
+	return sc.components(adj)
+}
+
+// addFutureEdges adds to adj the part of H no chosen variable decides:
+// each closed member's edge to future, future's edge to each open
+// member, and the edges of the reads the instance dropped (an open
+// read may precede every writer of its key that real time does not put
+// before the reader). componentsUnder and split (build22_hgraph.go)
+// both build it.
+func (o *Online) addFutureEdges(adj [][]int32, r *reduced, future int32) {
+	p, e := r.p, r.e
 	for t := range r.h.Txns {
 		i, u := r.pos[t], e.Node()[t]
 		if u < 0 {
@@ -1324,7 +1336,6 @@ func (o *Online) componentsUnder(r *reduced, chosen map[solver.Var]solver.Lit) [
 			}
 		}
 	}
-	return sc.components(adj)
 }
 
 // sccScratch holds componentsUnder's graph and Tarjan's arrays from one
