@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
 	"testing"
 
@@ -208,23 +207,8 @@ func TestDiagnoseAfterSweep(t *testing.T) {
 		tick, batch := 100_000+rng.Int64N(2_000_000), 1+rng.IntN(8)
 		seed := rng.Uint64()
 		t.Run(fmt.Sprintf("%d/unknown=%.2f/inject=%v/seg=%d", i, cfg.UnknownRatio, cfg.Inject, segTxns), func(t *testing.T) {
-			run := func(first bool) ([]string, *Engine) {
-				DiagnoseFirst = first
-				fired, eng := live(t, h, opts, rand.New(rand.NewPCG(seed, 1)), tick, batch, -1)
-				return alertIDs(fired), eng
-			}
-			before, _ := run(true)
-			got, eng := run(false)
-			if !slices.Equal(got, before) {
-				t.Fatalf("alerts %v with the detour after the sweep, %v before it", got, before)
-			}
-			want, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (len(got) > 0) != (want.Verdict == incremental.Invalid) {
-				t.Fatalf("%d alerts, check says %s", len(got), want.Verdict)
-			}
+			_, eng := sameAlertsSwitched(t, h, opts, seed, tick, batch, func(first bool) { DiagnoseFirst = first },
+				"alerts %v with the detour after the sweep, %v before it")
 			detours += eng.diagnosed
 		})
 	}

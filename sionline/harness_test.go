@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/driver"
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/oracle"
 	"github.com/streamcheck/streamcheck/online"
@@ -277,4 +278,31 @@ func alertIDs(fired []*online.Alert) []string {
 		ids = append(ids, a.ID)
 	}
 	return ids
+}
+
+// sameAlertsSwitched runs h live twice in one arrival order (seed),
+// first with set(true), the way before a rule, then with set(false):
+// the two must fire the same alerts, in order (differ formats the
+// failure, given the ids after and before), and the first verdict must
+// be check's. It returns the engines of the two runs.
+func sameAlertsSwitched(t *testing.T, h *history.History, opts history.Options, seed uint64, tick int64, batch int, set func(bool), differ string) (before, after *Engine) {
+	t.Helper()
+	run := func(on bool) ([]string, *Engine) {
+		set(on)
+		fired, eng := live(t, h, opts, rand.New(rand.NewPCG(seed, 1)), tick, batch, -1)
+		return alertIDs(fired), eng
+	}
+	was, before := run(true)
+	got, after := run(false)
+	if !slices.Equal(got, was) {
+		t.Fatalf(differ, got, was)
+	}
+	want, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (len(got) > 0) != (want.Verdict == incremental.Invalid) {
+		t.Fatalf("%d alerts, check says %s", len(got), want.Verdict)
+	}
+	return before, after
 }

@@ -1,16 +1,13 @@
 package sionline
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/incremental"
 )
 
 // contradictedUnknownInit is contradictedHistory (chunks_test.go) under
@@ -84,23 +81,8 @@ func TestNameInitialMatchesBefore(t *testing.T) {
 		tick, batch := 100_000+rng.Int64N(2_000_000), 1+rng.IntN(8)
 		seed := rng.Uint64()
 		t.Run(fmt.Sprintf("%d/unknown=%.2f/inject=%v/seg=%d/companions=%v", i, cfg.UnknownRatio, cfg.Inject, segTxns, !NoCompanions), func(t *testing.T) {
-			run := func(naive bool) ([]string, *Engine) {
-				NoNameInitial = naive
-				fired, eng := live(t, h, opts, rand.New(rand.NewPCG(seed, 1)), tick, batch, -1)
-				return alertIDs(fired), eng
-			}
-			before, old := run(true)
-			got, eng := run(false)
-			if !slices.Equal(got, before) {
-				t.Fatalf("alerts %v naming initial-state reads' segments, %v without", got, before)
-			}
-			want, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (len(got) > 0) != (want.Verdict == incremental.Invalid) {
-				t.Fatalf("%d alerts, check says %s", len(got), want.Verdict)
-			}
+			old, eng := sameAlertsSwitched(t, h, opts, seed, tick, batch, func(naive bool) { NoNameInitial = naive },
+				"alerts %v naming initial-state reads' segments, %v without")
 			named += eng.diagnosed - old.diagnosed
 		})
 	}

@@ -1,7 +1,6 @@
 package sionline
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/internal/oracle"
 )
 
@@ -207,23 +205,8 @@ func TestUnknownInitSweepMatchesSearch(t *testing.T) {
 		tick, batch := 100_000+rng.Int64N(2_000_000), 1+rng.IntN(8)
 		seed := rng.Uint64()
 		t.Run(fmt.Sprintf("%d/unknown=%.2f/inject=%v/seg=%d", i, cfg.UnknownRatio, cfg.Inject, segTxns), func(t *testing.T) {
-			run := func(emptyOnly bool) ([]string, *Engine) {
-				SerialEmptyOnly = emptyOnly
-				fired, eng := live(t, h, opts, rand.New(rand.NewPCG(seed, 1)), tick, batch, -1)
-				return alertIDs(fired), eng
-			}
-			before, _ := run(true)
-			got, eng := run(false)
-			if !slices.Equal(got, before) {
-				t.Fatalf("alerts %v with the sweep under an unknown initial state, %v without", got, before)
-			}
-			want, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (len(got) > 0) != (want.Verdict == incremental.Invalid) {
-				t.Fatalf("%d alerts, check says %s", len(got), want.Verdict)
-			}
+			_, eng := sameAlertsSwitched(t, h, opts, seed, tick, batch, func(emptyOnly bool) { SerialEmptyOnly = emptyOnly },
+				"alerts %v with the sweep under an unknown initial state, %v without")
 			serial += eng.serialScreens
 		})
 	}
