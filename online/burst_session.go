@@ -46,6 +46,9 @@ func (s *evictStep) sessionNeighbours(t int32, ss int32, preds, succs []int32) (
 	if !ix.ok[ss] || !p.Opts().Level.RealTime() || !s.r.h.Txns[t].HasTime {
 		return s.sessionNeighboursScan(t, ss, preds, succs)
 	}
+	if !sessionPredsAll {
+		return s.sessionLastPred(t, ss, preds, succs) // rules22e_session.go
+	}
 	ms := p.SessionMembers()[ss]
 	rank := p.SessionRank()[t]
 	from := len(preds)
@@ -153,6 +156,7 @@ func (s *evictStep) sessionNeighboursScan(t int32, ss int32, preds, succs []int3
 			break
 		}
 	}
+	from := len(preds)
 	for _, u := range ms[lo:hi] {
 		if u == t || removed[u] {
 			continue
@@ -164,6 +168,11 @@ func (s *evictStep) sessionNeighboursScan(t int32, ss int32, preds, succs []int3
 		} else if !p.RealTimeBefore(t, u) {
 			succs = append(succs, u)
 		}
+	}
+	if !sessionPredsAll && len(preds) > from+1 {
+		// R5 through the session's last predecessor (rules22e_session.go):
+		// the earlier ones reach it by session order.
+		preds = append(preds[:from], preds[len(preds)-1])
 	}
 	return preds, succs
 }
@@ -219,6 +228,11 @@ type sessionIdx struct {
 	// rank order.
 	unsettled [][]int32
 	buf       []int32
+	// skip: by session, parallel to unsettled, the index to look at
+	// next going down from each (itself while the member may still be a
+	// predecessor; below it once it is removed or decided not to
+	// commit, both for the rest of the step: sessionLastPred).
+	skip [][]int32
 }
 
 // sessionIndex builds the step's sessionIdx on first use.
