@@ -119,6 +119,7 @@ func (s *evictStep) sessionSuccs(t, ss int32, succs []int32) []int32 {
 			break
 		}
 	}
+	from := len(succs)
 	for _, u := range ms[p.SessionRank()[t]+1 : hi] {
 		if u == t || s.removed[u] {
 			continue
@@ -127,7 +128,7 @@ func (s *evictStep) sessionSuccs(t, ss int32, succs []int32) []int32 {
 			succs = append(succs, u)
 		}
 	}
-	return succs
+	return s.sessionFirstSure(succs, from) // rules22e_session.go
 }
 
 // sessionNeighboursScan is the visit as r5Remove made it before the
@@ -156,7 +157,7 @@ func (s *evictStep) sessionNeighboursScan(t int32, ss int32, preds, succs []int3
 			break
 		}
 	}
-	from := len(preds)
+	from, fromS := len(preds), len(succs)
 	for _, u := range ms[lo:hi] {
 		if u == t || removed[u] {
 			continue
@@ -174,7 +175,7 @@ func (s *evictStep) sessionNeighboursScan(t int32, ss int32, preds, succs []int3
 		// the earlier ones reach it by session order.
 		preds = append(preds[:from], preds[len(preds)-1])
 	}
-	return preds, succs
+	return preds, s.sessionFirstSure(succs, fromS)
 }
 
 // sessionNeighboursPure (tests: sessionNeighboursCheck) is the preds of

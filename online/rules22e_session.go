@@ -1,6 +1,10 @@
 package online
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/streamcheck/streamcheck/history"
+)
 
 // R5 through the session's last predecessor (docs/SEMANTICS.md §5, "R5
 // through a session's last predecessor"; issue 20, item 7).
@@ -170,4 +174,48 @@ func (s *evictStep) sessionLastPredBroken(t, ss int32, preds, succs []int32) ([]
 		preds = append(preds, all[len(all)-1])
 	}
 	return preds, s.sessionSuccs(t, ss, succs)
+}
+
+// The successors' side of the rule (docs/SEMANTICS.md §5, "R5 through
+// a session's first sure successor"): of t's session successors that
+// real time does not order after t, listed in rank order, those after
+// the first one that commits for sure, F, are reached from F by session
+// order, so the predecessors need an order to F and to those before it
+// only.
+
+// sessionSuccsAll (tests) keeps every session successor, as R5 did
+// before the rule.
+var sessionSuccsAll bool
+
+// sessionFirstSureBroken (tests) breaks the rule on purpose: F is the
+// first successor whatever its commit.
+var sessionFirstSureBroken bool
+
+// sessionFirstSure cuts succs[from:] (t's session successors, in rank
+// order) after the first one that commits for sure. It asks no probe.
+func (s *evictStep) sessionFirstSure(succs []int32, from int) []int32 {
+	if sessionSuccsAll {
+		return succs
+	}
+	for k := from; k < len(succs); k++ {
+		if sessionFirstSureBroken || s.commitsForSure(succs[k]) {
+			return succs[:k+1]
+		}
+	}
+	return succs
+}
+
+// commitsForSure: u commits in every completion of this instance and of
+// every later one that holds it: committed, or an unknown whose commit
+// is fixed true at level 0 (keepFacts keeps it as a decision).
+func (s *evictStep) commitsForSure(u int32) bool {
+	r, p := s.r, s.p
+	switch {
+	case r.pos[u] < 0:
+		return true
+	case p.Txns()[u].Dropped() || r.h.Txns[u].Status == history.Aborted:
+		return false
+	}
+	v, ok := fixedLit(s.e.Solver(), s.e.Act()[u])
+	return ok && v
 }
