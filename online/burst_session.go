@@ -46,6 +46,9 @@ func (s *evictStep) sessionNeighbours(t int32, ss int32, preds, succs []int32) (
 	if !ix.ok[ss] || !p.Opts().Level.RealTime() || !s.r.h.Txns[t].HasTime {
 		return s.sessionNeighboursScan(t, ss, preds, succs)
 	}
+	if !sessionPredsAll {
+		return s.sessionLastPred(t, ss, preds, succs) // rules22e_session.go
+	}
 	ms := p.SessionMembers()[ss]
 	rank := p.SessionRank()[t]
 	from := len(preds)
@@ -116,6 +119,7 @@ func (s *evictStep) sessionSuccs(t, ss int32, succs []int32) []int32 {
 			break
 		}
 	}
+	from := len(succs)
 	for _, u := range ms[p.SessionRank()[t]+1 : hi] {
 		if u == t || s.removed[u] {
 			continue
@@ -124,7 +128,7 @@ func (s *evictStep) sessionSuccs(t, ss int32, succs []int32) []int32 {
 			succs = append(succs, u)
 		}
 	}
-	return succs
+	return s.sessionFirstSure(succs, from) // rules22e_session.go
 }
 
 // sessionNeighboursScan is the visit as r5Remove made it before the
@@ -153,6 +157,7 @@ func (s *evictStep) sessionNeighboursScan(t int32, ss int32, preds, succs []int3
 			break
 		}
 	}
+	from, fromS := len(preds), len(succs)
 	for _, u := range ms[lo:hi] {
 		if u == t || removed[u] {
 			continue
@@ -165,7 +170,12 @@ func (s *evictStep) sessionNeighboursScan(t int32, ss int32, preds, succs []int3
 			succs = append(succs, u)
 		}
 	}
-	return preds, succs
+	if !sessionPredsAll && len(preds) > from+1 {
+		// R5 through the session's last predecessor (rules22e_session.go):
+		// the earlier ones reach it by session order.
+		preds = append(preds[:from], preds[len(preds)-1])
+	}
+	return preds, s.sessionFirstSure(succs, fromS)
 }
 
 // sessionNeighboursPure (tests: sessionNeighboursCheck) is the preds of
@@ -219,6 +229,11 @@ type sessionIdx struct {
 	// rank order.
 	unsettled [][]int32
 	buf       []int32
+	// skip: by session, parallel to unsettled, the index to look at
+	// next going down from each (itself while the member may still be a
+	// predecessor; below it once it is removed or decided not to
+	// commit, both for the rest of the step: sessionLastPred).
+	skip [][]int32
 }
 
 // sessionIndex builds the step's sessionIdx on first use.
