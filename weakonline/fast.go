@@ -207,6 +207,11 @@ type keyWriters struct {
 	// with sessions, so that a read whose source's past holds it skips
 	// the session without touching the list.
 	lastPos []int32
+	// lastT[j] is the node of lists[j]'s last entry, beside lastPos: a
+	// past that holds the session's last writer of the key (most
+	// reads) finds it here, without the list (lastIn), whose array was
+	// a cache miss per visited session (forcedCausal's largest line).
+	lastT []int32
 	// at[s] is session s's index in sessions plus one (0: none), for
 	// the sessions numbered below indexedSessions: a write or a read
 	// atomic read finds its session's list by index, where keyWriters.add
@@ -249,6 +254,7 @@ func (kw *keyWriters) add(s, pos, t int32) {
 		kw.sessions = append(kw.sessions, s)
 		kw.lists = append(kw.lists, nil)
 		kw.lastPos = append(kw.lastPos, -1)
+		kw.lastT = append(kw.lastT, -1)
 		if s < indexedSessions {
 			for int(s) >= len(kw.at) {
 				kw.at = append(kw.at, 0)
@@ -264,16 +270,23 @@ func (kw *keyWriters) add(s, pos, t int32) {
 		kw.lists[j] = make([]posTxn, 0, firstWriters)
 	}
 	kw.lists[j] = append(kw.lists[j], posTxn{pos, t})
-	kw.lastPos[j] = max(kw.lastPos[j], pos)
+	if pos > kw.lastPos[j] {
+		kw.lastPos[j], kw.lastT[j] = pos, t
+	}
 	kw.writes++
 }
 
-// lastAt is the last writer at a position <= p in ws (-1: none).
-func lastAt(ws []posTxn, p int32) int32 {
-	if w := lastEntry(ws, p); w != nil {
-		return w.t
+// lastIn is the last entry of session index j's writers at a position
+// <= p (lastEntry of lists[j]), read off lastPos and lastT when p is at
+// or past the last one.
+func (kw *keyWriters) lastIn(j int, p int32) (posTxn, bool) {
+	if p >= kw.lastPos[j] {
+		return posTxn{kw.lastPos[j], kw.lastT[j]}, kw.lastT[j] >= 0
 	}
-	return -1
+	if w := lastEntry(kw.lists[j], p); w != nil {
+		return *w, true
+	}
+	return posTxn{}, false
 }
 
 // lastEntry is the last entry of ws at a position <= p (nil: none).
@@ -1029,7 +1042,7 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 			// The session's last writer in n's past; in t2's past
 			// already (inPast, read off its position: t1's own
 			// arrays are a cache miss each) it needs no edge.
-			if w := lastEntry(kw.lists[j], p); w != nil && w.t != n && !(int(s) < len(c2) && c2[s] >= w.pos) {
+			if w, ok := kw.lastIn(j, p); ok && w.t != n && !(int(s) < len(c2) && c2[s] >= w.pos) {
 				f.forced(w.t, t2)
 			}
 		}
@@ -1062,7 +1075,10 @@ func (f *fast) lastWriter(s int32, k int32, p int32) int32 {
 	if j < 0 {
 		return -1
 	}
-	return lastAt(kw.lists[j], p)
+	if w, ok := kw.lastIn(j, p); ok {
+		return w.t
+	}
+	return -1
 }
 
 // keyWriters is key number k's writers by session (nil: none). The
@@ -1653,8 +1669,8 @@ func (f *fast) wouldCycle(n, k, c int32, srcs []int32) bool {
 			if p < 0 {
 				continue
 			}
-			w := lastEntry(kw.lists[j], p)
-			if w == nil || w.t == n || w.t == c || (int(s) < len(c2) && c2[s] >= w.pos) {
+			w, ok := kw.lastIn(j, p)
+			if !ok || w.t == n || w.t == c || (int(s) < len(c2) && c2[s] >= w.pos) {
 				continue
 			}
 			if f.reaches(c, w.t) {
