@@ -389,17 +389,19 @@ func parse(t *history.Txn, kt *keyTable) (finals, reads []kv, ok bool) {
 func parseLists(t *history.Txn, kt *keyTable, lists bool) (finals, reads, appends []kv, lreads []listRead, ok bool) {
 	ok = true
 	// Sized once: the pairs are kept as long as the transaction is.
+	// One array holds both, finals' part first, each capped at its own
+	// part (an append past it, release's list keys, copies): two
+	// allocations per transaction were one more than needed.
 	nr := 0
 	for _, op := range t.Ops {
 		if op.Kind == history.Read {
 			nr++
 		}
 	}
-	if nw := len(t.Ops) - nr; nw > 0 {
-		finals = make([]kv, 0, nw)
-	}
-	if nr > 0 {
-		reads = make([]kv, 0, nr)
+	if len(t.Ops) > 0 {
+		nw := len(t.Ops) - nr
+		buf := make([]kv, len(t.Ops))
+		finals, reads = buf[:0:nw], buf[nw:nw:len(t.Ops)]
 	}
 	for _, op := range t.Ops {
 		if op.IsList || op.Kind == history.Append {
