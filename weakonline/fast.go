@@ -599,7 +599,10 @@ func (f *fast) close(i int, txns []history.Txn) {
 	reads := f.reads[i][:0]
 	var from []int32
 	if nr := len(f.reads[i]) + len(f.lreads[i]); nr > 0 {
-		srcs, from = make([]int32, 0, nr), make([]int32, 0, nr)
+		// One array, each capped at its half: one allocation per
+		// close where there were two.
+		buf := make([]int32, 0, 2*nr)
+		srcs, from = buf[:0:nr], buf[nr:nr:2*nr]
 	}
 	var initReads []kv
 	for _, r := range f.reads[i] {
