@@ -84,10 +84,15 @@ type fast struct {
 	// instance, so its past is its session predecessor's and itself.
 	// succ are the nodes whose clock is computed from a node's: its
 	// session successor and the closed readers that chose it.
-	clock  [][]int32
-	succ   [][]int32
-	closed []bool
-	srcs   [][]int32 // chosen sources (nodes) of a closed node's reads
+	clock [][]int32
+	succ  [][]int32
+	// sessNodes[s][p] is session s's node at position p (causal): the
+	// frontier of a past is read off it. front[n] is n's frontier plus
+	// one (0: not computed since n's clock last changed).
+	sessNodes [][]int32
+	front     []int32
+	closed    []bool
+	srcs      [][]int32 // chosen sources (nodes) of a closed node's reads
 	// Lists (docs/SEMANTICS.md §5 "Lists in the fast path"): a node's
 	// appends, in op order, and its external list reads until it
 	// closes; per list key the longest version shown so far as its
@@ -145,6 +150,10 @@ type fast struct {
 }
 
 type posTxn struct{ pos, t int32 }
+
+// logEntry is a write of keyWriters.log: node t at position pos of
+// session s.
+type logEntry struct{ s, pos, t int32 }
 
 // listRead is an external list read: its key and the elements it shows,
 // the reader's own appends so far taken off its end.
@@ -219,6 +228,12 @@ type keyWriters struct {
 	// (each key written by every one of 32 sessions). Later sessions are
 	// scanned.
 	at []int32
+	// log is every write of the key in release order (node index
+	// ascending), as (session, position, node): a read visits only the
+	// sessions whose last write is at or after its source's frontier
+	// (forcedCausal), and reads whether its source's past holds each
+	// off the entry.
+	log []logEntry
 	// writes counts the writes added (add); cover is t+1 for the last
 	// node t whose causal past was found to hold every session's last
 	// writer of the key (lastPos), when writes was coverAt (0: none).
@@ -273,6 +288,7 @@ func (kw *keyWriters) add(s, pos, t int32) {
 	if pos > kw.lastPos[j] {
 		kw.lastPos[j], kw.lastT[j] = pos, t
 	}
+	kw.log = append(kw.log, logEntry{s, pos, t})
 	kw.writes++
 }
 
@@ -347,6 +363,9 @@ func (f *fast) grow(n int) {
 	f.sessOf = extend(f.sessOf, n, c, -1)
 	f.pos = extend(f.pos, n, c, -1)
 	f.clock = extend(f.clock, n, c, nil)
+	if f.lv == history.Causal {
+		f.front = extend(f.front, n, c, 0)
+	}
 	f.succ = extend(f.succ, n, c, nil)
 	f.closed = extend(f.closed, n, c, false)
 	f.srcs = extend(f.srcs, n, c, nil)
@@ -543,6 +562,10 @@ func (f *fast) release(i int, t *history.Txn) {
 			}
 			clk[s] = f.pos[i]
 			f.clock[i] = clk
+			for int(s) >= len(f.sessNodes) {
+				f.sessNodes = append(f.sessNodes, nil)
+			}
+			f.sessNodes[s] = append(f.sessNodes[s], int32(i))
 		}
 		for _, w := range finals {
 			if !f.so {
@@ -760,6 +783,7 @@ func (f *fast) closeClock(n int32) {
 	// A clock belongs to its node alone: the replaced one is the next
 	// scratch (propagate).
 	f.clock[n], f.clkScratch = clk, prev
+	f.front[n] = 0
 	f.forcedCausal(n, nil)
 	f.propagateFrom(f.succ[n])
 }
@@ -823,6 +847,7 @@ func (f *fast) settleClocks() {
 				buf = make([]int32, ns)
 			}
 			f.clock[d] = f.clockInto(d, buf)
+			f.front[d] = 0
 		}
 		for _, w := range f.succ[d] {
 			if indeg[w]--; indeg[w] == 0 {
@@ -849,6 +874,7 @@ func (f *fast) settleClocks() {
 				continue
 			}
 			f.clock[d] = clk
+			f.front[d] = 0
 			work = append(work, f.succ[d]...)
 		}
 		f.work = work[:0]
@@ -959,6 +985,7 @@ func (f *fast) propagateFrom(from []int32) {
 			continue
 		}
 		f.clock[d] = clk
+		f.front[d] = 0
 		if f.closed[d] {
 			f.forcedCausal(d, prev)
 		}
@@ -1014,47 +1041,121 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 		if t2 >= 0 {
 			c2 = f.clock[t2]
 		}
-		lastPos := kw.lastPos[:len(kw.sessions)]
 		all := t2 >= 0 // so far every session's last writer is in c2
-		for j, s := range kw.sessions {
-			if int(s) < len(c2) && c2[s] >= lastPos[j] {
-				// Every writer of the session is in t2's past: most
-				// sessions of a read end here, whatever n's past.
-				continue
+		if t2 >= 0 && !naiveFrontier {
+			// Only a session whose last write of the key is at or
+			// after t2's frontier can have a writer outside t2's past
+			// (docs/SEMANTICS.md §5 "A read visits the writes after
+			// its source's frontier"): visited through the key's log,
+			// when that tail is shorter than its sessions.
+			// The tail is found from the log's end, given up past as
+			// many entries as the key has sessions: the last entries
+			// are one or two cache lines, where a binary search over
+			// the whole log was a miss per probe.
+			front := f.frontier(t2)
+			log := kw.log
+			lo, stop := len(log), max(len(log)-len(kw.sessions), 0)
+			for lo > stop && log[lo-1].t >= front {
+				lo--
 			}
-			all = false
-			p := pastPos(clk, s, own, ownP)
-			if p < 0 {
-				continue
-			}
-			if old != nil {
-				o := int32(-1)
-				if int(s) < len(old) {
-					o = old[s]
-					if s == own {
-						o = min(o, ownP)
+			if lo == 0 || log[lo-1].t < front {
+				for _, en := range log[lo:] {
+					if int(en.s) < len(c2) && c2[en.s] >= en.pos {
+						// In t2's past: the session's last write
+						// is this one or later in the tail.
+						continue
+					}
+					all = false
+					if j := kw.find(en.s); kw.lastT[j] == en.t {
+						// The session's last write of the key (an
+						// earlier one leaves it to this one).
+						f.forcedFrom(kw, j, en.s, n, t2, clk, c2, own, ownP, old)
 					}
 				}
-				if p <= o {
-					continue // nothing new in n's past of s
+				if all {
+					kw.cover, kw.coverAt = t2+1, kw.writes
 				}
-			}
-			if int(s) < len(c2) && c2[s] >= p {
-				// Every writer of the session in n's past is in t2's
-				// too (inPast below, without the search).
 				continue
 			}
-			// The session's last writer in n's past; in t2's past
-			// already (inPast, read off its position: t1's own
-			// arrays are a cache miss each) it needs no edge.
-			if w, ok := kw.lastIn(j, p); ok && w.t != n && !(int(s) < len(c2) && c2[s] >= w.pos) {
-				f.forced(w.t, t2)
+		}
+		for j, s := range kw.sessions {
+			if !f.forcedFrom(kw, j, s, n, t2, clk, c2, own, ownP, old) {
+				all = false
 			}
 		}
 		if all {
 			kw.cover, kw.coverAt = t2+1, kw.writes
 		}
 	}
+}
+
+// forcedFrom adds closed node n's forced edge for its read from t2 (c2
+// its past, nil: the initial state) of a key kw holds, from session
+// index j's (session s's) last writer of the key in n's past clk,
+// unless it is in c2 or was in old (forcedCausal); it reports whether c2
+// holds the session's last writer of the key.
+func (f *fast) forcedFrom(kw *keyWriters, j int, s, n, t2 int32, clk, c2 []int32, own, ownP int32, old []int32) bool {
+	if int(s) < len(c2) && c2[s] >= kw.lastPos[j] {
+		// Every writer of the session is in t2's past: most
+		// sessions of a read end here, whatever n's past.
+		return true
+	}
+	p := pastPos(clk, s, own, ownP)
+	if p < 0 {
+		return false
+	}
+	if old != nil {
+		o := int32(-1)
+		if int(s) < len(old) {
+			o = old[s]
+			if s == own {
+				o = min(o, ownP)
+			}
+		}
+		if p <= o {
+			return false // nothing new in n's past of s
+		}
+	}
+	if int(s) < len(c2) && c2[s] >= p {
+		// Every writer of the session in n's past is in t2's
+		// too (inPast below, without the search).
+		return false
+	}
+	// The session's last writer in n's past; in t2's past
+	// already (inPast, read off its position: t1's own
+	// arrays are a cache miss each) it needs no edge.
+	if w, ok := kw.lastIn(j, p); ok && w.t != n && !(int(s) < len(c2) && c2[s] >= w.pos) {
+		f.forced(w.t, t2)
+	}
+	return false
+}
+
+// naiveFrontier makes forcedCausal visit every session of a key (the
+// tests' reference for the frontier).
+var naiveFrontier bool
+
+// frontier is the least node index outside t's past (its clock): every
+// node of a session at a position past t's entry for it was released
+// after the session's node at the next position, and every node not yet
+// released comes after every node held. Cached until t's clock changes;
+// a cached value stays a lower bound (a past only grows).
+func (f *fast) frontier(t int32) int32 {
+	if v := f.front[t]; v > 0 {
+		return v - 1
+	}
+	c := f.clock[t]
+	front := int32(len(f.node))
+	for s, nodes := range f.sessNodes {
+		next := int32(0)
+		if s < len(c) {
+			next = c[s] + 1
+		}
+		if int(next) < len(nodes) {
+			front = min(front, nodes[next])
+		}
+	}
+	f.front[t] = front + 1
+	return front
 }
 
 // pastPos is session s's last position in the past clk of a node of

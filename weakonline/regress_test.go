@@ -115,6 +115,19 @@ W[20,30] r y 1, w x 2, w z 1 (session b)
 R1[40,50] r x 1 (session c)
 N[60,70] r z 1, r x 1 (session d)`,
 	},
+	{
+		// CF1 (docs/SEMANTICS.md §5 "A read visits the writes after its
+		// source's frontier"): B1 was released before A1 but is not in
+		// A1's past (A1 read nothing); N reads z from B1 and x from A1,
+		// so B1 -> A1 is forced, and A1 -> B1 is a read (y): a cycle. A
+		// frontier taken as the source's own index (every node released
+		// before A1 in its past) visited only A1's write of x and
+		// vouched for the stream.
+		name: "CF1 a writer released before the source, outside its past", level: history.Causal, tick: 5, batch: 1, alerts: 1, lateness: 5,
+		text: `B1[0,30] r y 1, w x 1, w z 1 (session b)
+A1[5,10] w y 1, w x 2 (session a)
+N[40,50] r z 1, r x 2 (session c)`,
+	},
 }
 
 func TestRegressionHistories(t *testing.T) {
