@@ -232,8 +232,11 @@ type keyWriters struct {
 	// ascending), as (session, position, node): a read visits only the
 	// sessions whose last write is at or after its source's frontier
 	// (forcedCausal), and reads whether its source's past holds each
-	// off the entry.
-	log []logEntry
+	// off the entry. A read looks at most at the last len(sessions)+1
+	// entries, so only the last ones are kept (trimLog); trimmed says
+	// some were dropped.
+	log     []logEntry
+	trimmed bool
 	// writes counts the writes added (add); cover is t+1 for the last
 	// node t whose causal past was found to hold every session's last
 	// writer of the key (lastPos), when writes was coverAt (0: none).
@@ -289,7 +292,25 @@ func (kw *keyWriters) add(s, pos, t int32) {
 		kw.lastPos[j], kw.lastT[j] = pos, t
 	}
 	kw.log = append(kw.log, logEntry{s, pos, t})
+	if keep := len(kw.sessions) + 1; len(kw.log) >= 2*keep && len(kw.log) >= minLog {
+		kw.trimLog(keep)
+	}
 	kw.writes++
+}
+
+// minLog is the length below which a key's log is never trimmed (a
+// trim of a short log would copy about as much as it keeps); the tests
+// set it to 0, so that their short histories trim.
+var minLog = 16
+
+// trimLog keeps the last keep entries of the log, moved to its start:
+// every read looks at no more (forcedCausal), and a read that would
+// need an entry dropped visits every session instead. Amortized, a copy
+// of keep entries per keep writes.
+func (kw *keyWriters) trimLog(keep int) {
+	n := copy(kw.log, kw.log[len(kw.log)-keep:])
+	kw.log = kw.log[:n]
+	kw.trimmed = true
 }
 
 // lastIn is the last entry of session index j's writers at a position
@@ -1058,7 +1079,7 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 			for lo > stop && log[lo-1].t >= front {
 				lo--
 			}
-			if lo == 0 || log[lo-1].t < front {
+			if (lo == 0 && !kw.trimmed) || (lo > 0 && log[lo-1].t < front) {
 				for _, en := range log[lo:] {
 					if int(en.s) < len(c2) && c2[en.s] >= en.pos {
 						// In t2's past: the session's last write
