@@ -110,10 +110,13 @@ type Engine struct {
 	txns  []history.Txn
 	names []string
 	flags []uint8
-	// index maps an ID to its newest transaction (Close means the
-	// newest, as online.Online's), byName a name to its transaction.
-	index  map[string]int
-	byName map[string]int
+	// ids maps a string to what it names (nameSlot): as an ID, its
+	// newest released transaction (Close means the newest, as
+	// online.Online's); as a name, its transaction (negative: a retired
+	// body, R6). One map for both: an ID is nearly always its
+	// transaction's name, and two string maps, each growing with the
+	// stream at causal, were two inserts and a lookup per release.
+	ids map[string]nameSlot
 
 	alerts []*online.Alert
 	// dirty: something was given since the last step's check; deferred:
@@ -171,7 +174,7 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 	if !Levels(opts.Level) {
 		return nil, fmt.Errorf("weakonline: %s is not a weak level", opts.Level)
 	}
-	e := &Engine{opts: opts, stream: cfg.Stream, index: map[string]int{}, byName: map[string]int{}, lastStart: math.MinInt64, noFast: cfg.NoFast,
+	e := &Engine{opts: opts, stream: cfg.Stream, ids: map[string]nameSlot{}, lastStart: math.MinInt64, noFast: cfg.NoFast,
 		sum: newSummary(), noRetire: cfg.NoRetire, naiveRetire: cfg.naiveRetire, naiveInit: cfg.naiveInit, retireMin: retireFloor}
 	if cfg.retireMin > 0 {
 		e.retireMin = cfg.retireMin
@@ -218,7 +221,7 @@ func (e *Engine) built(witness ...string) *fast {
 			// A retired body the instance held (R6) is named in the
 			// witness but is no transaction of the engine (a negative
 			// index): it is not in the fast path and needs no rank.
-			if i, ok := e.byName[name]; ok && i >= 0 {
+			if i, ok := e.named(name); ok && i >= 0 {
 				f.rank[i] = int32(k)
 			}
 		}
@@ -261,15 +264,81 @@ func (e *Engine) built(witness ...string) *fast {
 // engine (configuration, not state).
 func (e *Engine) SetStream(name string) { e.stream = name }
 
-func (e *Engine) add(t history.Txn, fl uint8) {
+// nameSlot is what a string of Engine.ids names.
+type nameSlot struct {
+	// name: the transaction with this name (hasName); newest: the
+	// newest released transaction with this ID (hasNewest).
+	name, newest       int32
+	hasName, hasNewest bool
+}
+
+// named is the transaction with name (negative: retired body -1-i).
+func (e *Engine) named(name string) (int, bool) {
+	sl, ok := e.ids[name]
+	return int(sl.name), ok && sl.hasName
+}
+
+// newestOf is the newest released transaction with ID id.
+func (e *Engine) newestOf(id string) (int, bool) {
+	sl, ok := e.ids[id]
+	return int(sl.newest), ok && sl.hasNewest
+}
+
+// setName makes name name transaction i (negative: a retired body).
+func (e *Engine) setName(name string, i int) {
+	sl := e.ids[name]
+	sl.name, sl.hasName = int32(i), true
+	e.ids[name] = sl
+}
+
+// dropName frees name.
+func (e *Engine) dropName(name string) {
+	sl, ok := e.ids[name]
+	if !ok {
+		return
+	}
+	if sl.hasName = false; !sl.hasNewest {
+		delete(e.ids, name)
+		return
+	}
+	e.ids[name] = sl
+}
+
+// nameFor is the name transaction t takes (its ID, or ID@start when the
+// ID is taken: online's nameApart).
+func (e *Engine) nameFor(t *history.Txn) string {
 	name := t.ID
-	if _, taken := e.byName[name]; taken {
+	if _, taken := e.named(name); taken {
 		name = t.ID + "@" + strconv.FormatInt(t.Start, 10)
-		for _, again := e.byName[name]; again; _, again = e.byName[name] {
+		for _, again := e.named(name); again; _, again = e.named(name) {
 			name += "'"
 		}
 	}
+	return name
+}
+
+// add holds t as the next transaction; released, it is its ID's newest.
+func (e *Engine) add(t history.Txn, fl uint8, released bool) {
 	i := len(e.txns)
+	var name string
+	if sl := e.ids[t.ID]; !sl.hasName {
+		// The common case, one lookup and one store: the ID is free as
+		// a name, and names this transaction both ways.
+		name = t.ID
+		sl.name, sl.hasName = int32(i), true
+		if released {
+			sl.newest, sl.hasNewest = int32(i), true
+		}
+		e.ids[name] = sl
+	} else {
+		name = e.nameFor(&t)
+		e.setName(name, i)
+		if released {
+			sl := e.ids[t.ID]
+			sl.newest, sl.hasNewest = int32(i), true
+			e.ids[t.ID] = sl
+		}
+	}
 	fl |= opFlags(&t)
 	if i == cap(e.txns) {
 		e.growHeld(i + 1)
@@ -282,7 +351,6 @@ func (e *Engine) add(t history.Txn, fl uint8) {
 	if s := e.store; s != nil {
 		s.off, s.n = append(s.off, -1), append(s.n, 0)
 	}
-	e.byName[name] = i
 	e.dirty = true
 }
 
@@ -350,11 +418,10 @@ func hasListOp(t *history.Txn) bool {
 // Release adds transactions the window released (in start order).
 func (e *Engine) Release(txns ...history.Txn) {
 	for _, t := range txns {
-		e.index[t.ID] = len(e.txns)
 		if t.HasTime {
 			e.lastStart = max(e.lastStart, t.Start)
 		}
-		e.add(t, 0)
+		e.add(t, 0, true)
 		if e.fast != nil {
 			e.fast.release(len(e.txns)-1, &e.txns[len(e.txns)-1])
 		}
@@ -365,7 +432,7 @@ func (e *Engine) Release(txns ...history.Txn) {
 // the next step on (W1).
 func (e *Engine) Close(ids ...string) {
 	for _, id := range ids {
-		if i, ok := e.index[id]; ok && e.flags[i]&fClosed == 0 {
+		if i, ok := e.newestOf(id); ok && e.flags[i]&fClosed == 0 {
 			e.setFlags(i, e.flags[i]|fClosed)
 			e.dirty = true
 			if e.fast != nil && e.flags[i]&fQuarantined == 0 {
@@ -399,7 +466,7 @@ func (e *Engine) CloseAll() {
 // online.WildWrite ops, and its times may be absent.
 func (e *Engine) AddUnchecked(t history.Txn) {
 	t.ID = "unchecked:" + t.ID
-	e.add(t, fUnchecked|fClosed)
+	e.add(t, fUnchecked|fClosed, false)
 	if e.fast != nil {
 		// More possible writers only drop reads from the instance: the
 		// fast path's graph keeps constraints the instance may have lost,
@@ -414,7 +481,7 @@ func (e *Engine) Alerts() []*online.Alert { return e.alerts }
 
 // AlertTxn returns a member of a's core by the name the core gives it.
 func (e *Engine) AlertTxn(a *online.Alert, name string) *history.Txn {
-	i, ok := e.byName[name]
+	i, ok := e.named(name)
 	if !ok {
 		return nil
 	}
@@ -498,7 +565,7 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 		idx := make([]int, 0, len(an.Core))
 		open := false
 		for _, name := range an.Core {
-			i, ok := e.byName[name]
+			i, ok := e.named(name)
 			if !ok {
 				return out, fmt.Errorf("weakonline: core member %q is not released", name)
 			}
@@ -814,7 +881,7 @@ func (e *Engine) Snapshot() ([]byte, error) {
 			}
 		}
 	}
-	return json.Marshal(&snapshot{Version: snapshotVersion, Level: e.opts.Level.String(), Txns: txns, Names: e.names, Flags: e.flags, Index: e.index,
+	return json.Marshal(&snapshot{Version: snapshotVersion, Level: e.opts.Level.String(), Txns: txns, Names: e.names, Flags: e.flags, Index: e.index(),
 		Alerts: e.alerts, Dirty: e.dirty, Deferred: e.deferred, Undecided: e.undecided, Steps: e.steps, Checks: e.checks, Unchecked: e.unchecked,
 		Unknowns: e.unknowns, LastStart: e.lastStart, FastLost: e.fastLost, Skipped: e.skipped, Retired: e.sum.encode(), NextRetire: e.nextRetire, Blob: e.blob})
 }
@@ -840,16 +907,16 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 	}
 	e.txns, e.names, e.flags = s.Txns, s.Names, s.Flags
 	e.recount()
-	if s.Index != nil {
-		e.index = s.Index
-	}
 	for i, n := range e.names {
-		e.byName[n] = i
+		e.setName(n, i)
 	}
-	for id, i := range e.index {
+	for id, i := range s.Index {
 		if i < 0 || i >= len(e.txns) {
 			return nil, fmt.Errorf("%w: id %q at %d of %d", ErrCorrupt, id, i, len(e.txns))
 		}
+		sl := e.ids[id]
+		sl.newest, sl.hasNewest = int32(i), true
+		e.ids[id] = sl
 	}
 	e.alerts, e.dirty, e.deferred, e.undecided = s.Alerts, s.Dirty, s.Deferred, s.Undecided
 	e.steps, e.checks, e.unchecked, e.unknowns, e.lastStart = s.Steps, s.Checks, s.Unchecked, s.Unknowns, s.LastStart
@@ -891,7 +958,7 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 		if err := json.Unmarshal(e.sum.bodies[b], &bd); err != nil {
 			return nil, fmt.Errorf("%w: body %d: %v", ErrCorrupt, b, err)
 		}
-		e.byName[bd.Name] = -1 - b
+		e.setName(bd.Name, -1-b)
 	}
 	if e.store != nil {
 		e.store.off, e.store.n = slices.Repeat([]int64{-1}, len(e.txns)), make([]int32, len(e.txns))
@@ -903,6 +970,17 @@ func Restore(opts history.Options, cfg Config, snap []byte) (*Engine, error) {
 		}
 	}
 	return e, nil
+}
+
+// index is each ID's newest released transaction (the snapshot's Index).
+func (e *Engine) index() map[string]int {
+	m := map[string]int{}
+	for id, sl := range e.ids {
+		if sl.hasNewest {
+			m[id] = int(sl.newest)
+		}
+	}
+	return m
 }
 
 // SnapshotDurable is Snapshot in the shape the run command's checkpoint

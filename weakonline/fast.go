@@ -84,10 +84,15 @@ type fast struct {
 	// instance, so its past is its session predecessor's and itself.
 	// succ are the nodes whose clock is computed from a node's: its
 	// session successor and the closed readers that chose it.
-	clock  [][]int32
-	succ   [][]int32
-	closed []bool
-	srcs   [][]int32 // chosen sources (nodes) of a closed node's reads
+	clock [][]int32
+	succ  [][]int32
+	// sessNodes[s][p] is session s's node at position p (causal): the
+	// frontier of a past is read off it. front[n] is n's frontier plus
+	// one (0: not computed since n's clock last changed).
+	sessNodes [][]int32
+	front     []int32
+	closed    []bool
+	srcs      [][]int32 // chosen sources (nodes) of a closed node's reads
 	// Lists (docs/SEMANTICS.md §5 "Lists in the fast path"): a node's
 	// appends, in op order, and its external list reads until it
 	// closes; per list key the longest version shown so far as its
@@ -145,6 +150,10 @@ type fast struct {
 }
 
 type posTxn struct{ pos, t int32 }
+
+// logEntry is a write of keyWriters.log: node t at position pos of
+// session s.
+type logEntry struct{ s, pos, t int32 }
 
 // listRead is an external list read: its key and the elements it shows,
 // the reader's own appends so far taken off its end.
@@ -207,6 +216,11 @@ type keyWriters struct {
 	// with sessions, so that a read whose source's past holds it skips
 	// the session without touching the list.
 	lastPos []int32
+	// lastT[j] is the node of lists[j]'s last entry, beside lastPos: a
+	// past that holds the session's last writer of the key (most
+	// reads) finds it here, without the list (lastIn), whose array was
+	// a cache miss per visited session (forcedCausal's largest line).
+	lastT []int32
 	// at[s] is session s's index in sessions plus one (0: none), for
 	// the sessions numbered below indexedSessions: a write or a read
 	// atomic read finds its session's list by index, where keyWriters.add
@@ -214,6 +228,15 @@ type keyWriters struct {
 	// (each key written by every one of 32 sessions). Later sessions are
 	// scanned.
 	at []int32
+	// log is every write of the key in release order (node index
+	// ascending), as (session, position, node): a read visits only the
+	// sessions whose last write is at or after its source's frontier
+	// (forcedCausal), and reads whether its source's past holds each
+	// off the entry. A read looks at most at the last len(sessions)+1
+	// entries, so only the last ones are kept (trimLog); trimmed says
+	// some were dropped.
+	log     []logEntry
+	trimmed bool
 	// writes counts the writes added (add); cover is t+1 for the last
 	// node t whose causal past was found to hold every session's last
 	// writer of the key (lastPos), when writes was coverAt (0: none).
@@ -249,6 +272,7 @@ func (kw *keyWriters) add(s, pos, t int32) {
 		kw.sessions = append(kw.sessions, s)
 		kw.lists = append(kw.lists, nil)
 		kw.lastPos = append(kw.lastPos, -1)
+		kw.lastT = append(kw.lastT, -1)
 		if s < indexedSessions {
 			for int(s) >= len(kw.at) {
 				kw.at = append(kw.at, 0)
@@ -264,16 +288,42 @@ func (kw *keyWriters) add(s, pos, t int32) {
 		kw.lists[j] = make([]posTxn, 0, firstWriters)
 	}
 	kw.lists[j] = append(kw.lists[j], posTxn{pos, t})
-	kw.lastPos[j] = max(kw.lastPos[j], pos)
+	if pos > kw.lastPos[j] {
+		kw.lastPos[j], kw.lastT[j] = pos, t
+	}
+	kw.log = append(kw.log, logEntry{s, pos, t})
+	if keep := len(kw.sessions) + 1; len(kw.log) >= 2*keep && len(kw.log) >= minLog {
+		kw.trimLog(keep)
+	}
 	kw.writes++
 }
 
-// lastAt is the last writer at a position <= p in ws (-1: none).
-func lastAt(ws []posTxn, p int32) int32 {
-	if w := lastEntry(ws, p); w != nil {
-		return w.t
+// minLog is the length below which a key's log is never trimmed (a
+// trim of a short log would copy about as much as it keeps); the tests
+// set it to 0, so that their short histories trim.
+var minLog = 16
+
+// trimLog keeps the last keep entries of the log, moved to its start:
+// every read looks at no more (forcedCausal), and a read that would
+// need an entry dropped visits every session instead. Amortized, a copy
+// of keep entries per keep writes.
+func (kw *keyWriters) trimLog(keep int) {
+	n := copy(kw.log, kw.log[len(kw.log)-keep:])
+	kw.log = kw.log[:n]
+	kw.trimmed = true
+}
+
+// lastIn is the last entry of session index j's writers at a position
+// <= p (lastEntry of lists[j]), read off lastPos and lastT when p is at
+// or past the last one.
+func (kw *keyWriters) lastIn(j int, p int32) (posTxn, bool) {
+	if p >= kw.lastPos[j] {
+		return posTxn{kw.lastPos[j], kw.lastT[j]}, kw.lastT[j] >= 0
 	}
-	return -1
+	if w := lastEntry(kw.lists[j], p); w != nil {
+		return *w, true
+	}
+	return posTxn{}, false
 }
 
 // lastEntry is the last entry of ws at a position <= p (nil: none).
@@ -334,6 +384,9 @@ func (f *fast) grow(n int) {
 	f.sessOf = extend(f.sessOf, n, c, -1)
 	f.pos = extend(f.pos, n, c, -1)
 	f.clock = extend(f.clock, n, c, nil)
+	if f.lv == history.Causal {
+		f.front = extend(f.front, n, c, 0)
+	}
 	f.succ = extend(f.succ, n, c, nil)
 	f.closed = extend(f.closed, n, c, false)
 	f.srcs = extend(f.srcs, n, c, nil)
@@ -376,17 +429,19 @@ func parse(t *history.Txn, kt *keyTable) (finals, reads []kv, ok bool) {
 func parseLists(t *history.Txn, kt *keyTable, lists bool) (finals, reads, appends []kv, lreads []listRead, ok bool) {
 	ok = true
 	// Sized once: the pairs are kept as long as the transaction is.
+	// One array holds both, finals' part first, each capped at its own
+	// part (an append past it, release's list keys, copies): two
+	// allocations per transaction were one more than needed.
 	nr := 0
 	for _, op := range t.Ops {
 		if op.Kind == history.Read {
 			nr++
 		}
 	}
-	if nw := len(t.Ops) - nr; nw > 0 {
-		finals = make([]kv, 0, nw)
-	}
-	if nr > 0 {
-		reads = make([]kv, 0, nr)
+	if len(t.Ops) > 0 {
+		nw := len(t.Ops) - nr
+		buf := make([]kv, len(t.Ops))
+		finals, reads = buf[:0:nw], buf[nw:nw:len(t.Ops)]
 	}
 	for _, op := range t.Ops {
 		if op.IsList || op.Kind == history.Append {
@@ -528,6 +583,10 @@ func (f *fast) release(i int, t *history.Txn) {
 			}
 			clk[s] = f.pos[i]
 			f.clock[i] = clk
+			for int(s) >= len(f.sessNodes) {
+				f.sessNodes = append(f.sessNodes, nil)
+			}
+			f.sessNodes[s] = append(f.sessNodes[s], int32(i))
 		}
 		for _, w := range finals {
 			if !f.so {
@@ -584,7 +643,10 @@ func (f *fast) close(i int, txns []history.Txn) {
 	reads := f.reads[i][:0]
 	var from []int32
 	if nr := len(f.reads[i]) + len(f.lreads[i]); nr > 0 {
-		srcs, from = make([]int32, 0, nr), make([]int32, 0, nr)
+		// One array, each capped at its half: one allocation per
+		// close where there were two.
+		buf := make([]int32, 0, 2*nr)
+		srcs, from = buf[:0:nr], buf[nr:nr:2*nr]
 	}
 	var initReads []kv
 	for _, r := range f.reads[i] {
@@ -742,6 +804,7 @@ func (f *fast) closeClock(n int32) {
 	// A clock belongs to its node alone: the replaced one is the next
 	// scratch (propagate).
 	f.clock[n], f.clkScratch = clk, prev
+	f.front[n] = 0
 	f.forcedCausal(n, nil)
 	f.propagateFrom(f.succ[n])
 }
@@ -805,6 +868,7 @@ func (f *fast) settleClocks() {
 				buf = make([]int32, ns)
 			}
 			f.clock[d] = f.clockInto(d, buf)
+			f.front[d] = 0
 		}
 		for _, w := range f.succ[d] {
 			if indeg[w]--; indeg[w] == 0 {
@@ -831,6 +895,7 @@ func (f *fast) settleClocks() {
 				continue
 			}
 			f.clock[d] = clk
+			f.front[d] = 0
 			work = append(work, f.succ[d]...)
 		}
 		f.work = work[:0]
@@ -941,6 +1006,7 @@ func (f *fast) propagateFrom(from []int32) {
 			continue
 		}
 		f.clock[d] = clk
+		f.front[d] = 0
 		if f.closed[d] {
 			f.forcedCausal(d, prev)
 		}
@@ -996,47 +1062,121 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 		if t2 >= 0 {
 			c2 = f.clock[t2]
 		}
-		lastPos := kw.lastPos[:len(kw.sessions)]
 		all := t2 >= 0 // so far every session's last writer is in c2
-		for j, s := range kw.sessions {
-			if int(s) < len(c2) && c2[s] >= lastPos[j] {
-				// Every writer of the session is in t2's past: most
-				// sessions of a read end here, whatever n's past.
-				continue
+		if t2 >= 0 && !naiveFrontier {
+			// Only a session whose last write of the key is at or
+			// after t2's frontier can have a writer outside t2's past
+			// (docs/SEMANTICS.md §5 "A read visits the writes after
+			// its source's frontier"): visited through the key's log,
+			// when that tail is shorter than its sessions.
+			// The tail is found from the log's end, given up past as
+			// many entries as the key has sessions: the last entries
+			// are one or two cache lines, where a binary search over
+			// the whole log was a miss per probe.
+			front := f.frontier(t2)
+			log := kw.log
+			lo, stop := len(log), max(len(log)-len(kw.sessions), 0)
+			for lo > stop && log[lo-1].t >= front {
+				lo--
 			}
-			all = false
-			p := pastPos(clk, s, own, ownP)
-			if p < 0 {
-				continue
-			}
-			if old != nil {
-				o := int32(-1)
-				if int(s) < len(old) {
-					o = old[s]
-					if s == own {
-						o = min(o, ownP)
+			if (lo == 0 && !kw.trimmed) || (lo > 0 && log[lo-1].t < front) {
+				for _, en := range log[lo:] {
+					if int(en.s) < len(c2) && c2[en.s] >= en.pos {
+						// In t2's past: the session's last write
+						// is this one or later in the tail.
+						continue
+					}
+					all = false
+					if j := kw.find(en.s); kw.lastT[j] == en.t {
+						// The session's last write of the key (an
+						// earlier one leaves it to this one).
+						f.forcedFrom(kw, j, en.s, n, t2, clk, c2, own, ownP, old)
 					}
 				}
-				if p <= o {
-					continue // nothing new in n's past of s
+				if all {
+					kw.cover, kw.coverAt = t2+1, kw.writes
 				}
-			}
-			if int(s) < len(c2) && c2[s] >= p {
-				// Every writer of the session in n's past is in t2's
-				// too (inPast below, without the search).
 				continue
 			}
-			// The session's last writer in n's past; in t2's past
-			// already (inPast, read off its position: t1's own
-			// arrays are a cache miss each) it needs no edge.
-			if w := lastEntry(kw.lists[j], p); w != nil && w.t != n && !(int(s) < len(c2) && c2[s] >= w.pos) {
-				f.forced(w.t, t2)
+		}
+		for j, s := range kw.sessions {
+			if !f.forcedFrom(kw, j, s, n, t2, clk, c2, own, ownP, old) {
+				all = false
 			}
 		}
 		if all {
 			kw.cover, kw.coverAt = t2+1, kw.writes
 		}
 	}
+}
+
+// forcedFrom adds closed node n's forced edge for its read from t2 (c2
+// its past, nil: the initial state) of a key kw holds, from session
+// index j's (session s's) last writer of the key in n's past clk,
+// unless it is in c2 or was in old (forcedCausal); it reports whether c2
+// holds the session's last writer of the key.
+func (f *fast) forcedFrom(kw *keyWriters, j int, s, n, t2 int32, clk, c2 []int32, own, ownP int32, old []int32) bool {
+	if int(s) < len(c2) && c2[s] >= kw.lastPos[j] {
+		// Every writer of the session is in t2's past: most
+		// sessions of a read end here, whatever n's past.
+		return true
+	}
+	p := pastPos(clk, s, own, ownP)
+	if p < 0 {
+		return false
+	}
+	if old != nil {
+		o := int32(-1)
+		if int(s) < len(old) {
+			o = old[s]
+			if s == own {
+				o = min(o, ownP)
+			}
+		}
+		if p <= o {
+			return false // nothing new in n's past of s
+		}
+	}
+	if int(s) < len(c2) && c2[s] >= p {
+		// Every writer of the session in n's past is in t2's
+		// too (inPast below, without the search).
+		return false
+	}
+	// The session's last writer in n's past; in t2's past
+	// already (inPast, read off its position: t1's own
+	// arrays are a cache miss each) it needs no edge.
+	if w, ok := kw.lastIn(j, p); ok && w.t != n && !(int(s) < len(c2) && c2[s] >= w.pos) {
+		f.forced(w.t, t2)
+	}
+	return false
+}
+
+// naiveFrontier makes forcedCausal visit every session of a key (the
+// tests' reference for the frontier).
+var naiveFrontier bool
+
+// frontier is the least node index outside t's past (its clock): every
+// node of a session at a position past t's entry for it was released
+// after the session's node at the next position, and every node not yet
+// released comes after every node held. Cached until t's clock changes;
+// a cached value stays a lower bound (a past only grows).
+func (f *fast) frontier(t int32) int32 {
+	if v := f.front[t]; v > 0 {
+		return v - 1
+	}
+	c := f.clock[t]
+	front := int32(len(f.node))
+	for s, nodes := range f.sessNodes {
+		next := int32(0)
+		if s < len(c) {
+			next = c[s] + 1
+		}
+		if int(next) < len(nodes) {
+			front = min(front, nodes[next])
+		}
+	}
+	f.front[t] = front + 1
+	return front
 }
 
 // pastPos is session s's last position in the past clk of a node of
@@ -1062,7 +1202,10 @@ func (f *fast) lastWriter(s int32, k int32, p int32) int32 {
 	if j < 0 {
 		return -1
 	}
-	return lastAt(kw.lists[j], p)
+	if w, ok := kw.lastIn(j, p); ok {
+		return w.t
+	}
+	return -1
 }
 
 // keyWriters is key number k's writers by session (nil: none). The
@@ -1653,8 +1796,8 @@ func (f *fast) wouldCycle(n, k, c int32, srcs []int32) bool {
 			if p < 0 {
 				continue
 			}
-			w := lastEntry(kw.lists[j], p)
-			if w == nil || w.t == n || w.t == c || (int(s) < len(c2) && c2[s] >= w.pos) {
+			w, ok := kw.lastIn(j, p)
+			if !ok || w.t == n || w.t == c || (int(s) < len(c2) && c2[s] >= w.pos) {
 				continue
 			}
 			if f.reaches(c, w.t) {

@@ -170,7 +170,7 @@ func checkCores(t *testing.T, h *history.History, opts history.Options, fired []
 	for _, f := range fired {
 		in := make([]bool, len(e.txns))
 		for _, name := range f.alert.Core {
-			i, ok := e.byName[name]
+			i, ok := e.named(name)
 			if !ok {
 				t.Fatalf("alert %s: core member %s unknown", f.alert.ID, name)
 			}

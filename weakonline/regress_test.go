@@ -115,6 +115,37 @@ W[20,30] r y 1, w x 2, w z 1 (session b)
 R1[40,50] r x 1 (session c)
 N[60,70] r z 1, r x 1 (session d)`,
 	},
+	{
+		// CF1 (docs/SEMANTICS.md §5 "A read visits the writes after its
+		// source's frontier"): B1 was released before A1 but is not in
+		// A1's past (A1 read nothing); N reads z from B1 and x from A1,
+		// so B1 -> A1 is forced, and A1 -> B1 is a read (y): a cycle. A
+		// frontier taken as the source's own index (every node released
+		// before A1 in its past) visited only A1's write of x and
+		// vouched for the stream.
+		name: "CF1 a writer released before the source, outside its past", level: history.Causal, tick: 5, batch: 1, alerts: 1, lateness: 5,
+		text: `B1[0,30] r y 1, w x 1, w z 1 (session b)
+A1[5,10] w y 1, w x 2 (session a)
+N[40,50] r z 1, r x 2 (session c)`,
+	},
+	{
+		// CF2 (the same subsection, the log kept short): B1 writes x
+		// first, then A1-A5 (session a) do; the log of x keeps its last
+		// three entries (two sessions, plus one), A3-A5. N reads z from
+		// B1 and x from A5, whose past lacks B1 (A5's frontier is B1's
+		// index): the walk stops at A4 with A3 still at or above the
+		// frontier, so every session is visited, and B1 -> A5 closes a
+		// cycle with A5 -> B1 (y). A log that kept two entries and took
+		// its start for the start of the writes missed it.
+		name: "CF2 a writer outside the source's past dropped from the key's log", level: history.Causal, tick: 5, batch: 1, alerts: 1, lateness: 5,
+		text: `B1[0,100] r y 1, w x 100, w z 1 (session b)
+A1[10,11] w x 1 (session a)
+A2[12,13] w x 2 (session a)
+A3[14,15] w x 3 (session a)
+A4[16,17] w x 4 (session a)
+A5[18,19] w y 1, w x 5 (session a)
+N[120,130] r z 1, r x 5 (session c)`,
+	},
 }
 
 func TestRegressionHistories(t *testing.T) {

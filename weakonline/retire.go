@@ -873,23 +873,31 @@ func (e *Engine) compact(keep []bool, bodies []int32) {
 		}
 		st.off, st.n = st.off[:k], st.n[:k]
 	}
-	for id, i := range e.index {
-		if at[i] < 0 {
-			delete(e.index, id)
-		} else {
-			e.index[id] = at[i]
+	for id, sl := range e.ids {
+		if !sl.hasNewest {
+			continue
 		}
+		if at[sl.newest] < 0 {
+			sl.hasNewest = false
+			if !sl.hasName {
+				delete(e.ids, id)
+				continue
+			}
+		} else {
+			sl.newest = int32(at[sl.newest])
+		}
+		e.ids[id] = sl
 	}
 	// A retired name is free again, unless its body is kept: then it
 	// names the body (a negative index), as the keeping engine would.
 	for i, name := range oldNames {
 		switch {
 		case at[i] >= 0:
-			e.byName[name] = at[i]
+			e.setName(name, at[i])
 		case bodies[i] >= 0:
-			e.byName[name] = -1 - int(bodies[i])
+			e.setName(name, -1-int(bodies[i]))
 		default:
-			delete(e.byName, name)
+			e.dropName(name)
 		}
 	}
 	if e.fast != nil && !naiveCompact && e.fast.compactInPlace(at, k) {
@@ -920,7 +928,7 @@ func (e *Engine) revive(b int32) (int, error) {
 	if st := e.store; st != nil {
 		st.off, st.n = append(st.off, -1), append(st.n, 0)
 	}
-	e.byName[bd.Name] = i
+	e.setName(bd.Name, i)
 	if e.fast != nil {
 		e.fast.release(i, &e.txns[i])
 	}

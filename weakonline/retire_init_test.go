@@ -135,7 +135,7 @@ func TestRetireInitRegressions(t *testing.T) {
 				if !slices.Equal(ids(got), ids(keep)) {
 					t.Fatalf("fast=%v: alerts retiring %v %v, keeping %v", !noFast, ids(got), got, ids(keep))
 				}
-				if _, held := e.byName[rc.retires]; rc.retires != "" && !noFast && held {
+				if _, held := e.named(rc.retires); rc.retires != "" && !noFast && held {
 					t.Fatalf("%s is still held (retired %d): the rule let nothing go", rc.retires, e.sum.n)
 				}
 			}

@@ -445,7 +445,7 @@ func TestIntOfCanonical(t *testing.T) {
 
 // TestWitnessNamesRetiredBody: an exact check's witness holds every
 // transaction of the instance, retired bodies a kept read needed
-// included (R6); they are no transaction of the engine (byName holds a
+// included (R6); they are no transaction of the engine (ids holds a
 // negative index), so a rebuild from the witness gives them no rank.
 // Found by WEAKONLINE_STREAMS=1000 TestRestartSameAlerts at read
 // committed, where the rebuild indexed rank with -1 and panicked.
@@ -459,7 +459,7 @@ func TestWitnessNamesRetiredBody(t *testing.T) {
 	if as, err := e.Step(ctx); err != nil || len(as) > 0 {
 		t.Fatalf("step: %v %v", as, err)
 	}
-	if i, ok := e.byName["A"]; !ok || i >= 0 {
+	if i, ok := e.named("A"); !ok || i >= 0 {
 		t.Fatalf("A at %d (%v): not a retired body, the test tests nothing", i, ok)
 	}
 	e.rebuild("A")
