@@ -1336,6 +1336,43 @@ func (o *Online) addFutureEdges(adj [][]int32, r *reduced, future int32) {
 			}
 		}
 	}
+	if !noListOrderEdges {
+		addListOrderEdges(adj, r)
+	}
+}
+
+// noListOrderEdges (tests) leaves the list orders out of H, as before
+// they were added: TestListOrderInHNaive shows the disagreement.
+var noListOrderEdges bool
+
+// addListOrderEdges adds to adj the orders a read still to come may put
+// between two appenders of a list key (docs/SEMANTICS.md §5 "H holds the
+// orders a later list read may show"): it shows both appends, in the
+// order the database chose, so it orders the two directly, not through
+// itself as a register read does. Each appender a of a list key gets an
+// edge to every other appender b that the level does not put before a.
+// Without them H missed the cycle a fixed read source closed with such
+// an order, and the list rule folded a prefix a later read contradicted.
+func addListOrderEdges(adj [][]int32, r *reduced) {
+	p, e := r.p, r.e
+	node := e.Node()
+	for k, isList := range p.ListKeys() {
+		if !isList {
+			continue
+		}
+		ws := p.WritersOf()[k]
+		for _, a := range ws {
+			na := node[a]
+			if na < 0 {
+				continue
+			}
+			for _, b := range ws {
+				if nb := node[b]; b != a && nb >= 0 && !p.Before(b, a) {
+					adj[na] = append(adj[na], int32(nb))
+				}
+			}
+		}
+	}
 }
 
 // sccScratch holds componentsUnder's graph and Tarjan's arrays from one
