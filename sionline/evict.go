@@ -206,15 +206,6 @@ func (e *Engine) evict(h *history.History, witness []string) error {
 	if len(mem) == 0 || len(witness) == 0 {
 		return nil
 	}
-	// Concurrent appenders no read has ordered follow their values
-	// (si28e_listorder.go): another completion of the same screen.
-	if w := e.repairListOrder(h, witness); len(w) > 0 && &w[0] != &witness[0] {
-		witness = w
-		e.listRepairs++
-		if serialCheck != nil {
-			serialCheck(e.instance(true), e.opts, witness)
-		}
-	}
 	// open[p]: the earliest start of a member of mem[p:] whose reads are
 	// not in the screen yet; ok[p]: mem[:p] may go as far as time goes.
 	open := make([]int64, len(mem)+1)
@@ -243,6 +234,15 @@ func (e *Engine) evict(h *history.History, witness []string) error {
 	byName := make(map[string]*history.Txn, len(h.Txns))
 	for i := range h.Txns {
 		byName[h.Txns[i].ID] = &h.Txns[i]
+	}
+	// Concurrent appenders no read has ordered follow their values
+	// (si28e_listorder.go): another completion of the same screen.
+	if w := e.repairListOrder(byName, witness); &w[0] != &witness[0] {
+		witness = w
+		e.listRepairs++
+		if serialCheck != nil {
+			serialCheck(e.instance(true), e.opts, witness)
+		}
 	}
 	index := make(map[string]int, len(mem))
 	for n, i := range mem {

@@ -29,15 +29,12 @@ var NoListRepair = false
 const maxListRepairs = 64
 
 // repairListOrder returns the witness with appenders moved as the
-// comment above says, or witness itself when nothing moves. h is the
-// screen the witness completes.
-func (e *Engine) repairListOrder(h *history.History, witness []string) []string {
+// comment above says, or witness itself when nothing moves. byName
+// maps the names of the screen the witness completes to their
+// transactions.
+func (e *Engine) repairListOrder(byName map[string]*history.Txn, witness []string) []string {
 	if NoListRepair || len(witness) == 0 {
 		return witness
-	}
-	byName := make(map[string]*history.Txn, len(h.Txns))
-	for i := range h.Txns {
-		byName[h.Txns[i].ID] = &h.Txns[i]
 	}
 	out := witness
 	for n := 0; n < maxListRepairs; n++ {
@@ -73,46 +70,63 @@ func (e *Engine) listPairAgainstValues(witness []string, byName map[string]*hist
 		name string
 		at   int
 	}
-	last := map[history.Key]app{}     // the last appender committed so far
-	lastRead := map[history.Key]int{} // the last begin of a reader of the key
-	cands := []struct {
+	type cand struct {
 		u, v string
 		k    history.Key
 		cu   int
-	}{}
+	}
+	// First the commits alone (most witnesses have no pair against the
+	// values, and then nothing else is looked at).
+	var last map[history.Key]app // the last appender committed so far
+	var cands []cand
 	for p, ev := range witness {
-		sp := strings.IndexByte(ev, ' ')
-		name := ev[sp+1:]
-		t := byName[name]
-		if t == nil {
+		name, isCommit := strings.CutPrefix(ev, "commit ")
+		if !isCommit {
 			continue
 		}
-		if ev[:sp] == "begin" {
-			for _, op := range t.Ops {
-				if op.Kind == history.Read {
-					lastRead[op.Key] = p
-				}
-			}
+		t := byName[name]
+		if t == nil {
 			continue
 		}
 		for _, op := range t.Ops {
 			if op.Kind != history.Append {
 				continue
 			}
+			if last == nil {
+				last = map[history.Key]app{}
+			}
 			if prev, seen := last[op.Key]; seen && prev.name != name {
-				if pv, ok1 := firstAppend(byName[prev.name], op.Key); ok1 && intLess(op.Value, pv) && t.Status == history.Committed && byName[prev.name].Status == history.Committed {
-					cands = append(cands, struct {
-						u, v string
-						k    history.Key
-						cu   int
-					}{prev.name, name, op.Key, prev.at})
+				pt := byName[prev.name]
+				if pv, ok1 := firstAppend(pt, op.Key); ok1 && intLess(op.Value, pv) && t.Status == history.Committed && pt.Status == history.Committed {
+					cands = append(cands, cand{prev.name, name, op.Key, prev.at})
 				}
 			}
 			last[op.Key] = app{name, p}
 		}
 	}
+	if len(cands) == 0 {
+		return "", "", "", false
+	}
+	// The last begin of a reader of each candidate's key.
+	lastRead := map[history.Key]int{}
 	for _, c := range cands {
-		if r, seen := lastRead[c.k]; seen && r > c.cu {
+		lastRead[c.k] = -1
+	}
+	for p, ev := range witness {
+		name, isBegin := strings.CutPrefix(ev, "begin ")
+		if !isBegin {
+			continue
+		}
+		if t := byName[name]; t != nil {
+			for _, op := range t.Ops {
+				if _, want := lastRead[op.Key]; want && op.Kind == history.Read {
+					lastRead[op.Key] = p
+				}
+			}
+		}
+	}
+	for _, c := range cands {
+		if lastRead[c.k] > c.cu {
 			continue // a reader saw u's element: the order is decided
 		}
 		if e.movable(witness, byName, c.u, c.v, c.k) {

@@ -16,10 +16,10 @@ import (
 // then the readers given, then 20 more fillers. extraA and extraB are
 // further ops of a and b. Valid at strong SI in the order the readers
 // say, which check confirms first.
-func listOrderHistory(t *testing.T, extraA, extraB []history.Op, readers ...history.Txn) (*history.History, history.Options) {
+func listOrderHistory(t *testing.T, aStart int64, extraA, extraB []history.Op, readers ...history.Txn) (*history.History, history.Options) {
 	t.Helper()
 	txns := []history.Txn{
-		txn("a", "a", 10, 100, append([]history.Op{{Kind: history.Append, Key: "x", Value: "1"}}, extraA...)...),
+		txn("a", "a", aStart, 100, append([]history.Op{{Kind: history.Append, Key: "x", Value: "1"}}, extraA...)...),
 		txn("b", "b", 20, 50, append([]history.Op{{Kind: history.Append, Key: "x", Value: "2"}}, extraB...)...),
 	}
 	for s := int64(200); s < 2000; s += 20 {
@@ -80,7 +80,7 @@ func TestListRepairFollowsValues(t *testing.T) {
 	defer func(v bool) { NoListRepair = v }(NoListRepair)
 	for _, naive := range []bool{false, true} {
 		NoListRepair = naive
-		h, opts := listOrderHistory(t, nil, nil, txn("v", "d", 2100, 2101, listRead("x", "1", "2")))
+		h, opts := listOrderHistory(t, 10, nil, nil, txn("v", "d", 2100, 2101, listRead("x", "1", "2")))
 		eng, errs := runListOrder(t, h, opts)
 		if len(errs) > 0 {
 			t.Fatalf("naive %v: a witness the oracle rejects: %v", naive, errs[0])
@@ -99,20 +99,24 @@ func TestListRepairFollowsValues(t *testing.T) {
 //   - y [120,121], in the same screen as a and b, reads x as [2 1]
 //     (the readers-after-u test keeps it);
 //   - b reads z, which a writes, as null: b's snapshot must not hold a
-//     (the begins-in-the-range test keeps it).
+//     (the begins-in-the-range test keeps it);
+//   - a begins at 60, after b ended: real time puts b first (the
+//     must-precede test keeps it).
 //
 // In both the repair must move nothing.
 func TestListRepairKeepsWhatTheScreenDecided(t *testing.T) {
 	cases := []struct {
 		name           string
+		aStart         int64
 		extraA, extraB []history.Op
 		readers        []history.Txn
 	}{
-		{"reader", nil, nil, []history.Txn{txn("y", "e", 120, 121, listRead("x", "2", "1")), txn("v", "d", 2100, 2101, listRead("x", "2", "1"))}},
-		{"snapshot", []history.Op{w("z", "1")}, []history.Op{r("z", string(history.Null))}, []history.Txn{txn("v", "d", 2100, 2101, listRead("x", "2", "1"))}},
+		{"reader", 10, nil, nil, []history.Txn{txn("y", "e", 120, 121, listRead("x", "2", "1")), txn("v", "d", 2100, 2101, listRead("x", "2", "1"))}},
+		{"realtime", 60, nil, nil, []history.Txn{txn("v", "d", 2100, 2101, listRead("x", "2", "1"))}},
+		{"snapshot", 10, []history.Op{w("z", "1")}, []history.Op{r("z", string(history.Null))}, []history.Txn{txn("v", "d", 2100, 2101, listRead("x", "2", "1"))}},
 	}
 	for _, tc := range cases {
-		h, opts := listOrderHistory(t, tc.extraA, tc.extraB, tc.readers...)
+		h, opts := listOrderHistory(t, tc.aStart, tc.extraA, tc.extraB, tc.readers...)
 		eng, errs := runListOrder(t, h, opts)
 		if len(errs) > 0 || eng.listRepairs > 0 {
 			t.Errorf("%s: %d repairs, oracle: %v", tc.name, eng.listRepairs, errs)
