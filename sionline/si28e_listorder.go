@@ -18,8 +18,9 @@ import (
 // The stream's values usually say the other (BENCHMARKS.md, si28e: 29
 // appends against the values at 100K, each a later failed screen).
 // repairListOrder moves v's begin and commit to just before u's begin
-// when that keeps every constraint of the screen (movable): the ghost
-// then keeps v's element before u's. Precision only: the result is a
+// when that keeps every constraint of the screen (movable), or else u's
+// to just after v's commit (movableAfter): the ghost then keeps v's
+// element before u's. Precision only: the result is a
 // completion of the same screen, as the witness was.
 
 // NoListRepair turns the repair off (the tests' model to compare).
@@ -38,11 +39,11 @@ func (e *Engine) repairListOrder(byName map[string]*history.Txn, witness []strin
 	}
 	out := witness
 	for n := 0; n < maxListRepairs; n++ {
-		u, v, k, ok := e.listPairAgainstValues(out, byName)
+		u, v, after, ok := e.listPairAgainstValues(out, byName)
 		if !ok {
 			break
 		}
-		next, moved := e.moveBefore(out, byName, u, v, k)
+		next, moved := move(out, u, v, after)
 		if !moved {
 			break
 		}
@@ -65,7 +66,7 @@ func firstAppend(t *history.Txn, k history.Key) (history.Value, bool) {
 // committed appenders of a list key k in the witness, u first, with v's
 // first value the smaller integer, no begin of a reader of k after u's
 // commit, and v movable before u.
-func (e *Engine) listPairAgainstValues(witness []string, byName map[string]*history.Txn) (u, v string, k history.Key, ok bool) {
+func (e *Engine) listPairAgainstValues(witness []string, byName map[string]*history.Txn) (u, v string, after, ok bool) {
 	type app struct {
 		name string
 		at   int
@@ -105,7 +106,7 @@ func (e *Engine) listPairAgainstValues(witness []string, byName map[string]*hist
 		}
 	}
 	if len(cands) == 0 {
-		return "", "", "", false
+		return "", "", false, false
 	}
 	// The last begin of a reader of each candidate's key.
 	lastRead := map[history.Key]int{}
@@ -130,10 +131,13 @@ func (e *Engine) listPairAgainstValues(witness []string, byName map[string]*hist
 			continue // a reader saw u's element: the order is decided
 		}
 		if e.movable(witness, byName, c.u, c.v, c.k) {
-			return c.u, c.v, c.k, true
+			return c.u, c.v, false, true
+		}
+		if e.movableAfter(witness, byName, c.u, c.v, c.k) {
+			return c.u, c.v, true, true
 		}
 	}
-	return "", "", "", false
+	return "", "", false, false
 }
 
 // mustPrecede says whether x's commit must precede y's begin in every
@@ -232,18 +236,110 @@ func (e *Engine) movable(witness []string, byName map[string]*history.Txn, u, v 
 	return true
 }
 
-// moveBefore moves v's begin and commit to just before u's begin.
-func (e *Engine) moveBefore(witness []string, byName map[string]*history.Txn, u, v string, k history.Key) ([]string, bool) {
+// movableAfter is movable's mirror: whether moving u's begin and
+// commit to just after v's commit leaves a completion of the screen.
+// Over the events after u's begin up to v's commit (u's own aside): no
+// commit writes a key u reads, or a key u writes (v's append to k
+// aside); no begin is of a transaction that reads a key u writes, or
+// that u must precede; and no transaction open across v's commit
+// writes a key u writes.
+func (e *Engine) movableAfter(witness []string, byName map[string]*history.Txn, u, v string, k history.Key) bool {
+	tu := byName[u]
+	if tu == nil || byName[v] == nil {
+		return false
+	}
+	reads, writes := map[history.Key]bool{}, map[history.Key]bool{}
+	for _, op := range tu.Ops {
+		if op.Kind == history.Read {
+			reads[op.Key] = true
+		} else {
+			writes[op.Key] = true
+		}
+	}
+	from, to := -1, -1
+	began := map[string]int{}
+	for p, ev := range witness {
+		sp := strings.IndexByte(ev, ' ')
+		name := ev[sp+1:]
+		if ev[:sp] == "begin" {
+			began[name] = p
+			if name == u {
+				from = p
+			}
+		} else if name == v {
+			to = p
+		}
+	}
+	if from < 0 || to < from {
+		return false
+	}
+	for p := from + 1; p <= to; p++ {
+		ev := witness[p]
+		sp := strings.IndexByte(ev, ' ')
+		name := ev[sp+1:]
+		if name == u {
+			continue
+		}
+		x := byName[name]
+		if x == nil {
+			return false
+		}
+		if ev[:sp] == "begin" {
+			if e.mustPrecede(tu, x) {
+				return false
+			}
+			for _, op := range x.Ops {
+				if op.Kind == history.Read && writes[op.Key] {
+					return false
+				}
+			}
+			continue
+		}
+		for _, op := range x.Ops {
+			if op.Kind == history.Read {
+				continue
+			}
+			if reads[op.Key] || (writes[op.Key] && (name != v || op.Key != k)) {
+				return false
+			}
+		}
+	}
+	// Open across v's commit: begun at or before it, committed after it.
+	for p := to + 1; p < len(witness); p++ {
+		ev := witness[p]
+		sp := strings.IndexByte(ev, ' ')
+		name := ev[sp+1:]
+		if ev[:sp] != "commit" || name == u {
+			continue
+		}
+		if b, ok := began[name]; ok && b < to {
+			for _, op := range byName[name].Ops {
+				if op.Kind != history.Read && writes[op.Key] {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// move moves v's begin and commit to just before u's begin, or (after)
+// u's begin and commit to just after v's commit.
+func move(witness []string, u, v string, after bool) ([]string, bool) {
 	out := make([]string, 0, len(witness))
-	bu := "begin " + u
+	bu, cu := "begin "+u, "commit "+u
 	bv, cv := "begin "+v, "commit "+v
 	done := false
 	for _, ev := range witness {
-		switch ev {
-		case bu:
+		switch {
+		case !after && ev == bu:
 			out = append(out, bv, cv, ev)
 			done = true
-		case bv, cv:
+		case !after && (ev == bv || ev == cv):
+		case after && ev == cv:
+			out = append(out, ev, bu, cu)
+			done = true
+		case after && (ev == bu || ev == cu):
 		default:
 			out = append(out, ev)
 		}

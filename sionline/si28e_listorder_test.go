@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -122,4 +123,128 @@ func TestListRepairKeepsWhatTheScreenDecided(t *testing.T) {
 			t.Errorf("%s: %d repairs, oracle: %v", tc.name, eng.listRepairs, errs)
 		}
 	}
+}
+
+// TestListRepairAgainstOracle holds the repair to the oracle's replay
+// on tiny histories with a list key (repairTiny, the values appended
+// shuffled so that witnesses put appenders against their values), Δ of
+// 0 and 1, both initial states: for every valid history, the witness
+// the search gives, repaired, is replayed by internal/oracle.ReplayWitness
+// at strong snapshot isolation (a completion, whatever moved). The run
+// must move appenders both ways (before and after), or it tests nothing.
+func TestListRepairAgainstOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 5))
+	n := 3000
+	if testing.Short() {
+		n = 600
+	}
+	var before, after int
+	for i := 0; i < n; i++ {
+		h := repairTiny(rng)
+		// Shuffle the appended values among the appenders.
+		var at []int
+		for j := range h.Txns {
+			for o, op := range h.Txns[j].Ops {
+				if op.Kind == history.Append {
+					at = append(at, j*100+o)
+				}
+			}
+		}
+		for a := len(at) - 1; a > 0; a-- {
+			b := rng.IntN(a + 1)
+			x, y := &h.Txns[at[a]/100].Ops[at[a]%100], &h.Txns[at[b]/100].Ops[at[b]%100]
+			x.Value, y.Value = y.Value, x.Value
+		}
+		opts := history.Options{Level: history.StrongSnapshotIsolation, Skew: int64(rng.IntN(2)), InitialState: history.InitialEmpty, InDoubt: 100}
+		if rng.IntN(2) == 0 {
+			opts.InitialState = history.InitialUnknown
+		}
+		res, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != incremental.Valid || len(res.Witness) == 0 {
+			continue
+		}
+		byName := map[string]*history.Txn{}
+		for j := range h.Txns {
+			byName[h.Txns[j].ID] = &h.Txns[j]
+		}
+		e := &Engine{opts: opts}
+		w := res.Witness
+		for m := 0; m < maxListRepairs; m++ {
+			u, v, aft, ok := e.listPairAgainstValues(w, byName)
+			if !ok {
+				break
+			}
+			if aft {
+				after++
+			} else {
+				before++
+			}
+			w, _ = move(w, u, v, aft)
+			if err := oracle.ReplayWitness(h, opts, w); err != nil {
+				t.Fatalf("history %d: moving %s and %s (after %v) leaves no completion: %v\n%v\nwitness %v", i, u, v, aft, err, h.Txns, res.Witness)
+			}
+		}
+		if got := e.repairListOrder(byName, res.Witness); oracle.ReplayWitness(h, opts, got) != nil {
+			t.Fatalf("history %d: the repaired witness is no completion", i)
+		}
+	}
+	if before == 0 || after == 0 {
+		t.Fatalf("moves before %d, after %d: the histories exercise too little", before, after)
+	}
+	t.Logf("moves: before %d, after %d", before, after)
+}
+
+// repairTiny: 3 to 7 transactions in three sessions, overlapping in
+// time, each appending to the list l (half of them), reading it (a
+// sixth), and reading or writing the registers x and y (a register op
+// each with probability 1/2), some with an unknown outcome.
+func repairTiny(rng *rand.Rand) *history.History {
+	h := &history.History{}
+	n := 3 + rng.IntN(5)
+	at := [3]int64{}
+	next, val := 1, 1
+	for i := 0; i < n; i++ {
+		s := rng.IntN(3)
+		start := at[s] + rng.Int64N(6)
+		end := start + 1 + rng.Int64N(10)
+		at[s] = end + 1
+		t := history.Txn{ID: "t" + strconv.Itoa(i), Session: "s" + strconv.Itoa(s), HasSession: true,
+			Start: start, End: end, HasTime: true, Status: history.Committed}
+		if rng.IntN(10) == 0 {
+			t.Status = history.Unknown
+		}
+		if rng.IntN(2) == 0 {
+			k := history.Key([]string{"x", "y"}[rng.IntN(2)])
+			if rng.IntN(2) == 0 {
+				t.Ops = append(t.Ops, history.Op{Kind: history.Read, Key: k, Value: regValue(rng.IntN(val))})
+			} else {
+				t.Ops = append(t.Ops, history.Op{Kind: history.Write, Key: k, Value: history.Value(strconv.Itoa(val))})
+				val++
+			}
+		}
+		switch rng.IntN(6) {
+		case 0, 1, 2:
+			t.Ops = append(t.Ops, history.Op{Kind: history.Append, Key: "l", Value: history.Value(strconv.Itoa(next))})
+			next++
+		case 3:
+			l := []history.Value{}
+			for v := 1; v < 1+rng.IntN(next); v++ {
+				l = append(l, history.Value(strconv.Itoa(v)))
+			}
+			t.Ops = append(t.Ops, history.Op{Kind: history.Read, Key: "l", IsList: true, List: l})
+		}
+		h.Txns = append(h.Txns, t)
+	}
+	return h
+}
+
+// regValue is a register value, 0 the initial null.
+func regValue(v int) history.Value {
+	if v == 0 {
+		return history.Null
+	}
+	return history.Value(strconv.Itoa(v))
 }
