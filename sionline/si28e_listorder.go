@@ -52,37 +52,6 @@ func (e *Engine) repairListOrder(byName map[string]*history.Txn, witness []strin
 	return out
 }
 
-// NoRegisterRepair leaves register keys out of the repair (the rule
-// before it took them in; the tests compare).
-var NoRegisterRepair = false
-
-// orderValues gives the values compared for op's key between the
-// earlier writer pt and the later one t: on a list key their first
-// values appended to it, on a register key their last writes to it
-// (the version each leaves, as the sweep's value rule compares).
-func orderValues(pt, t *history.Txn, op history.Op) (pv, tv history.Value, ok bool) {
-	if op.Kind == history.Append {
-		pv, ok1 := firstAppend(pt, op.Key)
-		tv, ok2 := firstAppend(t, op.Key)
-		return pv, tv, ok1 && ok2
-	}
-	pv, ok1 := lastWrite(pt, op.Key)
-	tv, ok2 := lastWrite(t, op.Key)
-	return pv, tv, ok1 && ok2
-}
-
-// lastWrite is t's last value written to register k.
-func lastWrite(t *history.Txn, k history.Key) (history.Value, bool) {
-	var v history.Value
-	ok := false
-	for _, op := range t.Ops {
-		if op.Kind == history.Write && op.Key == k {
-			v, ok = op.Value, true
-		}
-	}
-	return v, ok
-}
-
 // firstAppend is t's first value appended to k.
 func firstAppend(t *history.Txn, k history.Key) (history.Value, bool) {
 	for _, op := range t.Ops {
@@ -121,7 +90,7 @@ func (e *Engine) listPairAgainstValues(witness []string, byName map[string]*hist
 			continue
 		}
 		for _, op := range t.Ops {
-			if op.Kind != history.Append && (op.Kind != history.Write || NoRegisterRepair) {
+			if op.Kind != history.Append {
 				continue
 			}
 			if last == nil {
@@ -129,7 +98,7 @@ func (e *Engine) listPairAgainstValues(witness []string, byName map[string]*hist
 			}
 			if prev, seen := last[op.Key]; seen && prev.name != name {
 				pt := byName[prev.name]
-				if pv, vv, ok1 := orderValues(pt, t, op); ok1 && intLess(vv, pv) && t.Status == history.Committed && pt.Status == history.Committed {
+				if pv, ok1 := firstAppend(pt, op.Key); ok1 && intLess(op.Value, pv) && t.Status == history.Committed && pt.Status == history.Committed {
 					cands = append(cands, cand{prev.name, name, op.Key, prev.at})
 				}
 			}

@@ -77,10 +77,6 @@ func runListOrder(t *testing.T, h *history.History, opts history.Options) (*Engi
 // moves a before b, the ghost keeps [1 2] and nothing comes back.
 // Without the repair (NoListRepair, the model before) v's screen fails
 // and segments come back.
-//
-// The same with a and b writing the register x (1 and 2) and v reading
-// x = 2: with the repair the ghost keeps 2; NoRegisterRepair (the rule
-// on lists alone) fails a screen.
 func TestListRepairFollowsValues(t *testing.T) {
 	defer func(v bool) { NoListRepair = v }(NoListRepair)
 	for _, naive := range []bool{false, true} {
@@ -93,20 +89,6 @@ func TestListRepairFollowsValues(t *testing.T) {
 		back := eng.readmits+eng.resets+eng.diagnosed+eng.failedScreens > 0
 		if back != naive || (eng.listRepairs > 0) == naive {
 			t.Errorf("naive %v: %d repairs, %d re-admissions, %d resets, %d diagnosed, %d failed screens", naive, eng.listRepairs, eng.readmits, eng.resets, eng.diagnosed, eng.failedScreens)
-		}
-	}
-	NoListRepair = false
-	defer func(v bool) { NoRegisterRepair = v }(NoRegisterRepair)
-	for _, naive := range []bool{false, true} {
-		NoRegisterRepair = naive
-		h, opts := valueOrderHistory(t, "1", "2", false)
-		eng, errs := runListOrder(t, h, opts)
-		if len(errs) > 0 {
-			t.Fatalf("register, naive %v: a witness the oracle rejects: %v", naive, errs[0])
-		}
-		back := eng.readmits+eng.resets+eng.diagnosed+eng.failedScreens > 0
-		if back != naive || (eng.listRepairs > 0) == naive {
-			t.Errorf("register, naive %v: %d repairs, %d re-admissions, %d resets, %d diagnosed, %d failed screens", naive, eng.listRepairs, eng.readmits, eng.resets, eng.diagnosed, eng.failedScreens)
 		}
 	}
 }
@@ -160,25 +142,17 @@ func TestListRepairAgainstOracle(t *testing.T) {
 	for i := 0; i < n; i++ {
 		h := repairTiny(rng)
 		// Shuffle the appended values among the appenders.
-		var at, wat []int
+		var at []int
 		for j := range h.Txns {
 			for o, op := range h.Txns[j].Ops {
 				if op.Kind == history.Append {
 					at = append(at, j*100+o)
-				}
-				if op.Kind == history.Write {
-					wat = append(wat, j*100+o)
 				}
 			}
 		}
 		for a := len(at) - 1; a > 0; a-- {
 			b := rng.IntN(a + 1)
 			x, y := &h.Txns[at[a]/100].Ops[at[a]%100], &h.Txns[at[b]/100].Ops[at[b]%100]
-			x.Value, y.Value = y.Value, x.Value
-		}
-		for a := len(wat) - 1; a > 0; a-- {
-			b := rng.IntN(a + 1)
-			x, y := &h.Txns[wat[a]/100].Ops[wat[a]%100], &h.Txns[wat[b]/100].Ops[wat[b]%100]
 			x.Value, y.Value = y.Value, x.Value
 		}
 		opts := history.Options{Level: history.StrongSnapshotIsolation, Skew: int64(rng.IntN(2)), InitialState: history.InitialEmpty, InDoubt: 100}
