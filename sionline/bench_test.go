@@ -101,6 +101,7 @@ func BenchmarkRMW(b *testing.B) {
 		b.ReportMetric(float64(eng.failedScreens), "failed-screens")
 		b.ReportMetric(float64(eng.serialScreens), "serial-screens")
 		b.ReportMetric(float64(eng.companions), "companions")
+		b.ReportMetric(float64(eng.listRepairs), "list-repairs")
 		b.ReportMetric(float64(eng.pastBegins), "past-begins")
 		b.ReportMetric(float64(eng.sweepGaveUp), "sweep-gave-up")
 		b.ReportMetric(float64(st.Window), "window")

@@ -119,7 +119,10 @@
 // ghost; where no serial step fits, a transaction may begin at an
 // earlier commit and commit now (§5 "Begin and commit apart: a begin in
 // the past"); only a screen it cannot order goes to incremental's
-// search.
+// search. Before an eviction, two appenders of a list that the witness
+// runs against their values, and that no read of the screen ordered,
+// are swapped when the result is still a completion
+// (si28e_listorder.go, §5 "Two appenders no read has ordered").
 //
 // # Complexity and what is left
 //

@@ -159,6 +159,9 @@ type Engine struct {
 	// companions counts the in-doubt writers that left as companions
 	// of the ghost (companion.go).
 	companions int
+	// listRepairs counts the witnesses whose list orders were moved to
+	// follow their values (si28e_listorder.go).
+	listRepairs int
 	// whole makes the engine take the ghost whole where it now takes
 	// the keys a step touches (summarize, replayOn) and write whole
 	// ghosts to the archive instead of undo records: the path before

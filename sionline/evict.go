@@ -235,6 +235,15 @@ func (e *Engine) evict(h *history.History, witness []string) error {
 	for i := range h.Txns {
 		byName[h.Txns[i].ID] = &h.Txns[i]
 	}
+	// Concurrent appenders no read has ordered follow their values
+	// (si28e_listorder.go): another completion of the same screen.
+	if w := e.repairListOrder(byName, witness); &w[0] != &witness[0] {
+		witness = w
+		e.listRepairs++
+		if serialCheck != nil {
+			serialCheck(e.instance(true), e.opts, witness)
+		}
+	}
 	index := make(map[string]int, len(mem))
 	for n, i := range mem {
 		index[e.txs[i].Name] = n
