@@ -42,7 +42,7 @@ type flatState struct {
 	initVal                        shareMap[history.Key, history.Value]
 	backoff                        shareMap[int, probeBackoff]
 	kept                           [][2]int
-	tail                           map[int][]history.Op
+	tail                           shareMap[int, []history.Op]
 	evicted, ghosts, disagreements int
 	// parked and parkSeen are Parked and ParkSeen (park_group.go),
 	// Parked as a persistent map of immutable chunks.
@@ -64,12 +64,13 @@ func (st *evictState) flatOn(prev *flatState) *flatState {
 		pInitVal                       *shareMap[history.Key, history.Value]
 		pBackoff                       *shareMap[int, probeBackoff]
 		pParked                        []*parkedChunk
+		pTail                          *shareMap[int, []history.Op]
 	)
 	if prev != nil {
 		pGhostKeys, pReplaced, pFolded = &prev.ghostKeys, &prev.replaced, &prev.folded
 		pListPrefix, pInitList = &prev.listPrefix, &prev.initList
 		pLiveOf, pDecided, pInitVal, pBackoff = &prev.liveOf, &prev.decided, &prev.initVal, &prev.backoff
-		pParked = prev.parked
+		pParked, pTail = prev.parked, &prev.tail
 	}
 	f := &flatState{
 		base:       prev,
@@ -85,13 +86,8 @@ func (st *evictState) flatOn(prev *flatState) *flatState {
 		backoff:    shareOf(st.Backoff, pBackoff, eqValue, packValues),
 		kept:       slices.Clone(st.Kept),
 		evicted:    st.Evicted, ghosts: st.Ghosts, disagreements: st.Disagreements,
+		tail:   shareOf(st.Tail, pTail, eqOps, packOps),
 		parked: shareParked(st.Parked, pParked), parkSeen: st.ParkSeen,
-	}
-	if st.Tail != nil {
-		f.tail = make(map[int][]history.Op, len(st.Tail))
-		for i, ops := range st.Tail {
-			f.tail[i] = cloneOps(ops)
-		}
 	}
 	return f
 }
@@ -108,6 +104,7 @@ func (f *flatState) flatten() {
 	f.decided.flatten(packValues)
 	f.initVal.flatten(packValues)
 	f.backoff.flatten(packValues)
+	f.tail.flatten(packOps)
 	f.base = nil
 }
 
@@ -132,12 +129,7 @@ func (f *flatState) state() evictState {
 		Disagreements: f.disagreements,
 		Parked:        parkedMap(f.parked),
 		ParkSeen:      f.parkSeen,
-	}
-	if f.tail != nil {
-		c.Tail = make(map[int][]history.Op, len(f.tail))
-		for i, ops := range f.tail {
-			c.Tail[i] = cloneOps(ops)
-		}
+		Tail:          restoreOps(&f.tail),
 	}
 	fixMaps(&c)
 	c.Taint = nil

@@ -1,6 +1,10 @@
 package online
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/streamcheck/streamcheck/history"
+)
 
 // Rewind points that share what did not change (docs/SEMANTICS.md §5
 // "Rewind points share what did not change (issue 22, storm22d)").
@@ -288,4 +292,42 @@ func (o *Online) rebaseRewinds() {
 		}
 		before = f
 	}
+}
+
+// eqOps: the same ops (a read list element by element, nil only with
+// nil), and nil only with nil.
+func eqOps(a, b []history.Op) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		x, y := &a[k], &b[k]
+		if x.Kind != y.Kind || x.IsList != y.IsList || x.Key != y.Key || x.Value != y.Value || !eqList(x.List, y.List) {
+			return false
+		}
+	}
+	return true
+}
+
+// packOps copies each key's ops and their read lists (cloneOps): the
+// live state may edit them in place.
+func packOps(m map[int][]history.Op, keys []int) [][]history.Op {
+	v := make([][]history.Op, len(keys))
+	for j, k := range keys {
+		v[j] = cloneOps(m[k])
+	}
+	return v
+}
+
+// restoreOps is the map s stands for with every op list copied again;
+// nil if the copied map was.
+func restoreOps(s *shareMap[int, []history.Op]) map[int][]history.Op {
+	if s.null {
+		return nil
+	}
+	m := s.materialize()
+	for k, ops := range m {
+		m[k] = cloneOps(ops)
+	}
+	return m
 }

@@ -17,7 +17,7 @@ import (
 // to, emptied, set to nil; groups re-admitted and parked again under the
 // same first member with other arrays), points are dropped as takeRewind,
 // rewindTo and retention drop them, and the states replays get are
-// edited too. After every drop no point's chain runs through a point no
+// edited too (tail ops and their read lists among them). After every drop no point's chain runs through a point no
 // longer kept. The sharing must happen (chunks and map entries taken
 // from the point before), or the test compares nothing.
 func TestStorm22dSharedPointsAreTheirJSON(t *testing.T) {
@@ -103,6 +103,25 @@ func sharedPointsRun(t *testing.T, seed uint64) {
 				st.InitList[key()] = []history.Value{}
 				st.InitList[key()] = nil
 			}
+			if rng.IntN(3) == 0 {
+				if st.Tail == nil {
+					st.Tail = map[int][]history.Op{}
+				}
+				j := rng.IntN(n)
+				if ops := st.Tail[j]; len(ops) > 0 && rng.IntN(2) == 0 {
+					// Written through: an op, or only a read's list.
+					if l := ops[len(ops)-1].List; len(l) > 0 && rng.IntN(2) == 0 {
+						l[0] = history.IntValue(int64(round))
+					} else {
+						ops[0].Value = history.IntValue(int64(round))
+					}
+				} else {
+					st.Tail[j] = []history.Op{{Kind: history.Append, Key: key(), Value: history.IntValue(int64(i))}, {Kind: history.Read, IsList: true, Key: key(), List: []history.Value{history.IntValue(int64(j))}}}
+				}
+				if rng.IntN(3) == 0 {
+					delete(st.Tail, rng.IntN(n))
+				}
+			}
 			if rng.IntN(4) == 0 {
 				if st.Backoff == nil {
 					st.Backoff = map[int]probeBackoff{}
@@ -186,6 +205,11 @@ func sharedPointsRun(t *testing.T, seed uint64) {
 			for _, l := range got.ListPrefix {
 				if len(l) > 0 {
 					l[0] = "replayed"
+				}
+			}
+			for _, ops := range got.Tail {
+				if len(ops) > 0 {
+					ops[0].Value = "replayed"
 				}
 			}
 		}
