@@ -153,6 +153,7 @@ func (o *Online) advance(target int) error {
 		k++
 	}
 	o.rewinds = append(o.rewinds[:0], o.rewinds[k:]...)
+	o.rebaseRewinds()
 	for k := range o.rewinds {
 		ms, err := o.rewinds[k].memberList()
 		if err != nil {

@@ -75,17 +75,17 @@ type rewindPoint struct {
 // parked members: retention keeps the bodies of both.
 func (p *rewindPoint) memberList() ([]int, error) {
 	if p.members == nil && p.st != nil {
-		p.members = []int{}
+		// Not kept: the list is as long as the instance and the parked
+		// groups, and retention asks for it once per chunk it retires.
+		ms := []int{}
 		for i := range p.st.member.len() {
 			if p.st.member.get(i) {
-				p.members = append(p.members, i)
+				ms = append(ms, i)
 			}
 		}
 		// A parked member's body is needed by a replay from the point
 		// as a member's is (park_group.go).
-		for _, g := range p.st.parked {
-			p.members = append(p.members, g.Members...)
-		}
+		return append(ms, parkedMembersOf(p.st.parked)...), nil
 	}
 	if p.members == nil {
 		var st struct {
@@ -114,7 +114,14 @@ func (o *Online) takeRewind(pos int) {
 	if !o.evicting || pos < o.nextRewind {
 		return
 	}
-	p := rewindPoint{Pos: pos, st: o.ev.flat(), members: append(slices.Clone(o.ev.memberList()), o.ev.parkedMembers()...)}
+	// The point's maps are the changes from the newest point's
+	// (storm22d_share.go); its members are listed from its copy when
+	// asked (memberList).
+	var prev *flatState
+	if k := len(o.rewinds); k > 0 {
+		prev = o.rewinds[k-1].st
+	}
+	p := rewindPoint{Pos: pos, st: o.ev.flatOn(prev)}
 	if selfCheck.Load() {
 		o.checkRewindCopy(&p)
 	}
@@ -130,6 +137,7 @@ func (o *Online) takeRewind(pos int) {
 		}
 		keep = append(keep, o.rewinds[len(o.rewinds)-maxRewinds:]...)
 		o.rewinds = append(o.rewinds[:0], keep...)
+		o.rebaseRewinds()
 	}
 	o.nextRewind = (pos/rewindEvery + 1) * rewindEvery
 }

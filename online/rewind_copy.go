@@ -3,7 +3,6 @@ package online
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -28,158 +27,113 @@ import (
 // JSON's size (the ghosts' maps dominate: one entry per key), and four
 // points are kept; flat, a point is about its JSON's size. Strings are
 // shared (Go's are immutable), and so are the parked groups' arrays,
-// which nothing writes once a group is parked (cloneParked); nothing
-// else is.
+// which nothing writes once a group is parked (docs/SEMANTICS.md §5
+// "Rewind points share the parked groups"); nothing
+// else of the live state is. The maps are shared between points instead
+// (storm22d_share.go): each holds the changes from base, the point taken
+// before it, or the whole map when base is nil.
 type flatState struct {
+	base                           *flatState
 	member                         runFlags
-	ghostKeys, replaced, folded    flatLists[int, history.Key]
-	listPrefix, initList           flatLists[history.Key, history.Value]
-	liveOf                         flatMap[history.Key, int]
-	decided                        flatMap[int, bool]
-	initVal                        flatMap[history.Key, history.Value]
-	backoff                        flatMap[int, probeBackoff]
+	ghostKeys, replaced, folded    shareMap[int, []history.Key]
+	listPrefix, initList           shareMap[history.Key, []history.Value]
+	liveOf                         shareMap[history.Key, int]
+	decided                        shareMap[int, bool]
+	initVal                        shareMap[history.Key, history.Value]
+	backoff                        shareMap[int, probeBackoff]
 	kept                           [][2]int
-	tail                           map[int][]history.Op
+	tail                           shareMap[int, []history.Op]
 	evicted, ghosts, disagreements int
-	// parked and parkSeen are Parked and ParkSeen (park_group.go).
-	parked   map[int]parkedGroup
+	// parked and parkSeen are Parked and ParkSeen (park_group.go),
+	// Parked as a persistent map of immutable chunks.
+	parked   []*parkedChunk
 	parkSeen int
 }
 
-// flat copies st's exported fields but Taint.
-func (st *evictState) flat() *flatState {
+// flat copies st's exported fields but Taint, whole.
+func (st *evictState) flat() *flatState { return st.flatOn(nil) }
+
+// flatOn copies st's exported fields but Taint, its maps as changes
+// from prev's (nil: whole).
+func (st *evictState) flatOn(prev *flatState) *flatState {
+	var (
+		pGhostKeys, pReplaced, pFolded *shareMap[int, []history.Key]
+		pListPrefix, pInitList         *shareMap[history.Key, []history.Value]
+		pLiveOf                        *shareMap[history.Key, int]
+		pDecided                       *shareMap[int, bool]
+		pInitVal                       *shareMap[history.Key, history.Value]
+		pBackoff                       *shareMap[int, probeBackoff]
+		pParked                        []*parkedChunk
+		pTail                          *shareMap[int, []history.Op]
+	)
+	if prev != nil {
+		pGhostKeys, pReplaced, pFolded = &prev.ghostKeys, &prev.replaced, &prev.folded
+		pListPrefix, pInitList = &prev.listPrefix, &prev.initList
+		pLiveOf, pDecided, pInitVal, pBackoff = &prev.liveOf, &prev.decided, &prev.initVal, &prev.backoff
+		pParked, pTail = prev.parked, &prev.tail
+	}
 	f := &flatState{
+		base:       prev,
 		member:     st.Member.clone(),
-		ghostKeys:  flattenLists(st.GhostKeys),
-		replaced:   flattenLists(st.Replaced),
-		folded:     flattenLists(st.Folded),
-		listPrefix: flattenLists(st.ListPrefix),
-		initList:   flattenLists(st.InitList),
-		liveOf:     flattenMap(st.LiveOf),
-		decided:    flattenMap(st.Decided),
-		initVal:    flattenMap(st.InitVal),
-		backoff:    flattenMap(st.Backoff),
+		ghostKeys:  shareOf(st.GhostKeys, pGhostKeys, eqList, packLists),
+		replaced:   shareOf(st.Replaced, pReplaced, eqList, packLists),
+		folded:     shareOf(st.Folded, pFolded, eqList, packLists),
+		listPrefix: shareOf(st.ListPrefix, pListPrefix, eqList, packLists),
+		initList:   shareOf(st.InitList, pInitList, eqList, packLists),
+		liveOf:     shareOf(st.LiveOf, pLiveOf, eqValue, packValues),
+		decided:    shareOf(st.Decided, pDecided, eqValue, packValues),
+		initVal:    shareOf(st.InitVal, pInitVal, eqValue, packValues),
+		backoff:    shareOf(st.Backoff, pBackoff, eqValue, packValues),
 		kept:       slices.Clone(st.Kept),
 		evicted:    st.Evicted, ghosts: st.Ghosts, disagreements: st.Disagreements,
-		parked: cloneParked(st.Parked), parkSeen: st.ParkSeen,
-	}
-	if st.Tail != nil {
-		f.tail = make(map[int][]history.Op, len(st.Tail))
-		for i, ops := range st.Tail {
-			f.tail[i] = cloneOps(ops)
-		}
+		tail:   shareOf(st.Tail, pTail, eqOps, packOps),
+		parked: shareParked(st.Parked, pParked), parkSeen: st.ParkSeen,
 	}
 	return f
 }
 
+// flatten makes every map of f whole (the same maps): f no longer
+// needs its base.
+func (f *flatState) flatten() {
+	f.ghostKeys.flatten(packLists)
+	f.replaced.flatten(packLists)
+	f.folded.flatten(packLists)
+	f.listPrefix.flatten(packLists)
+	f.initList.flatten(packLists)
+	f.liveOf.flatten(packValues)
+	f.decided.flatten(packValues)
+	f.initVal.flatten(packValues)
+	f.backoff.flatten(packValues)
+	f.tail.flatten(packOps)
+	f.base = nil
+}
+
 // state returns a fresh evictState from f, sharing nothing with it but
-// strings: its derived fields empty, Taint nil.
+// strings and the parked groups' arrays: its derived fields empty, Taint
+// nil.
 func (f *flatState) state() evictState {
 	c := evictState{
 		Member:        f.member.clone(),
-		GhostKeys:     f.ghostKeys.restore(),
-		Replaced:      f.replaced.restore(),
-		Folded:        f.folded.restore(),
-		ListPrefix:    f.listPrefix.restore(),
-		InitList:      f.initList.restore(),
-		LiveOf:        f.liveOf.restore(),
-		Decided:       f.decided.restore(),
-		InitVal:       f.initVal.restore(),
-		Backoff:       f.backoff.restore(),
+		GhostKeys:     restoreLists(&f.ghostKeys),
+		Replaced:      restoreLists(&f.replaced),
+		Folded:        restoreLists(&f.folded),
+		ListPrefix:    restoreLists(&f.listPrefix),
+		InitList:      restoreLists(&f.initList),
+		LiveOf:        f.liveOf.materialize(),
+		Decided:       f.decided.materialize(),
+		InitVal:       f.initVal.materialize(),
+		Backoff:       f.backoff.materialize(),
 		Kept:          slices.Clone(f.kept),
 		Evicted:       f.evicted,
 		Ghosts:        f.ghosts,
 		Disagreements: f.disagreements,
-		Parked:        cloneParked(f.parked),
+		Parked:        parkedMap(f.parked),
 		ParkSeen:      f.parkSeen,
-	}
-	if f.tail != nil {
-		c.Tail = make(map[int][]history.Op, len(f.tail))
-		for i, ops := range f.tail {
-			c.Tail[i] = cloneOps(ops)
-		}
+		Tail:          restoreOps(&f.tail),
 	}
 	fixMaps(&c)
 	c.Taint = nil
 	return c
-}
-
-// flatMap is a map as its keys and values side by side. A nil map comes
-// back empty: for these fields JSON could not tell them apart either
-// (fixMaps, omitempty).
-type flatMap[K comparable, V any] struct {
-	k []K
-	v []V
-}
-
-func flattenMap[K comparable, V any](m map[K]V) flatMap[K, V] {
-	f := flatMap[K, V]{k: make([]K, 0, len(m)), v: make([]V, 0, len(m))}
-	for k, v := range m {
-		f.k = append(f.k, k)
-		f.v = append(f.v, v)
-	}
-	return f
-}
-
-func (f *flatMap[K, V]) restore() map[K]V {
-	m := make(map[K]V, len(f.k))
-	for j, k := range f.k {
-		m[k] = f.v[j]
-	}
-	return m
-}
-
-// flatLists is a map of lists as its keys, the end of each key's list in
-// one array of all their elements, and which lists were nil (a nil
-// GhostKeys entry and an empty one differ, as in JSON); null says the map
-// was nil.
-type flatLists[K comparable, V any] struct {
-	k    []K
-	end  []int32
-	v    []V
-	nils []int32 // indexes in k of the nil lists
-	null bool
-}
-
-func flattenLists[K comparable, V any](m map[K][]V) flatLists[K, V] {
-	f := flatLists[K, V]{k: make([]K, 0, len(m)), end: make([]int32, 0, len(m)), null: m == nil}
-	n := 0
-	for _, l := range m {
-		n += len(l)
-	}
-	f.v = make([]V, 0, n)
-	for k, l := range m {
-		if l == nil {
-			f.nils = append(f.nils, int32(len(f.k)))
-		}
-		f.k = append(f.k, k)
-		f.v = append(f.v, l...)
-		f.end = append(f.end, int32(len(f.v)))
-	}
-	return f
-}
-
-func (f *flatLists[K, V]) restore() map[K][]V {
-	if f.null {
-		return nil
-	}
-	m := make(map[K][]V, len(f.k))
-	from := int32(0)
-	nils := f.nils
-	for j, k := range f.k {
-		var l []V
-		if len(nils) > 0 && nils[0] == int32(j) {
-			nils = nils[1:]
-		} else {
-			l = slices.Clone(f.v[from:f.end[j]:f.end[j]])
-			if l == nil {
-				l = []V{}
-			}
-		}
-		m[k] = l
-		from = f.end[j]
-	}
-	return m
 }
 
 // cloneOps copies ops and their read lists.
@@ -266,19 +220,4 @@ func (p *rewindPoint) checkUnchanged() error {
 		return fmt.Errorf("online self-check: rewind point at %d changed since it was taken", p.Pos)
 	}
 	return nil
-}
-
-// cloneParked copies the parked groups' map. The groups themselves are
-// shared, not copied (docs/SEMANTICS.md §5 "Rewind points share the
-// parked groups"): a parkedGroup's slices are made by park and never
-// written after (unpark reads them and deletes the entry; a snapshot's
-// restore makes fresh ones), so a point and the live state, or a replay
-// and the point it started from, may hold the same arrays. Each of the
-// four points used to hold its own copy of every group parked since the
-// stream began (nil for none, as JSON's omitempty gives back).
-func cloneParked(m map[int]parkedGroup) map[int]parkedGroup {
-	if len(m) == 0 {
-		return nil
-	}
-	return maps.Clone(m)
 }
