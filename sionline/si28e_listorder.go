@@ -161,28 +161,8 @@ func (e *Engine) movable(witness []string, byName map[string]*history.Txn, u, v 
 	if tv == nil || byName[u] == nil {
 		return false
 	}
-	reads, writes := map[history.Key]bool{}, map[history.Key]bool{}
-	for _, op := range tv.Ops {
-		if op.Kind == history.Read {
-			reads[op.Key] = true
-		} else {
-			writes[op.Key] = true
-		}
-	}
-	from, to := -1, -1
-	began := map[string]int{}
-	for p, ev := range witness {
-		sp := strings.IndexByte(ev, ' ')
-		name := ev[sp+1:]
-		if ev[:sp] == "begin" {
-			began[name] = p
-			if name == u {
-				from = p
-			}
-		} else if name == v {
-			to = p
-		}
-	}
+	reads, writes := keySets(tv)
+	from, to, began := span(witness, u, v)
 	if from < 0 || to < from {
 		return false
 	}
@@ -218,22 +198,7 @@ func (e *Engine) movable(witness []string, byName map[string]*history.Txn, u, v 
 		}
 	}
 	// Open across u's begin: begun before it, committed after it.
-	for p := from + 1; p < len(witness); p++ {
-		ev := witness[p]
-		sp := strings.IndexByte(ev, ' ')
-		name := ev[sp+1:]
-		if ev[:sp] != "commit" || name == v {
-			continue
-		}
-		if b, ok := began[name]; ok && b < from {
-			for _, op := range byName[name].Ops {
-				if op.Kind != history.Read && writes[op.Key] {
-					return false
-				}
-			}
-		}
-	}
-	return true
+	return !openWriter(witness, byName, began, from, v, writes)
 }
 
 // movableAfter is movable's mirror: whether moving u's begin and
@@ -248,28 +213,8 @@ func (e *Engine) movableAfter(witness []string, byName map[string]*history.Txn, 
 	if tu == nil || byName[v] == nil {
 		return false
 	}
-	reads, writes := map[history.Key]bool{}, map[history.Key]bool{}
-	for _, op := range tu.Ops {
-		if op.Kind == history.Read {
-			reads[op.Key] = true
-		} else {
-			writes[op.Key] = true
-		}
-	}
-	from, to := -1, -1
-	began := map[string]int{}
-	for p, ev := range witness {
-		sp := strings.IndexByte(ev, ' ')
-		name := ev[sp+1:]
-		if ev[:sp] == "begin" {
-			began[name] = p
-			if name == u {
-				from = p
-			}
-		} else if name == v {
-			to = p
-		}
-	}
+	reads, writes := keySets(tu)
+	from, to, began := span(witness, u, v)
 	if from < 0 || to < from {
 		return false
 	}
@@ -305,22 +250,63 @@ func (e *Engine) movableAfter(witness []string, byName map[string]*history.Txn, 
 		}
 	}
 	// Open across v's commit: begun at or before it, committed after it.
-	for p := to + 1; p < len(witness); p++ {
+	return !openWriter(witness, byName, began, to, u, writes)
+}
+
+// keySets returns the keys t reads and the keys it writes (appends
+// included).
+func keySets(t *history.Txn) (reads, writes map[history.Key]bool) {
+	reads, writes = map[history.Key]bool{}, map[history.Key]bool{}
+	for _, op := range t.Ops {
+		if op.Kind == history.Read {
+			reads[op.Key] = true
+		} else {
+			writes[op.Key] = true
+		}
+	}
+	return reads, writes
+}
+
+// span returns the witness positions of u's begin (from) and v's commit
+// (to), -1 where absent, and every transaction's begin position.
+func span(witness []string, u, v string) (from, to int, began map[string]int) {
+	from, to = -1, -1
+	began = map[string]int{}
+	for p, ev := range witness {
+		sp := strings.IndexByte(ev, ' ')
+		name := ev[sp+1:]
+		if ev[:sp] == "begin" {
+			began[name] = p
+			if name == u {
+				from = p
+			}
+		} else if name == v {
+			to = p
+		}
+	}
+	return from, to, began
+}
+
+// openWriter reports whether a transaction other than skip that began
+// before position at commits after it and writes a key in writes: one
+// open across at, which a move to at would put on the wrong side of.
+func openWriter(witness []string, byName map[string]*history.Txn, began map[string]int, at int, skip string, writes map[history.Key]bool) bool {
+	for p := at + 1; p < len(witness); p++ {
 		ev := witness[p]
 		sp := strings.IndexByte(ev, ' ')
 		name := ev[sp+1:]
-		if ev[:sp] != "commit" || name == u {
+		if ev[:sp] != "commit" || name == skip {
 			continue
 		}
-		if b, ok := began[name]; ok && b < to {
+		if b, ok := began[name]; ok && b < at {
 			for _, op := range byName[name].Ops {
 				if op.Kind != history.Read && writes[op.Key] {
-					return false
+					return true
 				}
 			}
 		}
 	}
-	return true
+	return false
 }
 
 // move moves v's begin and commit to just before u's begin, or (after)
