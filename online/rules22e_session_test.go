@@ -45,8 +45,17 @@ B[40,50] w b1`
 // members after the step (memberReach, evict_cover_test.go) and the
 // release positions by id.
 func lastPredRun(t *testing.T) (*Online, map[[2]int]bool, map[string]int) {
+	return sessionRun(t, lastPredHistory, "K", "T", "R1", "R2", "B")
+}
+
+// sessionRun releases history src (compact form) to an evicting engine
+// at strict serializability, closes the transactions named, and steps
+// once, which must raise nothing; it returns the engine, the orders
+// among its members after the step (memberReach, evict_cover_test.go)
+// and the release positions by id.
+func sessionRun(t *testing.T, src string, closed ...string) (*Online, map[[2]int]bool, map[string]int) {
 	t.Helper()
-	h, err := history.ParseCompact(lastPredHistory)
+	h, err := history.ParseCompact(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +67,7 @@ func lastPredRun(t *testing.T) (*Online, map[[2]int]bool, map[string]int) {
 	for i := range h.Txns {
 		pos[h.Txns[i].ID] = i
 	}
-	o.Close("K", "T", "R1", "R2", "B")
+	o.Close(closed...)
 	alerts, err := o.Step(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -165,28 +174,7 @@ S3[40,42] w p3 (session s)
 Rd[60,70] r p1`
 
 func firstSureRun(t *testing.T) (*Online, map[[2]int]bool, map[string]int) {
-	t.Helper()
-	h, err := history.ParseCompact(firstSureHistory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := history.DefaultOptions()
-	opts.Level = history.StrictSerializable
-	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
-	o.Release(h.Txns...)
-	pos := map[string]int{}
-	for i := range h.Txns {
-		pos[h.Txns[i].ID] = i
-	}
-	o.Close("K", "T")
-	alerts, err := o.Step(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(alerts) != 0 {
-		t.Fatalf("alerts on a valid history: %s %v", alerts[0].Class, alerts[0].Core)
-	}
-	return o, memberReach(o), pos
+	return sessionRun(t, firstSureHistory, "K", "T")
 }
 
 // TestSessionFirstSureHandMade: on firstSureHistory T leaves and every
