@@ -69,6 +69,8 @@ func TestListLaterNaiveFirstWrong(t *testing.T) {
 // naive mode is expected to disagree.
 func sweepQuiet(t *testing.T, h *history.History, opts history.Options) (alerts, disagree int) {
 	t.Helper()
+	quietDisagree = true
+	defer func() { quietDisagree = false }()
 	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 	txns := slices.Clone(h.Txns)
 	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
@@ -161,6 +163,8 @@ func TestListLaterMatchesCheck(t *testing.T) {
 // input (every transaction closed) and the final step.
 func burstQuiet(t *testing.T, h *history.History, opts history.Options) (alerts, disagree int) {
 	t.Helper()
+	quietDisagree = true
+	defer func() { quietDisagree = false }()
 	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 	step := func() {
 		as, err := o.Step(context.Background())

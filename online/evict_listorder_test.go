@@ -2,6 +2,9 @@ package online
 
 import (
 	"context"
+	"slices"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -74,4 +77,42 @@ func TestListOrderInHNaive(t *testing.T) {
 	if _, d := sweepQuiet(t, h, opts); d == 0 {
 		t.Fatal("the naive H agreed with the bodies: the history no longer shows the missing orders")
 	}
+}
+
+// TestListOrderInHNaiveSelfCheck: with the engine's self-checks on (as
+// the differential tests run it), the naive H's disagreement is a step
+// error, not only a count.
+func TestListOrderInHNaiveSelfCheck(t *testing.T) {
+	h, opts := listOrderCase(t)
+	noListOrderEdges = true
+	defer func() { noListOrderEdges = false }()
+	defer SetSelfCheck(SetSelfCheck(true))
+	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+	txns := slices.Clone(h.Txns)
+	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
+	var instants []int64
+	for _, tx := range txns {
+		instants = append(instants, tx.Start+1, opts.EffectiveEnd(&tx)+2*opts.Skew+1)
+	}
+	slices.Sort(instants)
+	next, closed := 0, map[string]bool{}
+	for _, w := range instants {
+		for next < len(txns) && txns[next].Start < w {
+			o.Release(txns[next])
+			next++
+		}
+		for i := range next {
+			if tx := &txns[i]; !closed[tx.ID] && opts.EffectiveEnd(tx)+opts.Skew < w-opts.Skew {
+				closed[tx.ID] = true
+				o.Close(tx.ID)
+			}
+		}
+		if _, err := o.Step(context.Background()); err != nil {
+			if !strings.Contains(err.Error(), "do not confirm") {
+				t.Fatalf("step error %v, want the disagreement", err)
+			}
+			return
+		}
+	}
+	t.Fatal("no step failed: the self-check let the disagreement pass")
 }

@@ -71,10 +71,17 @@ var selfCheck atomic.Bool
 // SetSelfCheck turns the engine's debug checks on or off for every
 // engine of the process and returns the previous setting: after every
 // step the ghost index is compared with a rebuild from scratch, and the
-// ghosts each build picks with a pass over every member. A failed check
-// is a step error. For the differential tests; it costs a pass over the
+// ghosts each build picks with a pass over every member, and a reduced
+// instance whose violation the bodies do not confirm (a disagreement,
+// otherwise counted and healed) stops the step. A failed check is a
+// step error. For the differential tests; it costs a pass over the
 // state per step.
 func SetSelfCheck(on bool) bool { return selfCheck.Swap(on) }
+
+// quietDisagree (tests) keeps a disagreement a count under the
+// self-checks: the tests that run a naive rule to see it disagree
+// (sweepQuiet, burstQuiet) count them instead.
+var quietDisagree bool
 
 // ghostIdx returns the state's ghost index, built from GhostKeys if it
 // is not yet.

@@ -455,6 +455,14 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				// it. (A quarantine in place may leave such facts: see
 				// heal, which runs before this.)
 				o.ev.Disagreements++
+				if selfCheck.Load() && !quietDisagree {
+					// Under the differential tests' self-checks a
+					// disagreement fails the step: counted and healed, it
+					// changed no verdict those tests compare, and one was
+					// found only by a test that asserted the count (§5
+					// "H holds the orders a later list read may show").
+					return out, fmt.Errorf("self-check: the reduced instance found a violation the bodies do not confirm (step %d)", o.steps)
+				}
 				if err := o.resetInstance(); err != nil {
 					return out, err
 				}
