@@ -71,7 +71,17 @@ func sweepQuiet(t *testing.T, h *history.History, opts history.Options) (alerts,
 	t.Helper()
 	quietDisagree = true
 	defer func() { quietDisagree = false }()
-	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+	o, alerts, err := sweepSteps(h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return alerts, int(o.Stats().Disagreements)
+}
+
+// sweepSteps runs sweep's schedule on a new evicting engine and returns
+// it, the alerts raised, and the first step error (the run stops there).
+func sweepSteps(h *history.History, opts history.Options) (o *Online, alerts int, err error) {
+	o = NewOnlineConfig(opts, OnlineConfig{Evict: true})
 	txns := slices.Clone(h.Txns)
 	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
 	var instants []int64
@@ -79,12 +89,10 @@ func sweepQuiet(t *testing.T, h *history.History, opts history.Options) (alerts,
 		instants = append(instants, tx.Start+1, opts.EffectiveEnd(&tx)+2*opts.Skew+1)
 	}
 	slices.Sort(instants)
-	step := func() {
+	step := func() error {
 		as, err := o.Step(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
 		alerts += len(as)
+		return err
 	}
 	next, closed := 0, map[string]bool{}
 	for _, w := range instants {
@@ -99,11 +107,12 @@ func sweepQuiet(t *testing.T, h *history.History, opts history.Options) (alerts,
 				o.Close(tx.ID)
 			}
 		}
-		step()
+		if err := step(); err != nil {
+			return o, alerts, err
+		}
 	}
 	o.CloseAll()
-	step()
-	return alerts, int(o.Stats().Disagreements)
+	return o, alerts, step()
 }
 
 // TestListLaterMatchesCheck: bursts inside one step (the mixed preset with

@@ -16,20 +16,7 @@ import (
 // afterwards, nor does the state a replay gets change the copy.
 func TestFlatStateIsTheJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	key := func() history.Key { return history.Key("k" + strconv.Itoa(rng.IntN(50))) }
-	keys := func() []history.Key {
-		switch rng.IntN(4) {
-		case 0:
-			return nil
-		case 1:
-			return []history.Key{}
-		}
-		var ks []history.Key
-		for range 1 + rng.IntN(3) {
-			ks = append(ks, key())
-		}
-		return ks
-	}
+	key, keys := randomKeys(rng, 50, 4)
 	for n := range 300 {
 		st := newEvictState()
 		st.Member = makeFlags(rng.IntN(300))
@@ -107,4 +94,25 @@ func jsonOf(t *testing.T, st *evictState) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// randomKeys returns generators of keys k0..k(n-1) and of key lists:
+// of the lists, one in odds is nil and one in odds empty, the rest hold
+// one to three keys (the states the copy tests fill).
+func randomKeys(rng *rand.Rand, n, odds int) (key func() history.Key, keys func() []history.Key) {
+	key = func() history.Key { return history.Key("k" + strconv.Itoa(rng.IntN(n))) }
+	keys = func() []history.Key {
+		switch rng.IntN(odds) {
+		case 0:
+			return nil
+		case 1:
+			return []history.Key{}
+		}
+		var ks []history.Key
+		for range 1 + rng.IntN(3) {
+			ks = append(ks, key())
+		}
+		return ks
+	}
+	return key, keys
 }

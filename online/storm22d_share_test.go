@@ -32,20 +32,7 @@ func TestStorm22dSharedPointsAreTheirJSON(t *testing.T) {
 
 func sharedPointsRun(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 22))
-	key := func() history.Key { return history.Key("k" + strconv.Itoa(rng.IntN(60))) }
-	keys := func() []history.Key {
-		switch rng.IntN(5) {
-		case 0:
-			return nil
-		case 1:
-			return []history.Key{}
-		}
-		var ks []history.Key
-		for range 1 + rng.IntN(3) {
-			ks = append(ks, key())
-		}
-		return ks
-	}
+	key, keys := randomKeys(rng, 60, 5)
 	st := newEvictState()
 	st.Taint = nil
 	st.Member = makeFlags(0)
