@@ -226,6 +226,19 @@ func (st *evictState) admit(i int) {
 	}
 	st.Member.set(i, true)
 	if st.listed {
+		if len(st.members) == cap(st.members) && cap(st.members) >= 64 {
+			// The stale entries go before the list grows: memberList,
+			// which drops them, runs only on steps that ask for every
+			// member (an unknown in doubt, a replay), so on a stream
+			// without unknowns the list kept every transaction ever
+			// admitted, 8 bytes each for the life of the run. Growing
+			// when it stays more than half full keeps admit amortized
+			// O(1).
+			st.memberList()
+			if len(st.members) > cap(st.members)/2 {
+				st.members = slices.Grow(st.members, cap(st.members))
+			}
+		}
 		st.members = append(st.members, i)
 	}
 	if st.gx.winListed {
