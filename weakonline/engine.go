@@ -151,7 +151,14 @@ type Engine struct {
 	noRetire, naiveRetire bool
 	naiveInit             bool
 	retireMin, nextRetire int
-	lastPass              PassStats
+	// causalMargin: at causal, the nodes released last that a pass
+	// holds whatever they are (weak29_causal.go); doubled after each
+	// read of a retired writer.
+	causalMargin int
+	// causalRetired counts the nodes causal passes retired (over
+	// rebuilds: tests and stats).
+	causalRetired int
+	lastPass      PassStats
 	// spillAll: the last pass let none go, so members closing now are
 	// likely to stay: their bodies go to the body file at close (R8).
 	// Memory only: a pass reads back what it retires.
@@ -180,6 +187,7 @@ func New(opts history.Options, cfg Config) (*Engine, error) {
 		e.retireMin = cfg.retireMin
 	}
 	e.nextRetire = e.retireMin
+	e.causalMargin = e.retireMin
 	if cfg.Bodies != nil {
 		e.store = &bodyStore{file: cfg.Bodies, flushAt: flushBodiesAt}
 		if cfg.bodyFlush > 0 {
@@ -540,6 +548,11 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			// witness, it vouches again; if that too is in trouble, it
 			// is given up for the rest of the run.
 			why := e.fast.why
+			if why == whyRetiredRead {
+				// Memory only: a pass that lets a writer go that a
+				// read still wanted costs a check and a rebuild.
+				e.causalMargin *= 2
+			}
 			e.rebuild(res.Witness...)
 			e.rebuilds++
 			if e.fast != nil && e.fast.trouble {

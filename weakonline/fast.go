@@ -129,6 +129,17 @@ type fast struct {
 	// (reconsider).
 	rebuilding bool
 
+	// Causal retirement (weak29_causal.go): per node, its final writes
+	// still its key's last (left) and the node that overwrote its last
+	// one (over, -1: not yet); the retired set R (nil before the first
+	// pass); the nodes not retired (live); retired nodes whose clock is
+	// still read (kept); sawList: a list op was seen (no pass runs).
+	left, over []int32
+	retired    []bool
+	live, kept []int32
+	sawList    bool
+	nRetired   int
+
 	trouble bool
 	// why says what the first trouble was, for tests and metrics.
 	why string
@@ -396,6 +407,13 @@ func (f *fast) grow(n int) {
 	f.appends = extend(f.appends, n, c, nil)
 	f.lreads = extend(f.lreads, n, c, nil)
 	f.mark = extend(f.mark, n, c, 0)
+	if f.lv == history.Causal {
+		f.left = extend(f.left, n, c, 0)
+		f.over = extend(f.over, n, c, -1)
+		if f.retired != nil {
+			f.retired = extend(f.retired, n, c, false)
+		}
+	}
 }
 
 // extend is s extended to length n with fill, its backing array of
@@ -534,6 +552,20 @@ func (f *fast) release(i int, t *history.Txn) {
 	f.node[i], f.usable[i] = true, true
 	f.ord[i] = f.nextOrd
 	f.nextOrd++
+	if f.lv == history.Causal {
+		f.live = append(f.live, int32(i))
+		if len(appends) > 0 || len(lreads) > 0 {
+			f.sawList = true
+			if f.nRetired > 0 {
+				// The retirement argument covers no list edge.
+				f.fail("a list op after causal retirement")
+			}
+		}
+		f.left[i] = int32(len(finals))
+		if len(finals) == 0 {
+			f.over[i] = int32(i)
+		}
+	}
 	for _, w := range finals {
 		f.addVal(w, int32(i))
 	}
@@ -597,6 +629,9 @@ func (f *fast) release(i int, t *history.Txn) {
 			if int(w.k) >= len(f.writersOf) {
 				f.writersOf = extend(f.writersOf, int(w.k)+1, max(int(w.k)+1, 2*len(f.writersOf), 64), keyWriters{})
 			}
+			if f.lv == history.Causal {
+				f.noteWrite(&f.writersOf[w.k], int32(i))
+			}
 			f.writersOf[w.k].add(s, f.pos[i], int32(i))
 		}
 	} else if f.lv == history.Causal {
@@ -656,6 +691,12 @@ func (f *fast) close(i int, txns []history.Txn) {
 		src, ok := f.choose(i, r, txns)
 		if ok && src >= 0 && f.so && !f.rebuilding {
 			src = f.reconsider(i, r, src, srcs, txns)
+		}
+		if ok && src >= 0 && f.isRetired(src) {
+			// Its clock and edges are gone (weak29_causal.go): the
+			// exact check decides (F2).
+			f.fail(whyRetiredRead)
+			continue
 		}
 		if (!ok || src < 0) && f.sum.hasKV(r) {
 			// Dropped by retirement (R2). The summary is asked only
@@ -1616,6 +1657,17 @@ func (f *fast) edge(u, v int32) {
 	if u == v {
 		f.fail("a cycle")
 		return
+	}
+	if f.retired != nil {
+		if f.retired[v] {
+			// No edge enters R (weak29_causal.go): the exact check
+			// decides.
+			f.fail("an edge into a retired node")
+			return
+		}
+		if f.retired[u] {
+			return // out of R: in no cycle, since nothing enters R
+		}
 	}
 	if f.ord[u] < f.ord[v] {
 		f.out[u] = f.adj(f.out[u], v)
