@@ -1,6 +1,8 @@
 package weakonline
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -86,5 +88,82 @@ func TestCausalRetirement(t *testing.T) {
 				t.Fatalf("%d nodes retired before the late reader, want at least %d", e.causalRetired, rc.retired)
 			}
 		})
+	}
+}
+
+// TestCausalRetirementOpenAncestor (CR3): s read x=1 from n and y=1 from
+// t, which is still open; when t closes, its read of u=1 from W puts W,
+// a writer of x that read q=1 from n, in s's past: the forced edge
+// W -> n closes a cycle with n -> W. While t is open, s's past can
+// grow, so n (overwritten, its in-neighbours held or retired) must stay
+// until s settles: a pass that retired it would meet W -> n as an edge
+// into the retired set (trouble, the net), and without that net would
+// drop it. The same alert as the keeping engine's, after passes at every
+// step.
+func TestCausalRetirementOpenAncestor(t *testing.T) {
+	run := func(cfg Config) ([]string, *Engine) {
+		opts := history.DefaultOptions()
+		opts.Level = history.Causal
+		e, err := New(opts, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		step := func() {
+			as, err := e.Step(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range as {
+				for _, m := range []string{"n", "W", "t", "s"} {
+					if !slices.Contains(a.Core, m) {
+						t.Fatalf("core %v lacks %s", a.Core, m)
+					}
+				}
+				ids = append(ids, a.ID)
+			}
+		}
+		release := func(s string, close bool) {
+			h, err := history.ParseCompact(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Txns[0].Pos = history.Pos{}
+			e.Release(h.Txns[0])
+			if close {
+				e.Close(h.Txns[0].ID)
+			}
+			step()
+		}
+		for _, s := range []string{
+			"n[0,10] w x 1, w q 1 (session a)",
+			"X2[12,14] w x 2 (session e)",
+			"Q2[12,14] w q 2 (session f)",
+			"W[20,30] r q 1, w x 3, w u 1 (session g)",
+		} {
+			release(s, true)
+		}
+		release("t[40,5000] r u 1, w y 1 (session h)", false)
+		release("s[50,60] r x 1, r y 1 (session d)", true)
+		for i := range 40 {
+			release(fmt.Sprintf("F%d[%d,%d] w f%d 1 (session c)", i, 100+20*i, 110+20*i, i), true)
+		}
+		if len(ids) != 0 {
+			t.Fatalf("alert %v before t closed", ids)
+		}
+		e.Close("t")
+		step()
+		return ids, e
+	}
+	keep, _ := run(Config{NoRetire: true, NoFast: true})
+	if len(keep) != 1 {
+		t.Fatalf("keeping engine: %d alerts, want 1", len(keep))
+	}
+	got, e := run(Config{retireMin: 1})
+	if !slices.Equal(got, keep) {
+		t.Fatalf("a causal pass at every step: alerts %v, keeping %v", got, keep)
+	}
+	if e.causalRetired == 0 {
+		t.Fatal("nothing retired: the history tests no pass")
 	}
 }
