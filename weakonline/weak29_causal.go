@@ -107,6 +107,35 @@ next:
 			}
 		}
 	}
+	// Each (key, session) list of writers keeps its first entry and its
+	// live ones: a search of it (lastIn) that found a retired writer
+	// now finds that first one, retired too and at or before the same
+	// position, and a retired writer only ever stands for "some writer
+	// in the past" (a read of the initial state after it: trouble) or
+	// gives an edge out of R, which edge drops.
+	for _, r := range fresh {
+		s := f.sessOf[r]
+		for _, w := range f.finals[r] {
+			kw := f.keyWriters(w.k)
+			if kw == nil {
+				continue
+			}
+			j := kw.find(s)
+			if j < 0 || len(kw.lists[j]) < 2 || kw.lists[j][1].t != r && !f.retired[kw.lists[j][1].t] {
+				continue // nothing to drop (or dropped already)
+			}
+			l := kw.lists[j]
+			k := 1
+			for k < len(l) && f.retired[l[k].t] {
+				k++ // the retired ones are a prefix (session order)
+			}
+			// A new array: the old one's dropped entries are the
+			// memory this is for.
+			nl := make([]posTxn, 1, 1+len(l)-k+firstWriters/2)
+			nl[0] = l[0]
+			kw.lists[j] = append(nl, l[k:]...)
+		}
+	}
 	for _, r := range fresh {
 		f.out[r], f.in[r] = nil, nil
 		f.finals[r], f.reads[r], f.srcs[r], f.froms[r], f.initReads[r] = nil, nil, nil, nil, nil
@@ -132,6 +161,14 @@ next:
 	}
 	f.kept = kept
 	f.nRetired += len(fresh)
+	// The live list without them: its length spaces the passes.
+	live = f.live[:0]
+	for _, n := range f.live {
+		if !f.retired[n] {
+			live = append(live, n)
+		}
+	}
+	f.live = live
 	return len(fresh)
 }
 
