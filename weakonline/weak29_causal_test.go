@@ -66,27 +66,29 @@ var causalRetireCases = []struct {
 		},
 	},
 	{
-		// CR4: T0 wrote z=1 and retired (L2, later in its session,
-		// overwrote it); R reads m=1 from L, T0's live session
-		// successor, so T0 is in R's past, and z as the initial state:
-		// a causality violation found only through z's writers of
-		// session a at or before L's position, a search of the list
-		// whose first entry, T0, is retired. A list that dropped every
-		// retired entry would find no writer there.
+		// CR4: T0 and T1 wrote z and retired (L2, later in their
+		// session, overwrote them); R reads m=1 from L, their live
+		// session successor, so both are in R's past, and z as the
+		// initial state: a causality violation found only through z's
+		// writers of session a at or before L's position, a search of
+		// the list after T1 was dropped from it (T0, its first entry,
+		// stays). A list that dropped every retired entry would find
+		// no writer there.
 		c: weakRetireCase{
 			name:  "CR4 a retired writer still counts as a writer in the past",
 			level: history.Causal,
 			head: []string{
 				"T0[0,10] w z 1 (session a)",
+				"T1[12,18] w z 2 (session a)",
 				"L[20,30] w m 1 (session a)",
 				"L2[40,50] w z 3 (session a)",
 			},
 			tail:    []string{"R[2000,2010] r m 1, r z null (session d)"},
 			fillers: 40,
 			class:   history.CausalityViolation,
-			members: []string{"T0", "L", "R"},
+			members: []string{"L", "R"},
 		},
-		retired: 1,
+		retired: 2,
 	},
 }
 
