@@ -102,6 +102,9 @@ type fast struct {
 	// (initVal, initialList).
 	appends [][]kv
 	lreads  [][]listRead
+	// lists: a list op was released; until then appends and lreads
+	// are empty (appendsOf, lreadsOf).
+	lists   bool
 	chain   map[int32][]int32
 	pending map[int32][]int32
 	froms   [][]int32 // causal: the source of each read (-1: initial), parallel to reads
@@ -404,8 +407,10 @@ func (f *fast) grow(n int) {
 	f.froms = extend(f.froms, n, c, nil)
 	f.initReads = extend(f.initReads, n, c, nil)
 	f.prev = extend(f.prev, n, c, -1)
-	f.appends = extend(f.appends, n, c, nil)
-	f.lreads = extend(f.lreads, n, c, nil)
+	if f.lists {
+		f.appends = extend(f.appends, n, c, nil)
+		f.lreads = extend(f.lreads, n, c, nil)
+	}
 	f.mark = extend(f.mark, n, c, 0)
 	if f.lv == history.Causal {
 		f.left = extend(f.left, n, c, 0)
@@ -585,7 +590,17 @@ func (f *fast) release(i int, t *history.Txn) {
 		f.pending[a.k] = append(f.pending[a.k], int32(i))
 	}
 	f.finals[i], f.reads[i] = finals, reads
-	f.appends[i], f.lreads[i] = appends, lreads
+	if len(appends) > 0 || len(lreads) > 0 {
+		if !f.lists {
+			// The first list op: the per-node list slices, empty
+			// until now (two slice headers a node, 48 bytes, on every
+			// stream without lists), are made as long as the others.
+			f.lists = true
+			f.appends = extend(f.appends, len(f.ord), cap(f.ord), nil)
+			f.lreads = extend(f.lreads, len(f.ord), cap(f.ord), nil)
+		}
+		f.appends[i], f.lreads[i] = appends, lreads
+	}
 	if t.HasSession {
 		s, seen := f.sessions[t.Session]
 		if !seen {
@@ -677,7 +692,7 @@ func (f *fast) close(i int, txns []history.Txn) {
 	var srcs []int32
 	reads := f.reads[i][:0]
 	var from []int32
-	if nr := len(f.reads[i]) + len(f.lreads[i]); nr > 0 {
+	if nr := len(f.reads[i]) + len(f.lreadsOf(i)); nr > 0 {
 		// One array, each capped at its half: one allocation per
 		// close where there were two.
 		buf := make([]int32, 0, 2*nr)
@@ -740,7 +755,7 @@ func (f *fast) close(i int, txns []history.Txn) {
 			}
 		}
 	}
-	for _, lr := range f.lreads[i] {
+	for _, lr := range f.lreadsOf(i) {
 		if f.taintAll || f.taintK[lr.k] {
 			continue // dropped by the projection (a wildcard write)
 		}
@@ -784,7 +799,9 @@ func (f *fast) close(i int, txns []history.Txn) {
 		f.extendChain(lr.k, app)
 	}
 	f.initReads[i] = initReads
-	f.lreads[i] = nil
+	if i < len(f.lreads) {
+		f.lreads[i] = nil
+	}
 	f.reads[i] = reads
 	f.srcs[i] = srcs
 	switch f.lv {
@@ -1405,7 +1422,7 @@ func (f *fast) parseRead(i int, lr listRead, txns []history.Txn) (app []int32, o
 		}
 		// The run from j must be w's appends to the key, all of them,
 		// in order.
-		for _, a := range f.appends[w] {
+		for _, a := range f.appendsOf(int(w)) {
 			if a.k != lr.k {
 				continue
 			}
@@ -1892,4 +1909,21 @@ func (f *fast) reaches(u, v int32) bool {
 		}
 	}
 	return false
+}
+
+// appendsOf is node i's appends (nil before the first list op).
+func (f *fast) appendsOf(i int) []kv {
+	if i < len(f.appends) {
+		return f.appends[i]
+	}
+	return nil
+}
+
+// lreadsOf is node i's external list reads until it closes (nil before
+// the first list op).
+func (f *fast) lreadsOf(i int) []listRead {
+	if i < len(f.lreads) {
+		return f.lreads[i]
+	}
+	return nil
 }
