@@ -37,7 +37,13 @@ func MemoryNote(opts history.Options) string {
 		return note + "; transactions with a list op stay (their graph in memory grows with them, their bodies go to a temporary body file), and so do the readers of their register writes (§5 \"Retirement beside list keys\")"
 	}
 	why := "a late read can make any committed writer a member of every core of a violation, docs/SEMANTICS.md §5 \"Retirement at read atomic and causal\""
-	return fmt.Sprintf("warning: at %s the window keeps every released transaction (issue 26: %s; the real-time read rule does not let one go, §5 \"Retirement under the real-time read rule\"): closed ones' bodies go to a temporary body file, their place in the fast path's graph stays in memory, which grows with the stream", opts.Level, why)
+	note := fmt.Sprintf("warning: at %s the window keeps every released transaction (issue 26: %s; the real-time read rule does not let one go, §5 \"Retirement under the real-time read rule\"): closed ones' bodies go to a temporary body file, their place in the fast path's graph stays in memory, which grows with the stream", opts.Level, why)
+	if opts.Level == history.Causal {
+		// weak29_causal.go: the edges, reads and clocks of the settled
+		// past leave; the transactions and their index entries stay.
+		note += " (more slowly: the graph's settled, overwritten past leaves it, §5 \"The causal graph lets its settled past go\")"
+	}
+	return note
 }
 
 // MaxAnomaliesPerStep bounds the cores one step looks for: each is
