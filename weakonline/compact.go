@@ -33,7 +33,7 @@ func (f *fast) compactInPlace(at []int, k int) bool {
 	}
 	n := len(f.ord)
 	for i := range min(n, len(at)) {
-		if f.appends[i] != nil || f.lreads[i] != nil {
+		if f.appendsOf(i) != nil || f.lreadsOf(i) != nil {
 			return false
 		}
 	}
@@ -117,7 +117,9 @@ func (f *fast) compactInPlace(at []int, k int) bool {
 		f.sessOf[j], f.pos[j], f.prev[j] = so, f.pos[i], lastHeld(oldPrev[i], oldPrev, at)
 		f.clock[j], f.succ[j], f.closed[j] = f.clock[i], f.succ[i], f.closed[i]
 		f.srcs[j], f.froms[j], f.initReads[j] = keepList(f.srcs[i]), f.froms[i], f.initReads[i]
-		f.appends[j], f.lreads[j] = nil, nil
+		if j < len(f.appends) {
+			f.appends[j], f.lreads[j] = nil, nil
+		}
 	}
 	// Unordered (not a node) entries carry -1, as grow fills them.
 	for j := range k {
@@ -143,8 +145,8 @@ func (f *fast) compactInPlace(at []int, k int) bool {
 		func() { clear(f.srcs[k:]); f.srcs = f.srcs[:k] },
 		func() { clear(f.froms[k:]); f.froms = f.froms[:k] },
 		func() { clear(f.initReads[k:]); f.initReads = f.initReads[:k] },
-		func() { clear(f.appends[k:]); f.appends = f.appends[:k] },
-		func() { clear(f.lreads[k:]); f.lreads = f.lreads[:k] },
+		func() { clear(f.appends[min(k, len(f.appends)):]); f.appends = f.appends[:min(k, len(f.appends))] },
+		func() { clear(f.lreads[min(k, len(f.lreads)):]); f.lreads = f.lreads[:min(k, len(f.lreads))] },
 		func() { f.mark = f.mark[:k]; clear(f.mark) },
 	} {
 		s()

@@ -105,6 +105,16 @@
 //	   (docs/SEMANTICS.md §5 "The fast path compacted in place at a
 //	   pass").
 //
+//	R10 At causal a pass (weak29_causal.go) retires from the fast
+//	   path's graph the nodes committed, closed, settled, released and
+//	   overwritten at least a margin ago, whose in-neighbours are
+//	   retired and closed readers settled: their edges, reads, sources
+//	   and unread clocks leave the heap, their content and write
+//	   entries stay. No edge enters the retired set (an edge into it,
+//	   or a read choosing it, is trouble, F2), so the graph without it
+//	   has the whole graph's cycles (docs/SEMANTICS.md §5 "The causal
+//	   graph lets its settled past go").
+//
 //	F1 The fast path (fast.go) keeps the graph of the alert instance under
 //	   one choice of sources, with at least every constraint of the
 //	   instance (session, read-from, forced; causal pasts exact for the

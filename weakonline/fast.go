@@ -102,6 +102,9 @@ type fast struct {
 	// (initVal, initialList).
 	appends [][]kv
 	lreads  [][]listRead
+	// lists: a list op was released; until then appends and lreads
+	// are empty (appendsOf, lreadsOf).
+	lists   bool
 	chain   map[int32][]int32
 	pending map[int32][]int32
 	froms   [][]int32 // causal: the source of each read (-1: initial), parallel to reads
@@ -128,6 +131,17 @@ type fast struct {
 	// rebuilding: Engine.rebuild's closes, which keep choose's picks
 	// (reconsider).
 	rebuilding bool
+
+	// Causal retirement (weak29_causal.go): per node, its final writes
+	// still its key's last (left) and the node that overwrote its last
+	// one (over, -1: not yet); the retired set R (nil before the first
+	// pass); the nodes not retired (live); retired nodes whose clock is
+	// still read (kept); sawList: a list op was seen (no pass runs).
+	left, over []int32
+	retired    []bool
+	live, kept []int32
+	sawList    bool
+	nRetired   int
 
 	trouble bool
 	// why says what the first trouble was, for tests and metrics.
@@ -393,9 +407,18 @@ func (f *fast) grow(n int) {
 	f.froms = extend(f.froms, n, c, nil)
 	f.initReads = extend(f.initReads, n, c, nil)
 	f.prev = extend(f.prev, n, c, -1)
-	f.appends = extend(f.appends, n, c, nil)
-	f.lreads = extend(f.lreads, n, c, nil)
+	if f.lists {
+		f.appends = extend(f.appends, n, c, nil)
+		f.lreads = extend(f.lreads, n, c, nil)
+	}
 	f.mark = extend(f.mark, n, c, 0)
+	if f.lv == history.Causal {
+		f.left = extend(f.left, n, c, 0)
+		f.over = extend(f.over, n, c, -1)
+		if f.retired != nil {
+			f.retired = extend(f.retired, n, c, false)
+		}
+	}
 }
 
 // extend is s extended to length n with fill, its backing array of
@@ -534,6 +557,20 @@ func (f *fast) release(i int, t *history.Txn) {
 	f.node[i], f.usable[i] = true, true
 	f.ord[i] = f.nextOrd
 	f.nextOrd++
+	if f.lv == history.Causal {
+		f.live = append(f.live, int32(i))
+		if len(appends) > 0 || len(lreads) > 0 {
+			f.sawList = true
+			if f.nRetired > 0 {
+				// The retirement argument covers no list edge.
+				f.fail("a list op after causal retirement")
+			}
+		}
+		f.left[i] = int32(len(finals))
+		if len(finals) == 0 {
+			f.over[i] = int32(i)
+		}
+	}
 	for _, w := range finals {
 		f.addVal(w, int32(i))
 	}
@@ -553,7 +590,17 @@ func (f *fast) release(i int, t *history.Txn) {
 		f.pending[a.k] = append(f.pending[a.k], int32(i))
 	}
 	f.finals[i], f.reads[i] = finals, reads
-	f.appends[i], f.lreads[i] = appends, lreads
+	if len(appends) > 0 || len(lreads) > 0 {
+		if !f.lists {
+			// The first list op: the per-node list slices, empty
+			// until now (two slice headers a node, 48 bytes, on every
+			// stream without lists), are made as long as the others.
+			f.lists = true
+			f.appends = extend(f.appends, len(f.ord), cap(f.ord), nil)
+			f.lreads = extend(f.lreads, len(f.ord), cap(f.ord), nil)
+		}
+		f.appends[i], f.lreads[i] = appends, lreads
+	}
 	if t.HasSession {
 		s, seen := f.sessions[t.Session]
 		if !seen {
@@ -596,6 +643,9 @@ func (f *fast) release(i int, t *history.Txn) {
 			}
 			if int(w.k) >= len(f.writersOf) {
 				f.writersOf = extend(f.writersOf, int(w.k)+1, max(int(w.k)+1, 2*len(f.writersOf), 64), keyWriters{})
+			}
+			if f.lv == history.Causal {
+				f.noteWrite(&f.writersOf[w.k], int32(i))
 			}
 			f.writersOf[w.k].add(s, f.pos[i], int32(i))
 		}
@@ -642,7 +692,7 @@ func (f *fast) close(i int, txns []history.Txn) {
 	var srcs []int32
 	reads := f.reads[i][:0]
 	var from []int32
-	if nr := len(f.reads[i]) + len(f.lreads[i]); nr > 0 {
+	if nr := len(f.reads[i]) + len(f.lreadsOf(i)); nr > 0 {
 		// One array, each capped at its half: one allocation per
 		// close where there were two.
 		buf := make([]int32, 0, 2*nr)
@@ -656,6 +706,12 @@ func (f *fast) close(i int, txns []history.Txn) {
 		src, ok := f.choose(i, r, txns)
 		if ok && src >= 0 && f.so && !f.rebuilding {
 			src = f.reconsider(i, r, src, srcs, txns)
+		}
+		if ok && src >= 0 && f.isRetired(src) {
+			// Its clock and edges are gone (weak29_causal.go): the
+			// exact check decides (F2).
+			f.fail(whyRetiredRead)
+			continue
 		}
 		if (!ok || src < 0) && f.sum.hasKV(r) {
 			// Dropped by retirement (R2). The summary is asked only
@@ -699,7 +755,7 @@ func (f *fast) close(i int, txns []history.Txn) {
 			}
 		}
 	}
-	for _, lr := range f.lreads[i] {
+	for _, lr := range f.lreadsOf(i) {
 		if f.taintAll || f.taintK[lr.k] {
 			continue // dropped by the projection (a wildcard write)
 		}
@@ -743,7 +799,9 @@ func (f *fast) close(i int, txns []history.Txn) {
 		f.extendChain(lr.k, app)
 	}
 	f.initReads[i] = initReads
-	f.lreads[i] = nil
+	if i < len(f.lreads) {
+		f.lreads[i] = nil
+	}
 	f.reads[i] = reads
 	f.srcs[i] = srcs
 	switch f.lv {
@@ -1364,7 +1422,7 @@ func (f *fast) parseRead(i int, lr listRead, txns []history.Txn) (app []int32, o
 		}
 		// The run from j must be w's appends to the key, all of them,
 		// in order.
-		for _, a := range f.appends[w] {
+		for _, a := range f.appendsOf(int(w)) {
 			if a.k != lr.k {
 				continue
 			}
@@ -1617,6 +1675,17 @@ func (f *fast) edge(u, v int32) {
 		f.fail("a cycle")
 		return
 	}
+	if f.retired != nil {
+		if f.retired[v] {
+			// No edge enters R (weak29_causal.go): the exact check
+			// decides.
+			f.fail("an edge into a retired node")
+			return
+		}
+		if f.retired[u] {
+			return // out of R: in no cycle, since nothing enters R
+		}
+	}
 	if f.ord[u] < f.ord[v] {
 		f.out[u] = f.adj(f.out[u], v)
 		f.in[v] = f.adj(f.in[v], u)
@@ -1840,4 +1909,21 @@ func (f *fast) reaches(u, v int32) bool {
 		}
 	}
 	return false
+}
+
+// appendsOf is node i's appends (nil before the first list op).
+func (f *fast) appendsOf(i int) []kv {
+	if i < len(f.appends) {
+		return f.appends[i]
+	}
+	return nil
+}
+
+// lreadsOf is node i's external list reads until it closes (nil before
+// the first list op).
+func (f *fast) lreadsOf(i int) []listRead {
+	if i < len(f.lreads) {
+		return f.lreads[i]
+	}
+	return nil
 }

@@ -411,6 +411,10 @@ func (e *Engine) retirable() bool {
 // the last one. Called only after a step that found the instance
 // satisfiable, with no core waiting (R3).
 func (e *Engine) maybeRetire() {
+	if e.opts.Level == history.Causal && !e.noRetire && !e.naiveRetire {
+		e.maybeRetireCausal()
+		return
+	}
 	if !e.retirable() || e.deferred || e.undecided || len(e.txns) < e.nextRetire {
 		return
 	}
