@@ -33,6 +33,12 @@ type Config struct {
 	Alerts     Alerts     `yaml:"alerts"`
 	Status     Status     `yaml:"status"`
 	HTTP       HTTP       `yaml:"http"`
+	// MemoryLimit is the Go runtime's soft memory limit for the run
+	// (runtime/debug.SetMemoryLimit), so that the collector's headroom
+	// does not grow the process with a flat live heap; 0 leaves the
+	// runtime's (none), and GOMEMLIMIT in the environment wins over it.
+	// It changes no verdict. internal/runcmd/storm29_memlimit.go.
+	MemoryLimit Size `yaml:"memory_limit"`
 }
 
 // HTTP is the one HTTP server: /metrics, /healthz, /readyz,
@@ -270,6 +276,8 @@ func Default() *Config {
 			BackoffMax: Duration(time.Minute),
 		},
 		HTTP: HTTP{Addr: "127.0.0.1:9479"},
+		// The issue's bound on a daemon's memory (issue 22).
+		MemoryLimit: 256 << 20,
 	}
 	c.State.Retention.MaxAge = Duration(24 * time.Hour)
 	c.State.Retention.MaxBytes = 1 << 30
@@ -333,6 +341,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Source == "":
 		return errors.New("source: empty (kafka, a file path, or - for stdin)")
+	case c.MemoryLimit < 0:
+		return errors.New("memory_limit: negative")
 	case c.Check.Lateness < 0:
 		return errors.New("check.lateness: negative")
 	case c.Check.Skew < 0:

@@ -143,6 +143,8 @@ func mainWith(ctx context.Context, args []string, stdin io.Reader, txns <-chan h
 					f.Close()
 				}()
 			}
+			mem := &memLimit{limit: int64(cfg.MemoryLimit)}
+			defer mem.start(memLimitFromEnv())()
 			r, err := newRunner(cfg, stdin, stdout, stderr)
 			if err != nil {
 				return ExitError, err
@@ -311,6 +313,7 @@ func flagDefs() []flagDef {
 			c.State.CheckpointEvery = n
 			return err
 		}, false},
+		{"memory-limit", fmt.Sprintf("Go's soft memory limit for the run (raised to 1.5x the live heap when that is more); 0 = none; GOMEMLIMIT in the environment wins (default %dMiB)", d.MemoryLimit>>20), sizeFlag(func(c *config.Config) *config.Size { return &c.MemoryLimit }), false},
 		{"checkpoint-interval", fmt.Sprintf("checkpoint at least this often; 0 = off (default %s)", d.State.CheckpointInterval), durFlag(func(c *config.Config) *config.Duration { return &c.State.CheckpointInterval }), false},
 	}
 }
