@@ -8,7 +8,9 @@ import (
 // undecidedUnknownBefore is r5Remove's question "does an order through t
 // depend on a commit still open?": the first unknown u, in position
 // order, that precedes t by the level's order (p.Before), is not
-// removed, and whose commit commitOf leaves undecided; -1 if none. It
+// removed, is not behind an anchor that precedes t (skeletonFree,
+// rules29_skeleton.go), and whose commit commitOf leaves undecided; -1
+// if none. It
 // calls commitOf on every such u before that one, in the same order, as
 // the scan it replaces did (a commit probe spends the step's budget, so
 // the order of the questions is kept).
@@ -29,7 +31,7 @@ import (
 func (s *evictStep) undecidedUnknownBefore(t int32) int32 {
 	if unknownBeforeNaive {
 		for _, u := range s.to.unknown {
-			if u != t && !s.removed[u] && s.p.Before(u, t) {
+			if u != t && !s.removed[u] && s.p.Before(u, t) && !s.skeletonFree(u, t) {
 				if _, ok := s.commitOf(u); !ok {
 					return u
 				}
@@ -77,7 +79,7 @@ func (s *evictStep) undecidedUnknownBefore(t int32) int32 {
 		unknownBeforeCheck(want, got)
 	}
 	for _, u := range c {
-		if u != t && !s.removed[u] && p.Before(u, t) {
+		if u != t && !s.removed[u] && p.Before(u, t) && !s.skeletonFree(u, t) {
 			if _, ok := s.commitOf(u); !ok {
 				return u
 			}

@@ -642,7 +642,10 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 	if committed {
 		// Session and real-time edges leave only a transaction that
 		// commits (I1). An order through t that depends on a commit
-		// still open keeps t, as a skeleton without ops.
+		// still open keeps t, as a skeleton without ops, unless the
+		// unknown's anchor precedes t (rules29_skeleton.go) or it is
+		// time-closed: its orders through t are kept out of it below
+		// (rules29_through.go).
 		if s.undecidedUnknownBefore(t) >= 0 { // burst_unknowns.go
 			if i := r.pos[t]; i >= 0 {
 				s.o.setGhostKeys(i, []history.Key{}) // ghost_index.go
@@ -664,6 +667,7 @@ func (s *evictStep) r5Remove(t int32, committed bool) {
 		preds = append(preds, s.keptIn[t]...)
 		succs = append(succs, s.keptOut[t]...)
 		preds, succs = s.guardedNeighbours(t, preds, succs) // evict_guarded.go
+		preds = s.closedUnknownsBefore(t, preds)            // rules29_through.go
 	}
 	removed[t] = true
 	s.keepPairs(preds, succs) // burst20c_pairs.go
@@ -1143,6 +1147,7 @@ func (s *evictStep) becomeGhost(t int32, live []history.Key) {
 	}
 	delete(st.Replaced, i)
 	delete(st.Folded, i)
+	s.keepOutOfClosedUnknowns(t) // rules29_through.go
 	if n := e.Node()[t]; n >= 0 {
 		s.feGhost = e.Solver().FixedEdges(n, false, s.feGhost[:0])
 		for _, m := range s.feGhost {
