@@ -35,6 +35,15 @@ func (s *evictStep) keepAfter(a, t int32) {
 		return
 	}
 	p, to, removed, e := s.p, s.to, s.removed, s.e
+	if s.leftBefore(a) {
+		// a left earlier in the step (r5Remove's predecessors hold the
+		// stale entries of keptIn): addKept keeps nothing out of it
+		// (docs/SEMANTICS.md §5 "R5 visits no neighbour that has left").
+		if keepLeftSkips != nil {
+			keepLeftSkips()
+		}
+		return
+	}
 	// succBound and anchorBefore (evict_unknown.go) leave out the b that
 	// an unknown a's session anchor already precedes in real time: those
 	// orders hold through the anchor, as the ones below hold through c.
@@ -83,6 +92,15 @@ func (s *evictStep) keepAfter(a, t int32) {
 // before start(c)-2Δ for the latest-starting such c.
 func (s *evictStep) keepBefore(b, t int32) {
 	p, to, removed, e := s.p, s.to, s.removed, s.e
+	if keepAfterMode != keepAfterEvery && s.leftBefore(b) {
+		// b left earlier in the step: addKept keeps nothing into it, and
+		// the visit only asked commits (docs/SEMANTICS.md §5 "R5 visits
+		// no neighbour that has left").
+		if keepLeftSkips != nil {
+			keepLeftSkips()
+		}
+		return
+	}
 	lo, hi := latestEndBefore(p, b), latestEndBefore(p, t)
 	keep := func(a int32) bool {
 		if a == t || removed[a] || !p.RealTimeBefore(a, t) {
@@ -141,7 +159,24 @@ const (
 	keepAfterEvery         // keep an order to every b (the rule before it)
 	keepAfterFirst         // the naive cover: stop at the first b kept (wrong)
 	keepBeforeFirst        // the naive cover in keepBefore only (wrong)
+	keepLeftGhost          // "left" read as "not a member": ghosts skipped too (wrong)
 )
+
+// keepLeftSkips (tests) is told of each visit skipped because its
+// neighbour has left.
+var keepLeftSkips func()
+
+// leftBefore says whether R5's neighbour x has left the step's instance
+// (removed, so that addKept keeps no order with it). A ghost (a skeleton
+// R5 kept, or a reader the list rule replaced) is not a member but
+// stays: orders into it must be kept. keepLeftGhost (tests) reads
+// "left" as "not a member", the naive rule.
+func (s *evictStep) leftBefore(x int32) bool {
+	if keepAfterMode == keepLeftGhost {
+		return s.removed[x] || s.r.ghost[x]
+	}
+	return s.removed[x]
+}
 
 // keptCover says which ghosts build must keep in the instance although no
 // member touches them: a ghost g that some kept order a -> c reaches
