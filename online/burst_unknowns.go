@@ -5,6 +5,36 @@ import (
 	"slices"
 )
 
+// unknownCandidates appends to c, from the step's index, the unknowns
+// that may come before t: those of t's session ranked before it, then
+// those whose effective end is at most t's start minus 2Δ (a prefix of
+// the unknowns by effective end). A transaction may be in both parts;
+// callers test each candidate (u != t, not removed, p.Before).
+func (s *evictStep) unknownCandidates(t int32, c []int32) []int32 {
+	p, r := s.p, s.r
+	ix := s.unknownIndex()
+	if ss := p.SessionOf()[t]; ss >= 0 {
+		rank := p.SessionRank()[t]
+		for _, u := range ix.bySession[ss] {
+			if p.SessionRank()[u] >= rank {
+				break
+			}
+			c = append(c, u)
+		}
+	}
+	if tx := &r.h.Txns[t]; tx.HasTime {
+		lim := tx.Start - 2*p.Opts().Skew
+		n, _ := slices.BinarySearchFunc(ix.ends, lim, func(e, lim int64) int {
+			if e <= lim {
+				return -1
+			}
+			return 1
+		})
+		c = append(c, ix.byEnd[:n]...)
+	}
+	return c
+}
+
 // undecidedUnknownBefore is r5Remove's question "does an order through t
 // depend on a commit still open?": the first unknown u, in position
 // order, that precedes t by the level's order (p.Before), is not
@@ -39,28 +69,9 @@ func (s *evictStep) undecidedUnknownBefore(t int32) int32 {
 		}
 		return -1
 	}
-	p, r := s.p, s.r
+	p := s.p
 	ix := s.unknownIndex()
-	c := ix.buf[:0]
-	if ss := p.SessionOf()[t]; ss >= 0 {
-		rank := p.SessionRank()[t]
-		for _, u := range ix.bySession[ss] {
-			if p.SessionRank()[u] >= rank {
-				break
-			}
-			c = append(c, u)
-		}
-	}
-	if tx := &r.h.Txns[t]; tx.HasTime {
-		lim := tx.Start - 2*p.Opts().Skew
-		n, _ := slices.BinarySearchFunc(ix.ends, lim, func(e, lim int64) int {
-			if e <= lim {
-				return -1
-			}
-			return 1
-		})
-		c = append(c, ix.byEnd[:n]...)
-	}
+	c := s.unknownCandidates(t, ix.buf[:0])
 	slices.Sort(c)
 	c = slices.Compact(c)
 	ix.buf = c

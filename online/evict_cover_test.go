@@ -206,10 +206,19 @@ func TestKeepAfterNaiveLosesAnOrder(t *testing.T) {
 // stops at the first a kept loses an order on one of these streams
 // (stream 49), on which the rule keeps every order.
 func TestKeepBeforeNaiveLosesAnOrder(t *testing.T) {
+	naiveLosesAnOrder(t, keepBeforeFirst, "the naive cover of keepBefore")
+}
+
+// naiveLosesAnOrder: on the first of the sweep's streams where the naive
+// mode loses an order that visiting every neighbour keeps, the rule
+// (keepAfterCover) keeps every one; a sweep where no stream tells the
+// naive mode from the rule fails.
+func naiveLosesAnOrder(t *testing.T, naiveMode int, what string) {
+	t.Helper()
 	for i := range 200 {
 		txns, opts, batches := coverCase(t, i)
 		every := runCover(t, keepAfterEvery, txns, opts, batches)
-		naive := runCover(t, keepBeforeFirst, txns, opts, batches)
+		naive := runCover(t, naiveMode, txns, opts, batches)
 		if d := diffCover(every, naive); d != "" {
 			t.Logf("stream %d: %s", i, d)
 			cover := runCover(t, keepAfterCover, txns, opts, batches)
@@ -219,7 +228,7 @@ func TestKeepBeforeNaiveLosesAnOrder(t *testing.T) {
 			return
 		}
 	}
-	t.Fatal("the naive cover of keepBefore lost no order: the sweep cannot tell the rule from it")
+	t.Fatalf("%s lost no order: the sweep cannot tell the rule from it", what)
 }
 
 // coverCase is generated stream i: generatedCase's presets and anomalies,
@@ -241,20 +250,7 @@ func coverCase(t *testing.T, i int) ([]history.Txn, history.Options, []int) {
 // ghosts too, whose orders must be kept: on one of these streams that
 // loses an order, where the rule keeps every one.
 func TestKeepLeftGhostLosesAnOrder(t *testing.T) {
-	for i := range 200 {
-		txns, opts, batches := coverCase(t, i)
-		every := runCover(t, keepAfterEvery, txns, opts, batches)
-		naive := runCover(t, keepLeftGhost, txns, opts, batches)
-		if d := diffCover(every, naive); d != "" {
-			t.Logf("stream %d: %s", i, d)
-			cover := runCover(t, keepAfterCover, txns, opts, batches)
-			if d := diffCover(every, cover); d != "" {
-				t.Fatalf("stream %d: the rule: %s", i, d)
-			}
-			return
-		}
-	}
-	t.Fatal("skipping the ghosts lost no order: the sweep cannot tell the rule from it")
+	naiveLosesAnOrder(t, keepLeftGhost, "skipping the ghosts")
 }
 
 // TestKeepSkipsLeftNeighbours holds the skip of "R5 visits no neighbour

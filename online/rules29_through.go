@@ -41,27 +41,9 @@ func (s *evictStep) closedUnknownsBefore(t int32, out []int32) []int32 {
 	if !throughClosedUnknowns || len(s.to.unknown) == 0 {
 		return out
 	}
-	p, r := s.p, s.r
-	ix := s.unknownIndex() // burst_unknowns.go
-	c := ix.buf[:0]
-	if ss := p.SessionOf()[t]; ss >= 0 {
-		rank := p.SessionRank()[t]
-		for _, u := range ix.bySession[ss] {
-			if p.SessionRank()[u] >= rank {
-				break
-			}
-			c = append(c, u)
-		}
-	}
-	if tx := &r.h.Txns[t]; tx.HasTime {
-		lim := tx.Start - 2*p.Opts().Skew
-		for k, e := range ix.ends {
-			if e > lim {
-				break
-			}
-			c = append(c, ix.byEnd[k])
-		}
-	}
+	p := s.p
+	ix := s.unknownIndex()
+	c := s.unknownCandidates(t, ix.buf[:0]) // burst_unknowns.go
 	ix.buf = c
 	for j, u := range c {
 		if u == t || s.removed[u] || !p.Before(u, t) || !s.closedOpenUnknown(u) || containsBefore(c, j, u) {
