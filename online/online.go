@@ -53,9 +53,13 @@ type Online struct {
 	// index maps an ID to the newest in-memory transaction with it: the
 	// window lets an ID be reused once the first use is past its horizon
 	// (window W5), and Close means the newest.
-	index  map[string]int
-	closed runFlags
-	quar   runFlags
+	index map[string]int
+	// openGone maps the ID of a transaction that left the index open
+	// (evicted before it time-closed) to its position, until its Close
+	// (close_gone.go).
+	openGone map[string]int
+	closed   runFlags
+	quar     runFlags
 
 	// rewinds are the rewind points, oldest first, and nextRewind the
 	// release position the next one is due at (rewind.go).
@@ -275,7 +279,11 @@ func (o *Online) Release(txns ...history.Txn) {
 // Close marks released transactions time-closed.
 func (o *Online) Close(ids ...string) {
 	for _, id := range ids {
-		if i, ok := o.index[id]; ok {
+		i, ok := o.index[id]
+		if !ok {
+			i, ok = o.closeGone(id) // close_gone.go
+		}
+		if ok {
 			if o.retention.bounded() && !o.closed.get(i) {
 				o.closedSince = append(o.closedSince, i)
 			}

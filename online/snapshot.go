@@ -814,6 +814,7 @@ func RestoreOnlineAt(opts history.Options, bodies BodyFile, snap []byte, each fu
 // restoreAlerts links the restored alerts to their members and the
 // pending ones, once the bodies are back.
 func (o *Online) restoreAlerts(s *onlineSnapshot) (*Online, error) {
+	o.restoreGone() // close_gone.go
 	byID := map[string]*Alert{}
 	for _, a := range o.alerts {
 		byID[a.ID] = a

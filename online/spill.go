@@ -428,6 +428,7 @@ func (o *Online) stub(i int) error {
 	// transaction's memory after the body.
 	if id := o.log.at(i).ID; o.index[id] == i {
 		delete(o.index, id)
+		o.keepGone(id, i) // close_gone.go
 	}
 	if c := o.log.markSpilled(i, stubOf(o.log.at(i))); c >= 0 {
 		return o.writeOutChunk(c)
