@@ -1,0 +1,126 @@
+package online
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+	"github.com/streamcheck/streamcheck/internal/oracle"
+)
+
+// sweepSchedule is sweep with a coarser step schedule: after each move of
+// the watermark the engine steps only when step() says so (and always at
+// the end). Eviction decides at step boundaries, so a rule that is exact
+// when every instant is a step may lose an order when several releases,
+// closes and horizon ends fall into one step; the daemon's tick makes such
+// batches the normal case.
+func sweepSchedule(t *testing.T, h *history.History, opts history.Options, desc string, stepNow func() bool) []firing {
+	t.Helper()
+	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
+	txns := append([]history.Txn(nil), h.Txns...)
+	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
+	var instants []int64
+	for _, tx := range txns {
+		instants = append(instants, tx.Start+1)
+		if e := opts.EffectiveEnd(&tx); e != math.MaxInt64 {
+			instants = append(instants, e+2*opts.Skew+1)
+		}
+	}
+	slices.Sort(instants)
+	var fired []firing
+	step := func(w int64) {
+		as, err := o.Step(context.Background())
+		if err != nil {
+			t.Fatalf("%s: step at %d: %v\n%s", desc, w, err, dump(h))
+		}
+		for _, a := range as {
+			fired = append(fired, firing{w: w, core: append([]string(nil), a.Core...), updated: a.Updated, typ: a.Type})
+		}
+	}
+	next := 0
+	closed := map[string]bool{}
+	for _, w := range instants {
+		for next < len(txns) && txns[next].Start < w {
+			o.Release(txns[next])
+			next++
+		}
+		for i := 0; i < next; i++ {
+			tx := &txns[i]
+			if e := opts.EffectiveEnd(tx); !closed[tx.ID] && e != math.MaxInt64 && e+opts.Skew < w-opts.Skew {
+				closed[tx.ID] = true
+				o.Close(tx.ID)
+			}
+		}
+		if stepNow() {
+			step(w)
+		}
+	}
+	for next < len(txns) {
+		o.Release(txns[next])
+		next++
+	}
+	o.CloseAll()
+	step(math.MaxInt64)
+	if d := o.Stats().Disagreements; d > 0 {
+		t.Errorf("the reduced instance found %d violations the bodies do not confirm\n%s", d, dump(h))
+	}
+	sweepEvicted += o.Stats().Evicted
+	return fired
+}
+
+// TestOnlineAgreesUnderSchedules: TestOnlineAgreesWithOffline on larger
+// tiny histories (up to 12 transactions, so that eviction has members to
+// remove), with the in-doubt horizon, Δ and the initial state drawn per
+// history and a random step schedule (every instant, about half of them,
+// or about one in five). The first verdict equals check's and every alert
+// is a core.
+func TestOnlineAgreesUnderSchedules(t *testing.T) {
+	defer SetSelfCheck(SetSelfCheck(true))
+	n := tinyCount(400)
+	sweepEvicted = 0
+	rng := rand.New(rand.NewPCG(30, 2611))
+	cfg := oracle.DefaultTinyConfig()
+	cfg.MinTxns, cfg.MaxTxns, cfg.Values = 5, 12, 4
+	alerts := 0
+	for i := 0; i < n; i++ {
+		cfg.Keys = 2 + rng.IntN(3)
+		h := oracle.RandomTiny(rng, cfg)
+		if h.Validate() != nil {
+			continue
+		}
+		opts := history.DefaultOptions()
+		opts.Level = history.StrictSerializable
+		opts.Skew = []int64{0, 0, 2}[rng.IntN(3)]
+		opts.InDoubt = []int64{0, 1, 4, 12, 40}[rng.IntN(5)]
+		if rng.IntN(3) == 0 {
+			opts.InitialState = history.InitialUnknown
+		}
+		p := []float64{1, 0.5, 0.2}[rng.IntN(3)]
+		seed := rng.Uint64()
+		srng := rand.New(rand.NewPCG(seed, 7))
+		res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc := fmt.Sprintf("history %d (skew %d, in-doubt %d, initial %v, step share %.1f, schedule seed %d)", i, opts.Skew, opts.InDoubt, opts.InitialState, p, seed)
+		fired := sweepSchedule(t, h, opts, desc, func() bool { return srng.Float64() < p })
+		if (len(fired) > 0) != (res.Verdict == incremental.Invalid) {
+			t.Fatalf("%s: online alerts %v, offline %s\n%s", desc, fired, res.Verdict, dump(h))
+		}
+		alerts += len(fired)
+		checkAlertCores(t, h, opts, fired)
+		if t.Failed() {
+			t.Fatalf("%s\n%s", desc, dump(h))
+		}
+	}
+	t.Logf("%d histories, %d alerts, %d evictions", n, alerts, sweepEvicted)
+	if sweepEvicted == 0 {
+		t.Error("no transaction was evicted: the test exercises nothing of eviction")
+	}
+}
