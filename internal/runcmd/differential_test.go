@@ -459,6 +459,15 @@ var diffShapes = []diffShape{
 	{name: "duplicates", cfg: func(c *gen.Config, r *rand.Rand) { c.DupValueRatio = 0.1 + 0.3*r.Float64() }},
 	{name: "unknowns", cfg: func(c *gen.Config, r *rand.Rand) { c.UnknownRatio = 0.01 + 0.04*r.Float64() }},
 	{name: "unknowns-indoubt", cfg: func(c *gen.Config, r *rand.Rand) { c.UnknownRatio = 0.01 + 0.04*r.Float64() }, indoubt: 60_000_000_000},
+	// Horizons about one transaction long, and timeout storms: unknowns
+	// whose horizon ends while the transactions around them are still
+	// open, the case of §5 "Orders out of an unknown past its horizon".
+	{name: "unknowns-horizon-1ms", cfg: func(c *gen.Config, r *rand.Rand) {
+		c.UnknownRatio, c.ListRatio = 0.02+0.06*r.Float64(), 0.1*r.Float64()
+	}, indoubt: 1_000_000},
+	{name: "unknowns-many", cfg: func(c *gen.Config, r *rand.Rand) {
+		c.UnknownRatio, c.DupValueRatio = 0.1+0.1*r.Float64(), 0.05
+	}, indoubt: 2_000_000},
 	{name: "lists", cfg: func(c *gen.Config, r *rand.Rand) { c.ListRatio = 0.1 + 0.2*r.Float64() }},
 	{name: "long", cfg: func(c *gen.Config, r *rand.Rand) { c.DupValueRatio = 0.05 }, long: true},
 	{name: "unknown-init", cfg: func(c *gen.Config, r *rand.Rand) { c.DupValueRatio = 0.05 }, unknownInit: true},
