@@ -280,8 +280,10 @@ func (o *Online) Release(txns ...history.Txn) {
 func (o *Online) Close(ids ...string) {
 	for _, id := range ids {
 		i, ok := o.index[id]
-		if !ok {
-			i, ok = o.closeGone(id) // close_gone.go
+		// A transaction that left the index open (close_gone.go); one
+		// spilled and brought back is in both, and leaves openGone too.
+		if j, gone := o.closeGone(id); !ok {
+			i, ok = j, gone
 		}
 		if ok {
 			if o.retention.bounded() && !o.closed.get(i) {
