@@ -464,6 +464,13 @@ func (o *Online) build() *reduced {
 	decided := map[int32]bool{}
 	for i, d := range st.Decided {
 		if at, ok := r.at[i]; ok {
+			if !d && o.doubt.off && !o.closed.get(i) {
+				// solveHeld's build leaves out the reads of the
+				// unknowns in doubt, and so what they decided
+				// (docs/SEMANTICS.md §5 "A decision that rests on the
+				// reads of an unknown in doubt").
+				continue
+			}
 			decided[at] = d
 		}
 	}

@@ -1,0 +1,72 @@
+package online
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/incremental"
+)
+
+// heldDecidedHistory parses text, followed by twenty writes of another
+// key that keep the stream going, and checks that check finds it invalid.
+func heldDecidedHistory(t *testing.T, text string, skew, indoubt int64) (*history.History, history.Options) {
+	t.Helper()
+	for i := range 20 {
+		text += fmt.Sprintf("\nZ%d[%d,%d] w q %d (session c9)", i, 300+10*i, 305+10*i, i)
+	}
+	h, err := history.ParseCompact(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := history.DefaultOptions()
+	opts.Level = history.StrictSerializable
+	opts.Skew, opts.InDoubt = skew, indoubt
+	res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != incremental.Invalid {
+		t.Fatalf("check: %s, want invalid", res.Verdict)
+	}
+	return h, opts
+}
+
+// TestHeldLeavesOutReadDecisions (§5 "A decision that rests on the reads
+// of an unknown in doubt", first history): T2, unknown, reads x3, which
+// nothing writes; its session closes it (T5), so its reads are in the
+// instance and decide it does not commit. T6 reads T2's z4. The
+// instance is unsatisfiable at once, but the alert path drops T2's reads
+// until T2 time-closes (e + D + 2Δ = 65): the step must be held, not
+// disagree with the bodies, and the alert fire when T2 closes.
+func TestHeldLeavesOutReadDecisions(t *testing.T) {
+	defer SetSelfCheck(SetSelfCheck(true))
+	h, opts := heldDecidedHistory(t, `T2[27,49] w z 4, r x 3 (unknown, session c1)
+T5[55,58] (session c1)
+T6[59,60] r z 4 (session c1)`, 2, 12)
+	fired, _ := sweep(t, h, opts)
+	if len(fired) == 0 || fired[0].w != 66 {
+		t.Fatalf("alerts %v, want the first at w = 66 (T2 time-closed)", fired)
+	}
+}
+
+// TestVoidedStaysWhileItsReadsDecide (same subsection, second history):
+// T2, unknown, appends 1 then reads x as [1], which its session
+// predecessor T1's appends rule out; T4 reads T2's appends. T2 is decided
+// not to commit by its own reads while in doubt (to 100 + 59 = 159), and
+// T4 closes first (119). T2 must stay until it time-closes (had it left,
+// the held build could not take back its decision) and the alert fire
+// then, without a disagreement.
+func TestVoidedStaysWhileItsReadsDecide(t *testing.T) {
+	defer SetSelfCheck(SetSelfCheck(true))
+	h, opts := heldDecidedHistory(t, `T1[27,43] append x 1, append x 2 (session c1)
+T2[46,59] append x 1, r x [1], append x 3 (unknown, session c1)
+T3[60,89] append x 3 (session c1)
+T4[91,119] r x [1 2 1 3 3] (session c1)`, 0, 100)
+	fired, _ := sweep(t, h, opts)
+	if len(fired) == 0 || fired[0].w != 160 || fired[0].w == math.MaxInt64 {
+		t.Fatalf("alerts %v, want the first at w = 160 (T2 time-closed)", fired)
+	}
+}
