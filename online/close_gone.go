@@ -1,6 +1,11 @@
 package online
 
-import "strings"
+import (
+	"context"
+	"strings"
+
+	"github.com/streamcheck/streamcheck/incremental"
+)
 
 // Transactions that leave the index open (docs/SEMANTICS.md §5 "Close
 // reaches a transaction that left open").
@@ -71,4 +76,37 @@ func (o *Online) idAt(i int) (string, bool) {
 		return "", false
 	}
 	return t.ID, true
+}
+
+// waitsOnGone tells a disagreement that is no bug from one that is: the
+// reduced instance found a violation the bodies, with the reads of open
+// transactions dropped (O2), do not prove. An unknown decided not to
+// commit by its own reads while in doubt leaves open (voided), and a
+// violation may rest on that decision, which the alert path can confirm
+// only once the unknown time-closes (§5 "A decision that rests on the
+// reads of an unknown in doubt"). If the bodies prove a violation with
+// the reads of every transaction that left open kept, the alert waits
+// for their horizon: the caller rebuilds the instance from the bodies,
+// which brings such an unknown back as a member, whose decision the held
+// build then leaves out until it closes. Otherwise it is a disagreement.
+// The check runs only on this path, which a valid stream never takes.
+func (o *Online) waitsOnGone(ctx context.Context) (bool, error) {
+	if len(o.openGone) == 0 {
+		return false, nil
+	}
+	for _, i := range o.openGone {
+		o.closed.set(i, true)
+	}
+	h, _, err := o.alertHistory()
+	for _, i := range o.openGone {
+		o.closed.set(i, false)
+	}
+	if err != nil || len(h.Txns) == 0 {
+		return false, err
+	}
+	res, err := incremental.Check(ctx, h, o.opts, incremental.Config{})
+	if err != nil {
+		return false, err
+	}
+	return res.Verdict == incremental.Invalid, nil
 }

@@ -41,12 +41,6 @@ type doubtState struct {
 	// its session to its anchor's; anchor is the set of anchors.
 	closedBy map[int]int
 	anchor   map[int]bool
-	// unobservable are the members of closedBy whose writes no read can
-	// observe (markUnobservable): of the unknowns decided not to commit,
-	// the only ones that leave before their horizon while their reads
-	// are in the instance (voided; docs/SEMANTICS.md §5 "A decision that
-	// rests on the reads of an unknown in doubt").
-	unobservable map[int]bool
 	// off leaves their reads out of the instance: solveHeld's second
 	// build.
 	off bool
@@ -59,7 +53,6 @@ func (o *Online) markInDoubt(members []int) {
 	d := &o.doubt
 	clear(d.closedBy)
 	clear(d.anchor)
-	clear(d.unobservable)
 	lv := o.opts.Level
 	if d.off || !lv.SessionOrder() || !lv.RealTime() {
 		return

@@ -32,9 +32,7 @@ func (o *Online) markUnobservable(members []int) {
 	var cands []int
 	keys := map[history.Key]bool{}
 	for u := range d.closedBy {
-		// Decided false too: whether it may leave before its horizon
-		// depends on it (voided).
-		if c, decided := st.Decided[u]; decided && c {
+		if _, decided := st.Decided[u]; decided {
 			continue
 		}
 		t := o.log.at(u)
@@ -115,10 +113,6 @@ func (o *Online) markUnobservable(members []int) {
 			}
 		}
 		if !observable {
-			if d.unobservable == nil {
-				d.unobservable = map[int]bool{}
-			}
-			d.unobservable[u] = true
 			st.Decided[u] = false
 		}
 	}
@@ -141,23 +135,11 @@ func (o *Online) anchorPrecedes(k, w *history.Txn) bool {
 // commit (Decided; a fact of every completion, or fixed by
 // markUnobservable). It is no node in any completion, never a source and
 // never a neighbour, and leaves as an aborted member does, whether or
-// not it is time-closed; except an unknown in doubt whose reads are in
-// the instance (closed by its session), unless no read can observe its
-// writes. Its decision may rest on those reads, which the alert path
-// drops until it time-closes: a violation resting on them is held
-// (solveHeld) while it stays, and could only disagree with the bodies
-// once it had left (docs/SEMANTICS.md §5 "A decision that rests on the
-// reads of an unknown in doubt").
+// not it is time-closed.
 func (o *Online) voided(i int) bool {
 	if i < 0 {
 		return false
 	}
 	c, ok := o.ev.Decided[i]
-	if !ok || c || o.log.at(i).Status != history.Unknown {
-		return false
-	}
-	if _, inDoubt := o.doubt.closedBy[i]; inDoubt && !o.closed.get(i) {
-		return o.doubt.unobservable[i]
-	}
-	return true
+	return ok && !c && o.log.at(i).Status == history.Unknown
 }

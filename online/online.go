@@ -58,8 +58,11 @@ type Online struct {
 	// (evicted before it time-closed) to its position, until its Close
 	// (close_gone.go).
 	openGone map[string]int
-	closed   runFlags
-	quar     runFlags
+	// goneWaits counts the steps whose violation the bodies prove only
+	// once a transaction that left open closes (close_gone.go).
+	goneWaits int
+	closed    runFlags
+	quar      runFlags
 
 	// rewinds are the rewind points, oldest first, and nextRewind the
 	// release position the next one is due at (rewind.go).
@@ -463,9 +466,19 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 				// The reduced instance kept a fact the bodies do not
 				// prove: a bug, counted; rebuilding from the bodies heals
 				// it. (A quarantine in place may leave such facts: see
-				// heal, which runs before this.)
-				o.ev.Disagreements++
-				if selfCheck.Load() && !quietDisagree {
+				// heal, which runs before this.) Unless the bodies prove
+				// it once the unknowns that left open are closed: the
+				// alert waits for their horizon (close_gone.go).
+				wait, err := o.waitsOnGone(ctx)
+				if err != nil {
+					return out, err
+				}
+				if wait {
+					o.goneWaits++
+				} else {
+					o.ev.Disagreements++
+				}
+				if !wait && selfCheck.Load() && !quietDisagree {
 					// Under the differential tests' self-checks a
 					// disagreement fails the step: counted and healed, it
 					// changed no verdict those tests compare, and one was
