@@ -80,25 +80,37 @@ func (o *Online) idAt(i int) (string, bool) {
 
 // waitsOnGone tells a disagreement that is no bug from one that is: the
 // reduced instance found a violation the bodies, with the reads of open
-// transactions dropped (O2), do not prove. An unknown decided not to
-// commit by its own reads while in doubt leaves open (voided), and a
-// violation may rest on that decision, which the alert path can confirm
-// only once the unknown time-closes (§5 "A decision that rests on the
-// reads of an unknown in doubt"). If the bodies prove a violation with
-// the reads of every transaction that left open kept, the alert waits
-// for their horizon: the caller rebuilds the instance from the bodies,
-// which brings such an unknown back as a member, whose decision the held
-// build then leaves out until it closes. Otherwise it is a disagreement.
-// The check runs only on this path, which a valid stream never takes.
+// transactions dropped (O2), do not prove. The instance takes the reads
+// of an unknown closed by its session while it is still in doubt, and
+// what they decide outlives the step: a commit decision (an unknown
+// decided not to commit leaves open, voided), a kept order between
+// members, a fixed initial value. A violation may rest on such a fact,
+// which the alert path can confirm only once the unknown time-closes
+// (§5 "A decision that rests on the reads of an unknown in doubt"). If
+// the bodies prove a violation with the reads of those unknowns and of
+// every transaction that left open kept, the alert waits for their
+// horizon: the caller rebuilds the instance from the bodies, which drops
+// the facts, and the held build then holds the steps until they close.
+// Otherwise it is a disagreement. The check runs only on this path,
+// which a valid stream never takes.
 func (o *Online) waitsOnGone(ctx context.Context) (bool, error) {
-	if len(o.openGone) == 0 {
+	var open []int
+	for _, i := range o.openGone {
+		open = append(open, i)
+	}
+	for _, i := range o.doubt.held {
+		if !o.closed.get(i) {
+			open = append(open, i)
+		}
+	}
+	if len(open) == 0 {
 		return false, nil
 	}
-	for _, i := range o.openGone {
+	for _, i := range open {
 		o.closed.set(i, true)
 	}
 	h, _, err := o.alertHistory()
-	for _, i := range o.openGone {
+	for _, i := range open {
 		o.closed.set(i, false)
 	}
 	if err != nil || len(h.Txns) == 0 {

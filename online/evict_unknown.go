@@ -44,6 +44,9 @@ type doubtState struct {
 	// off leaves their reads out of the instance: solveHeld's second
 	// build.
 	off bool
+	// held are closedBy's unknowns when solveHeld last built without
+	// their reads (that build clears closedBy): waitsOnGone's.
+	held []int
 }
 
 // markInDoubt computes the step's unknowns closed by their session among
@@ -133,8 +136,12 @@ func (o *Online) closedBySession(i int) bool {
 // reads count for the alert path too). Otherwise it returns the instance
 // to go on with and its status.
 func (o *Online) solveHeld(ctx context.Context, r *reduced, st solver.Status) (*reduced, solver.Status, bool) {
+	o.doubt.held = o.doubt.held[:0]
 	if st != solver.Unsat || len(o.doubt.closedBy) == 0 {
 		return r, st, false
+	}
+	for u := range o.doubt.closedBy {
+		o.doubt.held = append(o.doubt.held, u)
 	}
 	o.drop(r)
 	o.doubt.off = true
