@@ -51,7 +51,10 @@ type spill struct {
 	at    [][]int64
 	block []int64 // by chunk: the offsets' block in the file, plus one; 0: not written out
 	loose map[int]int64
-	buf   []byte
+	// looseNext is the loose map's size at which mergeLoose next looks
+	// (pg30_loose.go), merged the blocks it wrote (tests).
+	looseNext, merged int
+	buf               []byte
 	// rd holds the file from rdOff on, read ahead: passes over the bodies
 	// in release order (an alert's confirmation, the replay after it,
 	// snapshots) read records and offset blocks that lie mostly in file
@@ -431,9 +434,11 @@ func (o *Online) stub(i int) error {
 		o.keepGone(id, i) // close_gone.go
 	}
 	if c := o.log.markSpilled(i, stubOf(o.log.at(i))); c >= 0 {
-		return o.writeOutChunk(c)
+		if err := o.writeOutChunk(c); err != nil {
+			return err
+		}
 	}
-	return nil
+	return o.spill.mergeLoose()
 }
 
 // writeOutChunk writes out the offsets of chunk c, which the log dropped
