@@ -43,6 +43,8 @@ type evictStep struct {
 	e      *incremental.Encoder
 	pr     *prober
 	pinned map[int]bool
+	// openSess: by session, its open committed members (session_overlap.go).
+	openSess map[int32][]int32
 
 	// readsOf and pairsOf list, by position, each transaction's read
 	// choices and writer pairs; accessors, by interned key, who reads or
@@ -228,7 +230,7 @@ func (s *evictStep) evictOne(t int32) {
 		tracePin(tx, func() string { return "R3: the session anchor of an unknown in doubt" })
 		return
 	}
-	if !s.r3Neighbours(t) {
+	if !s.r3Neighbours(t) || s.openOverlapBefore(t) {
 		s.stuck[t] = true
 		s.pin(t, PinOpenNeighbour)
 		tracePin(tx, func() string { return "R3: an open neighbour" })
