@@ -191,7 +191,7 @@ func (s *evictStep) unknownIndex() *unknownIdx {
 	ix.ends = make([]int64, len(ix.byEnd))
 	for i, u := range ix.byEnd {
 		ix.ends[i] = effEnd(u)
-		if !s.closedOpenUnknown(u) {
+		if !s.closedOpenUnknown(u) && unknownFreeRankBroken != 1 {
 			ix.byEndNotFree = append(ix.byEndNotFree, u)
 			ix.endsNotFree = append(ix.endsNotFree, ix.ends[i])
 		}
@@ -241,8 +241,8 @@ func (s *evictStep) unknownFreeRank(u, ss int32) int32 {
 // unknownFreeNaive (tests) turns the free-rank skip off: the candidates
 // are every unknown of t's session ranked before t and every unknown
 // ending before t's start, as before the skip. unknownFreeRankBroken
-// (tests) breaks the rule on purpose: 1 calls every unknown free, 2
-// counts the anchor itself as after the anchor.
+// (tests) breaks the rule on purpose: 1 calls every unknown free (in
+// both parts), 2 counts the anchor itself as after the anchor.
 // unknownCandidatesCount (tests), when set, is given at each question
 // the number of candidates visited, and the unknowns the question asks
 // about by the scan and by the skip.
