@@ -234,6 +234,9 @@ type sessionIdx struct {
 	// predecessor; below it once it is removed or decided not to
 	// commit, both for the rest of the step: sessionLastPred).
 	skip [][]int32
+	// down: by session, the settled walk's skip pointers
+	// (burst30_down.go).
+	down map[int32]*downSkip
 }
 
 // sessionIndex builds the step's sessionIdx on first use.

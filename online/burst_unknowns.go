@@ -2,7 +2,10 @@ package online
 
 import (
 	"cmp"
+	"math"
 	"slices"
+
+	"github.com/streamcheck/streamcheck/history"
 )
 
 // unknownCandidates appends to c, from the step's index, the unknowns
@@ -11,11 +14,33 @@ import (
 // the unknowns by effective end). A transaction may be in both parts;
 // callers test each candidate (u != t, not removed, p.Before).
 func (s *evictStep) unknownCandidates(t int32, c []int32) []int32 {
+	return s.unknownCandidatesOf(t, c, false)
+}
+
+// unknownCandidatesOf is unknownCandidates; with notFree it leaves out
+// unknowns that skeletonFree(u, t) is known to pass without asking
+// (docs/SEMANTICS.md §5 "Unknowns that need no skeleton, by index"):
+// the first ones of t's session by the free-rank bound, and the
+// time-closed ones (freeBelow, byEndNotFree). Callers still test each
+// candidate as before.
+func (s *evictStep) unknownCandidatesOf(t int32, c []int32, notFree bool) []int32 {
 	p, r := s.p, s.r
 	ix := s.unknownIndex()
 	if ss := p.SessionOf()[t]; ss >= 0 {
 		rank := p.SessionRank()[t]
-		for _, u := range ix.bySession[ss] {
+		us := ix.bySession[ss]
+		lo := 0
+		if notFree && !unknownFreeNaive {
+			// freeBelow is nondecreasing: the members before lo all
+			// have a free rank below t's.
+			lo, _ = slices.BinarySearchFunc(ix.freeBelow[ss], rank, func(f, rank int32) int {
+				if f < rank {
+					return -1
+				}
+				return 1
+			})
+		}
+		for _, u := range us[lo:] {
 			if p.SessionRank()[u] >= rank {
 				break
 			}
@@ -24,13 +49,17 @@ func (s *evictStep) unknownCandidates(t int32, c []int32) []int32 {
 	}
 	if tx := &r.h.Txns[t]; tx.HasTime {
 		lim := tx.Start - 2*p.Opts().Skew
-		n, _ := slices.BinarySearchFunc(ix.ends, lim, func(e, lim int64) int {
+		byEnd, ends := ix.byEnd, ix.ends
+		if notFree && !unknownFreeNaive {
+			byEnd, ends = ix.byEndNotFree, ix.endsNotFree
+		}
+		n, _ := slices.BinarySearchFunc(ends, lim, func(e, lim int64) int {
 			if e <= lim {
 				return -1
 			}
 			return 1
 		})
-		c = append(c, ix.byEnd[:n]...)
+		c = append(c, byEnd[:n]...)
 	}
 	return c
 }
@@ -71,18 +100,39 @@ func (s *evictStep) undecidedUnknownBefore(t int32) int32 {
 	}
 	p := s.p
 	ix := s.unknownIndex()
-	c := s.unknownCandidates(t, ix.buf[:0])
+	c := s.unknownCandidatesOf(t, ix.buf[:0], true)
 	slices.Sort(c)
 	c = slices.Compact(c)
 	ix.buf = c
+	if unknownCandidatesCount != nil {
+		// The unknowns the scan asks about (every test but the commit)
+		// against those the skip leaves in, and how many it visits.
+		var want, got []int32
+		for _, u := range s.to.unknown {
+			if u != t && !s.removed[u] && p.Before(u, t) && !s.skeletonFree(u, t) {
+				want = append(want, u)
+			}
+		}
+		for _, u := range c {
+			if u != t && !s.removed[u] && p.Before(u, t) && !s.skeletonFree(u, t) {
+				got = append(got, u)
+			}
+		}
+		unknownCandidatesCount(len(c), want, got)
+	}
 	if unknownBeforeCheck != nil {
 		var want, got []int32
+		// The index's candidates without the free-rank skip (its own
+		// check: TestUnknownFreeSkipIsTheScan).
+		full := s.unknownCandidatesOf(t, nil, false)
+		slices.Sort(full)
+		full = slices.Compact(full)
 		for _, u := range s.to.unknown {
 			if u != t && !s.removed[u] && p.Before(u, t) {
 				want = append(want, u)
 			}
 		}
-		for _, u := range c {
+		for _, u := range full {
 			if u != t && !s.removed[u] && p.Before(u, t) {
 				got = append(got, u)
 			}
@@ -107,6 +157,16 @@ type unknownIdx struct {
 	byEnd     []int32
 	ends      []int64
 	buf       []int32
+	// freeBelow: by session, parallel to bySession, the largest free
+	// rank of the session's unknowns up to each (unknownFreeRank);
+	// nondecreasing.
+	freeBelow map[int32][]int32
+	// byEndNotFree, endsNotFree: byEnd and ends without the unknowns
+	// that are time-closed (skeletonFree for every t).
+	byEndNotFree []int32
+	endsNotFree  []int64
+	// closed: the time-closed ones (burst30_closed.go).
+	closed *closedIdx
 }
 
 func (s *evictStep) unknownIndex() *unknownIdx {
@@ -131,10 +191,66 @@ func (s *evictStep) unknownIndex() *unknownIdx {
 	ix.ends = make([]int64, len(ix.byEnd))
 	for i, u := range ix.byEnd {
 		ix.ends[i] = effEnd(u)
+		if !s.closedOpenUnknown(u) && unknownFreeRankBroken != 1 {
+			ix.byEndNotFree = append(ix.byEndNotFree, u)
+			ix.endsNotFree = append(ix.endsNotFree, ix.ends[i])
+		}
+	}
+	ix.freeBelow = make(map[int32][]int32, len(ix.bySession))
+	for ss, us := range ix.bySession {
+		fb := make([]int32, len(us))
+		m := int32(math.MinInt32)
+		for j, u := range us {
+			m = max(m, s.unknownFreeRank(u, ss))
+			fb[j] = m
+		}
+		ix.freeBelow[ss] = fb
 	}
 	s.unkIdx = ix
 	return ix
 }
+
+// unknownFreeRank is a rank of u's session (ss) above which every
+// member t of the session has skeletonFree(u, t) without asking it:
+// MinInt32 when u is time-closed (closedOpenUnknown does not depend on
+// t, and o.closed does not change within a step); its anchor's rank when
+// the anchor is a member of the same session (behindAnchor: the anchor
+// precedes each later member of the session by session order, which
+// p.Before gives at a level with session order); MaxInt32 otherwise.
+// Every argument is fixed for the step (the anchors, o.doubt, are made
+// at build).
+func (s *evictStep) unknownFreeRank(u, ss int32) int32 {
+	p := s.p
+	if unknownFreeRankBroken == 1 {
+		return math.MinInt32
+	}
+	if s.closedOpenUnknown(u) {
+		return math.MinInt32
+	}
+	if skeletonsBehindAnchor && s.r.h.Txns[u].Status == history.Unknown && p.Opts().Level.SessionOrder() {
+		if a := s.anchorOf(u); a >= 0 && p.SessionOf()[a] == ss {
+			if unknownFreeRankBroken == 2 {
+				return p.SessionRank()[a] - 1
+			}
+			return p.SessionRank()[a]
+		}
+	}
+	return math.MaxInt32
+}
+
+// unknownFreeNaive (tests) turns the free-rank skip off: the candidates
+// are every unknown of t's session ranked before t and every unknown
+// ending before t's start, as before the skip. unknownFreeRankBroken
+// (tests) breaks the rule on purpose: 1 calls every unknown free (in
+// both parts), 2 counts the anchor itself as after the anchor.
+// unknownCandidatesCount (tests), when set, is given at each question
+// the number of candidates visited, and the unknowns the question asks
+// about by the scan and by the skip.
+var (
+	unknownFreeNaive       bool
+	unknownFreeRankBroken  int
+	unknownCandidatesCount func(n int, want, got []int32)
+)
 
 // unknownBeforeNaive (tests) makes undecidedUnknownBefore scan every
 // unknown, as r5Remove did: the differential test's reference.

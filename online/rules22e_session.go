@@ -116,17 +116,30 @@ func (s *evictStep) sessionLastPred(t, ss int32, preds, succs []int32) ([]int32,
 	if cand >= 0 {
 		floor = p.SessionRank()[cand]
 	}
-	for k := rank - 1; k > floor; k-- {
+	// The walk down skips the ranks found dead for it earlier in the
+	// step (burst30_down.go).
+	down := s.sessionDown(ss, len(ms))
+	for k := down.find(rank - 1); k > floor; k = down.find(k - 1) {
 		u := ms[k]
 		if ix.settledAllBefore(p, u, t) {
 			break
 		}
 		if !ix.settled[u] || s.removed[u] || u == t {
+			if u != t {
+				down.kill(k)
+			}
 			continue
 		}
-		if c, _ := s.commitOf(u); c && !p.RealTimeBefore(u, t) {
+		c, _ := s.commitOf(u)
+		if c && !p.RealTimeBefore(u, t) {
 			cand = u
+			if sessionDownBroken {
+				down.kill(k)
+			}
 			break
+		}
+		if !c {
+			down.kill(k)
 		}
 	}
 	if cand >= 0 {

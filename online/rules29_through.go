@@ -41,6 +41,9 @@ func (s *evictStep) closedUnknownsBefore(t int32, out []int32) []int32 {
 	if !throughClosedUnknowns || len(s.to.unknown) == 0 {
 		return out
 	}
+	if !closedUnknownsNaive {
+		return s.closedUnknownsByIndex(t, out) // burst30_closed.go
+	}
 	p := s.p
 	ix := s.unknownIndex()
 	c := s.unknownCandidates(t, ix.buf[:0]) // burst_unknowns.go
