@@ -2,6 +2,7 @@ package sionline
 
 import (
 	"context"
+	"hash/maphash"
 	"slices"
 
 	"github.com/streamcheck/streamcheck/history"
@@ -39,8 +40,37 @@ const writesGen = 1 << 15
 // writes is the index of versions written by archived transactions: per
 // version, the newest archived writer's seq. Not in snapshots: a
 // restored engine starts it empty (precision only).
+//
+// It is a log, not a map (docs/SEMANTICS.md §5 "The archived writers'
+// index is a log (si30)"): every eviction adds to it, and only a step
+// whose sweep gave up asks it, so an add is one append of the version's
+// hash and the writer's seq, and an ask (newest) is one pass over the
+// log for the versions that step wants. A hash shared by two versions
+// can name the other one's segment: which segment comes back is
+// precision only.
 type writes struct {
-	cur, prev map[writeKey]uint64
+	cur, prev []writeRec
+}
+
+// writeRec is one archived write: the hash of its version (versionHash)
+// and its writer's seq.
+type writeRec struct {
+	h, seq uint64
+}
+
+// writeSeed makes versionHash one function for the life of the process
+// (the index is not in snapshots).
+var writeSeed = maphash.MakeSeed()
+
+// versionHash is k and v's hash; the separator keeps ("ab", "c") and
+// ("a", "bc") apart.
+func versionHash(k history.Key, v history.Value) uint64 {
+	var h maphash.Hash
+	h.SetSeed(writeSeed)
+	h.WriteString(string(k))
+	h.WriteByte(0)
+	h.WriteString(string(v))
+	return h.Sum64()
 }
 
 func (w *writes) add(t *history.Txn, seq uint64) {
@@ -51,25 +81,35 @@ func (w *writes) add(t *history.Txn, seq uint64) {
 		if op.Kind == history.Read {
 			continue
 		}
-		if w.cur == nil {
-			w.cur = map[writeKey]uint64{}
-		}
 		if len(w.cur) >= writesGen {
-			w.prev, w.cur = w.cur, make(map[writeKey]uint64, writesGen)
+			// The older generation's array takes the next one: the
+			// log never holds more than two generations.
+			w.prev, w.cur = w.cur, w.prev[:0]
 		}
-		w.cur[writeKey{op.Key, op.Value}] = seq
+		w.cur = append(w.cur, writeRec{versionHash(op.Key, op.Value), seq})
 	}
 }
 
-func (w *writes) get(k writeKey) (uint64, bool) {
-	if s, ok := w.cur[k]; ok {
-		return s, true
+// newest returns, for each hash in want that the index holds, the
+// newest archived writer's seq: later records are later evictions (a
+// re-admitted writer evicted again is recorded again, with its own
+// seq), so the last record of a hash wins, as the map's last store did.
+func (w *writes) newest(want map[uint64]bool) map[uint64]uint64 {
+	out := map[uint64]uint64{}
+	if len(want) == 0 {
+		return out
 	}
-	s, ok := w.prev[k]
-	return s, ok
+	for _, gen := range [2][]writeRec{w.prev, w.cur} {
+		for _, r := range gen {
+			if want[r.h] {
+				out[r.h] = r.seq
+			}
+		}
+	}
+	return out
 }
 
-func (w *writes) reset() { w.cur, w.prev = nil, nil }
+func (w *writes) reset() { w.cur, w.prev = w.cur[:0], w.prev[:0] }
 
 // diagnose returns the oldest segment holding the archived writer of a
 // version some read of the screen saw and no transaction of the screen
@@ -125,13 +165,11 @@ func (e *Engine) diagnose() int {
 		}
 		return false
 	}
-	j := -1
+	// The versions to name are collected first and looked up in one
+	// pass over the index (writes.newest).
+	want := map[uint64]bool{}
 	name := func(k history.Key, v history.Value) {
-		if seq, ok := e.writes.get(writeKey{k, v}); ok {
-			if s := e.arch.segmentOf(seq); s >= 1 && (j < 0 || s < j) {
-				j = s
-			}
-		}
+		want[versionHash(k, v)] = true
 	}
 	for i := range e.txs {
 		x := &e.txs[i]
@@ -165,6 +203,12 @@ func (e *Engine) diagnose() int {
 					name(op.Key, op.Value)
 				}
 			}
+		}
+	}
+	j := -1
+	for _, seq := range e.writes.newest(want) {
+		if s := e.arch.segmentOf(seq); s >= 1 && (j < 0 || s < j) {
+			j = s
 		}
 	}
 	return j

@@ -149,6 +149,9 @@ type Engine struct {
 	// failedScreens the screens checked and found not valid.
 	writes                   writes
 	diagnosed, failedScreens int
+	// readmitted counts the archived transactions re-admissions
+	// brought back (what the archive walk costs).
+	readmitted int
 	// serialScreens counts the screens a serial witness from client
 	// time settled (serial.go).
 	serialScreens int

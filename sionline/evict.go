@@ -1054,6 +1054,7 @@ func (e *Engine) readmit(j int) error {
 		// bytes: start it again rather than let resets grow it.
 		e.arch.opened = false
 	}
+	e.readmitted += len(back)
 	in := make(map[uint64]bool, len(back))
 	for i := range back {
 		in[back[i].Seq] = true
