@@ -6,9 +6,9 @@ import (
 	"github.com/streamcheck/streamcheck/history"
 )
 
-// A tail ghost's fold is retried in a later pass of a step only when its
-// key changed (docs/SEMANTICS.md §5 "A tail ghost is retried in a pass
-// only after its key changed", issue 22).
+// A tail ghost's fold is asked again only once something that could
+// decide it arrived (docs/SEMANTICS.md §5 "A tail ghost's retry waits
+// for its key", issue 22).
 //
 // foldTails runs at every eviction pass of a step, and a step repeats
 // its passes while one evicts. A tail ghost whose fold of list key k
