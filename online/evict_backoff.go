@@ -157,8 +157,10 @@ func (s *evictStep) backoffOver(t int32, b probeBackoff) bool {
 // dropBackoffs forgets the back-off of every transaction no longer a
 // window member with its body (evicted, a ghost, set aside).
 func (st *evictState) dropBackoffs() {
-	for i := range st.Backoff {
-		if !st.Member.get(i) || st.GhostKeys[i] != nil {
+	for i, b := range st.Backoff {
+		if !st.Member.get(i) || st.GhostKeys[i] != nil && (b.Other != tailBackoffOther || st.Tail[i] == nil) {
+			// A tail ghost's own back-off stays while it has a tail
+			// (rmw30_tailretry.go).
 			delete(st.Backoff, i)
 		}
 	}

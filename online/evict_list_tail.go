@@ -120,6 +120,15 @@ func (s *evictStep) foldTails() {
 		if tail == nil {
 			continue
 		}
+		if s.tailBackedOff(int32(t)) {
+			// Its last retry, at an earlier step, failed, and nothing
+			// that ends the wait arrived (rmw30_tailretry.go).
+			if tailRetryCount != nil {
+				tailRetryCount(true)
+			}
+			continue
+		}
+		failed := false
 		for _, le := range s.listAppends(int32(t)) {
 			if !tailHas(st.Tail[i], le.key) || !st.touched[le.key] {
 				// Not a tail key, or one no member touches: then the
@@ -128,11 +137,31 @@ func (s *evictStep) foldTails() {
 				// and the order test would not see them.
 				continue
 			}
+			if s.tailRetryWaits(int32(t), le.k) {
+				// Failed earlier in this step, and nothing of k
+				// changed since (rmw30_tailretry.go).
+				if tailRetryCount != nil {
+					tailRetryCount(true)
+				}
+				continue
+			}
+			if tailRetryCount != nil {
+				tailRetryCount(false)
+			}
+			ni := len(st.InitList)
 			repl, ok, _, _ := s.listPrefix(int32(t), le)
 			if !ok {
+				if len(st.InitList) != ni {
+					// An initial list kept on the way (IL1): k's
+					// part of the instance changed.
+					s.keyChanged(le.k)
+				}
+				s.tailRetryFailed(int32(t), le.k)
+				failed = true
 				continue
 			}
 			s.applyFold(int32(t), le, repl)
+			s.keyChanged(le.k)
 			// A ghost holds no prefix: the initial node does.
 			st.Folded[i] = slices.DeleteFunc(st.Folded[i], func(k history.Key) bool { return k == le.key })
 			if len(st.Folded[i]) == 0 {
@@ -144,6 +173,9 @@ func (s *evictStep) foldTails() {
 			if s.removed[t] {
 				break
 			}
+		}
+		if failed && !s.removed[t] {
+			s.tailBackOff(int32(t))
 		}
 	}
 }

@@ -122,6 +122,11 @@ type evictStep struct {
 	// taken from a pool at the first question and given back at the
 	// step's end.
 	lx *r4Later
+	// keyGen counts, per interned key, the changes of its part of the
+	// instance this step; tailGen, per (tail ghost, key) whose fold
+	// failed, keyGen plus one then (rmw30_tailretry.go).
+	keyGen  []uint32
+	tailGen map[[2]int32]uint32
 }
 
 // replacement is a read of another member that t's eviction replaces by
@@ -145,6 +150,7 @@ func (s *evictStep) replaceReads(repl []replacement) {
 	for _, rp := range repl {
 		ri := r.pos[rp.reader]
 		st.Replaced[ri] = append(st.Replaced[ri], rp.key)
+		s.keyNameChanged(rp.key) // rmw30_tailretry.go
 		if rp.prev >= 0 {
 			s.addKept(rp.prev, rp.reader)
 		}
@@ -220,7 +226,13 @@ func (s *evictStep) evictOne(t int32) {
 		}
 		// Its appends may join their lists' prefixes even if it stays
 		// for another reason (foldLists).
+		nf, ni := len(st.Folded[r.pos[t]]), len(st.InitList)
 		folded, tailOK, tail = s.foldLists(t)
+		if len(st.Folded[r.pos[t]]) != nf || len(st.InitList) != ni {
+			// rmw30_tailretry.go: a fold, or an initial list kept
+			// (evict_list_init.go, IL1).
+			s.keysChanged(t)
+		}
 	}
 	if i := r.pos[t]; i >= 0 && s.o.doubt.anchor[i] {
 		// It stands for the order "this unknown precedes every later
@@ -292,6 +304,7 @@ func (s *evictStep) dropGhostKey(g int, k history.Key) {
 	r, st := s.r, s.st
 	gk := slices.DeleteFunc(st.GhostKeys[g], func(x history.Key) bool { return x == k })
 	st.GhostKeys[g] = gk
+	s.keyNameChanged(k)   // rmw30_tailretry.go
 	st.ghostDropKey(g, k) // ghost_index.go
 	st.dropTailKey(g, k)  // evict_list_tail.go
 	if len(gk) == 0 {
@@ -626,6 +639,7 @@ func (s *evictStep) r1Candidates() []int32 {
 // outgoing edges, real time included, vanish (I1).
 func (s *evictStep) r5Remove(t int32, committed bool) {
 	r, p, e, st, removed := s.r, s.p, s.e, s.st, s.removed
+	s.keysChanged(t) // rmw30_tailretry.go
 	var preds, succs []int32
 	if n := e.Node()[t]; n >= 0 && committed {
 		s.feRemove = e.Solver().FixedEdges(n, false, s.feRemove[:0])
@@ -1144,6 +1158,7 @@ func (s *evictStep) becomeGhost(t int32, live []history.Key) {
 	i := r.pos[t]
 	s.o.setGhostKeys(i, live) // ghost_index.go
 	r.ghost[t] = true
+	s.keysChanged(t) // rmw30_tailretry.go
 	if r.h.Txns[t].Status == history.Unknown {
 		st.Decided[i] = true
 	}
