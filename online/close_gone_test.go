@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/state"
 )
 
@@ -21,31 +20,14 @@ import (
 // before it), so it is decided not to commit and leaves at once, open.
 // T4 reads T2's appends, so T2 must commit: a violation, alerted once T2
 // time-closes (e + D = 99) and T4 closes (119). Twenty later writes keep
-// the stream going, so the alert must not wait for the end of input.
+// the stream going (heldDecidedHistory), so the alert must not wait for
+// the end of input.
 func closeGoneHistory(t *testing.T) (*history.History, history.Options) {
 	t.Helper()
-	text := `T1[27,43] append x 1, append x 2 (session c1)
+	return heldDecidedHistory(t, `T1[27,43] append x 1, append x 2 (session c1)
 T2[46,59] append x 1, r x [1], append x 3 (unknown, session c1)
 T3[60,89] append x 3 (session c1)
-T4[91,119] r x [1 2 1 3 3] (session c1)`
-	for i := range 20 {
-		text += fmt.Sprintf("\nZ%d[%d,%d] w z %d (session c2)", i, 200+10*i, 205+10*i, i)
-	}
-	h, err := history.ParseCompact(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := history.DefaultOptions()
-	opts.Level = history.StrictSerializable
-	opts.InDoubt = 40
-	res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Verdict != incremental.Invalid {
-		t.Fatalf("check: %s, want invalid", res.Verdict)
-	}
-	return h, opts
+T4[91,119] r x [1 2 1 3 3] (session c1)`, 0, 40, history.InitialEmpty)
 }
 
 // TestCloseReachesGone: the alert fires when T4 closes (w = 120), not at

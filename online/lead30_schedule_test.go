@@ -3,11 +3,8 @@ package online
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
-	"slices"
-	"sort"
 	"strconv"
 	"testing"
 
@@ -16,63 +13,14 @@ import (
 	"github.com/streamcheck/streamcheck/internal/oracle"
 )
 
-// sweepSchedule is sweep with a coarser step schedule: after each move of
-// the watermark the engine steps only when step() says so (and always at
-// the end). Eviction decides at step boundaries, so a rule that is exact
-// when every instant is a step may lose an order when several releases,
-// closes and horizon ends fall into one step; the daemon's tick makes such
-// batches the normal case.
+// sweepSchedule is sweep with a coarser step schedule (sweepWith):
+// eviction decides at step boundaries, so a rule that is exact when every
+// instant is a step may lose an order when several releases, closes and
+// horizon ends fall into one step; the daemon's tick makes such batches
+// the normal case.
 func sweepSchedule(t *testing.T, h *history.History, opts history.Options, desc string, stepNow func() bool) []firing {
 	t.Helper()
-	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
-	txns := append([]history.Txn(nil), h.Txns...)
-	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
-	var instants []int64
-	for _, tx := range txns {
-		instants = append(instants, tx.Start+1)
-		if e := opts.EffectiveEnd(&tx); e != math.MaxInt64 {
-			instants = append(instants, e+2*opts.Skew+1)
-		}
-	}
-	slices.Sort(instants)
-	var fired []firing
-	step := func(w int64) {
-		as, err := o.Step(context.Background())
-		if err != nil {
-			t.Fatalf("%s: step at %d: %v\n%s", desc, w, err, dump(h))
-		}
-		for _, a := range as {
-			fired = append(fired, firing{w: w, core: append([]string(nil), a.Core...), updated: a.Updated, typ: a.Type})
-		}
-	}
-	next := 0
-	closed := map[string]bool{}
-	for _, w := range instants {
-		for next < len(txns) && txns[next].Start < w {
-			o.Release(txns[next])
-			next++
-		}
-		for i := 0; i < next; i++ {
-			tx := &txns[i]
-			if e := opts.EffectiveEnd(tx); !closed[tx.ID] && e != math.MaxInt64 && e+opts.Skew < w-opts.Skew {
-				closed[tx.ID] = true
-				o.Close(tx.ID)
-			}
-		}
-		if stepNow() {
-			step(w)
-		}
-	}
-	for next < len(txns) {
-		o.Release(txns[next])
-		next++
-	}
-	o.CloseAll()
-	step(math.MaxInt64)
-	if d := o.Stats().Disagreements; d > 0 {
-		t.Errorf("the reduced instance found %d violations the bodies do not confirm\n%s", d, dump(h))
-	}
-	sweepEvicted += o.Stats().Evicted
+	fired, _ := sweepWith(t, h, opts, false, desc, stepNow)
 	return fired
 }
 

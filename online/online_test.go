@@ -37,6 +37,14 @@ func sweep(t *testing.T, h *history.History, opts history.Options) ([]firing, *O
 // restored before every step, as a restart from a checkpoint would.
 func sweepRoundTrip(t *testing.T, h *history.History, opts history.Options, roundTrip bool) ([]firing, *Online) {
 	t.Helper()
+	return sweepWith(t, h, opts, roundTrip, "", nil)
+}
+
+// sweepWith is sweepRoundTrip; with stepNow, the engine steps after a
+// move of the watermark only when stepNow says so (and always at the
+// end), and desc names the case in a step's error.
+func sweepWith(t *testing.T, h *history.History, opts history.Options, roundTrip bool, desc string, stepNow func() bool) ([]firing, *Online) {
+	t.Helper()
 	o := NewOnlineConfig(opts, OnlineConfig{Evict: sweepEvict})
 	txns := append([]history.Txn(nil), h.Txns...)
 	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
@@ -63,7 +71,7 @@ func sweepRoundTrip(t *testing.T, h *history.History, opts history.Options, roun
 		}
 		as, err := o.Step(context.Background())
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: step at %d: %v\n%s", desc, w, err, dump(h))
 		}
 		for _, a := range as {
 			fired = append(fired, firing{w: w, core: append([]string(nil), a.Core...), updated: a.Updated, typ: a.Type})
@@ -81,7 +89,9 @@ func sweepRoundTrip(t *testing.T, h *history.History, opts history.Options, roun
 				o.Close(tx.ID)
 			}
 		}
-		step(w)
+		if stepNow == nil || stepNow() {
+			step(w)
+		}
 	}
 	for next < len(txns) {
 		o.Release(txns[next])

@@ -1,9 +1,7 @@
 package online
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"slices"
 )
 
@@ -54,7 +52,6 @@ func (s *spill) mergeLoose() error {
 		return fmt.Errorf("engine: merging spilled offsets: %w", err)
 	}
 	offs := make([]int64, logChunkSize)
-	var b [8*logChunkSize + crcSize]byte
 	for _, c := range chunks {
 		if err := s.readOffsets(c, offs); err != nil {
 			return err
@@ -65,19 +62,9 @@ func (s *spill) mergeLoose() error {
 				offs[k] = off
 			}
 		}
-		for k, off := range offs {
-			binary.LittleEndian.PutUint64(b[8*k:], uint64(off))
+		if err := s.writeOffsets(c, offs, "merging spilled"); err != nil {
+			return err
 		}
-		n := 8 * logChunkSize
-		if s.end >= s.crcFrom {
-			binary.LittleEndian.PutUint32(b[n:], crc32.Checksum(b[:n], crcTable))
-			n += crcSize
-		}
-		if _, err := s.w.Write(b[:n]); err != nil {
-			return fmt.Errorf("engine: merging spilled offsets: %w", err)
-		}
-		s.block[c] = s.end + 1
-		s.end += int64(n)
 		s.merged++
 		for k := range logChunkSize {
 			delete(s.loose, base+k)

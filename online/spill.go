@@ -250,8 +250,19 @@ func (s *spill) writeOut(c int) error {
 		s.block[c], s.at[c] = goneOff, nil
 		return nil
 	}
+	if err := s.writeOffsets(c, s.at[c], "spilling"); err != nil {
+		return err
+	}
+	s.at[c] = nil
+	return nil
+}
+
+// writeOffsets appends an offsets block for chunk c (with its checksum,
+// once the file has them) and points the chunk at it; what names the
+// caller in an error.
+func (s *spill) writeOffsets(c int, offs []int64, what string) error {
 	var b [8*logChunkSize + crcSize]byte
-	for k, off := range s.at[c] {
+	for k, off := range offs {
 		binary.LittleEndian.PutUint64(b[8*k:], uint64(off))
 	}
 	n := 8 * logChunkSize
@@ -260,11 +271,10 @@ func (s *spill) writeOut(c int) error {
 		n += crcSize
 	}
 	if _, err := s.w.Write(b[:n]); err != nil {
-		return fmt.Errorf("engine: spilling offsets: %w", err)
+		return fmt.Errorf("engine: %s offsets: %w", what, err)
 	}
 	s.block[c] = s.end + 1
 	s.end += int64(n)
-	s.at[c] = nil
 	return nil
 }
 
