@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -74,25 +73,10 @@ func TestCloseReachesGoneRestored(t *testing.T) {
 		if len(as) > 0 && firstAt < 0 {
 			firstAt = w
 		}
-		snap, sync, err := o.SnapshotDurable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sync(); err != nil {
-			t.Fatal(err)
-		}
-		file, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
 		k++
-		path = filepath.Join(dir, fmt.Sprintf("bodies-%d", k))
-		if err := os.WriteFile(path, file, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if o, err = RestoreOnlineAt(opts, state.NewFileBodies(path), snap, nil); err != nil {
-			t.Fatalf("restore at %d: %v", w, err)
-		}
+		next := filepath.Join(dir, fmt.Sprintf("bodies-%d", k))
+		o, _, _ = durableCheckpoint(t, o, opts, path, next, nil)
+		path = next
 	}
 	for _, w := range instants {
 		for next < len(txns) && txns[next].Start < w {

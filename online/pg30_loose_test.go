@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -87,18 +86,7 @@ func TestLooseOffsetsMerged(t *testing.T) {
 	if len(as) != 1 || !slices.Contains(as[0].Core, fmt.Sprintf("F%d", old)) || !slices.Contains(as[0].Core, "R") || len(as[0].Core) != 3 {
 		t.Fatalf("alerts %v, want one core of F%d, its overwriter and R", as, old)
 	}
-	snap, bodies, err := o.SnapshotBodies(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := RestoreOnlineBodies(o.opts, snap, bodies)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := o.Snapshot()
-	if got, _ := back.Snapshot(); !slices.Equal(got, want) {
-		t.Fatal("restored engine differs")
-	}
+	sameSnapshot(t, o, restoredFromBodies(t, o))
 }
 
 // TestLooseOffsetsMergedDurable: the same stream with a durable body
@@ -139,25 +127,7 @@ func TestLooseOffsetsMergedDurable(t *testing.T) {
 		if k++; k%5 != 0 && i < n-1 {
 			continue
 		}
-		snap, sync, err := o.SnapshotDurable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sync(); err != nil {
-			t.Fatal(err)
-		}
-		file, err := os.ReadFile(live)
-		if err != nil {
-			t.Fatal(err)
-		}
-		copyPath := filepath.Join(dir, fmt.Sprintf("bodies-%d", k))
-		if err := os.WriteFile(copyPath, append(file, 7, 1, 2, 3), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		back, err := RestoreOnlineAt(opts, state.NewFileBodies(copyPath), snap, nil)
-		if err != nil {
-			t.Fatalf("after %d: %v", i, err)
-		}
+		back, _, _ := durableCheckpoint(t, o, opts, live, filepath.Join(dir, fmt.Sprintf("bodies-%d", k)), []byte{7, 1, 2, 3})
 		want, _ := through.Snapshot()
 		if got, _ := back.Snapshot(); !bytes.Equal(got, want) {
 			t.Fatalf("after %d: the restored engine differs from one that ran through (%d blocks merged)", i, o.spill.merged)

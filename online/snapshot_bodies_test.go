@@ -143,26 +143,9 @@ func testSnapshotDurableRoundTrip(t *testing.T, preset string, evict bool) {
 			}
 		}
 		closed = i
-		snap, sync, err := o.SnapshotDurable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sync(); err != nil {
-			t.Fatal(err)
-		}
-		file, err := os.ReadFile(live)
-		if err != nil {
-			t.Fatal(err)
-		}
-		copyPath := filepath.Join(dir, fmt.Sprintf("bodies-%d", k))
 		// What a crash after the checkpoint leaves: more records, a torn one.
-		if err := os.WriteFile(copyPath, append(file, 7, 1, 2, 3), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		back, err := RestoreOnlineAt(opts, state.NewFileBodies(copyPath), snap, nil)
-		if err != nil {
-			t.Fatalf("after %d: %v", i, err)
-		}
+		copyPath := filepath.Join(dir, fmt.Sprintf("bodies-%d", k))
+		back, snap, file := durableCheckpoint(t, o, opts, live, copyPath, []byte{7, 1, 2, 3})
 		if k%4 == 3 {
 			// A checkpoint of the earlier form (bodies handed over) into a
 			// new body file, as a run on a version 2 state directory.

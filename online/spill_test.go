@@ -210,23 +210,13 @@ func TestDroppedChunksServeAlerts(t *testing.T) {
 	if len(o.log.loose) > 10 {
 		t.Fatalf("%d transactions of dropped chunks still loose in memory", len(o.log.loose))
 	}
-	snap, bodies, err := o.SnapshotBodies(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := RestoreOnlineBodies(o.opts, snap, bodies)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := restoredFromBodies(t, o)
 	if got := back.Txn("F5"); got == nil || len(got.Ops) != 1 {
 		t.Fatalf("F5 after restore: %+v", got)
 	}
 	// The restore spilled the evicted bodies as records and dropped their
 	// chunks again, and holds the same state.
-	want, _ := o.Snapshot()
-	if got, _ := back.Snapshot(); !bytes.Equal(got, want) {
-		t.Fatal("restored engine differs")
-	}
+	sameSnapshot(t, o, back)
 	droppedBack := 0
 	for _, c := range back.log.chunks {
 		if c == nil {

@@ -158,18 +158,7 @@ func TestSparseChunksLeaveMemory(t *testing.T) {
 	if len(as) != 1 || !slices.Equal(slices.Sorted(slices.Values(as[0].Core)), []string{fmt.Sprintf("F%d", ghost), "R", "W2"}) {
 		t.Fatalf("alerts %v, want one with F%d, R and W2", as, ghost)
 	}
-	snap, bodies, err := o.SnapshotBodies(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := RestoreOnlineBodies(o.opts, snap, bodies)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := o.Snapshot()
-	if got, _ := back.Snapshot(); !slices.Equal(got, want) {
-		t.Fatal("restored engine differs")
-	}
+	sameSnapshot(t, o, restoredFromBodies(t, o))
 }
 
 // TestAlertsKeptBounded: the engine keeps every pending alert and the
@@ -224,14 +213,7 @@ func TestAlertsKeptBounded(t *testing.T) {
 	if kept[0].ID != ids[0] || kept[len(kept)-1].ID != ids[anomalies-1] {
 		t.Fatalf("kept %d alerts from %s to %s: not the pending one and the newest", len(kept), kept[0].ID, kept[len(kept)-1].ID)
 	}
-	snap, bodies, err := o.SnapshotBodies(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := RestoreOnlineBodies(o.opts, snap, bodies)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := restoredFromBodies(t, o)
 	if st := back.Stats(); st.Alerts != anomalies || st.Pending != 1 {
 		t.Fatalf("restored: %d alerts, %d pending", st.Alerts, st.Pending)
 	}
