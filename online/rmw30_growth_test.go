@@ -1,16 +1,12 @@
 package online
 
 import (
-	"context"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/ingest"
 )
 
 // TestRMWGrowth feeds $STREAMCHECK_RMW_FILE (rmw100k, say) through the
@@ -20,32 +16,11 @@ import (
 // instance holds: window members (unknowns among them), ghosts by kind
 // (skeletons, tail ghosts, tail ghosts of a key an unknown member
 // appends to), kept orders, and why members stayed, by reason (the
-// pin trace, its variable parts cut). A measurement, skipped without
-// the variable.
+// pin trace, its variable parts cut): growthRun's lines and its own. A
+// measurement, skipped without the variable.
 //
 //	STREAMCHECK_RMW_FILE=rmw100k.jsonl go test ./online -run TestRMWGrowth -v -timeout 1h
 func TestRMWGrowth(t *testing.T) {
-	path := os.Getenv("STREAMCHECK_RMW_FILE")
-	if path == "" {
-		t.Skip("STREAMCHECK_RMW_FILE not set")
-	}
-	every := 10000
-	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_GROWTH_EVERY")); err == nil && n > 0 {
-		every = n
-	}
-	h, _, err := ingest.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := history.DefaultOptions()
-	opts.Level = history.StrictSerializable
-	opts.InitialState = history.InitialEmpty
-	opts.InDoubt = int64(time.Minute)
-	txns := byStart(h)
-	h = nil
-	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
-	ctx := context.Background()
-	start := time.Now()
 	num := regexp.MustCompile(`[A-Za-z]*[0-9][^ ]*`)
 	why := map[string]int{}
 	pinTrace = func(_ *history.Txn, reason string) { why[num.ReplaceAllString(reason, "#")]++ }
@@ -58,20 +33,8 @@ func TestRMWGrowth(t *testing.T) {
 		}
 	}
 	defer func() { pinTrace, tailRetryCount = nil, nil }()
-	step := func() {
-		if _, err := o.Step(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	log := func(n int) {
-		s := o.Stats()
+	growthRun(t, "STREAMCHECK_RMW_FILE", history.InitialEmpty, func(o *Online) {
 		st := &o.ev
-		skeletons := 0
-		for _, gk := range st.GhostKeys {
-			if len(gk) == 0 {
-				skeletons++
-			}
-		}
 		// The keys an unknown window member appends to.
 		unknowns, unkKeys := 0, map[history.Key]bool{}
 		dec := map[string]int{}
@@ -103,14 +66,15 @@ func TestRMWGrowth(t *testing.T) {
 				}
 			}
 		}
-		behindNamed, behindRead := 0, 0
+		behind, behindNamed, behindRead := 0, 0, 0
 		for i, ops := range st.Tail {
-			if named[i] {
-				for _, op := range ops {
-					if unkKeys[op.Key] {
+			for _, op := range ops {
+				if unkKeys[op.Key] {
+					behind++
+					if named[i] {
 						behindNamed++
-						break
 					}
+					break
 				}
 			}
 			for _, op := range ops {
@@ -120,19 +84,8 @@ func TestRMWGrowth(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("   unknown members: %v; tail retries tried %d, skipped %d", dec, tried, skipped)
-		t.Logf("   behind an unknown appender: named by a kept order %d, key read by a member %d", behindNamed, behindRead)
-		behind := 0
-		for _, ops := range st.Tail {
-			for _, op := range ops {
-				if unkKeys[op.Key] {
-					behind++
-					break
-				}
-			}
-		}
-		t.Logf("txns %d: window %d (unknown %d), ghosts %d, skeletons %d, tail %d (behind an unknown appender %d), kept %d, alerts %d, disagreements %d (%.0f s)",
-			n, s.Window, unknowns, s.Ghosts, skeletons, len(st.Tail), behind, len(st.Kept), s.Alerts, s.Disagreements, time.Since(start).Seconds())
+		t.Logf("   window members unknown %d: %v; tail retries tried %d, skipped %d", unknowns, dec, tried, skipped)
+		t.Logf("   tail ghosts behind an unknown appender %d: named by a kept order %d, key read by a member %d", behind, behindNamed, behindRead)
 		type kv struct {
 			k string
 			v int
@@ -149,15 +102,5 @@ func TestRMWGrowth(t *testing.T) {
 			t.Logf("   %8d %s", e.v, e.k)
 		}
 		clear(why)
-	}
-	feedInStartOrder(o, opts, txns, func(i int) {
-		if (i+1)%800 == 0 {
-			step()
-		}
-		if (i+1)%every == 0 {
-			log(i + 1)
-		}
 	})
-	step()
-	log(len(txns))
 }

@@ -22,9 +22,18 @@ import (
 //
 //	STREAMCHECK_GROWTH_FILE=rmw100k.jsonl go test ./online -run TestGhostGrowth -v -timeout 1h
 func TestGhostGrowth(t *testing.T) {
-	path := os.Getenv("STREAMCHECK_GROWTH_FILE")
+	growthRun(t, "STREAMCHECK_GROWTH_FILE", history.InitialUnknown, nil)
+}
+
+// growthRun is the growth measurement: the file $env through the
+// evicting engine (strict serializable, initial state init, a one-minute
+// in-doubt horizon), a step every 800 transactions, and every
+// $STREAMCHECK_GROWTH_EVERY transactions (10,000 by default) a line of
+// what the instance holds, then more's lines. Skipped without $env.
+func growthRun(t *testing.T, env string, init history.InitialState, more func(o *Online)) {
+	path := os.Getenv(env)
 	if path == "" {
-		t.Skip("STREAMCHECK_GROWTH_FILE not set")
+		t.Skip(env + " not set")
 	}
 	every := 10000
 	if n, err := strconv.Atoi(os.Getenv("STREAMCHECK_GROWTH_EVERY")); err == nil && n > 0 {
@@ -36,7 +45,7 @@ func TestGhostGrowth(t *testing.T) {
 	}
 	opts := history.DefaultOptions()
 	opts.Level = history.StrictSerializable
-	opts.InitialState = history.InitialUnknown
+	opts.InitialState = init
 	opts.InDoubt = int64(time.Minute)
 	txns := byStart(h)
 	h = nil
@@ -59,6 +68,9 @@ func TestGhostGrowth(t *testing.T) {
 		}
 		t.Logf("txns %d: window %d, ghosts %d, skeletons %d, tail %d, kept %d, alerts %d, disagreements %d (%.0f s)",
 			n, s.Window, s.Ghosts, skeletons, len(st.Tail), len(st.Kept), s.Alerts, s.Disagreements, time.Since(start).Seconds())
+		if more != nil {
+			more(o)
+		}
 	}
 	feedInStartOrder(o, opts, txns, func(i int) {
 		if (i+1)%800 == 0 {
