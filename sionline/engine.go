@@ -475,7 +475,7 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			e.deferred = true // S4: raised once its members have closed
 			continue
 		}
-		a, err := e.alert(ctx, h, an, idx)
+		a, err := e.alert(ctx, an, idx)
 		if err != nil {
 			return out, err
 		}
@@ -515,8 +515,8 @@ func (e *Engine) screenAfterReadmit(ctx context.Context) (incremental.Verdict, e
 }
 
 // alert builds the alert for anomaly an, whose members are idx (all
-// closed), found in the instance h.
-func (e *Engine) alert(ctx context.Context, h *history.History, an incremental.Anomaly, idx []int) (*online.Alert, error) {
+// closed), found in the step's instance.
+func (e *Engine) alert(ctx context.Context, an incremental.Anomaly, idx []int) (*online.Alert, error) {
 	members := make([]history.Txn, len(idx))
 	for k, i := range idx {
 		members[k] = e.txs[i].T
@@ -537,9 +537,15 @@ func (e *Engine) alert(ctx context.Context, h *history.History, an incremental.A
 	// counted without real time), with every read no core member can have
 	// written dropped: without real time a transaction still to come may
 	// have written it.
+	// The projection is taken on every released transaction, the
+	// quarantined and unchecked ones included (unprojected), not on the
+	// step's instance: that was projected at the checked level, whose real time rules out
+	// writers the promise allows (§5 "The promise's re-check counts
+	// every released writer").
 	opts := e.opts
 	opts.Level = e.promised
-	core := dropUnwritten(incremental.Project(h, opts, an.Core), opts)
+	all, _ := e.unprojected(false, true)
+	core := dropUnwritten(incremental.Project(all, opts, an.Core), opts)
 	r, err := incremental.Check(ctx, core, opts, incremental.Config{MaxAnomalies: 1})
 	if err != nil {
 		return nil, fmt.Errorf("sionline: re-checking a core without real time: %w", err)
@@ -622,6 +628,21 @@ func (e *Engine) instance(screen bool) *history.History { return e.instanceWith(
 // transaction in e.txs), where the ghost's writes take part in what the
 // projection keeps.
 func (e *Engine) instanceWith(screen, ghostOps bool) *history.History {
+	h, members := e.unprojected(screen, ghostOps)
+	if len(members) == len(h.Txns) {
+		return h
+	}
+	return incremental.Project(h, e.opts, members)
+}
+
+// unprojected is instanceWith before its projection on the members: the
+// quarantined transactions with their bodies, the unchecked writers as
+// unknown-outcome writers, and the members' names. An alert's re-check
+// at the promised level (S6) projects this, not the instance: the
+// instance was projected at the checked level, whose real time rules out
+// writers the promise does not (§5 "The promise's re-check counts every
+// released writer").
+func (e *Engine) unprojected(screen, ghostOps bool) (*history.History, []string) {
 	wildKeys := map[history.Key]bool{}
 	wildAll := false
 	for i := range e.txs {
@@ -711,10 +732,7 @@ func (e *Engine) instanceWith(screen, ghostOps bool) *history.History {
 		}
 		h.Txns = kept
 	}
-	if len(members) == len(h.Txns) {
-		return h
-	}
-	return incremental.Project(h, e.opts, members)
+	return h, members
 }
 
 // screenCompanions returns the ghost's companions the screen carries:
