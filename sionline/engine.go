@@ -358,6 +358,11 @@ func (e *Engine) screenOr(ctx context.Context, named func() (bool, error)) (incr
 // (the order before the sweep came first); the tests compare against it.
 var DiagnoseFirst = false
 
+// NoGhostSkew puts the screen's ghost at its own time under a skew Δ > 0,
+// as before docs/SEMANTICS.md §5 "The ghost precedes the members by 2Δ
+// (si31)" (the tests compare).
+var NoGhostSkew = false
+
 // Step checks the alert instance if anything changed since the last
 // check and returns the alerts it raises.
 func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
@@ -691,6 +696,12 @@ func (e *Engine) unprojected(screen, ghostOps bool) (*history.History, []string)
 			for _, c := range comps {
 				members = append(members, c.ID)
 			}
+		} else if s := e.opts.Skew; s > 0 && !NoGhostSkew && e.ghost.Time >= math.MinInt64/2+2*s {
+			// 2Δ earlier, so that real time puts the ghost before every
+			// member (each starts at or after its time) under skew Δ too
+			// (docs/SEMANTICS.md §5 "The ghost precedes the members by
+			// 2Δ (si31)").
+			g.Start, g.End = e.ghost.Time-2*s, e.ghost.Time-2*s
 		}
 		h.Txns = append(h.Txns, g)
 		members = append(members, ghostName)
