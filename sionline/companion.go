@@ -47,6 +47,12 @@ var NoInitialRefusal = false
 // against which the tests compare.
 var NoOverwrite = false
 
+// NoDeadAtBirth refuses a companion candidate whenever a member touching
+// a key it writes has an event after its point's bound, as before
+// docs/SEMANTICS.md §5 "A version overwritten before anyone reads it
+// does not keep an in-doubt writer in (si31)" (the tests compare).
+var NoDeadAtBirth = false
+
 // overwritten returns, among the register keys that the companions
 // comps write and that chunk xs touches (touched), those whose first
 // access by a member of xs in the witness is the commit of a write: no
@@ -434,6 +440,12 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 			}
 		}
 	}
+	// bounds says whether witness event ev bounds the point from below:
+	// any event of a predecessor or of a member touching a key u writes.
+	bounds := func(ev string) bool {
+		_, name, ok := strings.Cut(ev, " ")
+		return ok && (pred[name] || touch[name])
+	}
 	// The point may be anywhere in [lo, hi]: hi is the first begin of a
 	// successor; lo follows every event of a predecessor and of a
 	// member touching a key u writes.
@@ -446,17 +458,24 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 	}
 	lo := 0
 	for n, ev := range witness[:hi] {
-		if sp := strings.IndexByte(ev, ' '); sp >= 0 {
-			if name := ev[sp+1:]; touch[name] || pred[name] {
-				lo = n + 1
-			}
+		if bounds(ev) {
+			lo = n + 1
 		}
 	}
+	// Events that bound the point after hi: refused, unless each belongs
+	// to a member with no such event before hi and the key is dead
+	// there (deadAfter).
+	var dead map[history.Key]bool
 	for _, ev := range witness[hi:] {
-		if sp := strings.IndexByte(ev, ' '); sp >= 0 {
-			if name := ev[sp+1:]; touch[name] || pred[name] {
+		if bounds(ev) {
+			if NoDeadAtBirth {
 				return companion{}, false
 			}
+			var ok bool
+			if dead, ok = e.deadAfter(t, in, witness, hi, bounds, pred, written); !ok {
+				return companion{}, false
+			}
+			break
 		}
 	}
 	for _, op := range t.Ops {
@@ -653,12 +672,110 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 	}
 	slices.Sort(c.Keys)
 	for _, k := range c.Keys {
-		if v, ok := own[k]; ok {
+		if v, ok := own[k]; ok && !dead[k] {
 			c.Writes = append(c.Writes, history.Op{Kind: history.Write, Key: k, Value: v})
 		}
 		for _, v := range apps[k] {
 			c.Writes = append(c.Writes, history.Op{Kind: history.Append, Key: k, Value: v})
 		}
 	}
+	if len(c.Writes) == 0 {
+		return companion{}, false // every version dead: nothing to carry
+	}
 	return c, true
+}
+
+// deadAfter is newCompanion's rule for witness events after hi (the
+// first begin of a successor of u) that bound u's point
+// (docs/SEMANTICS.md §5 "A version overwritten before anyone reads it
+// does not keep an in-doubt writer in (si31)"): each belongs to a member
+// m of the chunk with no bounding event before hi (so the point, which
+// lies before hi, precedes every event of m), and from hi on, in
+// witness order, the first access to each key u writes that such
+// members touch is the commit of a register write of it: no begin of a
+// member reading the key from outside (its first op on the key a read)
+// comes before that commit, no member uses the key as a list, and u
+// writes it as a register. Those keys are dead: with u committed at the
+// point, every member after it reads the overwriting version or a later
+// one, and the chunk's final state on them is g's, as without u. It
+// returns them, or false when the rule does not hold. in maps the
+// chunk's members' names to their index.
+func (e *Engine) deadAfter(u *history.Txn, in map[string]int, witness []string, hi int, bounds func(string) bool, pred map[string]bool, written map[history.Key]bool) (map[history.Key]bool, bool) {
+	reg := map[history.Key]bool{}
+	for _, op := range u.Ops {
+		if written[op.Key] {
+			reg[op.Key] = op.Kind == history.Write && !op.IsList
+		}
+	}
+	for _, op := range u.Ops {
+		if written[op.Key] && (op.Kind == history.Append || op.IsList) {
+			reg[op.Key] = false
+		}
+	}
+	early := map[string]bool{}
+	for _, ev := range witness[:hi] {
+		if bounds(ev) {
+			_, name, _ := strings.Cut(ev, " ")
+			early[name] = true
+		}
+	}
+	type use struct{ readFirst, write bool }
+	uses := func(name string) (map[history.Key]use, bool) {
+		i, ok := in[name]
+		if !ok {
+			return nil, false
+		}
+		m := &e.txs[i]
+		out := map[history.Key]use{}
+		for _, op := range m.T.Ops {
+			if !written[op.Key] {
+				continue
+			}
+			if op.IsList || op.Kind == history.Append || !reg[op.Key] {
+				return nil, false
+			}
+			x, seen := out[op.Key]
+			if !seen && op.Kind == history.Read {
+				x.readFirst = true
+			}
+			if op.Kind == history.Write {
+				x.write = true
+			}
+			out[op.Key] = x
+		}
+		return out, true
+	}
+	dead := map[history.Key]bool{}
+	began := map[string]bool{}
+	for _, ev := range witness[hi:] {
+		if !bounds(ev) {
+			continue
+		}
+		kind, name, _ := strings.Cut(ev, " ")
+		if pred[name] || early[name] {
+			return nil, false
+		}
+		m, ok := uses(name)
+		if !ok {
+			return nil, false
+		}
+		if kind == "begin" {
+			began[name] = true
+			for k, x := range m {
+				if x.readFirst && !dead[k] {
+					return nil, false // reads k before any overwrite
+				}
+			}
+			continue
+		}
+		if !began[name] {
+			return nil, false // no begin in the witness: not known to follow the point
+		}
+		for k, x := range m {
+			if x.write {
+				dead[k] = true
+			}
+		}
+	}
+	return dead, true
 }

@@ -358,6 +358,11 @@ func (e *Engine) screenOr(ctx context.Context, named func() (bool, error)) (incr
 // (the order before the sweep came first); the tests compare against it.
 var DiagnoseFirst = false
 
+// NoGhostSkew puts the screen's ghost at its own time under a skew Δ > 0,
+// as before docs/SEMANTICS.md §5 "The ghost precedes the members by 2Δ
+// (si31)" (the tests compare).
+var NoGhostSkew = false
+
 // Step checks the alert instance if anything changed since the last
 // check and returns the alerts it raises.
 func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
@@ -475,7 +480,7 @@ func (e *Engine) Step(ctx context.Context) ([]*online.Alert, error) {
 			e.deferred = true // S4: raised once its members have closed
 			continue
 		}
-		a, err := e.alert(ctx, h, an, idx)
+		a, err := e.alert(ctx, an, idx)
 		if err != nil {
 			return out, err
 		}
@@ -515,8 +520,8 @@ func (e *Engine) screenAfterReadmit(ctx context.Context) (incremental.Verdict, e
 }
 
 // alert builds the alert for anomaly an, whose members are idx (all
-// closed), found in the instance h.
-func (e *Engine) alert(ctx context.Context, h *history.History, an incremental.Anomaly, idx []int) (*online.Alert, error) {
+// closed), found in the step's instance.
+func (e *Engine) alert(ctx context.Context, an incremental.Anomaly, idx []int) (*online.Alert, error) {
 	members := make([]history.Txn, len(idx))
 	for k, i := range idx {
 		members[k] = e.txs[i].T
@@ -537,9 +542,15 @@ func (e *Engine) alert(ctx context.Context, h *history.History, an incremental.A
 	// counted without real time), with every read no core member can have
 	// written dropped: without real time a transaction still to come may
 	// have written it.
+	// The projection is taken on every released transaction, the
+	// quarantined and unchecked ones included (unprojected), not on the
+	// step's instance: that was projected at the checked level, whose real time rules out
+	// writers the promise allows (§5 "The promise's re-check counts
+	// every released writer").
 	opts := e.opts
 	opts.Level = e.promised
-	core := dropUnwritten(incremental.Project(h, opts, an.Core), opts)
+	all, _ := e.unprojected(false, true)
+	core := dropUnwritten(incremental.Project(all, opts, an.Core), opts)
 	r, err := incremental.Check(ctx, core, opts, incremental.Config{MaxAnomalies: 1})
 	if err != nil {
 		return nil, fmt.Errorf("sionline: re-checking a core without real time: %w", err)
@@ -622,6 +633,21 @@ func (e *Engine) instance(screen bool) *history.History { return e.instanceWith(
 // transaction in e.txs), where the ghost's writes take part in what the
 // projection keeps.
 func (e *Engine) instanceWith(screen, ghostOps bool) *history.History {
+	h, members := e.unprojected(screen, ghostOps)
+	if len(members) == len(h.Txns) {
+		return h
+	}
+	return incremental.Project(h, e.opts, members)
+}
+
+// unprojected is instanceWith before its projection on the members: the
+// quarantined transactions with their bodies, the unchecked writers as
+// unknown-outcome writers, and the members' names. An alert's re-check
+// at the promised level (S6) projects this, not the instance: the
+// instance was projected at the checked level, whose real time rules out
+// writers the promise does not (§5 "The promise's re-check counts every
+// released writer").
+func (e *Engine) unprojected(screen, ghostOps bool) (*history.History, []string) {
 	wildKeys := map[history.Key]bool{}
 	wildAll := false
 	for i := range e.txs {
@@ -670,6 +696,12 @@ func (e *Engine) instanceWith(screen, ghostOps bool) *history.History {
 			for _, c := range comps {
 				members = append(members, c.ID)
 			}
+		} else if s := e.opts.Skew; s > 0 && !NoGhostSkew && e.ghost.Time >= math.MinInt64/2+2*s {
+			// 2Δ earlier, so that real time puts the ghost before every
+			// member (each starts at or after its time) under skew Δ too
+			// (docs/SEMANTICS.md §5 "The ghost precedes the members by
+			// 2Δ (si31)").
+			g.Start, g.End = e.ghost.Time-2*s, e.ghost.Time-2*s
 		}
 		h.Txns = append(h.Txns, g)
 		members = append(members, ghostName)
@@ -711,10 +743,7 @@ func (e *Engine) instanceWith(screen, ghostOps bool) *history.History {
 		}
 		h.Txns = kept
 	}
-	if len(members) == len(h.Txns) {
-		return h
-	}
-	return incremental.Project(h, e.opts, members)
+	return h, members
 }
 
 // screenCompanions returns the ghost's companions the screen carries:

@@ -595,19 +595,38 @@ func (e *Engine) replayInto(g *ghost, owned map[history.Key]bool, xs []int, byNa
 			}
 			fs := newFirsts(t.Ops)
 			for j, op := range t.Ops {
-				if op.Kind == history.Read && fs.first(j) {
-					_, w := g.Reg[op.Key]
-					_, p := g.Pin[op.Key]
-					if !w && !p {
-						g.touch(op.Key)
-						if op.IsList {
-							l := g.List[op.Key]
-							if len(op.List) >= len(l) {
-								op.List = slices.Clone(op.List[:len(op.List)-len(l)])
-							}
+				if op.Kind != history.Read {
+					continue
+				}
+				own, ok := 0, fs.first(j)
+				if !ok && op.IsList && !NoAppendedReadPin {
+					// A list read after the transaction's own appends
+					// (and nothing else on the key before it) shows the
+					// initial list too (docs/SEMANTICS.md §5 "A list read
+					// after its own appends fixes the initial list
+					// (si31)").
+					ok = true
+					for _, q := range t.Ops[:j] {
+						if q.Key == op.Key {
+							ok = ok && q.Kind == history.Append
+							own++
 						}
-						g.Pin[op.Key] = op
 					}
+				}
+				if !ok {
+					continue
+				}
+				_, w := g.Reg[op.Key]
+				_, p := g.Pin[op.Key]
+				if !w && !p {
+					g.touch(op.Key)
+					if op.IsList {
+						l := g.List[op.Key]
+						if len(op.List) >= len(l)+own {
+							op.List = slices.Clone(op.List[:len(op.List)-len(l)-own])
+						}
+					}
+					g.Pin[op.Key] = op
 				}
 			}
 			continue
@@ -663,6 +682,12 @@ func agrees(d, g *ghost) bool {
 // as before it looked at the newest members' keys only: the reference
 // TestSummarizeNewestKeys holds the restricted one to.
 var summarizeEveryKey = false
+
+// NoAppendedReadPin pins an unknown initial list only from a list read
+// that is its transaction's first op on the key, as before
+// docs/SEMANTICS.md §5 "A list read after its own appends fixes the
+// initial list (si31)" (the tests compare).
+var NoAppendedReadPin = false
 
 // summarize computes the ghost that {current ghost} ∪ X leaves, X being
 // the members xs, or the position in xs of the earliest member writing a

@@ -701,6 +701,17 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 				if !isInt(mine) {
 					continue
 				}
+				// A register's version now, when it is a fixed integer:
+				// a smaller candidate value that does not pass it is a
+				// value the key held before (a repeat), which says
+				// nothing of the order (docs/SEMANTICS.md §5 "A repeated
+				// value gives no order (si31)").
+				var floor history.Value
+				if op.Kind == history.Write && !NoRepeatValueOrder {
+					if cur, fixed := regValue(k); fixed && isInt(cur) {
+						floor = cur
+					}
+				}
 				// The other candidates writing the key a smaller integer,
 				// gathered first: clobbers compacts the writers in place.
 				lower = lower[:0]
@@ -717,7 +728,7 @@ func (e *Engine) serialWitness(h *history.History, base *ghost) []string {
 						if o.Kind == history.Append {
 							theirs = y.apps[0]
 						}
-						if intLess(theirs, mine) {
+						if intLess(theirs, mine) && (floor == "" || intLess(floor, theirs)) {
 							lower = append(lower, c)
 						}
 						break
@@ -1178,6 +1189,11 @@ func ownAppends(ops []history.Op, k history.Key, n int) []history.Value {
 // model, and a switch for streams whose values do not grow with commit
 // order (it is precision only either way).
 var NoValueOrder = false
+
+// NoRepeatValueOrder lets preferLower prefer a register value that does
+// not pass the key's current version (the rule before docs/SEMANTICS.md
+// §5 "A repeated value gives no order (si31)"; the tests compare).
+var NoRepeatValueOrder = false
 
 // isInt says whether v is a non-negative decimal integer without a
 // leading zero (how such values compare: intLess).
