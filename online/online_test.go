@@ -45,7 +45,7 @@ func sweepRoundTrip(t *testing.T, h *history.History, opts history.Options, roun
 // end), and desc names the case in a step's error.
 func sweepWith(t *testing.T, h *history.History, opts history.Options, roundTrip bool, desc string, stepNow func() bool) ([]firing, *Online) {
 	t.Helper()
-	o := NewOnlineConfig(opts, OnlineConfig{Evict: sweepEvict})
+	o := NewOnlineConfig(opts, OnlineConfig{Evict: sweepEvict, NoClosure: sweepNoClosure})
 	txns := append([]history.Txn(nil), h.Txns...)
 	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
 	var instants []int64
@@ -119,6 +119,10 @@ var sweepLocal, sweepAlerts int
 // sweepEvict selects the engine sweep drives: the evicting one, whose
 // exactness is the harder claim, unless a test asks for the default.
 var sweepEvict = true
+
+// sweepNoClosure runs sweep's engine without the compact closure (its
+// answers to "is this order decided" come from solver probes instead).
+var sweepNoClosure bool
 
 // TestOnlineExactnessHistories: the online behaviour docs/SEMANTICS.md §5
 // asks of its histories (strict-serializable with session order; Δ, the
