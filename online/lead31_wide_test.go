@@ -15,7 +15,8 @@ import (
 
 // TestOnlineAgreesWide is TestOnlineAgreesUnderSchedules on the
 // dimensions that test holds fixed: a restart (snapshot and restore)
-// before every step for a third of the histories, the compact closure off
+// before every step for a third of the histories (half of them the
+// daemon's durable checkpoint and restore from a body file), the compact closure off
 // for a third (its "is this order decided" answers then come from solver
 // probes, so the two must agree with check alike), initial values no
 // event wrote when the initial state is unknown, and wider value domains
@@ -23,7 +24,7 @@ import (
 // core. $STREAMCHECK_WIDE_SEED draws other histories.
 func TestOnlineAgreesWide(t *testing.T) {
 	defer SetSelfCheck(SetSelfCheck(true))
-	defer func(v bool) { sweepNoClosure = v }(sweepNoClosure)
+	defer func(v, d bool) { sweepNoClosure, sweepDurable = v, d }(sweepNoClosure, sweepDurable)
 	n := tinyCount(300)
 	if testing.Short() {
 		n = 60
@@ -54,6 +55,8 @@ func TestOnlineAgreesWide(t *testing.T) {
 			continue
 		}
 		roundTrip := rng.IntN(3) == 0
+		// Half the restarts are the daemon's, from a body file.
+		sweepDurable = roundTrip && rng.IntN(2) == 0
 		sweepNoClosure = rng.IntN(3) == 0
 		p := []float64{1, 0.5, 0.2, 0.05}[rng.IntN(4)]
 		sseed := rng.Uint64()
@@ -62,8 +65,8 @@ func TestOnlineAgreesWide(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		desc := fmt.Sprintf("history %d (skew %d, in-doubt %d, initial %v, restarts %v, closure off %v, step share %.2f, schedule seed %d)",
-			i, opts.Skew, opts.InDoubt, opts.InitialState, roundTrip, sweepNoClosure, p, sseed)
+		desc := fmt.Sprintf("history %d (skew %d, in-doubt %d, initial %v, restarts %v, durable %v, closure off %v, step share %.2f, schedule seed %d)",
+			i, opts.Skew, opts.InDoubt, opts.InitialState, roundTrip, sweepDurable, sweepNoClosure, p, sseed)
 		fired, _ := sweepWith(t, h, opts, roundTrip, desc, func() bool { return srng.Float64() < p })
 		if (len(fired) > 0) != (res.Verdict == incremental.Invalid) {
 			t.Fatalf("%s: online alerts %v, offline %s\n%s", desc, fired, res.Verdict, dump(h))
