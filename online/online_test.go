@@ -2,8 +2,10 @@ package online
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/streamcheck/streamcheck/incremental"
 	"github.com/streamcheck/streamcheck/internal/gen"
 	"github.com/streamcheck/streamcheck/internal/oracle"
+	"github.com/streamcheck/streamcheck/state"
 )
 
 // firing records when an alert fired: the watermark then, and the core.
@@ -45,7 +48,18 @@ func sweepRoundTrip(t *testing.T, h *history.History, opts history.Options, roun
 // end), and desc names the case in a step's error.
 func sweepWith(t *testing.T, h *history.History, opts history.Options, roundTrip bool, desc string, stepNow func() bool) ([]firing, *Online) {
 	t.Helper()
-	o := NewOnlineConfig(opts, OnlineConfig{Evict: sweepEvict})
+	cfg := OnlineConfig{Evict: sweepEvict, NoClosure: sweepNoClosure}
+	// With sweepDurable, bodies spill to a file and a restart is the
+	// daemon's: a durable checkpoint, the file copied as it stood, and an
+	// engine restored from both.
+	var bodyPath, bodyDir string
+	restarts := 0
+	if sweepDurable {
+		bodyDir = t.TempDir()
+		bodyPath = filepath.Join(bodyDir, "bodies-0")
+		cfg.Bodies = state.NewFileBodies(bodyPath)
+	}
+	o := NewOnlineConfig(opts, cfg)
 	txns := append([]history.Txn(nil), h.Txns...)
 	sort.SliceStable(txns, func(i, j int) bool { return txns[i].Start < txns[j].Start })
 	var instants []int64
@@ -60,7 +74,12 @@ func sweepWith(t *testing.T, h *history.History, opts history.Options, roundTrip
 	next := 0
 	closed := map[string]bool{}
 	step := func(w int64) {
-		if roundTrip {
+		if roundTrip && sweepDurable {
+			restarts++
+			next := filepath.Join(bodyDir, fmt.Sprintf("bodies-%d", restarts))
+			o, _, _ = durableCheckpoint(t, o, opts, bodyPath, next, nil)
+			bodyPath = next
+		} else if roundTrip {
 			snap, err := o.Snapshot()
 			if err != nil {
 				t.Fatal(err)
@@ -119,6 +138,13 @@ var sweepLocal, sweepAlerts int
 // sweepEvict selects the engine sweep drives: the evicting one, whose
 // exactness is the harder claim, unless a test asks for the default.
 var sweepEvict = true
+
+// sweepNoClosure runs sweep's engine without the compact closure (its
+// answers to "is this order decided" come from solver probes instead).
+var sweepNoClosure bool
+
+// sweepDurable makes sweep's restarts durable ones, from a body file.
+var sweepDurable bool
 
 // TestOnlineExactnessHistories: the online behaviour docs/SEMANTICS.md §5
 // asks of its histories (strict-serializable with session order; Δ, the
