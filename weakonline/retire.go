@@ -480,7 +480,7 @@ func (e *Engine) retire() {
 			// stays dropped: taint and the summary only grow). A list
 			// member's finals hold its register writes and a mark per
 			// list key it appends to.
-			p.finals, p.reads, p.ok = f.finals[i], f.reads[i], true
+			p.finals, p.reads, p.ok = f.nl(int(i)).finals, f.nl(int(i)).reads, true
 		} else {
 			// The graph does not hold it (aborted, unknown and not
 			// chosen, inconsistent, or no fast path): its ops, read
@@ -765,10 +765,10 @@ func (e *Engine) initPins(member func(int) bool, written func(w int) ([]kv, bool
 	// initial state: its one writer (-1: none seen), -2 for two or more.
 	writer := map[kv]int32{}
 	for i := range e.txns {
-		if !member(i) || e.flags[i]&(fClosed|fSettled) != fClosed || i >= len(f.initReads) {
+		if !member(i) || e.flags[i]&(fClosed|fSettled) != fClosed || i >= f.nls.n {
 			continue
 		}
-		for _, r := range f.initReads[i] {
+		for _, r := range f.nl(int(i)).initReads {
 			if r.str == listFinal {
 				pin[i] = pinUnforced
 				continue
@@ -815,10 +815,10 @@ func (e *Engine) initPins(member func(int) bool, written func(w int) ([]kv, bool
 		}
 	}
 	for i := range e.txns {
-		if !member(i) || e.flags[i]&(fClosed|fSettled) != fClosed || i >= len(f.initReads) || pin[i] == pinUnforced {
+		if !member(i) || e.flags[i]&(fClosed|fSettled) != fClosed || i >= f.nls.n || pin[i] == pinUnforced {
 			continue
 		}
-		for _, r := range f.initReads[i] {
+		for _, r := range f.nl(int(i)).initReads {
 			x := writer[r]
 			if (x != -1 && x != int32(i)) || e.sum.set(r.k).holds(r, e.sum.kt) {
 				pin[i] = pinUnforced
