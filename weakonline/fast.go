@@ -96,7 +96,7 @@ type fast struct {
 	lists   bool
 	chain   map[int32][]int32
 	pending map[int32][]int32
-	prev []int32 // the node before in its session (-1: none)
+	prev    []int32 // the node before in its session (-1: none)
 
 	// rank, when the fast path was rebuilt from the exact check's
 	// witness (a commit order), is each transaction's place in it (-1:
