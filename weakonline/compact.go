@@ -31,6 +31,14 @@ func (f *fast) compactInPlace(at []int, k int) bool {
 	if f.lv != history.ReadCommitted || f.trouble || f.batch || len(f.chain) > 0 || len(f.pending) > 0 || len(f.writersOf) > 0 {
 		return false
 	}
+	if f.rank != nil {
+		// Built from a witness (F3): its unknowns the witness left out
+		// are not nodes, which a rebuild from the held transactions
+		// would make nodes again. Compacting would keep the witness's
+		// choice past the witness (docs/SEMANTICS.md §5 "A graph built
+		// from a witness is rebuilt at a pass"): the pass rebuilds.
+		return false
+	}
 	n := len(f.ord)
 	for i := range min(n, len(at)) {
 		if f.appendsOf(i) != nil || f.lreadsOf(i) != nil {

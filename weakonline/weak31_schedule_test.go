@@ -88,6 +88,14 @@ func TestWeakAgreesUnderSchedules(t *testing.T) {
 		t.Run(lv.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 3100+uint64(lv)))
 			var invalid, oracleAgree, alerts, skipped, inDoubtClosed, retired int
+			// A failure inside the harness (runFeed's own checks) stops
+			// the test there: say which history it was.
+			var cur string
+			defer func() {
+				if t.Failed() {
+					t.Logf("failed at %s", cur)
+				}
+			}()
 			for i := range n {
 				cfg := oracle.DefaultTinyConfig()
 				cfg.MinTxns, cfg.MaxTxns, cfg.Values = 5, 12, 4
@@ -108,6 +116,7 @@ func TestWeakAgreesUnderSchedules(t *testing.T) {
 				f := scheduleFeed(rng, h)
 				desc := fmt.Sprintf("%s history %d (skew %d, in-doubt %d, initial %v, tick %d, batch %d, lateness %d, restart %d, order %v)",
 					lv, i, opts.Skew, opts.InDoubt, opts.InitialState, f.tick, f.batch, f.lateness, f.restart, f.order)
+				cur = desc + "\n" + dump(h)
 				want := offline(t, h, opts)
 				if want == incremental.Unknown {
 					skipped++
