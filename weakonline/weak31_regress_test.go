@@ -84,3 +84,34 @@ func TestRetiredWriterOtherCore(t *testing.T) {
 	checkCores(t, h, opts, full, fe)
 	t.Logf("retiring: %v, keeping: %v", fired[0].alert.Core, full[0].alert.Core)
 }
+
+// TestWitnessGraphNotComparedWithRebuild is history 123 of
+// TestWeakAgreesUnderSchedules at read committed, seed 2: list keys
+// (so no pass compacts), and the graph rebuilt from a witness that left
+// the unknown T1 out; later releases make a rebuild without the witness
+// untroubled, with T1 a node. runFeed's graph check compared the two and
+// failed; it now skips a graph built from a witness, as it skips one
+// whose rebuild is in trouble (both are choices, F1). The alerts are the
+// keeping engine's and the verdict offline's.
+func TestWitnessGraphNotComparedWithRebuild(t *testing.T) {
+	h, err := history.ParseCompact("T1[19,23] append y 1, r z [3], append z 2 (unknown, session c2) · T2[25,33] r x [3] (session c2) · T3[35,49] append z 1, r x [3], append x 4 (session c1) · T4[54,61] append y 1, r z [], append z 4 (unknown, session c1) · T5[70,98] r x [3], append x 2, append z 2, append y 3, append y 2 (unknown, session c1) · T8[99,104] r y [1 3 2], append y 3, append z 3 (session c1) · T6[99,129] append z 4 (session c1) · T7[133,148] r z [3 2 1 2 4], append z 3, append x 2 (session c1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range h.Txns {
+		h.Txns[i].Pos = history.Pos{}
+	}
+	opts := history.DefaultOptions()
+	opts.Level = history.ReadCommitted
+	opts.InDoubt, opts.InitialState = 1, history.InitialUnknown
+	f := feed{tick: 2, order: []int{0, 1, 2, 3, 4, 5, 6, 7}, batch: 12, restart: -1, lateness: 3}
+	fired, e := runFeed(t, h, opts, f)
+	if e.rebuilds == 0 {
+		t.Fatal("no rebuild from a witness: the test needs one")
+	}
+	f.noRetire = true
+	sameAlerts(t, "retiring vs keeping", fired, must(runFeed(t, h, opts, f)))
+	if want := offline(t, h, opts); (len(fired) > 0) != (want == incremental.Invalid) {
+		t.Fatalf("online %d alerts, offline %v", len(fired), want)
+	}
+}
