@@ -550,8 +550,14 @@ func (e *Engine) retire() {
 			work = append(work, int32(i))
 			continue
 		}
-		if t.Status == history.Aborted {
-			continue // never a source, its reads unchecked: settled
+		if t.Status == history.Aborted && e.flags[i]&fClosed != 0 {
+			// Never a source, its reads unchecked: settled, once closed
+			// (R2). An open one stays: retired, a core naming it brought
+			// it back closed (revive), and the alert fired before the
+			// window closed it, where the keeping engine waits (W4;
+			// docs/SEMANTICS.md §5 "An aborted transaction settles once
+			// closed").
+			continue
 		}
 		if e.flags[i]&fClosed == 0 || t.Status == history.Unknown || !parsed[i].ok || pin[i] == pinUnforced {
 			switch {
