@@ -474,12 +474,16 @@ func (e *Engine) retire() {
 			continue
 		}
 		p := &parsed[i]
-		if f := e.fast; f != nil && i < len(f.node) && f.node[i] {
+		if f := e.fast; f != nil && i < len(f.node) && f.node[i] && f.usable[i] {
 			// The fast path parsed it at release; its reads are the
 			// ones its graph keeps (a read dropped from the instance
 			// stays dropped: taint and the summary only grow). A list
 			// member's finals hold its register writes and a mark per
-			// list key it appends to.
+			// list key it appends to. Not an unknown the graph made
+			// unusable: the graph dropped the read no writer explains,
+			// which the instance keeps (guarded by its commit), and R4
+			// must see it (docs/SEMANTICS.md §5 "An unknown's
+			// unexplained read holds its later writers").
 			p.finals, p.reads, p.ok = f.nl(int(i)).finals, f.nl(int(i)).reads, true
 		} else {
 			// The graph does not hold it (aborted, unknown and not
