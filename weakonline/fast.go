@@ -519,14 +519,17 @@ func (f *fast) release(i int, t *history.Txn) {
 		if t.Status != history.Unknown {
 			f.fail("internal inconsistency or list operation")
 		}
+		f.noLists(i)
 		return
 	}
 	if t.Status == history.Aborted {
+		f.noLists(i)
 		return // not a node: its writes are sources of nothing
 	}
 	if t.Status == history.Unknown && f.rank != nil && i < len(f.rank) && f.rank[i] < 0 {
 		// The witness did not take it as committed: nor does the graph
 		// (a read that can have no other source is then trouble).
+		f.noLists(i)
 		return
 	}
 	f.node[i], f.usable[i] = true, true

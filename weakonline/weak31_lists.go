@@ -1,5 +1,7 @@
 package weakonline
 
+import "github.com/streamcheck/streamcheck/history"
+
 // The fast path's per-node lists (issue 26, docs/SEMANTICS.md §5 "The
 // per-node lists in blocks"): a node's edges both ways, its finals and
 // external reads, at causal its clock and clock successors, its chosen
@@ -13,7 +15,8 @@ package weakonline
 // edges and its finals), and at causal a block whose every node has
 // retired and given its lists back (weak29_causal.go) is freed whole.
 // Nothing but the layout changes: every list reads and writes as the
-// parallel slice's element did.
+// parallel slice's element did (a block is freed only when every list
+// in it is nil, and comes back all nil on an access: listsGone, nl).
 
 const (
 	listBits  = 8
@@ -104,8 +107,36 @@ func (f *fast) listsGone(r int32) {
 	if f.nls.gone[c] < 0 {
 		return
 	}
-	if f.nls.gone[c]++; f.nls.gone[c] == listBlock {
-		f.nls.blocks[c] = nil
-		f.nls.freed++
+	if f.nls.gone[c]++; f.nls.gone[c] < listBlock {
+		return
+	}
+	// Freed only if every list in it is nil now, so that the empty
+	// block nl brings back on a later access is what it held: the count
+	// says when to look, this decides.
+	b := f.nls.blocks[c]
+	for k := range b {
+		if !b[k].empty() {
+			f.nls.gone[c] = -1
+			return
+		}
+	}
+	f.nls.blocks[c] = nil
+	f.nls.freed++
+}
+
+// empty reports whether every list of l is nil.
+func (l *nodeLists) empty() bool {
+	return l.out == nil && l.in == nil && l.finals == nil && l.reads == nil && l.clock == nil &&
+		l.succ == nil && l.srcs == nil && l.froms == nil && l.initReads == nil
+}
+
+// noLists records, at causal, that index i is released as no node (an
+// aborted transaction, an unknown one that did not commit or that the
+// witness left out): its lists stay nil, so for its block it counts as
+// a node that gave them back. Without it a block with one aborted
+// transaction was never freed (generated streams abort some).
+func (f *fast) noLists(i int) {
+	if f.lv == history.Causal {
+		f.listsGone(int32(i))
 	}
 }
