@@ -173,6 +173,9 @@ func TestWeakAgreesUnderSchedules(t *testing.T) {
 					invalid++
 				}
 				alerts += len(fired)
+				if (i+1)%5000 == 0 {
+					t.Logf("%s (seed %d): %d histories passed", lv, seed, i+1)
+				}
 			}
 			t.Logf("%s (seed %d): %d histories, %d invalid (%d alerts), %d also against the oracle, %d with an unknown outcome under an in-doubt horizon, %d undecided offline, %d transactions retired; %d comparisons with the same alerts but other cores",
 				lv, seed, n, invalid, alerts, oracleAgree, inDoubtClosed, skipped, retired, otherCores)
