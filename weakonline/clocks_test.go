@@ -35,20 +35,20 @@ func TestCausalClocksCurrent(t *testing.T) {
 		}
 		checked++
 		for d := range int32(len(f.node)) {
-			if !f.node[d] || f.clock[d] == nil || f.isRetired(d) {
+			if !f.node[d] || f.nl(int(d)).clock == nil || f.isRetired(d) {
 				continue // a retired node's inputs are gone, its clock final
 			}
-			if want := f.clockInto(d, make([]int32, len(f.sessLast))); !sameClock(want, f.clock[d]) {
-				t.Fatalf("stream %d: node %d's clock %v, its inputs give %v", i, d, f.clock[d], want)
+			if want := f.clockInto(d, make([]int32, len(f.sessLast))); !sameClock(want, f.nl(int(d)).clock) {
+				t.Fatalf("stream %d: node %d's clock %v, its inputs give %v", i, d, f.nl(int(d)).clock, want)
 			}
 		}
 		for n := range int32(len(f.node)) {
 			if !f.node[n] || !f.closed[n] || f.isRetired(n) {
 				continue
 			}
-			clk := f.clock[n]
-			for k, r := range f.reads[n] {
-				t2 := f.froms[n][k]
+			clk := f.nl(int(n)).clock
+			for k, r := range f.nl(int(n)).reads {
+				t2 := f.nl(int(n)).froms[k]
 				kw := f.keyWriters(r.k)
 				if kw == nil {
 					continue
@@ -66,7 +66,7 @@ func TestCausalClocksCurrent(t *testing.T) {
 						continue // an edge out of R is not kept (weak29_causal.go)
 					}
 					if t2 >= 0 {
-						if c2 := f.clock[t2]; int(s) < len(c2) && c2[s] >= w.pos {
+						if c2 := f.nl(int(t2)).clock; int(s) < len(c2) && c2[s] >= w.pos {
 							continue // in t2's past: so ∪ wr orders it
 						}
 					} else {
@@ -74,7 +74,7 @@ func TestCausalClocksCurrent(t *testing.T) {
 					}
 					obligations++
 					found := false
-					for _, v := range f.out[w.t] {
+					for _, v := range f.nl(int(w.t)).out {
 						found = found || v == t2
 					}
 					if !found {

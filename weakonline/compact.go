@@ -31,6 +31,14 @@ func (f *fast) compactInPlace(at []int, k int) bool {
 	if f.lv != history.ReadCommitted || f.trouble || f.batch || len(f.chain) > 0 || len(f.pending) > 0 || len(f.writersOf) > 0 {
 		return false
 	}
+	if f.rank != nil {
+		// Built from a witness (F3): its unknowns the witness left out
+		// are not nodes, which a rebuild from the held transactions
+		// would make nodes again. Compacting would keep the witness's
+		// choice past the witness (docs/SEMANTICS.md §5 "A graph built
+		// from a witness is rebuilt at a pass"): the pass rebuilds.
+		return false
+	}
 	n := len(f.ord)
 	for i := range min(n, len(at)) {
 		if f.appendsOf(i) != nil || f.lreadsOf(i) != nil {
@@ -107,16 +115,16 @@ func (f *fast) compactInPlace(at []int, k int) bool {
 			continue
 		}
 		f.ord[j] = rank[i]
-		f.out[j], f.in[j] = keepList(f.out[i]), keepList(f.in[i])
-		f.finals[j], f.reads[j] = f.finals[i], f.reads[i]
+		f.nl(int(j)).out, f.nl(int(j)).in = keepList(f.nl(int(i)).out), keepList(f.nl(int(i)).in)
+		f.nl(int(j)).finals, f.nl(int(j)).reads = f.nl(int(i)).finals, f.nl(int(i)).reads
 		f.node[j], f.usable[j] = f.node[i], f.usable[i]
 		so := f.sessOf[i]
 		if so >= 0 {
 			so = renum[so]
 		}
 		f.sessOf[j], f.pos[j], f.prev[j] = so, f.pos[i], lastHeld(oldPrev[i], oldPrev, at)
-		f.clock[j], f.succ[j], f.closed[j] = f.clock[i], f.succ[i], f.closed[i]
-		f.srcs[j], f.froms[j], f.initReads[j] = keepList(f.srcs[i]), f.froms[i], f.initReads[i]
+		f.nl(int(j)).clock, f.nl(int(j)).succ, f.closed[j] = f.nl(int(i)).clock, f.nl(int(i)).succ, f.closed[i]
+		f.nl(int(j)).srcs, f.nl(int(j)).froms, f.nl(int(j)).initReads = keepList(f.nl(int(i)).srcs), f.nl(int(i)).froms, f.nl(int(i)).initReads
 		if j < len(f.appends) {
 			f.appends[j], f.lreads[j] = nil, nil
 		}
@@ -129,22 +137,14 @@ func (f *fast) compactInPlace(at []int, k int) bool {
 	}
 	for _, s := range []func(){
 		func() { clear(f.ord[k:]); f.ord = f.ord[:k] },
-		func() { clear(f.out[k:]); f.out = f.out[:k] },
-		func() { clear(f.in[k:]); f.in = f.in[:k] },
-		func() { clear(f.finals[k:]); f.finals = f.finals[:k] },
-		func() { clear(f.reads[k:]); f.reads = f.reads[:k] },
+		func() { f.truncLists(k) },
 		func() { f.node = f.node[:k] },
 		func() { f.usable = f.usable[:k] },
 		func() { f.chosen = f.chosen[:k]; clear(f.chosen) },
 		func() { f.sessOf = f.sessOf[:k] },
 		func() { f.pos = f.pos[:k] },
 		func() { f.prev = f.prev[:k] },
-		func() { clear(f.clock[k:]); f.clock = f.clock[:k] },
-		func() { clear(f.succ[k:]); f.succ = f.succ[:k] },
 		func() { f.closed = f.closed[:k] },
-		func() { clear(f.srcs[k:]); f.srcs = f.srcs[:k] },
-		func() { clear(f.froms[k:]); f.froms = f.froms[:k] },
-		func() { clear(f.initReads[k:]); f.initReads = f.initReads[:k] },
 		func() { clear(f.appends[min(k, len(f.appends)):]); f.appends = f.appends[:min(k, len(f.appends))] },
 		func() { clear(f.lreads[min(k, len(f.lreads)):]); f.lreads = f.lreads[:min(k, len(f.lreads))] },
 		func() { f.mark = f.mark[:k]; clear(f.mark) },
@@ -157,14 +157,14 @@ func (f *fast) compactInPlace(at []int, k int) bool {
 	f.rank = nil
 	// chosen and the initial values, from the held closes.
 	for j := range k {
-		for _, s := range f.srcs[j] {
+		for _, s := range f.nl(int(j)).srcs {
 			f.chosen[s] = true
 		}
 	}
 	if f.opts.InitialState == history.InitialUnknown {
 		clear(f.initVal)
 		for j := range k {
-			for _, r := range f.initReads[j] {
+			for _, r := range f.nl(int(j)).initReads {
 				f.initVal[r.k] = r
 			}
 		}

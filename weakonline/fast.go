@@ -24,12 +24,10 @@ type fast struct {
 	so   bool // the level has session order (read-atomic, causal)
 
 	// Per engine index (-1 / nil where it is not a node): the
-	// topological position, adjacency, and the transaction's finals and
-	// external reads.
+	// topological position, and (nls) the lists: adjacency, the
+	// transaction's finals and external reads, clocks, sources.
 	ord     []int32
-	out, in [][]int32
-	finals  [][]kv
-	reads   [][]kv
+	nls     listBlocks // out, in, finals, reads, clock, succ, srcs, froms, initReads (weak31_lists.go)
 	node    []bool
 	usable  []bool // a node some read may choose (not an unknown with an unexplained read)
 	chosen  []bool // some closed read chose it
@@ -78,21 +76,12 @@ type fast struct {
 	taintAll bool
 	initVal  map[int32]kv
 
-	// causal: every node's causal past in the instance as a vector clock
-	// over the sessions (the highest position of each session in the
-	// past, the node included); an open node's reads are not in the
-	// instance, so its past is its session predecessor's and itself.
-	// succ are the nodes whose clock is computed from a node's: its
-	// session successor and the closed readers that chose it.
-	clock [][]int32
-	succ  [][]int32
 	// sessNodes[s][p] is session s's node at position p (causal): the
 	// frontier of a past is read off it. front[n] is n's frontier plus
 	// one (0: not computed since n's clock last changed).
 	sessNodes [][]int32
 	front     []int32
 	closed    []bool
-	srcs      [][]int32 // chosen sources (nodes) of a closed node's reads
 	// Lists (docs/SEMANTICS.md §5 "Lists in the fast path"): a node's
 	// appends, in op order, and its external list reads until it
 	// closes; per list key the longest version shown so far as its
@@ -107,13 +96,7 @@ type fast struct {
 	lists   bool
 	chain   map[int32][]int32
 	pending map[int32][]int32
-	froms   [][]int32 // causal: the source of each read (-1: initial), parallel to reads
-	// initReads: under an unknown initial state, a closed node's reads
-	// whose chosen source is the initial state (a list read as its key
-	// marked listFinal). Retirement asks whether each is forced, a read
-	// no transaction but the initial state can explain (R7).
-	initReads [][]kv
-	prev      []int32 // the node before in its session (-1: none)
+	prev    []int32 // the node before in its session (-1: none)
 
 	// rank, when the fast path was rebuilt from the exact check's
 	// witness (a commit order), is each transaction's place in it (-1:
@@ -388,24 +371,16 @@ func (f *fast) grow(n int) {
 	// allocated there (n's own allocation is about a third of that).
 	c := max(n, 2*len(f.ord), 64)
 	f.ord = extend(f.ord, n, c, -1)
-	f.out = extend(f.out, n, c, nil)
-	f.in = extend(f.in, n, c, nil)
-	f.finals = extend(f.finals, n, c, nil)
-	f.reads = extend(f.reads, n, c, nil)
+	f.growLists(n)
 	f.node = extend(f.node, n, c, false)
 	f.usable = extend(f.usable, n, c, false)
 	f.chosen = extend(f.chosen, n, c, false)
 	f.sessOf = extend(f.sessOf, n, c, -1)
 	f.pos = extend(f.pos, n, c, -1)
-	f.clock = extend(f.clock, n, c, nil)
 	if f.lv == history.Causal {
 		f.front = extend(f.front, n, c, 0)
 	}
-	f.succ = extend(f.succ, n, c, nil)
 	f.closed = extend(f.closed, n, c, false)
-	f.srcs = extend(f.srcs, n, c, nil)
-	f.froms = extend(f.froms, n, c, nil)
-	f.initReads = extend(f.initReads, n, c, nil)
 	f.prev = extend(f.prev, n, c, -1)
 	if f.lists {
 		f.appends = extend(f.appends, n, c, nil)
@@ -544,14 +519,17 @@ func (f *fast) release(i int, t *history.Txn) {
 		if t.Status != history.Unknown {
 			f.fail("internal inconsistency or list operation")
 		}
+		f.noLists(i)
 		return
 	}
 	if t.Status == history.Aborted {
+		f.noLists(i)
 		return // not a node: its writes are sources of nothing
 	}
 	if t.Status == history.Unknown && f.rank != nil && i < len(f.rank) && f.rank[i] < 0 {
 		// The witness did not take it as committed: nor does the graph
 		// (a read that can have no other source is then trouble).
+		f.noLists(i)
 		return
 	}
 	f.node[i], f.usable[i] = true, true
@@ -589,7 +567,7 @@ func (f *fast) release(i int, t *history.Txn) {
 		}
 		f.pending[a.k] = append(f.pending[a.k], int32(i))
 	}
-	f.finals[i], f.reads[i] = finals, reads
+	f.nl(int(i)).finals, f.nl(int(i)).reads = finals, reads
 	if len(appends) > 0 || len(lreads) > 0 {
 		if !f.lists {
 			// The first list op: the per-node list slices, empty
@@ -625,11 +603,11 @@ func (f *fast) release(i int, t *history.Txn) {
 				clk[k] = -1
 			}
 			if prev >= 0 {
-				copy(clk, f.clock[prev])
-				f.succ[prev] = append(f.succ[prev], int32(i))
+				copy(clk, f.nl(int(prev)).clock)
+				f.nl(int(prev)).succ = append(f.nl(int(prev)).succ, int32(i))
 			}
 			clk[s] = f.pos[i]
-			f.clock[i] = clk
+			f.nl(int(i)).clock = clk
 			for int(s) >= len(f.sessNodes) {
 				f.sessNodes = append(f.sessNodes, nil)
 			}
@@ -690,16 +668,16 @@ func (f *fast) close(i int, txns []history.Txn) {
 	// are sized once: four appends from nothing per close were a tenth
 	// of run --level causal's allocation time.
 	var srcs []int32
-	reads := f.reads[i][:0]
+	reads := f.nl(int(i)).reads[:0]
 	var from []int32
-	if nr := len(f.reads[i]) + len(f.lreadsOf(i)); nr > 0 {
+	if nr := len(f.nl(int(i)).reads) + len(f.lreadsOf(i)); nr > 0 {
 		// One array, each capped at its half: one allocation per
 		// close where there were two.
 		buf := make([]int32, 0, 2*nr)
 		srcs, from = buf[:0:nr], buf[nr:nr:2*nr]
 	}
 	var initReads []kv
-	for _, r := range f.reads[i] {
+	for _, r := range f.nl(int(i)).reads {
 		if f.taintAll || f.taintK[r.k] || f.tainted(i, r, txns) {
 			continue // dropped by the projection (§3)
 		}
@@ -798,12 +776,12 @@ func (f *fast) close(i int, txns []history.Txn) {
 		}
 		f.extendChain(lr.k, app)
 	}
-	f.initReads[i] = initReads
+	f.nl(int(i)).initReads = initReads
 	if i < len(f.lreads) {
 		f.lreads[i] = nil
 	}
-	f.reads[i] = reads
-	f.srcs[i] = srcs
+	f.nl(int(i)).reads = reads
+	f.nl(int(i)).srcs = srcs
 	switch f.lv {
 	case history.ReadAtomic:
 		for k, r := range reads {
@@ -814,16 +792,16 @@ func (f *fast) close(i int, txns []history.Txn) {
 				}
 			}
 			for _, src := range srcs {
-				if src != t2 && writes(f.finals[src], r.k) {
+				if src != t2 && writes(f.nl(int(src)).finals, r.k) {
 					f.forced(src, t2)
 				}
 			}
 		}
 	case history.Causal:
-		f.froms[i] = from
+		f.nl(int(i)).froms = from
 		f.closed[i] = true
 		for _, src := range srcs {
-			f.succ[src] = append(f.succ[src], int32(i))
+			f.nl(int(src)).succ = append(f.nl(int(src)).succ, int32(i))
 		}
 		if f.batch {
 			// Engine.rebuild: settleClocks computes every clock and
@@ -847,7 +825,7 @@ func (f *fast) closeClock(n int32) {
 		f.propagate(n)
 		return
 	}
-	prev := f.clock[n]
+	prev := f.nl(int(n)).clock
 	scratch := f.clkScratch
 	if len(scratch) != len(f.sessLast) {
 		scratch = make([]int32, len(f.sessLast))
@@ -861,10 +839,10 @@ func (f *fast) closeClock(n int32) {
 	}
 	// A clock belongs to its node alone: the replaced one is the next
 	// scratch (propagate).
-	f.clock[n], f.clkScratch = clk, prev
+	f.nl(int(n)).clock, f.clkScratch = clk, prev
 	f.front[n] = 0
 	f.forcedCausal(n, nil)
-	f.propagateFrom(f.succ[n])
+	f.propagateFrom(f.nl(int(n)).succ)
 }
 
 // naiveCloseClock makes a close visit its reads under its past at
@@ -902,7 +880,7 @@ func (f *fast) settleClocks() {
 	n := len(f.node)
 	indeg := make([]int32, n)
 	for d := range n {
-		for _, w := range f.succ[d] {
+		for _, w := range f.nl(int(d)).succ {
 			indeg[w]++
 		}
 	}
@@ -918,17 +896,17 @@ func (f *fast) settleClocks() {
 		d := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
 		done++
-		if f.clock[d] != nil || f.closed[d] {
+		if f.nl(int(d)).clock != nil || f.closed[d] {
 			// clockInto reads only the inputs' clocks: d's own buffer
 			// can take the result when it is long enough.
-			buf := f.clock[d]
+			buf := f.nl(int(d)).clock
 			if len(buf) != ns {
 				buf = make([]int32, ns)
 			}
-			f.clock[d] = f.clockInto(d, buf)
+			f.nl(int(d)).clock = f.clockInto(d, buf)
 			f.front[d] = 0
 		}
-		for _, w := range f.succ[d] {
+		for _, w := range f.nl(int(d)).succ {
 			if indeg[w]--; indeg[w] == 0 {
 				queue = append(queue, w)
 			}
@@ -941,7 +919,7 @@ func (f *fast) settleClocks() {
 		// does, from their clocks at release, which are below it.
 		work := f.work[:0]
 		for d := range n {
-			if indeg[d] > 0 && (f.clock[d] != nil || f.closed[d]) {
+			if indeg[d] > 0 && (f.nl(int(d)).clock != nil || f.closed[d]) {
 				work = append(work, int32(d))
 			}
 		}
@@ -949,12 +927,12 @@ func (f *fast) settleClocks() {
 			d := work[len(work)-1]
 			work = work[:len(work)-1]
 			clk := f.clockInto(d, make([]int32, ns))
-			if sameClock(clk, f.clock[d]) {
+			if sameClock(clk, f.nl(int(d)).clock) {
 				continue
 			}
-			f.clock[d] = clk
+			f.nl(int(d)).clock = clk
 			f.front[d] = 0
-			work = append(work, f.succ[d]...)
+			work = append(work, f.nl(int(d)).succ...)
 		}
 		f.work = work[:0]
 	}
@@ -1018,11 +996,11 @@ func (f *fast) clockInto(n int32, clk []int32) []int32 {
 		}
 	}
 	if p := f.prev[n]; p >= 0 {
-		join(f.clock[p])
+		join(f.nl(int(p)).clock)
 	}
 	if f.closed[n] {
-		for _, src := range f.srcs[n] {
-			join(f.clock[src])
+		for _, src := range f.nl(int(n)).srcs {
+			join(f.nl(int(src)).clock)
 		}
 	}
 	if s := f.sessOf[n]; s >= 0 {
@@ -1055,7 +1033,7 @@ func (f *fast) propagateFrom(from []int32) {
 	for len(work) > 0 {
 		d := work[len(work)-1]
 		work = work[:len(work)-1]
-		prev := f.clock[d]
+		prev := f.nl(int(d)).clock
 		if len(scratch) != len(f.sessLast) {
 			scratch = make([]int32, len(f.sessLast))
 		}
@@ -1063,7 +1041,7 @@ func (f *fast) propagateFrom(from []int32) {
 		if sameClock(clk, prev) {
 			continue
 		}
-		f.clock[d] = clk
+		f.nl(int(d)).clock = clk
 		f.front[d] = 0
 		if f.closed[d] {
 			f.forcedCausal(d, prev)
@@ -1071,7 +1049,7 @@ func (f *fast) propagateFrom(from []int32) {
 		// A clock belongs to its node alone (release copies the
 		// predecessor's): the replaced one is the next scratch.
 		scratch = prev
-		work = append(work, f.succ[d]...)
+		work = append(work, f.nl(int(d)).succ...)
 	}
 	f.work, f.clkScratch = work[:0], scratch
 }
@@ -1099,11 +1077,11 @@ func sameClock(a, b []int32) bool {
 // per session, only the session's last writer of x in the past needs an
 // edge (the session's earlier writers precede it in session order).
 func (f *fast) forcedCausal(n int32, old []int32) {
-	clk := f.clock[n]
+	clk := f.nl(int(n)).clock
 	own := f.sessOf[n]
 	ownP := f.pos[n] - 1 // n is not in its own past
-	froms := f.froms[n]
-	for k, r := range f.reads[n] {
+	froms := f.nl(int(n)).froms
+	for k, r := range f.nl(int(n)).reads {
 		t2 := froms[k]
 		kw := f.keyWriters(r.k)
 		if kw == nil {
@@ -1118,7 +1096,7 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 		}
 		var c2 []int32 // t2's past (nil: the initial state)
 		if t2 >= 0 {
-			c2 = f.clock[t2]
+			c2 = f.nl(int(t2)).clock
 		}
 		all := t2 >= 0 // so far every session's last writer is in c2
 		if t2 >= 0 && !naiveFrontier {
@@ -1222,7 +1200,7 @@ func (f *fast) frontier(t int32) int32 {
 	if v := f.front[t]; v > 0 {
 		return v - 1
 	}
-	c := f.clock[t]
+	c := f.nl(int(t)).clock
 	front := int32(len(f.node))
 	for s, nodes := range f.sessNodes {
 		next := int32(0)
@@ -1687,8 +1665,8 @@ func (f *fast) edge(u, v int32) {
 		}
 	}
 	if f.ord[u] < f.ord[v] {
-		f.out[u] = f.adj(f.out[u], v)
-		f.in[v] = f.adj(f.in[v], u)
+		f.nl(int(u)).out = f.adj(f.nl(int(u)).out, v)
+		f.nl(int(v)).in = f.adj(f.nl(int(v)).in, u)
 		return
 	}
 	ub, lb := f.ord[u], f.ord[v]
@@ -1706,7 +1684,7 @@ func (f *fast) edge(u, v int32) {
 		n := f.stack[len(f.stack)-1]
 		f.stack = f.stack[:len(f.stack)-1]
 		f.fwd = append(f.fwd, n)
-		for _, w := range f.out[n] {
+		for _, w := range f.nl(int(n)).out {
 			if w == u {
 				f.fail("a cycle")
 				return
@@ -1725,7 +1703,7 @@ func (f *fast) edge(u, v int32) {
 		n := f.stack[len(f.stack)-1]
 		f.stack = f.stack[:len(f.stack)-1]
 		f.bwd = append(f.bwd, n)
-		for _, w := range f.in[n] {
+		for _, w := range f.nl(int(n)).in {
 			if f.mark[w] != f.epoch && f.ord[w] > lb {
 				f.mark[w] = f.epoch
 				f.stack = append(f.stack, w)
@@ -1752,8 +1730,8 @@ func (f *fast) edge(u, v int32) {
 		f.ord[n] = f.ordScratch[k]
 		k++
 	}
-	f.out[u] = f.adj(f.out[u], v)
-	f.in[v] = f.adj(f.in[v], u)
+	f.nl(int(u)).out = f.adj(f.nl(int(u)).out, v)
+	f.nl(int(v)).in = f.adj(f.nl(int(v)).in, u)
 }
 
 // adjFirst is the capacity a node's first edge list of a direction
@@ -1836,7 +1814,7 @@ func (f *fast) wouldCycle(n, k, c int32, srcs []int32) bool {
 			}
 		}
 		for _, s := range srcs {
-			if s != c && writes(f.finals[s], k) && f.reaches(c, s) {
+			if s != c && writes(f.nl(int(s)).finals, k) && f.reaches(c, s) {
 				return true
 			}
 		}
@@ -1853,13 +1831,13 @@ func (f *fast) wouldCycle(n, k, c int32, srcs []int32) bool {
 			}
 		}
 		if p := f.prev[n]; p >= 0 {
-			join(f.clock[p])
+			join(f.nl(int(p)).clock)
 		}
 		for _, s := range srcs {
-			join(f.clock[s])
+			join(f.nl(int(s)).clock)
 		}
-		join(f.clock[c])
-		c2 := f.clock[c]
+		join(f.nl(int(c)).clock)
+		c2 := f.nl(int(c)).clock
 		for j, s := range kw.sessions {
 			p := pastPos(clk, s, own, ownP)
 			if p < 0 {
@@ -1898,7 +1876,7 @@ func (f *fast) reaches(u, v int32) bool {
 	for len(f.stack) > 0 {
 		x := f.stack[len(f.stack)-1]
 		f.stack = f.stack[:len(f.stack)-1]
-		for _, w := range f.out[x] {
+		for _, w := range f.nl(int(x)).out {
 			if w == v {
 				return true
 			}

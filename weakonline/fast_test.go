@@ -98,20 +98,13 @@ func TestKVIsText(t *testing.T) {
 func naiveGrow(f *fast, n int) {
 	for len(f.ord) < n {
 		f.ord = append(f.ord, -1)
-		f.out = append(f.out, nil)
-		f.in = append(f.in, nil)
-		f.finals = append(f.finals, nil)
-		f.reads = append(f.reads, nil)
+		f.growLists(len(f.ord))
 		f.node = append(f.node, false)
 		f.usable = append(f.usable, false)
 		f.chosen = append(f.chosen, false)
 		f.sessOf = append(f.sessOf, -1)
 		f.pos = append(f.pos, -1)
-		f.clock = append(f.clock, nil)
-		f.succ = append(f.succ, nil)
 		f.closed = append(f.closed, false)
-		f.srcs = append(f.srcs, nil)
-		f.froms = append(f.froms, nil)
 		f.prev = append(f.prev, -1)
 		f.mark = append(f.mark, 0)
 	}
@@ -132,13 +125,17 @@ func TestGrowAsNaive(t *testing.T) {
 				i := rng.IntN(n)
 				for _, f := range []*fast{a, b} {
 					f.ord[i], f.node[i], f.pos[i], f.mark[i] = int32(round), true, int32(i), 3
-					f.out[i] = []int32{int32(i)}
-					f.clock[i] = []int32{1, 2}
+					f.nl(i).out = []int32{int32(i)}
+					f.nl(i).clock = []int32{1, 2}
 				}
 			}
 		}
 		sl := func(f *fast) []any {
-			return []any{f.ord, f.out, f.in, f.finals, f.reads, f.node, f.usable, f.chosen, f.sessOf, f.pos, f.clock, f.succ, f.closed, f.srcs, f.froms, f.prev, f.mark}
+			var ls []nodeLists
+			for i := range f.nls.n {
+				ls = append(ls, *f.nl(i))
+			}
+			return []any{f.ord, ls, f.node, f.usable, f.chosen, f.sessOf, f.pos, f.closed, f.prev, f.mark}
 		}
 		if !reflect.DeepEqual(sl(a), sl(b)) {
 			t.Fatalf("round %d: grown slices differ from one append per node", round)

@@ -474,13 +474,17 @@ func (e *Engine) retire() {
 			continue
 		}
 		p := &parsed[i]
-		if f := e.fast; f != nil && i < len(f.node) && f.node[i] {
+		if f := e.fast; f != nil && i < len(f.node) && f.node[i] && f.usable[i] {
 			// The fast path parsed it at release; its reads are the
 			// ones its graph keeps (a read dropped from the instance
 			// stays dropped: taint and the summary only grow). A list
 			// member's finals hold its register writes and a mark per
-			// list key it appends to.
-			p.finals, p.reads, p.ok = f.finals[i], f.reads[i], true
+			// list key it appends to. Not an unknown the graph made
+			// unusable: the graph dropped the read no writer explains,
+			// which the instance keeps (guarded by its commit), and R4
+			// must see it (docs/SEMANTICS.md §5 "An unknown's
+			// unexplained read holds its later writers").
+			p.finals, p.reads, p.ok = f.nl(int(i)).finals, f.nl(int(i)).reads, true
 		} else {
 			// The graph does not hold it (aborted, unknown and not
 			// chosen, inconsistent, or no fast path): its ops, read
@@ -550,8 +554,14 @@ func (e *Engine) retire() {
 			work = append(work, int32(i))
 			continue
 		}
-		if t.Status == history.Aborted {
-			continue // never a source, its reads unchecked: settled
+		if t.Status == history.Aborted && e.flags[i]&fClosed != 0 {
+			// Never a source, its reads unchecked: settled, once closed
+			// (R2). An open one stays: retired, a core naming it brought
+			// it back closed (revive), and the alert fired before the
+			// window closed it, where the keeping engine waits (W4;
+			// docs/SEMANTICS.md §5 "An aborted transaction settles once
+			// closed").
+			continue
 		}
 		if e.flags[i]&fClosed == 0 || t.Status == history.Unknown || !parsed[i].ok || pin[i] == pinUnforced {
 			switch {
@@ -765,10 +775,10 @@ func (e *Engine) initPins(member func(int) bool, written func(w int) ([]kv, bool
 	// initial state: its one writer (-1: none seen), -2 for two or more.
 	writer := map[kv]int32{}
 	for i := range e.txns {
-		if !member(i) || e.flags[i]&(fClosed|fSettled) != fClosed || i >= len(f.initReads) {
+		if !member(i) || e.flags[i]&(fClosed|fSettled) != fClosed || i >= f.nls.n {
 			continue
 		}
-		for _, r := range f.initReads[i] {
+		for _, r := range f.nl(int(i)).initReads {
 			if r.str == listFinal {
 				pin[i] = pinUnforced
 				continue
@@ -815,10 +825,10 @@ func (e *Engine) initPins(member func(int) bool, written func(w int) ([]kv, bool
 		}
 	}
 	for i := range e.txns {
-		if !member(i) || e.flags[i]&(fClosed|fSettled) != fClosed || i >= len(f.initReads) || pin[i] == pinUnforced {
+		if !member(i) || e.flags[i]&(fClosed|fSettled) != fClosed || i >= f.nls.n || pin[i] == pinUnforced {
 			continue
 		}
-		for _, r := range f.initReads[i] {
+		for _, r := range f.nl(int(i)).initReads {
 			x := writer[r]
 			if (x != -1 && x != int32(i)) || e.sum.set(r.k).holds(r, e.sum.kt) {
 				pin[i] = pinUnforced

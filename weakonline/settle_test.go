@@ -45,8 +45,8 @@ func TestSettleClocksAsNaive(t *testing.T) {
 			continue
 		}
 		for d := range len(naive.node) {
-			if !sameClock(batch.clock[d], naive.clock[d]) {
-				t.Fatalf("stream %d: node %d's clock batch %v, naive %v", i, d, batch.clock[d], naive.clock[d])
+			if !sameClock(batch.nl(int(d)).clock, naive.nl(int(d)).clock) {
+				t.Fatalf("stream %d: node %d's clock batch %v, naive %v", i, d, batch.nl(int(d)).clock, naive.nl(int(d)).clock)
 			}
 		}
 		edges += pathsFor(t, i, "naive", naive, batch) + pathsFor(t, i, "batch", batch, naive)
@@ -62,8 +62,8 @@ func TestSettleClocksAsNaive(t *testing.T) {
 func pathsFor(t *testing.T, i int, name string, a, b *fast) int {
 	t.Helper()
 	n := 0
-	for u := range a.out {
-		for _, v := range a.out[u] {
+	for u := range a.nls.n {
+		for _, v := range a.nl(int(u)).out {
 			n++
 			if !reaches(b, int32(u), v) {
 				t.Fatalf("stream %d: %s's edge %d -> %d is no path in the other graph", i, name, u, v)
@@ -82,7 +82,7 @@ func reaches(f *fast, u, v int32) bool {
 		if x == v {
 			return true
 		}
-		for _, w := range f.out[x] {
+		for _, w := range f.nl(int(x)).out {
 			if !seen[w] {
 				seen[w] = true
 				stack = append(stack, w)

@@ -69,7 +69,7 @@ func (f *fast) retireCausal(lo int32, txns []history.Txn) (retired int) {
 			continue
 		}
 		ok := true
-		for _, p := range f.in[n] {
+		for _, p := range f.nl(int(n)).in {
 			if !f.retired[p] && f.mark[p] != settled {
 				ok = false
 				break
@@ -85,12 +85,12 @@ next:
 		if f.mark[n] != settled || n >= lo || f.over[n] < 0 || f.over[n] >= lo || txns[n].Status != history.Committed {
 			continue
 		}
-		for _, p := range f.in[n] {
+		for _, p := range f.nl(int(n)).in {
 			if !f.retired[p] {
 				continue next // R is closed under in-neighbours
 			}
 		}
-		for _, s := range f.succ[n] {
+		for _, s := range f.nl(int(n)).succ {
 			if f.closed[s] && f.mark[s] != settled {
 				continue next // a reader whose past may still grow
 			}
@@ -101,9 +101,9 @@ next:
 	// The live nodes' in-lists lose the retired ones (an edge out of R is
 	// in no cycle); the retired nodes' lists leave.
 	for _, r := range fresh {
-		for _, v := range f.out[r] {
+		for _, v := range f.nl(int(r)).out {
 			if !f.retired[v] {
-				f.in[v] = slices.DeleteFunc(f.in[v], func(u int32) bool { return u == r })
+				f.nl(int(v)).in = slices.DeleteFunc(f.nl(int(v)).in, func(u int32) bool { return u == r })
 			}
 		}
 	}
@@ -115,7 +115,7 @@ next:
 	// gives an edge out of R, which edge drops.
 	for _, r := range fresh {
 		s := f.sessOf[r]
-		for _, w := range f.finals[r] {
+		for _, w := range f.nl(int(r)).finals {
 			kw := f.keyWriters(w.k)
 			if kw == nil {
 				continue
@@ -137,8 +137,8 @@ next:
 		}
 	}
 	for _, r := range fresh {
-		f.out[r], f.in[r] = nil, nil
-		f.finals[r], f.reads[r], f.srcs[r], f.froms[r], f.initReads[r] = nil, nil, nil, nil, nil
+		l := f.nl(int(r))
+		*l = nodeLists{clock: l.clock, succ: l.succ}
 		f.kept = append(f.kept, r)
 	}
 	// A retired node's clock stays while a live node computes its own
@@ -147,7 +147,7 @@ next:
 	kept := f.kept[:0]
 	for _, r := range f.kept {
 		need := f.sessLast[f.sessOf[r]] == r
-		for _, s := range f.succ[r] {
+		for _, s := range f.nl(int(r)).succ {
 			if !f.retired[s] {
 				need = true
 				break
@@ -157,7 +157,9 @@ next:
 			kept = append(kept, r)
 			continue
 		}
-		f.clock[r], f.succ[r] = nil, nil
+		l := f.nl(int(r))
+		l.clock, l.succ = nil, nil
+		f.listsGone(r)
 	}
 	f.kept = kept
 	f.nRetired += len(fresh)
