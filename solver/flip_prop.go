@@ -66,6 +66,8 @@ type keptScratch struct {
 	lits    []Lit
 	dF, dB  []Node
 	ords    []int32
+	// What the test reads of one saved model, kept (burst31_keptcache.go).
+	cache keptCache
 	// Where the instance stood when the model was saved (condition 1, 2).
 	arena, edges   int
 	gcs            int64
@@ -222,18 +224,9 @@ func (s *Solver) keptTest() bool {
 			return false
 		}
 	}
-	k.flipped = k.flipped[:0]
-	for _, q := range s.trail {
-		w := q.Var()
-		if int(w) >= len(s.model) {
-			continue // made since M: the trail's value is M''s
-		}
-		if s.model[w] == 0 {
-			return false // no value in M
-		}
-		if !s.Value(q) {
-			k.flipped = append(k.flipped, q)
-		}
+	k.cache.reordered = false
+	if !s.keptScanTrail() { // burst31_keptcache.go
+		return false
 	}
 	// 2: the clauses holding a flipped variable's old literal, and the
 	// clauses allocated since M was saved.
@@ -263,11 +256,9 @@ func (s *Solver) keptTest() bool {
 	// variable's new literal's, and the edges added since M was saved.
 	t := &s.th
 	n := len(t.ord)
-	k.rank = append(k.rank[:0], make([]int32, n)...)
-	k.pos = append(k.pos[:0], s.order...)
-	for i, u := range k.pos {
-		k.rank[u] = int32(i)
-	}
+	// The saved order's inverse, made once per model; reorderKept works
+	// on a copy (burst31_keptcache.go).
+	base := s.keptBase(n)
 	k.back = k.back[:0]
 	check := func(e int32) bool {
 		ed := &t.edges[e]
@@ -275,7 +266,7 @@ func (s *Solver) keptTest() bool {
 		if !known {
 			return false
 		}
-		if in && k.rank[ed.from] > k.rank[ed.to] {
+		if in && base[ed.from] > base[ed.to] {
 			k.back = append(k.back, e)
 		}
 		return true
@@ -297,6 +288,10 @@ func (s *Solver) keptTest() bool {
 	}
 	// Vars made since M on the trail: their edges were added since M,
 	// so the loop above saw them.
+	if len(k.back) == 0 {
+		return true // every edge of M' goes forward in M's order
+	}
+	s.keptReorderFrom(base)
 	return s.reorderKept()
 }
 
@@ -435,10 +430,7 @@ func (s *Solver) saveKept() {
 	for w := len(s.model); w < n; w++ {
 		s.model = append(s.model, s.val[PosLit(Var(w))])
 	}
-	for u, r := range k.rank {
-		k.pos[r] = Node(u)
-	}
-	s.order = append(s.order[:0], k.pos...)
+	s.keptSavedOrder(s.modelGen + 1) // burst31_keptcache.go
 	s.hasModel = true
 	s.modelGen++
 	s.markSaved()
