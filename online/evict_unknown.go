@@ -103,7 +103,7 @@ func (o *Online) markInDoubt(members []int) {
 			if _, ok := o.sessEnded(i); ok {
 				// Decided committed, its session closed: it ends with
 				// its session and needs no anchor (rmw31_sessend.go).
-				d.ended = append(d.ended, i)
+				o.noteEnded(i)
 				continue
 			}
 			u := o.log.at(i)
@@ -115,7 +115,7 @@ func (o *Online) markInDoubt(members []int) {
 				k := o.log.at(j)
 				if k.Start > u.Start && k.Status == history.Committed && o.closed.get(j) {
 					if o.noteSessEnd(i, j); o.ended(i) { // rmw31_sessend.go
-						d.ended = append(d.ended, i)
+						o.noteEnded(i)
 						break
 					}
 					d.closedBy[i] = j
