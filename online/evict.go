@@ -443,6 +443,7 @@ func (o *Online) build() *reduced {
 	for _, i := range members {
 		t := *o.log.at(i)
 		gk := st.GhostKeys[i]
+		o.sessEndOf(i, &t) // rmw31_sessend.go
 		if gk != nil {
 			t.Ops = o.ghostOps(i, gk)
 		} else {

@@ -132,7 +132,7 @@ func (o *Online) bypassGhosts(window, ghosts []int, keptAt map[int]bool, cover k
 				start := int64(math.MinInt64) // no time: before everything, never ended
 				end := int64(math.MaxInt64)
 				if t.HasTime {
-					start, end = t.Start, o.opts.EffectiveEnd(t)
+					start, end = t.Start, o.instanceEnd(i, t) // rmw31_sessend.go
 				}
 				sess[t.Session] = append(sess[t.Session], sessEntry{start: start, end: end, i: i})
 			}

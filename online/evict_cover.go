@@ -201,9 +201,9 @@ func (o *Online) keptCover() keptCoverSet {
 		}
 		ea := int64(math.MaxInt64)
 		if ta.HasTime {
-			ea = o.opts.EffectiveEnd(ta)
+			ea = o.instanceEnd(k[0], ta) // rmw31_sessend.go: the instance's end
 		}
-		if ec := o.opts.EffectiveEnd(tc); ea > ec {
+		if ec := o.instanceEnd(k[1], tc); ea > ec {
 			es = append(es, entry{ec, ea})
 		}
 	}

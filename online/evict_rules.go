@@ -619,14 +619,15 @@ func (s *evictStep) commitOfLit(t int32) (bool, bool) {
 }
 
 // r1Candidates is R1: the time-closed members (and the unknowns decided
-// not to commit, evict_unknown_void.go) that are neither ghosts nor
-// pinned by a pending alert, in start order.
+// not to commit, evict_unknown_void.go, and those that end with their
+// session, rmw31_sessend.go) that are neither ghosts nor pinned by a
+// pending alert, in start order.
 func (s *evictStep) r1Candidates() []int32 {
 	r := s.r
 	order := make([]int32, 0, len(r.h.Txns))
 	for t := range r.h.Txns {
 		i := r.pos[t]
-		if i < 0 || r.ghost[t] || !s.o.closed.get(i) && !s.o.voided(i) || s.pinned[i] {
+		if i < 0 || r.ghost[t] || !s.o.closed.get(i) && !s.o.voided(i) && !s.o.ended(i) || s.pinned[i] {
 			continue
 		}
 		order = append(order, int32(t))
@@ -880,7 +881,7 @@ func (s *evictStep) holdsBack(w, t int32) bool {
 // "Overtaking an unknown in doubt").
 func (s *evictStep) untriable(w int32) bool {
 	i := s.r.pos[w]
-	return !s.o.closed.get(i) && !s.o.voided(i) && s.o.closedBySession(i)
+	return !s.o.closed.get(i) && !s.o.voided(i) && !s.o.ended(i) && s.o.closedBySession(i)
 }
 
 // r4Earlier is R4 without a probe: a member that writes one of t's keys

@@ -47,6 +47,14 @@ type doubtState struct {
 	// held are closedBy's unknowns when solveHeld last built without
 	// their reads (that build clears closedBy): waitsOnGone's.
 	held []int
+	// ends are the session ends of unknowns decided committed, by
+	// released index (rmw31_sessend.go): facts of the bodies, kept across
+	// steps and rewinds (not in a snapshot: sessEndsBuilt finds them
+	// again); ended are the step's members sessEnded holds for that are
+	// not time-closed, solveHeld's too.
+	ends      map[int]sessEnd
+	endsBuilt bool
+	ended     []int
 }
 
 // markInDoubt computes the step's unknowns closed by their session among
@@ -56,10 +64,13 @@ func (o *Online) markInDoubt(members []int) {
 	d := &o.doubt
 	clear(d.closedBy)
 	clear(d.anchor)
+	d.ended = d.ended[:0]
 	lv := o.opts.Level
 	if d.off || !lv.SessionOrder() || !lv.RealTime() {
 		return
 	}
+	o.sessEndsBuilt()       // rmw31_sessend.go
+	defer o.pruneSessEnds() // rmw31_sessend.go
 	any := false
 	for _, i := range members {
 		if o.inDoubtCandidate(i) {
@@ -89,6 +100,12 @@ func (o *Online) markInDoubt(members []int) {
 			if !o.inDoubtCandidate(i) {
 				continue
 			}
+			if _, ok := o.sessEnded(i); ok {
+				// Decided committed, its session closed: it ends with
+				// its session and needs no anchor (rmw31_sessend.go).
+				o.noteEnded(i)
+				continue
+			}
 			u := o.log.at(i)
 			// The first later member that commits and is time-closed:
 			// session order is start order (prepare's rankSessions), and
@@ -97,6 +114,10 @@ func (o *Online) markInDoubt(members []int) {
 			for _, j := range ms[a+1:] {
 				k := o.log.at(j)
 				if k.Start > u.Start && k.Status == history.Committed && o.closed.get(j) {
+					if o.noteSessEnd(i, j); o.ended(i) { // rmw31_sessend.go
+						o.noteEnded(i)
+						break
+					}
 					d.closedBy[i] = j
 					d.anchor[j] = true
 					break
@@ -123,7 +144,7 @@ func (o *Online) inDoubtCandidate(i int) bool {
 // doubt closed by its session at this step.
 func (o *Online) closedBySession(i int) bool {
 	_, ok := o.doubt.closedBy[i]
-	return ok
+	return ok || o.ended(i)
 }
 
 // solveHeld is called on an unsatisfiable instance. If the instance holds
@@ -137,12 +158,15 @@ func (o *Online) closedBySession(i int) bool {
 // to go on with and its status.
 func (o *Online) solveHeld(ctx context.Context, r *reduced, st solver.Status) (*reduced, solver.Status, bool) {
 	o.doubt.held = o.doubt.held[:0]
-	if st != solver.Unsat || len(o.doubt.closedBy) == 0 {
+	if st != solver.Unsat || len(o.doubt.closedBy) == 0 && len(o.doubt.ended) == 0 {
 		return r, st, false
 	}
 	for u := range o.doubt.closedBy {
 		o.doubt.held = append(o.doubt.held, u)
 	}
+	// The unknowns that end with their session (rmw31_sessend.go), whose
+	// reads the alert path drops too until they time-close.
+	o.doubt.held = append(o.doubt.held, o.doubt.ended...)
 	o.drop(r)
 	o.doubt.off = true
 	r = o.build()

@@ -17,7 +17,9 @@ import "github.com/streamcheck/streamcheck/history"
 
 // openOverlapBefore: a committed member ranked before t in t's session is
 // open and ends after t. (An unknown in doubt has its anchor, the first
-// committed closed member after it, which stays while it is in doubt.)
+// committed closed member after it, which stays while it is in doubt;
+// one decided committed ends with that member, rmw31_sessend.go, and
+// every b to come follows it.)
 func (s *evictStep) openOverlapBefore(t int32) bool {
 	p, r := s.p, s.r
 	lv := p.Opts().Level
@@ -29,7 +31,7 @@ func (s *evictStep) openOverlapBefore(t int32) bool {
 		s.openSess = map[int32][]int32{}
 		for u := range r.h.Txns {
 			i := r.pos[u]
-			if i < 0 || r.ghost[u] || s.o.closed.get(i) || r.h.Txns[u].Status != history.Committed {
+			if i < 0 || r.ghost[u] || s.o.closed.get(i) || s.o.ended(i) || r.h.Txns[u].Status != history.Committed {
 				continue
 			}
 			if su := p.SessionOf()[u]; su >= 0 {
