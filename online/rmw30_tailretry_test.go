@@ -9,10 +9,12 @@ import (
 )
 
 // tailWaitText: T is a tail ghost of l behind U, an unknown appender in
-// doubt (closed by its session through K, committed: V read its y1), in
-// an order no read decides until R, which shows T's 2 before U's 1. The
-// X are quiet arrivals on other keys, a step each.
-const tailWaitText = "U[0,10] append l 1, w y1 (unknown) (session s) · T[5,15] append l 2 (session t) · K[20,30] w k1 (session s) · V[32,38] r y1 · X1[40,50] w z1 · X2[60,70] w z2 · X3[80,90] w z3 · R[100,110] r l [2 1]"
+// doubt (closed by its session through K, its outcome undecided: V reads
+// K's k1, not U's y1; decided committed, U would end at K's end and leave,
+// docs/SEMANTICS.md §5 "An unknown decided committed ends at its anchor's
+// end"), in an order no read decides until R, which shows T's 2 before
+// U's 1. The X are quiet arrivals on other keys, a step each.
+const tailWaitText = "U[0,10] append l 1, w y1 (unknown) (session s) · T[5,15] append l 2 (session t) · K[20,30] w k1 (session s) · V[32,38] r k1 · X1[40,50] w z1 · X2[60,70] w z2 · X3[80,90] w z3 · R[100,110] r l [2 1]"
 
 // tailWaitRun streams tailWaitText through the evicting engine, a step
 // after every release, and returns, per step (named by the transaction
