@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -80,6 +81,11 @@ func fateRank(f uint8) uint8 {
 
 var rankFate = [3]uint8{ghostBypassed, ghostFolded, ghostKept}
 
+// pg31FusedBuilds counts the builds that judged the keys from their side
+// (tests; not synchronized: the tests that read it run one engine at a
+// time).
+var pg31FusedBuilds atomic.Int64
+
 // instanceGhostsFused is instanceGhosts with the key verdicts (fusedBypass).
 func (o *Online) instanceGhostsFused(touched map[history.Key]bool, keptAt map[int]bool, cover keptCoverSet) []int {
 	st := &o.ev
@@ -134,6 +140,7 @@ func (o *Online) instanceGhostsFused(touched map[history.Key]bool, keptAt map[in
 		fates = append(fates, rankFate[r])
 	}
 	kf.packed, kf.fates, kf.of = packed, fates, out
+	pg31FusedBuilds.Add(1)
 	return out
 }
 
