@@ -151,9 +151,17 @@ func (o *Online) bypassGhosts(window, ghosts []int, keptAt map[int]bool, cover k
 			m = max(m, l[j].end)
 		}
 	}
+	fates := o.fatesFor(ghosts) // pg31_bypasskeys.go
 	out := ghosts[:0]
-	for _, g := range ghosts {
-		switch o.bypassable(g, skew2, keptAt, cover, sess) {
+	for j, g := range ghosts {
+		keyFate := -1
+		if fates != nil {
+			keyFate = int(fates[j])
+			if selfCheck.Load() {
+				o.checkKeyFate(g, fates[j], skew2, keptAt, cover, sess)
+			}
+		}
+		switch o.bypassableWith(g, skew2, keptAt, cover, sess, keyFate) {
 		case ghostKept:
 			out = append(out, g)
 		case ghostBypassed:
@@ -177,6 +185,14 @@ const (
 // bypassable reports B1-B4 for ghost g (ghostBypassed), or, where only
 // B2 fails, F1-F3 (ghostFolded, live_fold.go).
 func (o *Online) bypassable(g int, skew2 int64, keptAt map[int]bool, cover keptCoverSet, sess map[string][]sessEntry) int {
+	return o.bypassableWith(g, skew2, keptAt, cover, sess, -1)
+}
+
+// bypassableWith is bypassable with the key part of the verdict (B2, B3
+// and F1-F3 over g's keys) given as keyFate when instanceGhosts judged
+// it from the touched keys' side (pg31_bypasskeys.go), or -1: scan g's
+// keys.
+func (o *Online) bypassableWith(g int, skew2 int64, keptAt map[int]bool, cover keptCoverSet, sess map[string][]sessEntry, keyFate int) int {
 	st := &o.ev
 	t := o.log.at(g)
 	if t.Status != history.Committed || !t.HasTime || st.Tail[g] != nil || keptAt[g] || cover.covered(g) {
@@ -187,7 +203,16 @@ func (o *Online) bypassable(g int, skew2 int64, keptAt map[int]bool, cover keptC
 		return ghostKept
 	}
 	fate := ghostBypassed
-	for _, k := range st.GhostKeys[g] {
+	var scan []history.Key // the keys judged here
+	if keyFate >= 0 {
+		if keyFate == ghostKept {
+			return ghostKept
+		}
+		fate = keyFate
+	} else {
+		scan = st.GhostKeys[g]
+	}
+	for _, k := range scan {
 		if _, l := st.ListPrefix[k]; l {
 			return ghostKept
 		}

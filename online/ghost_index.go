@@ -214,6 +214,9 @@ func (o *Online) instanceGhosts(touched map[history.Key]bool, keptAt map[int]boo
 	st := &o.ev
 	gx := o.ghostIdx()
 	gx.compact(st)
+	if o.fusedBypass() {
+		return o.instanceGhostsFused(touched, keptAt, cover) // pg31_bypasskeys.go
+	}
 	var out []int
 	isGhost := func(g int) bool { return st.Member.get(g) && st.GhostKeys[g] != nil }
 	for k := range touched {

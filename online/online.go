@@ -156,6 +156,11 @@ type Online struct {
 	bypassSess map[string][]sessEntry
 	bypassed   int
 	noBypass   bool
+	// kf are instanceGhosts' key verdicts for bypassGhosts, and
+	// noFusedBypass judges them per ghost instead (tests;
+	// pg31_bypasskeys.go).
+	kf            keyFates
+	noFusedBypass bool
 	// foldNow are the ghosts the step's build folded into the initial
 	// node (live_fold.go), foldVal their versions by key and foldSet
 	// the same ghosts as a set (both reused); folded counts them and

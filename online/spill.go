@@ -55,6 +55,7 @@ type spill struct {
 	// (pg30_loose.go), merged the blocks it wrote (tests).
 	looseNext, merged int
 	buf               []byte
+	hdr               [binary.MaxVarintLen64]byte // write's scratch
 	// rd holds the file from rdOff on, read ahead: passes over the bodies
 	// in release order (an alert's confirmation, the replay after it,
 	// snapshots) read records and offset blocks that lie mostly in file
@@ -323,7 +324,10 @@ func (s *spill) putRaw(i int, b []byte) error {
 // write appends record b and returns its offset: its length, b, and
 // (at or after crcFrom) the CRC-32C of both.
 func (s *spill) write(b []byte) (int64, error) {
-	var n [binary.MaxVarintLen64]byte
+	// The length and the checksum are built in the spill's own array: a
+	// local one escaped through the writer's interface, two allocations
+	// per record.
+	n := &s.hdr
 	k := binary.PutUvarint(n[:], uint64(len(b)))
 	if _, err := s.w.Write(n[:k]); err != nil {
 		return 0, fmt.Errorf("engine: spilling a body: %w", err)
@@ -334,9 +338,9 @@ func (s *spill) write(b []byte) (int64, error) {
 	off := s.end
 	s.end += int64(k + len(b))
 	if off >= s.crcFrom {
-		var c [crcSize]byte
-		binary.LittleEndian.PutUint32(c[:], crc32.Update(crc32.Checksum(n[:k], crcTable), crcTable, b))
-		if _, err := s.w.Write(c[:]); err != nil {
+		c := s.hdr[:crcSize]
+		binary.LittleEndian.PutUint32(c, crc32.Update(crc32.Checksum(n[:k], crcTable), crcTable, b))
+		if _, err := s.w.Write(c); err != nil {
 			return 0, fmt.Errorf("engine: spilling a body: %w", err)
 		}
 		s.end += crcSize

@@ -115,7 +115,10 @@ func (l *txnLog) markSpilled(i int, stub history.Txn) int {
 			if l.loose == nil {
 				l.loose = map[int]*history.Txn{}
 			}
-			l.loose[i] = &stub
+			// A copy of its own: taking stub's address would move every
+			// call's stub to the heap, kept or not.
+			kept := stub
+			l.loose[i] = &kept
 		} else {
 			delete(l.loose, i)
 		}
