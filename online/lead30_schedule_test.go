@@ -13,15 +13,29 @@ import (
 	"github.com/streamcheck/streamcheck/internal/oracle"
 )
 
-// sweepSchedule is sweep with a coarser step schedule (sweepWith):
-// eviction decides at step boundaries, so a rule that is exact when every
-// instant is a step may lose an order when several releases, closes and
-// horizon ends fall into one step; the daemon's tick makes such batches
-// the normal case.
-func sweepSchedule(t *testing.T, h *history.History, opts history.Options, desc string, stepNow func() bool) []firing {
+// scheduleAgrees sweeps h with a coarser step schedule (sweepWith: a step
+// at each instant with probability p, drawn from sseed) and fails unless
+// the first verdict is check's and every alert is a core; it returns the
+// number of alerts. Eviction decides at step boundaries, so a rule that
+// is exact when every instant is a step may lose an order when several
+// releases, closes and horizon ends fall into one step; the daemon's tick
+// makes such batches the normal case.
+func scheduleAgrees(t *testing.T, h *history.History, opts history.Options, roundTrip bool, desc string, p float64, sseed uint64) int {
 	t.Helper()
-	fired, _ := sweepWith(t, h, opts, false, desc, stepNow)
-	return fired
+	srng := rand.New(rand.NewPCG(sseed, 7))
+	res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fired, _ := sweepWith(t, h, opts, roundTrip, desc, func() bool { return srng.Float64() < p })
+	if (len(fired) > 0) != (res.Verdict == incremental.Invalid) {
+		t.Fatalf("%s: online alerts %v, offline %s\n%s", desc, fired, res.Verdict, dump(h))
+	}
+	checkAlertCores(t, h, opts, fired)
+	if t.Failed() {
+		t.Fatalf("%s\n%s", desc, dump(h))
+	}
+	return len(fired)
 }
 
 // TestOnlineAgreesUnderSchedules: TestOnlineAgreesWithOffline on larger
@@ -58,21 +72,8 @@ func TestOnlineAgreesUnderSchedules(t *testing.T) {
 		}
 		p := []float64{1, 0.5, 0.2}[rng.IntN(3)]
 		seed := rng.Uint64()
-		srng := rand.New(rand.NewPCG(seed, 7))
-		res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
 		desc := fmt.Sprintf("history %d (skew %d, in-doubt %d, initial %v, step share %.1f, schedule seed %d)", i, opts.Skew, opts.InDoubt, opts.InitialState, p, seed)
-		fired := sweepSchedule(t, h, opts, desc, func() bool { return srng.Float64() < p })
-		if (len(fired) > 0) != (res.Verdict == incremental.Invalid) {
-			t.Fatalf("%s: online alerts %v, offline %s\n%s", desc, fired, res.Verdict, dump(h))
-		}
-		alerts += len(fired)
-		checkAlertCores(t, h, opts, fired)
-		if t.Failed() {
-			t.Fatalf("%s\n%s", desc, dump(h))
-		}
+		alerts += scheduleAgrees(t, h, opts, false, desc, p, seed)
 	}
 	t.Logf("%d histories, %d alerts, %d evictions", n, alerts, sweepEvicted)
 	if sweepEvicted == 0 {

@@ -136,21 +136,8 @@ func TestSessEndUnderSchedules(t *testing.T) {
 		}
 		p := []float64{1, 0.5, 0.2}[rng.IntN(3)]
 		sseed := rng.Uint64()
-		srng := rand.New(rand.NewPCG(sseed, 7))
-		res, err := incremental.Check(context.Background(), h, opts, incremental.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
 		desc := fmt.Sprintf("history %d (skew %d, in-doubt %d, initial %v, step share %.1f, schedule seed %d)", i, opts.Skew, opts.InDoubt, opts.InitialState, p, sseed)
-		fired := sweepSchedule(t, h, opts, desc, func() bool { return srng.Float64() < p })
-		if (len(fired) > 0) != (res.Verdict == incremental.Invalid) {
-			t.Fatalf("%s: online alerts %v, offline %s\n%s", desc, fired, res.Verdict, dump(h))
-		}
-		alerts += len(fired)
-		checkAlertCores(t, h, opts, fired)
-		if t.Failed() {
-			t.Fatalf("%s\n%s", desc, dump(h))
-		}
+		alerts += scheduleAgrees(t, h, opts, false, desc, p, sseed)
 	}
 	t.Logf("%d histories, %d alerts, %d members ended with their session", n, alerts, ended)
 	if ended == 0 {
