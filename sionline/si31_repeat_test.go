@@ -1,13 +1,10 @@
 package sionline
 
 import (
-	"context"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/history"
-	"github.com/streamcheck/streamcheck/incremental"
 )
 
 // repeatHistory: p writes x = cur first (real time puts it before the
@@ -22,19 +19,7 @@ func repeatHistory(t *testing.T, cur, a, b, want string) (*history.History, hist
 		txn("a", "a", 10, 100, w("x", a)),
 		txn("b", "b", 20, 50, w("x", b)),
 	}
-	for s := int64(200); s < 2000; s += 10 {
-		txns = append(txns, txn(fmt.Sprint("f", s), "c", s, s+1, w(fmt.Sprint("k", s), "1")))
-	}
-	txns = append(txns, txn("v", "d", 2100, 2101, r("x", want)))
-	for s := int64(2200); s < 2400; s += 10 {
-		txns = append(txns, txn(fmt.Sprint("g", s), "c", s, s+1, w(fmt.Sprint("k", s), "1")))
-	}
-	h := &history.History{Txns: txns}
-	opts := history.Options{Level: history.StrongSnapshotIsolation, InitialState: history.InitialEmpty, InDoubt: 1000}
-	if res, err := incremental.Check(context.Background(), h, opts, incremental.Config{MaxAnomalies: 1}); err != nil || res.Verdict != incremental.Valid {
-		t.Fatalf("the history should be valid: %v %v", res.Verdict, err)
-	}
-	return h, opts
+	return paddedHistory(t, txns, r("x", want))
 }
 
 // TestRepeatedValueGivesNoOrder (docs/SEMANTICS.md §5 "A repeated value
