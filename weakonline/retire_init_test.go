@@ -156,13 +156,7 @@ func TestRetireInitRegressions(t *testing.T) {
 // WEAKONLINE_STREAMS=3000 TestTinyAgreesWithOffline, history 2081 of
 // read-committed/lists=true, on main as well).
 func TestDirtyReadAfterSpill(t *testing.T) {
-	h, err := history.ParseCompact("T1[28,32] r y null, w y 1 (aborted, session c1) · T2[36,47] r y 1, w y 3 (unknown, session c1) · T3[59,69] r y 1, r x [], append x 3, r x [3] (session c1) · T4[69,87] r x [], append x 1, w y 2, r y 2, w y 3, r x [1] (session c1) · T5[95,99] r y 1, r x [3 1], append x 2 (session c1)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range h.Txns {
-		h.Txns[i].Pos = history.Pos{}
-	}
+	h := parsePosless(t, "T1[28,32] r y null, w y 1 (aborted, session c1) · T2[36,47] r y 1, w y 3 (unknown, session c1) · T3[59,69] r y 1, r x [], append x 3, r x [3] (session c1) · T4[69,87] r x [], append x 1, w y 2, r y 2, w y 3, r x [1] (session c1) · T5[95,99] r y 1, r x [3 1], append x 2 (session c1)")
 	opts := history.DefaultOptions()
 	opts.Level = history.ReadCommitted
 	var ids [2][]string

@@ -21,13 +21,7 @@ import (
 // graph. Alerts (none: the history is valid) are the keeping engine's and
 // the naive rebuild's.
 func TestWitnessGraphRebuiltAtPass(t *testing.T) {
-	h, err := history.ParseCompact("T1[10,32] w x 2, r y null, r x 2, w x 1 (session c4) · T2[13,33] w x 2, r x 2 (session c6) · T3[17,29] w y 1, w y 4, r y 4, r y 4, w y 4 (session c3) · T4[34,43] r x 2, w x 4, w x 1, r y null, w y 4, r y 4, w y 3 (unknown, session c2) · T5[34,47] r x null, w x 2, r x 2, w y 1 (unknown, session c5) · T6[42,65] r x 1, w x 2 (session c4) · T7[55,64] r x null (session c2) · T8[59,78] r x null, r y null, w y 3 (unknown, session c5)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range h.Txns {
-		h.Txns[i].Pos = history.Pos{}
-	}
+	h := parsePosless(t, "T1[10,32] w x 2, r y null, r x 2, w x 1 (session c4) · T2[13,33] w x 2, r x 2 (session c6) · T3[17,29] w y 1, w y 4, r y 4, r y 4, w y 4 (session c3) · T4[34,43] r x 2, w x 4, w x 1, r y null, w y 4, r y 4, w y 3 (unknown, session c2) · T5[34,47] r x null, w x 2, r x 2, w y 1 (unknown, session c5) · T6[42,65] r x 1, w x 2 (session c4) · T7[55,64] r x null (session c2) · T8[59,78] r x null, r y null, w y 3 (unknown, session c5)")
 	opts := history.DefaultOptions()
 	opts.Level = history.ReadCommitted
 	opts.InDoubt = 12
@@ -60,13 +54,7 @@ func TestWitnessGraphRebuiltAtPass(t *testing.T) {
 // run. The ids differ (R3 claimed they would not); this test says so, so
 // that a change that makes the cores canonical shows here.
 func TestRetiredWriterOtherCore(t *testing.T) {
-	h, err := history.ParseCompact("T1[13,34] w z 3, r k3 2 (session c1) · T2[23,28] r x 3 (session c5) · T3[23,38] w z 2, r y [3], append y 1 (session c4) · T4[25,26] w z 3, w x 4 (session c3) · T5[26,39] r k3 2, r y [3] (session c3) · T6[45,69] r x 4, r k3 2, r x 3 (session c1) · T7[81,108] r x 4, r x null, w k3 4, r k3 4, w k3 1 (session c1)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range h.Txns {
-		h.Txns[i].Pos = history.Pos{}
-	}
+	h := parsePosless(t, "T1[13,34] w z 3, r k3 2 (session c1) · T2[23,28] r x 3 (session c5) · T3[23,38] w z 2, r y [3], append y 1 (session c4) · T4[25,26] w z 3, w x 4 (session c3) · T5[26,39] r k3 2, r y [3] (session c3) · T6[45,69] r x 4, r k3 2, r x 3 (session c1) · T7[81,108] r x 4, r x null, w k3 4, r k3 4, w k3 1 (session c1)")
 	opts := history.DefaultOptions()
 	opts.Level = history.ReadCommitted
 	opts.InDoubt, opts.Skew, opts.InitialState = 4, 2, history.InitialUnknown
@@ -94,13 +82,7 @@ func TestRetiredWriterOtherCore(t *testing.T) {
 // whose rebuild is in trouble (both are choices, F1). The alerts are the
 // keeping engine's and the verdict offline's.
 func TestWitnessGraphNotComparedWithRebuild(t *testing.T) {
-	h, err := history.ParseCompact("T1[19,23] append y 1, r z [3], append z 2 (unknown, session c2) · T2[25,33] r x [3] (session c2) · T3[35,49] append z 1, r x [3], append x 4 (session c1) · T4[54,61] append y 1, r z [], append z 4 (unknown, session c1) · T5[70,98] r x [3], append x 2, append z 2, append y 3, append y 2 (unknown, session c1) · T8[99,104] r y [1 3 2], append y 3, append z 3 (session c1) · T6[99,129] append z 4 (session c1) · T7[133,148] r z [3 2 1 2 4], append z 3, append x 2 (session c1)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range h.Txns {
-		h.Txns[i].Pos = history.Pos{}
-	}
+	h := parsePosless(t, "T1[19,23] append y 1, r z [3], append z 2 (unknown, session c2) · T2[25,33] r x [3] (session c2) · T3[35,49] append z 1, r x [3], append x 4 (session c1) · T4[54,61] append y 1, r z [], append z 4 (unknown, session c1) · T5[70,98] r x [3], append x 2, append z 2, append y 3, append y 2 (unknown, session c1) · T8[99,104] r y [1 3 2], append y 3, append z 3 (session c1) · T6[99,129] append z 4 (session c1) · T7[133,148] r z [3 2 1 2 4], append z 3, append x 2 (session c1)")
 	opts := history.DefaultOptions()
 	opts.Level = history.ReadCommitted
 	opts.InDoubt, opts.InitialState = 1, history.InitialUnknown
@@ -176,13 +158,7 @@ func TestAbortedSettlesOnceClosed(t *testing.T) {
 // T6 began, retired T6, and its y = 1 in the summary dropped T4's read
 // from the instance: no alert, not even at the end, where check has one.
 func TestUnknownUnexplainedReadHoldsWriter(t *testing.T) {
-	h, err := history.ParseCompact("T1[20,25] r y null, w y 4 (session c1) · T2[28,48] r k3 null, w k3 4, r k3 4 (aborted, session c2) · T3[30,47] r z [] (session c3) · T4[31,40] append z 2, r y 1, w y 2, w y 3 (unknown, session c4) · T5[48,61] w y 1, r y 1, w y 4 (session c2) · T6[50,61] r y null, w y 1, w k3 3 (session c3) · T7[73,90] r y 3, r y 1, w y 3, r k3 null, w k3 3, r x [] (session c2)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range h.Txns {
-		h.Txns[i].Pos = history.Pos{}
-	}
+	h := parsePosless(t, "T1[20,25] r y null, w y 4 (session c1) · T2[28,48] r k3 null, w k3 4, r k3 4 (aborted, session c2) · T3[30,47] r z [] (session c3) · T4[31,40] append z 2, r y 1, w y 2, w y 3 (unknown, session c4) · T5[48,61] w y 1, r y 1, w y 4 (session c2) · T6[50,61] r y null, w y 1, w k3 3 (session c3) · T7[73,90] r y 3, r y 1, w y 3, r k3 null, w k3 3, r x [] (session c2)")
 	opts := history.DefaultOptions()
 	opts.Level = history.ReadCommitted
 	opts.InDoubt = 0
@@ -201,4 +177,19 @@ func TestUnknownUnexplainedReadHoldsWriter(t *testing.T) {
 	}
 	sameAlerts(t, "retiring vs keeping", fired, full)
 	checkCores(t, h, opts, full, fe)
+}
+
+// parsePosless parses a compact history and clears its input positions,
+// so that the feed's arrival order, not the text's, is what the engines
+// see.
+func parsePosless(t *testing.T, text string) *history.History {
+	t.Helper()
+	h, err := history.ParseCompact(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range h.Txns {
+		h.Txns[i].Pos = history.Pos{}
+	}
+	return h
 }
