@@ -369,14 +369,10 @@ func (e *encoder) layout() {
 		e.sessQ[i] = -1
 	}
 	// Stable, as sort.SliceStable was (the same algorithm without
-	// reflection): the node order must not change with the sort.
-	slices.SortStableFunc(txns, func(a, b int32) int {
-		ta, tb := &p.h.Txns[a], &p.h.Txns[b]
-		if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
-			return cmp.Compare(ta.Start, tb.Start)
-		}
-		return cmp.Compare(a, b)
-	})
+	// reflection): the node order must not change with the sort. It is
+	// session order's own (bySessionRank: start, a tie by end then id),
+	// since a session's edges join its members in node order.
+	slices.SortStableFunc(txns, bySessionRank(p.h))
 	if e.vbox != nil {
 		e.vboxLayout(txns) // vbox_prune.go: follow the forced reads
 	}

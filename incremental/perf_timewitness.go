@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/streamcheck/streamcheck/history"
 )
@@ -30,6 +31,9 @@ const giveUp = noVersion + 1
 type timeForm struct {
 	txns []twTxn
 	ops  []twOp
+	// idCmp compares two transactions' ids, read only to order a tie in
+	// start (breakStartTies).
+	idCmp func(a, b int32) int
 	// nkeys: keys are numbered 0..nkeys-1; nsessions likewise.
 	nkeys, nsessions int32
 }
@@ -90,6 +94,25 @@ func sortByKey(ts []int32, key func(int32) int64) {
 	}
 }
 
+// breakStartTies orders each run of ts (sorted by start) that shares a
+// start as session order ranks a tie (bySessionRank: end, then id, then
+// position; docs/SEMANTICS.md §1 "Session order"), so that the session
+// predecessors read off the start order are prepare's.
+func (f *timeForm) breakStartTies(ts []int32) {
+	for i := 0; i < len(ts); {
+		j := i + 1
+		for j < len(ts) && f.txns[ts[j]].start == f.txns[ts[i]].start {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(ts[i:j], func(a, b int32) int {
+				return cmp.Or(cmp.Compare(f.txns[a].end, f.txns[b].end), f.idCmp(a, b), cmp.Compare(a, b))
+			})
+		}
+		i = j
+	}
+}
+
 // prefix is the form of the first n transactions (the probe of
 // timeFirstForm); it shares the arrays.
 func (f *timeForm) prefix(n int) *timeForm {
@@ -105,6 +128,7 @@ func (f *timeForm) prefix(n int) *timeForm {
 // timeFormOf numbers h's keys, values and sessions for the witness.
 func timeFormOf(h *history.History) *timeForm {
 	f := &timeForm{txns: make([]twTxn, len(h.Txns))}
+	f.idCmp = func(a, b int32) int { return strings.Compare(h.Txns[a].ID, h.Txns[b].ID) }
 	nops := 0
 	for i := range h.Txns {
 		nops += len(h.Txns[i].Ops)
@@ -270,6 +294,7 @@ func (f *timeForm) witness(ctx context.Context, opts history.Options) []int32 {
 		}
 	}
 	sortByKey(pByStart, func(t int32) int64 { return txns[t].start })
+	f.breakStartTies(pByStart)
 	wOff := make([]int32, nkeys+2)
 	for _, ti := range pByStart {
 		for oi, op := range f.opsOf(ti) {
@@ -530,7 +555,7 @@ func (f *timeForm) witness(ctx context.Context, opts history.Options) []int32 {
 	}
 	// Session order: each committed transaction waits for the committed
 	// member before it (members sorted as prepare ranks them: by start,
-	// then position); next is the inverse.
+	// a tie by end, id, then position); next is the inverse.
 	prev := make([]int32, n)
 	next := make([]int32, n)
 	for i := range prev {

@@ -36,7 +36,7 @@ type prepared struct {
 	appendersOf []map[history.Value][]int32
 
 	// sessionRank orders each session's transactions: start time, then
-	// input order (docs/SEMANTICS.md §1).
+	// end, then id, or input order without times (docs/SEMANTICS.md §1).
 	sessionOf         []int32
 	sessionRank       []int32
 	sessionMembers    [][]int32 // by session, in rank order
@@ -635,13 +635,23 @@ func (p *prepared) writersOfValue(k int32, v history.Value, one *[1]int32) []int
 }
 
 // bySessionRank orders a session's members by start time where both have
-// one, and by input position otherwise: the rank prepare gives, shared by
-// the weak levels' fast path (check_weak_fast.go). Sort stably with it.
+// one, a tie by end and then by id (docs/SEMANTICS.md §1 "Session
+// order"), and by input position otherwise: the rank prepare gives,
+// shared by the weak levels' fast path (check_weak_fast.go). Sort stably
+// with it.
 func bySessionRank(h *history.History) func(a, b int32) int {
 	return func(a, b int32) int {
 		ta, tb := &h.Txns[a], &h.Txns[b]
-		if ta.HasTime && tb.HasTime && ta.Start != tb.Start {
-			return cmp.Compare(ta.Start, tb.Start)
+		if ta.HasTime && tb.HasTime {
+			if c := cmp.Compare(ta.Start, tb.Start); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(ta.End, tb.End); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(ta.ID, tb.ID); c != 0 {
+				return c
+			}
 		}
 		return cmp.Compare(a, b)
 	}

@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"bytes"
 	"context"
 	"hash/maphash"
 	"math"
@@ -57,6 +58,14 @@ func (c *TimeCompact) grow() {
 	c.f.txns = make([]twTxn, 0, c.hint)
 	c.f.ops = make([]twOp, 0, 4*c.hint)
 	c.ids.init(c.hint)
+	c.f.idCmp = c.ids.compare
+}
+
+// compare orders ids a and b as strings.Compare orders their texts.
+func (s *idTable) compare(a, b int32) int {
+	la, ha := s.span(a)
+	lb, hb := s.span(b)
+	return bytes.Compare(s.text[la:ha], s.text[lb:hb])
 }
 
 // AddIDs appends one transaction, copying what it keeps (t's ops may be

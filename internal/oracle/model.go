@@ -47,8 +47,9 @@ func checkInput(h *history.History, opts history.Options) error {
 }
 
 // sessionRanks gives each transaction its position in its session's order:
-// by start timestamp when every transaction of the session has one, input
-// order on ties and otherwise (docs/SEMANTICS.md §1). Transactions without a
+// by start timestamp when every transaction of the session has one, a tie
+// by end and then by id, and input order otherwise (docs/SEMANTICS.md §1
+// "Session order"). Transactions without a
 // session get rank -1. Every status is ranked, so that the projection can
 // ask whether an aborted writer is a later transaction of a reader's
 // session.
@@ -74,7 +75,16 @@ func sessionRanks(h *history.History) []int {
 			timed = timed && h.Txns[i].HasTime
 		}
 		if timed {
-			sort.SliceStable(idx, func(a, b int) bool { return h.Txns[idx[a]].Start < h.Txns[idx[b]].Start })
+			sort.SliceStable(idx, func(a, b int) bool {
+				ta, tb := &h.Txns[idx[a]], &h.Txns[idx[b]]
+				if ta.Start != tb.Start {
+					return ta.Start < tb.Start
+				}
+				if ta.End != tb.End {
+					return ta.End < tb.End
+				}
+				return ta.ID < tb.ID
+			})
 		}
 		for r, i := range idx {
 			rank[i] = r
