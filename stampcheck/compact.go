@@ -1,6 +1,7 @@
 package stampcheck
 
 import (
+	"bytes"
 	"cmp"
 	"hash/maphash"
 	"math"
@@ -491,7 +492,16 @@ func (c *Compact) sessionLists() [][]int32 {
 	}
 	for s, mem := range by {
 		if timed[s] {
-			slices.SortStableFunc(mem, func(a, b int32) int { return cmp.Compare(c.txns[a].start, c.txns[b].start) })
+			// A tie in start goes by end, then id (docs/SEMANTICS.md §1
+			// "Session order"), as sessions ranks it.
+			slices.SortStableFunc(mem, func(a, b int32) int {
+				if r := cmp.Or(cmp.Compare(c.txns[a].start, c.txns[b].start), cmp.Compare(c.txns[a].end, c.txns[b].end)); r != 0 {
+					return r
+				}
+				la, ha := c.ids.span(a)
+				lb, hb := c.ids.span(b)
+				return bytes.Compare(c.ids.text[la:ha], c.ids.text[lb:hb])
+			})
 		}
 	}
 	return by

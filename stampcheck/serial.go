@@ -154,8 +154,9 @@ func levelOrderViolation(h *history.History, opts history.Options, order []int32
 }
 
 // sessions lists each session's transactions in session order: start
-// timestamps when all of the session's transactions have them, input
-// order on ties and otherwise (docs/SEMANTICS.md §1).
+// timestamps when all of the session's transactions have them, a tie by
+// end and then id, and input order otherwise (docs/SEMANTICS.md §1
+// "Session order").
 func sessions(h *history.History) [][]int32 {
 	idx := map[string]int{}
 	var out [][]int32
@@ -178,7 +179,12 @@ func sessions(h *history.History) [][]int32 {
 			timed = timed && h.Txns[i].HasTime
 		}
 		if timed {
-			slices.SortStableFunc(s, func(a, b int32) int { return cmp.Compare(h.Txns[a].Start, h.Txns[b].Start) })
+			// A tie in start goes by end, then id (docs/SEMANTICS.md §1
+			// "Session order"), as check and the online window rank it.
+			slices.SortStableFunc(s, func(a, b int32) int {
+				ta, tb := &h.Txns[a], &h.Txns[b]
+				return cmp.Or(cmp.Compare(ta.Start, tb.Start), cmp.Compare(ta.End, tb.End), cmp.Compare(ta.ID, tb.ID))
+			})
 		}
 	}
 	return out
