@@ -12,6 +12,7 @@
 package history
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
@@ -216,4 +217,24 @@ type History struct {
 	// bytes a transaction. Code that filters or reorders Txns must carry
 	// it along (or drop it: a history without facts is checked black-box).
 	Facts []Facts
+}
+
+// SessionCompare orders two timed transactions of one session as session
+// order does (docs/SEMANTICS.md §1 "Session order"): by start, a tie by
+// end (in a sequential session the one that ends at that instant ran
+// first), then by id, so that the order does not depend on the order of
+// lines and is the one the online window releases in. Transactions
+// without times are ordered by input position, which only the caller
+// knows.
+func SessionCompare(a, b *Txn) int {
+	// Not cmp.Or: its arguments are all evaluated, and the ids' string
+	// comparison is needed only on a tie (sorts of every transaction call
+	// this).
+	if c := cmp.Compare(a.Start, b.Start); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.End, b.End); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
 }

@@ -95,8 +95,8 @@ func sortByKey(ts []int32, key func(int32) int64) {
 }
 
 // breakStartTies orders each run of ts (sorted by start) that shares a
-// start as session order ranks a tie (bySessionRank: end, then id, then
-// position; docs/SEMANTICS.md §1 "Session order"), so that the session
+// start as session order ranks a tie (history.SessionCompare on the
+// form's fields: end, then id, then position), so that the session
 // predecessors read off the start order are prepare's.
 func (f *timeForm) breakStartTies(ts []int32) {
 	for i := 0; i < len(ts); {

@@ -634,22 +634,15 @@ func (p *prepared) writersOfValue(k int32, v history.Value, one *[1]int32) []int
 	return p.valueWriters.get(keyVal{k, v}, one)
 }
 
-// bySessionRank orders a session's members by start time where both have
-// one, a tie by end and then by id (docs/SEMANTICS.md §1 "Session
-// order"), and by input position otherwise: the rank prepare gives,
-// shared by the weak levels' fast path (check_weak_fast.go). Sort stably
-// with it.
+// bySessionRank orders a session's members by history.SessionCompare
+// where both have times, and by input position otherwise: the rank
+// prepare gives, shared by the weak levels' fast path
+// (check_weak_fast.go). Sort stably with it.
 func bySessionRank(h *history.History) func(a, b int32) int {
 	return func(a, b int32) int {
 		ta, tb := &h.Txns[a], &h.Txns[b]
 		if ta.HasTime && tb.HasTime {
-			if c := cmp.Compare(ta.Start, tb.Start); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(ta.End, tb.End); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(ta.ID, tb.ID); c != 0 {
+			if c := history.SessionCompare(ta, tb); c != 0 {
 				return c
 			}
 		}

@@ -492,8 +492,8 @@ func (c *Compact) sessionLists() [][]int32 {
 	}
 	for s, mem := range by {
 		if timed[s] {
-			// A tie in start goes by end, then id (docs/SEMANTICS.md §1
-			// "Session order"), as sessions ranks it.
+			// history.SessionCompare on the compact form's fields, as
+			// sessions ranks the members.
 			slices.SortStableFunc(mem, func(a, b int32) int {
 				if r := cmp.Or(cmp.Compare(c.txns[a].start, c.txns[b].start), cmp.Compare(c.txns[a].end, c.txns[b].end)); r != 0 {
 					return r

@@ -179,12 +179,7 @@ func sessions(h *history.History) [][]int32 {
 			timed = timed && h.Txns[i].HasTime
 		}
 		if timed {
-			// A tie in start goes by end, then id (docs/SEMANTICS.md §1
-			// "Session order"), as check and the online window rank it.
-			slices.SortStableFunc(s, func(a, b int32) int {
-				ta, tb := &h.Txns[a], &h.Txns[b]
-				return cmp.Or(cmp.Compare(ta.Start, tb.Start), cmp.Compare(ta.End, tb.End), cmp.Compare(ta.ID, tb.ID))
-			})
+			slices.SortStableFunc(s, func(a, b int32) int { return history.SessionCompare(&h.Txns[a], &h.Txns[b]) })
 		}
 	}
 	return out
