@@ -46,12 +46,14 @@ func (o *Online) fusedBypass() bool {
 // instance touches, bk build's note of k: B3 (every member writer of k
 // after g's effective end + 2Δ), then B2 or, where a member reads k,
 // F1-F3. A ghost B1 keeps for its status or time is kept here too.
-func (o *Online) keyFate(g int, bk *bypassKey, k history.Key, skew2 int64) uint8 {
-	t := o.log.at(g)
-	if t.Status != history.Committed || !t.HasTime {
-		return ghostKept
-	}
-	end := o.opts.EffectiveEnd(t)
+//
+// h is g's entry in byKey[k] and holders all of byKey[k]: g's status,
+// time and final value of k are read from h (ghostRef), not from g's
+// body. A ghost that is not committed with a time has h.end =
+// math.MaxInt64 and is kept, as a committed one's effective end is its
+// end.
+func (o *Online) keyFate(h *ghostRef, holders []ghostRef, bk *bypassKey, k history.Key, skew2 int64) uint8 {
+	end := h.end
 	if end == math.MaxInt64 || end > math.MaxInt64-skew2-1 {
 		return ghostKept
 	}
@@ -59,7 +61,7 @@ func (o *Online) keyFate(g int, bk *bypassKey, k history.Key, skew2 int64) uint8
 		return ghostKept
 	}
 	if bk.read {
-		if !o.foldable(g, k, bk, end+skew2) { // live_fold.go
+		if !o.foldableRef(h, holders, k, bk, end+skew2) { // live_fold.go
 			return ghostKept
 		}
 		return ghostFolded
@@ -100,7 +102,8 @@ func (o *Online) instanceGhostsFused(touched map[history.Key]bool, keptAt map[in
 			continue
 		}
 		bk, noted := o.bypass[k]
-		for _, g := range hs {
+		for j := range hs {
+			g := hs[j].g
 			if !st.Member.get(g) {
 				continue
 			}
@@ -108,7 +111,7 @@ func (o *Online) instanceGhostsFused(touched map[history.Key]bool, keptAt map[in
 			// marks); one without a note would be skipped by the scan.
 			f := uint8(ghostBypassed)
 			if noted {
-				f = o.keyFate(g, &bk, k, skew2)
+				f = o.keyFate(&hs[j], hs, &bk, k, skew2)
 			}
 			packed = append(packed, uint64(g)<<2|uint64(fateRank(f)))
 		}
