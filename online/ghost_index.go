@@ -244,6 +244,7 @@ func (o *Online) instanceGhosts(touched map[history.Key]bool, keptAt map[int]boo
 	st := &o.ev
 	gx := o.ghostIdx()
 	gx.compact(st)
+	o.kf.pairsOK = false // pg32_foldpairs.go: only this build's may serve
 	if o.fusedBypass() {
 		return o.instanceGhostsFused(touched, keptAt, cover) // pg31_bypasskeys.go
 	}

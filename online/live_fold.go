@@ -81,6 +81,17 @@ func (o *Online) foldInit(touched map[history.Key]bool, initKeys []history.Key) 
 		o.foldSet = map[int]bool{}
 	}
 	clear(o.foldSet)
+	if o.kf.pairsOK && slices.IsSorted(o.foldNow) {
+		if selfCheck.Load() {
+			return o.checkFoldPairs(touched, initKeys) // pg32_foldpairs.go
+		}
+		return o.foldInitPairs(initKeys) // pg32_foldpairs.go
+	}
+	return o.foldInitScan(touched, initKeys)
+}
+
+// foldInitScan is foldInit by a scan of each folded ghost's keys.
+func (o *Online) foldInitScan(touched map[history.Key]bool, initKeys []history.Key) []history.Key {
 	st := &o.ev
 	for _, g := range o.foldNow {
 		o.foldSet[g] = true
