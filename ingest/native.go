@@ -21,12 +21,14 @@ import (
 // The zero value is ready to use.
 type NativeDecoder struct {
 	s scanner
-	// short and keys are Decode's intern table, for texts of up to 16
-	// bytes (most keys and values) and for longer ones.
-	short    shortIntern
-	keys     map[string]history.Value
-	sessions map[string]string
-	ops      []history.Op // scratch for the current event's ops
+	// short and keys are Decode's intern table of keys, for texts of up
+	// to 16 bytes (most keys) and for longer ones; shortVals is the one
+	// of short values (pg32_intern.go).
+	short     shortIntern
+	shortVals shortIntern
+	keys      map[string]history.Value
+	sessions  map[string]string
+	ops       []history.Op // scratch for the current event's ops
 	// slab, when batch is set, is where ops are carved from: a whole
 	// history read at once lives and dies together, so one allocation per
 	// few thousand ops replaces one per transaction.
@@ -690,7 +692,7 @@ func (d *NativeDecoder) value() (history.Value, scalarKind) {
 	case c == '"':
 		raw, esc := s.rawString()
 		if s.err == nil && !esc && len(raw)+2 <= shortValue && plainASCII(raw) {
-			return d.internKey(s.b[at:s.i]), kString
+			return d.internValue(s.b[at:s.i]), kString
 		}
 		s.i = at
 	case '0' <= c && c <= '9':
@@ -717,7 +719,7 @@ func (d *NativeDecoder) value() (history.Value, scalarKind) {
 		}
 		if s.err == nil && kind == numInt && len(lit) <= shortValue {
 			if _, err := parseInt(lit); err == nil {
-				return d.internKey(lit), kInt
+				return d.internValue(lit), kInt
 			}
 		}
 		s.i = at

@@ -663,7 +663,7 @@ func (d *NativeDecoder) fastScalar(b []byte, i int, dst uint8) (v history.Value,
 		return history.Value(unsafe.String(unsafe.SliceData(text), len(text))), next, true
 	}
 	if len(text) <= shortValue {
-		return d.internKey(text), next, true
+		return d.internValue(text), next, true
 	}
 	return history.Value(text), next, true
 }

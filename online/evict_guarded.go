@@ -162,7 +162,7 @@ func (s *evictStep) initialGhostIs(k, g int32) bool {
 	if len(hs) != 1 {
 		return false
 	}
-	at, in := s.r.at[hs[0]]
+	at, in := s.r.at[hs[0].g]
 	return in && at == g
 }
 

@@ -3,6 +3,7 @@ package online
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sync/atomic"
 
@@ -22,7 +23,9 @@ import (
 //
 //   - GX1 byKey[k] is the set of ghosts g with k in GhostKeys[g]. Several
 //     ghosts may hold one key (an overtaken writer keeps its key beside
-//     the live version, R4's keepPrev), so LiveOf is not enough.
+//     the live version, R4's keepPrev), so LiveOf is not enough. Each
+//     entry carries what keyFate reads of g's body (ghostRef), so that
+//     judging a (key, ghost) pair reads no body.
 //   - GX2 byStart holds (start, g) for every ghost g with trusted times,
 //     sorted; an entry whose g is no longer a ghost may stay (lazy
 //     deletion, dropped when stale entries are half of the list), so a
@@ -40,7 +43,7 @@ import (
 // ghosts build picks to the pass over every member it replaces.
 type ghostIndex struct {
 	built   bool
-	byKey   map[history.Key][]int
+	byKey   map[history.Key][]ghostRef
 	byStart []ghostAt
 	stale   int
 	// win is GX3's list; winListed says whether it is built.
@@ -48,6 +51,31 @@ type ghostIndex struct {
 	winListed bool
 	// inst is build's scratch: the instance's members in released order.
 	inst []int
+}
+
+// ghostRef is a byKey[k] entry: ghost g, and what the fused bypass
+// (keyFate, foldable) reads of g's body for k, taken when the entry is
+// made. A ghost's body does not change while it is a ghost (it stays in
+// memory, stub leaves members alone, and a stub keeps the times and the
+// status), so the copy is the body's (pg32_ghostref.go).
+type ghostRef struct {
+	g int
+	// end is g's end when g is committed with a time, else math.MaxInt64
+	// (keyFate keeps it either way).
+	end int64
+	// val is g's final write of the key, wrote whether it has one.
+	val   history.Value
+	wrote bool
+}
+
+// refOf is byKey's entry for ghost g's key k, t g's body.
+func (o *Online) refOf(g int, t *history.Txn, k history.Key) ghostRef {
+	r := ghostRef{g: g, end: math.MaxInt64}
+	if t.Status == history.Committed && t.HasTime {
+		r.end = t.End
+	}
+	r.val, r.wrote = o.finalWrite(t, k)
+	return r
 }
 
 // ghostAt is a byStart entry.
@@ -96,13 +124,14 @@ func (o *Online) ghostIdx() *ghostIndex {
 // rebuildGhostIndex builds GX1 and GX2 from GhostKeys.
 func (o *Online) rebuildGhostIndex(gx *ghostIndex) {
 	st := &o.ev
-	gx.byKey = make(map[history.Key][]int, len(st.GhostKeys))
+	gx.byKey = make(map[history.Key][]ghostRef, len(st.GhostKeys))
 	gx.byStart = gx.byStart[:0]
 	for g, keys := range st.GhostKeys {
+		t := o.log.at(g)
 		for _, k := range keys {
-			gx.byKey[k] = append(gx.byKey[k], g)
+			gx.byKey[k] = append(gx.byKey[k], o.refOf(g, t, k))
 		}
-		if t := o.log.at(g); t.HasTime {
+		if t.HasTime {
 			gx.byStart = append(gx.byStart, ghostAt{t.Start, g})
 		}
 	}
@@ -122,10 +151,11 @@ func (o *Online) setGhostKeys(i int, keys []history.Key) {
 				gx.unKey(k, i)
 			}
 		}
+		t := o.log.at(i)
 		for _, k := range keys {
-			gx.byKey[k] = append(gx.byKey[k], i)
+			gx.byKey[k] = append(gx.byKey[k], o.refOf(i, t, k))
 		}
-		if t := o.log.at(i); t.HasTime {
+		if t.HasTime {
 			e := ghostAt{t.Start, i}
 			// New ghosts are recent members: mostly an append.
 			if at, found := slices.BinarySearchFunc(gx.byStart, e, cmpGhostAt); !found {
@@ -164,7 +194,7 @@ func (st *evictState) ghostGone(i int) {
 
 // unKey takes g from byKey[k].
 func (gx *ghostIndex) unKey(k history.Key, g int) {
-	gs := slices.DeleteFunc(gx.byKey[k], func(x int) bool { return x == g })
+	gs := slices.DeleteFunc(gx.byKey[k], func(x ghostRef) bool { return x.g == g })
 	if len(gs) == 0 {
 		delete(gx.byKey, k)
 	} else {
@@ -214,15 +244,16 @@ func (o *Online) instanceGhosts(touched map[history.Key]bool, keptAt map[int]boo
 	st := &o.ev
 	gx := o.ghostIdx()
 	gx.compact(st)
+	o.kf.pairsOK = false // pg32_foldpairs.go: only this build's may serve
 	if o.fusedBypass() {
 		return o.instanceGhostsFused(touched, keptAt, cover) // pg31_bypasskeys.go
 	}
 	var out []int
 	isGhost := func(g int) bool { return st.Member.get(g) && st.GhostKeys[g] != nil }
 	for k := range touched {
-		for _, g := range gx.byKey[k] {
-			if st.Member.get(g) {
-				out = append(out, g)
+		for _, h := range gx.byKey[k] {
+			if st.Member.get(h.g) {
+				out = append(out, h.g)
 			}
 		}
 	}
@@ -254,10 +285,11 @@ func (o *Online) checkGhostIndex() error {
 		if len(fresh.byKey) != len(gx.byKey) {
 			return fmt.Errorf("engine self-check: ghost index holds %d keys, GhostKeys %d", len(gx.byKey), len(fresh.byKey))
 		}
+		byG := func(a, b ghostRef) int { return cmp.Compare(a.g, b.g) }
 		for k, want := range fresh.byKey {
 			got := slices.Clone(gx.byKey[k])
-			slices.Sort(got)
-			slices.Sort(want)
+			slices.SortFunc(got, byG)
+			slices.SortFunc(want, byG)
 			if !slices.Equal(got, want) {
 				return fmt.Errorf("engine self-check: ghost index has %v for key %q, GhostKeys %v", got, k, want)
 			}

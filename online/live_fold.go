@@ -50,7 +50,22 @@ func (o *Online) foldable(g int, k history.Key, bk *bypassKey, bound int64) bool
 		return false
 	}
 	holders := st.gx.byKey[k]
-	return len(holders) == 1 && holders[0] == g
+	return len(holders) == 1 && holders[0].g == g
+}
+
+// foldableRef is foldable for the pair keyFate judges: h is g's entry in
+// byKey[k] (g = h.g), holders all of byKey[k]. It reads g's final value
+// of k from h, not from g's body, and F3's holders from the list at
+// hand: the same verdict (the self-check holds each to bypassable's).
+func (o *Online) foldableRef(h *ghostRef, holders []ghostRef, k history.Key, bk *bypassKey, bound int64) bool {
+	if o.noFold || bk.mixed || !bk.hasVal || bk.minRead <= bound {
+		return false
+	}
+	if !h.wrote || h.val != bk.readVal || len(holders) != 1 {
+		return false
+	}
+	l, has := o.ev.LiveOf[k]
+	return has && l == h.g
 }
 
 // foldInit adds to the step's initial node the versions of the folded
@@ -66,6 +81,17 @@ func (o *Online) foldInit(touched map[history.Key]bool, initKeys []history.Key) 
 		o.foldSet = map[int]bool{}
 	}
 	clear(o.foldSet)
+	if o.kf.pairsOK && slices.IsSorted(o.foldNow) {
+		if selfCheck.Load() {
+			return o.checkFoldPairs(touched, initKeys) // pg32_foldpairs.go
+		}
+		return o.foldInitPairs(initKeys) // pg32_foldpairs.go
+	}
+	return o.foldInitScan(touched, initKeys)
+}
+
+// foldInitScan is foldInit by a scan of each folded ghost's keys.
+func (o *Online) foldInitScan(touched map[history.Key]bool, initKeys []history.Key) []history.Key {
 	st := &o.ev
 	for _, g := range o.foldNow {
 		o.foldSet[g] = true

@@ -32,8 +32,15 @@ import (
 type keyFates struct {
 	of    []int
 	fates []uint8
-	// packed is the scratch of (ghost << 2 | fate), sorted.
+	// packed is the scratch of (ghost << shift | pair << 2 | fate),
+	// sorted; pair indexes pairs, noPair for a ghost brought in by a
+	// kept order or keptCover (pg32_foldpairs.go).
 	packed []uint64
+	shift  uint
+	// pairs are the (touched key, ghost's final value) of each pair the
+	// call judged, for foldInit; pairsOK says they are this build's.
+	pairs   []foldPair
+	pairsOK bool
 }
 
 // fusedBypass says whether instanceGhosts judges the key part of the
@@ -46,12 +53,14 @@ func (o *Online) fusedBypass() bool {
 // instance touches, bk build's note of k: B3 (every member writer of k
 // after g's effective end + 2Δ), then B2 or, where a member reads k,
 // F1-F3. A ghost B1 keeps for its status or time is kept here too.
-func (o *Online) keyFate(g int, bk *bypassKey, k history.Key, skew2 int64) uint8 {
-	t := o.log.at(g)
-	if t.Status != history.Committed || !t.HasTime {
-		return ghostKept
-	}
-	end := o.opts.EffectiveEnd(t)
+//
+// h is g's entry in byKey[k] and holders all of byKey[k]: g's status,
+// time and final value of k are read from h (ghostRef), not from g's
+// body. A ghost that is not committed with a time has h.end =
+// math.MaxInt64 and is kept, as a committed one's effective end is its
+// end.
+func (o *Online) keyFate(h *ghostRef, holders []ghostRef, bk *bypassKey, k history.Key, skew2 int64) uint8 {
+	end := h.end
 	if end == math.MaxInt64 || end > math.MaxInt64-skew2-1 {
 		return ghostKept
 	}
@@ -59,7 +68,7 @@ func (o *Online) keyFate(g int, bk *bypassKey, k history.Key, skew2 int64) uint8
 		return ghostKept
 	}
 	if bk.read {
-		if !o.foldable(g, k, bk, end+skew2) { // live_fold.go
+		if !o.foldableRef(h, holders, k, bk, end+skew2) { // live_fold.go
 			return ghostKept
 		}
 		return ghostFolded
@@ -93,6 +102,8 @@ func (o *Online) instanceGhostsFused(touched map[history.Key]bool, keptAt map[in
 	kf := &o.kf
 	skew2 := 2 * o.opts.Skew
 	packed := kf.packed[:0]
+	pairs := kf.pairs[:0]
+	shift, pairsOK := packShift(o.log.len())
 	isGhost := func(g int) bool { return st.Member.get(g) && st.GhostKeys[g] != nil }
 	for k := range touched {
 		hs := gx.byKey[k]
@@ -100,7 +111,8 @@ func (o *Online) instanceGhostsFused(touched map[history.Key]bool, keptAt map[in
 			continue
 		}
 		bk, noted := o.bypass[k]
-		for _, g := range hs {
+		for j := range hs {
+			g := hs[j].g
 			if !st.Member.get(g) {
 				continue
 			}
@@ -108,21 +120,29 @@ func (o *Online) instanceGhostsFused(touched map[history.Key]bool, keptAt map[in
 			// marks); one without a note would be skipped by the scan.
 			f := uint8(ghostBypassed)
 			if noted {
-				f = o.keyFate(g, &bk, k, skew2)
+				f = o.keyFate(&hs[j], hs, &bk, k, skew2)
 			}
-			packed = append(packed, uint64(g)<<2|uint64(fateRank(f)))
+			idx := uint64(noPair)
+			if pairsOK {
+				if idx = uint64(len(pairs)); idx < noPair {
+					pairs = append(pairs, foldPair{k: k, v: hs[j].val})
+				} else {
+					idx, pairsOK = noPair, false
+				}
+			}
+			packed = append(packed, uint64(g)<<shift|idx<<2|uint64(fateRank(f)))
 		}
 	}
 	for g := range keptAt {
 		if isGhost(g) {
-			packed = append(packed, uint64(g)<<2|2)
+			packed = append(packed, uint64(g)<<shift|noPair<<2|2)
 		}
 	}
 	for _, rg := range cover.ranges {
 		at, _ := slices.BinarySearchFunc(gx.byStart, ghostAt{rg[0], -1 << 62}, cmpGhostAt)
 		for ; at < len(gx.byStart) && gx.byStart[at].start <= rg[1]; at++ {
 			if g := gx.byStart[at].i; isGhost(g) && cover.covered(g) {
-				packed = append(packed, uint64(g)<<2|2)
+				packed = append(packed, uint64(g)<<shift|noPair<<2|2)
 			}
 		}
 	}
@@ -130,16 +150,20 @@ func (o *Online) instanceGhostsFused(touched map[history.Key]bool, keptAt map[in
 	out := make([]int, 0, len(packed))
 	fates := kf.fates[:0]
 	for _, p := range packed {
-		g, r := int(p>>2), uint8(p&3)
+		g, r := int(p>>shift), uint8(p&3)
 		if n := len(out); n > 0 && out[n-1] == g {
-			// Sorted: the same ghost's entries are adjacent, the worst last.
-			fates[n-1] = rankFate[r]
+			// Sorted: the same ghost's entries are adjacent; it takes
+			// the worst.
+			if r > fateRank(fates[n-1]) {
+				fates[n-1] = rankFate[r]
+			}
 			continue
 		}
 		out = append(out, g)
 		fates = append(fates, rankFate[r])
 	}
 	kf.packed, kf.fates, kf.of = packed, fates, out
+	kf.shift, kf.pairs, kf.pairsOK = shift, pairs, pairsOK
 	pg31FusedBuilds.Add(1)
 	return out
 }
