@@ -48,8 +48,12 @@ func culpritPerPrefix(witness []string, index map[string]int, limit int, byName 
 		x := inX(name)
 		if ev[:sp] == "begin" {
 			seen := map[history.Key]bool{}
+			other := map[history.Key]bool{} // an op on the key other than an append so far
 			for _, op := range t.Ops {
-				if op.Kind == history.Read && !seen[op.Key] {
+				// A first read, or a list read after the transaction's
+				// own appends alone (§5 "A list read after its own
+				// appends reads the snapshot too (si32)").
+				if op.Kind == history.Read && (!seen[op.Key] || op.IsList && !other[op.Key]) {
 					if x {
 						if w, ok := lastWriter[op.Key]; ok && !inX(w) && name != ghostName {
 							blame(name)
@@ -59,6 +63,7 @@ func culpritPerPrefix(witness []string, index map[string]int, limit int, byName 
 					}
 				}
 				seen[op.Key] = true
+				other[op.Key] = other[op.Key] || op.Kind != history.Append
 			}
 			continue
 		}

@@ -448,7 +448,7 @@ func sealedPrefixes(witness []string, index map[string]int, n int, byName map[st
 			}
 			fs := newFirsts(t.Ops)
 			for j, op := range t.Ops {
-				if op.Kind == history.Read && fs.first(j) {
+				if op.Kind == history.Read && externalRead(t.Ops, j, fs) {
 					if w, ok := lastWriter[op.Key]; ok && w > k {
 						mark(k, w)
 					}
