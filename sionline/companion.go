@@ -572,13 +572,16 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 		p, ok := g.Pin[k]
 		return p, ok
 	}
-	// A fresh fix only on a key no other member of the chunk touches: a
-	// member's read of the key's initial value in the witness may have
+	// A fresh fix only on a key no other member of the screen touches:
+	// a member's read of the key's initial value in the witness may have
 	// been pinned and then unpinned by a later write in the same chunk,
-	// and u's fix must not contradict it. Asked only for a fresh fix (a
-	// scan of the chunk's ops: no set built per candidate).
+	// and a member of a later chunk of the same witness (or one still
+	// held) may have read another initial value there; u's fix must
+	// contradict neither (docs/SEMANTICS.md §5 "A companion's fix must
+	// hold for the whole witness (si32)"). Asked only for a fresh fix (a
+	// scan of the screen's ops: no set built per candidate).
 	chunkTouches := func(k history.Key) bool {
-		for _, i := range xs {
+		for i := range e.txs {
 			if &e.txs[i] == u {
 				continue
 			}
