@@ -32,6 +32,7 @@ func culpritPerPrefix(witness []string, index map[string]int, limit int, byName 
 	}
 	lastWriter := map[history.Key]string{}
 	yBegun := map[history.Key]bool{}
+	yWrote := map[history.Key]bool{} // a writer outside X committed the key so far
 	c := -1
 	blame := func(name string) {
 		if n := index[name]; c < 0 || n < c {
@@ -60,6 +61,12 @@ func culpritPerPrefix(witness []string, index map[string]int, limit int, byName 
 						}
 					} else {
 						yBegun[op.Key] = true
+						// A reader outside X of X's version after a
+						// writer outside X (§5 "A version order the
+						// chunks keep (si32)").
+						if w, ok := lastWriter[op.Key]; ok && inX(w) && yWrote[op.Key] && !NoWriterOrder {
+							blame(w)
+						}
 					}
 				}
 				seen[op.Key] = true
@@ -72,6 +79,9 @@ func culpritPerPrefix(witness []string, index map[string]int, limit int, byName 
 				continue
 			}
 			lastWriter[op.Key] = name
+			if !x {
+				yWrote[op.Key] = true
+			}
 			if x && yBegun[op.Key] && name != ghostName {
 				blame(name)
 			}

@@ -23,3 +23,8 @@ func externalRead(ops []history.Op, j int, fs firsts) bool {
 	}
 	return true
 }
+
+// NoWriterOrder leaves out sealedPrefixes' third kind of interval, as
+// before docs/SEMANTICS.md §5 "A version order the chunks keep (si32)"
+// (the tests compare).
+var NoWriterOrder = false
