@@ -95,6 +95,9 @@ func TestSIAgreesUnderSchedules(t *testing.T) {
 				if i < from {
 					continue // drawn, not run: a hunt resumed (STREAMCHECK_SI31_FROM)
 				}
+				if i > from && i%5000 == 0 {
+					t.Logf("%d histories passed (%d to %d)", i-from, from, i-1) // a long hunt's progress (-v shows it at once)
+				}
 				h, promised, checked, wcfg, a := c.h, c.promised, c.checked, c.wcfg, c.a
 				WaitWindow, segTxns = c.wait, c.seg
 				desc := fmt.Sprintf("seed %d history %d: %s", seed, i, c)
