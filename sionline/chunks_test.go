@@ -32,6 +32,7 @@ func culpritPerPrefix(witness []string, index map[string]int, limit int, byName 
 	}
 	lastWriter := map[history.Key]string{}
 	yBegun := map[history.Key]bool{}
+	yWrote := map[history.Key]bool{} // a writer outside X committed the key so far
 	c := -1
 	blame := func(name string) {
 		if n := index[name]; c < 0 || n < c {
@@ -48,17 +49,28 @@ func culpritPerPrefix(witness []string, index map[string]int, limit int, byName 
 		x := inX(name)
 		if ev[:sp] == "begin" {
 			seen := map[history.Key]bool{}
+			other := map[history.Key]bool{} // an op on the key other than an append so far
 			for _, op := range t.Ops {
-				if op.Kind == history.Read && !seen[op.Key] {
+				// A first read, or a list read after the transaction's
+				// own appends alone (§5 "A list read after its own
+				// appends reads the snapshot too (si32)").
+				if op.Kind == history.Read && (!seen[op.Key] || op.IsList && !other[op.Key]) {
 					if x {
 						if w, ok := lastWriter[op.Key]; ok && !inX(w) && name != ghostName {
 							blame(name)
 						}
 					} else {
 						yBegun[op.Key] = true
+						// A reader outside X of X's version after a
+						// writer outside X (§5 "A version order the
+						// chunks keep (si32)").
+						if w, ok := lastWriter[op.Key]; ok && inX(w) && yWrote[op.Key] && !NoWriterOrder {
+							blame(w)
+						}
 					}
 				}
 				seen[op.Key] = true
+				other[op.Key] = other[op.Key] || op.Kind != history.Append
 			}
 			continue
 		}
@@ -67,6 +79,9 @@ func culpritPerPrefix(witness []string, index map[string]int, limit int, byName 
 				continue
 			}
 			lastWriter[op.Key] = name
+			if !x {
+				yWrote[op.Key] = true
+			}
 			if x && yBegun[op.Key] && name != ghostName {
 				blame(name)
 			}

@@ -164,6 +164,9 @@ type companion struct {
 	// unknown initial state): they join the ghost's pins when it leaves
 	// as a companion. Not kept after that (not encoded).
 	pins []history.Op
+	// why names the condition that refused a candidate (newCompanion's
+	// false), for traceCompanion. Not encoded.
+	why string
 }
 
 func isCompanion(name string) bool { return strings.HasPrefix(name, compPrefix) }
@@ -323,6 +326,9 @@ func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, comm
 			}
 		}
 		if drop || dead == len(c.Writes) {
+			if traceCompanion != nil {
+				traceCompanion("dropped (K7)", c.Writes)
+			}
 			continue
 		}
 		if dead > 0 {
@@ -344,6 +350,9 @@ func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, comm
 		}
 		c, ok := e.newCompanion(x, g, pre, xs, witness)
 		if !ok {
+			if traceCompanion != nil {
+				traceCompanion("refused: "+c.why, x.T.Ops)
+			}
 			continue
 		}
 		free := true
@@ -351,6 +360,9 @@ func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, comm
 			free = free && !used[k]
 		}
 		if !free {
+			if traceCompanion != nil {
+				traceCompanion("refused: keys (K5)", x.T.Ops)
+			}
 			continue
 		}
 		for _, k := range c.Keys {
@@ -397,12 +409,12 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 	t := &u.T
 	unknownInit := e.opts.InitialState == history.InitialUnknown
 	if !t.HasTime {
-		return companion{}, false
+		return companion{why: "time"}, false
 	}
 	keys := map[history.Key]bool{}
 	for _, op := range t.Ops {
 		if op.Key == "" {
-			return companion{}, false
+			return companion{why: "key"}, false
 		}
 		keys[op.Key] = true
 	}
@@ -469,11 +481,11 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 	for _, ev := range witness[hi:] {
 		if bounds(ev) {
 			if NoDeadAtBirth {
-				return companion{}, false
+				return companion{why: "after-successor"}, false
 			}
 			var ok bool
 			if dead, ok = e.deadAfter(t, in, witness, hi, bounds, pred, written); !ok {
-				return companion{}, false
+				return companion{why: "after-successor"}, false
 			}
 			break
 		}
@@ -481,29 +493,29 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 	for _, op := range t.Ops {
 		l := op.IsList || op.Kind == history.Append
 		if _, gl := g.List[op.Key]; gl && !l {
-			return companion{}, false
+			return companion{why: "use"}, false
 		}
 		if _, gr := g.Reg[op.Key]; gr && l {
-			return companion{}, false
+			return companion{why: "use"}, false
 		}
 		if p, ok := g.Pin[op.Key]; ok && (!unknownInit || p.IsList != l) {
-			return companion{}, false
+			return companion{why: "use"}, false
 		}
 		if p, ok := pre.Pin[op.Key]; ok && (!unknownInit || p.IsList != l) {
-			return companion{}, false
+			return companion{why: "use"}, false
 		}
 		if op.Kind == history.Write && op.Value == history.Null {
-			return companion{}, false
+			return companion{why: "use"}, false
 		}
 		if op.Kind != history.Write && op.Kind != history.Append && op.Kind != history.Read {
-			return companion{}, false
+			return companion{why: "use"}, false
 		}
 	}
 	isList := map[history.Key]bool{}
 	for _, op := range t.Ops {
 		l := op.IsList || op.Kind == history.Append
 		if was, seen := isList[op.Key]; seen && was != l {
-			return companion{}, false
+			return companion{why: "use"}, false
 		}
 		isList[op.Key] = l
 	}
@@ -560,13 +572,16 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 		p, ok := g.Pin[k]
 		return p, ok
 	}
-	// A fresh fix only on a key no other member of the chunk touches: a
-	// member's read of the key's initial value in the witness may have
+	// A fresh fix only on a key no other member of the screen touches:
+	// a member's read of the key's initial value in the witness may have
 	// been pinned and then unpinned by a later write in the same chunk,
-	// and u's fix must not contradict it. Asked only for a fresh fix (a
-	// scan of the chunk's ops: no set built per candidate).
+	// and a member of a later chunk of the same witness (or one still
+	// held) may have read another initial value there; u's fix must
+	// contradict neither (docs/SEMANTICS.md §5 "A companion's fix must
+	// hold for the whole witness (si32)"). Asked only for a fresh fix (a
+	// scan of the screen's ops: no set built per candidate).
 	chunkTouches := func(k history.Key) bool {
-		for _, i := range xs {
+		for i := range e.txs {
 			if &e.txs[i] == u {
 				continue
 			}
@@ -581,6 +596,7 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 	fresh := map[history.Key]history.Op{}
 	own := map[history.Key]history.Value{}
 	apps := map[history.Key][]history.Value{}
+	failed := "" // which read refused, the last time reads ran (traceCompanion)
 	reads := func() bool {
 		clear(own)
 		clear(apps)
@@ -604,6 +620,7 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 						if !ok {
 							n := len(op.List) - len(l) - len(apps[op.Key])
 							if n < 0 || chunkTouches(op.Key) {
+								failed = "fresh fix on a touched list"
 								return false
 							}
 							p = history.Op{Kind: history.Read, Key: op.Key, IsList: true, List: slices.Clone(op.List[:n])}
@@ -612,6 +629,7 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 						l = append(slices.Clone(p.List), l...)
 					}
 					if !hasPrefix(op.List, l) || !slices.Equal(op.List[len(l):], apps[op.Key]) {
+						failed = "list"
 						return false
 					}
 					continue
@@ -629,6 +647,7 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 							}
 							if !ok {
 								if chunkTouches(op.Key) {
+									failed = "fresh fix on a touched key"
 									return false
 								}
 								p = history.Op{Kind: history.Read, Key: op.Key, Value: op.Value}
@@ -639,6 +658,7 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 					}
 				}
 				if op.Value != cur {
+					failed = "value"
 					return false
 				}
 			}
@@ -654,10 +674,10 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 		found = strings.HasPrefix(witness[n], "commit ") && reads()
 	}
 	if !found {
-		return companion{}, false
+		return companion{why: "reads: " + failed}, false
 	}
 	if len(written) == 0 {
-		return companion{}, false
+		return companion{why: "no-write"}, false
 	}
 	// The initial values u's reads fixed become the ghost's pins (the
 	// caller keeps u only if its keys are free; fixes of a refused
@@ -680,7 +700,7 @@ func (e *Engine) newCompanion(u *tx, g, pre *ghost, xs []int, witness []string) 
 		}
 	}
 	if len(c.Writes) == 0 {
-		return companion{}, false // every version dead: nothing to carry
+		return companion{why: "all-dead"}, false // every version dead: nothing to carry
 	}
 	return c, true
 }

@@ -170,6 +170,9 @@ func (e *Engine) diagnose() int {
 	want := map[uint64]bool{}
 	name := func(k history.Key, v history.Value) {
 		want[versionHash(k, v)] = true
+		if traceNamed != nil {
+			traceNamed(k, v)
+		}
 	}
 	for i := range e.txs {
 		x := &e.txs[i]

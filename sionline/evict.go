@@ -434,6 +434,10 @@ func sealedPrefixes(witness []string, index map[string]int, n int, byName map[st
 	}
 	lastWriter := map[history.Key]int{}
 	lastReader := map[history.Key]int{}
+	// maxWriter: per key, the largest position among its writers so far
+	// (the third kind of interval, §5 "A version order the chunks keep
+	// (si32)").
+	maxWriter := map[history.Key]int{}
 	for _, ev := range witness {
 		sp := strings.IndexByte(ev, ' ')
 		name := ev[sp+1:]
@@ -448,9 +452,17 @@ func sealedPrefixes(witness []string, index map[string]int, n int, byName map[st
 			}
 			fs := newFirsts(t.Ops)
 			for j, op := range t.Ops {
-				if op.Kind == history.Read && fs.first(j) {
+				if op.Kind == history.Read && externalRead(t.Ops, j, fs) {
 					if w, ok := lastWriter[op.Key]; ok && w > k {
 						mark(k, w)
+					}
+					if w, ok := lastWriter[op.Key]; ok && !NoWriterOrder {
+						// A read of w's version after a writer d of the key
+						// that X_p leaves out: with w in X_p and the reader
+						// not, moving X_p first puts d's version last.
+						if d := maxWriter[op.Key]; d > w {
+							mark(w, min(k, d))
+						}
 					}
 					if r, ok := lastReader[op.Key]; !ok || k > r {
 						lastReader[op.Key] = k
@@ -467,6 +479,9 @@ func sealedPrefixes(witness []string, index map[string]int, n int, byName map[st
 				mark(k, r)
 			}
 			lastWriter[op.Key] = k
+			if d, ok := maxWriter[op.Key]; !ok || k > d {
+				maxWriter[op.Key] = k
+			}
 		}
 	}
 	sealed := make([]bool, n+1)

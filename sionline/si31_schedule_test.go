@@ -72,13 +72,16 @@ func si31Env(name string, def uint64) uint64 {
 // fired (S6).
 //
 // STREAMCHECK_SI31_COUNT=N runs N histories per level (default 300, 40
-// with -short); STREAMCHECK_SI31_SEED=S draws other histories (a hunt).
+// with -short); STREAMCHECK_SI31_SEED=S draws other histories (a hunt);
+// STREAMCHECK_SI31_FROM=I draws the first I and runs the rest (a hunt
+// resumed after a fix).
 func TestSIAgreesUnderSchedules(t *testing.T) {
 	count := int(si31Env("STREAMCHECK_SI31_COUNT", 300))
 	if testing.Short() && os.Getenv("STREAMCHECK_SI31_COUNT") == "" {
 		count = 40
 	}
 	seed := si31Env("STREAMCHECK_SI31_SEED", 31)
+	from := int(si31Env("STREAMCHECK_SI31_FROM", 0))
 	defer func(w, s int) { WaitWindow, segTxns = w, s }(WaitWindow, segTxns)
 	for _, d := range history.Levels() {
 		if !Levels(d.Level) {
@@ -89,6 +92,12 @@ func TestSIAgreesUnderSchedules(t *testing.T) {
 			invalid, alerts, evicted, oracled := 0, 0, 0, 0
 			for i := 0; i < count; i++ {
 				c := si31Draw(rng, d.Level)
+				if i < from {
+					continue // drawn, not run: a hunt resumed (STREAMCHECK_SI31_FROM)
+				}
+				if i > from && i%5000 == 0 {
+					t.Logf("%d histories passed (%d to %d)", i-from, from, i-1) // a long hunt's progress (-v shows it at once)
+				}
 				h, promised, checked, wcfg, a := c.h, c.promised, c.checked, c.wcfg, c.a
 				WaitWindow, segTxns = c.wait, c.seg
 				desc := fmt.Sprintf("seed %d history %d: %s", seed, i, c)
@@ -121,11 +130,11 @@ func TestSIAgreesUnderSchedules(t *testing.T) {
 				alerts += len(fired)
 				evicted += eng.Stats().Evicted
 			}
-			t.Logf("%d histories (%d by the oracle too), %d invalid, %d alerts, %d evictions", count, oracled, invalid, alerts, evicted)
-			if count >= 100 && (invalid < count/10 || invalid > count*9/10) {
-				t.Errorf("%d of %d histories invalid: the generator is lopsided", invalid, count)
+			t.Logf("%d histories from %d (%d by the oracle too), %d invalid, %d alerts, %d evictions", count-from, from, oracled, invalid, alerts, evicted)
+			if n := count - from; n >= 100 && (invalid < n/10 || invalid > n*9/10) {
+				t.Errorf("%d of %d histories invalid: the generator is lopsided", invalid, n)
 			}
-			if count >= 100 && Bounded(d.Level) && evicted == 0 {
+			if count-from >= 100 && Bounded(d.Level) && evicted == 0 {
 				t.Error("nothing was evicted: the test exercises nothing of eviction")
 			}
 		})
