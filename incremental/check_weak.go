@@ -1033,18 +1033,41 @@ func canonicalCore(ctx context.Context, p *prepared, core []int32, st *Stats) ([
 		st.CoreChecks++
 		return violatesWeak(ctx, p, in)
 	}
+	// guess: core's members by rank, greatest first; while fixed is
+	// core's members above hi (agree), the next member is most often
+	// core's next one, g: order[:rank(g)+1] ∪ fixed holds core and
+	// violates, and one check of order[:rank(g)] ∪ fixed confirms g.
+	guess := slices.Clone(core)
+	slices.SortFunc(guess, func(a, b int32) int { return cmp.Compare(rank[b], rank[a]) })
+	agree := true
+	verified := false // fixed's last violation was seen, not inferred
 	for hi > 0 {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		// The least k with order[:k] ∪ fixed violating: order[k-1] is the
-		// next member. Step down from hi by doubling distances until a
-		// prefix no longer violates, then bisect.
+		// next member.
 		ok, bad := hi, -1 // order[:ok] violates; order[:bad] does not (-1: not yet known)
+		okSeen := verified
+		if agree {
+			for len(guess) > 0 && rank[guess[0]] >= hi {
+				guess = guess[1:]
+			}
+			if len(guess) > 0 {
+				g := rank[guess[0]]
+				if violates(g) {
+					ok, okSeen = g, true
+				} else {
+					ok, bad, okSeen = g+1, g, false // core ⊆ order[:g+1] ∪ fixed
+				}
+			}
+		}
+		// Step down from ok by doubling distances until a prefix no
+		// longer violates, then bisect.
 		for d := 1; bad < 0; d *= 2 {
-			k := max(hi-d, 0)
+			k := max(ok-d, 0)
 			if violates(k) {
-				ok = k
+				ok, okSeen = k, true
 				if k == 0 {
 					break
 				}
@@ -1053,19 +1076,25 @@ func canonicalCore(ctx context.Context, p *prepared, core []int32, st *Stats) ([
 			}
 		}
 		if bad < 0 {
-			hi = 0 // fixed alone violates
+			hi, verified = 0, true // fixed alone violates
 			break
 		}
 		for ok-bad > 1 {
 			mid := bad + (ok-bad)/2
 			if violates(mid) {
-				ok = mid
+				ok, okSeen = mid, true
 			} else {
 				bad = mid
 			}
 		}
+		agree = agree && len(guess) > 0 && order[ok-1] == guess[0]
 		fixed = append(fixed, order[ok-1])
-		hi = ok - 1
+		hi, verified = ok-1, okSeen && ok-1 == 0
+	}
+	if !verified && !violates(0) {
+		// Monotonicity failed (it cannot, as argued above): the core
+		// given is a core.
+		return core, nil
 	}
 	// fixed is in decreasing content order; the deletion pass goes
 	// latest first.
