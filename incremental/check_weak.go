@@ -795,7 +795,7 @@ func checkWeak(ctx context.Context, h *history.History, opts history.Options, cf
 	if res, ok := checkWeakFast(ctx, h, opts); ok {
 		return res, nil // check_weak_fast.go: determined and valid
 	}
-	return checkWeakPrepared(ctx, prepare(h, opts), cfg)
+	return checkWeakPrepared(ctx, prepare(h, opts), cfg, false)
 }
 
 // prepareLike prepares h as p was prepared (the online variant's flag
@@ -825,10 +825,13 @@ func CheckWeakOnline(ctx context.Context, h *history.History, opts history.Optio
 	if in != nil {
 		p = prepareLike(p, p.project(in))
 	}
-	return checkWeakPrepared(ctx, p, cfg)
+	return checkWeakPrepared(ctx, p, cfg, true)
 }
 
-func checkWeakPrepared(ctx context.Context, p *prepared, cfg Config) (*Result, error) {
+// checkWeakPrepared decides p and shrinks each violation to a core; with
+// canonical, to the canonical core (canonicalCore), which names the
+// anomaly whatever else the history holds beside it.
+func checkWeakPrepared(ctx context.Context, p *prepared, cfg Config, canonical bool) (*Result, error) {
 	h, opts := p.h, p.opts
 	res := &Result{Options: opts}
 	res.Stats.Txns = len(h.Txns)
@@ -878,6 +881,11 @@ func checkWeakPrepared(ctx context.Context, p *prepared, cfg Config) (*Result, e
 		core, err := shrinkWeak(ctx, curP, out.members, &res.Stats)
 		if err != nil {
 			return nil, err
+		}
+		if canonical && core != nil {
+			if core, err = canonicalCore(ctx, curP, core, &res.Stats); err != nil {
+				return nil, err
+			}
 		}
 		if core == nil {
 			break
@@ -967,6 +975,147 @@ func shrinkWeak(ctx context.Context, p *prepared, members []int32, st *Stats) ([
 		}
 	}
 	return core, nil
+}
+
+// canonicalCore turns core, a minimal core of p's history, into the
+// canonical core of the history (docs/SEMANTICS.md §5 "Canonical cores
+// at the weak levels"): with the transactions in content order
+// (contentCompare: start, end, id, then the body), the violating subset
+// that is least when sets are compared by their greatest differing
+// member, the one deleting members latest first from the whole history
+// leaves. It depends only on which transactions the history holds and
+// what they say, never on the violating set the decision happened to
+// report, so a writer retired (in no minimal core, R3) or kept, an
+// arrival order or a batch size that changes that set leaves it alone.
+//
+// Violation is monotone in the set projected to (a read is kept only
+// when all its possible writers are in, and a consistent commit order of
+// a set orders every subset), so the canonical core's greatest member is
+// the last x in content order whose prefix up to x, with the members
+// already found above it, violates; a search downward from the greatest
+// member of core (the canonical core is no greater) finds each, a
+// doubling step and then bisection, some log₂(distance) projections
+// each. A last deletion pass over the result keeps it minimal even were
+// monotonicity ever to fail.
+func canonicalCore(ctx context.Context, p *prepared, core []int32, st *Stats) ([]int32, error) {
+	h := p.h
+	n := len(h.Txns)
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		if c := contentCompare(&h.Txns[a], &h.Txns[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	rank := make([]int, n)
+	for r, t := range order {
+		rank[t] = r
+	}
+	// hi: order[:hi] together with fixed violates; fixed's members all
+	// rank at or above hi.
+	hi := 0
+	for _, t := range core {
+		hi = max(hi, rank[t]+1)
+	}
+	var fixed []int32
+	in := make([]bool, n)
+	violates := func(k int) bool {
+		clear(in)
+		for _, t := range order[:k] {
+			in[t] = true
+		}
+		for _, t := range fixed {
+			in[t] = true
+		}
+		st.CoreChecks++
+		return violatesWeak(ctx, p, in)
+	}
+	// guess: core's members by rank, greatest first; while fixed is
+	// core's members above hi (agree), the next member is most often
+	// core's next one, g: order[:rank(g)+1] ∪ fixed holds core and
+	// violates, and one check of order[:rank(g)] ∪ fixed confirms g.
+	guess := slices.Clone(core)
+	slices.SortFunc(guess, func(a, b int32) int { return cmp.Compare(rank[b], rank[a]) })
+	agree := true
+	verified := false // fixed's last violation was seen, not inferred
+	for hi > 0 {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// The least k with order[:k] ∪ fixed violating: order[k-1] is the
+		// next member.
+		ok, bad := hi, -1 // order[:ok] violates; order[:bad] does not (-1: not yet known)
+		okSeen := verified
+		if agree {
+			for len(guess) > 0 && rank[guess[0]] >= hi {
+				guess = guess[1:]
+			}
+			if len(guess) > 0 {
+				g := rank[guess[0]]
+				if violates(g) {
+					ok, okSeen = g, true
+				} else {
+					ok, bad, okSeen = g+1, g, false // core ⊆ order[:g+1] ∪ fixed
+				}
+			}
+		}
+		// Step down from ok by doubling distances until a prefix no
+		// longer violates, then bisect.
+		for d := 1; bad < 0; d *= 2 {
+			k := max(ok-d, 0)
+			if violates(k) {
+				ok, okSeen = k, true
+				if k == 0 {
+					break
+				}
+			} else {
+				bad = k
+			}
+		}
+		if bad < 0 {
+			hi, verified = 0, true // fixed alone violates
+			break
+		}
+		for ok-bad > 1 {
+			mid := bad + (ok-bad)/2
+			if violates(mid) {
+				ok, okSeen = mid, true
+			} else {
+				bad = mid
+			}
+		}
+		agree = agree && len(guess) > 0 && order[ok-1] == guess[0]
+		fixed = append(fixed, order[ok-1])
+		hi, verified = ok-1, okSeen && ok-1 == 0
+	}
+	if !verified && !violates(0) {
+		// Monotonicity failed (it cannot, as argued above): the core
+		// given is a core.
+		return core, nil
+	}
+	// fixed is in decreasing content order; the deletion pass goes
+	// latest first.
+	clear(in)
+	for _, t := range fixed {
+		in[t] = true
+	}
+	for _, t := range fixed {
+		in[t] = false
+		st.CoreChecks++
+		if !violatesWeak(ctx, p, in) {
+			in[t] = true
+		}
+	}
+	out := make([]int32, 0, len(fixed))
+	for t, ok := range in {
+		if ok {
+			out = append(out, int32(t))
+		}
+	}
+	return out, nil
 }
 
 // describeWeak explains a core: a read no choice explains (garbage, G1a,
