@@ -55,9 +55,17 @@ func (ps *pairStamps) next(n int) uint32 {
 // keepPairs is r5Remove's loop "addKept(a, b) for a in preds, b in
 // succs".
 func (s *evictStep) keepPairs(preds, succs []int32) {
+	via := s.pairsVia(succs) // burst32_pairvia.go
 	if r5PairsNaive || len(succs) < 8 {
 		for _, a := range preds {
+			v, w := s.viaFor(a, via), s.keptVia(a)
 			for _, b := range succs {
+				if s.viaCovers(v, b) || s.viaCovers(w, b) {
+					if r5ViaSkipped != nil {
+						r5ViaSkipped()
+					}
+					continue
+				}
 				s.addKept(a, b)
 			}
 		}
@@ -76,8 +84,15 @@ func (s *evictStep) keepPairs(preds, succs []int32) {
 			// first pair): a bit read per pair.
 			bs := s.keptRow(a)
 			stamped += len(succs)
+			v, w := s.viaFor(a, via), s.keptVia(a)
 			for _, b := range succs {
 				if a == b || removed[b] || p.Before(a, b) || bs.has(b) {
+					continue
+				}
+				if s.viaCovers(v, b) || s.viaCovers(w, b) {
+					if r5ViaSkipped != nil {
+						r5ViaSkipped()
+					}
 					continue
 				}
 				s.keptOut[a] = append(s.keptOut[a], b)
@@ -93,8 +108,15 @@ func (s *evictStep) keepPairs(preds, succs []int32) {
 			mark[x] = st
 		}
 		bs, indexed := s.keptSet[a]
+		v, w := s.viaFor(a, via), s.keptVia(a)
 		for _, b := range succs {
 			if a == b || removed[b] || p.Before(a, b) || mark[b] == st {
+				continue
+			}
+			if s.viaCovers(v, b) || s.viaCovers(w, b) {
+				if r5ViaSkipped != nil {
+					r5ViaSkipped()
+				}
 				continue
 			}
 			s.keptOut[a] = append(s.keptOut[a], b)

@@ -55,12 +55,22 @@ func lastPredRun(t *testing.T) (*Online, map[[2]int]bool, map[string]int) {
 // and the release positions by id.
 func sessionRun(t *testing.T, src string, closed ...string) (*Online, map[[2]int]bool, map[string]int) {
 	t.Helper()
+	return sessionRunWith(t, src, nil, closed...)
+}
+
+// sessionRunWith is sessionRun with the options changed by set (when not
+// nil) before the engine is made.
+func sessionRunWith(t *testing.T, src string, set func(*history.Options), closed ...string) (*Online, map[[2]int]bool, map[string]int) {
+	t.Helper()
 	h, err := history.ParseCompact(src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := history.DefaultOptions()
 	opts.Level = history.StrictSerializable
+	if set != nil {
+		set(&opts)
+	}
 	o := NewOnlineConfig(opts, OnlineConfig{Evict: true})
 	o.Release(h.Txns...)
 	pos := map[string]int{}
