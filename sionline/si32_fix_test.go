@@ -18,19 +18,13 @@ import (
 // list, were it committed); T1 and T3 (no ops) set the times at which the
 // window releases the others.
 func laterChunkFixHistory() *history.History {
-	app := func(k, v string) history.Op {
-		return history.Op{Kind: history.Append, Key: history.Key(k), Value: history.Value(v)}
-	}
-	rl := func(k string, vs ...history.Value) history.Op {
-		return history.Op{Kind: history.Read, Key: history.Key(k), IsList: true, List: vs}
-	}
 	unknown := func(x history.Txn) history.Txn { x.Status = history.Unknown; return x }
 	return &history.History{Txns: []history.Txn{
 		unknown(txn("T1", "c2", 19, 39)),
-		unknown(txn("T2", "c1", 19, 41, rl("z"), app("z", "4"))),
+		unknown(txn("T2", "c1", 19, 41, listRead("z"), appendOp("z", "4"))),
 		txn("T3", "c3", 29, 36),
-		txn("T4", "c3", 45, 46, rl("z", "1"), app("z", "1")),
-		txn("T5", "c2", 50, 52, rl("z", "1")),
+		txn("T4", "c3", 45, 46, listRead("z", "1"), appendOp("z", "1")),
+		txn("T5", "c2", 50, 52, listRead("z", "1")),
 	}}
 }
 

@@ -18,20 +18,14 @@ import (
 // concurrent appenders, invalid at every SI level. T1 and T4 (no ops)
 // set the times at which the window releases the others.
 func appendedReadHistory() *history.History {
-	app := func(k, v string) history.Op {
-		return history.Op{Kind: history.Append, Key: history.Key(k), Value: history.Value(v)}
-	}
-	rl := func(k string, vs ...history.Value) history.Op {
-		return history.Op{Kind: history.Read, Key: history.Key(k), IsList: true, List: vs}
-	}
 	ab := txn("T1", "c2", 11, 30)
 	ab.Status = history.Aborted
 	return &history.History{Txns: []history.Txn{
 		ab,
-		txn("T2", "c3", 23, 38, app("z", "4")),
-		txn("T3", "c4", 29, 33, app("z", "3"), rl("z", "3")),
+		txn("T2", "c3", 23, 38, appendOp("z", "4")),
+		txn("T3", "c4", 29, 33, appendOp("z", "3"), listRead("z", "3")),
 		txn("T4", "c2", 39, 59),
-		txn("T5", "c2", 59, 85, rl("z", "4", "3")),
+		txn("T5", "c2", 59, 85, listRead("z", "4", "3")),
 	}}
 }
 
