@@ -368,6 +368,9 @@ func (o *Online) Step(ctx context.Context) ([]*Alert, error) {
 					if err := o.checkGhostIndex(); err != nil {
 						return out, err
 					}
+					if err := o.checkGhostRefs(); err != nil { // lead33_refcheck.go
+						return out, err
+					}
 				}
 				return out, o.retire()
 			case solver.Unknown:
