@@ -169,6 +169,12 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 	opKeys := reuseEmpty(b.opKeys, ops)
 	// writes of each key (an upper bound on its writers) size writersOf.
 	writesOf := b.writesOf[:0]
+	// last and lastK are the previous op's key and its number: a
+	// read-modify-write reads a key and writes it next, and the key of
+	// the write was a second lookup of the same string (the keys are
+	// interned by ingest, so the comparison is mostly of two pointers).
+	var last history.Value
+	lastK := int32(-1)
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
 		if p.txns[ti].dropped {
@@ -176,7 +182,11 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 		}
 		for oi := range t.Ops {
 			op := &t.Ops[oi]
-			k, ok := p.keyIndex[op.Key]
+			k, ok := lastK, lastK >= 0 && op.Key == last
+			if !ok {
+				k, ok = p.keyIndex[op.Key]
+			}
+			last = op.Key
 			if !ok {
 				k = int32(len(p.keys))
 				p.keyIndex[op.Key] = k
@@ -184,6 +194,7 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 				p.isList = append(p.isList, false)
 				writesOf = append(writesOf, 0)
 			}
+			lastK = k
 			opKeys = append(opKeys, k)
 			switch op.Kind {
 			case history.Write:
