@@ -32,7 +32,13 @@ type prepared struct {
 	writersOf [][]int32
 	// valueWriters lists the writers of each (key, value).
 	valueWriters valueIndex
-	// appendersOf[k][elem] = transactions appending elem to list key k.
+	// appendersOf[k][elem] = transactions appending elem to list key k,
+	// for the keys that a transaction kept reads (nil for the others).
+	// Every use of the table asks it of a read's key (a list read's
+	// possible writers and parses, possiblyRead, describe); the appends
+	// to the other keys, on read-modify-write streams the evicting
+	// engine's list prefixes that no member reads, cost a map entry each
+	// at every step, two fifths of prepare there.
 	appendersOf []map[history.Value][]int32
 
 	// sessionRank orders each session's transactions: start time, then
@@ -57,6 +63,7 @@ type prepared struct {
 // prepares an instance of about the same size at every step.
 type prepBufs struct {
 	opKeys, writesOf, writerArena, viewAt []int32
+	readKey                               []bool
 	readArena                             []pread
 	finalArena                            []keyVal
 }
@@ -169,6 +176,8 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 	opKeys := reuseEmpty(b.opKeys, ops)
 	// writes of each key (an upper bound on its writers) size writersOf.
 	writesOf := b.writesOf[:0]
+	// readKey[k]: a transaction kept reads k (appendersOf).
+	readKey := b.readKey[:0]
 	// last and lastK are the previous op's key and its number: a
 	// read-modify-write reads a key and writes it next, and the key of
 	// the write was a second lookup of the same string (the keys are
@@ -193,6 +202,7 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 				p.keys = append(p.keys, op.Key)
 				p.isList = append(p.isList, false)
 				writesOf = append(writesOf, 0)
+				readKey = append(readKey, false)
 			}
 			lastK = k
 			opKeys = append(opKeys, k)
@@ -202,6 +212,7 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 				writesOf[k]++
 			case history.Read:
 				reads++
+				readKey[k] = true
 				if op.IsList {
 					p.isList[k] = true
 				}
@@ -268,6 +279,7 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 	// made it quadratic. Entries are reset after each transaction.
 	viewAt := reuse(b.viewAt, nkeys)
 	p.bufs.viewAt, p.bufs.opKeys, p.bufs.writesOf = viewAt, opKeys, writesOf
+	p.bufs.readKey = readKey
 	p.opKeys = opKeys
 	next := 0 // the next transaction's first entry of opKeys
 	for ti := range h.Txns {
@@ -303,12 +315,18 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 				p.valueWriters.add(keyVal{k, op.Value}, int32(ti), int32(oi))
 				v.wrote, v.last = true, int32(oi)
 			case history.Append:
-				if p.appendersOf[k] == nil {
-					p.appendersOf[k] = map[history.Value][]int32{}
-				}
-				as := p.appendersOf[k][op.Value]
-				if len(as) == 0 || as[len(as)-1] != int32(ti) {
-					p.appendersOf[k][op.Value] = append(as, int32(ti))
+				if readKey[k] {
+					m := p.appendersOf[k]
+					if m == nil {
+						// Sized by k's writes and appends, a bound on
+						// its elements: the map does not grow.
+						m = make(map[history.Value][]int32, writesOf[k])
+						p.appendersOf[k] = m
+					}
+					as := m[op.Value]
+					if len(as) == 0 || as[len(as)-1] != int32(ti) {
+						m[op.Value] = append(as, int32(ti))
+					}
 				}
 				v.wrote = true
 				ownApps[vi-1] = append(ownApps[vi-1], op.Value)
