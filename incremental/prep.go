@@ -434,23 +434,29 @@ func (p *prepared) rankSessions(old *prepared) {
 	h := p.h
 	p.sessionOf = reuse(old.sessionOf, len(h.Txns))
 	p.sessionRank = reuse(old.sessionRank, len(h.Txns))
-	sessions := map[string][]int32{}
-	var names []string
+	// Each session's number, in order of first appearance, and its
+	// members by number: one lookup per transaction, where a map of
+	// member lists cost two lookups and an assignment (a step of the
+	// evicting engine ranks every member again).
+	sessions := map[string]int32{}
+	var bySession [][]int32
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		p.sessionOf[i] = -1
 		if !t.HasSession {
 			continue
 		}
-		if _, ok := sessions[t.Session]; !ok {
-			names = append(names, t.Session)
+		si, ok := sessions[t.Session]
+		if !ok {
+			si = int32(len(bySession))
+			sessions[t.Session] = si
+			bySession = append(bySession, nil)
 		}
-		sessions[t.Session] = append(sessions[t.Session], int32(i))
+		bySession[si] = append(bySession[si], int32(i))
 	}
-	p.sessionHasUnknown = make([]bool, len(names))
-	p.sessionMembers = make([][]int32, len(names))
-	for si, name := range names {
-		members := sessions[name]
+	p.sessionHasUnknown = make([]bool, len(bySession))
+	p.sessionMembers = make([][]int32, len(bySession))
+	for si, members := range bySession {
 		for _, ti := range members {
 			if h.Txns[ti].Status == history.Unknown && !p.txns[ti].dropped {
 				p.sessionHasUnknown[si] = true
