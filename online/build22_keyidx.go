@@ -75,12 +75,7 @@ func (mk *memberKeys) add(i int, ops []history.Op) int {
 		if !ok {
 			j = int32(len(mk.lists))
 			mk.byKey[k] = j
-			if len(mk.lists) < cap(mk.lists) {
-				// A list emptied by the last rebuild: its array.
-				mk.lists = mk.lists[:j+1]
-			} else {
-				mk.lists = append(mk.lists, nil)
-			}
+			mk.lists = append(mk.lists, nil)
 		}
 		mk.lists[j] = append(mk.lists[j], i)
 		n++
@@ -113,9 +108,9 @@ func (mk *memberKeys) refresh(o *Online, members []int) {
 	}
 	if mk.entries > 2*live+1024 {
 		clear(mk.byKey)
-		for j := range mk.lists {
-			mk.lists[j] = mk.lists[j][:0]
-		}
+		// The lists' arrays go with the index (MK3): kept, each would
+		// hold the largest list ever numbered j.
+		clear(mk.lists)
 		mk.lists = mk.lists[:0]
 		clear(mk.sig)
 		mk.entries = 0
