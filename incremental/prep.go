@@ -32,7 +32,13 @@ type prepared struct {
 	writersOf [][]int32
 	// valueWriters lists the writers of each (key, value).
 	valueWriters valueIndex
-	// appendersOf[k][elem] = transactions appending elem to list key k.
+	// appendersOf[k][elem] = transactions appending elem to list key k,
+	// for the keys that a transaction kept reads (nil for the others).
+	// Every use of the table asks it of a read's key (a list read's
+	// possible writers and parses, possiblyRead, describe); the appends
+	// to the other keys, on read-modify-write streams the evicting
+	// engine's list prefixes that no member reads, cost a map entry each
+	// at every step, two fifths of prepare there.
 	appendersOf []map[history.Value][]int32
 
 	// sessionRank orders each session's transactions: start time, then
@@ -57,6 +63,7 @@ type prepared struct {
 // prepares an instance of about the same size at every step.
 type prepBufs struct {
 	opKeys, writesOf, writerArena, viewAt []int32
+	readKey                               []bool
 	readArena                             []pread
 	finalArena                            []keyVal
 }
@@ -169,6 +176,14 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 	opKeys := reuseEmpty(b.opKeys, ops)
 	// writes of each key (an upper bound on its writers) size writersOf.
 	writesOf := b.writesOf[:0]
+	// readKey[k]: a transaction kept reads k (appendersOf).
+	readKey := b.readKey[:0]
+	// last and lastK are the previous op's key and its number: a
+	// read-modify-write reads a key and writes it next, and the key of
+	// the write was a second lookup of the same string (the keys are
+	// interned by ingest, so the comparison is mostly of two pointers).
+	var last history.Value
+	lastK := int32(-1)
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
 		if p.txns[ti].dropped {
@@ -176,14 +191,20 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 		}
 		for oi := range t.Ops {
 			op := &t.Ops[oi]
-			k, ok := p.keyIndex[op.Key]
+			k, ok := lastK, lastK >= 0 && op.Key == last
+			if !ok {
+				k, ok = p.keyIndex[op.Key]
+			}
+			last = op.Key
 			if !ok {
 				k = int32(len(p.keys))
 				p.keyIndex[op.Key] = k
 				p.keys = append(p.keys, op.Key)
 				p.isList = append(p.isList, false)
 				writesOf = append(writesOf, 0)
+				readKey = append(readKey, false)
 			}
+			lastK = k
 			opKeys = append(opKeys, k)
 			switch op.Kind {
 			case history.Write:
@@ -191,6 +212,7 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 				writesOf[k]++
 			case history.Read:
 				reads++
+				readKey[k] = true
 				if op.IsList {
 					p.isList[k] = true
 				}
@@ -257,6 +279,7 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 	// made it quadratic. Entries are reset after each transaction.
 	viewAt := reuse(b.viewAt, nkeys)
 	p.bufs.viewAt, p.bufs.opKeys, p.bufs.writesOf = viewAt, opKeys, writesOf
+	p.bufs.readKey = readKey
 	p.opKeys = opKeys
 	next := 0 // the next transaction's first entry of opKeys
 	for ti := range h.Txns {
@@ -292,12 +315,18 @@ func prepareReusing(old *prepared, h *history.History, opts history.Options) *pr
 				p.valueWriters.add(keyVal{k, op.Value}, int32(ti), int32(oi))
 				v.wrote, v.last = true, int32(oi)
 			case history.Append:
-				if p.appendersOf[k] == nil {
-					p.appendersOf[k] = map[history.Value][]int32{}
-				}
-				as := p.appendersOf[k][op.Value]
-				if len(as) == 0 || as[len(as)-1] != int32(ti) {
-					p.appendersOf[k][op.Value] = append(as, int32(ti))
+				if readKey[k] {
+					m := p.appendersOf[k]
+					if m == nil {
+						// Sized by k's writes and appends, a bound on
+						// its elements: the map does not grow.
+						m = make(map[history.Value][]int32, writesOf[k])
+						p.appendersOf[k] = m
+					}
+					as := m[op.Value]
+					if len(as) == 0 || as[len(as)-1] != int32(ti) {
+						m[op.Value] = append(as, int32(ti))
+					}
 				}
 				v.wrote = true
 				ownApps[vi-1] = append(ownApps[vi-1], op.Value)
@@ -405,23 +434,29 @@ func (p *prepared) rankSessions(old *prepared) {
 	h := p.h
 	p.sessionOf = reuse(old.sessionOf, len(h.Txns))
 	p.sessionRank = reuse(old.sessionRank, len(h.Txns))
-	sessions := map[string][]int32{}
-	var names []string
+	// Each session's number, in order of first appearance, and its
+	// members by number: one lookup per transaction, where a map of
+	// member lists cost two lookups and an assignment (a step of the
+	// evicting engine ranks every member again).
+	sessions := map[string]int32{}
+	var bySession [][]int32
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		p.sessionOf[i] = -1
 		if !t.HasSession {
 			continue
 		}
-		if _, ok := sessions[t.Session]; !ok {
-			names = append(names, t.Session)
+		si, ok := sessions[t.Session]
+		if !ok {
+			si = int32(len(bySession))
+			sessions[t.Session] = si
+			bySession = append(bySession, nil)
 		}
-		sessions[t.Session] = append(sessions[t.Session], int32(i))
+		bySession[si] = append(bySession[si], int32(i))
 	}
-	p.sessionHasUnknown = make([]bool, len(names))
-	p.sessionMembers = make([][]int32, len(names))
-	for si, name := range names {
-		members := sessions[name]
+	p.sessionHasUnknown = make([]bool, len(bySession))
+	p.sessionMembers = make([][]int32, len(bySession))
+	for si, members := range bySession {
 		for _, ti := range members {
 			if h.Txns[ti].Status == history.Unknown && !p.txns[ti].dropped {
 				p.sessionHasUnknown[si] = true

@@ -410,7 +410,7 @@ func (o *Online) build() *reduced {
 		clear(r.at)
 	}
 	o.droppedTxns, o.droppedAt = nil, nil
-	initLists := append(st.initialListReads(touched), st.initialLists(touched)...) // evict_list_init.go, evict_list.go
+	initLists := st.initialLists(st.initialListReads(touched), touched) // evict_list_init.go, evict_list.go
 	// The fixed initial values of the keys a member touches, in key
 	// order: InitVal holds one per key ever read from its initial
 	// version, the touched set only the window's.

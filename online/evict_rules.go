@@ -374,6 +374,11 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 	// interned keys, in op order.
 	accessors := emptied(&sx.accessors, len(p.Keys()))
 	opKeys := zeroed(&sx.opKeys, nt)
+	// touchesList, once per transaction rather than once per pass: from
+	// the keys prepare interned for the instance's ops where it kept t
+	// (the same keys touchesList looks up, one lookup per op).
+	s.listTxn = zeroed(&sx.listTxn, nt)
+	lists := slices.Contains(p.ListKeys(), true)
 	next := 0 // the next kept transaction's first entry of p.opKeys
 	for t := range r.h.Txns {
 		ops := r.h.Txns[t].Ops
@@ -381,6 +386,11 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 		if !p.Txns()[t].Dropped() {
 			prepped = p.OpKeys()[next : next+len(ops) : next+len(ops)]
 			next += len(ops)
+			if lists {
+				s.listTxn[t] = slices.ContainsFunc(prepped, func(k int32) bool { return p.ListKeys()[k] })
+			}
+		} else if lists {
+			s.listTxn[t] = touchesList(p, &r.h.Txns[t])
 		}
 		if i := r.pos[t]; i >= 0 && !r.ghost[t] {
 			body := o.log.at(i).Ops
@@ -422,13 +432,6 @@ func newEvictStep(ctx context.Context, o *Online, r *reduced) *evictStep {
 		}
 	}
 	s.openAccessors = openAccessors
-	// touchesList, once per transaction rather than once per pass.
-	s.listTxn = zeroed(&sx.listTxn, nt)
-	if slices.Contains(p.ListKeys(), true) {
-		for t := range r.h.Txns {
-			s.listTxn[t] = touchesList(p, &r.h.Txns[t])
-		}
-	}
 	s.removed = zeroed(&sx.removed, nt)
 	s.to = newTimeOrderIn(r, &sx.to)
 	s.keptOut = emptied(&sx.keptOut, nt)
