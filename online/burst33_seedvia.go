@@ -53,6 +53,7 @@ var keepSeedBroken int
 
 const (
 	seedSound     = iota
+	seedAnyCommit // the kept c need not commit for sure (wrong)
 	seedWrongSide // the kept order runs the other way: c -> a (wrong)
 	seedRemoved   // a c removed in the step still covers (wrong)
 )
@@ -83,7 +84,7 @@ func (s *evictStep) seedSure(c int32) bool {
 	if s.removed[c] && keepSeedBroken != seedRemoved || s.e.Node()[c] < 0 || !s.p.History().Txns[c].HasTime {
 		return false
 	}
-	return s.e.Act()[c] == incremental.LitTrue
+	return keepSeedBroken == seedAnyCommit || s.e.Act()[c] == incremental.LitTrue
 }
 
 // seedAfter is keepAfter's seeded cover for a: of a's kept successors
