@@ -124,7 +124,7 @@ var seedSweep = 200
 // that are members in both. Fewer kept orders may let a transaction
 // leave a step earlier (R3 asks of the instance's edges, and an order
 // implied through a sure c is no edge at the transaction), so the
-// members may differ (7 of the 3,000 runs of STREAMCHECK_COVER_N=1500,
+// members may differ (16 of the 9,000 runs of STREAMCHECK_COVER_N=4500,
 // stream 331 the first: a transaction leaves at step 3 that stays
 // without the rule); same reports whether every step's choices were
 // equal too. The irrelevance rule (evict.go, fixIrrelevant) orients a free pair of
