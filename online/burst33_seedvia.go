@@ -17,11 +17,11 @@ import (
 // visited, so each removal of a successor t of a started over. On the
 // second step of a burst inside one tick (the unknowns' horizon passed)
 // each unknown a decided committed had its kept successor moved on one
-// transaction per removal, each move a new kept order (23K of the 28K
-// orders kept in that step of a 100K burst, 1.8K at 30K). A kept order
-// a -> c already in keptOut[a], with c committing for sure, covers the
-// same b: the visit now starts with the earliest-ending such c as its
-// cover.
+// transaction per removal, each move a new kept order (23,022 of the
+// 23,487 orders appended in that step of a 100K burst, 1,847 at 30K).
+// A kept order a -> c already in keptOut[a], with c committing for
+// sure, covers the same b: the visit now starts with the
+// earliest-ending such c as its cover.
 //
 // The argument is keepAfter's own: for a skipped b, c precedes b in
 // real time, so the encoding's time chain holds c -> b in every
