@@ -59,6 +59,7 @@ type r4Later struct {
 	fi      []int32
 	ps      pairStamps // burst20c_pairs.go: not reset, its stamps only grow
 	pv      pairVias   // burst32_pairvia.go: emptied at the step's first use
+	seedOut seedVias   // burst33_seedvia.go: emptied at the step's first use
 }
 
 // r4LaterPool holds the indexes between steps (and engines): a new set
@@ -86,6 +87,7 @@ func (x *r4Later) reset(nk int) {
 	x.fi = zeroed(&x.fi, nk)
 	x.unk = emptied(&x.unk, nk)
 	x.pv.ready = false
+	x.seedOut.ready = false
 }
 
 // later returns the step's index, taken from the pool at the first call.

@@ -48,7 +48,10 @@ func (s *evictStep) keepAfter(a, t int32) {
 	// an unknown a's session anchor already precedes in real time: those
 	// orders hold through the anchor, as the ones below hold through c.
 	lo, hi := earliestStartAfter(p, t), s.succBound(a)
-	via := int32(-1) // a committed c with a -> c kept, the earliest to end
+	// A committed c with a -> c kept, the earliest to end: to begin
+	// with, one already kept (burst33_seedvia.go).
+	via := s.seedAfter(a)
+	seed := via
 	i, _ := slices.BinarySearch(to.starts, lo)
 	for ; i < len(to.starts) && to.starts[i] <= hi; i++ {
 		b := to.byStart[i]
@@ -57,9 +60,11 @@ func (s *evictStep) keepAfter(a, t int32) {
 			// one: via precedes them all (its end is not before its
 			// start, so the converse order cannot hold as well).
 			if to.starts[i] > earliestStartAfter(p, via) {
+				seedSkipped(via, seed)
 				return
 			}
 			if p.RealTimeBefore(via, b) {
+				seedSkipped(via, seed)
 				continue
 			}
 		}

@@ -88,6 +88,26 @@ func runCover(t *testing.T, mode int, txns []history.Txn, opts history.Options, 
 	return out
 }
 
+// instanceTxn is member i as the next step's instance has it: an
+// unknown decided committed that ends with its session
+// (rmw31_sessend.go) has its anchor's end, and commits. Without it the
+// closure missed the real-time orders out of such an unknown once its
+// anchor had left (stream 4147 of the long sweep: U -> b held in the
+// instance by U's end, and in the closure only through the anchor).
+func instanceTxn(o *Online, i int) *history.Txn {
+	t := o.log.at(i)
+	if t.Status != history.Unknown {
+		return t
+	}
+	end, ok := o.sessEnded(i)
+	if !ok {
+		return t
+	}
+	x := *t
+	x.End, x.Status = end, history.Committed
+	return &x
+}
+
 // memberReach is the transitive closure, over the members, of the orders
 // the next step's encoding draws unconditionally or from a transaction
 // that commits for sure: the kept orders, and real time and session order
@@ -103,12 +123,12 @@ func memberReach(o *Online) map[[2]int]bool {
 		adj[k[0]] = append(adj[k[0]], k[1])
 	}
 	for _, c := range ms {
-		tc := o.log.at(c)
+		tc := instanceTxn(o, c)
 		if d, ok := st.Decided[c]; tc.Status != history.Committed && (!ok || !d) {
 			continue
 		}
 		for _, u := range ms {
-			tu := o.log.at(u)
+			tu := instanceTxn(o, u)
 			if u == c {
 				continue
 			}
