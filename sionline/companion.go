@@ -147,6 +147,76 @@ func overwritten(e *Engine, comps []companion, xs []int, witness []string, touch
 	return over
 }
 
+// NoSi33Touch counts every member of a chunk as touching a carried
+// companion's keys, the aborted ones and the in-doubt ones the witness
+// left uncommitted included, as before docs/SEMANTICS.md §5 "A
+// companion's version the chunk already holds (si33)" (K7d; the tests
+// compare).
+var NoSi33Touch = false
+
+// NoSameVersion turns off K7e (the same section): a carried companion
+// whose version of a touched register key is the one the ghost held
+// before the chunk is dropped, as before (the tests compare).
+var NoSameVersion = false
+
+// sameVersions returns the register keys on which a companion of g
+// writes the version g itself holds: the value g.Reg has for the key
+// (not a pin). g is the ghost before a chunk replays into it.
+func sameVersions(g *ghost) map[history.Key]bool {
+	var out map[history.Key]bool
+	for _, c := range g.Comp {
+		for _, op := range c.Writes {
+			if op.Kind != history.Write {
+				continue
+			}
+			if v, ok := g.Reg[op.Key]; ok && v == op.Value {
+				if out == nil {
+					out = map[history.Key]bool{}
+				}
+				out[op.Key] = true
+			}
+		}
+	}
+	return out
+}
+
+// What K7e says of a key in same that the chunk touches (sameHeld).
+const (
+	sameNone uint8 = iota // a member uses it as a list or otherwise: K7e says nothing
+	sameKept              // read as a register, written by no member the witness commits
+	sameDead              // read and written as a register; a member the witness commits writes it
+)
+
+// sameHeld classifies the keys of same that the members in (those the
+// witness commits) touch: each op on them a register read or write, and
+// whether one of them writes it.
+func sameHeld(e *Engine, same map[history.Key]bool, in []int, touched map[history.Key]bool) map[history.Key]uint8 {
+	out := map[history.Key]uint8{}
+	for k := range same {
+		if touched[k] {
+			out[k] = sameKept
+		}
+	}
+	bad := map[history.Key]bool{}
+	for _, i := range in {
+		for _, op := range e.txs[i].T.Ops {
+			if _, ok := out[op.Key]; !ok {
+				continue
+			}
+			switch {
+			case op.IsList || (op.Kind != history.Read && op.Kind != history.Write):
+				bad[op.Key] = true
+			case op.Kind == history.Write:
+				out[op.Key] = sameDead
+			}
+		}
+	}
+	for k := range bad {
+		out[k] = sameNone
+	}
+	return out
+}
+
 // compPrefix begins every companion's name in the screen; no member's
 // name begins with it (add names members by released IDs, "unchecked:"
 // ones, or ID@start).
@@ -295,16 +365,34 @@ func (e *Engine) candidateKeys(g *ghost, xs []int, committed map[string]bool) *g
 // g is the ghost after the chunk. Keys stay pairwise disjoint; a
 // candidate that would share one stays out. create false makes none
 // (companionsAllowed does not hold).
-func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, committed map[string]bool, create bool) {
+func (e *Engine) companionsAfter(g, pre *ghost, same map[history.Key]bool, xs []int, witness []string, committed map[string]bool, create bool) {
+	// Only the members the witness commits touch a carried companion's
+	// keys: an aborted member, or an in-doubt one left uncommitted, is
+	// no transaction of the completion built for the chunk
+	// (docs/SEMANTICS.md §5 "A companion's version the chunk already
+	// holds (si33)", K7d).
+	in := xs
+	if !NoSi33Touch {
+		in = make([]int, 0, len(xs))
+		for _, i := range xs {
+			if committed[e.txs[i].Name] {
+				in = append(in, i)
+			}
+		}
+	}
 	touched := map[history.Key]bool{}
-	for _, i := range xs {
+	for _, i := range in {
 		for _, op := range e.txs[i].T.Ops {
 			touched[op.Key] = true
 		}
 	}
 	var over map[history.Key]bool
 	if !NoOverwrite {
-		over = overwritten(e, g.Comp, xs, witness, touched)
+		over = overwritten(e, g.Comp, in, witness, touched)
+	}
+	var held map[history.Key]uint8
+	if !NoSameVersion && len(same) > 0 {
+		held = sameHeld(e, same, in, touched)
 	}
 	used := map[history.Key]bool{}
 	var kept []companion
@@ -315,12 +403,20 @@ func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, comm
 		// ghost after it holds the overwriting version either way
 		// (docs/SEMANTICS.md §5 "A companion outlives the overwrites of
 		// its versions"). Any other touch drops c.
+		// K7e (si33): a register version of c that the ghost held
+		// before the chunk is read the same whether c committed before
+		// the chunk or not; it dies when a member the witness commits
+		// writes the key, and c keeps it otherwise.
+		dies := func(op history.Op) bool {
+			return over[op.Key] || (op.Kind == history.Write && same[op.Key] && held[op.Key] == sameDead)
+		}
 		drop, dead := false, 0
 		for _, op := range c.Writes {
 			switch {
 			case !touched[op.Key]:
-			case over[op.Key]:
+			case dies(op):
 				dead++
+			case op.Kind == history.Write && same[op.Key] && held[op.Key] == sameKept:
 			default:
 				drop = true
 			}
@@ -332,7 +428,7 @@ func (e *Engine) companionsAfter(g, pre *ghost, xs []int, witness []string, comm
 			continue
 		}
 		if dead > 0 {
-			c.Writes = slices.DeleteFunc(slices.Clone(c.Writes), func(op history.Op) bool { return over[op.Key] })
+			c.Writes = slices.DeleteFunc(slices.Clone(c.Writes), dies)
 		}
 		kept = append(kept, c)
 		for _, k := range c.Keys {

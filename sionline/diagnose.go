@@ -244,7 +244,9 @@ func (e *Engine) readmitFrom(ctx context.Context, top int) (ok bool, err error) 
 		if err := e.readmit(j); err != nil {
 			return false, err
 		}
+		e.inReadmit = true
 		v, err := e.screenAfterReadmit(ctx)
+		e.inReadmit = false
 		if err != nil || v == incremental.Valid {
 			return v == incremental.Valid, err
 		}

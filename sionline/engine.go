@@ -174,6 +174,9 @@ type Engine struct {
 	// leftOut counts the screens that left an unchecked writer out
 	// (screenOut).
 	leftOut int
+	// inReadmit is set while readmitFrom checks the screens after its
+	// re-admissions (for traceScreen only).
+	inReadmit bool
 	// broken is an archive error that left the ghost ahead of the
 	// members (archiveChunks): every later step returns it.
 	broken error
@@ -323,6 +326,9 @@ func (e *Engine) screenOr(ctx context.Context, named func() (bool, error)) (incr
 		if w == nil {
 			e.sweepGaveUp++
 		}
+		if traceScreen != nil {
+			traceScreen(e.inReadmit, "sweep", w != nil, len(h.Txns))
+		}
 		if w != nil {
 			e.serialScreens++
 			if serialCheck != nil {
@@ -346,6 +352,9 @@ func (e *Engine) screenOr(ctx context.Context, named func() (bool, error)) (incr
 		return incremental.Unknown, false, fmt.Errorf("sionline: step %d: %w", e.steps, err)
 	}
 	e.conflicts += res.Stats.Conflicts
+	if traceScreen != nil {
+		traceScreen(e.inReadmit, "search", res.Verdict == incremental.Valid, len(h.Txns))
+	}
 	if res.Verdict != incremental.Valid {
 		e.failedScreens++
 		return res.Verdict, false, nil

@@ -377,9 +377,13 @@ func (e *Engine) archiveChunks(mem []int, bounds []int, byName map[string]*histo
 		if create {
 			pre = e.candidateKeys(g, xs, committed)
 		}
+		var same map[history.Key]bool
+		if committed != nil {
+			same = sameVersions(g)
+		}
 		e.replayInto(g, owned, xs, byName, witness)
 		if committed != nil {
-			e.companionsAfter(g, pre, xs, witness, committed, create)
+			e.companionsAfter(g, pre, same, xs, witness, committed, create)
 		}
 		n += len(xs)
 		from = b
