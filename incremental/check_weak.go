@@ -1057,8 +1057,8 @@ func canonicalAnomalies(ctx context.Context, p *prepared, out weakOutcome, maxA 
 		return core, nil
 	}
 	// search sets found[k] to the canonical core of component k among
-	// the transactions not removed, guess a core of it (or nil: then
-	// that part is known to violate), and deletes it when there is none.
+	// the transactions not removed, guess a core among them (the search
+	// starts from it), or deletes it when canonicalIn finds none.
 	search := func(k int32, guess []int32) error {
 		var seq []int32
 		for _, t := range order {
