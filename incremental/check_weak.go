@@ -1026,6 +1026,7 @@ func canonicalAnomalies(ctx context.Context, p *prepared, out weakOutcome, maxA 
 	searched := map[int32]bool{} // components whose canonical core is known (or that do not violate)
 	found := map[int32][]int32{} // component -> its canonical core among the transactions not removed
 	mask := make([]bool, n)
+	gaveUp := false // a decision gave up: weak32's search decides
 	// decideMask decides p's history projected to mask; back maps the
 	// projection's indices to p's.
 	decideMask := func() (*prepared, []int32, weakOutcome, bool) {
@@ -1040,6 +1041,9 @@ func canonicalAnomalies(ctx context.Context, p *prepared, out weakOutcome, maxA 
 		}
 		pc := prepareLike(p, p.project(mask))
 		o, err := decideWeak(ctx, pc)
+		if err != nil || o.verdict == Unknown {
+			gaveUp = true
+		}
 		return pc, back, o, err == nil
 	}
 	// coreOf shrinks the violating set o.members of pc (p projected to
@@ -1066,7 +1070,7 @@ func canonicalAnomalies(ctx context.Context, p *prepared, out weakOutcome, maxA 
 				seq = append(seq, t)
 			}
 		}
-		c, err := canonicalIn(ctx, p, seq, guess, st)
+		c, err := canonicalIn(ctx, p, seq, guess, st, &gaveUp)
 		if err != nil {
 			return err
 		}
@@ -1079,8 +1083,18 @@ func canonicalAnomalies(ctx context.Context, p *prepared, out weakOutcome, maxA 
 		return nil
 	}
 	// Find every violating component: the history without those
-	// searched, decided until it is valid.
-	for pc, back, o, ok := p, []int32(nil), out, true; ok && o.verdict == Invalid; {
+	// searched, decided until it is valid. Where any decision gives up
+	// (unknown), the whole check is weak32's search over the whole
+	// instance (canonicalAnomaliesWhole): whether a set is decided
+	// depends on the heuristics' path, so a component alone can give up
+	// where the instance was decided.
+	for pc, back, o, ok := p, []int32(nil), out, true; ; {
+		if gaveUp {
+			return canonicalAnomaliesWhole(ctx, p, out, maxA, st)
+		}
+		if !ok || o.verdict != Invalid {
+			break
+		}
 		core, err := coreOf(pc, back, o)
 		if err != nil {
 			return nil, err
@@ -1103,7 +1117,7 @@ func canonicalAnomalies(ctx context.Context, p *prepared, out weakOutcome, maxA 
 					seq = append(seq, t)
 				}
 			}
-			c, err := canonicalIn(ctx, p, seq, core, st)
+			c, err := canonicalIn(ctx, p, seq, core, st, &gaveUp)
 			if err != nil {
 				return nil, err
 			}
@@ -1160,6 +1174,44 @@ func canonicalAnomalies(ctx context.Context, p *prepared, out weakOutcome, maxA 
 		}
 		if err := search(best, core); err != nil {
 			return nil, err
+		}
+	}
+	if gaveUp {
+		return canonicalAnomaliesWhole(ctx, p, out, maxA, st)
+	}
+	return as, nil
+}
+
+// canonicalAnomaliesWhole is the anomaly loop of weak32: each core
+// shrunk, made canonical by the search over the whole instance
+// (canonicalCoreWhole), projected out, and the rest decided again.
+func canonicalAnomaliesWhole(ctx context.Context, p *prepared, out weakOutcome, maxA int, st *Stats) ([]Anomaly, error) {
+	var as []Anomaly
+	curP := p
+	for len(as) < maxA {
+		core, err := shrinkWeak(ctx, curP, out.members, st)
+		if err != nil {
+			return nil, err
+		}
+		if core != nil {
+			if core, err = canonicalCoreWhole(ctx, curP, core, st, nil); err != nil {
+				return nil, err
+			}
+		}
+		if core == nil {
+			break
+		}
+		as = append(as, describeWeak(ctx, curP, core))
+		in := make([]bool, len(curP.h.Txns))
+		for i := range in {
+			in[i] = true
+		}
+		for _, t := range core {
+			in[t] = false
+		}
+		curP = prepareLike(curP, curP.project(in))
+		if out, err = decideWeak(ctx, curP); err != nil || out.verdict != Invalid {
+			break
 		}
 	}
 	return as, nil
@@ -1221,7 +1273,7 @@ func weakComponents(p *prepared) []int32 {
 // deletion pass over the result keeps it minimal even were monotonicity
 // ever to fail; were it to fail so that the members found do not
 // violate, core (a core) is returned.
-func canonicalIn(ctx context.Context, p *prepared, seq []int32, core []int32, st *Stats) ([]int32, error) {
+func canonicalIn(ctx context.Context, p *prepared, seq []int32, core []int32, st *Stats, unk *bool) ([]int32, error) {
 	n := len(p.h.Txns)
 	pos := make([]int, n)
 	for i, t := range seq {
@@ -1247,7 +1299,7 @@ func canonicalIn(ctx context.Context, p *prepared, seq []int32, core []int32, st
 			in[t] = true
 		}
 		st.CoreChecks++
-		return violatesWeak(ctx, p, in)
+		return violatesNoted(ctx, p, in, unk)
 	}
 	// guess: core's members by position, greatest first; while fixed is
 	// core's members above hi (agree), the next member is most often
@@ -1566,4 +1618,166 @@ func layoutSessions(sh *saturation.History, members [][]int32, local []int32, se
 		}
 	}
 	return sessFlat
+}
+
+// violatesNoted is violatesWeak, and sets *unk when the decision gave up
+// (unknown: more choices than the bound, or a list read with too many
+// parses). Whether a set is decided depends on the heuristics' path
+// (the likely choice's cycle, the projection around it), not only on
+// its choices, so a smaller set can give up where a larger one was
+// decided: the searches note it.
+func violatesNoted(ctx context.Context, p *prepared, in []bool, unk *bool) bool {
+	out, err := decideWeak(ctx, prepareLike(p, p.project(in)))
+	if err == nil && out.verdict == Unknown && unk != nil {
+		*unk = true
+	}
+	return err == nil && out.verdict == Invalid
+}
+
+// canonicalCoreWhole is weak32's search, over the whole instance: the
+// component search falls back to it (canonicalAnomalies) where a
+// decision gives up; unk is set when one of its own does.
+//
+// canonicalCoreWhole turns core, a minimal core of p's history, into the
+// canonical core of the history (docs/SEMANTICS.md §5 "Canonical cores
+// at the weak levels"): with the transactions in content order
+// (contentCompare: start, end, id, then the body), the violating subset
+// that is least when sets are compared by their greatest differing
+// member, the one deleting members latest first from the whole history
+// leaves. It depends only on which transactions the history holds and
+// what they say, never on the violating set the decision happened to
+// report, so a writer retired (in no minimal core, R3) or kept, an
+// arrival order or a batch size that changes that set leaves it alone.
+//
+// Violation is monotone in the set projected to (a read is kept only
+// when all its possible writers are in, and a consistent commit order of
+// a set orders every subset), so the canonical core's greatest member is
+// the last x in content order whose prefix up to x, with the members
+// already found above it, violates; a search downward from the greatest
+// member of core (the canonical core is no greater) finds each, a
+// doubling step and then bisection, some log₂(distance) projections
+// each. A last deletion pass over the result keeps it minimal even were
+// monotonicity ever to fail.
+func canonicalCoreWhole(ctx context.Context, p *prepared, core []int32, st *Stats, unk *bool) ([]int32, error) {
+	violatesWeak := func(ctx context.Context, p *prepared, in []bool) bool {
+		return violatesNoted(ctx, p, in, unk)
+	}
+	h := p.h
+	n := len(h.Txns)
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		if c := contentCompare(&h.Txns[a], &h.Txns[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	rank := make([]int, n)
+	for r, t := range order {
+		rank[t] = r
+	}
+	// hi: order[:hi] together with fixed violates; fixed's members all
+	// rank at or above hi.
+	hi := 0
+	for _, t := range core {
+		hi = max(hi, rank[t]+1)
+	}
+	var fixed []int32
+	in := make([]bool, n)
+	violates := func(k int) bool {
+		clear(in)
+		for _, t := range order[:k] {
+			in[t] = true
+		}
+		for _, t := range fixed {
+			in[t] = true
+		}
+		st.CoreChecks++
+		return violatesWeak(ctx, p, in)
+	}
+	// guess: core's members by rank, greatest first; while fixed is
+	// core's members above hi (agree), the next member is most often
+	// core's next one, g: order[:rank(g)+1] ∪ fixed holds core and
+	// violates, and one check of order[:rank(g)] ∪ fixed confirms g.
+	guess := slices.Clone(core)
+	slices.SortFunc(guess, func(a, b int32) int { return cmp.Compare(rank[b], rank[a]) })
+	agree := true
+	verified := false // fixed's last violation was seen, not inferred
+	for hi > 0 {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// The least k with order[:k] ∪ fixed violating: order[k-1] is the
+		// next member.
+		ok, bad := hi, -1 // order[:ok] violates; order[:bad] does not (-1: not yet known)
+		okSeen := verified
+		if agree {
+			for len(guess) > 0 && rank[guess[0]] >= hi {
+				guess = guess[1:]
+			}
+			if len(guess) > 0 {
+				g := rank[guess[0]]
+				if violates(g) {
+					ok, okSeen = g, true
+				} else {
+					ok, bad, okSeen = g+1, g, false // core ⊆ order[:g+1] ∪ fixed
+				}
+			}
+		}
+		// Step down from ok by doubling distances until a prefix no
+		// longer violates, then bisect.
+		for d := 1; bad < 0; d *= 2 {
+			k := max(ok-d, 0)
+			if violates(k) {
+				ok, okSeen = k, true
+				if k == 0 {
+					break
+				}
+			} else {
+				bad = k
+			}
+		}
+		if bad < 0 {
+			hi, verified = 0, true // fixed alone violates
+			break
+		}
+		for ok-bad > 1 {
+			mid := bad + (ok-bad)/2
+			if violates(mid) {
+				ok, okSeen = mid, true
+			} else {
+				bad = mid
+			}
+		}
+		agree = agree && len(guess) > 0 && order[ok-1] == guess[0]
+		fixed = append(fixed, order[ok-1])
+		hi, verified = ok-1, okSeen && ok-1 == 0
+	}
+	if !verified && !violates(0) {
+		// Monotonicity failed (it cannot, as argued above): the core
+		// given is a core.
+		return core, nil
+	}
+	// fixed is in decreasing content order; the deletion pass goes
+	// latest first.
+	clear(in)
+	for _, t := range fixed {
+		in[t] = true
+	}
+	for _, t := range fixed {
+		in[t] = false
+		st.CoreChecks++
+		if !violatesWeak(ctx, p, in) {
+			in[t] = true
+		}
+	}
+	out := make([]int32, 0, len(fixed))
+	for t, ok := range in {
+		if ok {
+			out = append(out, int32(t))
+		}
+	}
+	return out, nil
 }
