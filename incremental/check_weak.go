@@ -875,17 +875,20 @@ func checkWeakPrepared(ctx context.Context, p *prepared, cfg Config, canonical b
 	maxA := max(1, cfg.MaxAnomalies)
 	coreStart := time.Now()
 	defer func() { res.Stats.CoreTime = time.Since(coreStart) }()
+	if canonical {
+		as, err := canonicalAnomalies(ctx, p, out, maxA, &res.Stats)
+		if err != nil {
+			return nil, err
+		}
+		res.Anomalies = as
+		return res, nil
+	}
 	cur := h
 	curP := p
 	for len(res.Anomalies) < maxA {
 		core, err := shrinkWeak(ctx, curP, out.members, &res.Stats)
 		if err != nil {
 			return nil, err
-		}
-		if canonical && core != nil {
-			if core, err = canonicalCore(ctx, curP, core, &res.Stats); err != nil {
-				return nil, err
-			}
 		}
 		if core == nil {
 			break
@@ -977,27 +980,31 @@ func shrinkWeak(ctx context.Context, p *prepared, members []int32, st *Stats) ([
 	return core, nil
 }
 
-// canonicalCore turns core, a minimal core of p's history, into the
-// canonical core of the history (docs/SEMANTICS.md §5 "Canonical cores
-// at the weak levels"): with the transactions in content order
-// (contentCompare: start, end, id, then the body), the violating subset
-// that is least when sets are compared by their greatest differing
-// member, the one deleting members latest first from the whole history
+// canonicalAnomalies is checkWeakPrepared's loop of anomalies with
+// canonical cores (docs/SEMANTICS.md §5 "Canonical cores at the weak
+// levels"): the first core is the canonical core of p's history, each
+// next one that of the history without the cores before it, as deleting
+// and looking again would find them, out being the decision of the whole
+// history (Invalid). The canonical core of a set, with the transactions
+// in content order (contentCompare: start, end, id, then the body), is
+// its violating subset that is least when sets are compared by their
+// greatest differing member, the one deleting members latest first
 // leaves. It depends only on which transactions the history holds and
 // what they say, never on the violating set the decision happened to
 // report, so a writer retired (in no minimal core, R3) or kept, an
 // arrival order or a batch size that changes that set leaves it alone.
 //
-// Violation is monotone in the set projected to (a read is kept only
-// when all its possible writers are in, and a consistent commit order of
-// a set orders every subset), so the canonical core's greatest member is
-// the last x in content order whose prefix up to x, with the members
-// already found above it, violates; a search downward from the greatest
-// member of core (the canonical core is no greater) finds each, a
-// doubling step and then bisection, some log₂(distance) projections
-// each. A last deletion pass over the result keeps it minimal even were
-// monotonicity ever to fail.
-func canonicalCore(ctx context.Context, p *prepared, core []int32, st *Stats) ([]int32, error) {
+// A minimal core is connected through keys and sessions (§5 "Canonical
+// cores searched in their component", weak33), so the canonical core of
+// a set is the least of the canonical cores of its parts in the
+// components of p's history (weakComponents), and deleting a core
+// changes only its own component's. Each violating component is found
+// once (the history without the components already searched, decided:
+// invalid, its violating set shrunk to a core, whose component is next),
+// its canonical core searched among its own transactions (canonicalIn);
+// the least of those is reported, and its component alone searched
+// again.
+func canonicalAnomalies(ctx context.Context, p *prepared, out weakOutcome, maxA int, st *Stats) ([]Anomaly, error) {
 	h := p.h
 	n := len(h.Txns)
 	order := make([]int32, n)
@@ -1014,51 +1021,321 @@ func canonicalCore(ctx context.Context, p *prepared, core []int32, st *Stats) ([
 	for r, t := range order {
 		rank[t] = r
 	}
-	// hi: order[:hi] together with fixed violates; fixed's members all
-	// rank at or above hi.
-	hi := 0
-	for _, t := range core {
-		hi = max(hi, rank[t]+1)
+	comp := weakComponents(p)
+	removed := make([]bool, n)   // in a core reported
+	searched := map[int32]bool{} // components whose canonical core is known (or that do not violate)
+	found := map[int32][]int32{} // component -> its canonical core among the transactions not removed
+	mask := make([]bool, n)
+	gaveUp := false // a decision gave up: weak32's search decides
+	// decideMask decides p's history projected to mask; back maps the
+	// projection's indices to p's.
+	decideMask := func() (*prepared, []int32, weakOutcome, bool) {
+		var back []int32
+		for t, ok := range mask {
+			if ok {
+				back = append(back, int32(t))
+			}
+		}
+		if len(back) == 0 {
+			return nil, nil, weakOutcome{}, false
+		}
+		pc := prepareLike(p, p.project(mask))
+		o, err := decideWeak(ctx, pc)
+		if err != nil || o.verdict == Unknown {
+			gaveUp = true
+		}
+		return pc, back, o, err == nil
+	}
+	// coreOf shrinks the violating set o.members of pc (p projected to
+	// back) to a core, in p's indices.
+	coreOf := func(pc *prepared, back []int32, o weakOutcome) ([]int32, error) {
+		core, err := shrinkWeak(ctx, pc, o.members, st)
+		if err != nil || core == nil {
+			return nil, err
+		}
+		if back != nil {
+			for i, t := range core {
+				core[i] = back[t]
+			}
+		}
+		return core, nil
+	}
+	// search sets found[k] to the canonical core of component k among
+	// the transactions not removed, guess a core among them (the search
+	// starts from it), or deletes it when canonicalIn finds none.
+	search := func(k int32, guess []int32) error {
+		var seq []int32
+		for _, t := range order {
+			if comp[t] == k && !removed[t] {
+				seq = append(seq, t)
+			}
+		}
+		c, err := canonicalIn(ctx, p, seq, guess, st, &gaveUp)
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			delete(found, k)
+		} else {
+			found[k] = c
+		}
+		searched[k] = true
+		return nil
+	}
+	// Find every violating component: the history without those
+	// searched, decided until it is valid. Where any decision gives up
+	// (unknown), the whole check is weak32's search over the whole
+	// instance (canonicalAnomaliesWhole): whether a set is decided
+	// depends on the heuristics' path, so a component alone can give up
+	// where the instance was decided.
+	for pc, back, o, ok := p, []int32(nil), out, true; ; {
+		if gaveUp {
+			return canonicalAnomaliesWhole(ctx, p, out, maxA, st)
+		}
+		if !ok || o.verdict != Invalid {
+			break
+		}
+		core, err := coreOf(pc, back, o)
+		if err != nil {
+			return nil, err
+		}
+		if core == nil {
+			break
+		}
+		k := comp[core[0]]
+		for _, t := range core {
+			if comp[t] != k {
+				// A core across components (it cannot be one, §5):
+				// search the whole rest as one.
+				k = -1
+			}
+		}
+		if k < 0 {
+			var seq []int32
+			for _, t := range order {
+				if !searched[comp[t]] {
+					seq = append(seq, t)
+				}
+			}
+			c, err := canonicalIn(ctx, p, seq, core, st, &gaveUp)
+			if err != nil {
+				return nil, err
+			}
+			k = comp[c[0]]
+			found[k], searched[k] = c, true
+		} else if err := search(k, core); err != nil {
+			return nil, err
+		}
+		for t := range mask {
+			mask[t] = !searched[comp[t]]
+		}
+		pc, back, o, ok = decideMask()
+	}
+	var as []Anomaly
+	for len(as) < maxA && len(found) > 0 {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// The least of the components' cores: they are disjoint, so the
+		// one with the least greatest member.
+		best, bestTop := int32(-1), 0
+		for k, c := range found {
+			top := 0
+			for _, t := range c {
+				top = max(top, rank[t])
+			}
+			if best < 0 || top < bestTop {
+				best, bestTop = k, top
+			}
+		}
+		c := found[best]
+		as = append(as, describeWeak(ctx, p, c))
+		for _, t := range c {
+			removed[t] = true
+		}
+		delete(found, best)
+		if len(as) == maxA {
+			break
+		}
+		// That component again, without the core.
+		for t := range mask {
+			mask[t] = comp[t] == best && !removed[t]
+		}
+		pc, back, o, ok := decideMask()
+		if !ok || o.verdict != Invalid {
+			continue
+		}
+		core, err := coreOf(pc, back, o)
+		if err != nil {
+			return nil, err
+		}
+		if core == nil {
+			continue
+		}
+		if err := search(best, core); err != nil {
+			return nil, err
+		}
+	}
+	if gaveUp {
+		return canonicalAnomaliesWhole(ctx, p, out, maxA, st)
+	}
+	return as, nil
+}
+
+// canonicalAnomaliesWhole is the anomaly loop of weak32: each core
+// shrunk, made canonical by the search over the whole instance
+// (canonicalCoreWhole), projected out, and the rest decided again.
+func canonicalAnomaliesWhole(ctx context.Context, p *prepared, out weakOutcome, maxA int, st *Stats) ([]Anomaly, error) {
+	var as []Anomaly
+	curP := p
+	for len(as) < maxA {
+		core, err := shrinkWeak(ctx, curP, out.members, st)
+		if err != nil {
+			return nil, err
+		}
+		if core != nil {
+			if core, err = canonicalCoreWhole(ctx, curP, core, st, nil); err != nil {
+				return nil, err
+			}
+		}
+		if core == nil {
+			break
+		}
+		as = append(as, describeWeak(ctx, curP, core))
+		in := make([]bool, len(curP.h.Txns))
+		for i := range in {
+			in[i] = true
+		}
+		for _, t := range core {
+			in[t] = false
+		}
+		curP = prepareLike(curP, curP.project(in))
+		if out, err = decideWeak(ctx, curP); err != nil || out.verdict != Invalid {
+			break
+		}
+	}
+	return as, nil
+}
+
+// weakComponents labels each transaction of p's history with its
+// component under "touches a key the other touches (a read, a write or
+// an append, any status) or is in its session": a transaction's label is
+// its component's root.
+func weakComponents(p *prepared) []int32 {
+	n := len(p.h.Txns)
+	parent := make([]int32, n+len(p.keys)+len(p.sessionMembers))
+	for i := range parent {
+		parent[i] = int32(i)
+	}
+	var find func(x int32) int32
+	find = func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	union := func(a, b int32) {
+		if ra, rb := find(a), find(b); ra != rb {
+			parent[ra] = rb
+		}
+	}
+	for t := range n {
+		for ri := range p.txns[t].reads {
+			union(int32(t), int32(n)+p.txns[t].reads[ri].key)
+		}
+		if s := p.sessionOf[t]; s >= 0 {
+			union(int32(t), int32(n+len(p.keys))+s)
+		}
+	}
+	for k, ws := range p.writersOf {
+		for _, w := range ws {
+			union(w, int32(n+k))
+		}
+	}
+	comp := make([]int32, n)
+	for t := range n {
+		comp[t] = find(int32(t))
+	}
+	return comp
+}
+
+// canonicalIn is the canonical core of the set seq, which violates
+// (transactions of p's history in content order): violation is monotone
+// in the set projected to (a read is kept only when all its possible
+// writers are in, and a consistent commit order of a set orders every
+// subset), so its greatest member is the last x in seq whose prefix up
+// to x, with the members already found above it, violates; a search
+// downward from the greatest member of core (when given: a violating
+// subset of seq, so the canonical core is no greater) finds each, a
+// doubling step and then bisection, some log₂(distance) projections
+// each; once the members found violate alone, the search stops. A last
+// deletion pass over the result keeps it minimal even were monotonicity
+// ever to fail; were it to fail so that the members found do not
+// violate, core (a core) is returned.
+func canonicalIn(ctx context.Context, p *prepared, seq []int32, core []int32, st *Stats, unk *bool) ([]int32, error) {
+	n := len(p.h.Txns)
+	pos := make([]int, n)
+	for i, t := range seq {
+		pos[t] = i
+	}
+	// hi: seq[:hi] together with fixed violates; fixed's members all
+	// come at or after hi.
+	hi := len(seq)
+	if core != nil {
+		hi = 0
+		for _, t := range core {
+			hi = max(hi, pos[t]+1)
+		}
 	}
 	var fixed []int32
 	in := make([]bool, n)
 	violates := func(k int) bool {
 		clear(in)
-		for _, t := range order[:k] {
+		for _, t := range seq[:k] {
 			in[t] = true
 		}
 		for _, t := range fixed {
 			in[t] = true
 		}
 		st.CoreChecks++
-		return violatesWeak(ctx, p, in)
+		return violatesNoted(ctx, p, in, unk)
 	}
-	// guess: core's members by rank, greatest first; while fixed is
+	// guess: core's members by position, greatest first; while fixed is
 	// core's members above hi (agree), the next member is most often
-	// core's next one, g: order[:rank(g)+1] ∪ fixed holds core and
-	// violates, and one check of order[:rank(g)] ∪ fixed confirms g.
+	// core's next one, g: seq[:pos(g)+1] ∪ fixed holds core and
+	// violates, and one check of seq[:pos(g)] ∪ fixed confirms g.
 	guess := slices.Clone(core)
-	slices.SortFunc(guess, func(a, b int32) int { return cmp.Compare(rank[b], rank[a]) })
-	agree := true
+	slices.SortFunc(guess, func(a, b int32) int { return cmp.Compare(pos[b], pos[a]) })
+	agree := core != nil
 	verified := false // fixed's last violation was seen, not inferred
+	alone := true     // fixed alone may violate (not yet asked)
 	for hi > 0 {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		// The least k with order[:k] ∪ fixed violating: order[k-1] is the
+		if len(fixed) > 0 {
+			// The members found may violate alone: then no more.
+			if violates(0) {
+				hi, verified = 0, true
+				break
+			}
+			alone = false
+		}
+		// The least k with seq[:k] ∪ fixed violating: seq[k-1] is the
 		// next member.
-		ok, bad := hi, -1 // order[:ok] violates; order[:bad] does not (-1: not yet known)
+		ok, bad := hi, -1 // seq[:ok] violates; seq[:bad] does not (-1: not yet known)
 		okSeen := verified
 		if agree {
-			for len(guess) > 0 && rank[guess[0]] >= hi {
+			for len(guess) > 0 && pos[guess[0]] >= hi {
 				guess = guess[1:]
 			}
 			if len(guess) > 0 {
-				g := rank[guess[0]]
+				g := pos[guess[0]]
 				if violates(g) {
 					ok, okSeen = g, true
 				} else {
-					ok, bad, okSeen = g+1, g, false // core ⊆ order[:g+1] ∪ fixed
+					ok, bad, okSeen = g+1, g, false // core ⊆ seq[:g+1] ∪ fixed
 				}
 			}
 		}
@@ -1066,7 +1343,9 @@ func canonicalCore(ctx context.Context, p *prepared, core []int32, st *Stats) ([
 		// longer violates, then bisect.
 		for d := 1; bad < 0; d *= 2 {
 			k := max(ok-d, 0)
-			if violates(k) {
+			if k == 0 && !alone {
+				bad = 0
+			} else if violates(k) {
 				ok, okSeen = k, true
 				if k == 0 {
 					break
@@ -1087,14 +1366,14 @@ func canonicalCore(ctx context.Context, p *prepared, core []int32, st *Stats) ([
 				bad = mid
 			}
 		}
-		agree = agree && len(guess) > 0 && order[ok-1] == guess[0]
-		fixed = append(fixed, order[ok-1])
+		agree = agree && len(guess) > 0 && seq[ok-1] == guess[0]
+		fixed = append(fixed, seq[ok-1])
 		hi, verified = ok-1, okSeen && ok-1 == 0
 	}
 	if !verified && !violates(0) {
 		// Monotonicity failed (it cannot, as argued above): the core
 		// given is a core.
-		return core, nil
+		return core, nil // nil when none was given
 	}
 	// fixed is in decreasing content order; the deletion pass goes
 	// latest first.
@@ -1339,4 +1618,166 @@ func layoutSessions(sh *saturation.History, members [][]int32, local []int32, se
 		}
 	}
 	return sessFlat
+}
+
+// violatesNoted is violatesWeak, and sets *unk when the decision gave up
+// (unknown: more choices than the bound, or a list read with too many
+// parses). Whether a set is decided depends on the heuristics' path
+// (the likely choice's cycle, the projection around it), not only on
+// its choices, so a smaller set can give up where a larger one was
+// decided: the searches note it.
+func violatesNoted(ctx context.Context, p *prepared, in []bool, unk *bool) bool {
+	out, err := decideWeak(ctx, prepareLike(p, p.project(in)))
+	if err == nil && out.verdict == Unknown && unk != nil {
+		*unk = true
+	}
+	return err == nil && out.verdict == Invalid
+}
+
+// canonicalCoreWhole is weak32's search, over the whole instance: the
+// component search falls back to it (canonicalAnomalies) where a
+// decision gives up; unk is set when one of its own does.
+//
+// canonicalCoreWhole turns core, a minimal core of p's history, into the
+// canonical core of the history (docs/SEMANTICS.md §5 "Canonical cores
+// at the weak levels"): with the transactions in content order
+// (contentCompare: start, end, id, then the body), the violating subset
+// that is least when sets are compared by their greatest differing
+// member, the one deleting members latest first from the whole history
+// leaves. It depends only on which transactions the history holds and
+// what they say, never on the violating set the decision happened to
+// report, so a writer retired (in no minimal core, R3) or kept, an
+// arrival order or a batch size that changes that set leaves it alone.
+//
+// Violation is monotone in the set projected to (a read is kept only
+// when all its possible writers are in, and a consistent commit order of
+// a set orders every subset), so the canonical core's greatest member is
+// the last x in content order whose prefix up to x, with the members
+// already found above it, violates; a search downward from the greatest
+// member of core (the canonical core is no greater) finds each, a
+// doubling step and then bisection, some log₂(distance) projections
+// each. A last deletion pass over the result keeps it minimal even were
+// monotonicity ever to fail.
+func canonicalCoreWhole(ctx context.Context, p *prepared, core []int32, st *Stats, unk *bool) ([]int32, error) {
+	violatesWeak := func(ctx context.Context, p *prepared, in []bool) bool {
+		return violatesNoted(ctx, p, in, unk)
+	}
+	h := p.h
+	n := len(h.Txns)
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		if c := contentCompare(&h.Txns[a], &h.Txns[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	rank := make([]int, n)
+	for r, t := range order {
+		rank[t] = r
+	}
+	// hi: order[:hi] together with fixed violates; fixed's members all
+	// rank at or above hi.
+	hi := 0
+	for _, t := range core {
+		hi = max(hi, rank[t]+1)
+	}
+	var fixed []int32
+	in := make([]bool, n)
+	violates := func(k int) bool {
+		clear(in)
+		for _, t := range order[:k] {
+			in[t] = true
+		}
+		for _, t := range fixed {
+			in[t] = true
+		}
+		st.CoreChecks++
+		return violatesWeak(ctx, p, in)
+	}
+	// guess: core's members by rank, greatest first; while fixed is
+	// core's members above hi (agree), the next member is most often
+	// core's next one, g: order[:rank(g)+1] ∪ fixed holds core and
+	// violates, and one check of order[:rank(g)] ∪ fixed confirms g.
+	guess := slices.Clone(core)
+	slices.SortFunc(guess, func(a, b int32) int { return cmp.Compare(rank[b], rank[a]) })
+	agree := true
+	verified := false // fixed's last violation was seen, not inferred
+	for hi > 0 {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// The least k with order[:k] ∪ fixed violating: order[k-1] is the
+		// next member.
+		ok, bad := hi, -1 // order[:ok] violates; order[:bad] does not (-1: not yet known)
+		okSeen := verified
+		if agree {
+			for len(guess) > 0 && rank[guess[0]] >= hi {
+				guess = guess[1:]
+			}
+			if len(guess) > 0 {
+				g := rank[guess[0]]
+				if violates(g) {
+					ok, okSeen = g, true
+				} else {
+					ok, bad, okSeen = g+1, g, false // core ⊆ order[:g+1] ∪ fixed
+				}
+			}
+		}
+		// Step down from ok by doubling distances until a prefix no
+		// longer violates, then bisect.
+		for d := 1; bad < 0; d *= 2 {
+			k := max(ok-d, 0)
+			if violates(k) {
+				ok, okSeen = k, true
+				if k == 0 {
+					break
+				}
+			} else {
+				bad = k
+			}
+		}
+		if bad < 0 {
+			hi, verified = 0, true // fixed alone violates
+			break
+		}
+		for ok-bad > 1 {
+			mid := bad + (ok-bad)/2
+			if violates(mid) {
+				ok, okSeen = mid, true
+			} else {
+				bad = mid
+			}
+		}
+		agree = agree && len(guess) > 0 && order[ok-1] == guess[0]
+		fixed = append(fixed, order[ok-1])
+		hi, verified = ok-1, okSeen && ok-1 == 0
+	}
+	if !verified && !violates(0) {
+		// Monotonicity failed (it cannot, as argued above): the core
+		// given is a core.
+		return core, nil
+	}
+	// fixed is in decreasing content order; the deletion pass goes
+	// latest first.
+	clear(in)
+	for _, t := range fixed {
+		in[t] = true
+	}
+	for _, t := range fixed {
+		in[t] = false
+		st.CoreChecks++
+		if !violatesWeak(ctx, p, in) {
+			in[t] = true
+		}
+	}
+	out := make([]int32, 0, len(fixed))
+	for t, ok := range in {
+		if ok {
+			out = append(out, int32(t))
+		}
+	}
+	return out, nil
 }
