@@ -27,8 +27,13 @@ type Metrics struct {
 
 	// The window: transactions held (open plus pinned), pinned (closed but
 	// kept because a neighbour is not settled), evicted so far.
-	WindowTxns  prometheus.Gauge
-	PinnedTxns  prometheus.Gauge
+	WindowTxns prometheus.Gauge
+	PinnedTxns prometheus.Gauge
+	// GhostTxns counts the evicted writers kept as possible live
+	// versions of their keys: they leave the window but stay in the
+	// reduced instance, so a stream whose instance grows shows it here
+	// and not in WindowTxns.
+	GhostTxns   prometheus.Gauge
 	EvictedTxns prometheus.Counter
 	// PinnedByReason splits PinnedTxns by the eviction rule that kept
 	// each (online.PinReason), as of the engine's last evicting step.
@@ -108,6 +113,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 
 		WindowTxns:  gauge("window_transactions", "Transactions held in the window."),
 		PinnedTxns:  gauge("pinned_transactions", "Time-closed transactions kept in the window because a neighbour is not settled."),
+		GhostTxns:   gauge("ghost_transactions", "Evicted writers kept in the reduced instance as possible live versions of their keys."),
 		EvictedTxns: counter("evicted_transactions_total", "Transactions evicted from the window."),
 		PinnedByReason: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "pinned_transactions_by_reason",
 			Help: "Pinned transactions by the eviction rule that kept each, at the engine's last evicting step."}, []string{"reason"}),
@@ -161,7 +167,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.EventsConsumed, m.EventsDecoded, m.EventsRejected, m.TxnsChecked,
-		m.WindowTxns, m.PinnedTxns, m.EvictedTxns, m.PinnedByReason,
+		m.WindowTxns, m.PinnedTxns, m.GhostTxns, m.EvictedTxns, m.PinnedByReason,
 		m.ConstraintsCreated, m.ConstraintsPruned,
 		m.SolverCalls, m.SolverConflicts, m.SolverDuration,
 		m.WatermarkLag, m.AllowedLateness,

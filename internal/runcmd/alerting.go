@@ -311,6 +311,7 @@ func (r *runner) observe() {
 	a.released, a.evicted = es.Released, es.Evicted
 	a.m.WindowTxns.Set(float64(es.Window))
 	a.m.PinnedTxns.Set(float64(es.Pinned))
+	a.m.GhostTxns.Set(float64(es.Ghosts))
 	for _, why := range online.PinReasons() {
 		a.m.PinnedByReason.WithLabelValues(why.String()).Set(float64(es.PinnedBy[why]))
 	}

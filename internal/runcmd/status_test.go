@@ -51,3 +51,43 @@ func TestStatusLineLagIsWallClock(t *testing.T) {
 		t.Errorf("status line lag %s s, want about 10 s (the wall clock minus the newest start):\n%s", m[3], m[0])
 	}
 }
+
+// TestStatusLineCountsGhosts: writers of keys nobody writes again leave
+// the window as ghosts (each the live version of its key) and stay in the
+// reduced instance; the status line counts them beside the window, since
+// a stream whose instance grows by its ghosts shows nothing in the
+// window or the pinned count (BENCHMARKS.md, "rmw2m").
+func TestStatusLineCountsGhosts(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "events.jsonl")
+	base := time.Now().Add(-10 * time.Second).UnixNano()
+	var b strings.Builder
+	for i := range 50 {
+		s := base + int64(i)*int64(20*time.Millisecond)
+		fmt.Fprintf(&b, `{"id":"t%d","start":%d,"end":%d,"status":"committed","ops":[["w","x%d",1]]}`+"\n", i, s, s+500, i)
+	}
+	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncBuffer{}
+	done := make(chan int)
+	go func() {
+		done <- Main(ctx, []string{"--http=", "--source", src, "--lateness", "10ms", "--tick", "1ms", "--status", "20ms", "--poll", "5ms"}, nil, &syncBuffer{}, logs)
+	}()
+	re := regexp.MustCompile(`engine ([0-9]+) in the instance and ([1-9][0-9]*) ghosts, [0-9]+ pinned`)
+	deadline := time.Now().Add(10 * time.Second)
+	var m []string
+	for m == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		m = re.FindStringSubmatch(logs.String())
+	}
+	cancel()
+	<-done
+	if m == nil {
+		t.Fatalf("no status line counting the ghosts:\n%s", logs.String())
+	}
+	if g, _ := strconv.Atoi(m[2]); g > 50 {
+		t.Errorf("status line counts %d ghosts of 50 transactions:\n%s", g, m[0])
+	}
+}
