@@ -911,6 +911,18 @@ func checkWeakPrepared(ctx context.Context, p *prepared, cfg Config, canonical b
 	return res, nil
 }
 
+// sortByContent sorts transactions of h into content order
+// (contentCompare: start, end, id, then the body; ties by index), the
+// order canonical cores are defined in.
+func sortByContent(h *history.History, order []int32) {
+	slices.SortStableFunc(order, func(a, b int32) int {
+		if c := contentCompare(&h.Txns[a], &h.Txns[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+}
+
 // violatesWeak reports whether the projection of p's history to in
 // violates the level.
 func violatesWeak(ctx context.Context, p *prepared, in []bool) bool {
@@ -954,12 +966,7 @@ func shrinkWeak(ctx context.Context, p *prepared, members []int32, st *Stats) ([
 			order = append(order, int32(t))
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int32) int {
-		if c := contentCompare(&h.Txns[a], &h.Txns[b]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
+	sortByContent(h, order)
 	for i := len(order) - 1; i >= 0; i-- {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -1011,12 +1018,7 @@ func canonicalAnomalies(ctx context.Context, p *prepared, out weakOutcome, maxA 
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int32) int {
-		if c := contentCompare(&h.Txns[a], &h.Txns[b]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
+	sortByContent(h, order)
 	rank := make([]int, n)
 	for r, t := range order {
 		rank[t] = r
@@ -1274,6 +1276,14 @@ func weakComponents(p *prepared) []int32 {
 // ever to fail; were it to fail so that the members found do not
 // violate, core (a core) is returned.
 func canonicalIn(ctx context.Context, p *prepared, seq []int32, core []int32, st *Stats, unk *bool) ([]int32, error) {
+	return canonicalSearch(ctx, p, seq, core, st, unk, false)
+}
+
+// canonicalSearch is canonicalIn, or with whole weak32's search over
+// the whole instance (canonicalCoreWhole): that one never asks whether
+// the members found violate alone, and notes a give-up in its deletion
+// pass too, so that the fallback makes exactly weak32's checks.
+func canonicalSearch(ctx context.Context, p *prepared, seq []int32, core []int32, st *Stats, unk *bool, whole bool) ([]int32, error) {
 	n := len(p.h.Txns)
 	pos := make([]int, n)
 	for i, t := range seq {
@@ -1314,7 +1324,7 @@ func canonicalIn(ctx context.Context, p *prepared, seq []int32, core []int32, st
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if len(fixed) > 0 {
+		if len(fixed) > 0 && !whole {
 			// The members found may violate alone: then no more.
 			if violates(0) {
 				hi, verified = 0, true
@@ -1376,7 +1386,11 @@ func canonicalIn(ctx context.Context, p *prepared, seq []int32, core []int32, st
 		return core, nil // nil when none was given
 	}
 	// fixed is in decreasing content order; the deletion pass goes
-	// latest first.
+	// latest first. Only weak32's search notes its give-ups there.
+	var delNote *bool
+	if whole {
+		delNote = unk
+	}
 	clear(in)
 	for _, t := range fixed {
 		in[t] = true
@@ -1384,7 +1398,7 @@ func canonicalIn(ctx context.Context, p *prepared, seq []int32, core []int32, st
 	for _, t := range fixed {
 		in[t] = false
 		st.CoreChecks++
-		if !violatesWeak(ctx, p, in) {
+		if !violatesNoted(ctx, p, in, delNote) {
 			in[t] = true
 		}
 	}
@@ -1659,125 +1673,10 @@ func violatesNoted(ctx context.Context, p *prepared, in []bool, unk *bool) bool 
 // each. A last deletion pass over the result keeps it minimal even were
 // monotonicity ever to fail.
 func canonicalCoreWhole(ctx context.Context, p *prepared, core []int32, st *Stats, unk *bool) ([]int32, error) {
-	violatesWeak := func(ctx context.Context, p *prepared, in []bool) bool {
-		return violatesNoted(ctx, p, in, unk)
-	}
-	h := p.h
-	n := len(h.Txns)
-	order := make([]int32, n)
+	order := make([]int32, len(p.h.Txns))
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int32) int {
-		if c := contentCompare(&h.Txns[a], &h.Txns[b]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
-	rank := make([]int, n)
-	for r, t := range order {
-		rank[t] = r
-	}
-	// hi: order[:hi] together with fixed violates; fixed's members all
-	// rank at or above hi.
-	hi := 0
-	for _, t := range core {
-		hi = max(hi, rank[t]+1)
-	}
-	var fixed []int32
-	in := make([]bool, n)
-	violates := func(k int) bool {
-		clear(in)
-		for _, t := range order[:k] {
-			in[t] = true
-		}
-		for _, t := range fixed {
-			in[t] = true
-		}
-		st.CoreChecks++
-		return violatesWeak(ctx, p, in)
-	}
-	// guess: core's members by rank, greatest first; while fixed is
-	// core's members above hi (agree), the next member is most often
-	// core's next one, g: order[:rank(g)+1] ∪ fixed holds core and
-	// violates, and one check of order[:rank(g)] ∪ fixed confirms g.
-	guess := slices.Clone(core)
-	slices.SortFunc(guess, func(a, b int32) int { return cmp.Compare(rank[b], rank[a]) })
-	agree := true
-	verified := false // fixed's last violation was seen, not inferred
-	for hi > 0 {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		// The least k with order[:k] ∪ fixed violating: order[k-1] is the
-		// next member.
-		ok, bad := hi, -1 // order[:ok] violates; order[:bad] does not (-1: not yet known)
-		okSeen := verified
-		if agree {
-			for len(guess) > 0 && rank[guess[0]] >= hi {
-				guess = guess[1:]
-			}
-			if len(guess) > 0 {
-				g := rank[guess[0]]
-				if violates(g) {
-					ok, okSeen = g, true
-				} else {
-					ok, bad, okSeen = g+1, g, false // core ⊆ order[:g+1] ∪ fixed
-				}
-			}
-		}
-		// Step down from ok by doubling distances until a prefix no
-		// longer violates, then bisect.
-		for d := 1; bad < 0; d *= 2 {
-			k := max(ok-d, 0)
-			if violates(k) {
-				ok, okSeen = k, true
-				if k == 0 {
-					break
-				}
-			} else {
-				bad = k
-			}
-		}
-		if bad < 0 {
-			hi, verified = 0, true // fixed alone violates
-			break
-		}
-		for ok-bad > 1 {
-			mid := bad + (ok-bad)/2
-			if violates(mid) {
-				ok, okSeen = mid, true
-			} else {
-				bad = mid
-			}
-		}
-		agree = agree && len(guess) > 0 && order[ok-1] == guess[0]
-		fixed = append(fixed, order[ok-1])
-		hi, verified = ok-1, okSeen && ok-1 == 0
-	}
-	if !verified && !violates(0) {
-		// Monotonicity failed (it cannot, as argued above): the core
-		// given is a core.
-		return core, nil
-	}
-	// fixed is in decreasing content order; the deletion pass goes
-	// latest first.
-	clear(in)
-	for _, t := range fixed {
-		in[t] = true
-	}
-	for _, t := range fixed {
-		in[t] = false
-		st.CoreChecks++
-		if !violatesWeak(ctx, p, in) {
-			in[t] = true
-		}
-	}
-	out := make([]int32, 0, len(fixed))
-	for t, ok := range in {
-		if ok {
-			out = append(out, int32(t))
-		}
-	}
-	return out, nil
+	sortByContent(p.h, order)
+	return canonicalSearch(ctx, p, order, core, st, unk, true)
 }
