@@ -74,3 +74,33 @@ func TestKeyCacheMatchesMap(t *testing.T) {
 		t.Fatal("lookup found a key never numbered")
 	}
 }
+
+// BenchmarkKeyID numbers keys as a release's parse does: 5,000 keys,
+// each one interned string, looked up in a random order, through the
+// address cache and through the map alone (naiveKeyCache).
+func BenchmarkKeyID(b *testing.B) {
+	keys := make([]history.Key, 5000)
+	for i := range keys {
+		keys[i] = history.Key("x" + strconv.Itoa(i))
+	}
+	rng := rand.New(rand.NewSource(1))
+	seq := make([]history.Key, 1<<16)
+	for i := range seq {
+		seq[i] = keys[rng.Intn(len(keys))]
+	}
+	for _, naive := range []bool{false, true} {
+		b.Run(map[bool]string{false: "cache", true: "map"}[naive], func(b *testing.B) {
+			naiveKeyCache = naive
+			defer func() { naiveKeyCache = false }()
+			kt := newKeyTable()
+			for _, k := range keys {
+				kt.id(k)
+			}
+			i := 0
+			for b.Loop() {
+				kt.id(seq[i&(len(seq)-1)])
+				i++
+			}
+		})
+	}
+}
