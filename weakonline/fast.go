@@ -1117,7 +1117,8 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 			}
 			if (lo == 0 && !kw.trimmed) || (lo > 0 && log[lo-1].t < front) {
 				tail := log[lo:]
-				last, byTail := lastOfSession(tail)
+				var last uint64
+				byTail, marked := false, false
 				for x, en := range tail {
 					if int(en.s) < len(c2) && c2[en.s] >= en.pos {
 						// In t2's past: the session's last write
@@ -1125,6 +1126,12 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 						continue
 					}
 					all = false
+					if !marked {
+						// Marked at the first write outside t2's
+						// past: most reads meet none.
+						last, byTail = lastOfSession(tail)
+						marked = true
+					}
 					if byTail {
 						// The tail is a suffix of the key's writes
 						// in release order: its session's last
