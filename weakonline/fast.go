@@ -1116,14 +1116,32 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 				lo--
 			}
 			if (lo == 0 && !kw.trimmed) || (lo > 0 && log[lo-1].t < front) {
-				for _, en := range log[lo:] {
+				tail := log[lo:]
+				var last uint64
+				byTail, marked := false, false
+				for x, en := range tail {
 					if int(en.s) < len(c2) && c2[en.s] >= en.pos {
 						// In t2's past: the session's last write
 						// is this one or later in the tail.
 						continue
 					}
 					all = false
-					if j := kw.find(en.s); kw.lastT[j] == en.t {
+					if !marked {
+						// Marked at the first write outside t2's
+						// past: most reads meet none.
+						last, byTail = lastOfSession(tail)
+						marked = true
+					}
+					if byTail {
+						// The tail is a suffix of the key's writes
+						// in release order: its session's last
+						// entry there is the session's last write
+						// (docs/SEMANTICS.md §5 "A session's last
+						// write read off the log's tail (weak34)").
+						if last&(1<<x) != 0 {
+							f.forcedFromLast(kw, en, n, t2, clk, c2, own, ownP, old)
+						}
+					} else if j := kw.find(en.s); kw.lastT[j] == en.t {
 						// The session's last write of the key (an
 						// earlier one leaves it to this one).
 						f.forcedFrom(kw, j, en.s, n, t2, clk, c2, own, ownP, old)

@@ -20,6 +20,9 @@ type keyTable struct {
 	names    []history.Key
 	valIDs   map[history.Value]int64
 	valNames []history.Value
+	// cache finds most keys by their string's address before ids
+	// (weak34_keycache.go).
+	cache keyCache
 }
 
 func newKeyTable() *keyTable {
@@ -28,12 +31,16 @@ func newKeyTable() *keyTable {
 
 // id is k's number, given on first sight.
 func (kt *keyTable) id(k history.Key) int32 {
-	if i, ok := kt.ids[k]; ok {
+	if i, ok := kt.cache.get(k); ok {
 		return i
 	}
-	i := int32(len(kt.names))
-	kt.ids[k] = i
-	kt.names = append(kt.names, k)
+	i, ok := kt.ids[k]
+	if !ok {
+		i = int32(len(kt.names))
+		kt.ids[k] = i
+		kt.names = append(kt.names, k)
+	}
+	kt.cache.put(k, i, len(kt.names))
 	return i
 }
 
@@ -59,9 +66,11 @@ func (kt *keyTable) pairOf(k int32, v history.Value) kv {
 // lookup is (k, v) by number if both have one; a key or value never
 // seen is in no map, so a caller that only asks need not number it.
 func (kt *keyTable) lookup(k history.Key, v history.Value) (kv, bool) {
-	i, ok := kt.ids[k]
+	i, ok := kt.cache.get(k)
 	if !ok {
-		return kv{}, false
+		if i, ok = kt.ids[k]; !ok {
+			return kv{}, false
+		}
 	}
 	if n, ok := intOf(v); ok {
 		return kv{k: i, n: n}, true
