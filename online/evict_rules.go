@@ -1038,10 +1038,13 @@ func (s *evictStep) r4LiveVersion(t int32) (live []history.Key, liveK []int32, k
 				case prev >= 0 && s.behindAnchor(w, prev):
 					// Before the live version whenever it commits
 					// (evict_unknown.go): as decided before it.
-				case g4BothWays && prev >= 0 && r.h.Txns[w].Status == history.Unknown && s.g4Before(w, prev):
+				case g4BothWays && prev >= 0 && s.undecidedAgainst(w, prev) && s.g4Before(w, prev):
 					// Before prev whenever it commits (its session, real
 					// time from its horizon's end, a kept order): decided
-					// before it, so not G4's (rmw34_g4.go).
+					// before it, so not G4's (rmw34_g4.go). Asked only
+					// where G4 or the pin below would take w: g4Before
+					// scans w's edges, and every other w is settled by
+					// the cases below as before.
 				case g4Naive && prev >= 0 && s.undecidedAgainst(w, prev) && r.ghost[prev] && !s.o.closedBySession(r.pos[w]):
 					// The naive rule (tests only, rmw34_g4.go): as if
 					// decided before prev.
