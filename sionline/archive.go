@@ -189,9 +189,12 @@ func (a *archive) evict(xs []*tx, g *ghost) error {
 	return a.err
 }
 
-// thin merges segments so that at most two of each size class
-// (bits.Len(Txns/segTxns)) follow one another: O(log n) segments for n
-// archived, the newest the smallest. Merging drops the later one's ghost;
+// thin merges segments so that no three of a size class
+// (bits.Len(Txns/segTxns)) follow one another, the newest the smallest.
+// That is O(log n) segments only where neighbours share a class; chunks
+// that alternate between two classes never merge, and the count grows
+// with the archive (docs/SEMANTICS.md §5 "Re-admitting a suffix of the
+// archive"). Merging drops the later one's ghost;
 // which boundaries survive is precision (how much a re-admission
 // brings back), never exactness.
 func (a *archive) thin() {
