@@ -61,6 +61,9 @@ func (o *Online) sessEnded(i int) (int64, bool) {
 	if c, dec := o.ev.Decided[i]; (!dec || !c) && sessEndMut != 2 {
 		return 0, false
 	}
+	if o.sharesSessionStart(i) { // lead34_sesstie.go
+		return 0, false
+	}
 	return e.end, true
 }
 
