@@ -65,7 +65,10 @@
 // reduction (every ReduceBase+k*ReduceInc conflicts, delete half of the
 // learned clauses by LBD then activity, keeping LBD <= 2 and reasons).
 // Assumptions are the first decisions; FailedAssumptions is minisat's
-// analyzeFinal. Determinism: no map iteration and no time source on any
+// analyzeFinal. A learnt unit at a deep level undoes that level only and
+// is pushed as a decision in its place until the search next stands at
+// level 0, where it becomes a fact (lazy units, burst34_lazyunit.go: a
+// backjump to level 0 per unit re-decided the whole window each time). Determinism: no map iteration and no time source on any
 // search path; Options.Seed only perturbs initial activities.
 //
 // Seed 0 adds no jitter: variables no conflict has bumped are decided in

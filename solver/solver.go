@@ -69,6 +69,9 @@ type Solver struct {
 	nextReduce   int64
 	reduceCount  int64
 	conflictsNow int64 // conflicts in this Solve call
+	// lazy are the learnt units waiting to become level-0 facts
+	// (burst34_lazyunit.go); empty between Solve calls.
+	lazy []Lit
 
 	// Level-0 simplification bookkeeping.
 	simpTrail int // size of the level-0 trail at the last simplify
@@ -810,6 +813,14 @@ func (s *Solver) handleConflict(confl []Lit) bool {
 		// by 700, hence off by default.
 		bt = s.decisionLevel() - 1
 	}
+	if len(out) == 1 && bt == 0 && s.lazyUnit(out[0], s.decisionLevel()) {
+		// burst34_lazyunit.go: the conflict level undone, out[0] a
+		// decision in its place, a level-0 fact at the next level 0.
+		s.stats.Learned++
+		s.varInc /= 0.95
+		s.clauseInc /= 0.999
+		return true
+	}
 	s.cancelUntil(bt)
 	s.stats.Learned++
 	if len(out) == 1 {
@@ -828,6 +839,12 @@ func (s *Solver) handleConflict(confl []Lit) bool {
 
 // Solve decides the instance under the assumptions.
 func (s *Solver) Solve(ctx context.Context, assumptions ...Lit) Status {
+	st := s.solve(ctx, assumptions)
+	s.settleLazy() // burst34_lazyunit.go
+	return st
+}
+
+func (s *Solver) solve(ctx context.Context, assumptions []Lit) Status {
 	s.stats.Solves++
 	s.hasModel = false
 	s.conflict = s.conflict[:0]
@@ -908,6 +925,10 @@ func (s *Solver) saveModel() {
 func (s *Solver) search(budget int64, done <-chan struct{}) Status {
 	var conflicts int64
 	for {
+		if len(s.lazy) > 0 && s.decisionLevel() == 0 && !s.flushLazy() {
+			s.ok = false
+			return Unsat
+		}
 		confl := s.propagate()
 		if confl == nil && s.allAssigned() {
 			// Complete assignment: the theory's final check may still
@@ -936,7 +957,12 @@ func (s *Solver) search(budget int64, done <-chan struct{}) Status {
 		if conflicts >= budget {
 			// Restart, but keep the decisions the heap would make again
 			// anyway (partial trail reuse): on large instances a full
-			// restart re-decides every variable.
+			// restart re-decides every variable. Waiting lazy units
+			// (burst34_lazyunit.go) send it to level 0, to become facts.
+			if len(s.lazy) > 0 {
+				s.cancelUntil(0)
+				return Unknown
+			}
 			s.cancelUntil(s.reuseLevel())
 			return Unknown
 		}

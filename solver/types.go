@@ -135,6 +135,7 @@ type Stats struct {
 	PruneIndexHits     int64 // of those, proven by the snapshot index
 	PruneIndexBuilds   int64 // snapshots built (reachindex.go)
 	KeptModelSolves    int64 // solves answered from the saved model (flip_prop.go, F2)
+	LazyUnits          int64 // learnt units that undid one level (burst34_lazyunit.go)
 }
 
 // ReachOracle tells base reachability that the solver does not hold as
