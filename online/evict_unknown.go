@@ -55,6 +55,10 @@ type doubtState struct {
 	ends      map[int]sessEnd
 	endsBuilt bool
 	ended     []int
+	// tied are the unknown members that share their session and start
+	// with a member ranked after them (markTies, lead34_sesstie.go):
+	// sessEnded leaves them their own end.
+	tied map[int]bool
 }
 
 // markInDoubt computes the step's unknowns closed by their session among
@@ -69,6 +73,7 @@ func (o *Online) markInDoubt(members []int) {
 	if d.off || !lv.SessionOrder() || !lv.RealTime() {
 		return
 	}
+	o.markTies()            // lead34_sesstie.go
 	o.sessEndsBuilt()       // rmw31_sessend.go
 	defer o.pruneSessEnds() // rmw31_sessend.go
 	any := false
