@@ -57,8 +57,10 @@ type doubtState struct {
 	ended     []int
 	// tied are the unknown members that share their session and start
 	// with a member ranked after them (markTies, lead34_sesstie.go):
-	// sessEnded leaves them their own end.
-	tied map[int]bool
+	// sessEnded leaves them their own end. tiesBuilt: tied is this
+	// build's.
+	tied      map[int]bool
+	tiesBuilt bool
 }
 
 // markInDoubt computes the step's unknowns closed by their session among
@@ -69,11 +71,11 @@ func (o *Online) markInDoubt(members []int) {
 	clear(d.closedBy)
 	clear(d.anchor)
 	d.ended = d.ended[:0]
+	d.tiesBuilt = false // lead34_sesstie.go: asked again this build
 	lv := o.opts.Level
 	if d.off || !lv.SessionOrder() || !lv.RealTime() {
 		return
 	}
-	o.markTies()            // lead34_sesstie.go
 	o.sessEndsBuilt()       // rmw31_sessend.go
 	defer o.pruneSessEnds() // rmw31_sessend.go
 	any := false

@@ -26,19 +26,32 @@ type sessTieKey struct {
 	start   int64
 }
 
-// markTies finds, once per build (markInDoubt), the unknown members that
-// share their session and start with a member ranked after them (released
-// later: releases are in start, end, id order, which is the session's
-// rank of a tie). Members' bodies are in memory; ghosts count, since the
-// instance may hold them. A transaction that is no member is in no
+// tiedNow reports whether unknown member i shares its session and start
+// with a member ranked after it (released later: releases are in start,
+// end, id order, which is the session's rank of a tie). The set is made
+// on the first question after markInDoubt (once per build, and only on
+// a step that has an unknown decided committed to ask about: a stream
+// without unknowns never lists its members for it), and holds for the
+// rest of the step. Members' bodies are in memory; ghosts count, since
+// the instance may hold them. A transaction that is no member is in no
 // instance, so no session edge of the instance joins it to U, and the
 // orders kept for it when it left are facts of the bodies.
+func (o *Online) tiedNow(i int) bool {
+	d := &o.doubt
+	if sessTieOff {
+		return false
+	}
+	if !d.tiesBuilt {
+		d.tiesBuilt = true
+		clear(d.tied)
+		o.markTies()
+	}
+	return d.tied[i]
+}
+
+// markTies fills doubt.tied (tiedNow).
 func (o *Online) markTies() {
 	d := &o.doubt
-	clear(d.tied)
-	if sessTieOff {
-		return
-	}
 	ms := o.ev.memberList()
 	var unknowns map[sessTieKey][]int
 	for _, i := range ms {

@@ -61,7 +61,7 @@ func (o *Online) sessEnded(i int) (int64, bool) {
 	if c, dec := o.ev.Decided[i]; (!dec || !c) && sessEndMut != 2 {
 		return 0, false
 	}
-	if o.doubt.tied[i] { // lead34_sesstie.go
+	if o.tiedNow(i) { // lead34_sesstie.go
 		return 0, false
 	}
 	return e.end, true
