@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"github.com/streamcheck/streamcheck/internal/keycache"
 	"math"
 	"sort"
 	"time" // durations and formatting only: the driver reads no clock
@@ -126,7 +127,7 @@ type Driver struct {
 	// kindScratch is noteKinds' list of keys, reused from event to event.
 	kindScratch []history.Key
 	// kinds is a cache in front of st.Kinds (kinds.go).
-	kinds kindCache
+	kinds keycache.Cache[bool]
 	// rel and closing recycle st.Rel's and st.Close's arrays (recycle).
 	rel     recycled[history.Txn]
 	closing recycled[window.Closing]

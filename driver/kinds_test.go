@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"github.com/streamcheck/streamcheck/internal/keycache"
 	"maps"
 	"math/rand/v2"
 	"strings"
@@ -151,15 +152,15 @@ func testKindsCache(t *testing.T, seed uint64, pool, nops int, clashRate float64
 // address is a miss, never a wrong answer.
 func TestKindsCacheAddressAndLength(t *testing.T) {
 	big := strings.Repeat("ab", 1000)
-	var c kindCache
+	var c keycache.Cache[bool]
 	for n := 1; n <= len(big); n++ {
-		c.put(history.Key(big[:n]), n%2 == 0, len(big)) // sized once: no resize empties it
+		c.Put(history.Key(big[:n]), n%2 == 0, len(big)) // sized once: no resize empties it
 	}
 	for n := 1; n <= len(big); n++ {
-		if list, ok := c.get(history.Key(big[:n])); ok && list != (n%2 == 0) {
+		if list, ok := c.Get(history.Key(big[:n])); ok && list != (n%2 == 0) {
 			t.Fatalf("prefix of %d bytes: cached kind %v, put %v", n, list, n%2 == 0)
 		}
-		if _, ok := c.get(history.Key(strings.Clone(big[:n]))); ok {
+		if _, ok := c.Get(history.Key(strings.Clone(big[:n]))); ok {
 			t.Fatalf("a copy of the prefix of %d bytes hit the cache", n)
 		}
 	}
@@ -167,7 +168,7 @@ func TestKindsCacheAddressAndLength(t *testing.T) {
 	// four slots a key: most are hits.
 	hits := 0
 	for n := 1; n <= len(big); n++ {
-		if _, ok := c.get(history.Key(big[:n])); ok {
+		if _, ok := c.Get(history.Key(big[:n])); ok {
 			hits++
 		}
 	}
