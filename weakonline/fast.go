@@ -1164,6 +1164,30 @@ func (f *fast) forcedCausal(n int32, old []int32) {
 	}
 }
 
+// newPastPos is session s's position in n's past clk (pastPos), and
+// whether n's past holds anything of s that old (n's past when last
+// closed, nil: none) did not: a negative position or nothing new leaves
+// no forced edge to add.
+func newPastPos(clk []int32, s, own, ownP int32, old []int32) (int32, bool) {
+	p := pastPos(clk, s, own, ownP)
+	if p < 0 {
+		return p, false
+	}
+	if old != nil {
+		o := int32(-1)
+		if int(s) < len(old) {
+			o = old[s]
+			if s == own {
+				o = min(o, ownP)
+			}
+		}
+		if p <= o {
+			return p, false // nothing new in n's past of s
+		}
+	}
+	return p, true
+}
+
 // forcedFrom adds closed node n's forced edge for its read from t2 (c2
 // its past, nil: the initial state) of a key kw holds, from session
 // index j's (session s's) last writer of the key in n's past clk,
@@ -1175,21 +1199,9 @@ func (f *fast) forcedFrom(kw *keyWriters, j int, s, n, t2 int32, clk, c2 []int32
 		// sessions of a read end here, whatever n's past.
 		return true
 	}
-	p := pastPos(clk, s, own, ownP)
-	if p < 0 {
+	p, ok := newPastPos(clk, s, own, ownP, old)
+	if !ok {
 		return false
-	}
-	if old != nil {
-		o := int32(-1)
-		if int(s) < len(old) {
-			o = old[s]
-			if s == own {
-				o = min(o, ownP)
-			}
-		}
-		if p <= o {
-			return false // nothing new in n's past of s
-		}
 	}
 	if int(s) < len(c2) && c2[s] >= p {
 		// Every writer of the session in n's past is in t2's

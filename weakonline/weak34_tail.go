@@ -47,21 +47,9 @@ var naiveTail bool
 // found only for an earlier writer.
 func (f *fast) forcedFromLast(kw *keyWriters, en logEntry, n, t2 int32, clk, c2 []int32, own, ownP int32, old []int32) {
 	s := en.s
-	p := pastPos(clk, s, own, ownP)
-	if p < 0 {
+	p, ok := newPastPos(clk, s, own, ownP, old) // fast.go
+	if !ok {
 		return
-	}
-	if old != nil {
-		o := int32(-1)
-		if int(s) < len(old) {
-			o = old[s]
-			if s == own {
-				o = min(o, ownP)
-			}
-		}
-		if p <= o {
-			return // nothing new in n's past of s
-		}
 	}
 	if int(s) < len(c2) && c2[s] >= p {
 		return
