@@ -3,12 +3,12 @@ package driver
 import (
 	"context"
 	"fmt"
-	"github.com/streamcheck/streamcheck/internal/keycache"
 	"math"
 	"sort"
 	"time" // durations and formatting only: the driver reads no clock
 
 	"github.com/streamcheck/streamcheck/history"
+	"github.com/streamcheck/streamcheck/internal/keycache"
 	"github.com/streamcheck/streamcheck/online"
 	"github.com/streamcheck/streamcheck/window"
 )

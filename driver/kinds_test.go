@@ -2,7 +2,6 @@ package driver
 
 import (
 	"fmt"
-	"github.com/streamcheck/streamcheck/internal/keycache"
 	"maps"
 	"math/rand/v2"
 	"strings"
@@ -144,35 +143,5 @@ func testKindsCache(t *testing.T, seed uint64, pool, nops int, clashRate float64
 		if (ev%64 == 0 || ev == 2999 || want != nil) && !maps.Equal(d.st.Kinds, ref) {
 			t.Fatalf("seed %d event %d: kinds differ from the reference (%d vs %d keys)", seed, ev, len(d.st.Kinds), len(ref))
 		}
-	}
-}
-
-// TestKindsCacheAddressAndLength: two texts at one address (a string and
-// its prefix) are two keys to the cache, and a copy of a text at another
-// address is a miss, never a wrong answer.
-func TestKindsCacheAddressAndLength(t *testing.T) {
-	big := strings.Repeat("ab", 1000)
-	var c keycache.Cache[bool]
-	for n := 1; n <= len(big); n++ {
-		c.Put(history.Key(big[:n]), n%2 == 0, len(big)) // sized once: no resize empties it
-	}
-	for n := 1; n <= len(big); n++ {
-		if list, ok := c.Get(history.Key(big[:n])); ok && list != (n%2 == 0) {
-			t.Fatalf("prefix of %d bytes: cached kind %v, put %v", n, list, n%2 == 0)
-		}
-		if _, ok := c.Get(history.Key(strings.Clone(big[:n]))); ok {
-			t.Fatalf("a copy of the prefix of %d bytes hit the cache", n)
-		}
-	}
-	// Every prefix is alone in its slot here, the cache having grown to
-	// four slots a key: most are hits.
-	hits := 0
-	for n := 1; n <= len(big); n++ {
-		if _, ok := c.Get(history.Key(big[:n])); ok {
-			hits++
-		}
-	}
-	if hits < len(big)/2 {
-		t.Fatalf("%d hits of %d: the cache does not keep what it is given", hits, len(big))
 	}
 }
